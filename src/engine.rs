@@ -1,0 +1,4 @@
+//! The execution engine: pipeline model, loader, references, jq, plan and
+//! validation. No terminal code lives here.
+
+pub mod diag;

@@ -1,0 +1,187 @@
+//! Source positions and diagnostics: every load-time problem is one of these.
+
+use std::fmt;
+
+/// A 1-based line and column in a source file (columns count characters).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default, serde::Serialize)]
+pub struct Pos {
+    pub line: u32,
+    pub col: u32,
+}
+
+impl Pos {
+    pub const fn new(line: u32, col: u32) -> Self {
+        Self { line, col }
+    }
+
+    /// The position `chars` characters further along the same line.
+    pub fn shifted(self, chars: usize) -> Self {
+        Self {
+            line: self.line,
+            col: self.col.saturating_add(u32::try_from(chars).unwrap_or(u32::MAX)),
+        }
+    }
+}
+
+impl fmt::Display for Pos {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}:{}", self.line, self.col)
+    }
+}
+
+/// A range in a source file; `end` is exclusive.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, serde::Serialize)]
+pub struct Span {
+    pub start: Pos,
+    pub end: Pos,
+}
+
+impl Span {
+    pub const fn new(start: Pos, end: Pos) -> Self {
+        Self { start, end }
+    }
+
+    /// A span that covers a single position.
+    pub const fn at(pos: Pos) -> Self {
+        Self { start: pos, end: pos }
+    }
+}
+
+/// How bad a diagnostic is: errors stop a file from running, warnings do not.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Severity {
+    Error,
+    Warning,
+}
+
+impl fmt::Display for Severity {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Severity::Error => "error",
+            Severity::Warning => "warning",
+        })
+    }
+}
+
+/// One problem found in a pipeline file, with where it is and what to do.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Diagnostic {
+    pub severity: Severity,
+    pub span: Span,
+    pub message: String,
+    /// A suggestion such as "did you mean `needs`?".
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hint: Option<String>,
+}
+
+impl Diagnostic {
+    pub fn error(span: Span, message: impl Into<String>) -> Self {
+        Self {
+            severity: Severity::Error,
+            span,
+            message: message.into(),
+            hint: None,
+        }
+    }
+
+    pub fn warning(span: Span, message: impl Into<String>) -> Self {
+        Self {
+            severity: Severity::Warning,
+            span,
+            message: message.into(),
+            hint: None,
+        }
+    }
+
+    pub fn with_hint(mut self, hint: impl Into<String>) -> Self {
+        self.hint = Some(hint.into());
+        self
+    }
+
+    pub fn is_error(&self) -> bool {
+        self.severity == Severity::Error
+    }
+
+    /// Renders the diagnostic like a compiler: `file:line:col: error: message`,
+    /// then the source line with a caret and the hint.
+    pub fn render(&self, file: &str, source: Option<&str>) -> String {
+        let mut out = format!(
+            "{file}:{}:{}: {}: {}",
+            self.span.start.line, self.span.start.col, self.severity, self.message
+        );
+        if let Some(line) = source.and_then(|s| {
+            s.lines()
+                .nth(self.span.start.line.saturating_sub(1) as usize)
+        }) {
+            let num = self.span.start.line.to_string();
+            let pad = " ".repeat(num.len());
+            let caret_at = self.span.start.col.saturating_sub(1) as usize;
+            let width = if self.span.end.line == self.span.start.line
+                && self.span.end.col > self.span.start.col
+            {
+                (self.span.end.col - self.span.start.col) as usize
+            } else {
+                1
+            };
+            out.push_str(&format!(
+                "\n {pad} |\n {num} | {line}\n {pad} | {}{}",
+                " ".repeat(caret_at),
+                "^".repeat(width.min(line.chars().count().saturating_sub(caret_at).max(1)))
+            ));
+        }
+        if let Some(hint) = &self.hint {
+            out.push_str(&format!("\n  = hint: {hint}"));
+        }
+        out
+    }
+}
+
+/// Levenshtein distance, for "did you mean" hints.
+pub fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    let mut cur = vec![0; b.len() + 1];
+    for (i, ca) in a.chars().enumerate() {
+        cur[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let cost = usize::from(ca != *cb);
+            cur[j + 1] = (prev[j] + cost).min(prev[j + 1] + 1).min(cur[j] + 1);
+        }
+        std::mem::swap(&mut prev, &mut cur);
+    }
+    prev[b.len()]
+}
+
+/// The candidate closest to `word`, if it is close enough to be a likely typo.
+pub fn suggest<'a>(word: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
+    let limit = (word.chars().count() / 3).max(1) + usize::from(word.len() > 6);
+    candidates
+        .into_iter()
+        .map(|c| (edit_distance(word, c), c))
+        .filter(|(d, _)| *d <= limit)
+        .min_by_key(|(d, _)| *d)
+        .map(|(_, c)| c)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn suggests_close_names_only() {
+        assert_eq!(suggest("need", ["needs", "when", "tool"]), Some("needs"));
+        assert_eq!(suggest("tol", ["needs", "when", "tool"]), Some("tool"));
+        assert_eq!(suggest("zzzzzz", ["needs", "when", "tool"]), None);
+    }
+
+    #[test]
+    fn renders_like_a_compiler() {
+        let d = Diagnostic::error(Span::new(Pos::new(2, 3), Pos::new(2, 7)), "unknown key `nede`")
+            .with_hint("did you mean `needs`?");
+        let text = d.render("f.yml", Some("a:\n  nede: x\n"));
+        assert!(text.starts_with("f.yml:2:3: error: unknown key `nede`"), "{text}");
+        assert!(text.contains("  ^^^^"), "{text}");
+        assert!(text.ends_with("= hint: did you mean `needs`?"), "{text}");
+    }
+}

@@ -1,0 +1,9 @@
+//! pipewright: a terminal workbench and headless CLI for MCP tool-call pipelines.
+//!
+//! The crate is split the way the product is: [`engine`] reads, validates and
+//! runs pipeline files and knows nothing of terminals; `cli` and `ui` are two
+//! drivers of it; [`demo_server`] is the built-in MCP server every example runs
+//! against.
+#![forbid(unsafe_code)]
+
+pub mod engine;

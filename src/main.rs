@@ -1,0 +1,2 @@
+//! The `pipewright` binary: parse the command line and hand off.
+fn main() {}
