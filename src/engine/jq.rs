@@ -667,3 +667,427 @@ fn float_to_json(f: f64) -> Value {
     Number::from_f64(f).map_or(Value::Null, Value::Number)
 }
 
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+    use rstest::rstest;
+    use serde_json::json;
+
+    fn jq(src: &str) -> JqProgram {
+        match JqProgram::compile(src) {
+            Ok(p) => p,
+            Err(e) => panic!("{src:?} should compile: {e}"),
+        }
+    }
+
+    fn compile_err(src: &str) -> JqCompileError {
+        match JqProgram::compile(src) {
+            Ok(_) => panic!("{src:?} should not compile"),
+            Err(e) => e,
+        }
+    }
+
+    /// The program text a problem points at.
+    fn pointed(src: &str, p: &JqProblem) -> String {
+        src[p.offset..p.offset + p.len].to_owned()
+    }
+
+    fn search_result() -> Value {
+        json!({"result": {"hits": [
+            {"name": "alpha", "score": 0.9, "tags": ["a"], "stars": 10},
+            {"name": "beta", "score": 0.4, "tags": [], "stars": 3},
+            {"name": "gamma", "score": 0.7, "tags": ["a", "b"], "stars": 0}
+        ]}})
+    }
+
+    #[rstest]
+    #[case::identity(".", json!({"a": 1}), json!({"a": 1}))]
+    #[case::field(".result.hits[1].name", search_result(), json!("beta"))]
+    #[case::missing_field(".nope.deeper", json!({}), json!(null))]
+    #[case::reshape(".result.hits[0] | {name, score}", search_result(), json!({"name": "alpha", "score": 0.9}))]
+    #[case::map_select(
+        ".result.hits | map(select(.score > 0.5)) | map(.name)",
+        search_result(),
+        json!(["alpha", "gamma"])
+    )]
+    #[case::length_cmp(".result.hits | length > 0", search_result(), json!(true))]
+    #[case::to_entries("to_entries", json!({"a": 1, "b": 2}), json!([{"key": "a", "value": 1}, {"key": "b", "value": 2}]))]
+    #[case::ascii_downcase("ascii_downcase", json!("MiXeD"), json!("mixed"))]
+    #[case::regex_test("map(test(\"^a.p\"))", json!(["alpha", "beta", "ALPHA"]), json!([true, false, false]))]
+    #[case::regex_flags("test(\"ALP\"; \"i\")", json!("alpha"), json!(true))]
+    #[case::tostring("map(tostring)", json!([1, "s", null, {"a": [1]}]), json!(["1", "s", "null", "{\"a\":[1]}"]))]
+    #[case::tojson("tojson", json!({"b": 1, "a": [1.5, true]}), json!("{\"b\":1,\"a\":[1.5,true]}"))]
+    #[case::fromjson("fromjson", json!("{\"x\": [1, 2]}"), json!({"x": [1, 2]}))]
+    #[case::alternative("(.count // 0) > 0", json!({}), json!(false))]
+    #[case::interpolation("\"\\(.name) has \\(.stars)\"", json!({"name": "a", "stars": 2}), json!("a has 2"))]
+    #[case::reduce("reduce .[] as $x (0; . + $x)", json!([1, 2, 3]), json!(6))]
+    #[case::keys_sorted("keys", json!({"b": 1, "a": 2}), json!(["a", "b"]))]
+    #[case::sort_by("sort_by(.n) | map(.n)", json!([{"n": 3}, {"n": 1}, {"n": 2}]), json!([1, 2, 3]))]
+    #[case::parents_context(".parents.search.count > 0", json!({"parents": {"search": {"count": 2}}}), json!(true))]
+    fn runs_programs(#[case] src: &str, #[case] input: Value, #[case] want: Value) {
+        assert_eq!(jq(src).run_one(&input).unwrap(), want);
+    }
+
+    #[rstest]
+    #[case::small_int("1", json!(null), "1")]
+    #[case::negative_int("-7", json!(null), "-7")]
+    #[case::i64_max(".", json!(i64::MAX), "9223372036854775807")]
+    #[case::i64_min(".", json!(i64::MIN), "-9223372036854775808")]
+    #[case::u64_max(".", json!(u64::MAX), "18446744073709551615")]
+    #[case::float(".", json!(1.5), "1.5")]
+    #[case::whole_float(".", json!(2.0), "2.0")]
+    #[case::int_arith(". + 1", json!(41), "42")]
+    #[case::float_arith(". + 1", json!(0.5), "1.5")]
+    #[case::length("length", json!([1, 2, 3]), "3")]
+    fn numbers_keep_their_kind(#[case] src: &str, #[case] input: Value, #[case] want: &str) {
+        // Compared as text: `1` must not come back as `1.0`.
+        assert_eq!(jq(src).run_one(&input).unwrap().to_string(), want);
+    }
+
+    #[test]
+    fn integers_stay_integers_and_floats_stay_floats() {
+        let out = jq("[.i, .f, .i * 2, .f * 2, .u]")
+            .run_one(&json!({"i": 3, "f": 1.0, "u": u64::MAX}))
+            .unwrap();
+        assert_eq!(out.to_string(), format!("[3,1.0,6,2.0,{}]", u64::MAX));
+    }
+
+    #[test]
+    fn decimal_literals_and_special_floats() {
+        let out = jq("[1.5, 1e2, nan, infinite, -infinite]")
+            .run_one(&Value::Null)
+            .unwrap();
+        assert_eq!(out, json!([1.5, 100.0, null, f64::MAX, f64::MIN]));
+        let big = jq("18446744073709551615 + 1")
+            .run_one(&Value::Null)
+            .unwrap();
+        assert_eq!(big, json!(18446744073709551616.0));
+    }
+
+    #[test]
+    fn object_key_order_is_kept_both_ways() {
+        let input = json!({"zeta": 1, "alpha": 2, "mid": 3});
+        let out = jq(". + {beta: 4}").run_one(&input).unwrap();
+        let keys: Vec<&str> = out
+            .as_object()
+            .unwrap()
+            .keys()
+            .map(String::as_str)
+            .collect();
+        assert_eq!(keys, ["zeta", "alpha", "mid", "beta"]);
+    }
+
+    #[test]
+    fn run_returns_every_output() {
+        let out = jq(".result.hits[] | .name").run(&search_result()).unwrap();
+        assert_eq!(out, [json!("alpha"), json!("beta"), json!("gamma")]);
+        assert_eq!(jq("empty").run(&json!(1)).unwrap(), Vec::<Value>::new());
+    }
+
+    #[test]
+    fn run_one_takes_the_first_output_and_stops() {
+        // The error after the first output is never reached.
+        assert_eq!(
+            jq("1, error(\"later\")").run_one(&Value::Null).unwrap(),
+            json!(1)
+        );
+        // `range(infinite)` would never end if later outputs were computed.
+        assert_eq!(
+            jq("range(infinite)").run_one(&Value::Null).unwrap(),
+            json!(0)
+        );
+    }
+
+    #[rstest]
+    #[case::empty("empty")]
+    #[case::select_false("select(false)")]
+    #[case::halt("halt")]
+    fn run_one_without_output_is_null(#[case] src: &str) {
+        assert_eq!(jq(src).run_one(&json!({"a": 1})).unwrap(), Value::Null);
+    }
+
+    #[test]
+    fn halt_keeps_earlier_outputs() {
+        assert_eq!(
+            jq("1, 2, halt, 3").run(&Value::Null).unwrap(),
+            [json!(1), json!(2)]
+        );
+    }
+
+    #[rstest]
+    #[case::zero(json!(0), true)]
+    #[case::empty_string(json!(""), true)]
+    #[case::empty_array(json!([]), true)]
+    #[case::empty_object(json!({}), true)]
+    #[case::true_(json!(true), true)]
+    #[case::string(json!("no"), true)]
+    #[case::false_(json!(false), false)]
+    #[case::null(json!(null), false)]
+    fn truthiness(#[case] v: Value, #[case] want: bool) {
+        assert_eq!(truthy(&v), want);
+        assert_eq!(jq(".").test(&v).unwrap(), want);
+    }
+
+    #[rstest]
+    #[case::no_output("empty", false)]
+    #[case::first_output_counts("false, true", false)]
+    #[case::first_true("true, false", true)]
+    #[case::comparison(".count > 0", true)]
+    #[case::absent_field(".missing", false)]
+    fn test_uses_the_first_output(#[case] src: &str, #[case] want: bool) {
+        assert_eq!(jq(src).test(&json!({"count": 2})).unwrap(), want);
+    }
+
+    #[rstest]
+    #[case::index_number(".a.b", json!({"a": 1}), "cannot index 1 with \"b\"")]
+    #[case::error_string("error(\"boom\")", json!(null), "boom")]
+    #[case::error_object("error({code: 7})", json!(null), "{\"code\":7}")]
+    #[case::iterate_number(".[]", json!(5), "cannot use 5 as iterable (array or object)")]
+    #[case::add_mismatch(". + 1", json!("s"), "cannot calculate \"s\" + 1")]
+    #[case::halt_error("halt_error", json!("bye"), "the program stopped with `halt_error` (exit code 5)")]
+    fn runtime_errors_read_well(#[case] src: &str, #[case] input: Value, #[case] want: &str) {
+        let program = jq(src);
+        assert_eq!(program.run_one(&input).unwrap_err().message, want);
+        assert_eq!(program.run(&input).unwrap_err().to_string(), want);
+    }
+
+    #[test]
+    fn a_test_error_is_an_error() {
+        assert!(jq(".a.b > 0").test(&json!({"a": 1})).is_err());
+    }
+
+    #[test]
+    fn long_runtime_messages_are_cut() {
+        let input = json!({"a": "x".repeat(10_000)});
+        let err = jq(".a.b").run(&json!([input])).unwrap_err();
+        assert!(
+            err.message.len() <= MAX_MESSAGE_LEN + '…'.len_utf8(),
+            "{}",
+            err.message.len()
+        );
+        assert!(err.message.ends_with('…'));
+    }
+
+    #[test]
+    fn pathologically_deep_values_are_errors_not_crashes() {
+        let err = jq("reduce range(2000) as $i (null; [.])")
+            .run_one(&Value::Null)
+            .unwrap_err();
+        assert!(err.message.contains("nested more than"), "{}", err.message);
+    }
+
+    #[test]
+    fn too_deep_inputs_are_errors() {
+        let mut deep = json!(1);
+        for _ in 0..MAX_DEPTH + 1 {
+            deep = json!([deep]);
+        }
+        let err = jq(".").run(&deep).unwrap_err();
+        assert!(err.message.contains("input is nested"), "{}", err.message);
+    }
+
+    #[test]
+    fn unknown_function_points_at_its_name_with_a_hint() {
+        let src = ".items | lenght > 0";
+        let err = compile_err(src);
+        let [p] = err.problems.as_slice() else {
+            panic!("{err:?}")
+        };
+        assert_eq!(pointed(src, p), "lenght");
+        assert_eq!(p.offset, 9);
+        assert_eq!(p.message, "undefined function `lenght/0`");
+        assert_eq!(p.hint.as_deref(), Some("did you mean `length`?"));
+        assert_eq!(
+            err.to_string(),
+            "undefined function `lenght/0` (did you mean `length`?)"
+        );
+    }
+
+    #[test]
+    fn wrong_arity_says_what_the_function_takes() {
+        let src = "map";
+        let p = compile_err(src).problems.remove(0);
+        assert_eq!(p.message, "undefined function `map/0`");
+        assert_eq!(p.hint.as_deref(), Some("`map` takes 1 argument"));
+        let p = compile_err(". | test").problems.remove(0);
+        assert_eq!(p.hint.as_deref(), Some("`test` takes 1 or 2 arguments"));
+    }
+
+    #[test]
+    fn undefined_variable_points_at_it() {
+        let src = ".a as $x | [$x, $y]";
+        let err = compile_err(src);
+        let [p] = err.problems.as_slice() else {
+            panic!("{err:?}")
+        };
+        assert_eq!(pointed(src, p), "$y");
+        assert_eq!(p.offset, 16);
+        assert_eq!(p.message, "undefined variable `$y`");
+    }
+
+    #[test]
+    fn several_problems_are_all_reported_in_order() {
+        let src = "[$b, foo, $a]";
+        let err = compile_err(src);
+        let pointed: Vec<String> = err.problems.iter().map(|p| pointed(src, p)).collect();
+        assert_eq!(pointed, ["$b", "foo", "$a"]);
+        assert!(err.to_string().ends_with("(and 2 more)"), "{err}");
+    }
+
+    #[rstest]
+    #[case::stray_brace(".a | } | .b", "}", "unexpected `}` with no matching `{`")]
+    #[case::missing_then("if . 1 else 2 end", "1", "expected `then`, found `1`")]
+    #[case::missing_comma("{a: 1 b: 2} | .a", "b", "expected `,` or `}`, found `b`")]
+    #[case::extra_token(".a; .b", ";", "unexpected token `;`")]
+    #[case::trailing_pipe(".a |", "", "expected a filter, found the end of the program")]
+    #[case::bad_char(".a & .b", "&", "unexpected character `&`")]
+    #[case::wrong_close("[1, 2)", ")", "expected `]` to close `[`, found `)`")]
+    #[case::unclosed_paren(".a | (1 + 2", "(", "unclosed `(`")]
+    #[case::unterminated_string(".a + \"abc", "\"", "unterminated string")]
+    #[case::bad_escape("\"a\\qb\"", "\\q", "invalid escape sequence `\\q` in a string")]
+    fn syntax_errors_point_into_the_program(
+        #[case] src: &str,
+        #[case] at: &str,
+        #[case] message: &str,
+    ) {
+        let err = compile_err(src);
+        let p = err.first().unwrap();
+        assert_eq!(p.message, message, "{err:?}");
+        assert_eq!(pointed(src, p), at, "{err:?}");
+    }
+
+    #[test]
+    fn offsets_are_bytes_after_multibyte_text() {
+        let src = "\"héllo ✓\" | nope";
+        let p = compile_err(src).problems.remove(0);
+        assert_eq!(p.offset, src.find("nope").unwrap());
+        assert_eq!(pointed(src, &p), "nope");
+    }
+
+    #[test]
+    fn modules_and_inputs_are_not_available() {
+        assert!(
+            compile_err("include \"lib\"; .")
+                .to_string()
+                .contains("cannot load module `lib`")
+        );
+        assert!(
+            compile_err("import \"data\" as $d; $d")
+                .to_string()
+                .contains("not supported")
+        );
+        assert_eq!(
+            compile_err("input").first().unwrap().message,
+            "undefined function `input/0`"
+        );
+    }
+
+    #[test]
+    fn env_var_hint() {
+        let p = compile_err("$ENV.HOME").problems.remove(0);
+        assert_eq!(
+            p.hint.as_deref(),
+            Some("use `env` to read environment variables")
+        );
+    }
+
+    #[test]
+    fn keeps_its_source_and_compares_by_it() {
+        let p = jq(".a | {b}");
+        assert_eq!(p.source(), ".a | {b}");
+        assert_eq!(p.clone(), jq(".a | {b}"));
+        assert_ne!(p, jq(".a"));
+        assert_eq!(format!("{p:?}"), "JqProgram(\".a | {b}\")");
+    }
+
+    #[test]
+    fn program_is_send_sync_and_cheap_to_clone() {
+        fn assert_send_sync<T: Send + Sync + Clone + 'static>() {}
+        assert_send_sync::<JqProgram>();
+        assert_send_sync::<JqCompileError>();
+        assert_send_sync::<JqRunError>();
+    }
+
+    #[test]
+    fn runs_concurrently_from_several_threads() {
+        let program = jq("[.[] | select(. % 3 == 0)] | length");
+        let handles: Vec<_> = (0..8)
+            .map(|t| {
+                let program = program.clone();
+                std::thread::spawn(move || {
+                    (0..50)
+                        .map(|i| {
+                            let n: u64 = 30 * (t + 1) + i;
+                            let input = Value::Array((0..n).map(Value::from).collect());
+                            (n, program.run_one(&input))
+                        })
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        for handle in handles {
+            for (n, out) in handle.join().unwrap() {
+                assert_eq!(out.unwrap(), json!(n.div_ceil(3)));
+            }
+        }
+    }
+
+    #[test]
+    fn large_inputs_convert_in_linear_time() {
+        let big = Value::Array(
+            (0..200_000)
+                .map(|i| json!({"id": i, "name": format!("item-{i}")}))
+                .collect(),
+        );
+        let out = jq("map(.id) | add").run_one(&big).unwrap();
+        assert_eq!(out, json!((0..200_000_i64).sum::<i64>()));
+        let wide: Map<String, Value> = (0..100_000).map(|i| (format!("k{i}"), json!(i))).collect();
+        let out = jq(".").run_one(&Value::Object(wide.clone())).unwrap();
+        assert_eq!(out, Value::Object(wide));
+    }
+
+    /// Arbitrary JSON, a few levels deep.
+    fn json_value() -> impl Strategy<Value = Value> {
+        let leaf = prop_oneof![
+            Just(Value::Null),
+            any::<bool>().prop_map(Value::from),
+            any::<i64>().prop_map(Value::from),
+            any::<u64>().prop_map(Value::from),
+            any::<f64>()
+                .prop_filter("finite", |f| f.is_finite())
+                .prop_map(Value::from),
+            ".{0,8}".prop_map(Value::from),
+        ];
+        leaf.prop_recursive(4, 32, 6, |inner| {
+            prop_oneof![
+                proptest::collection::vec(inner.clone(), 0..6).prop_map(Value::Array),
+                proptest::collection::vec((".{0,6}", inner), 0..6)
+                    .prop_map(|kvs| Value::Object(kvs.into_iter().collect())),
+            ]
+        })
+    }
+
+    proptest! {
+        #[test]
+        fn compile_never_panics_and_points_inside_the_program(
+            src in r#"[.a-z$@()\[\]{}|,;:"\\ 0-9?=<>+*/%é-]{0,30}"#
+        ) {
+            if let Err(err) = JqProgram::compile(&src) {
+                prop_assert!(!err.problems.is_empty());
+                for p in &err.problems {
+                    prop_assert!(p.offset + p.len <= src.len(), "{p:?} in {src:?}");
+                    prop_assert!(src.is_char_boundary(p.offset), "{p:?} in {src:?}");
+                    prop_assert!(src.is_char_boundary(p.offset + p.len), "{p:?} in {src:?}");
+                    prop_assert!(!p.message.is_empty());
+                }
+            }
+        }
+
+        #[test]
+        fn identity_round_trips_exactly(v in json_value()) {
+            let out = jq(".").run_one(&v).unwrap();
+            prop_assert_eq!(out.to_string(), v.to_string());
+        }
+    }
+}
