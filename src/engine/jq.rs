@@ -1,0 +1,1093 @@
+//! jq programs over JSON values: compiled once with jaq, run many times.
+//!
+//! Pipewright uses jq for `transform`, composition `when`, pipe
+//! `when: ${ref} | filter`, `output: {assemble: …}` and the `jq` expect
+//! matcher. All of them go through [`JqProgram`]: the program is compiled when
+//! the pipeline file is loaded (so a typo is a load error with a position in
+//! the program text) and then run against `serde_json` values.
+//!
+//! The language is jaq's dialect of jq with its standard library (regexes,
+//! `tojson`, `to_entries`, dates, `env` …). Module `include`/`import` is not
+//! available, and neither are `input`/`inputs`: a program sees exactly one
+//! input value.
+
+use std::fmt;
+use std::sync::Arc;
+
+use jaq_core::compile::Undefined;
+use jaq_core::load::{self, Arena, File, Loader};
+use jaq_core::{Compiler, Ctx, Vars, data};
+use jaq_json::{Num, Val};
+use serde_json::{Map, Number, Value};
+
+use crate::engine::diag::suggest;
+
+/// The data kind jaq runs our filters with: plain JSON values, no global data.
+type Data = data::JustLut<Val>;
+
+/// How deeply nested a value may be when it crosses the jq boundary.
+///
+/// Conversion is recursive; JSON read from the wire is at most 128 levels
+/// deep (serde_json's limit), so this only stops pathological values that a
+/// program builds itself (`reduce range(1e6) as $i (null; [.])`).
+const MAX_DEPTH: usize = 512;
+
+/// Runtime error messages longer than this are cut (they may quote a value).
+const MAX_MESSAGE_LEN: usize = 500;
+
+/// A jq program compiled once (at load time) and run many times.
+///
+/// Cloning is cheap (the compiled program is shared), and the program can be
+/// run from several threads or tokio tasks at once. Two programs are equal
+/// when their source text is equal.
+#[derive(Clone)]
+pub struct JqProgram {
+    inner: Arc<Compiled>,
+}
+
+struct Compiled {
+    source: String,
+    filter: jaq_core::Filter<Data>,
+}
+
+/// One problem found while compiling a jq program.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct JqProblem {
+    /// Byte offset in the program text where the problem is.
+    pub offset: usize,
+    /// Length in bytes of the offending text; 0 for a point such as the end
+    /// of the program.
+    pub len: usize,
+    /// A sentence such as "undefined function `lenght/0`".
+    pub message: String,
+    /// A suggestion such as "did you mean `length`?".
+    pub hint: Option<String>,
+}
+
+impl fmt::Display for JqProblem {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)?;
+        if let Some(hint) = &self.hint {
+            write!(f, " ({hint})")?;
+        }
+        Ok(())
+    }
+}
+
+/// A jq program that does not compile: every problem jaq found, in the order
+/// they appear in the program text. Never empty.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub struct JqCompileError {
+    /// The problems, sorted by offset.
+    pub problems: Vec<JqProblem>,
+}
+
+impl JqCompileError {
+    fn new(mut problems: Vec<JqProblem>) -> Self {
+        if problems.is_empty() {
+            problems.push(JqProblem {
+                offset: 0,
+                len: 0,
+                message: "the jq program does not compile".to_owned(),
+                hint: None,
+            });
+        }
+        problems.sort_by_key(|p| (p.offset, p.len));
+        problems.dedup();
+        Self { problems }
+    }
+
+    /// The problem that comes first in the program text.
+    pub fn first(&self) -> Option<&JqProblem> {
+        self.problems.first()
+    }
+}
+
+impl fmt::Display for JqCompileError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.problems.as_slice() {
+            [] => f.write_str("the jq program does not compile"),
+            [one] => one.fmt(f),
+            [first, rest @ ..] => write!(f, "{first} (and {} more)", rest.len()),
+        }
+    }
+}
+
+/// A jq program failed while running: `error(…)`, a type error such as
+/// indexing a number, `halt_error`, or an input or output that is too deeply
+/// nested.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{message}")]
+pub struct JqRunError {
+    /// What went wrong, e.g. `cannot index 1 with "b"`. For `error(v)` this is
+    /// `v` itself when it is a string, else `v` as JSON.
+    pub message: String,
+}
+
+impl JqRunError {
+    fn new(message: impl Into<String>) -> Self {
+        Self {
+            message: truncate(message.into(), MAX_MESSAGE_LEN),
+        }
+    }
+}
+
+impl JqProgram {
+    /// Compiles `src`. Lex, parse and name-resolution problems are all
+    /// reported, each with a byte range in `src`.
+    pub fn compile(src: &str) -> Result<JqProgram, JqCompileError> {
+        let arena = Arena::default();
+        let loader = Loader::new(prelude());
+        let modules = loader
+            .load(
+                &arena,
+                File {
+                    code: src,
+                    path: (),
+                },
+            )
+            .map_err(|errs| load_errors(src, errs))?;
+        // `import "x" as $x;` would bind a data file we never provide.
+        load::import(&modules, |_| {
+            Err("importing data files is not supported".to_owned())
+        })
+        .map_err(|errs| load_errors(src, errs))?;
+        let filter = Compiler::default()
+            .with_funs(natives())
+            .compile(modules)
+            .map_err(|errs| {
+                let problems = errs
+                    .into_iter()
+                    .flat_map(|(_file, undefined)| undefined)
+                    .map(|(name, what)| undefined_problem(src, name, &what));
+                JqCompileError::new(problems.collect())
+            })?;
+        Ok(JqProgram {
+            inner: Arc::new(Compiled {
+                source: src.to_owned(),
+                filter,
+            }),
+        })
+    }
+
+    /// The program text, as given to [`JqProgram::compile`].
+    pub fn source(&self) -> &str {
+        &self.inner.source
+    }
+
+    /// Every output of the program on `input`, or the first runtime error.
+    ///
+    /// `halt` ends the outputs early (what came before it is kept). A program
+    /// that never stops (`repeat(.)`) makes this never return: callers that
+    /// run untrusted programs should do so off the async runtime with a
+    /// timeout.
+    pub fn run(&self, input: &Value) -> Result<Vec<Value>, JqRunError> {
+        let input = to_val(input, 0)?;
+        let lut = &self.inner.filter.lut;
+        let ctx = Ctx::<Data>::new(lut, Vars::new([]));
+        let mut outputs = Vec::new();
+        for out in self.inner.filter.id.run((ctx, input)) {
+            match exception(out)? {
+                Some(v) => outputs.push(from_val(&v, 0)?),
+                None => break,
+            }
+        }
+        Ok(outputs)
+    }
+
+    /// The single value a `transform` or `output: {assemble: …}` produces:
+    /// the program's first output.
+    ///
+    /// - No output (`empty`, `select(false)`, `halt`) gives `null`, the value
+    ///   a node has when it produced nothing.
+    /// - Later outputs are not computed: `.hits[]` gives the first hit. Wrap
+    ///   the program in `[…]` to keep them all.
+    /// - An error raised before the first output is returned.
+    pub fn run_one(&self, input: &Value) -> Result<Value, JqRunError> {
+        self.first(input).map(|first| first.unwrap_or(Value::Null))
+    }
+
+    /// Whether a `when` predicate holds: the jq truthiness (see [`truthy`])
+    /// of the program's first output. No output is false; later outputs are
+    /// not computed.
+    pub fn test(&self, input: &Value) -> Result<bool, JqRunError> {
+        self.first(input)
+            .map(|first| first.as_ref().is_some_and(truthy))
+    }
+
+    /// The first output, if any, without running the program any further.
+    fn first(&self, input: &Value) -> Result<Option<Value>, JqRunError> {
+        let input = to_val(input, 0)?;
+        let lut = &self.inner.filter.lut;
+        let ctx = Ctx::<Data>::new(lut, Vars::new([]));
+        match self.inner.filter.id.run((ctx, input)).next() {
+            None => Ok(None),
+            Some(out) => exception(out)?.map(|v| from_val(&v, 0)).transpose(),
+        }
+    }
+}
+
+impl fmt::Debug for JqProgram {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_tuple("JqProgram").field(&self.source()).finish()
+    }
+}
+
+impl PartialEq for JqProgram {
+    fn eq(&self, other: &Self) -> bool {
+        self.source() == other.source()
+    }
+}
+
+impl Eq for JqProgram {}
+
+/// jq truthiness: `false` and `null` are false, every other value (including
+/// `0`, `""`, `[]` and `{}`) is true.
+pub fn truthy(v: &Value) -> bool {
+    !matches!(v, Value::Null | Value::Bool(false))
+}
+
+/// The definitions every program can call: jaq's core, standard and JSON
+/// libraries.
+fn prelude() -> impl Iterator<Item = load::parse::Def<&'static str>> {
+    jaq_core::defs()
+        .chain(jaq_std::defs())
+        .chain(jaq_json::defs())
+}
+
+/// The natively implemented filters that go with [`prelude`].
+fn natives() -> impl Iterator<Item = jaq_core::native::Fun<Data>> {
+    jaq_core::funs()
+        .chain(jaq_std::funs())
+        .chain(jaq_json::funs())
+}
+
+/// Every filter name the prelude and natives define, with its arity, for
+/// "did you mean" hints. Internal helpers (`scan_`, `error_empty`) are left
+/// out.
+fn known_filters() -> Vec<(&'static str, usize)> {
+    let defs = jaq_core::defs()
+        .chain(jaq_std::defs())
+        .chain(jaq_json::defs())
+        .map(|def| (def.name, def.args.len()));
+    let natives = jaq_core::funs::<Data>()
+        .chain(jaq_std::funs())
+        .chain(jaq_json::funs())
+        .map(|(name, args, _)| (name, args.len()));
+    let mut all: Vec<_> = defs
+        .chain(natives)
+        .filter(|(name, _)| {
+            name.starts_with(|c: char| c.is_ascii_alphabetic())
+                && !name.ends_with('_')
+                && !name.ends_with("_empty")
+        })
+        .collect();
+    all.sort_unstable();
+    all.dedup();
+    all
+}
+
+// ---------------------------------------------------------------------------
+// Compile errors
+
+/// The byte range of `part` inside `whole`, when `part` is a slice of it.
+fn span_in(whole: &str, part: &str) -> Option<(usize, usize)> {
+    let start = (part.as_ptr() as usize).checked_sub(whole.as_ptr() as usize)?;
+    let end = start.checked_add(part.len())?;
+    (end <= whole.len()).then_some((start, part.len()))
+}
+
+/// A problem at `part` of `src`; a part that is not in `src` (it came from
+/// the standard library) is put at the start of the program.
+fn problem_at(src: &str, part: &str, message: String, hint: Option<String>) -> JqProblem {
+    let (offset, len) = span_in(src, part).unwrap_or((0, 0));
+    JqProblem {
+        offset,
+        len,
+        message,
+        hint,
+    }
+}
+
+/// The first character of `rest`, as a slice of it (empty at the end).
+fn first_char(rest: &str) -> &str {
+    let n = rest.chars().next().map_or(0, char::len_utf8);
+    &rest[..n]
+}
+
+/// How a found token is named in a message: "`}`" or "the end of the
+/// program". Long tokens (a whole `( … )` block) are shortened.
+fn describe(found: &str) -> String {
+    if found.is_empty() {
+        return "the end of the program".to_owned();
+    }
+    let line = found.lines().next().unwrap_or(found);
+    let short: String = line.chars().take(20).collect();
+    if short.len() < found.len() {
+        format!("`{short}…`")
+    } else {
+        format!("`{short}`")
+    }
+}
+
+fn load_errors(src: &str, errs: load::Errors<&str, ()>) -> JqCompileError {
+    let mut problems = Vec::new();
+    for (_file, err) in errs {
+        match err {
+            load::Error::Io(items) => {
+                for (path, why) in items {
+                    problems.push(problem_at(
+                        src,
+                        path,
+                        format!("cannot load module `{path}`: {why}"),
+                        None,
+                    ));
+                }
+            }
+            load::Error::Lex(items) => {
+                problems.extend(
+                    items
+                        .into_iter()
+                        .map(|(expect, rest)| lex_problem(src, &expect, rest)),
+                );
+            }
+            load::Error::Parse(items) => {
+                problems.extend(
+                    items
+                        .into_iter()
+                        .map(|(expect, found)| parse_problem(src, &expect, found)),
+                );
+            }
+        }
+    }
+    JqCompileError::new(problems)
+}
+
+/// A lexer error: `rest` is the program text from where lexing failed.
+fn lex_problem(src: &str, expect: &load::lex::Expect<&str>, rest: &str) -> JqProblem {
+    use load::lex::Expect;
+    let at = first_char(rest);
+    let found = describe(at);
+    match expect {
+        // An unclosed string or block: at the end of the program, point at
+        // the opening delimiter, which is what needs fixing.
+        Expect::Delim(open) => {
+            let close = match *open {
+                "(" => ")",
+                "[" => "]",
+                "{" => "}",
+                _ => "\"",
+            };
+            if close == "\"" {
+                problem_at(
+                    src,
+                    open,
+                    "unterminated string".to_owned(),
+                    Some("add the closing `\"`".to_owned()),
+                )
+            } else if rest.is_empty() {
+                problem_at(
+                    src,
+                    open,
+                    format!("unclosed `{open}`"),
+                    Some(format!("add the closing `{close}`")),
+                )
+            } else {
+                problem_at(
+                    src,
+                    at,
+                    format!("expected `{close}` to close `{open}`, found {found}"),
+                    None,
+                )
+            }
+        }
+        Expect::Digit => problem_at(src, at, format!("expected a digit, found {found}"), None),
+        Expect::Ident => problem_at(src, at, format!("expected a name, found {found}"), None),
+        Expect::Escape => {
+            // `rest` starts after the backslash; include it in the span.
+            let (offset, len) = span_in(src, at).unwrap_or((0, 0));
+            let backslash = offset
+                .checked_sub(1)
+                .filter(|before| src.as_bytes().get(*before) == Some(&b'\\'));
+            let (offset, len) = backslash.map_or((offset, len), |start| (start, len + 1));
+            JqProblem {
+                offset,
+                len,
+                message: format!("invalid escape sequence `\\{at}` in a string"),
+                hint: Some(
+                    "valid escapes are \\\" \\\\ \\/ \\b \\f \\n \\r \\t \\uXXXX and \\(…)"
+                        .to_owned(),
+                ),
+            }
+        }
+        Expect::Unicode => problem_at(
+            src,
+            at,
+            "invalid `\\u` escape: expected 4 hexadecimal digits of a Unicode code point"
+                .to_owned(),
+            None,
+        ),
+        Expect::Token => {
+            let message = match at {
+                ")" => "unexpected `)` with no matching `(`".to_owned(),
+                "]" => "unexpected `]` with no matching `[`".to_owned(),
+                "}" => "unexpected `}` with no matching `{`".to_owned(),
+                _ => format!("unexpected character {found}"),
+            };
+            problem_at(src, at, message, None)
+        }
+        _ => problem_at(src, at, format!("syntax error at {found}"), None),
+    }
+}
+
+/// A parser error: `found` is the offending token (empty at the end).
+fn parse_problem(src: &str, expect: &load::parse::Expect<&str>, found: &str) -> JqProblem {
+    use load::parse::Expect;
+    let what = match expect {
+        Expect::Just(s) => format!("`{s}`"),
+        Expect::Var => "a variable".to_owned(),
+        Expect::Pattern => "a variable or destructuring pattern".to_owned(),
+        Expect::ElseOrEnd => "`else` or `end`".to_owned(),
+        Expect::CommaOrRBrack => "`,` or `]`".to_owned(),
+        Expect::CommaOrRBrace => "`,` or `}`".to_owned(),
+        Expect::SemicolonOrRParen => "`;` or `)`".to_owned(),
+        Expect::Term => "a filter".to_owned(),
+        Expect::Key => "a key".to_owned(),
+        Expect::Ident => "a name".to_owned(),
+        Expect::Arg => "an argument".to_owned(),
+        Expect::Str => "a string".to_owned(),
+        Expect::Nothing => {
+            let message = if found.is_empty() {
+                "unexpected end of the program".to_owned()
+            } else {
+                format!("unexpected token {}", describe(found))
+            };
+            return problem_at(src, found, message, None);
+        }
+        _ => "something else".to_owned(),
+    };
+    let message = format!("expected {what}, found {}", describe(found));
+    problem_at(src, found, message, None)
+}
+
+/// A name that does not resolve: a filter, `$variable`, label or module.
+fn undefined_problem(src: &str, name: &str, what: &Undefined) -> JqProblem {
+    match what {
+        Undefined::Filter(arity) => {
+            let known = known_filters();
+            let arities: Vec<usize> = known
+                .iter()
+                .filter(|(n, _)| *n == name)
+                .map(|(_, a)| *a)
+                .collect();
+            let hint = if arities.is_empty() {
+                let names = known.iter().filter(|(_, a)| a == arity).map(|(n, _)| *n);
+                suggest(name, names).map(|s| format!("did you mean `{s}`?"))
+            } else {
+                Some(format!("`{name}` takes {}", arguments(&arities)))
+            };
+            let message = format!("undefined function `{name}/{arity}`");
+            problem_at(src, name, message, hint)
+        }
+        Undefined::Var => {
+            let shown = if name.starts_with('$') {
+                name.to_owned()
+            } else {
+                format!("${name}")
+            };
+            let hint =
+                (shown == "$ENV").then(|| "use `env` to read environment variables".to_owned());
+            problem_at(src, name, format!("undefined variable `{shown}`"), hint)
+        }
+        Undefined::Label => problem_at(src, name, format!("undefined label `{name}`"), None),
+        Undefined::Mod => problem_at(src, name, format!("undefined module `{name}`"), None),
+        _ => problem_at(src, name, format!("undefined name `{name}`"), None),
+    }
+}
+
+/// "1 argument", "no arguments", "1 or 2 arguments".
+fn arguments(arities: &[usize]) -> String {
+    let nums: Vec<String> = arities
+        .iter()
+        .map(|a| {
+            if *a == 0 {
+                "no".to_owned()
+            } else {
+                a.to_string()
+            }
+        })
+        .collect();
+    let plural = arities.len() > 1 || arities.first() != Some(&1);
+    let list = match nums.split_last() {
+        Some((last, [])) => last.clone(),
+        Some((last, init)) => format!("{} or {last}", init.join(", ")),
+        None => "no".to_owned(),
+    };
+    format!("{list} argument{}", if plural { "s" } else { "" })
+}
+
+// ---------------------------------------------------------------------------
+// Runtime
+
+/// Turns one jaq output into a value, `None` for `halt` (end of outputs), or
+/// an error.
+fn exception(out: jaq_core::ValX<'_, Val>) -> Result<Option<Val>, JqRunError> {
+    let exn = match out {
+        Ok(v) => return Ok(Some(v)),
+        Err(exn) => exn,
+    };
+    let exn = match exn.get_err() {
+        Ok(err) => {
+            return Err(JqRunError::new(match err.into_val() {
+                Val::TStr(s) | Val::BStr(s) => String::from_utf8_lossy(&s).into_owned(),
+                other => other.to_string(),
+            }));
+        }
+        Err(exn) => exn,
+    };
+    match exn.get_halt() {
+        Ok(0) => Ok(None),
+        Ok(code) => Err(JqRunError::new(format!(
+            "the program stopped with `halt_error` (exit code {code})"
+        ))),
+        Err(_) => Err(JqRunError::new(
+            "jaq reported an internal control-flow error",
+        )),
+    }
+}
+
+/// Cuts `s` to at most `max` bytes, at a character boundary, marking the cut.
+fn truncate(mut s: String, max: usize) -> String {
+    if s.len() <= max {
+        return s;
+    }
+    let mut end = max;
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    s.truncate(end);
+    s.push('…');
+    s
+}
+
+fn too_deep(what: &str) -> JqRunError {
+    JqRunError::new(format!(
+        "the {what} is nested more than {MAX_DEPTH} levels deep"
+    ))
+}
+
+/// serde_json → jaq. Integers stay integers (beyond `isize`, big integers),
+/// object key order is kept.
+fn to_val(v: &Value, depth: usize) -> Result<Val, JqRunError> {
+    if depth > MAX_DEPTH {
+        return Err(too_deep("input"));
+    }
+    Ok(match v {
+        Value::Null => Val::Null,
+        Value::Bool(b) => Val::Bool(*b),
+        Value::Number(n) => Val::Num(if let Some(i) = n.as_i64() {
+            Num::from_integral(i)
+        } else if let Some(u) = n.as_u64() {
+            Num::from_integral(u)
+        } else {
+            Num::Float(n.as_f64().unwrap_or(f64::NAN))
+        }),
+        Value::String(s) => Val::from(s.clone()),
+        Value::Array(items) => items
+            .iter()
+            .map(|item| to_val(item, depth + 1))
+            .collect::<Result<Val, _>>()?,
+        Value::Object(map) => Val::obj(
+            map.iter()
+                .map(|(k, item)| Ok((Val::from(k.clone()), to_val(item, depth + 1)?)))
+                .collect::<Result<jaq_json::Map, JqRunError>>()?,
+        ),
+    })
+}
+
+/// jaq → serde_json. Integers that fit `i64`/`u64` stay integers, floats stay
+/// floats; NaN becomes `null` and infinities the largest finite floats, as in
+/// jq. Non-string object keys (a jaq extension) become their JSON text.
+fn from_val(v: &Val, depth: usize) -> Result<Value, JqRunError> {
+    if depth > MAX_DEPTH {
+        return Err(too_deep("output"));
+    }
+    Ok(match v {
+        Val::Null => Value::Null,
+        Val::Bool(b) => Value::Bool(*b),
+        Val::Num(n) => num_to_json(n),
+        Val::TStr(s) | Val::BStr(s) => Value::String(String::from_utf8_lossy(s).into_owned()),
+        Val::Arr(items) => Value::Array(
+            items
+                .iter()
+                .map(|item| from_val(item, depth + 1))
+                .collect::<Result<_, _>>()?,
+        ),
+        Val::Obj(map) => {
+            let mut out = Map::with_capacity(map.len());
+            for (k, item) in map.iter() {
+                let key = match k {
+                    Val::TStr(s) | Val::BStr(s) => String::from_utf8_lossy(s).into_owned(),
+                    other => other.to_string(),
+                };
+                out.insert(key, from_val(item, depth + 1)?);
+            }
+            Value::Object(out)
+        }
+    })
+}
+
+fn num_to_json(n: &Num) -> Value {
+    match n {
+        Num::Int(i) => i64::try_from(*i).map_or_else(|_| float_to_json(*i as f64), Value::from),
+        Num::Float(f) => float_to_json(*f),
+        // Big integers and decimal literals (`1.50`, `1e3`) print exactly;
+        // parse that text back into the best serde_json number.
+        Num::BigInt(_) | Num::Dec(_) => {
+            let text = n.to_string();
+            if let Ok(i) = text.parse::<i64>() {
+                Value::from(i)
+            } else if let Ok(u) = text.parse::<u64>() {
+                Value::from(u)
+            } else {
+                float_to_json(text.parse::<f64>().unwrap_or(f64::NAN))
+            }
+        }
+    }
+}
+
+fn float_to_json(f: f64) -> Value {
+    let f = if f == f64::INFINITY {
+        f64::MAX
+    } else if f == f64::NEG_INFINITY {
+        f64::MIN
+    } else {
+        f
+    };
+    Number::from_f64(f).map_or(Value::Null, Value::Number)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+    use rstest::rstest;
+    use serde_json::json;
+
+    fn jq(src: &str) -> JqProgram {
+        match JqProgram::compile(src) {
+            Ok(p) => p,
+            Err(e) => panic!("{src:?} should compile: {e}"),
+        }
+    }
+
+    fn compile_err(src: &str) -> JqCompileError {
+        match JqProgram::compile(src) {
+            Ok(_) => panic!("{src:?} should not compile"),
+            Err(e) => e,
+        }
+    }
+
+    /// The program text a problem points at.
+    fn pointed(src: &str, p: &JqProblem) -> String {
+        src[p.offset..p.offset + p.len].to_owned()
+    }
+
+    fn search_result() -> Value {
+        json!({"result": {"hits": [
+            {"name": "alpha", "score": 0.9, "tags": ["a"], "stars": 10},
+            {"name": "beta", "score": 0.4, "tags": [], "stars": 3},
+            {"name": "gamma", "score": 0.7, "tags": ["a", "b"], "stars": 0}
+        ]}})
+    }
+
+    #[rstest]
+    #[case::identity(".", json!({"a": 1}), json!({"a": 1}))]
+    #[case::field(".result.hits[1].name", search_result(), json!("beta"))]
+    #[case::missing_field(".nope.deeper", json!({}), json!(null))]
+    #[case::reshape(".result.hits[0] | {name, score}", search_result(), json!({"name": "alpha", "score": 0.9}))]
+    #[case::map_select(
+        ".result.hits | map(select(.score > 0.5)) | map(.name)",
+        search_result(),
+        json!(["alpha", "gamma"])
+    )]
+    #[case::length_cmp(".result.hits | length > 0", search_result(), json!(true))]
+    #[case::to_entries("to_entries", json!({"a": 1, "b": 2}), json!([{"key": "a", "value": 1}, {"key": "b", "value": 2}]))]
+    #[case::ascii_downcase("ascii_downcase", json!("MiXeD"), json!("mixed"))]
+    #[case::regex_test("map(test(\"^a.p\"))", json!(["alpha", "beta", "ALPHA"]), json!([true, false, false]))]
+    #[case::regex_flags("test(\"ALP\"; \"i\")", json!("alpha"), json!(true))]
+    #[case::tostring("map(tostring)", json!([1, "s", null, {"a": [1]}]), json!(["1", "s", "null", "{\"a\":[1]}"]))]
+    #[case::tojson("tojson", json!({"b": 1, "a": [1.5, true]}), json!("{\"b\":1,\"a\":[1.5,true]}"))]
+    #[case::fromjson("fromjson", json!("{\"x\": [1, 2]}"), json!({"x": [1, 2]}))]
+    #[case::alternative("(.count // 0) > 0", json!({}), json!(false))]
+    #[case::interpolation("\"\\(.name) has \\(.stars)\"", json!({"name": "a", "stars": 2}), json!("a has 2"))]
+    #[case::reduce("reduce .[] as $x (0; . + $x)", json!([1, 2, 3]), json!(6))]
+    #[case::keys_sorted("keys", json!({"b": 1, "a": 2}), json!(["a", "b"]))]
+    #[case::sort_by("sort_by(.n) | map(.n)", json!([{"n": 3}, {"n": 1}, {"n": 2}]), json!([1, 2, 3]))]
+    #[case::parents_context(".parents.search.count > 0", json!({"parents": {"search": {"count": 2}}}), json!(true))]
+    fn runs_programs(#[case] src: &str, #[case] input: Value, #[case] want: Value) {
+        assert_eq!(jq(src).run_one(&input).unwrap(), want);
+    }
+
+    #[rstest]
+    #[case::small_int("1", json!(null), "1")]
+    #[case::negative_int("-7", json!(null), "-7")]
+    #[case::i64_max(".", json!(i64::MAX), "9223372036854775807")]
+    #[case::i64_min(".", json!(i64::MIN), "-9223372036854775808")]
+    #[case::u64_max(".", json!(u64::MAX), "18446744073709551615")]
+    #[case::float(".", json!(1.5), "1.5")]
+    #[case::whole_float(".", json!(2.0), "2.0")]
+    #[case::int_arith(". + 1", json!(41), "42")]
+    #[case::float_arith(". + 1", json!(0.5), "1.5")]
+    #[case::length("length", json!([1, 2, 3]), "3")]
+    fn numbers_keep_their_kind(#[case] src: &str, #[case] input: Value, #[case] want: &str) {
+        // Compared as text: `1` must not come back as `1.0`.
+        assert_eq!(jq(src).run_one(&input).unwrap().to_string(), want);
+    }
+
+    #[test]
+    fn integers_stay_integers_and_floats_stay_floats() {
+        let out = jq("[.i, .f, .i * 2, .f * 2, .u]")
+            .run_one(&json!({"i": 3, "f": 1.0, "u": u64::MAX}))
+            .unwrap();
+        assert_eq!(out.to_string(), format!("[3,1.0,6,2.0,{}]", u64::MAX));
+    }
+
+    #[test]
+    fn decimal_literals_and_special_floats() {
+        let out = jq("[1.5, 1e2, nan, infinite, -infinite]")
+            .run_one(&Value::Null)
+            .unwrap();
+        assert_eq!(out, json!([1.5, 100.0, null, f64::MAX, f64::MIN]));
+        let big = jq("18446744073709551615 + 1")
+            .run_one(&Value::Null)
+            .unwrap();
+        assert_eq!(big, json!(18446744073709551616.0));
+    }
+
+    #[test]
+    fn object_key_order_is_kept_both_ways() {
+        let input = json!({"zeta": 1, "alpha": 2, "mid": 3});
+        let out = jq(". + {beta: 4}").run_one(&input).unwrap();
+        let keys: Vec<&str> = out
+            .as_object()
+            .unwrap()
+            .keys()
+            .map(String::as_str)
+            .collect();
+        assert_eq!(keys, ["zeta", "alpha", "mid", "beta"]);
+    }
+
+    #[test]
+    fn run_returns_every_output() {
+        let out = jq(".result.hits[] | .name").run(&search_result()).unwrap();
+        assert_eq!(out, [json!("alpha"), json!("beta"), json!("gamma")]);
+        assert_eq!(jq("empty").run(&json!(1)).unwrap(), Vec::<Value>::new());
+    }
+
+    #[test]
+    fn run_one_takes_the_first_output_and_stops() {
+        // The error after the first output is never reached.
+        assert_eq!(
+            jq("1, error(\"later\")").run_one(&Value::Null).unwrap(),
+            json!(1)
+        );
+        // `range(infinite)` would never end if later outputs were computed.
+        assert_eq!(
+            jq("range(infinite)").run_one(&Value::Null).unwrap(),
+            json!(0)
+        );
+    }
+
+    #[rstest]
+    #[case::empty("empty")]
+    #[case::select_false("select(false)")]
+    #[case::halt("halt")]
+    fn run_one_without_output_is_null(#[case] src: &str) {
+        assert_eq!(jq(src).run_one(&json!({"a": 1})).unwrap(), Value::Null);
+    }
+
+    #[test]
+    fn halt_keeps_earlier_outputs() {
+        assert_eq!(
+            jq("1, 2, halt, 3").run(&Value::Null).unwrap(),
+            [json!(1), json!(2)]
+        );
+    }
+
+    #[rstest]
+    #[case::zero(json!(0), true)]
+    #[case::empty_string(json!(""), true)]
+    #[case::empty_array(json!([]), true)]
+    #[case::empty_object(json!({}), true)]
+    #[case::true_(json!(true), true)]
+    #[case::string(json!("no"), true)]
+    #[case::false_(json!(false), false)]
+    #[case::null(json!(null), false)]
+    fn truthiness(#[case] v: Value, #[case] want: bool) {
+        assert_eq!(truthy(&v), want);
+        assert_eq!(jq(".").test(&v).unwrap(), want);
+    }
+
+    #[rstest]
+    #[case::no_output("empty", false)]
+    #[case::first_output_counts("false, true", false)]
+    #[case::first_true("true, false", true)]
+    #[case::comparison(".count > 0", true)]
+    #[case::absent_field(".missing", false)]
+    fn test_uses_the_first_output(#[case] src: &str, #[case] want: bool) {
+        assert_eq!(jq(src).test(&json!({"count": 2})).unwrap(), want);
+    }
+
+    #[rstest]
+    #[case::index_number(".a.b", json!({"a": 1}), "cannot index 1 with \"b\"")]
+    #[case::error_string("error(\"boom\")", json!(null), "boom")]
+    #[case::error_object("error({code: 7})", json!(null), "{\"code\":7}")]
+    #[case::iterate_number(".[]", json!(5), "cannot use 5 as iterable (array or object)")]
+    #[case::add_mismatch(". + 1", json!("s"), "cannot calculate \"s\" + 1")]
+    #[case::halt_error("halt_error", json!("bye"), "the program stopped with `halt_error` (exit code 5)")]
+    fn runtime_errors_read_well(#[case] src: &str, #[case] input: Value, #[case] want: &str) {
+        let program = jq(src);
+        assert_eq!(program.run_one(&input).unwrap_err().message, want);
+        assert_eq!(program.run(&input).unwrap_err().to_string(), want);
+    }
+
+    #[test]
+    fn a_test_error_is_an_error() {
+        assert!(jq(".a.b > 0").test(&json!({"a": 1})).is_err());
+    }
+
+    #[test]
+    fn long_runtime_messages_are_cut() {
+        let input = json!({"a": "x".repeat(10_000)});
+        let err = jq(".a.b").run(&json!([input])).unwrap_err();
+        assert!(
+            err.message.len() <= MAX_MESSAGE_LEN + '…'.len_utf8(),
+            "{}",
+            err.message.len()
+        );
+        assert!(err.message.ends_with('…'));
+    }
+
+    #[test]
+    fn pathologically_deep_values_are_errors_not_crashes() {
+        let err = jq("reduce range(2000) as $i (null; [.])")
+            .run_one(&Value::Null)
+            .unwrap_err();
+        assert!(err.message.contains("nested more than"), "{}", err.message);
+    }
+
+    #[test]
+    fn too_deep_inputs_are_errors() {
+        let mut deep = json!(1);
+        for _ in 0..MAX_DEPTH + 1 {
+            deep = json!([deep]);
+        }
+        let err = jq(".").run(&deep).unwrap_err();
+        assert!(err.message.contains("input is nested"), "{}", err.message);
+    }
+
+    #[test]
+    fn unknown_function_points_at_its_name_with_a_hint() {
+        let src = ".items | lenght > 0";
+        let err = compile_err(src);
+        let [p] = err.problems.as_slice() else {
+            panic!("{err:?}")
+        };
+        assert_eq!(pointed(src, p), "lenght");
+        assert_eq!(p.offset, 9);
+        assert_eq!(p.message, "undefined function `lenght/0`");
+        assert_eq!(p.hint.as_deref(), Some("did you mean `length`?"));
+        assert_eq!(
+            err.to_string(),
+            "undefined function `lenght/0` (did you mean `length`?)"
+        );
+    }
+
+    #[test]
+    fn wrong_arity_says_what_the_function_takes() {
+        let src = "map";
+        let p = compile_err(src).problems.remove(0);
+        assert_eq!(p.message, "undefined function `map/0`");
+        assert_eq!(p.hint.as_deref(), Some("`map` takes 1 argument"));
+        let p = compile_err(". | test").problems.remove(0);
+        assert_eq!(p.hint.as_deref(), Some("`test` takes 1 or 2 arguments"));
+    }
+
+    #[test]
+    fn undefined_variable_points_at_it() {
+        let src = ".a as $x | [$x, $y]";
+        let err = compile_err(src);
+        let [p] = err.problems.as_slice() else {
+            panic!("{err:?}")
+        };
+        assert_eq!(pointed(src, p), "$y");
+        assert_eq!(p.offset, 16);
+        assert_eq!(p.message, "undefined variable `$y`");
+    }
+
+    #[test]
+    fn several_problems_are_all_reported_in_order() {
+        let src = "[$b, foo, $a]";
+        let err = compile_err(src);
+        let pointed: Vec<String> = err.problems.iter().map(|p| pointed(src, p)).collect();
+        assert_eq!(pointed, ["$b", "foo", "$a"]);
+        assert!(err.to_string().ends_with("(and 2 more)"), "{err}");
+    }
+
+    #[rstest]
+    #[case::stray_brace(".a | } | .b", "}", "unexpected `}` with no matching `{`")]
+    #[case::missing_then("if . 1 else 2 end", "1", "expected `then`, found `1`")]
+    #[case::missing_comma("{a: 1 b: 2} | .a", "b", "expected `,` or `}`, found `b`")]
+    #[case::extra_token(".a; .b", ";", "unexpected token `;`")]
+    #[case::trailing_pipe(".a |", "", "expected a filter, found the end of the program")]
+    #[case::bad_char(".a & .b", "&", "unexpected character `&`")]
+    #[case::wrong_close("[1, 2)", ")", "expected `]` to close `[`, found `)`")]
+    #[case::unclosed_paren(".a | (1 + 2", "(", "unclosed `(`")]
+    #[case::unterminated_string(".a + \"abc", "\"", "unterminated string")]
+    #[case::bad_escape("\"a\\qb\"", "\\q", "invalid escape sequence `\\q` in a string")]
+    fn syntax_errors_point_into_the_program(
+        #[case] src: &str,
+        #[case] at: &str,
+        #[case] message: &str,
+    ) {
+        let err = compile_err(src);
+        let p = err.first().unwrap();
+        assert_eq!(p.message, message, "{err:?}");
+        assert_eq!(pointed(src, p), at, "{err:?}");
+    }
+
+    #[test]
+    fn offsets_are_bytes_after_multibyte_text() {
+        let src = "\"héllo ✓\" | nope";
+        let p = compile_err(src).problems.remove(0);
+        assert_eq!(p.offset, src.find("nope").unwrap());
+        assert_eq!(pointed(src, &p), "nope");
+    }
+
+    #[test]
+    fn modules_and_inputs_are_not_available() {
+        assert!(
+            compile_err("include \"lib\"; .")
+                .to_string()
+                .contains("cannot load module `lib`")
+        );
+        assert!(
+            compile_err("import \"data\" as $d; $d")
+                .to_string()
+                .contains("not supported")
+        );
+        assert_eq!(
+            compile_err("input").first().unwrap().message,
+            "undefined function `input/0`"
+        );
+    }
+
+    #[test]
+    fn env_var_hint() {
+        let p = compile_err("$ENV.HOME").problems.remove(0);
+        assert_eq!(
+            p.hint.as_deref(),
+            Some("use `env` to read environment variables")
+        );
+    }
+
+    #[test]
+    fn keeps_its_source_and_compares_by_it() {
+        let p = jq(".a | {b}");
+        assert_eq!(p.source(), ".a | {b}");
+        assert_eq!(p.clone(), jq(".a | {b}"));
+        assert_ne!(p, jq(".a"));
+        assert_eq!(format!("{p:?}"), "JqProgram(\".a | {b}\")");
+    }
+
+    #[test]
+    fn program_is_send_sync_and_cheap_to_clone() {
+        fn assert_send_sync<T: Send + Sync + Clone + 'static>() {}
+        assert_send_sync::<JqProgram>();
+        assert_send_sync::<JqCompileError>();
+        assert_send_sync::<JqRunError>();
+    }
+
+    #[test]
+    fn runs_concurrently_from_several_threads() {
+        let program = jq("[.[] | select(. % 3 == 0)] | length");
+        let handles: Vec<_> = (0..8)
+            .map(|t| {
+                let program = program.clone();
+                std::thread::spawn(move || {
+                    (0..50)
+                        .map(|i| {
+                            let n: u64 = 30 * (t + 1) + i;
+                            let input = Value::Array((0..n).map(Value::from).collect());
+                            (n, program.run_one(&input))
+                        })
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        for handle in handles {
+            for (n, out) in handle.join().unwrap() {
+                assert_eq!(out.unwrap(), json!(n.div_ceil(3)));
+            }
+        }
+    }
+
+    #[test]
+    fn large_inputs_convert_in_linear_time() {
+        let big = Value::Array(
+            (0..200_000)
+                .map(|i| json!({"id": i, "name": format!("item-{i}")}))
+                .collect(),
+        );
+        let out = jq("map(.id) | add").run_one(&big).unwrap();
+        assert_eq!(out, json!((0..200_000_i64).sum::<i64>()));
+        let wide: Map<String, Value> = (0..100_000).map(|i| (format!("k{i}"), json!(i))).collect();
+        let out = jq(".").run_one(&Value::Object(wide.clone())).unwrap();
+        assert_eq!(out, Value::Object(wide));
+    }
+
+    /// Arbitrary JSON, a few levels deep.
+    fn json_value() -> impl Strategy<Value = Value> {
+        let leaf = prop_oneof![
+            Just(Value::Null),
+            any::<bool>().prop_map(Value::from),
+            any::<i64>().prop_map(Value::from),
+            any::<u64>().prop_map(Value::from),
+            any::<f64>()
+                .prop_filter("finite", |f| f.is_finite())
+                .prop_map(Value::from),
+            ".{0,8}".prop_map(Value::from),
+        ];
+        leaf.prop_recursive(4, 32, 6, |inner| {
+            prop_oneof![
+                proptest::collection::vec(inner.clone(), 0..6).prop_map(Value::Array),
+                proptest::collection::vec((".{0,6}", inner), 0..6)
+                    .prop_map(|kvs| Value::Object(kvs.into_iter().collect())),
+            ]
+        })
+    }
+
+    proptest! {
+        #[test]
+        fn compile_never_panics_and_points_inside_the_program(
+            src in r#"[.a-z$@()\[\]{}|,;:"\\ 0-9?=<>+*/%é-]{0,30}"#
+        ) {
+            if let Err(err) = JqProgram::compile(&src) {
+                prop_assert!(!err.problems.is_empty());
+                for p in &err.problems {
+                    prop_assert!(p.offset + p.len <= src.len(), "{p:?} in {src:?}");
+                    prop_assert!(src.is_char_boundary(p.offset), "{p:?} in {src:?}");
+                    prop_assert!(src.is_char_boundary(p.offset + p.len), "{p:?} in {src:?}");
+                    prop_assert!(!p.message.is_empty());
+                }
+            }
+        }
+
+        #[test]
+        fn identity_round_trips_exactly(v in json_value()) {
+            let out = jq(".").run_one(&v).unwrap();
+            prop_assert_eq!(out.to_string(), v.to_string());
+        }
+    }
+}
