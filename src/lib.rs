@@ -6,4 +6,5 @@
 //! against.
 #![forbid(unsafe_code)]
 
+pub mod demo_server;
 pub mod engine;
