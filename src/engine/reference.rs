@@ -43,11 +43,17 @@
 //!   the one string that was parsed, always on character boundaries.
 
 mod parse;
+mod resolve;
 
 use std::fmt;
 
 pub use parse::{
     Located, SyntaxError, collect_refs, escape_literal, parse_template, parse_template_all,
+};
+pub use resolve::{
+    JsonType, NodeLookup, Partial, PathError, PathErrorKind, ResolveError, Scope, resolve_path,
+    resolve_reference, resolve_template, resolve_template_partial, resolve_value,
+    resolve_value_partial,
 };
 
 /// Root names that are not node ids: `${var.X}`, `${env.X}` and `${item}`.
