@@ -2,3 +2,4 @@
 //! validation. No terminal code lives here.
 
 pub mod diag;
+pub mod mcp;
