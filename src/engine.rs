@@ -3,4 +3,5 @@
 
 pub mod diag;
 pub mod jq;
+pub mod mcp;
 pub mod reference;

@@ -1,0 +1,743 @@
+//! The MCP client: one [`Connection`] per declared server, over a spawned
+//! stdio process or Streamable HTTP, built on the official `rmcp` SDK.
+//!
+//! A connection does the handshake and `tools/list` once, then serves any
+//! number of concurrent `tools/call`s. Timeouts and cancellation tell the
+//! server with `notifications/cancelled`. What a server writes to stderr and
+//! sends as log notifications goes to a bounded [`ServerLog`], never to the
+//! terminal.
+
+mod error;
+mod handler;
+mod log;
+mod output;
+mod tools;
+mod transport;
+
+use std::{
+    collections::{BTreeMap, HashSet},
+    fmt,
+    path::{Path, PathBuf},
+    sync::{
+        Arc, Mutex, PoisonError,
+        atomic::{AtomicBool, Ordering},
+    },
+    time::Duration,
+};
+
+use rmcp::{
+    Peer, RoleClient, ServiceError, ServiceExt,
+    model::{
+        CallToolRequest, CallToolRequestParams, ClientJsonRpcMessage, ClientRequest, ErrorCode,
+        GetMeta, MetaObject, PaginatedRequestParams, ProgressToken, RequestId, RequestMetaObject,
+        ServerResult,
+    },
+    service::{PeerRequestOptions, RunningService},
+};
+use serde_json::{Map, Value};
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+
+pub use error::McpError;
+use error::{HumanDuration, chain_message};
+use handler::Client;
+pub use log::ServerLog;
+pub use output::{error_text, output_of};
+pub use tools::{ToolAnnotations, ToolInfo};
+use transport::{
+    describe_http_error, describe_stdio_init_error, http_init_error, http_transport, redact_url,
+    spawn_stdio,
+};
+
+/// How long a cancelled or timed-out call waits for its
+/// `notifications/cancelled` to be handed to the transport.
+const CANCEL_NOTICE_WAIT: Duration = Duration::from_millis(500);
+/// How long a failed connection waits for the server's last stderr lines.
+const STDERR_SETTLE: Duration = Duration::from_millis(500);
+/// How long [`Connection::close`] waits for the server to shut down.
+const CLOSE_WAIT: Duration = Duration::from_secs(10);
+/// Lines of stderr quoted in an error message.
+const TAIL_LINES: usize = 20;
+const TAIL_BYTES: usize = 4 * 1024;
+/// A server that pages `tools/list` more often than this is looping.
+const MAX_TOOL_PAGES: usize = 1000;
+
+/// How to reach one MCP server.
+#[derive(Clone, PartialEq, Eq)]
+pub enum ServerSpec {
+    /// A child process spoken to over its stdin/stdout. `args` are passed as
+    /// they are, without a shell; `env` is added to pipewright's environment.
+    Stdio {
+        command: String,
+        args: Vec<String>,
+        env: BTreeMap<String, String>,
+        cwd: Option<PathBuf>,
+    },
+    /// A Streamable HTTP endpoint. `headers` (e.g. `Authorization`) go with
+    /// every request; their values are secrets and never appear in errors,
+    /// logs or `Debug` output.
+    Http {
+        url: String,
+        headers: BTreeMap<String, String>,
+    },
+}
+
+impl fmt::Debug for ServerSpec {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ServerSpec::Stdio {
+                command,
+                args,
+                env,
+                cwd,
+            } => f
+                .debug_struct("Stdio")
+                .field("command", command)
+                .field("args", args)
+                .field("env", &env.keys().collect::<Vec<_>>())
+                .field("cwd", cwd)
+                .finish(),
+            ServerSpec::Http { url, headers } => f
+                .debug_struct("Http")
+                .field("url", &redact_url(url))
+                .field("headers", &headers.keys().collect::<Vec<_>>())
+                .finish(),
+        }
+    }
+}
+
+/// A directory the client offers to servers that ask `roots/list`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Root {
+    /// A `file://` URI.
+    pub uri: String,
+    pub name: Option<String>,
+}
+
+impl Root {
+    /// The root for a local directory, named after its last component.
+    pub fn from_path(path: &Path) -> Self {
+        Self {
+            uri: file_uri(path),
+            name: path.file_name().map(|n| n.to_string_lossy().into_owned()),
+        }
+    }
+}
+
+/// Settings for [`Connection::connect`].
+#[derive(Debug, Clone)]
+pub struct ConnectOptions {
+    /// Limit for starting the server, the handshake and `tools/list` together.
+    pub connect_timeout: Duration,
+    /// The `clientInfo` pipewright sends in `initialize`.
+    pub client_name: String,
+    pub client_version: String,
+    /// The answer to `roots/list`.
+    pub roots: Vec<Root>,
+}
+
+impl Default for ConnectOptions {
+    /// 30 s to connect, `pipewright` and its version, and the current
+    /// directory as the only root.
+    fn default() -> Self {
+        Self {
+            connect_timeout: Duration::from_secs(30),
+            client_name: "pipewright".to_owned(),
+            client_version: env!("CARGO_PKG_VERSION").to_owned(),
+            roots: std::env::current_dir()
+                .map(|dir| vec![Root::from_path(&dir)])
+                .unwrap_or_default(),
+        }
+    }
+}
+
+/// The result of one `tools/call` that got an answer.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CallOutcome {
+    /// The JSON-RPC request as sent:
+    /// `{"jsonrpc":"2.0","id":…,"method":"tools/call","params":{…}}`.
+    pub request: Value,
+    /// The `CallToolResult` as received (re-serialized by rmcp).
+    pub result: Value,
+    /// The result's `isError`: the tool ran and reported a failure.
+    pub is_error: bool,
+    pub duration: Duration,
+}
+
+impl CallOutcome {
+    /// The node output of this result; see [`output_of`].
+    pub fn output(&self) -> Value {
+        output_of(&self.result)
+    }
+}
+
+/// A live connection to one MCP server. Cloning is cheap and every clone
+/// talks to the same server; calls from many tasks run concurrently.
+#[derive(Clone)]
+pub struct Connection {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    name: String,
+    peer: Peer<RoleClient>,
+    service: Mutex<Option<RunningService<RoleClient, Client>>>,
+    server_info: Value,
+    tools: Vec<ToolInfo>,
+    log: ServerLog,
+    endpoint: Endpoint,
+    closed: AtomicBool,
+}
+
+/// What is at the other end, and what we know about it.
+enum Endpoint {
+    Stdio {
+        pid: Option<u32>,
+        /// Cancelled once the child's stderr reached its end.
+        stderr_done: CancellationToken,
+    },
+    Http,
+}
+
+impl Endpoint {
+    /// The last stderr lines, after giving a dying child a moment to finish
+    /// writing them.
+    async fn stderr_tail(&self, log: &ServerLog) -> String {
+        match self {
+            Endpoint::Stdio { stderr_done, .. } => {
+                let _ = tokio::time::timeout(STDERR_SETTLE, stderr_done.cancelled()).await;
+                log.tail(TAIL_LINES, TAIL_BYTES)
+            }
+            Endpoint::Http => String::new(),
+        }
+    }
+}
+
+impl fmt::Debug for Connection {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Connection")
+            .field("name", &self.inner.name)
+            .field("pid", &self.pid())
+            .field("tools", &self.inner.tools.len())
+            .field("closed", &self.is_closed())
+            .finish()
+    }
+}
+
+impl Connection {
+    /// Starts or reaches the server, does the MCP handshake and reads the
+    /// whole `tools/list` (following `nextCursor`), all within
+    /// `opts.connect_timeout`.
+    pub async fn connect(
+        name: &str,
+        spec: &ServerSpec,
+        opts: &ConnectOptions,
+    ) -> Result<Connection, McpError> {
+        let log = ServerLog::default();
+        let client = Client::new(
+            &opts.client_name,
+            &opts.client_version,
+            opts.roots.clone(),
+            log.clone(),
+        );
+        let deadline = Instant::now() + opts.connect_timeout;
+        let within = HumanDuration(opts.connect_timeout);
+        match spec {
+            ServerSpec::Stdio {
+                command,
+                args,
+                env,
+                cwd,
+            } => {
+                let (transport, stderr) = spawn_stdio(name, command, args, env, cwd.as_deref())?;
+                let pid = transport.id();
+                let stderr_done = CancellationToken::new();
+                match stderr {
+                    Some(stderr) => {
+                        tokio::spawn(log::pump(stderr, log.clone(), stderr_done.clone()));
+                    }
+                    None => stderr_done.cancel(),
+                }
+                let endpoint = Endpoint::Stdio { pid, stderr_done };
+                let service = match tokio::time::timeout_at(deadline, client.serve(transport)).await
+                {
+                    Ok(Ok(service)) => service,
+                    Ok(Err(e)) => {
+                        return Err(McpError::Handshake {
+                            server: name.to_owned(),
+                            reason: describe_stdio_init_error(&e),
+                            stderr_tail: endpoint.stderr_tail(&log).await,
+                        });
+                    }
+                    Err(_) => {
+                        return Err(McpError::Handshake {
+                            server: name.to_owned(),
+                            reason: format!("no answer to `initialize` within {within}"),
+                            stderr_tail: endpoint.stderr_tail(&log).await,
+                        });
+                    }
+                };
+                Self::finish(name, service, endpoint, log, deadline, opts).await
+            }
+            ServerSpec::Http { url, headers } => {
+                let transport = http_transport(name, url, headers)?;
+                let service = match tokio::time::timeout_at(deadline, client.serve(transport)).await
+                {
+                    Ok(Ok(service)) => service,
+                    Ok(Err(e)) => return Err(http_init_error(name, url, &e)),
+                    Err(_) => {
+                        return Err(McpError::Connect {
+                            server: name.to_owned(),
+                            url: redact_url(url),
+                            reason: format!("no answer to `initialize` within {within}"),
+                        });
+                    }
+                };
+                Self::finish(name, service, Endpoint::Http, log, deadline, opts).await
+            }
+        }
+    }
+
+    /// After the handshake: read the tools and assemble the connection.
+    async fn finish(
+        name: &str,
+        service: RunningService<RoleClient, Client>,
+        endpoint: Endpoint,
+        log: ServerLog,
+        deadline: Instant,
+        opts: &ConnectOptions,
+    ) -> Result<Connection, McpError> {
+        let peer = service.peer().clone();
+        let peer_info = peer.peer_info();
+        let server_info = peer_info
+            .as_deref()
+            .and_then(|info| serde_json::to_value(info).ok())
+            .unwrap_or(Value::Null);
+        let has_tools = peer_info
+            .as_deref()
+            .is_some_and(|info| info.capabilities.tools.is_some());
+        let listed = tokio::time::timeout_at(deadline, list_tools(&peer)).await;
+        let tools = match listed {
+            Ok(Ok(tools)) => Ok(tools),
+            // A server without tools: nothing to call, but reachable.
+            Ok(Err(ListError::Service(ServiceError::McpError(e))))
+                if e.code == ErrorCode::METHOD_NOT_FOUND && !has_tools =>
+            {
+                Ok(Vec::new())
+            }
+            Ok(Err(e)) => Err(format!("`tools/list` failed: {e}")),
+            Err(_) => Err(format!(
+                "no complete answer to `tools/list` within {}",
+                HumanDuration(opts.connect_timeout)
+            )),
+        };
+        let failure = match tools {
+            Ok(tools) => {
+                return Ok(Connection {
+                    inner: Arc::new(Inner {
+                        name: name.to_owned(),
+                        peer,
+                        service: Mutex::new(Some(service)),
+                        server_info,
+                        tools,
+                        log,
+                        endpoint,
+                        closed: AtomicBool::new(false),
+                    }),
+                });
+            }
+            Err(failure) => failure,
+        };
+        // Dropping the service shuts the transport down in the background.
+        drop(service);
+        Err(McpError::Handshake {
+            server: name.to_owned(),
+            reason: failure,
+            stderr_tail: endpoint.stderr_tail(&log).await,
+        })
+    }
+
+    /// The server's name as declared in the pipeline file.
+    pub fn name(&self) -> &str {
+        &self.inner.name
+    }
+
+    /// What the server said about itself in the handshake:
+    /// `{"protocolVersion", "capabilities", "serverInfo", "instructions"}`.
+    pub fn server_info(&self) -> Value {
+        self.inner.server_info.clone()
+    }
+
+    /// Every tool of the server, in listed order.
+    pub fn tools(&self) -> &[ToolInfo] {
+        &self.inner.tools
+    }
+
+    /// The tool called `name`, if the server has one.
+    pub fn tool(&self, name: &str) -> Option<&ToolInfo> {
+        self.inner.tools.iter().find(|t| t.name == name)
+    }
+
+    /// The server's stderr (stdio servers) and log notifications, last 64 KiB.
+    pub fn log(&self) -> &ServerLog {
+        &self.inner.log
+    }
+
+    /// The process id of a stdio server.
+    pub fn pid(&self) -> Option<u32> {
+        match self.inner.endpoint {
+            Endpoint::Stdio { pid, .. } => pid,
+            Endpoint::Http => None,
+        }
+    }
+
+    /// True once the connection was closed or the server went away.
+    pub fn is_closed(&self) -> bool {
+        self.inner.closed.load(Ordering::SeqCst) || self.inner.peer.is_transport_closed()
+    }
+
+    /// One `tools/call`.
+    ///
+    /// `meta` goes into the request's `params._meta` (next to the
+    /// `progressToken` rmcp adds). When `timeout` passes, or `cancel` fires,
+    /// the server is sent `notifications/cancelled` for the request and the
+    /// call returns [`McpError::Timeout`] or [`McpError::Cancelled`] at once,
+    /// without waiting for the server. Dropping the returned future also
+    /// sends the cancellation.
+    pub async fn call(
+        &self,
+        tool: &str,
+        args: Map<String, Value>,
+        meta: Option<Map<String, Value>>,
+        timeout: Option<Duration>,
+        cancel: &CancellationToken,
+    ) -> Result<CallOutcome, McpError> {
+        let server = self.inner.name.clone();
+        if cancel.is_cancelled() {
+            return Err(McpError::Cancelled {
+                server,
+                tool: tool.to_owned(),
+            });
+        }
+        if self.is_closed() {
+            return Err(self.closed_error().await);
+        }
+        let params = CallToolRequestParams::new(tool.to_owned()).with_arguments(args);
+        let mut options = PeerRequestOptions::no_options();
+        if let Some(meta) = meta.clone() {
+            options = options.with_meta(RequestMetaObject(MetaObject(meta)));
+        }
+        let started = Instant::now();
+        let peer = &self.inner.peer;
+        let sent = peer
+            .send_request_with_option(
+                ClientRequest::CallToolRequest(CallToolRequest::new(params.clone())),
+                options,
+            )
+            .await;
+        let mut handle = match sent {
+            Ok(handle) => handle,
+            Err(e) => return Err(self.call_error(e, tool).await),
+        };
+        let request = request_json(
+            params,
+            meta,
+            handle.id.clone(),
+            handle.progress_token.clone(),
+        );
+        let mut guard = AbandonGuard {
+            peer: peer.clone(),
+            id: Some(handle.id.clone()),
+        };
+
+        enum Stop<T> {
+            Answer(T),
+            Cancelled,
+            TimedOut(Duration),
+        }
+        let deadline = async {
+            match timeout {
+                Some(after) => {
+                    tokio::time::sleep(after).await;
+                    after
+                }
+                None => std::future::pending().await,
+            }
+        };
+        let stop = tokio::select! {
+            biased;
+            () = cancel.cancelled() => Stop::Cancelled,
+            answer = &mut handle.rx => Stop::Answer(answer),
+            after = deadline => Stop::TimedOut(after),
+        };
+        guard.id = None;
+        let answer = match stop {
+            Stop::Answer(answer) => answer,
+            Stop::Cancelled => {
+                let reason = "cancelled by the user".to_owned();
+                let _ = tokio::time::timeout(CANCEL_NOTICE_WAIT, handle.cancel(Some(reason))).await;
+                return Err(McpError::Cancelled {
+                    server,
+                    tool: tool.to_owned(),
+                });
+            }
+            Stop::TimedOut(after) => {
+                let reason = format!("timed out after {}", HumanDuration(after));
+                let _ = tokio::time::timeout(CANCEL_NOTICE_WAIT, handle.cancel(Some(reason))).await;
+                return Err(McpError::Timeout {
+                    server,
+                    tool: tool.to_owned(),
+                    after,
+                });
+            }
+        };
+        let duration = started.elapsed();
+        let result = match answer {
+            Ok(Ok(result)) => result,
+            Ok(Err(e)) => return Err(self.call_error(e, tool).await),
+            Err(_) => return Err(self.closed_error().await),
+        };
+        let result = match result {
+            ServerResult::CallToolResult(r) => serde_json::to_value(r),
+            ServerResult::InputRequiredResult(_) => {
+                return Err(McpError::Transport {
+                    server,
+                    reason: format!(
+                        "`{tool}` asked for more input (`input_required`), which pipewright does not support"
+                    ),
+                });
+            }
+            ServerResult::CreateTaskResult(_) => {
+                return Err(McpError::Transport {
+                    server,
+                    reason: format!(
+                        "`{tool}` was turned into a task, which pipewright does not support"
+                    ),
+                });
+            }
+            other => serde_json::to_value(other),
+        }
+        .map_err(|e| McpError::Transport {
+            server: server.clone(),
+            reason: format!("could not read the result of `{tool}`: {e}"),
+        })?;
+        let is_error = result.get("isError").and_then(Value::as_bool) == Some(true);
+        Ok(CallOutcome {
+            request,
+            result,
+            is_error,
+            duration,
+        })
+    }
+
+    /// Shuts the connection down for every clone: ends the session, closes
+    /// the server's stdin, then terminates it if it lingers (at most ~10 s).
+    pub async fn close(self) {
+        self.inner.closed.store(true, Ordering::SeqCst);
+        let service = self
+            .inner
+            .service
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take();
+        if let Some(mut service) = service {
+            let _ = service.close_with_timeout(CLOSE_WAIT).await;
+        }
+    }
+
+    async fn closed_error(&self) -> McpError {
+        McpError::Closed {
+            server: self.inner.name.clone(),
+            stderr_tail: self.inner.endpoint.stderr_tail(&self.inner.log).await,
+        }
+    }
+
+    async fn call_error(&self, e: ServiceError, tool: &str) -> McpError {
+        let server = self.inner.name.clone();
+        match e {
+            ServiceError::McpError(data) => McpError::Protocol {
+                server,
+                method: "tools/call".to_owned(),
+                code: data.code.0,
+                message: data.message.into_owned(),
+                data: data.data.map(Box::new),
+            },
+            ServiceError::Cancelled { .. } => McpError::Cancelled {
+                server,
+                tool: tool.to_owned(),
+            },
+            ServiceError::Timeout { timeout } => McpError::Timeout {
+                server,
+                tool: tool.to_owned(),
+                after: timeout,
+            },
+            ServiceError::TransportSend(e) if matches!(self.inner.endpoint, Endpoint::Http) => {
+                McpError::Transport {
+                    server,
+                    reason: describe_http_error(&*e.error),
+                }
+            }
+            ServiceError::TransportClosed | ServiceError::TransportSend(_) => {
+                self.closed_error().await
+            }
+            other => McpError::Transport {
+                server,
+                reason: chain_message(&other),
+            },
+        }
+    }
+}
+
+/// Sends `notifications/cancelled` when a call's future is dropped while it
+/// still waits for its answer.
+struct AbandonGuard {
+    peer: Peer<RoleClient>,
+    id: Option<RequestId>,
+}
+
+impl Drop for AbandonGuard {
+    fn drop(&mut self) {
+        let Some(id) = self.id.take() else { return };
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            return;
+        };
+        let peer = self.peer.clone();
+        runtime.spawn(async move {
+            let param = rmcp::model::CancelledNotificationParam::new(
+                Some(id),
+                Some("the caller stopped waiting".to_owned()),
+            );
+            let _ = peer.notify_cancelled(param).await;
+        });
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+enum ListError {
+    #[error("{}", chain_message(.0))]
+    Service(ServiceError),
+    #[error("the server sent the cursor `{0}` twice")]
+    RepeatedCursor(String),
+    #[error("the server kept paging after {MAX_TOOL_PAGES} pages")]
+    TooManyPages,
+}
+
+/// Every tool, following `nextCursor` until the server stops paging.
+async fn list_tools(peer: &Peer<RoleClient>) -> Result<Vec<ToolInfo>, ListError> {
+    let mut tools = Vec::new();
+    let mut cursor: Option<String> = None;
+    let mut seen = HashSet::new();
+    for _ in 0..MAX_TOOL_PAGES {
+        let page = peer
+            .list_tools(Some(PaginatedRequestParams::default().with_cursor(cursor)))
+            .await
+            .map_err(ListError::Service)?;
+        tools.extend(
+            page.tools
+                .iter()
+                .filter_map(|tool| serde_json::to_value(tool).ok())
+                .filter_map(ToolInfo::from_json),
+        );
+        match page.next_cursor {
+            None => return Ok(tools),
+            Some(next) if !seen.insert(next.clone()) => {
+                return Err(ListError::RepeatedCursor(next));
+            }
+            Some(next) => cursor = Some(next),
+        }
+    }
+    Err(ListError::TooManyPages)
+}
+
+/// The request as rmcp puts it on the wire: same `_meta` merge, same
+/// progress token.
+fn request_json(
+    params: CallToolRequestParams,
+    meta: Option<Map<String, Value>>,
+    id: RequestId,
+    progress_token: ProgressToken,
+) -> Value {
+    let mut request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
+    if let Some(meta) = meta {
+        request.get_meta_mut().0.0.extend(meta);
+    }
+    request.get_meta_mut().set_progress_token(progress_token);
+    let message = ClientJsonRpcMessage::request(request, id);
+    serde_json::to_value(message).unwrap_or(Value::Null)
+}
+
+/// A `file://` URI for a local path, percent-encoding what needs it.
+fn file_uri(path: &Path) -> String {
+    let text = path.to_string_lossy().replace('\\', "/");
+    let mut uri = String::from("file://");
+    if !text.starts_with('/') {
+        uri.push('/');
+    }
+    for byte in text.bytes() {
+        if byte.is_ascii_alphanumeric() || b"-._~/:".contains(&byte) {
+            uri.push(char::from(byte));
+        } else {
+            uri.push_str(&format!("%{byte:02X}"));
+        }
+    }
+    uri
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn file_uris_are_percent_encoded() {
+        assert_eq!(
+            file_uri(Path::new("/home/a b/ü")),
+            "file:///home/a%20b/%C3%BC"
+        );
+        let root = Root::from_path(Path::new("/work/project"));
+        assert_eq!(root.uri, "file:///work/project");
+        assert_eq!(root.name.as_deref(), Some("project"));
+    }
+
+    #[test]
+    fn debug_of_a_spec_hides_secrets() {
+        let spec = ServerSpec::Http {
+            url: "https://user:pw@example.com/mcp?token=abc".into(),
+            headers: BTreeMap::from([("Authorization".into(), "Bearer s3cret".into())]),
+        };
+        let shown = format!("{spec:?}");
+        assert!(shown.contains("Authorization"), "{shown}");
+        assert!(!shown.contains("s3cret") && !shown.contains("pw") && !shown.contains("abc"));
+        let spec = ServerSpec::Stdio {
+            command: "srv".into(),
+            args: vec![],
+            env: BTreeMap::from([("TOKEN".into(), "s3cret".into())]),
+            cwd: None,
+        };
+        let shown = format!("{spec:?}");
+        assert!(
+            shown.contains("TOKEN") && !shown.contains("s3cret"),
+            "{shown}"
+        );
+    }
+
+    #[test]
+    fn the_request_json_carries_meta_and_the_progress_token() {
+        let mut args = Map::new();
+        args.insert("message".into(), Value::from("hi"));
+        let mut meta = Map::new();
+        meta.insert("idempotencyKey".into(), Value::from("k1"));
+        let json = request_json(
+            CallToolRequestParams::new("echo").with_arguments(args),
+            Some(meta),
+            RequestId::Number(7),
+            ProgressToken(rmcp::model::NumberOrString::Number(3)),
+        );
+        assert_eq!(json["jsonrpc"], "2.0");
+        assert_eq!(json["id"], 7);
+        assert_eq!(json["method"], "tools/call");
+        assert_eq!(json["params"]["name"], "echo");
+        assert_eq!(json["params"]["arguments"]["message"], "hi");
+        assert_eq!(json["params"]["_meta"]["idempotencyKey"], "k1");
+        assert_eq!(json["params"]["_meta"]["progressToken"], 3);
+    }
+}
