@@ -18,7 +18,9 @@ impl Pos {
     pub fn shifted(self, chars: usize) -> Self {
         Self {
             line: self.line,
-            col: self.col.saturating_add(u32::try_from(chars).unwrap_or(u32::MAX)),
+            col: self
+                .col
+                .saturating_add(u32::try_from(chars).unwrap_or(u32::MAX)),
         }
     }
 }
@@ -43,7 +45,10 @@ impl Span {
 
     /// A span that covers a single position.
     pub const fn at(pos: Pos) -> Self {
-        Self { start: pos, end: pos }
+        Self {
+            start: pos,
+            end: pos,
+        }
     }
 }
 
@@ -177,10 +182,16 @@ mod tests {
 
     #[test]
     fn renders_like_a_compiler() {
-        let d = Diagnostic::error(Span::new(Pos::new(2, 3), Pos::new(2, 7)), "unknown key `nede`")
-            .with_hint("did you mean `needs`?");
+        let d = Diagnostic::error(
+            Span::new(Pos::new(2, 3), Pos::new(2, 7)),
+            "unknown key `nede`",
+        )
+        .with_hint("did you mean `needs`?");
         let text = d.render("f.yml", Some("a:\n  nede: x\n"));
-        assert!(text.starts_with("f.yml:2:3: error: unknown key `nede`"), "{text}");
+        assert!(
+            text.starts_with("f.yml:2:3: error: unknown key `nede`"),
+            "{text}"
+        );
         assert!(text.contains("  ^^^^"), "{text}");
         assert!(text.ends_with("= hint: did you mean `needs`?"), "{text}");
     }

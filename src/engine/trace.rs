@@ -1,0 +1,347 @@
+//! What a run leaves behind: per-node records, the run's status and the JSON
+//! trace envelope of SPEC §4 that `expect:` targets address.
+
+use indexmap::IndexMap;
+use serde::Serialize;
+use serde_json::{Value, json};
+
+use super::model::{Expectation, Matcher};
+use super::reference::{self, Root};
+
+/// Where a node is in its life.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum NodeStatus {
+    Pending,
+    Running,
+    Ok,
+    Failed,
+    Skipped,
+    /// Its definition (or an ancestor's) changed since its output was recorded.
+    Stale,
+    Cancelled,
+}
+
+impl NodeStatus {
+    /// Finished, one way or another: children may look at it.
+    pub fn is_terminal(self) -> bool {
+        matches!(
+            self,
+            NodeStatus::Ok | NodeStatus::Failed | NodeStatus::Skipped | NodeStatus::Cancelled
+        )
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            NodeStatus::Pending => "pending",
+            NodeStatus::Running => "running",
+            NodeStatus::Ok => "ok",
+            NodeStatus::Failed => "failed",
+            NodeStatus::Skipped => "skipped",
+            NodeStatus::Stale => "stale",
+            NodeStatus::Cancelled => "cancelled",
+        }
+    }
+}
+
+/// One element of a fan-out.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct IterationRecord {
+    pub index: usize,
+    pub status: NodeStatus,
+    pub args: Value,
+    pub output: Value,
+    pub error: Option<String>,
+    pub attempts: u32,
+    pub duration_ms: u64,
+}
+
+/// Everything known about one node of a run.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct NodeRecord {
+    pub status: NodeStatus,
+    /// Resolved arguments (secrets redacted).
+    pub args: Value,
+    pub output: Value,
+    /// The raw `tools/call` result (the last attempt's).
+    pub raw: Value,
+    pub error: Option<String>,
+    /// Why the node was skipped, when it was.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub skip_reason: Option<String>,
+    pub attempts: u32,
+    pub started_at: Option<String>,
+    pub duration_ms: u64,
+    pub cost_usd: f64,
+    pub tokens: u64,
+    pub model: Option<String>,
+    pub mocked: bool,
+    pub iterations: Vec<IterationRecord>,
+    /// The JSON-RPC request and response of the last attempt.
+    #[serde(skip_serializing_if = "Value::is_null")]
+    pub rpc: Value,
+}
+
+impl Default for NodeRecord {
+    fn default() -> Self {
+        Self {
+            status: NodeStatus::Pending,
+            args: Value::Null,
+            output: Value::Null,
+            raw: Value::Null,
+            error: None,
+            skip_reason: None,
+            attempts: 0,
+            started_at: None,
+            duration_ms: 0,
+            cost_usd: 0.0,
+            tokens: 0,
+            model: None,
+            mocked: false,
+            iterations: Vec::new(),
+            rpc: Value::Null,
+        }
+    }
+}
+
+/// How a run ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RunStatus {
+    /// Every node ran or was skipped; failures, if any, were `continue`d.
+    Completed,
+    /// A node failed after others had completed.
+    Partial,
+    /// A node failed before anything completed.
+    Failed,
+    BudgetExceeded,
+    Cancelled,
+}
+
+impl RunStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RunStatus::Completed => "completed",
+            RunStatus::Partial => "partial",
+            RunStatus::Failed => "failed",
+            RunStatus::BudgetExceeded => "budget_exceeded",
+            RunStatus::Cancelled => "cancelled",
+        }
+    }
+}
+
+/// The result of one expectation.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ExpectResult {
+    pub target: String,
+    pub matcher: Value,
+    pub pass: bool,
+    pub actual: Value,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+}
+
+/// A finished (or stopped) run of one composition, or one case of it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Trace {
+    pub file: String,
+    pub composition: RunSummary,
+    pub nodes: IndexMap<String, NodeRecord>,
+    pub completed_step_ids: Vec<String>,
+    pub failed_step: Option<String>,
+    pub output: Value,
+    pub expect: Vec<ExpectResult>,
+    /// Captured stderr of the servers, by server name.
+    #[serde(skip_serializing_if = "IndexMap::is_empty")]
+    pub server_logs: IndexMap<String, String>,
+}
+
+/// The `composition` block of the envelope.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RunSummary {
+    pub name: String,
+    pub case: Option<String>,
+    pub ran: bool,
+    pub status: RunStatus,
+    pub budget_tripped: Option<String>,
+    pub cost_total: f64,
+    pub tokens_total: u64,
+    pub duration_ms: u64,
+}
+
+impl Trace {
+    /// Passed: the run completed and every expectation held.
+    pub fn passed(&self) -> bool {
+        self.composition.status == RunStatus::Completed && self.expect.iter().all(|e| e.pass)
+    }
+
+    /// The envelope as JSON, with the `cost.total` / `tokens.total` aliases
+    /// that expectations may address.
+    pub fn envelope(&self) -> Value {
+        let mut v = serde_json::to_value(self).unwrap_or(Value::Null);
+        if let Value::Object(map) = &mut v {
+            map.insert("cost".into(), json!({"total": self.composition.cost_total}));
+            map.insert(
+                "tokens".into(),
+                json!({"total": self.composition.tokens_total}),
+            );
+        }
+        v
+    }
+
+    /// Evaluates `expectations` against this trace and stores the results.
+    pub fn check(&mut self, expectations: &[Expectation]) {
+        let envelope = self.envelope();
+        self.expect = expectations
+            .iter()
+            .map(|e| evaluate(e, &envelope))
+            .collect();
+    }
+}
+
+/// The value at an expectation target such as `nodes.find.output.users[0]`;
+/// `None` when the path does not exist.
+pub fn lookup(envelope: &Value, target: &str) -> Option<Value> {
+    let template = reference::parse_template(&format!("${{{target}}}")).ok()?;
+    let r = template.single_ref()?;
+    let Root::Node(first) = &r.root else {
+        return None;
+    };
+    let root = envelope.get(first)?;
+    reference::resolve_path(root, &r.path).ok()
+}
+
+fn evaluate(e: &Expectation, envelope: &Value) -> ExpectResult {
+    let actual = lookup(envelope, &e.target);
+    let (pass, message) = match (&e.matcher, &actual) {
+        (Matcher::Exists(want), a) => (a.is_some() == *want, None),
+        (_, None) => (
+            false,
+            Some(format!("`{}` does not exist in the trace", e.target)),
+        ),
+        (m, Some(a)) => matches(m, a),
+    };
+    ExpectResult {
+        target: e.target.clone(),
+        matcher: e.matcher.to_json(),
+        pass,
+        actual: actual.unwrap_or(Value::Null),
+        message,
+    }
+}
+
+fn matches(m: &Matcher, a: &Value) -> (bool, Option<String>) {
+    let compare = |ok: fn(f64, f64) -> bool, n: f64| match a.as_f64() {
+        Some(x) => (ok(x, n), None),
+        None => (false, Some("the value is not a number".to_owned())),
+    };
+    match m {
+        Matcher::Exact(want) => (json_eq(want, a), None),
+        Matcher::Lte(n) => compare(|x, n| x <= n, *n),
+        Matcher::Lt(n) => compare(|x, n| x < n, *n),
+        Matcher::Gte(n) => compare(|x, n| x >= n, *n),
+        Matcher::Gt(n) => compare(|x, n| x > n, *n),
+        Matcher::Contains(want) => (contains(a, want), None),
+        Matcher::Regex(re) => match a {
+            Value::String(s) => (re.is_match(s), None),
+            other => (re.is_match(&other.to_string()), None),
+        },
+        Matcher::Length(n) => {
+            let len = match a {
+                Value::String(s) => Some(s.chars().count()),
+                Value::Array(v) => Some(v.len()),
+                Value::Object(m) => Some(m.len()),
+                _ => None,
+            };
+            match len {
+                Some(l) => (l as u64 == *n, None),
+                None => (false, Some("the value has no length".to_owned())),
+            }
+        }
+        Matcher::Type(t) => (type_name(a) == t, None),
+        Matcher::Exists(_) => (true, None),
+        Matcher::Jq(p) => match p.test(a) {
+            Ok(b) => (b, None),
+            Err(e) => (false, Some(e.to_string())),
+        },
+    }
+}
+
+/// JSON equality where `1` equals `1.0`.
+fn json_eq(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Number(x), Value::Number(y)) => x.as_f64() == y.as_f64(),
+        (Value::Array(x), Value::Array(y)) => {
+            x.len() == y.len() && x.iter().zip(y).all(|(p, q)| json_eq(p, q))
+        }
+        (Value::Object(x), Value::Object(y)) => {
+            x.len() == y.len()
+                && x.iter()
+                    .all(|(k, v)| y.get(k).is_some_and(|w| json_eq(v, w)))
+        }
+        _ => a == b,
+    }
+}
+
+fn contains(haystack: &Value, needle: &Value) -> bool {
+    match (haystack, needle) {
+        (Value::String(h), Value::String(n)) => h.contains(n.as_str()),
+        (Value::Array(items), n) => items.iter().any(|i| json_eq(i, n) || contains_subset(i, n)),
+        (Value::Object(_), Value::Object(_)) => contains_subset(haystack, needle),
+        (h, n) => json_eq(h, n),
+    }
+}
+
+fn contains_subset(h: &Value, n: &Value) -> bool {
+    match (h, n) {
+        (Value::Object(hm), Value::Object(nm)) => nm.iter().all(|(k, v)| {
+            hm.get(k)
+                .is_some_and(|hv| json_eq(hv, v) || contains_subset(hv, v))
+        }),
+        _ => false,
+    }
+}
+
+/// The JSON type name used by the `type` matcher.
+pub fn type_name(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "boolean",
+        Value::Number(_) => "number",
+        Value::String(_) => "string",
+        Value::Array(_) => "array",
+        Value::Object(_) => "object",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn contains_covers_strings_arrays_and_objects() {
+        assert!(contains(&json!("hello world"), &json!("lo w")));
+        assert!(contains(&json!([1, 2, 3]), &json!(2)));
+        assert!(contains(
+            &json!({"a": 1, "b": {"c": 2}}),
+            &json!({"b": {"c": 2}})
+        ));
+        assert!(!contains(&json!({"a": 1}), &json!({"a": 2})));
+        assert!(contains(&json!([{"id": 1, "n": "x"}]), &json!({"id": 1})));
+    }
+
+    #[test]
+    fn numbers_compare_by_value() {
+        assert!(json_eq(&json!(1), &json!(1.0)));
+        assert!(!json_eq(&json!(1), &json!("1")));
+    }
+
+    #[test]
+    fn lookup_walks_the_envelope() {
+        let env = json!({"nodes": {"a": {"status": "ok", "output": {"xs": [1, 2]}}}, "cost": {"total": 0.5}});
+        assert_eq!(lookup(&env, "nodes.a.status"), Some(json!("ok")));
+        assert_eq!(lookup(&env, "nodes.a.output.xs[1]"), Some(json!(2)));
+        assert_eq!(lookup(&env, "cost.total"), Some(json!(0.5)));
+        assert_eq!(lookup(&env, "nodes.b.status"), None);
+    }
+}
