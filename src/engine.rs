@@ -1,7 +1,17 @@
-//! The execution engine: pipeline model, loader, references, jq, plan and
-//! validation. No terminal code lives here.
+//! The execution engine: pipeline model, loader, references, jq, graph,
+//! sessions and the MCP client. No terminal code lives here.
 
+pub mod cost;
 pub mod diag;
+pub mod exec;
+pub mod graph;
 pub mod jq;
+pub mod loader;
 pub mod mcp;
+pub mod model;
+pub mod redact;
 pub mod reference;
+pub mod servers;
+pub mod session;
+pub mod trace;
+pub mod yaml;

@@ -1,0 +1,454 @@
+//! Running one node: resolve its arguments, call (or mock) with retries and
+//! timeouts, fan out over `for_each` with real concurrency, reshape with
+//! `transform`, and record everything.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use futures::future::BoxFuture;
+use futures::stream::{FuturesUnordered, StreamExt};
+use indexmap::IndexMap;
+use serde_json::{Map, Value, json};
+use tokio::sync::{mpsc, watch};
+use tokio_util::sync::CancellationToken;
+
+use super::mcp::{CallOutcome, McpError, error_text, output_of};
+use super::model::{Composition, Mock, Node, OnError};
+use super::redact::Redactor;
+use super::reference::{self, NodeLookup, ResolveError, Scope};
+use super::session::Event;
+use super::trace::{IterationRecord, NodeRecord, NodeStatus};
+
+/// Something that can make a `tools/call`: the live server pool, a cassette,
+/// or a test double.
+pub trait Caller: Send + Sync {
+    /// Calls `tool` on `server` (`None`: the only server there is).
+    fn call<'a>(
+        &'a self,
+        server: Option<&'a str>,
+        tool: &'a str,
+        args: Map<String, Value>,
+        meta: Option<Map<String, Value>>,
+        timeout: Option<Duration>,
+        cancel: &'a CancellationToken,
+    ) -> BoxFuture<'a, Result<CallOutcome, McpError>>;
+
+    /// What the servers wrote to stderr (and logged), by server name.
+    fn logs(&self) -> IndexMap<String, String> {
+        IndexMap::new()
+    }
+}
+
+/// What a node's references can see: its parents' outputs (a snapshot taken
+/// at dispatch), the run's variables, the environment and the fan-out item.
+#[derive(Debug, Clone, Default)]
+pub struct Snapshot {
+    pub nodes: HashMap<String, Seen>,
+    pub vars: Arc<IndexMap<String, Value>>,
+    pub item: Option<Value>,
+}
+
+/// A node as a snapshot saw it.
+#[derive(Debug, Clone)]
+pub enum Seen {
+    Output(Value),
+    NotRun,
+    Skipped,
+    Failed,
+}
+
+impl Scope for Snapshot {
+    fn node(&self, id: &str) -> NodeLookup<'_> {
+        match self.nodes.get(id) {
+            Some(Seen::Output(v)) => NodeLookup::Output(v),
+            Some(Seen::NotRun) => NodeLookup::NotRun,
+            Some(Seen::Skipped) => NodeLookup::Skipped,
+            Some(Seen::Failed) => NodeLookup::Failed,
+            None => NodeLookup::Unknown,
+        }
+    }
+
+    fn var(&self, name: &str) -> Option<&Value> {
+        self.vars.get(name)
+    }
+
+    fn env(&self, name: &str) -> Option<String> {
+        std::env::var(name).ok()
+    }
+
+    fn item(&self) -> Option<&Value> {
+        self.item.as_ref()
+    }
+
+    fn node_ids(&self) -> Vec<&str> {
+        self.nodes.keys().map(String::as_str).collect()
+    }
+
+    fn var_names(&self) -> Vec<&str> {
+        self.vars.keys().map(String::as_str).collect()
+    }
+}
+
+/// Everything a node task needs; it owns its inputs so it never touches the
+/// session's state.
+pub struct NodeJob {
+    pub comp: Arc<Composition>,
+    pub idx: usize,
+    pub scope: Snapshot,
+    pub caller: Arc<dyn Caller>,
+    pub cancel: CancellationToken,
+    /// True while the session is paused: no new fan-out iteration starts.
+    pub paused: watch::Receiver<bool>,
+    pub events: mpsc::Sender<Event>,
+    pub redactor: Redactor,
+    pub default_timeout: Option<Duration>,
+}
+
+/// Longest wait between two retries.
+const MAX_BACKOFF: Duration = Duration::from_secs(10);
+
+/// Runs the node to its end and returns its record.
+pub async fn run_node(job: NodeJob) -> NodeRecord {
+    let node = &job.comp.nodes[job.idx];
+    let started = Instant::now();
+    let mut rec = NodeRecord {
+        status: NodeStatus::Running,
+        started_at: Some(now_rfc3339()),
+        mocked: node.mock.is_some(),
+        ..NodeRecord::default()
+    };
+    match &node.for_each {
+        Some(fe) => {
+            let items = match reference::resolve_reference(&fe.site.reference, &job.scope) {
+                Ok(Value::Array(items)) => items,
+                Ok(other) => {
+                    return fail(
+                        rec,
+                        started,
+                        format!(
+                            "`for_each: {}` must resolve to an array, but it is {}",
+                            fe.source,
+                            super::trace::type_name(&other)
+                        ),
+                    );
+                }
+                Err(e) => return fail(rec, started, e.to_string()),
+            };
+            fan_out(&job, node, items, &mut rec).await;
+        }
+        None => {
+            let args = match resolve_args(&node.args, &job.scope) {
+                Ok(a) => a,
+                Err(e) => return fail(rec, started, e.to_string()),
+            };
+            rec.args = job.redactor.value(&Value::Object(args.clone()));
+            let call = call_with_policy(&job, node, args, None).await;
+            rec.attempts = call.attempts;
+            rec.raw = job.redactor.value(&call.raw);
+            rec.rpc = job.redactor.value(&call.rpc);
+            rec.cost_usd = call.cost_usd;
+            rec.tokens = call.tokens;
+            rec.model = call.model;
+            match call.result {
+                Ok(output) => {
+                    rec.status = NodeStatus::Ok;
+                    rec.output = job.redactor.value(&output);
+                }
+                Err(CallFailure::Cancelled) => {
+                    rec.status = NodeStatus::Cancelled;
+                    rec.error = Some("cancelled".into());
+                }
+                Err(CallFailure::Failed(msg)) => {
+                    rec.status = NodeStatus::Failed;
+                    rec.error = Some(job.redactor.text(&msg));
+                }
+            }
+        }
+    }
+    if rec.mocked {
+        rec.duration_ms = 0;
+    } else {
+        rec.duration_ms = started.elapsed().as_millis() as u64;
+    }
+    rec
+}
+
+fn fail(mut rec: NodeRecord, started: Instant, error: String) -> NodeRecord {
+    rec.status = NodeStatus::Failed;
+    rec.error = Some(error);
+    rec.duration_ms = started.elapsed().as_millis() as u64;
+    rec
+}
+
+/// Resolves a node's `args` into the object sent to the tool.
+pub fn resolve_args(args: &Value, scope: &dyn Scope) -> Result<Map<String, Value>, ResolveError> {
+    match reference::resolve_value(args, scope)? {
+        Value::Object(map) => Ok(map),
+        Value::Null => Ok(Map::new()),
+        other => {
+            let mut map = Map::new();
+            map.insert("value".into(), other);
+            Ok(map)
+        }
+    }
+}
+
+async fn fan_out(job: &NodeJob, node: &Node, items: Vec<Value>, rec: &mut NodeRecord) {
+    let total = items.len();
+    let limit = node.max_concurrency.max(1);
+    let mut outputs: Vec<Value> = vec![Value::Null; total];
+    let mut iterations: Vec<Option<IterationRecord>> = vec![None; total];
+    let mut running = FuturesUnordered::new();
+    let mut next = 0usize;
+    let mut done = 0usize;
+    let mut paused = job.paused.clone();
+    while done < total {
+        // Start iterations while there is room, the run is not paused and
+        // nothing was cancelled.
+        while next < total
+            && running.len() < limit
+            && !*paused.borrow()
+            && !job.cancel.is_cancelled()
+        {
+            let index = next;
+            next += 1;
+            let mut scope = job.scope.clone();
+            scope.item = Some(items[index].clone());
+            running.push(async move {
+                let started = Instant::now();
+                let args = match resolve_args(&node.args, &scope) {
+                    Ok(a) => a,
+                    Err(e) => {
+                        return (
+                            index,
+                            Value::Null,
+                            CallResult {
+                                result: Err(CallFailure::Failed(e.to_string())),
+                                ..CallResult::default()
+                            },
+                            started,
+                        );
+                    }
+                };
+                let args_value = Value::Object(args.clone());
+                let call = call_with_policy(job, node, args, Some(index)).await;
+                (index, args_value, call, started)
+            });
+        }
+        if running.is_empty() {
+            if job.cancel.is_cancelled() || next >= total {
+                break;
+            }
+            // Paused with nothing in flight: wait for resume or cancel.
+            tokio::select! {
+                _ = paused.changed() => {}
+                () = job.cancel.cancelled() => {}
+            }
+            continue;
+        }
+        tokio::select! {
+            Some((index, args, call, started)) = running.next() => {
+                done += 1;
+                rec.attempts = rec.attempts.max(call.attempts);
+                rec.cost_usd += call.cost_usd;
+                rec.tokens += call.tokens;
+                if rec.model.is_none() {
+                    rec.model = call.model.clone();
+                }
+                let (status, output, error) = match call.result {
+                    Ok(v) => (NodeStatus::Ok, job.redactor.value(&v), None),
+                    Err(CallFailure::Cancelled) => (NodeStatus::Cancelled, Value::Null, Some("cancelled".to_owned())),
+                    Err(CallFailure::Failed(m)) => (NodeStatus::Failed, Value::Null, Some(job.redactor.text(&m))),
+                };
+                outputs[index] = output.clone();
+                rec.raw = job.redactor.value(&call.raw);
+                rec.rpc = job.redactor.value(&call.rpc);
+                let _ = job.events.send(Event::Iteration {
+                    id: node.id.clone(),
+                    index,
+                    status,
+                    done,
+                    total,
+                }).await;
+                iterations[index] = Some(IterationRecord {
+                    index,
+                    status,
+                    args: job.redactor.value(&args),
+                    output,
+                    error,
+                    attempts: call.attempts,
+                    duration_ms: if node.mock.is_some() { 0 } else { started.elapsed().as_millis() as u64 },
+                });
+            }
+            _ = paused.changed() => {}
+        }
+    }
+    let records: Vec<IterationRecord> = iterations.into_iter().flatten().collect();
+    let failed = records.iter().find(|r| r.status == NodeStatus::Failed);
+    let cancelled =
+        records.len() < total || records.iter().any(|r| r.status == NodeStatus::Cancelled);
+    rec.args =
+        json!({ "for_each": node.for_each.as_ref().map(|f| f.source.clone()), "items": total });
+    if let Some(f) = failed {
+        rec.status = NodeStatus::Failed;
+        rec.error = Some(format!(
+            "iteration {} of {total} failed: {}",
+            f.index,
+            f.error.clone().unwrap_or_default()
+        ));
+    } else if cancelled {
+        rec.status = NodeStatus::Cancelled;
+        rec.error = Some(format!(
+            "cancelled after {} of {total} iterations",
+            records.len()
+        ));
+    } else {
+        rec.status = NodeStatus::Ok;
+        rec.output = Value::Array(outputs);
+    }
+    rec.iterations = records;
+}
+
+/// Why a call produced no output.
+#[derive(Debug, Clone)]
+enum CallFailure {
+    Cancelled,
+    Failed(String),
+}
+
+/// One call after its retries.
+#[derive(Debug)]
+struct CallResult {
+    result: Result<Value, CallFailure>,
+    attempts: u32,
+    raw: Value,
+    rpc: Value,
+    cost_usd: f64,
+    tokens: u64,
+    model: Option<String>,
+}
+
+impl Default for CallResult {
+    fn default() -> Self {
+        Self {
+            result: Err(CallFailure::Cancelled),
+            attempts: 0,
+            raw: Value::Null,
+            rpc: Value::Null,
+            cost_usd: 0.0,
+            tokens: 0,
+            model: None,
+        }
+    }
+}
+
+/// Calls (or mocks) once per attempt that `on_error` allows, waiting with
+/// doubling backoff in between; applies `transform` to the output.
+async fn call_with_policy(
+    job: &NodeJob,
+    node: &Node,
+    args: Map<String, Value>,
+    iteration: Option<usize>,
+) -> CallResult {
+    let mut out = CallResult::default();
+    if let Some(mock) = &node.mock {
+        out.attempts = 1;
+        out.result = match mock {
+            Mock::Result(v) => apply_transform(node, v.clone()),
+            Mock::Error(e) => Err(CallFailure::Failed(match e {
+                Value::String(s) => s.clone(),
+                other => other.to_string(),
+            })),
+        };
+        return out;
+    }
+    let (max_attempts, mut backoff) = match node.on_error {
+        OnError::Retry { max, backoff } => (max.saturating_add(1), backoff),
+        _ => (1, Duration::ZERO),
+    };
+    let meta = node.meta.as_ref().and_then(|m| m.as_object().cloned());
+    let timeout = node.timeout.or(job.default_timeout);
+    loop {
+        out.attempts += 1;
+        if iteration.is_none() {
+            let _ = job
+                .events
+                .send(Event::NodeStarted {
+                    id: node.id.clone(),
+                    attempt: out.attempts,
+                })
+                .await;
+        }
+        let res = job
+            .caller
+            .call(
+                node.server.as_deref(),
+                &node.tool,
+                args.clone(),
+                meta.clone(),
+                timeout,
+                &job.cancel,
+            )
+            .await;
+        let (retryable, message) = match res {
+            Ok(outcome) => {
+                out.rpc =
+                    json!({"request": outcome.request, "response": {"result": outcome.result}});
+                let (cost, tokens, model) = super::cost::from_meta(&outcome.result);
+                out.cost_usd += cost.unwrap_or(0.0);
+                out.tokens += tokens.unwrap_or(0);
+                out.model = model.or(out.model.take());
+                out.raw = outcome.result;
+                if outcome.is_error {
+                    (true, error_text(&out.raw))
+                } else {
+                    out.result = apply_transform(node, output_of(&out.raw));
+                    return out;
+                }
+            }
+            Err(McpError::Cancelled { .. }) => {
+                out.result = Err(CallFailure::Cancelled);
+                return out;
+            }
+            Err(e @ McpError::Closed { .. }) => (false, e.to_string()),
+            Err(e) => (true, e.to_string()),
+        };
+        if !retryable || out.attempts >= max_attempts {
+            out.result = Err(CallFailure::Failed(message));
+            return out;
+        }
+        let _ = job
+            .events
+            .send(Event::Retrying {
+                id: node.id.clone(),
+                attempt: out.attempts,
+                error: job.redactor.text(&message),
+            })
+            .await;
+        tokio::select! {
+            () = tokio::time::sleep(backoff) => {}
+            () = job.cancel.cancelled() => {
+                out.result = Err(CallFailure::Cancelled);
+                return out;
+            }
+        }
+        backoff = (backoff * 2).min(MAX_BACKOFF);
+    }
+}
+
+fn apply_transform(node: &Node, output: Value) -> Result<Value, CallFailure> {
+    match &node.transform {
+        None => Ok(output),
+        Some(p) => p
+            .run_one(&output)
+            .map_err(|e| CallFailure::Failed(format!("transform failed: {e}"))),
+    }
+}
+
+/// The current time as RFC 3339 (UTC).
+pub fn now_rfc3339() -> String {
+    time::OffsetDateTime::now_utc()
+        .format(&time::format_description::well_known::Rfc3339)
+        .unwrap_or_default()
+}

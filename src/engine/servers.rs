@@ -1,0 +1,350 @@
+//! Which servers a run talks to and the live connections to them: the
+//! file's `servers:`, overridden by `--server NAME=…` and `--url`, or the
+//! built-in demo server when nothing is declared.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures::future::{BoxFuture, join_all};
+use indexmap::IndexMap;
+use serde_json::{Map, Value};
+use tokio_util::sync::CancellationToken;
+
+use super::exec::{Caller, Snapshot};
+use super::mcp::{CallOutcome, ConnectOptions, Connection, McpError, ServerSpec};
+use super::model::{Composition, Pipeline, ServerSource};
+use super::redact::Redactor;
+use super::reference;
+
+/// The name the built-in demo server gets when a file declares no server.
+pub const DEMO: &str = "demo";
+
+/// A server named on the command line: `NAME=URL` or `NAME=COMMAND ARGS…`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ServerArg {
+    pub name: String,
+    pub value: String,
+}
+
+impl std::str::FromStr for ServerArg {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s.split_once('=') {
+            Some((name, value)) if !name.trim().is_empty() && !value.trim().is_empty() => {
+                Ok(ServerArg {
+                    name: name.trim().to_owned(),
+                    value: value.trim().to_owned(),
+                })
+            }
+            _ => Err(format!("`{s}` is not NAME=URL or NAME='COMMAND ARGS'")),
+        }
+    }
+}
+
+/// Splits a command line on whitespace, honouring single and double quotes
+/// (no other shell syntax: nothing is run through a shell).
+pub fn split_command(line: &str) -> Result<Vec<String>, String> {
+    let mut words = Vec::new();
+    let mut cur = String::new();
+    let mut quote: Option<char> = None;
+    let mut in_word = false;
+    for c in line.chars() {
+        match quote {
+            Some(q) if c == q => quote = None,
+            Some(_) => cur.push(c),
+            None if c == '\'' || c == '"' => {
+                quote = Some(c);
+                in_word = true;
+            }
+            None if c.is_whitespace() => {
+                if in_word {
+                    words.push(std::mem::take(&mut cur));
+                    in_word = false;
+                }
+            }
+            None => {
+                cur.push(c);
+                in_word = true;
+            }
+        }
+    }
+    if quote.is_some() {
+        return Err(format!("unclosed quote in `{line}`"));
+    }
+    if in_word {
+        words.push(cur);
+    }
+    Ok(words)
+}
+
+fn spec_from_arg(value: &str) -> Result<ServerSpec, String> {
+    if value.starts_with("http://") || value.starts_with("https://") {
+        return Ok(ServerSpec::Http {
+            url: value.to_owned(),
+            headers: BTreeMap::new(),
+        });
+    }
+    let mut words = split_command(value)?.into_iter();
+    let command = words.next().ok_or("an empty server command")?;
+    Ok(ServerSpec::Stdio {
+        command,
+        args: words.collect(),
+        env: BTreeMap::new(),
+        cwd: None,
+    })
+}
+
+/// The built-in demo server: this very executable, over stdio.
+pub fn demo_spec() -> ServerSpec {
+    let command = std::env::current_exe()
+        .map(|p| p.to_string_lossy().into_owned())
+        .unwrap_or_else(|_| "pipewright".to_owned());
+    ServerSpec::Stdio {
+        command,
+        args: vec!["demo-server".to_owned()],
+        env: BTreeMap::new(),
+        cwd: None,
+    }
+}
+
+/// The servers a run may use, by name. `${env.X}` and `${var.X}` in
+/// declarations are resolved here; header values and every resolved
+/// `${env.X}` become secrets of `redactor`.
+pub fn resolve(
+    pipeline: &Pipeline,
+    overrides: &[ServerArg],
+    url: Option<&str>,
+    vars: &IndexMap<String, Value>,
+    redactor: &Redactor,
+) -> Result<IndexMap<String, ServerSpec>, String> {
+    let scope = Snapshot {
+        vars: Arc::new(vars.clone()),
+        ..Snapshot::default()
+    };
+    let text = |s: &str, secret: bool| -> Result<String, String> {
+        if !s.contains("${") {
+            if secret {
+                redactor.add(s);
+            }
+            return Ok(s.to_owned());
+        }
+        let t = reference::parse_template(s).map_err(|e| e.to_string())?;
+        for r in t.refs() {
+            if let reference::Root::Env(name) = &r.root
+                && let Ok(v) = std::env::var(name)
+            {
+                redactor.add(v);
+            }
+        }
+        let v = reference::resolve_template(&t, &scope).map_err(|e| e.to_string())?;
+        let out = match v {
+            Value::String(s) => s,
+            other => other.to_string(),
+        };
+        if secret {
+            redactor.add(out.clone());
+        }
+        Ok(out)
+    };
+    let mut out = IndexMap::new();
+    for (name, decl) in &pipeline.servers {
+        let spec = match &decl.source {
+            ServerSource::Http { url, headers } => ServerSpec::Http {
+                url: text(url, false).map_err(|e| format!("server `{name}`: {e}"))?,
+                headers: headers
+                    .iter()
+                    .map(|(k, v)| Ok((k.clone(), text(v, true)?)))
+                    .collect::<Result<_, String>>()
+                    .map_err(|e| format!("server `{name}`: {e}"))?,
+            },
+            ServerSource::Stdio {
+                command,
+                args,
+                env,
+                cwd,
+            } => ServerSpec::Stdio {
+                command: text(command, false).map_err(|e| format!("server `{name}`: {e}"))?,
+                args: args
+                    .iter()
+                    .map(|a| text(a, false))
+                    .collect::<Result<_, _>>()
+                    .map_err(|e| format!("server `{name}`: {e}"))?,
+                env: env
+                    .iter()
+                    .map(|(k, v)| Ok((k.clone(), text(v, v.contains("${env."))?)))
+                    .collect::<Result<_, String>>()
+                    .map_err(|e| format!("server `{name}`: {e}"))?,
+                cwd: cwd.clone().map(Into::into),
+            },
+            ServerSource::Import { from, .. } => {
+                return Err(format!(
+                    "server `{name}`: importing servers from client configs (`from: {from}`) is not supported by this version; declare it with `url:` or `command:`"
+                ));
+            }
+        };
+        out.insert(name.clone(), spec);
+    }
+    for o in overrides {
+        out.insert(o.name.clone(), spec_from_arg(&o.value)?);
+    }
+    if let Some(url) = url {
+        let spec = spec_from_arg(url)?;
+        match out.len() {
+            0 => {
+                out.insert("default".to_owned(), spec);
+            }
+            1 => {
+                if let Some((_, s)) = out.first_mut() {
+                    *s = spec;
+                }
+            }
+            _ => {
+                return Err(format!(
+                    "--url is ambiguous: the file declares {} servers; use --server NAME=URL",
+                    out.len()
+                ));
+            }
+        }
+    }
+    if out.is_empty() {
+        out.insert(DEMO.to_owned(), demo_spec());
+    }
+    Ok(out)
+}
+
+/// The names of the servers `comp` calls (mocked nodes call nothing).
+pub fn needed(comp: &Composition, servers: &IndexMap<String, ServerSpec>) -> Vec<String> {
+    let mut names: Vec<String> = Vec::new();
+    for node in &comp.nodes {
+        let calls = node.mock.is_none() || node.compensate.is_some();
+        if !calls {
+            continue;
+        }
+        let name = match &node.server {
+            Some(s) => s.clone(),
+            None => match servers.keys().next() {
+                Some(s) if servers.len() == 1 => s.clone(),
+                _ => continue,
+            },
+        };
+        if !names.contains(&name) {
+            names.push(name);
+        }
+    }
+    names
+}
+
+/// Live connections, one per server, opened once per run.
+#[derive(Debug, Default)]
+pub struct ServerPool {
+    conns: IndexMap<String, Connection>,
+}
+
+impl ServerPool {
+    /// Connects to every server in `names` at once; the first failure wins.
+    pub async fn connect(
+        specs: &IndexMap<String, ServerSpec>,
+        names: &[String],
+        opts: &ConnectOptions,
+    ) -> Result<ServerPool, McpError> {
+        let attempts = names.iter().filter_map(|n| {
+            let spec = specs.get(n)?;
+            Some(async move { (n.clone(), Connection::connect(n, spec, opts).await) })
+        });
+        let mut pool = ServerPool::default();
+        let mut first_err = None;
+        for (name, res) in join_all(attempts).await {
+            match res {
+                Ok(c) => {
+                    pool.conns.insert(name, c);
+                }
+                Err(e) => {
+                    first_err.get_or_insert(e);
+                }
+            }
+        }
+        match first_err {
+            Some(e) => {
+                pool.close().await;
+                Err(e)
+            }
+            None => Ok(pool),
+        }
+    }
+
+    pub fn get(&self, name: &str) -> Option<&Connection> {
+        self.conns.get(name)
+    }
+
+    pub fn connections(&self) -> impl Iterator<Item = &Connection> {
+        self.conns.values()
+    }
+
+    /// Closes every connection (stdio children are stopped).
+    pub async fn close(self) {
+        join_all(self.conns.into_values().map(Connection::close)).await;
+    }
+}
+
+impl Caller for ServerPool {
+    fn call<'a>(
+        &'a self,
+        server: Option<&'a str>,
+        tool: &'a str,
+        args: Map<String, Value>,
+        meta: Option<Map<String, Value>>,
+        timeout: Option<Duration>,
+        cancel: &'a CancellationToken,
+    ) -> BoxFuture<'a, Result<CallOutcome, McpError>> {
+        Box::pin(async move {
+            let conn = match server {
+                Some(name) => self.conns.get(name),
+                None if self.conns.len() == 1 => self.conns.values().next(),
+                None => None,
+            };
+            let Some(conn) = conn else {
+                return Err(McpError::Transport {
+                    server: server.unwrap_or("?").to_owned(),
+                    reason: "no connection to this server was opened for the run".to_owned(),
+                });
+            };
+            conn.call(tool, args, meta, timeout, cancel).await
+        })
+    }
+
+    fn logs(&self) -> IndexMap<String, String> {
+        self.conns
+            .iter()
+            .map(|(k, c)| (k.clone(), c.log().text()))
+            .filter(|(_, t)| !t.is_empty())
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn splits_like_a_careful_shell() {
+        assert_eq!(
+            split_command("npx -y '@scope/pkg name' \"a b\""),
+            Ok(vec![
+                "npx".into(),
+                "-y".into(),
+                "@scope/pkg name".into(),
+                "a b".into()
+            ])
+        );
+        assert!(split_command("x 'open").is_err());
+    }
+
+    #[test]
+    fn server_args_parse() {
+        let a: ServerArg = "mem=npx -y x".parse().unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(a.name, "mem");
+        assert!("novalue".parse::<ServerArg>().is_err());
+    }
+}
