@@ -6,5 +6,6 @@
 //! against.
 #![forbid(unsafe_code)]
 
+pub mod cli;
 pub mod demo_server;
 pub mod engine;

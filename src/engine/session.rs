@@ -213,6 +213,7 @@ pub fn start(
     cfg: SessionConfig,
     redactor: Redactor,
 ) -> Session {
+    register_env_secrets(&comp, &redactor);
     let (cmd_tx, cmd_rx) = mpsc::unbounded_channel();
     let (ev_tx, ev_rx) = mpsc::channel(cfg.event_capacity.max(1));
     let (done_tx, done_rx) = mpsc::unbounded_channel();
@@ -253,6 +254,20 @@ pub fn start(
         handle: SessionHandle { tx: cmd_tx },
         events: ev_rx,
         task,
+    }
+}
+
+/// Every `${env.X}` a node uses is a secret: its value is masked wherever
+/// it would be recorded.
+fn register_env_secrets(comp: &Composition, redactor: &Redactor) {
+    for node in &comp.nodes {
+        for site in node.refs() {
+            if let reference::Root::Env(name) = &site.reference.root
+                && let Ok(value) = std::env::var(name)
+            {
+                redactor.add(value);
+            }
+        }
     }
 }
 

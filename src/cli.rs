@@ -1,0 +1,85 @@
+//! The headless command line: one file per subcommand, all of them drivers
+//! of the engine. Exit codes follow SPEC §4.
+
+pub mod check;
+pub mod demo;
+pub mod run;
+pub mod tools;
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+/// Exit codes shared by every subcommand.
+pub mod exit {
+    pub const OK: u8 = 0;
+    /// A step or an expectation failed.
+    pub const FAILED: u8 = 1;
+    /// Invalid file or usage.
+    pub const INVALID: u8 = 2;
+    pub const BUDGET: u8 = 3;
+    /// A server could not be reached.
+    pub const UNREACHABLE: u8 = 4;
+    pub const CANCELLED: u8 = 130;
+}
+
+/// A terminal workbench and CLI for MCP tool-call pipelines.
+#[derive(Debug, Parser)]
+#[command(name = "pipewright", version, about, long_about = None)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// The subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Run a pipeline file (every composition and case) and report.
+    #[command(alias = "pipe")]
+    Run(run::RunArgs),
+    /// Validate pipeline files and print their diagnostics like a compiler.
+    Check(check::CheckArgs),
+    /// List or call the tools of a server.
+    #[command(subcommand)]
+    Tools(tools::ToolsCommand),
+    /// Serve the built-in demo MCP server (stdio, or Streamable HTTP).
+    DemoServer(demo::DemoArgs),
+}
+
+/// Parses the command line and runs it; the binary's `main` is this.
+pub fn main() -> ExitCode {
+    let cli = Cli::parse();
+    // reqwest is built without a default TLS provider; ring serves https.
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let runtime = match tokio::runtime::Runtime::new() {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("pipewright: cannot start the async runtime: {e}");
+            return ExitCode::from(exit::FAILED);
+        }
+    };
+    let code = runtime.block_on(async {
+        match cli.command {
+            Command::Run(args) => run::run(args).await,
+            Command::Check(args) => check::check(&args),
+            Command::Tools(cmd) => tools::tools(cmd).await,
+            Command::DemoServer(args) => demo::demo(args).await,
+        }
+    });
+    // Servers we spawned are stopped by now; do not wait for stray tasks.
+    runtime.shutdown_timeout(std::time::Duration::from_millis(200));
+    ExitCode::from(code)
+}
+
+/// Prints every diagnostic of a load to stderr, compiler style; true when
+/// there were errors.
+pub fn report_diagnostics(
+    file: &str,
+    source: &str,
+    loaded: &crate::engine::loader::Loaded,
+) -> bool {
+    for d in &loaded.diagnostics {
+        eprintln!("{}\n", d.render(file, Some(source)));
+    }
+    loaded.has_errors()
+}

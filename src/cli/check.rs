@@ -1,0 +1,41 @@
+//! `pipewright check FILE…`: load and validate, print diagnostics.
+
+use std::path::PathBuf;
+
+use clap::Args;
+
+use super::exit;
+use crate::engine::loader::load_file;
+
+/// Arguments of `check`.
+#[derive(Debug, Args)]
+pub struct CheckArgs {
+    /// Pipeline files (YAML or JSON).
+    #[arg(required = true)]
+    pub files: Vec<PathBuf>,
+}
+
+/// Exit 0 when every file is valid (warnings allowed), 2 otherwise.
+pub fn check(args: &CheckArgs) -> u8 {
+    let mut bad = false;
+    for path in &args.files {
+        let name = path.display().to_string();
+        let (source, loaded) = load_file(path);
+        let errors = super::report_diagnostics(&name, &source, &loaded);
+        let warnings = loaded.warnings().count();
+        if errors {
+            bad = true;
+            eprintln!(
+                "{name}: {} error(s), {warnings} warning(s)",
+                loaded.errors().count()
+            );
+        } else if let Some(p) = &loaded.pipeline {
+            let nodes: usize = p.compositions.iter().map(|c| c.nodes.len()).sum();
+            println!(
+                "{name}: ok ({} composition(s), {nodes} node(s), {warnings} warning(s))",
+                p.compositions.len()
+            );
+        }
+    }
+    if bad { exit::INVALID } else { exit::OK }
+}

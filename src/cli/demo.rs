@@ -1,0 +1,33 @@
+//! `pipewright demo-server`: the built-in MCP server.
+
+use std::net::SocketAddr;
+
+use clap::Args;
+
+use super::exit;
+use crate::demo_server::{self, DemoServerOptions};
+
+/// Arguments of `demo-server`.
+#[derive(Debug, Args)]
+pub struct DemoArgs {
+    /// Serve Streamable HTTP at this address (e.g. 127.0.0.1:8000, port 0
+    /// picks one) instead of stdio; the endpoint is `/mcp`.
+    #[arg(long, value_name = "ADDR")]
+    pub http: Option<SocketAddr>,
+}
+
+/// Serves until stdin closes (stdio) or Ctrl-C (HTTP).
+pub async fn demo(args: DemoArgs) -> u8 {
+    let opts = DemoServerOptions::default();
+    let res = match args.http {
+        Some(addr) => demo_server::serve_http(addr, opts).await,
+        None => demo_server::serve_stdio(opts).await,
+    };
+    match res {
+        Ok(()) => exit::OK,
+        Err(e) => {
+            eprintln!("pipewright demo-server: {e:#}");
+            exit::FAILED
+        }
+    }
+}

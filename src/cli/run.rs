@@ -1,0 +1,541 @@
+//! `pipewright run FILE` (alias `pipe`): run every composition and case of
+//! a file headlessly, print progress and a report, exit with SPEC §4 codes.
+
+use std::io::IsTerminal;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use clap::{Args, ValueEnum};
+use indexmap::IndexMap;
+use serde_json::Value;
+
+use super::exit;
+use crate::engine::exec::Caller;
+use crate::engine::loader::{load_file, parse_duration};
+use crate::engine::mcp::ConnectOptions;
+use crate::engine::model::{Budget, Composition, Pipeline};
+use crate::engine::redact::Redactor;
+use crate::engine::servers::{self, ServerArg, ServerPool};
+use crate::engine::session::{self, BudgetMode, Command, Event, SessionConfig};
+use crate::engine::trace::{NodeStatus, RunStatus, Trace};
+
+/// Output formats of `run`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Format {
+    /// A human report (progress goes to stderr).
+    Text,
+    /// The trace envelope (an array when several compositions or cases ran).
+    Json,
+    /// JUnit XML, one test case per composition and case.
+    Junit,
+}
+
+/// What to do when a budget cap fires.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum OnBudget {
+    Stop,
+    Continue,
+    Warn,
+}
+
+/// Arguments of `run`.
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// The pipeline file (YAML or JSON).
+    pub file: PathBuf,
+    /// A `${var.NAME}` value: NAME=VALUE (VALUE is JSON when it parses as
+    /// JSON, else text). Repeatable; wins over `vars:` and case rows.
+    #[arg(long = "var", value_name = "NAME=VALUE")]
+    pub vars: Vec<String>,
+    /// Run only this composition.
+    #[arg(long, value_name = "NAME")]
+    pub composition: Option<String>,
+    /// Run only this case row.
+    #[arg(long, value_name = "NAME")]
+    pub case: Option<String>,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    pub format: Format,
+    /// The server URL when the file declares none (or exactly one, which it
+    /// replaces).
+    #[arg(long)]
+    pub url: Option<String>,
+    /// Add or override a server: NAME=URL or NAME='COMMAND ARGS'. Repeatable.
+    #[arg(long = "server", value_name = "NAME=URL|CMD")]
+    pub servers: Vec<ServerArg>,
+    /// Timeout for every call whose node sets none (e.g. 30s).
+    #[arg(long, value_name = "DURATION")]
+    pub timeout: Option<String>,
+    /// Aggregate USD ceiling across every call.
+    #[arg(long, value_name = "USD")]
+    pub max_cost: Option<f64>,
+    /// Aggregate token ceiling.
+    #[arg(long, value_name = "N")]
+    pub max_tokens: Option<u64>,
+    /// Wall-clock ceiling of each run (e.g. 2m).
+    #[arg(long, value_name = "DURATION")]
+    pub max_duration: Option<String>,
+    /// What a tripped budget does.
+    #[arg(long, value_enum, default_value_t = OnBudget::Stop)]
+    pub on_budget_exceeded: OnBudget,
+    /// Do not keep a copy of the trace in the user data directory.
+    #[arg(long)]
+    pub no_save: bool,
+}
+
+fn parse_vars(raw: &[String]) -> Result<IndexMap<String, Value>, String> {
+    let mut out = IndexMap::new();
+    for item in raw {
+        let Some((k, v)) = item.split_once('=') else {
+            return Err(format!("--var `{item}` is not NAME=VALUE"));
+        };
+        let value = serde_json::from_str(v).unwrap_or_else(|_| Value::String(v.to_owned()));
+        out.insert(k.trim().to_owned(), value);
+    }
+    Ok(out)
+}
+
+fn usage(msg: impl std::fmt::Display) -> u8 {
+    eprintln!("error: {msg}");
+    exit::INVALID
+}
+
+/// Runs the file; returns the exit code.
+pub async fn run(args: RunArgs) -> u8 {
+    let name = args.file.display().to_string();
+    let (source, loaded) = load_file(&args.file);
+    if super::report_diagnostics(&name, &source, &loaded) {
+        eprintln!("{name}: not run: the file has errors");
+        return exit::INVALID;
+    }
+    let Some(pipeline) = loaded.pipeline else {
+        return exit::INVALID;
+    };
+    let cli_vars = match parse_vars(&args.vars) {
+        Ok(v) => v,
+        Err(e) => return usage(e),
+    };
+    let comps: Vec<&Composition> = pipeline
+        .compositions
+        .iter()
+        .filter(|c| args.composition.as_ref().is_none_or(|n| &c.name == n))
+        .collect();
+    if comps.is_empty() {
+        let names: Vec<&str> = pipeline
+            .compositions
+            .iter()
+            .map(|c| c.name.as_str())
+            .collect();
+        return usage(format!(
+            "no composition named `{}`; the file has: {}",
+            args.composition.unwrap_or_default(),
+            names.join(", ")
+        ));
+    }
+    if let Some(case) = &args.case
+        && !comps
+            .iter()
+            .any(|c| c.cases.iter().any(|k| &k.name == case))
+    {
+        return usage(format!(
+            "no case named `{case}` in the selected compositions"
+        ));
+    }
+    let timeout = match args.timeout.as_deref().map(|t| (t, parse_duration(t))) {
+        Some((t, None)) => return usage(format!("invalid --timeout `{t}`")),
+        Some((_, d)) => d,
+        None => None,
+    };
+    let max_duration = match args.max_duration.as_deref().map(|t| (t, parse_duration(t))) {
+        Some((t, None)) => return usage(format!("invalid --max-duration `{t}`")),
+        Some((_, d)) => d,
+        None => None,
+    };
+    let cli_budget = Budget {
+        max_cost_usd: args.max_cost,
+        max_tokens: args.max_tokens,
+        max_duration,
+    };
+
+    let redactor = Redactor::default();
+    let mut file_vars = pipeline.vars.clone();
+    file_vars.extend(cli_vars.clone());
+    let specs = match servers::resolve(
+        &pipeline,
+        &args.servers,
+        args.url.as_deref(),
+        &file_vars,
+        &redactor,
+    ) {
+        Ok(s) => s,
+        Err(e) => return usage(e),
+    };
+    let mut needed: Vec<String> = Vec::new();
+    for c in &comps {
+        for n in servers::needed(c, &specs) {
+            if !needed.contains(&n) {
+                needed.push(n);
+            }
+        }
+    }
+    let pool = match ServerPool::connect(&specs, &needed, &ConnectOptions::default()).await {
+        Ok(p) => Arc::new(p),
+        Err(e) => {
+            eprintln!("error: {}", redactor.text(&e.to_string()));
+            return if e.is_unreachable() {
+                exit::UNREACHABLE
+            } else {
+                exit::INVALID
+            };
+        }
+    };
+
+    let progress = args.format == Format::Text;
+    let mut traces: Vec<Trace> = Vec::new();
+    let mut cancelled = false;
+    'runs: for comp in comps {
+        let rows: Vec<Option<&crate::engine::model::Case>> = if comp.cases.is_empty() {
+            vec![None]
+        } else {
+            comp.cases
+                .iter()
+                .filter(|k| args.case.as_ref().is_none_or(|n| &k.name == n))
+                .map(Some)
+                .collect()
+        };
+        for row in rows {
+            let cfg = config(
+                &pipeline, comp, row, &cli_vars, cli_budget, &args, &name, timeout,
+            );
+            let trace = drive(comp, pool.clone(), cfg, redactor.clone(), progress).await;
+            let stop = trace.composition.status == RunStatus::Cancelled;
+            if !args.no_save {
+                save(&trace);
+            }
+            traces.push(trace);
+            if stop {
+                cancelled = true;
+                break 'runs;
+            }
+        }
+    }
+    if let Ok(pool) = Arc::try_unwrap(pool) {
+        pool.close().await;
+    }
+
+    match args.format {
+        Format::Text => print_text(&traces),
+        Format::Json => {
+            let v = if traces.len() == 1 {
+                serde_json::to_value(&traces[0])
+            } else {
+                serde_json::to_value(&traces)
+            };
+            println!(
+                "{}",
+                serde_json::to_string_pretty(&v.unwrap_or(Value::Null)).unwrap_or_default()
+            );
+        }
+        Format::Junit => print!("{}", junit(&name, &traces)),
+    }
+    if cancelled {
+        return exit::CANCELLED;
+    }
+    let over_budget = traces
+        .iter()
+        .any(|t| t.composition.status == RunStatus::BudgetExceeded);
+    if over_budget {
+        return exit::BUDGET;
+    }
+    if traces.iter().all(Trace::passed) {
+        exit::OK
+    } else {
+        exit::FAILED
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn config(
+    pipeline: &Pipeline,
+    comp: &Composition,
+    row: Option<&crate::engine::model::Case>,
+    cli_vars: &IndexMap<String, Value>,
+    cli_budget: Budget,
+    args: &RunArgs,
+    file: &str,
+    timeout: Option<std::time::Duration>,
+) -> SessionConfig {
+    let mut vars = pipeline.vars.clone();
+    if let Some(r) = row {
+        vars.extend(r.vars.clone());
+    }
+    vars.extend(cli_vars.clone());
+    let expect = row
+        .and_then(|r| r.expect.clone())
+        .unwrap_or_else(|| comp.expect.clone());
+    SessionConfig {
+        file: file.to_owned(),
+        case: row.map(|r| r.name.clone()),
+        vars,
+        budget: cli_budget.or(comp.budget).or(pipeline.budget),
+        on_budget: match args.on_budget_exceeded {
+            OnBudget::Stop => BudgetMode::Stop,
+            OnBudget::Continue => BudgetMode::Continue,
+            OnBudget::Warn => BudgetMode::Warn,
+        },
+        default_timeout: timeout,
+        expect,
+        ..SessionConfig::default()
+    }
+}
+
+/// Drives one session to the end of its run, printing progress lines to
+/// stderr; Ctrl-C cancels the run.
+async fn drive(
+    comp: &Composition,
+    pool: Arc<ServerPool>,
+    cfg: SessionConfig,
+    redactor: Redactor,
+    progress: bool,
+) -> Trace {
+    let caller: Arc<dyn Caller> = pool;
+    let mut s = session::start(Arc::new(comp.clone()), caller, cfg, redactor);
+    s.handle.send(Command::Run);
+    let tty = std::io::stderr().is_terminal();
+    let mut last = None;
+    let mut interrupts = 0;
+    loop {
+        tokio::select! {
+            ev = s.events.recv() => match ev {
+                Some(Event::RunFinished { trace, .. }) => {
+                    last = Some(*trace);
+                    break;
+                }
+                Some(ev) if progress => show(&ev, tty),
+                Some(_) => {}
+                None => break,
+            },
+            _ = tokio::signal::ctrl_c() => {
+                interrupts += 1;
+                if interrupts > 1 {
+                    std::process::exit(i32::from(exit::CANCELLED));
+                }
+                eprintln!("\ncancelling… (Ctrl-C again to quit at once)");
+                s.handle.send(Command::Cancel);
+            }
+        }
+    }
+    drop(s.handle);
+    let from_task = s.task.await.ok().flatten();
+    last.or(from_task).unwrap_or_else(|| empty_trace(comp))
+}
+
+fn empty_trace(comp: &Composition) -> Trace {
+    Trace {
+        file: String::new(),
+        composition: crate::engine::trace::RunSummary {
+            name: comp.name.clone(),
+            case: None,
+            ran: false,
+            status: RunStatus::Failed,
+            budget_tripped: None,
+            cost_total: 0.0,
+            tokens_total: 0,
+            duration_ms: 0,
+        },
+        nodes: IndexMap::new(),
+        completed_step_ids: Vec::new(),
+        failed_step: None,
+        output: Value::Null,
+        expect: Vec::new(),
+        server_logs: IndexMap::new(),
+    }
+}
+
+fn glyph(status: NodeStatus) -> &'static str {
+    match status {
+        NodeStatus::Ok => "✓",
+        NodeStatus::Failed => "✗",
+        NodeStatus::Skipped => "-",
+        NodeStatus::Cancelled => "⊘",
+        NodeStatus::Running => "●",
+        NodeStatus::Stale => "~",
+        NodeStatus::Pending => "○",
+    }
+}
+
+fn show(ev: &Event, tty: bool) {
+    match ev {
+        Event::RunStarted {
+            composition,
+            case,
+            nodes,
+        } => {
+            let case = case.as_ref().map(|c| format!(" [{c}]")).unwrap_or_default();
+            eprintln!("▶ {composition}{case} · {nodes} node(s)");
+        }
+        Event::NodeFinished { id, record } => {
+            let detail = match record.status {
+                NodeStatus::Ok => {
+                    let mut d = format!("{} ms", record.duration_ms);
+                    if record.mocked {
+                        d.push_str(", mocked");
+                    }
+                    if record.attempts > 1 {
+                        d.push_str(&format!(", {} attempts", record.attempts));
+                    }
+                    if !record.iterations.is_empty() {
+                        d.push_str(&format!(", {} iterations", record.iterations.len()));
+                    }
+                    d
+                }
+                _ => record.error.clone().unwrap_or_default(),
+            };
+            eprintln!("  {} {id}  {detail}", glyph(record.status));
+        }
+        Event::NodeStatus {
+            id,
+            status: NodeStatus::Skipped,
+            reason,
+        } => {
+            eprintln!("  - {id}  skipped: {}", reason.as_deref().unwrap_or(""));
+        }
+        Event::Retrying { id, attempt, error } => {
+            eprintln!("  ↻ {id}  attempt {attempt} failed: {error}; retrying");
+        }
+        Event::Iteration {
+            id, done, total, ..
+        } if tty => {
+            eprint!("\r  ● {id}  {done}/{total}\x1b[K");
+            if done == total {
+                eprint!("\r\x1b[K");
+            }
+        }
+        Event::BudgetTripped { cap, detail } => eprintln!("  $ budget `{cap}` exceeded: {detail}"),
+        _ => {}
+    }
+}
+
+fn label(t: &Trace) -> String {
+    match &t.composition.case {
+        Some(c) => format!("{} [{c}]", t.composition.name),
+        None => t.composition.name.clone(),
+    }
+}
+
+fn print_text(traces: &[Trace]) {
+    let mut passed = 0;
+    for t in traces {
+        let ok = t.passed();
+        passed += usize::from(ok);
+        println!(
+            "composition [{}] {}",
+            if ok { "PASS" } else { "FAIL" },
+            label(t)
+        );
+        if t.composition.status != RunStatus::Completed {
+            let why = match (&t.failed_step, &t.composition.budget_tripped) {
+                (_, Some(cap)) => format!(" (budget `{cap}`)"),
+                (Some(step), _) => {
+                    let err = t
+                        .nodes
+                        .get(step)
+                        .and_then(|n| n.error.clone())
+                        .unwrap_or_default();
+                    format!(" at `{step}`: {err}")
+                }
+                _ => String::new(),
+            };
+            println!("  status {}{why}", t.composition.status.as_str());
+        }
+        for e in t.expect.iter().filter(|e| !e.pass) {
+            let msg = e
+                .message
+                .clone()
+                .unwrap_or_else(|| format!("actual {}", e.actual));
+            println!("  expect {} {}: {msg}", e.target, e.matcher);
+        }
+    }
+    println!(
+        "ran {} composition(s): {passed} passed, {} failed",
+        traces.len(),
+        traces.len() - passed
+    );
+}
+
+fn xml_escape(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+}
+
+fn junit(file: &str, traces: &[Trace]) -> String {
+    let failures = traces.iter().filter(|t| !t.passed()).count();
+    let secs: f64 = traces
+        .iter()
+        .map(|t| t.composition.duration_ms as f64 / 1000.0)
+        .sum();
+    let mut out = format!(
+        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites>\n  <testsuite name=\"{}\" tests=\"{}\" failures=\"{failures}\" time=\"{secs:.3}\">\n",
+        xml_escape(file),
+        traces.len()
+    );
+    for t in traces {
+        out.push_str(&format!(
+            "    <testcase classname=\"{}\" name=\"{}\" time=\"{:.3}\">",
+            xml_escape(file),
+            xml_escape(&label(t)),
+            t.composition.duration_ms as f64 / 1000.0
+        ));
+        if !t.passed() {
+            let mut msg = format!("status {}", t.composition.status.as_str());
+            if let Some(step) = &t.failed_step {
+                msg.push_str(&format!(" at {step}"));
+            }
+            let details: Vec<String> = t
+                .expect
+                .iter()
+                .filter(|e| !e.pass)
+                .map(|e| format!("expect {} {} (actual {})", e.target, e.matcher, e.actual))
+                .collect();
+            out.push_str(&format!(
+                "\n      <failure message=\"{}\">{}</failure>\n    ",
+                xml_escape(&msg),
+                xml_escape(&details.join("\n"))
+            ));
+        }
+        out.push_str("</testcase>\n");
+    }
+    out.push_str("  </testsuite>\n</testsuites>\n");
+    out
+}
+
+/// Keeps the trace under the user data directory (`runs/`), so runs can be
+/// reopened and compared. Failure to save is only a warning.
+fn save(trace: &Trace) {
+    let Some(dirs) = directories::ProjectDirs::from("dev", "pipewright", "pipewright") else {
+        return;
+    };
+    let dir = dirs.data_dir().join("runs");
+    let stamp = time::OffsetDateTime::now_utc().unix_timestamp_nanos();
+    let safe: String = label(trace)
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    let path = dir.join(format!("{stamp}-{safe}.json"));
+    let res = std::fs::create_dir_all(&dir)
+        .and_then(|()| std::fs::write(&path, serde_json::to_vec_pretty(trace).unwrap_or_default()));
+    if let Err(e) = res {
+        eprintln!(
+            "warning: could not save the trace to {}: {e}",
+            path.display()
+        );
+    }
+}

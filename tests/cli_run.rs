@@ -1,0 +1,308 @@
+//! `pipewright run` end to end: the real binary against the real demo
+//! server (stdio and Streamable HTTP) and the official reference server,
+//! asserting exit codes, reports and traces.
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use serde_json::Value;
+
+fn bin() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_pipewright"))
+}
+
+fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
+    let p = dir.join(name);
+    std::fs::write(&p, text).unwrap_or_else(|e| panic!("write {}: {e}", p.display()));
+    p
+}
+
+/// Runs `pipewright run FILE --format json ARGS…`; returns (exit code, trace, stderr).
+fn run_json(file: &Path, extra: &[&str]) -> (i32, Value, String) {
+    let out = Command::new(bin())
+        .arg("run")
+        .arg(file)
+        .args(["--format", "json", "--no-save"])
+        .args(extra)
+        .output()
+        .unwrap_or_else(|e| panic!("spawn: {e}"));
+    let stdout = String::from_utf8_lossy(&out.stdout).to_string();
+    let stderr = String::from_utf8_lossy(&out.stderr).to_string();
+    let trace = serde_json::from_str(&stdout).unwrap_or(Value::Null);
+    (out.status.code().unwrap_or(-1), trace, stderr)
+}
+
+fn tmp() -> tempfile::TempDir {
+    tempfile::tempdir().unwrap_or_else(|e| panic!("tempdir: {e}"))
+}
+
+#[test]
+fn every_example_passes_against_the_demo_server() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples");
+    let mut files: Vec<_> = std::fs::read_dir(&dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| e.path())
+        .collect();
+    files.sort();
+    assert!(!files.is_empty());
+    for f in files {
+        let out = Command::new(bin())
+            .args(["run", "--no-save"])
+            .arg(&f)
+            .output()
+            .unwrap_or_else(|e| panic!("{e}"));
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{}:\n{stdout}\n{}",
+            f.display(),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(stdout.contains("0 failed"), "{stdout}");
+    }
+}
+
+#[test]
+fn an_invalid_file_exits_2_with_positions() {
+    let d = tmp();
+    let f = write(d.path(), "bad.yml", "pipe:\n  - id: a\n    tol: echo\n");
+    let (code, _, stderr) = run_json(&f, &[]);
+    assert_eq!(code, 2);
+    assert!(
+        stderr.contains("bad.yml:3:5: error: unknown key `tol`"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn a_server_that_cannot_start_exits_4() {
+    let d = tmp();
+    let f = write(
+        d.path(),
+        "p.yml",
+        "pipe:\n  - id: a\n    tool: echo\n    args: {message: hi}\n",
+    );
+    let (code, _, stderr) = run_json(&f, &["--server", "x=no-such-server-binary-zz"]);
+    assert_eq!(code, 4, "{stderr}");
+    assert!(stderr.contains("could not start server `x`"), "{stderr}");
+}
+
+#[test]
+fn an_is_error_result_fails_the_step_with_its_text() {
+    let d = tmp();
+    let f = write(
+        d.path(),
+        "p.yml",
+        "pipe:\n  - id: ok\n    tool: echo\n    args: {message: hi}\n  - id: boom\n    tool: fail\n    args: {message: \"the disk is full\"}\n  - id: after\n    tool: echo\n    args: {message: never}\n",
+    );
+    let (code, t, _) = run_json(&f, &[]);
+    assert_eq!(code, 1);
+    assert_eq!(t["nodes"]["boom"]["status"], "failed");
+    assert!(
+        t["nodes"]["boom"]["error"]
+            .as_str()
+            .unwrap_or("")
+            .contains("the disk is full")
+    );
+    assert_eq!(t["nodes"]["boom"]["raw"]["isError"], true);
+    assert_eq!(t["nodes"]["after"]["status"], "skipped");
+    assert_eq!(t["composition"]["status"], "partial");
+    assert_eq!(t["failed_step"], "boom");
+    assert_eq!(t["completed_step_ids"], serde_json::json!(["ok"]));
+}
+
+#[test]
+fn a_server_crash_mid_run_keeps_the_trace() {
+    let d = tmp();
+    let f = write(
+        d.path(),
+        "p.yml",
+        "pipe:\n  - id: first\n    tool: echo\n    args: {message: hi}\n  - id: second\n    tool: crash\n  - id: third\n    tool: echo\n    args: {message: never}\n",
+    );
+    let (code, t, _) = run_json(&f, &[]);
+    assert_eq!(code, 1);
+    assert_eq!(t["composition"]["status"], "partial");
+    assert_eq!(t["completed_step_ids"], serde_json::json!(["first"]));
+    assert_eq!(t["nodes"]["first"]["output"], "hi");
+    assert_eq!(t["nodes"]["second"]["status"], "failed");
+    assert!(
+        t["nodes"]["second"]["error"]
+            .as_str()
+            .unwrap_or("")
+            .contains("closed the connection"),
+        "{t}"
+    );
+    assert_eq!(t["nodes"]["third"]["status"], "skipped");
+}
+
+#[test]
+fn a_hanging_tool_times_out() {
+    let d = tmp();
+    let f = write(
+        d.path(),
+        "p.yml",
+        "pipe:\n  - id: hang\n    tool: slow\n    args: {ms: 60000}\n    timeout: 500ms\n",
+    );
+    let (code, t, _) = run_json(&f, &[]);
+    assert_eq!(code, 1);
+    assert_eq!(t["nodes"]["hang"]["status"], "failed");
+    assert!(
+        t["nodes"]["hang"]["error"]
+            .as_str()
+            .unwrap_or("")
+            .contains("timed out"),
+        "{t}"
+    );
+}
+
+#[test]
+fn retry_counts_attempts() {
+    let d = tmp();
+    let f = write(
+        d.path(),
+        "p.yml",
+        "pipe:\n  - id: recovers\n    tool: flaky\n    args: {key: a, failures: 2}\n    on_error: {retry: {max: 3, backoff: 10ms}}\n  - id: gives_up\n    tool: flaky\n    args: {key: b, failures: 5}\n    on_error: {retry: {max: 2, backoff: 10ms}}\n",
+    );
+    let (code, t, _) = run_json(&f, &[]);
+    assert_eq!(code, 1);
+    assert_eq!(t["nodes"]["recovers"]["status"], "ok");
+    assert_eq!(t["nodes"]["recovers"]["attempts"], 3);
+    assert_eq!(t["nodes"]["recovers"]["output"]["attempts"], 3);
+    assert_eq!(t["nodes"]["gives_up"]["status"], "failed");
+    assert_eq!(t["nodes"]["gives_up"]["attempts"], 3);
+}
+
+#[test]
+fn skips_propagate_through_needs() {
+    let d = tmp();
+    let f = write(
+        d.path(),
+        "p.yml",
+        "compositions:\n  - name: c\n    nodes:\n      - id: a\n        tool: echo\n        args: {message: x}\n        when: \"false\"\n      - id: b\n        needs: [a]\n        tool: echo\n        args: {message: \"${a}\"}\n      - id: c\n        needs: [b]\n        tool: echo\n        args: {message: \"${b}\"}\n      - id: free\n        tool: echo\n        args: {message: free}\n    expect:\n      - {target: nodes.c.status, matcher: {exact: skipped}}\n",
+    );
+    let (code, t, _) = run_json(&f, &[]);
+    assert_eq!(code, 0, "{t}");
+    assert_eq!(t["nodes"]["b"]["status"], "skipped");
+    assert_eq!(t["nodes"]["c"]["status"], "skipped");
+    assert_eq!(t["nodes"]["c"]["skip_reason"], "parent `b` was skipped");
+    assert_eq!(t["nodes"]["free"]["status"], "ok");
+}
+
+#[test]
+fn fan_out_keeps_input_order_under_concurrency() {
+    let d = tmp();
+    // Later items finish first; the output must still follow the input.
+    let f = write(
+        d.path(),
+        "p.yml",
+        "compositions:\n  - name: c\n    nodes:\n      - id: delays\n        mock: {result: [400, 300, 200, 100, 0]}\n      - id: wait\n        needs: [delays]\n        for_each: \"${delays}\"\n        max_concurrency: 5\n        tool: slow\n        args: {ms: \"${item}\"}\n        transform: .slept_ms\n    output: wait\n",
+    );
+    let (code, t, _) = run_json(&f, &[]);
+    assert_eq!(code, 0, "{t}");
+    assert_eq!(t["output"], serde_json::json!([400, 300, 200, 100, 0]));
+    let iters = t["nodes"]["wait"]["iterations"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    assert_eq!(iters.len(), 5);
+    assert!(iters.iter().enumerate().all(|(i, it)| it["index"] == i));
+}
+
+#[test]
+fn runs_over_streamable_http() {
+    let mut server = Command::new(bin())
+        .args(["demo-server", "--http", "127.0.0.1:0"])
+        .stderr(Stdio::piped())
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap_or_else(|e| panic!("spawn: {e}"));
+    let stderr = server.stderr.take().unwrap_or_else(|| panic!("no stderr"));
+    let mut line = String::new();
+    let _ = BufReader::new(stderr).read_line(&mut line);
+    let url = line
+        .trim()
+        .rsplit(' ')
+        .next()
+        .unwrap_or_default()
+        .to_owned();
+    assert!(url.starts_with("http://127.0.0.1:"), "{line}");
+    let file = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/search-then-update.yml");
+    let (code, t, stderr) = run_json(&file, &["--url", &url]);
+    let _ = server.kill();
+    let _ = server.wait();
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(t["nodes"]["notify"]["output"]["status"], "queued");
+}
+
+#[test]
+fn interop_with_the_reference_server() {
+    let root = std::env::var("PIPEWRIGHT_INTEROP_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|_| Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/interop"));
+    let entry = root.join("node_modules/@modelcontextprotocol/server-everything/dist/index.js");
+    assert!(
+        entry.exists(),
+        "{} is missing: run `npm ci --prefix tests/interop`",
+        entry.display()
+    );
+    let d = tmp();
+    let f = write(
+        d.path(),
+        "interop.yml",
+        &format!(
+            "servers:\n  everything: {{command: node, args: [\"{}\", stdio]}}\ncompositions:\n  - name: sums\n    nodes:\n      - id: pairs\n        mock: {{result: [{{a: 1, b: 2}}, {{a: 3, b: 4}}, {{a: 5, b: 6}}]}}\n      - id: sums\n        needs: [pairs]\n        server: everything\n        for_each: \"${{pairs}}\"\n        max_concurrency: 3\n        tool: get-sum\n        args: {{a: \"${{item.a}}\", b: \"${{item.b}}\"}}\n        transform: 'capture(\"is (?<n>[0-9]+)\") | .n | tonumber'\n      - id: say\n        needs: [sums]\n        server: everything\n        when: \".parents.sums | length == 3\"\n        tool: echo\n        args: {{message: \"sums: ${{sums}}\"}}\n      - id: quiet\n        needs: [sums]\n        server: everything\n        when: \".parents.sums | add > 100\"\n        tool: echo\n        args: {{message: \"${{sums}}\"}}\n    output: say\n    expect:\n      - {{target: nodes.sums.output, matcher: {{exact: [3, 7, 11]}}}}\n      - {{target: output, matcher: {{contains: \"sums: [3,7,11]\"}}}}\n      - {{target: nodes.quiet.status, matcher: {{exact: skipped}}}}\n",
+            entry.display()
+        ),
+    );
+    let (code, t, stderr) = run_json(&f, &[]);
+    assert_eq!(code, 0, "{stderr}\n{t}");
+    assert!(
+        t["expect"]
+            .as_array()
+            .is_some_and(|e| e.len() == 3 && e.iter().all(|x| x["pass"] == true)),
+        "{t}"
+    );
+}
+
+#[test]
+fn secrets_never_reach_the_trace() {
+    let d = tmp();
+    let f = write(
+        d.path(),
+        "p.yml",
+        "pipe:\n  - id: a\n    tool: echo\n    args: {message: \"token=${env.PW_TEST_SECRET}\"}\n",
+    );
+    let out = Command::new(bin())
+        .args(["run", "--format", "json", "--no-save"])
+        .arg(&f)
+        .env("PW_TEST_SECRET", "hunter2-very-secret")
+        .output()
+        .unwrap_or_else(|e| panic!("{e}"));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0));
+    assert!(text.contains("token=***"), "{text}");
+    assert!(!text.contains("hunter2"), "{text}");
+}
+
+#[test]
+fn text_report_ends_with_the_suite_line() {
+    let file = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/cases.yml");
+    let out = Command::new(bin())
+        .args(["run", "--no-save"])
+        .arg(&file)
+        .output()
+        .unwrap_or_else(|e| panic!("{e}"));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains("composition [PASS] lookup [one-match]"),
+        "{stdout}"
+    );
+    assert_eq!(
+        stdout.lines().last(),
+        Some("ran 3 composition(s): 3 passed, 0 failed")
+    );
+}
