@@ -123,28 +123,22 @@ impl Composition {
     /// Every node reachable from `i` through children, `i` excluded, in
     /// topological order.
     pub fn descendants(&self, i: usize) -> Vec<usize> {
-        let mut seen = vec![false; self.nodes.len()];
-        let mut stack = vec![i];
-        while let Some(n) = stack.pop() {
-            for &c in &self.children[n] {
-                if !seen[c] {
-                    seen[c] = true;
-                    stack.push(c);
-                }
-            }
-        }
-        self.order.iter().copied().filter(|&n| seen[n]).collect()
+        self.reach(i, &self.children)
     }
 
-    /// Every node `i` depends on, directly or not.
+    /// Every node `i` depends on, directly or not, in topological order.
     pub fn ancestors(&self, i: usize) -> Vec<usize> {
+        self.reach(i, &self.parents)
+    }
+
+    fn reach(&self, i: usize, edges: &[Vec<usize>]) -> Vec<usize> {
         let mut seen = vec![false; self.nodes.len()];
         let mut stack = vec![i];
         while let Some(n) = stack.pop() {
-            for &p in &self.parents[n] {
-                if !seen[p] {
-                    seen[p] = true;
-                    stack.push(p);
+            for &next in &edges[n] {
+                if !seen[next] {
+                    seen[next] = true;
+                    stack.push(next);
                 }
             }
         }
