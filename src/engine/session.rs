@@ -860,11 +860,9 @@ impl Actor {
         for p in visible {
             let rec = &self.records[p];
             let seen = match rec.status {
-                NodeStatus::Ok | NodeStatus::Stale
-                    if rec.status == NodeStatus::Ok
-                        || rec.output != Value::Null
-                        || rec.attempts > 0 =>
-                {
+                NodeStatus::Ok => Seen::Output(rec.output.clone()),
+                // A stale node keeps the output it recorded before the edit.
+                NodeStatus::Stale if rec.attempts > 0 || rec.output != Value::Null => {
                     Seen::Output(rec.output.clone())
                 }
                 NodeStatus::Skipped => Seen::Skipped,
