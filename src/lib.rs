@@ -9,3 +9,4 @@
 pub mod cli;
 pub mod demo_server;
 pub mod engine;
+pub mod ui;

@@ -1,0 +1,34 @@
+//! What the panes draw from: a view of each node's state, kept up to date by
+//! the app from session events. Panes never talk to the session themselves.
+
+use crate::engine::trace::{NodeRecord, NodeStatus};
+
+/// One node as the DAG pane and the status bar see it, indexed like
+/// `Composition::nodes`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NodeVisual {
+    pub status: NodeStatus,
+    /// Fan-out progress: iterations done of total, while or after it runs.
+    pub progress: Option<(usize, usize)>,
+    /// A breakpoint is set on it: the run pauses before dispatching it.
+    pub breakpoint: bool,
+    /// It answers from its `mock:` and calls no server.
+    pub mocked: bool,
+    /// The run is paused right before this node (a breakpoint or a step).
+    pub paused_before: bool,
+    /// Its last finished record, when it has one.
+    pub record: Option<Box<NodeRecord>>,
+}
+
+impl Default for NodeVisual {
+    fn default() -> Self {
+        NodeVisual {
+            status: NodeStatus::Pending,
+            progress: None,
+            breakpoint: false,
+            mocked: false,
+            paused_before: false,
+            record: None,
+        }
+    }
+}
