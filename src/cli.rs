@@ -26,14 +26,20 @@ pub mod exit {
 /// A terminal workbench and CLI for MCP tool-call pipelines.
 #[derive(Debug, Parser)]
 #[command(name = "pipewright", version, about, long_about = None)]
+#[command(args_conflicts_with_subcommands = true, subcommand_negates_reqs = true)]
 pub struct Cli {
     #[command(subcommand)]
-    pub command: Command,
+    pub command: Option<Command>,
+    /// A pipeline file: `pipewright FILE` is `pipewright edit FILE`.
+    #[arg(value_name = "FILE", required = true)]
+    pub file: Option<std::path::PathBuf>,
 }
 
 /// The subcommands.
 #[derive(Debug, Subcommand)]
 pub enum Command {
+    /// Open the workbench: editor, live DAG and trace inspector.
+    Edit(crate::ui::EditArgs),
     /// Run a pipeline file (every composition and case) and report.
     #[command(alias = "pipe")]
     Run(run::RunArgs),
@@ -59,7 +65,13 @@ pub fn main() -> ExitCode {
         }
     };
     let code = runtime.block_on(async {
-        match cli.command {
+        let command = match (cli.command, cli.file) {
+            (Some(c), _) => c,
+            (None, Some(file)) => Command::Edit(crate::ui::EditArgs::from_file(file)),
+            (None, None) => return exit::INVALID,
+        };
+        match command {
+            Command::Edit(args) => crate::ui::edit(args).await,
             Command::Run(args) => run::run(args).await,
             Command::Check(args) => check::check(&args),
             Command::Tools(cmd) => tools::tools(cmd).await,

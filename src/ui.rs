@@ -2,5 +2,127 @@
 //! editor with a live DAG view and a per-node trace inspector, driving the
 //! engine's session. Nothing here is needed by the engine.
 
+pub mod app;
+pub mod config;
+pub mod dag;
+pub mod editor;
+pub mod inspector;
+pub mod keys;
+pub mod overlay;
 pub mod state;
+pub mod status;
+pub mod terminal;
 pub mod theme;
+
+use std::path::PathBuf;
+
+use clap::Args;
+use is_terminal::IsTerminal;
+
+use crate::cli::exit;
+use crate::engine::loader::parse_duration;
+use crate::engine::servers::ServerArg;
+
+/// Arguments of `edit`.
+#[derive(Debug, Args)]
+pub struct EditArgs {
+    /// The pipeline file to open (created on the first save if missing).
+    pub file: PathBuf,
+    /// Show and run this composition (the palette switches).
+    #[arg(long, value_name = "NAME")]
+    pub composition: Option<String>,
+    /// Run with this case row's vars (default: the first row).
+    #[arg(long, value_name = "NAME")]
+    pub case: Option<String>,
+    /// A `${var.NAME}` value: NAME=VALUE. Repeatable.
+    #[arg(long = "var", value_name = "NAME=VALUE")]
+    pub vars: Vec<String>,
+    /// The server URL when the file declares none.
+    #[arg(long)]
+    pub url: Option<String>,
+    /// Add or override a server: NAME=URL or NAME='COMMAND ARGS'.
+    #[arg(long = "server", value_name = "NAME=URL|CMD")]
+    pub servers: Vec<ServerArg>,
+    /// Timeout for every call whose node sets none (e.g. 30s).
+    #[arg(long, value_name = "DURATION")]
+    pub timeout: Option<String>,
+    /// Colour theme: dark, light, high-contrast, or a file in the config
+    /// directory's themes/.
+    #[arg(long, value_name = "NAME")]
+    pub theme: Option<String>,
+}
+
+/// Opens the workbench; returns the exit code.
+pub async fn edit(args: EditArgs) -> u8 {
+    if !std::io::stdout().is_terminal() || !std::io::stdin().is_terminal() {
+        eprintln!(
+            "pipewright edit: needs a terminal (use `pipewright run {}` in scripts and CI)",
+            args.file.display()
+        );
+        return exit::INVALID;
+    }
+    let vars = match crate::cli::run::parse_vars(&args.vars) {
+        Ok(v) => v,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return exit::INVALID;
+        }
+    };
+    let timeout = match args.timeout.as_deref().map(|t| (t, parse_duration(t))) {
+        Some((t, None)) => {
+            eprintln!("error: invalid --timeout `{t}`");
+            return exit::INVALID;
+        }
+        Some((_, d)) => d,
+        None => None,
+    };
+    let dirs = config::Dirs::locate();
+    let cfg = match config::Config::load(&dirs, args.theme.as_deref()) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return exit::INVALID;
+        }
+    };
+    let editor = match editor::Editor::open(&args.file, dirs.data.as_deref()) {
+        Ok(e) => e,
+        Err(e) => {
+            eprintln!("error: cannot open {}: {e}", args.file.display());
+            return exit::INVALID;
+        }
+    };
+    let opts = app::Options {
+        file: args.file,
+        composition: args.composition,
+        case: args.case,
+        vars,
+        servers: args.servers,
+        url: args.url,
+        theme: args.theme,
+        timeout,
+    };
+    let app = app::App::new(opts, dirs, cfg, editor);
+    match terminal::run(app).await {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("pipewright edit: terminal error: {e}");
+            exit::FAILED
+        }
+    }
+}
+
+impl EditArgs {
+    /// `pipewright FILE`: the workbench with every option at its default.
+    pub fn from_file(file: PathBuf) -> EditArgs {
+        EditArgs {
+            file,
+            composition: None,
+            case: None,
+            vars: Vec::new(),
+            url: None,
+            servers: Vec::new(),
+            timeout: None,
+            theme: None,
+        }
+    }
+}

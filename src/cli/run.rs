@@ -83,7 +83,7 @@ pub struct RunArgs {
     pub no_save: bool,
 }
 
-fn parse_vars(raw: &[String]) -> Result<IndexMap<String, Value>, String> {
+pub(crate) fn parse_vars(raw: &[String]) -> Result<IndexMap<String, Value>, String> {
     let mut out = IndexMap::new();
     for item in raw {
         let Some((k, v)) = item.split_once('=') else {
@@ -513,7 +513,7 @@ fn junit(file: &str, traces: &[Trace]) -> String {
 
 /// Keeps the trace under the user data directory (`runs/`), so runs can be
 /// reopened and compared. Failure to save is only a warning.
-fn save(trace: &Trace) {
+pub(crate) fn save(trace: &Trace) {
     let Some(dirs) = directories::ProjectDirs::from("dev", "pipewright", "pipewright") else {
         return;
     };

@@ -1,0 +1,487 @@
+//! Key bindings: every workbench action, its default keys (SPEC §5) and the
+//! user's overrides from the config file.
+//!
+//! A binding with Ctrl or Alt, a function key, Tab or Esc works in every pane.
+//! A plain character (`p`, `R`, `?` …) is a command key: it acts while the
+//! DAG or the inspector has the focus, and is typed as text in the editor.
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+
+/// Everything a key can do.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Action {
+    Run,
+    Step,
+    Continue,
+    Pause,
+    Breakpoint,
+    Rerun,
+    RerunFrom,
+    Skip,
+    Cancel,
+    Pin,
+    DryRun,
+    Estimate,
+    NextPane,
+    PrevPane,
+    Save,
+    ExternalEditor,
+    Palette,
+    Help,
+    Quit,
+}
+
+impl Action {
+    /// Every action, in the order the help lists them.
+    pub const ALL: &[Action] = &[
+        Action::Run,
+        Action::Step,
+        Action::Continue,
+        Action::Pause,
+        Action::Breakpoint,
+        Action::Rerun,
+        Action::RerunFrom,
+        Action::Skip,
+        Action::Cancel,
+        Action::Pin,
+        Action::DryRun,
+        Action::Estimate,
+        Action::NextPane,
+        Action::PrevPane,
+        Action::Save,
+        Action::ExternalEditor,
+        Action::Palette,
+        Action::Help,
+        Action::Quit,
+    ];
+
+    /// The name used in the config file and the palette.
+    pub fn name(self) -> &'static str {
+        match self {
+            Action::Run => "run",
+            Action::Step => "step",
+            Action::Continue => "continue",
+            Action::Pause => "pause",
+            Action::Breakpoint => "breakpoint",
+            Action::Rerun => "rerun",
+            Action::RerunFrom => "rerun-from",
+            Action::Skip => "skip",
+            Action::Cancel => "cancel",
+            Action::Pin => "pin",
+            Action::DryRun => "dry-run",
+            Action::Estimate => "estimate",
+            Action::NextPane => "next-pane",
+            Action::PrevPane => "prev-pane",
+            Action::Save => "save",
+            Action::ExternalEditor => "external-editor",
+            Action::Palette => "palette",
+            Action::Help => "help",
+            Action::Quit => "quit",
+        }
+    }
+
+    /// What it does, for the help overlay and the palette.
+    pub fn describe(self) -> &'static str {
+        match self {
+            Action::Run => "run the composition from the start",
+            Action::Step => "dispatch one ready node, then pause",
+            Action::Continue => "continue after a pause or breakpoint",
+            Action::Pause => "pause: in-flight calls finish, nothing new starts",
+            Action::Breakpoint => "toggle a breakpoint on the selected node",
+            Action::Rerun => "re-run the selected node on its parents' outputs",
+            Action::RerunFrom => "re-run the selected node and its descendants",
+            Action::Skip => "skip the selected node",
+            Action::Cancel => "cancel the run (in-flight calls are cancelled)",
+            Action::Pin => "pin the selected node's output as a mock",
+            Action::DryRun => "show the plan: waves and resolved args",
+            Action::Estimate => "show the plan with projected cost",
+            Action::NextPane => "focus the next pane",
+            Action::PrevPane => "focus the previous pane",
+            Action::Save => "save the file",
+            Action::ExternalEditor => "edit the buffer in $EDITOR",
+            Action::Palette => "command palette",
+            Action::Help => "this help",
+            Action::Quit => "quit (asks when there are unsaved edits)",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<Action> {
+        Action::ALL.iter().copied().find(|a| a.name() == name)
+    }
+}
+
+/// One key with its modifiers, as written in the config (`ctrl-s`, `F5`,
+/// `shift-r`, `R`, `?`, `tab`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Key {
+    pub code: KeyCode,
+    pub mods: KeyModifiers,
+}
+
+impl Key {
+    pub const fn new(code: KeyCode, mods: KeyModifiers) -> Key {
+        Key { code, mods }
+    }
+
+    const fn plain(c: char) -> Key {
+        Key::new(KeyCode::Char(c), KeyModifiers::NONE)
+    }
+
+    const fn ctrl(c: char) -> Key {
+        Key::new(KeyCode::Char(c), KeyModifiers::CONTROL)
+    }
+
+    /// Reads a key from a crossterm event, folding Shift into the
+    /// character for letters and symbols so `R` and `shift-r` are one key.
+    pub fn from_event(ev: &KeyEvent) -> Key {
+        let mut mods =
+            ev.modifiers & (KeyModifiers::CONTROL | KeyModifiers::ALT | KeyModifiers::SHIFT);
+        let code = match ev.code {
+            KeyCode::Char(c) => {
+                mods.remove(KeyModifiers::SHIFT);
+                if mods.contains(KeyModifiers::CONTROL) {
+                    KeyCode::Char(c.to_ascii_lowercase())
+                } else {
+                    KeyCode::Char(c)
+                }
+            }
+            KeyCode::BackTab => {
+                mods.insert(KeyModifiers::SHIFT);
+                KeyCode::Tab
+            }
+            other => other,
+        };
+        Key { code, mods }
+    }
+
+    /// A key that works in every pane (see the module docs).
+    pub fn is_global(&self) -> bool {
+        self.mods
+            .intersects(KeyModifiers::CONTROL | KeyModifiers::ALT)
+            || matches!(self.code, KeyCode::F(_) | KeyCode::Tab)
+    }
+
+    /// Parses `ctrl-s`, `alt-x`, `shift-tab`, `F5`, `R`, `shift-r`, `?`,
+    /// `space`, `enter`, `esc`.
+    pub fn parse(text: &str) -> Result<Key, String> {
+        let t = text.trim();
+        if t.is_empty() {
+            return Err("empty key".into());
+        }
+        let mut mods = KeyModifiers::NONE;
+        let mut rest = t;
+        loop {
+            let lower = rest.to_ascii_lowercase();
+            let (m, len) = if lower.starts_with("ctrl-") || lower.starts_with("ctrl+") {
+                (KeyModifiers::CONTROL, 5)
+            } else if lower.starts_with("alt-") || lower.starts_with("alt+") {
+                (KeyModifiers::ALT, 4)
+            } else if lower.starts_with("shift-") || lower.starts_with("shift+") {
+                (KeyModifiers::SHIFT, 6)
+            } else {
+                break;
+            };
+            if rest.len() == len {
+                break;
+            }
+            mods |= m;
+            rest = &rest[len..];
+        }
+        let lower = rest.to_ascii_lowercase();
+        let code = match lower.as_str() {
+            "tab" => KeyCode::Tab,
+            "enter" | "return" => KeyCode::Enter,
+            "esc" | "escape" => KeyCode::Esc,
+            "space" => KeyCode::Char(' '),
+            "backspace" => KeyCode::Backspace,
+            "delete" | "del" => KeyCode::Delete,
+            "up" => KeyCode::Up,
+            "down" => KeyCode::Down,
+            "left" => KeyCode::Left,
+            "right" => KeyCode::Right,
+            "home" => KeyCode::Home,
+            "end" => KeyCode::End,
+            "pageup" => KeyCode::PageUp,
+            "pagedown" => KeyCode::PageDown,
+            f if f.len() >= 2
+                && f.starts_with('f')
+                && f[1..].chars().all(|c| c.is_ascii_digit()) =>
+            {
+                let n: u8 = f[1..]
+                    .parse()
+                    .map_err(|_| format!("bad function key `{rest}`"))?;
+                if !(1..=24).contains(&n) {
+                    return Err(format!("no function key F{n}"));
+                }
+                KeyCode::F(n)
+            }
+            _ if rest.chars().count() == 1 => {
+                let c = rest.chars().next().unwrap_or(' ');
+                if mods.contains(KeyModifiers::SHIFT) && c.is_ascii_alphabetic() {
+                    mods.remove(KeyModifiers::SHIFT);
+                    KeyCode::Char(c.to_ascii_uppercase())
+                } else if mods.contains(KeyModifiers::CONTROL) {
+                    KeyCode::Char(c.to_ascii_lowercase())
+                } else {
+                    KeyCode::Char(c)
+                }
+            }
+            _ => return Err(format!("unknown key `{rest}`")),
+        };
+        if matches!(code, KeyCode::Char(_)) {
+            mods.remove(KeyModifiers::SHIFT);
+        }
+        Ok(Key { code, mods })
+    }
+}
+
+impl fmt::Display for Key {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.mods.contains(KeyModifiers::CONTROL) {
+            f.write_str("Ctrl-")?;
+        }
+        if self.mods.contains(KeyModifiers::ALT) {
+            f.write_str("Alt-")?;
+        }
+        if self.mods.contains(KeyModifiers::SHIFT) {
+            f.write_str("Shift-")?;
+        }
+        match self.code {
+            KeyCode::Char(' ') => f.write_str("Space"),
+            KeyCode::Char(c) if self.mods.contains(KeyModifiers::CONTROL) => {
+                write!(f, "{}", c.to_ascii_uppercase())
+            }
+            KeyCode::Char(c) => write!(f, "{c}"),
+            KeyCode::F(n) => write!(f, "F{n}"),
+            KeyCode::Tab => f.write_str("Tab"),
+            KeyCode::Enter => f.write_str("Enter"),
+            KeyCode::Esc => f.write_str("Esc"),
+            other => write!(f, "{other:?}"),
+        }
+    }
+}
+
+/// Which action each key triggers.
+#[derive(Debug, Clone)]
+pub struct Keymap {
+    bindings: BTreeMap<Action, Vec<Key>>,
+}
+
+impl Default for Keymap {
+    fn default() -> Self {
+        use Action::*;
+        let f = |n| Key::new(KeyCode::F(n), KeyModifiers::NONE);
+        let mut b = BTreeMap::new();
+        b.insert(Run, vec![f(5)]);
+        b.insert(Step, vec![f(10)]);
+        b.insert(Continue, vec![f(8)]);
+        b.insert(Pause, vec![Key::plain('p'), f(6)]);
+        b.insert(Breakpoint, vec![Key::plain('b'), f(9)]);
+        b.insert(Rerun, vec![Key::plain('r')]);
+        b.insert(RerunFrom, vec![Key::plain('R')]);
+        b.insert(Skip, vec![Key::plain('s')]);
+        b.insert(Cancel, vec![Key::plain('x'), Key::ctrl('c')]);
+        b.insert(Pin, vec![Key::plain('P')]);
+        b.insert(DryRun, vec![Key::plain('d')]);
+        b.insert(Estimate, vec![Key::plain('e')]);
+        b.insert(NextPane, vec![Key::new(KeyCode::Tab, KeyModifiers::NONE)]);
+        b.insert(PrevPane, vec![Key::new(KeyCode::Tab, KeyModifiers::SHIFT)]);
+        b.insert(Save, vec![Key::ctrl('s')]);
+        b.insert(ExternalEditor, vec![Key::ctrl('o')]);
+        b.insert(Palette, vec![Key::plain(':'), Key::ctrl('p')]);
+        b.insert(Help, vec![Key::plain('?'), f(1)]);
+        b.insert(Quit, vec![Key::plain('q'), Key::ctrl('q')]);
+        Keymap { bindings: b }
+    }
+}
+
+impl Keymap {
+    /// The defaults with the user's overrides applied: each entry replaces
+    /// that action's keys. Unknown actions and bad keys are errors naming
+    /// the entry.
+    pub fn with_overrides(overrides: &BTreeMap<String, Vec<String>>) -> Result<Keymap, String> {
+        let mut map = Keymap::default();
+        for (name, keys) in overrides {
+            let action = Action::from_name(name).ok_or_else(|| {
+                let names: Vec<&str> = Action::ALL.iter().map(|a| a.name()).collect();
+                format!("keys.{name}: no such action (one of: {})", names.join(", "))
+            })?;
+            let parsed = keys
+                .iter()
+                .map(|k| Key::parse(k).map_err(|e| format!("keys.{name}: {e}")))
+                .collect::<Result<Vec<_>, _>>()?;
+            map.bindings.insert(action, parsed);
+        }
+        Ok(map)
+    }
+
+    /// The action of a key press. `in_editor` drops command keys (plain
+    /// characters), which the editor takes as text.
+    pub fn action(&self, ev: &KeyEvent, in_editor: bool) -> Option<Action> {
+        let key = Key::from_event(ev);
+        if in_editor && !key.is_global() {
+            return None;
+        }
+        self.bindings
+            .iter()
+            .find(|(_, keys)| keys.contains(&key))
+            .map(|(a, _)| *a)
+    }
+
+    /// The keys of an action, for the help and the status bar.
+    pub fn keys(&self, action: Action) -> &[Key] {
+        self.bindings.get(&action).map(Vec::as_slice).unwrap_or(&[])
+    }
+
+    /// The first key of an action as text (`F5`), or `-` when unbound.
+    pub fn label(&self, action: Action) -> String {
+        self.keys(action)
+            .first()
+            .map(ToString::to_string)
+            .unwrap_or_else(|| "-".into())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rstest::rstest;
+
+    fn ev(code: KeyCode, mods: KeyModifiers) -> KeyEvent {
+        KeyEvent::new(code, mods)
+    }
+
+    #[rstest]
+    #[case("F5", KeyCode::F(5), KeyModifiers::NONE)]
+    #[case("ctrl-s", KeyCode::Char('s'), KeyModifiers::CONTROL)]
+    #[case("Ctrl+S", KeyCode::Char('s'), KeyModifiers::CONTROL)]
+    #[case("shift-r", KeyCode::Char('R'), KeyModifiers::NONE)]
+    #[case("R", KeyCode::Char('R'), KeyModifiers::NONE)]
+    #[case("?", KeyCode::Char('?'), KeyModifiers::NONE)]
+    #[case("shift-tab", KeyCode::Tab, KeyModifiers::SHIFT)]
+    #[case("alt-x", KeyCode::Char('x'), KeyModifiers::ALT)]
+    #[case("space", KeyCode::Char(' '), KeyModifiers::NONE)]
+    #[case("-", KeyCode::Char('-'), KeyModifiers::NONE)]
+    fn parses_keys(#[case] text: &str, #[case] code: KeyCode, #[case] mods: KeyModifiers) {
+        assert_eq!(Key::parse(text).unwrap(), Key::new(code, mods));
+    }
+
+    #[rstest]
+    #[case("")]
+    #[case("F99")]
+    #[case("ctrl-banana")]
+    #[case("hyper-x")]
+    fn rejects_bad_keys(#[case] text: &str) {
+        assert!(Key::parse(text).is_err(), "{text}");
+    }
+
+    #[test]
+    fn shift_letter_from_terminal_is_the_capital() {
+        let k = Key::from_event(&ev(KeyCode::Char('R'), KeyModifiers::SHIFT));
+        assert_eq!(k, Key::parse("R").unwrap());
+        let k = Key::from_event(&ev(KeyCode::BackTab, KeyModifiers::SHIFT));
+        assert_eq!(k, Key::parse("shift-tab").unwrap());
+    }
+
+    #[test]
+    fn defaults_follow_the_spec() {
+        let m = Keymap::default();
+        let a = |c, mods| m.action(&ev(c, mods), false);
+        assert_eq!(a(KeyCode::F(5), KeyModifiers::NONE), Some(Action::Run));
+        assert_eq!(a(KeyCode::F(10), KeyModifiers::NONE), Some(Action::Step));
+        assert_eq!(a(KeyCode::F(8), KeyModifiers::NONE), Some(Action::Continue));
+        assert_eq!(
+            a(KeyCode::Char('p'), KeyModifiers::NONE),
+            Some(Action::Pause)
+        );
+        assert_eq!(
+            a(KeyCode::Char('b'), KeyModifiers::NONE),
+            Some(Action::Breakpoint)
+        );
+        assert_eq!(
+            a(KeyCode::Char('R'), KeyModifiers::SHIFT),
+            Some(Action::RerunFrom)
+        );
+        assert_eq!(
+            a(KeyCode::Char('s'), KeyModifiers::NONE),
+            Some(Action::Skip)
+        );
+        assert_eq!(
+            a(KeyCode::Char('x'), KeyModifiers::NONE),
+            Some(Action::Cancel)
+        );
+        assert_eq!(
+            a(KeyCode::Char('d'), KeyModifiers::NONE),
+            Some(Action::DryRun)
+        );
+        assert_eq!(
+            a(KeyCode::Char('e'), KeyModifiers::NONE),
+            Some(Action::Estimate)
+        );
+        assert_eq!(a(KeyCode::Tab, KeyModifiers::NONE), Some(Action::NextPane));
+        assert_eq!(
+            a(KeyCode::Char('s'), KeyModifiers::CONTROL),
+            Some(Action::Save)
+        );
+        assert_eq!(
+            a(KeyCode::Char('?'), KeyModifiers::NONE),
+            Some(Action::Help)
+        );
+        assert_eq!(
+            a(KeyCode::Char('q'), KeyModifiers::NONE),
+            Some(Action::Quit)
+        );
+    }
+
+    #[test]
+    fn command_keys_type_text_in_the_editor() {
+        let m = Keymap::default();
+        assert_eq!(
+            m.action(&ev(KeyCode::Char('q'), KeyModifiers::NONE), true),
+            None
+        );
+        assert_eq!(
+            m.action(&ev(KeyCode::Char('s'), KeyModifiers::NONE), true),
+            None
+        );
+        assert_eq!(
+            m.action(&ev(KeyCode::Char('s'), KeyModifiers::CONTROL), true),
+            Some(Action::Save)
+        );
+        assert_eq!(
+            m.action(&ev(KeyCode::F(5), KeyModifiers::NONE), true),
+            Some(Action::Run)
+        );
+    }
+
+    #[test]
+    fn overrides_replace_an_actions_keys() {
+        let mut o = BTreeMap::new();
+        o.insert("run".to_string(), vec!["ctrl-r".to_string()]);
+        let m = Keymap::with_overrides(&o).unwrap();
+        assert_eq!(
+            m.action(&ev(KeyCode::F(5), KeyModifiers::NONE), false),
+            None
+        );
+        assert_eq!(
+            m.action(&ev(KeyCode::Char('r'), KeyModifiers::CONTROL), false),
+            Some(Action::Run)
+        );
+        assert_eq!(m.label(Action::Run), "Ctrl-R");
+    }
+
+    #[test]
+    fn bad_overrides_name_the_entry() {
+        let mut o = BTreeMap::new();
+        o.insert("launch".to_string(), vec!["F5".to_string()]);
+        let e = Keymap::with_overrides(&o).unwrap_err();
+        assert!(e.contains("keys.launch"), "{e}");
+        let mut o = BTreeMap::new();
+        o.insert("run".to_string(), vec!["F77".to_string()]);
+        let e = Keymap::with_overrides(&o).unwrap_err();
+        assert!(e.contains("keys.run") && e.contains("F77"), "{e}");
+    }
+}

@@ -1,0 +1,564 @@
+//! Windows drawn over the panes: the help, the command palette, the dry-run
+//! plan, a text viewer (pinned mocks) and the unsaved-changes question.
+
+use crossterm::event::{KeyCode, KeyEvent};
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::style::{Modifier, Style};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Clear, Paragraph, Widget, Wrap};
+use serde_json::Value;
+
+use crate::engine::model::{Composition, Mock};
+use crate::engine::trace::NodeStatus;
+
+use super::app::App;
+use super::keys::Action;
+use super::state::NodeVisual;
+use super::theme::{Theme, status_glyph};
+
+/// An open overlay.
+#[derive(Debug, Clone)]
+pub enum Overlay {
+    Help {
+        scroll: u16,
+    },
+    Palette(Palette),
+    Plan(PlanView),
+    Text {
+        title: String,
+        body: Vec<String>,
+        scroll: u16,
+    },
+    ConfirmQuit,
+}
+
+impl Overlay {
+    /// The overlay after a scrolling key.
+    pub fn scrolled(self, key: KeyEvent) -> Overlay {
+        let delta: i32 = match key.code {
+            KeyCode::Down | KeyCode::Char('j') => 1,
+            KeyCode::Up | KeyCode::Char('k') => -1,
+            KeyCode::PageDown | KeyCode::Char(' ') => 10,
+            KeyCode::PageUp => -10,
+            KeyCode::Home => -10_000,
+            _ => 0,
+        };
+        let mv = |s: u16| (s as i32 + delta).clamp(0, u16::MAX as i32) as u16;
+        match self {
+            Overlay::Help { scroll } => Overlay::Help { scroll: mv(scroll) },
+            Overlay::Plan(mut p) => {
+                p.scroll = mv(p.scroll);
+                Overlay::Plan(p)
+            }
+            Overlay::Text {
+                title,
+                body,
+                scroll,
+            } => Overlay::Text {
+                title,
+                body,
+                scroll: mv(scroll),
+            },
+            other => other,
+        }
+    }
+}
+
+/// One thing the palette can do.
+#[derive(Debug, Clone, PartialEq)]
+pub enum PaletteItem {
+    /// An action and its key label.
+    Action(Action, String),
+    Theme(String),
+    Composition(String),
+    /// Jump to a node.
+    Node(String),
+}
+
+impl PaletteItem {
+    fn text(&self) -> String {
+        match self {
+            PaletteItem::Action(a, _) => format!("{} — {}", a.name(), a.describe()),
+            PaletteItem::Theme(t) => format!("theme {t}"),
+            PaletteItem::Composition(c) => format!("composition {c}"),
+            PaletteItem::Node(n) => format!("go to node {n}"),
+        }
+    }
+}
+
+/// The command palette: type to filter, arrows to choose, Enter to do.
+#[derive(Debug, Clone)]
+pub struct Palette {
+    pub input: String,
+    items: Vec<PaletteItem>,
+    shown: Vec<usize>,
+    pub selected: usize,
+}
+
+impl Palette {
+    pub fn new(items: Vec<PaletteItem>) -> Palette {
+        let mut p = Palette {
+            input: String::new(),
+            shown: Vec::new(),
+            items,
+            selected: 0,
+        };
+        p.filter();
+        p
+    }
+
+    /// Items whose text holds the typed characters in order.
+    fn filter(&mut self) {
+        let q: Vec<char> = self
+            .input
+            .to_lowercase()
+            .chars()
+            .filter(|c| !c.is_whitespace())
+            .collect();
+        self.shown = self
+            .items
+            .iter()
+            .enumerate()
+            .filter(|(_, it)| subsequence(&q, &it.text().to_lowercase()))
+            .map(|(i, _)| i)
+            .collect();
+        self.selected = self.selected.min(self.shown.len().saturating_sub(1));
+    }
+
+    pub fn key(&mut self, key: KeyEvent) {
+        match key.code {
+            KeyCode::Char(c) => {
+                self.input.push(c);
+                self.selected = 0;
+                self.filter();
+            }
+            KeyCode::Backspace => {
+                self.input.pop();
+                self.filter();
+            }
+            KeyCode::Down | KeyCode::Tab if self.selected + 1 < self.shown.len() => {
+                self.selected += 1;
+            }
+            KeyCode::Up | KeyCode::BackTab => self.selected = self.selected.saturating_sub(1),
+            _ => {}
+        }
+    }
+
+    /// The highlighted item.
+    pub fn chosen(&self) -> Option<&PaletteItem> {
+        self.shown.get(self.selected).map(|&i| &self.items[i])
+    }
+
+    /// The items shown now, in order.
+    pub fn shown(&self) -> impl Iterator<Item = &PaletteItem> {
+        self.shown.iter().map(|&i| &self.items[i])
+    }
+}
+
+fn subsequence(q: &[char], text: &str) -> bool {
+    let mut it = q.iter().peekable();
+    for c in text.chars() {
+        if it.peek() == Some(&&c) {
+            it.next();
+        }
+    }
+    it.peek().is_none()
+}
+
+/// A row of the dry-run view.
+#[derive(Debug, Clone, PartialEq)]
+pub enum PlanRow {
+    Wave(usize),
+    Node {
+        id: String,
+        status: NodeStatus,
+        mocked: bool,
+        call: String,
+        args: String,
+        /// Unresolved references left in the args.
+        waits: bool,
+        fan_out: Option<String>,
+        cost: Option<String>,
+    },
+}
+
+/// The dry-run plan: waves of nodes with their resolved args.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PlanView {
+    pub estimate: bool,
+    pub rows: Vec<PlanRow>,
+    pub scroll: u16,
+    pub total_cost: f64,
+    pub calls: usize,
+}
+
+/// Builds the dry-run view from the plan, the node states and each node's
+/// partially resolved args.
+pub fn plan_lines(
+    comp: &Composition,
+    visuals: &[NodeVisual],
+    args: &[Value],
+    estimate: bool,
+) -> PlanView {
+    let mut rows = Vec::new();
+    let mut total_cost = 0.0;
+    let mut calls = 0;
+    for (w, wave) in comp.waves.iter().enumerate() {
+        rows.push(PlanRow::Wave(w + 1));
+        for &i in wave {
+            let n = &comp.nodes[i];
+            let v = visuals.get(i).cloned().unwrap_or_default();
+            let args_text = serde_json::to_string(&args[i]).unwrap_or_default();
+            let waits = args_text.contains("<from ");
+            let call = match (&n.server, &n.mock) {
+                (_, Some(Mock::Error(_))) => format!("{} (mock error)", n.tool),
+                (_, Some(Mock::Result(_))) => format!("{} (mocked)", n.tool),
+                (Some(s), None) => format!("{s}/{}", n.tool),
+                (None, None) => n.tool.clone(),
+            };
+            if n.mock.is_none() {
+                calls += 1;
+            }
+            let cost = estimate.then(|| match v.record.as_ref() {
+                Some(r) if r.cost_usd > 0.0 => {
+                    total_cost += r.cost_usd;
+                    format!("${:.4} (last run)", r.cost_usd)
+                }
+                Some(_) => "$0 (last run)".to_owned(),
+                None if n.mock.is_some() => "$0 (mock)".to_owned(),
+                None => "unknown".to_owned(),
+            });
+            rows.push(PlanRow::Node {
+                id: n.id.clone(),
+                status: v.status,
+                mocked: v.mocked,
+                call,
+                args: args_text,
+                waits,
+                fan_out: n.for_each.as_ref().map(|f| {
+                    format!(
+                        "for each {} (max {} at once)",
+                        f.site.reference, n.max_concurrency
+                    )
+                }),
+                cost,
+            });
+        }
+    }
+    PlanView {
+        estimate,
+        rows,
+        scroll: 0,
+        total_cost,
+        calls,
+    }
+}
+
+/// A centred rectangle `pw`% wide and `ph`% tall, at least 3 rows.
+fn centred(area: Rect, pw: u16, ph: u16) -> Rect {
+    let w = (area.width * pw / 100).max(20).min(area.width);
+    let h = (area.height * ph / 100).max(3).min(area.height);
+    Rect::new(
+        area.x + (area.width - w) / 2,
+        area.y + (area.height - h) / 2,
+        w,
+        h,
+    )
+}
+
+fn frame<'a>(title: String, theme: &Theme) -> Block<'a> {
+    Block::bordered()
+        .title(Span::styled(
+            format!(" {title} "),
+            Style::default()
+                .fg(theme.accent)
+                .add_modifier(Modifier::BOLD),
+        ))
+        .title_bottom(
+            Line::from(Span::styled(" Esc close ", Style::default().fg(theme.dim))).right_aligned(),
+        )
+        .border_style(theme.border_style(true))
+        .style(theme.base())
+}
+
+/// Draws an overlay over the screen.
+pub fn render(ov: &Overlay, app: &App, area: Rect, buf: &mut Buffer) {
+    let t = &app.theme;
+    match ov {
+        Overlay::Help { scroll } => {
+            let r = centred(area, 70, 80);
+            Clear.render(r, buf);
+            let mut lines = vec![Line::from(Span::styled(
+                "Keys (rebind them in config.yaml under keys:)",
+                Style::default().add_modifier(Modifier::BOLD),
+            ))];
+            lines.push(Line::from(Span::styled(
+                "Plain keys act in the DAG and inspector; in the editor they are text.",
+                Style::default().fg(t.dim),
+            )));
+            lines.push(Line::default());
+            for a in Action::ALL {
+                let keys: Vec<String> = app
+                    .keymap
+                    .keys(*a)
+                    .iter()
+                    .map(ToString::to_string)
+                    .collect();
+                lines.push(Line::from(vec![
+                    Span::styled(
+                        format!("{:<16}", keys.join(" ")),
+                        Style::default().fg(t.accent),
+                    ),
+                    Span::styled(format!("{:<16}", a.name()), Style::default().fg(t.fg)),
+                    Span::styled(a.describe(), Style::default().fg(t.dim)),
+                ]));
+            }
+            lines.push(Line::default());
+            for (k, what) in [
+                (
+                    "arrows h j k l",
+                    "move in the DAG (left: parents, right: children)",
+                ),
+                ("Enter / i", "DAG: to the inspector / to the editor"),
+                ("Esc", "editor and inspector: back to the DAG"),
+                ("1-6, ← →", "inspector tabs; / filters the output with jq"),
+                (
+                    "Ctrl-Z Ctrl-Y",
+                    "editor: undo, redo; Ctrl-F search; Ctrl-G go to line",
+                ),
+                ("mouse", "click to select or focus; wheel scrolls"),
+            ] {
+                lines.push(Line::from(vec![
+                    Span::styled(format!("{k:<16}"), Style::default().fg(t.accent)),
+                    Span::styled(what, Style::default().fg(t.dim)),
+                ]));
+            }
+            Paragraph::new(lines)
+                .block(frame("help".into(), t))
+                .scroll((*scroll, 0))
+                .render(r, buf);
+        }
+        Overlay::Palette(p) => {
+            let r = centred(area, 60, 60);
+            Clear.render(r, buf);
+            let mut lines = vec![
+                Line::from(vec![
+                    Span::styled("> ", Style::default().fg(t.accent)),
+                    Span::styled(p.input.clone(), Style::default().fg(t.fg)),
+                    Span::styled("█", Style::default().fg(t.accent)),
+                ]),
+                Line::default(),
+            ];
+            let room = r.height.saturating_sub(4) as usize;
+            let skip = p.selected.saturating_sub(room.saturating_sub(1));
+            for (i, item) in p.shown().enumerate().skip(skip).take(room) {
+                let style = if i == p.selected {
+                    Style::default()
+                        .bg(t.selection_bg)
+                        .fg(t.fg)
+                        .add_modifier(Modifier::BOLD)
+                } else {
+                    Style::default().fg(t.fg)
+                };
+                let key = match item {
+                    PaletteItem::Action(_, k) => k.clone(),
+                    _ => String::new(),
+                };
+                lines.push(Line::from(vec![
+                    Span::styled(format!(" {:<50}", item.text()), style),
+                    Span::styled(format!(" {key}"), Style::default().fg(t.dim)),
+                ]));
+            }
+            Paragraph::new(lines)
+                .block(frame("command".into(), t))
+                .render(r, buf);
+        }
+        Overlay::Plan(plan) => {
+            let r = centred(area, 90, 85);
+            Clear.render(r, buf);
+            let mut lines = Vec::new();
+            let title = if plan.estimate {
+                "plan and cost estimate"
+            } else {
+                "dry run"
+            };
+            lines.push(Line::from(Span::styled(
+                format!(
+                    "{} call(s) in {} wave(s); nothing is called. <from x.y> waits on a node that has not run.",
+                    plan.calls,
+                    plan.rows.iter().filter(|r| matches!(r, PlanRow::Wave(_))).count()
+                ),
+                Style::default().fg(t.dim),
+            )));
+            for row in &plan.rows {
+                match row {
+                    PlanRow::Wave(w) => lines.push(Line::from(Span::styled(
+                        format!("wave {w}"),
+                        Style::default().fg(t.accent).add_modifier(Modifier::BOLD),
+                    ))),
+                    PlanRow::Node {
+                        id,
+                        status,
+                        mocked,
+                        call,
+                        args,
+                        waits,
+                        fan_out,
+                        cost,
+                    } => {
+                        let mut spans = vec![
+                            Span::styled(
+                                format!("  {} ", status_glyph(*status, *mocked, 0)),
+                                Style::default().fg(t.status(*status)),
+                            ),
+                            Span::styled(
+                                format!("{id:<14} "),
+                                Style::default().fg(t.fg).add_modifier(Modifier::BOLD),
+                            ),
+                            Span::styled(format!("{call} "), Style::default().fg(t.accent)),
+                            Span::styled(
+                                args.clone(),
+                                Style::default().fg(if *waits { t.dim } else { t.fg }),
+                            ),
+                        ];
+                        if let Some(c) = cost {
+                            spans.push(Span::styled(
+                                format!("  {c}"),
+                                Style::default().fg(t.warning),
+                            ));
+                        }
+                        lines.push(Line::from(spans));
+                        if let Some(f) = fan_out {
+                            lines.push(Line::from(Span::styled(
+                                format!("      {f}"),
+                                Style::default().fg(t.dim),
+                            )));
+                        }
+                    }
+                }
+            }
+            if plan.estimate {
+                let budget = app.budget();
+                let cap = budget
+                    .max_cost_usd
+                    .map(|c| format!(" of ${c:.2} budget"))
+                    .unwrap_or_default();
+                lines.push(Line::default());
+                lines.push(Line::from(Span::styled(
+                    format!(
+                        "projected total: ${:.4}{cap} (known figures only)",
+                        plan.total_cost
+                    ),
+                    Style::default().fg(t.warning),
+                )));
+            }
+            Paragraph::new(lines)
+                .block(frame(title.into(), t))
+                .scroll((plan.scroll, 0))
+                .render(r, buf);
+        }
+        Overlay::Text {
+            title,
+            body,
+            scroll,
+        } => {
+            let r = centred(area, 70, 70);
+            Clear.render(r, buf);
+            let lines: Vec<Line> = body.iter().map(|l| Line::from(l.clone())).collect();
+            Paragraph::new(lines)
+                .block(frame(title.clone(), t))
+                .wrap(Wrap { trim: false })
+                .scroll((*scroll, 0))
+                .render(r, buf);
+        }
+        Overlay::ConfirmQuit => {
+            let r = centred(area, 50, 20);
+            let r = Rect::new(r.x, r.y, r.width, r.height.max(5));
+            Clear.render(r, buf);
+            Paragraph::new(vec![
+                Line::from("The buffer has unsaved edits."),
+                Line::from(vec![
+                    Span::styled(
+                        "s",
+                        Style::default().fg(t.accent).add_modifier(Modifier::BOLD),
+                    ),
+                    Span::raw(" save and quit   "),
+                    Span::styled(
+                        "q",
+                        Style::default().fg(t.accent).add_modifier(Modifier::BOLD),
+                    ),
+                    Span::raw(" quit without saving   "),
+                    Span::styled(
+                        "Esc",
+                        Style::default().fg(t.accent).add_modifier(Modifier::BOLD),
+                    ),
+                    Span::raw(" stay"),
+                ]),
+            ])
+            .wrap(Wrap { trim: true })
+            .block(frame("quit?".into(), t))
+            .render(r, buf);
+        }
+    }
+}
+
+/// The DAG pane before any plan loaded.
+pub fn empty_dag(area: Rect, buf: &mut Buffer, t: &Theme, errors: usize, focused: bool) {
+    let text = if errors > 0 {
+        format!("no plan: the file has {errors} error(s); see the editor")
+    } else {
+        "loading…".to_owned()
+    };
+    Paragraph::new(Span::styled(text, Style::default().fg(t.dim)))
+        .block(
+            Block::bordered()
+                .title(" DAG ")
+                .border_style(t.border_style(focused))
+                .style(t.base()),
+        )
+        .render(area, buf);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crossterm::event::KeyModifiers;
+
+    #[test]
+    fn palette_filters_by_subsequence_and_chooses() {
+        let mut p = Palette::new(vec![
+            PaletteItem::Action(Action::Run, "F5".into()),
+            PaletteItem::Action(Action::RerunFrom, "R".into()),
+            PaletteItem::Theme("light".into()),
+        ]);
+        assert_eq!(p.shown().count(), 3);
+        for c in "rrf".chars() {
+            p.key(KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE));
+        }
+        assert_eq!(
+            p.chosen(),
+            Some(&PaletteItem::Action(Action::RerunFrom, "R".into()))
+        );
+        p.key(KeyEvent::new(KeyCode::Backspace, KeyModifiers::NONE));
+        p.key(KeyEvent::new(KeyCode::Backspace, KeyModifiers::NONE));
+        p.key(KeyEvent::new(KeyCode::Backspace, KeyModifiers::NONE));
+        for c in "theme".chars() {
+            p.key(KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE));
+        }
+        assert_eq!(p.chosen(), Some(&PaletteItem::Theme("light".into())));
+        for c in "zzz".chars() {
+            p.key(KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE));
+        }
+        assert_eq!(p.chosen(), None);
+    }
+
+    #[test]
+    fn scrolling_stays_in_range() {
+        let ov = Overlay::Help { scroll: 0 };
+        let ov = ov.scrolled(KeyEvent::new(KeyCode::Up, KeyModifiers::NONE));
+        assert!(matches!(ov, Overlay::Help { scroll: 0 }));
+        let ov = ov.scrolled(KeyEvent::new(KeyCode::PageDown, KeyModifiers::NONE));
+        assert!(matches!(ov, Overlay::Help { scroll: 10 }));
+    }
+}
