@@ -66,6 +66,9 @@ impl Editor {
     }
     pub fn discard_recovery(&mut self) {}
     pub fn handle_key(&mut self, key: crossterm::event::KeyEvent) -> bool {
+        if key.code == crossterm::event::KeyCode::Esc {
+            return false;
+        }
         if self.ta.input(key) {
             self.version += 1;
         }

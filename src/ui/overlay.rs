@@ -77,6 +77,16 @@ pub enum PaletteItem {
 }
 
 impl PaletteItem {
+    /// The short name typed to find it.
+    fn name(&self) -> String {
+        match self {
+            PaletteItem::Action(a, _) => a.name().to_owned(),
+            PaletteItem::Theme(t) => format!("theme {t}"),
+            PaletteItem::Composition(c) => format!("composition {c}"),
+            PaletteItem::Node(n) => format!("node {n}"),
+        }
+    }
+
     fn text(&self) -> String {
         match self {
             PaletteItem::Action(a, _) => format!("{} — {}", a.name(), a.describe()),
@@ -108,7 +118,8 @@ impl Palette {
         p
     }
 
-    /// Items whose text holds the typed characters in order.
+    /// Items whose text holds the typed characters in order, best first:
+    /// a match in the name beats a match in the description.
     fn filter(&mut self) {
         let q: Vec<char> = self
             .input
@@ -116,13 +127,27 @@ impl Palette {
             .chars()
             .filter(|c| !c.is_whitespace())
             .collect();
-        self.shown = self
+        let mut scored: Vec<(u8, usize)> = self
             .items
             .iter()
             .enumerate()
-            .filter(|(_, it)| subsequence(&q, &it.text().to_lowercase()))
-            .map(|(i, _)| i)
+            .filter_map(|(i, it)| {
+                let name = it.name().to_lowercase();
+                let qs: String = q.iter().collect();
+                let score = if name.contains(&qs) {
+                    0
+                } else if subsequence(&q, &name) {
+                    1
+                } else if subsequence(&q, &it.text().to_lowercase()) {
+                    2
+                } else {
+                    return None;
+                };
+                Some((score, i))
+            })
             .collect();
+        scored.sort_by_key(|(s, _)| *s);
+        self.shown = scored.into_iter().map(|(_, i)| i).collect();
         self.selected = self.selected.min(self.shown.len().saturating_sub(1));
     }
 

@@ -1,0 +1,107 @@
+#!/usr/bin/env bash
+# End-to-end test of the workbench as a person uses it: the real binary in a
+# real terminal (tmux), driven by keys, checked on what the screen shows.
+#
+# Story: run a pipeline whose second step fails, select the failed node,
+# fix its argument in the editor, save, re-run that node alone, see it pass,
+# quit. Needs tmux; .ci/run installs it when missing.
+#
+#   PIPEWRIGHT_BIN=target/debug/pipewright bash tests/tui_e2e.sh
+set -euo pipefail
+
+BIN=${PIPEWRIGHT_BIN:-target/debug/pipewright}
+BIN=$(cd "$(dirname "$BIN")" && pwd)/$(basename "$BIN")
+[ -x "$BIN" ] || { echo "tui_e2e: no binary at $BIN (cargo build first)"; exit 2; }
+command -v tmux >/dev/null || { echo "tui_e2e: tmux is not installed"; exit 2; }
+
+WORK=$(mktemp -d)
+SOCK="pw-e2e-$$"
+cleanup() { tmux -L "$SOCK" kill-server 2>/dev/null || true; rm -rf "$WORK"; }
+trap cleanup EXIT
+
+cat > "$WORK/flow.yml" <<'EOF'
+vars:
+  Q: carol
+pipe:
+  - id: find
+    tool: search_users
+    args:
+      query: ${var.Q}
+  - id: details
+    tool: get_user_details
+    args:
+      user_id: ${find.users[0].name}
+  - id: notify
+    tool: send_email
+    args:
+      to: ${details.email}
+      subject: hello
+EOF
+
+passed=0
+failed=0
+check() { # check NAME PATTERN: the screen shows PATTERN
+  if screen | grep -qE -- "$2"; then
+    echo "ok   - $1"; passed=$((passed + 1))
+  else
+    echo "FAIL - $1 (wanted /$2/)"; failed=$((failed + 1))
+    screen | sed 's/^/     | /'
+  fi
+}
+screen() { tmux -L "$SOCK" capture-pane -p -t e2e; }
+keys() { tmux -L "$SOCK" send-keys -t e2e "$@"; sleep 0.3; }
+wait_for() { # wait_for PATTERN [SECONDS]
+  local until=$((SECONDS + ${2:-20}))
+  while [ $SECONDS -lt $until ]; do
+    screen | grep -qE -- "$1" && return 0
+    sleep 0.2
+  done
+  return 1
+}
+
+tmux -L "$SOCK" new-session -d -s e2e -x 140 -y 36 \
+  "cd '$WORK' && PIPEWRIGHT_DATA_DIR='$WORK/data' PIPEWRIGHT_CONFIG_DIR='$WORK/config' '$BIN' edit flow.yml; echo EXITED \$?; sleep 30"
+
+wait_for "IDLE" 20 || true
+check "opens on the file, idle" "IDLE"
+check "the editor shows the file" "tool: get_user_details"
+
+# Run: find succeeds, details fails, notify is skipped.
+keys F5
+wait_for "DONE" 30 || true
+check "the run ends" "DONE (FAILED|PARTIAL)"
+check "details failed" "✗ details"
+check "find passed" "✓ find"
+
+# Select the failed node with the palette, then fix it in the editor.
+keys :
+keys -l "node details"
+keys Enter
+check "the inspector shows details" "details ─"
+keys i
+for _ in 1 2 3; do keys Down; done
+keys End
+for _ in 1 2 3 4 5; do keys BSpace; done
+keys -l "id}"
+keys C-s
+sleep 0.5
+if grep -q 'user_id: ${find.users\[0\].id}' "$WORK/flow.yml"; then
+  echo "ok   - the fix was saved to disk"; passed=$((passed + 1))
+else
+  echo "FAIL - the fix was not saved:"; sed 's/^/     | /' "$WORK/flow.yml"; failed=$((failed + 1))
+fi
+
+# Back to the DAG and re-run the node against find's recorded output.
+keys Escape
+sleep 0.4
+keys r
+wait_for "✓ details" 20 || true
+check "details passes on re-run" "✓ details"
+
+# Quit: nothing unsaved, so no question.
+keys q
+wait_for "EXITED" 10 || true
+check "quits cleanly" "EXITED 0"
+
+echo "tui_e2e: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]

@@ -1,0 +1,408 @@
+//! The workbench as a whole, without a terminal: the app is fed the events a
+//! session sends and the keys a person presses, and whole screens are drawn
+//! with ratatui's `TestBackend` and compared with committed snapshots.
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+use serde_json::json;
+
+use pipewright::engine::session::{Command, Event, PauseReason};
+use pipewright::engine::trace::{NodeRecord, NodeStatus, RunStatus, Trace};
+use pipewright::ui::app::{App, Effect, Focus, Options, RunState};
+use pipewright::ui::config::{Config, Dirs};
+use pipewright::ui::editor::Editor;
+use pipewright::ui::inspector::Tab;
+use pipewright::ui::keys::Keymap;
+use pipewright::ui::overlay::Overlay;
+use pipewright::ui::theme::Theme;
+
+const PIPE: &str = "\
+vars:
+  USER_QUERY: carol
+pipe:
+  - id: find
+    tool: search_users
+    args:
+      query: ${var.USER_QUERY}
+  - id: details
+    tool: get_user_details
+    args:
+      user_id: ${find.users[0].id}
+  - id: notify
+    tool: send_email
+    args:
+      to: ${details.email}
+      subject: hello
+";
+
+const FAN: &str = r#"
+compositions:
+  - name: enrich
+    nodes:
+      - id: search
+        tool: search_packages
+        args: { query: mcp }
+        transform: .result.hits
+      - id: enrich
+        needs: [search]
+        for_each: ${search[*]}
+        max_concurrency: 4
+        tool: fetch_metadata
+        args: { name: "${item.name}" }
+      - id: readme
+        needs: [search]
+        tool: get_readme
+        args: { name: "${search[0].name}" }
+      - id: report
+        needs: [enrich, readme]
+        tool: echo
+        args: { text: done }
+"#;
+
+/// An app on a file with this text, after its first validation.
+fn app_on(text: &str) -> (tempfile::TempDir, App) {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("pipeline.yml");
+    std::fs::write(&file, text).unwrap();
+    let data = dir.path().join("data");
+    let editor = Editor::open(&file, Some(&data)).unwrap();
+    let config = Config {
+        theme: Theme::dark(),
+        keymap: Keymap::default(),
+    };
+    let opts = Options {
+        file: Path::new("pipeline.yml").to_path_buf(),
+        ..Options::default()
+    };
+    let dirs = Dirs {
+        config: None,
+        data: Some(data),
+    };
+    let mut app = App::new(opts, dirs, config, editor);
+    let until = Instant::now() + Duration::from_secs(10);
+    let mut now = Instant::now();
+    while app.comp.is_none() && Instant::now() < until {
+        now += Duration::from_millis(400);
+        app.on_tick(now);
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    assert!(app.comp.is_some(), "the file did not validate");
+    (dir, app)
+}
+
+/// The screen as text, one line per row, trailing blanks trimmed.
+fn screen(app: &mut App, w: u16, h: u16) -> String {
+    let mut term = Terminal::new(TestBackend::new(w, h)).unwrap();
+    term.draw(|f| app.draw(f)).unwrap();
+    let buf = term.backend().buffer();
+    let mut out = String::new();
+    for y in 0..h {
+        let mut line = String::new();
+        for x in 0..w {
+            line.push_str(buf[(x, y)].symbol());
+        }
+        out.push_str(line.trim_end());
+        out.push('\n');
+    }
+    out
+}
+
+fn key(code: KeyCode) -> KeyEvent {
+    KeyEvent::new(code, KeyModifiers::NONE)
+}
+
+fn ok_record(args: serde_json::Value, output: serde_json::Value) -> Box<NodeRecord> {
+    Box::new(NodeRecord {
+        status: NodeStatus::Ok,
+        args,
+        output,
+        attempts: 1,
+        duration_ms: 12,
+        tokens: 40,
+        cost_usd: 0.001,
+        started_at: Some("2026-11-22T12:00:00Z".into()),
+        ..NodeRecord::default()
+    })
+}
+
+fn finish(app: &mut App, id: &str, record: Box<NodeRecord>) {
+    app.on_session(Event::NodeFinished {
+        id: id.into(),
+        record,
+    });
+}
+
+/// Feeds a run of the pipe where `find` succeeded and `details` is running.
+fn running_pipe(app: &mut App) {
+    app.on_session(Event::RunStarted {
+        composition: "main".into(),
+        case: None,
+        nodes: 3,
+    });
+    app.on_session(Event::NodeStarted {
+        id: "find".into(),
+        attempt: 1,
+    });
+    finish(
+        app,
+        "find",
+        ok_record(
+            json!({"query": "carol"}),
+            json!({"users": [{"id": "u3", "name": "Carol Nguyen"}]}),
+        ),
+    );
+    app.on_session(Event::NodeStarted {
+        id: "details".into(),
+        attempt: 1,
+    });
+}
+
+fn failed_pipe(app: &mut App) {
+    running_pipe(app);
+    finish(
+        app,
+        "details",
+        Box::new(NodeRecord {
+            status: NodeStatus::Failed,
+            args: json!({"user_id": "u3"}),
+            error: Some("tool get_user_details returned an error: no user with id u3x".into()),
+            attempts: 1,
+            duration_ms: 8,
+            ..NodeRecord::default()
+        }),
+    );
+    app.on_session(Event::NodeStatus {
+        id: "notify".into(),
+        status: NodeStatus::Skipped,
+        reason: Some("parent details failed".into()),
+    });
+    app.on_session(Event::RunFinished {
+        status: RunStatus::Partial,
+        trace: Box::new(empty_trace()),
+    });
+}
+
+fn empty_trace() -> Trace {
+    Trace {
+        file: "pipeline.yml".into(),
+        composition: pipewright::engine::trace::RunSummary {
+            name: "main".into(),
+            case: None,
+            ran: true,
+            status: RunStatus::Partial,
+            budget_tripped: None,
+            cost_total: 0.001,
+            tokens_total: 40,
+            duration_ms: 30,
+        },
+        nodes: Default::default(),
+        completed_step_ids: vec!["find".into()],
+        failed_step: Some("details".into()),
+        output: serde_json::Value::Null,
+        expect: Vec::new(),
+        server_logs: Default::default(),
+    }
+}
+
+// ----- behaviour ---------------------------------------------------------
+
+#[test]
+fn first_validation_builds_the_plan_and_selects_the_first_node() {
+    let (_d, app) = app_on(PIPE);
+    let comp = app.comp.as_ref().unwrap();
+    assert_eq!(comp.nodes.len(), 3);
+    assert_eq!(app.visuals.len(), 3);
+    assert_eq!(app.selected_index(), Some(0));
+    assert_eq!(app.run, RunState::Idle);
+    assert_eq!(app.errors, 0);
+}
+
+#[test]
+fn run_key_starts_a_session_with_breakpoints_then_commands_go_to_it() {
+    let (_d, mut app) = app_on(PIPE);
+    app.on_key(key(KeyCode::Down));
+    app.on_key(key(KeyCode::Char('b')));
+    assert!(app.visuals[1].breakpoint);
+    let effects = app.on_key(key(KeyCode::F(5)));
+    match effects.as_slice() {
+        [Effect::Start {
+            breakpoints, then, ..
+        }] => {
+            assert_eq!(breakpoints, &vec!["details".to_string()]);
+            assert!(matches!(then.as_slice(), [Command::Run]));
+        }
+        other => panic!("expected a start, got {other:?}"),
+    }
+    assert_eq!(app.run, RunState::Connecting);
+    let effects = app.on_key(key(KeyCode::Char('p')));
+    assert!(matches!(effects.as_slice(), [Effect::Send(Command::Pause)]));
+    let effects = app.on_key(key(KeyCode::Char('R')));
+    assert!(matches!(effects.as_slice(), [Effect::Send(Command::RerunFrom(id))] if id == "details"));
+}
+
+#[test]
+fn session_events_drive_node_states_and_the_status_line() {
+    let (_d, mut app) = app_on(PIPE);
+    running_pipe(&mut app);
+    assert_eq!(app.visuals[0].status, NodeStatus::Ok);
+    assert_eq!(app.visuals[1].status, NodeStatus::Running);
+    assert_eq!(app.running(), vec!["details"]);
+    app.on_session(Event::Paused {
+        reason: PauseReason::Breakpoint,
+        before: Some("notify".into()),
+    });
+    assert!(app.visuals[2].paused_before);
+    assert_eq!(pipewright::ui::status::state_label(&app), "BREAK at notify");
+    let (ok, failed, cost, tokens) = app.totals();
+    assert_eq!((ok, failed, tokens), (1, 0, 40));
+    assert!((cost - 0.001).abs() < 1e-9);
+}
+
+#[test]
+fn finished_run_asks_for_its_trace_to_be_saved() {
+    let (_d, mut app) = app_on(PIPE);
+    running_pipe(&mut app);
+    let effects = app.on_session(Event::RunFinished {
+        status: RunStatus::Partial,
+        trace: Box::new(empty_trace()),
+    });
+    assert!(matches!(effects.as_slice(), [Effect::SaveTrace(_)]));
+    assert_eq!(app.run, RunState::Finished(RunStatus::Partial));
+}
+
+#[test]
+fn command_keys_are_text_in_the_editor_and_global_keys_are_not() {
+    let (_d, mut app) = app_on(PIPE);
+    app.focus = Focus::Editor;
+    let before = app.editor.text();
+    let effects = app.on_key(key(KeyCode::Char('q')));
+    assert!(effects.is_empty());
+    assert!(!app.quit);
+    assert_ne!(app.editor.text(), before, "q was typed into the buffer");
+    assert!(app.editor.is_dirty());
+    // Quitting with unsaved edits asks first.
+    let effects = app.on_key(KeyEvent::new(KeyCode::Char('q'), KeyModifiers::CONTROL));
+    assert!(effects.is_empty());
+    assert!(matches!(app.overlay, Some(Overlay::ConfirmQuit)));
+    let effects = app.on_key(key(KeyCode::Esc));
+    assert!(effects.is_empty() && app.overlay.is_none() && !app.quit);
+}
+
+#[test]
+fn an_edit_that_breaks_the_file_keeps_the_last_good_plan() {
+    let (_d, mut app) = app_on(PIPE);
+    let broken = PIPE.replace("${find.users[0].id}", "${fnd.users[0].id}");
+    let loaded = pipewright::engine::loader::load_str(&broken);
+    app.on_validated(&loaded);
+    assert!(app.errors > 0);
+    assert_eq!(app.comp.as_ref().unwrap().nodes.len(), 3);
+}
+
+#[test]
+fn an_edit_to_a_running_plan_is_sent_to_the_session() {
+    let (_d, mut app) = app_on(PIPE);
+    app.on_key(key(KeyCode::F(5)));
+    let edited = PIPE.replace("subject: hello", "subject: hi");
+    let effects = app.on_validated(&pipewright::engine::loader::load_str(&edited));
+    assert!(matches!(effects.as_slice(), [Effect::Send(Command::ReplacePlan(_))]));
+    app.on_session(Event::PlanReplaced {
+        stale: vec!["notify".into()],
+        added: vec![],
+        removed: vec![],
+    });
+    assert_eq!(app.visuals[2].status, NodeStatus::Stale);
+}
+
+#[test]
+fn selecting_a_node_moves_the_editor_to_its_definition() {
+    let (_d, mut app) = app_on(PIPE);
+    app.select(Some(2), true);
+    let line = app.editor.cursor().0;
+    assert_eq!(line, 13, "notify is defined on line 13");
+}
+
+// ----- whole screens -----------------------------------------------------
+
+#[test]
+fn screen_idle() {
+    let (_d, mut app) = app_on(PIPE);
+    insta::assert_snapshot!(screen(&mut app, 120, 32));
+}
+
+#[test]
+fn screen_running() {
+    let (_d, mut app) = app_on(PIPE);
+    running_pipe(&mut app);
+    insta::assert_snapshot!(screen(&mut app, 120, 32));
+}
+
+#[test]
+fn screen_failed_error_tab() {
+    let (_d, mut app) = app_on(PIPE);
+    failed_pipe(&mut app);
+    app.select(Some(1), true);
+    app.inspector.set_tab(Tab::Error);
+    app.focus = Focus::Inspector;
+    insta::assert_snapshot!(screen(&mut app, 120, 32));
+}
+
+#[test]
+fn screen_fan_out_running() {
+    let (_d, mut app) = app_on(FAN);
+    app.on_session(Event::RunStarted {
+        composition: "enrich".into(),
+        case: None,
+        nodes: 4,
+    });
+    finish(
+        &mut app,
+        "search",
+        ok_record(json!({"query": "mcp"}), json!([{"name": "mcp-kit"}, {"name": "mcp-lens"}])),
+    );
+    app.on_session(Event::NodeStarted {
+        id: "enrich".into(),
+        attempt: 1,
+    });
+    app.on_session(Event::Iteration {
+        id: "enrich".into(),
+        index: 0,
+        status: NodeStatus::Ok,
+        done: 3,
+        total: 10,
+    });
+    let readme = ok_record(json!({"name": "mcp-kit"}), json!({"text": "# mcp-kit"}));
+    finish(&mut app, "readme", readme);
+    insta::assert_snapshot!(screen(&mut app, 120, 32));
+}
+
+#[test]
+fn screen_dry_run() {
+    let (_d, mut app) = app_on(PIPE);
+    running_pipe(&mut app);
+    app.act(pipewright::ui::keys::Action::DryRun);
+    insta::assert_snapshot!(screen(&mut app, 120, 32));
+}
+
+#[test]
+fn screen_help_overlay() {
+    let (_d, mut app) = app_on(PIPE);
+    app.act(pipewright::ui::keys::Action::Help);
+    insta::assert_snapshot!(screen(&mut app, 120, 40));
+}
+
+#[test]
+fn screen_narrow_80x24() {
+    let (_d, mut app) = app_on(PIPE);
+    failed_pipe(&mut app);
+    insta::assert_snapshot!(screen(&mut app, 80, 24));
+}
+
+#[test]
+fn screen_wide_200x60() {
+    let (_d, mut app) = app_on(FAN);
+    insta::assert_snapshot!(screen(&mut app, 200, 60));
+}
