@@ -84,7 +84,11 @@ fn app() -> (tempfile::TempDir, App) {
     let comp = app.comp.clone().expect("the generated file validates");
     // Half the nodes ran, one is running, the selected one has 5 MB.
     for (i, n) in comp.nodes.iter().enumerate().take(150) {
-        let output = if i == 149 { big_output() } else { json!({"text": "ok"}) };
+        let output = if i == 149 {
+            big_output()
+        } else {
+            json!({"text": "ok"})
+        };
         app.on_session(Event::NodeFinished {
             id: n.id.clone(),
             record: Box::new(NodeRecord {

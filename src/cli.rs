@@ -26,7 +26,11 @@ pub mod exit {
 /// A terminal workbench and CLI for MCP tool-call pipelines.
 #[derive(Debug, Parser)]
 #[command(name = "pipewright", version, about, long_about = None)]
-#[command(args_conflicts_with_subcommands = true, subcommand_negates_reqs = true)]
+#[command(
+    args_conflicts_with_subcommands = true,
+    subcommand_negates_reqs = true,
+    arg_required_else_help = true
+)]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Option<Command>,

@@ -229,9 +229,11 @@ fn run_key_starts_a_session_with_breakpoints_then_commands_go_to_it() {
     assert!(app.visuals[1].breakpoint);
     let effects = app.on_key(key(KeyCode::F(5)));
     match effects.as_slice() {
-        [Effect::Start {
-            breakpoints, then, ..
-        }] => {
+        [
+            Effect::Start {
+                breakpoints, then, ..
+            },
+        ] => {
             assert_eq!(breakpoints, &vec!["details".to_string()]);
             assert!(matches!(then.as_slice(), [Command::Run]));
         }
@@ -241,7 +243,9 @@ fn run_key_starts_a_session_with_breakpoints_then_commands_go_to_it() {
     let effects = app.on_key(key(KeyCode::Char('p')));
     assert!(matches!(effects.as_slice(), [Effect::Send(Command::Pause)]));
     let effects = app.on_key(key(KeyCode::Char('R')));
-    assert!(matches!(effects.as_slice(), [Effect::Send(Command::RerunFrom(id))] if id == "details"));
+    assert!(
+        matches!(effects.as_slice(), [Effect::Send(Command::RerunFrom(id))] if id == "details")
+    );
 }
 
 #[test]
@@ -308,7 +312,10 @@ fn an_edit_to_a_running_plan_is_sent_to_the_session() {
     app.on_key(key(KeyCode::F(5)));
     let edited = PIPE.replace("subject: hello", "subject: hi");
     let effects = app.on_validated(&pipewright::engine::loader::load_str(&edited));
-    assert!(matches!(effects.as_slice(), [Effect::Send(Command::ReplacePlan(_))]));
+    assert!(matches!(
+        effects.as_slice(),
+        [Effect::Send(Command::ReplacePlan(_))]
+    ));
     app.on_session(Event::PlanReplaced {
         stale: vec!["notify".into()],
         added: vec![],
@@ -361,7 +368,10 @@ fn screen_fan_out_running() {
     finish(
         &mut app,
         "search",
-        ok_record(json!({"query": "mcp"}), json!([{"name": "mcp-kit"}, {"name": "mcp-lens"}])),
+        ok_record(
+            json!({"query": "mcp"}),
+            json!([{"name": "mcp-kit"}, {"name": "mcp-lens"}]),
+        ),
     );
     app.on_session(Event::NodeStarted {
         id: "enrich".into(),

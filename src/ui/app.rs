@@ -148,6 +148,12 @@ impl App {
     /// A workbench on an opened editor; the first validation arrives with
     /// the editor's first tick.
     pub fn new(opts: Options, dirs: Dirs, config: Config, editor: Editor) -> App {
+        // A recovery question waits in the editor: give it the keys.
+        let focus = if editor.recovery_pending() {
+            Focus::Editor
+        } else {
+            Focus::Dag
+        };
         App {
             opts,
             dirs,
@@ -165,7 +171,7 @@ impl App {
             run: RunState::Idle,
             trace: None,
             breakpoints: BTreeSet::new(),
-            focus: Focus::Dag,
+            focus,
             overlay: None,
             message: None,
             tick: 0,
@@ -783,7 +789,11 @@ impl App {
                 EditorEvent::Validated { loaded, .. } => effects.extend(self.on_validated(&loaded)),
                 EditorEvent::Saved(p) => self.say(format!("saved {}", p.display()), false),
                 EditorEvent::ExternalChange { dirty } => {
-                    if !dirty {
+                    if dirty {
+                        // The editor asks reload-or-keep; it needs the keys.
+                        self.focus = Focus::Editor;
+                        self.overlay = None;
+                    } else {
                         self.say("the file changed on disk: reloaded", false);
                     }
                 }
