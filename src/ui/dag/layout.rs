@@ -302,17 +302,27 @@ fn build_slots(comp: &Composition, layer: &[usize]) -> Slots {
         pred: vec![Vec::new(); n],
     };
     for (u, kids) in comp.children.iter().enumerate() {
+        // One chain of dummies per source, shared by all its long edges, so
+        // a node many others need draws as one bus, not a line per child.
+        let mut chain: Vec<usize> = Vec::new();
         for &v in kids {
             if layer[v] <= layer[u] {
                 continue; // not a forward edge; a validated plan has none
             }
             let mut prev = u;
-            for l in layer[u] + 1..layer[v] {
-                let d = s.layer.len();
-                s.layer.push(l);
-                s.succ.push(Vec::new());
-                s.pred.push(vec![prev]);
-                s.succ[prev].push(d);
+            for (step, l) in (layer[u] + 1..layer[v]).enumerate() {
+                let d = match chain.get(step) {
+                    Some(&d) => d,
+                    None => {
+                        let d = s.layer.len();
+                        s.layer.push(l);
+                        s.succ.push(Vec::new());
+                        s.pred.push(vec![prev]);
+                        s.succ[prev].push(d);
+                        chain.push(d);
+                        d
+                    }
+                };
                 prev = d;
             }
             s.succ[prev].push(v);
@@ -407,12 +417,31 @@ fn total_crossings(s: &Slots, order: &[Vec<usize>]) -> usize {
             .map(|(u, v)| (pos[u], pos[v]))
             .collect();
         edges.sort_unstable();
-        for i in 0..edges.len() {
-            for j in i + 1..edges.len() {
-                if edges[i].0 < edges[j].0 && edges[i].1 > edges[j].1 {
-                    total += 1;
-                }
-            }
+        total += inversions(edges.iter().map(|e| e.1));
+    }
+    total
+}
+
+/// Pairs i < j with `v[i] > v[j]`, counted with a Fenwick tree: edges sorted
+/// by source position cross exactly when their targets are inverted.
+fn inversions(v: impl Iterator<Item = usize>) -> usize {
+    let v: Vec<usize> = v.collect();
+    let size = v.iter().max().map_or(0, |m| m + 1);
+    let mut tree = vec![0usize; size + 1];
+    let mut total = 0;
+    for (seen, &x) in v.iter().enumerate() {
+        // Earlier values <= x.
+        let mut at_most = 0;
+        let mut i = x + 1;
+        while i > 0 {
+            at_most += tree[i];
+            i &= i - 1;
+        }
+        total += seen - at_most;
+        let mut i = x + 1;
+        while i <= size {
+            tree[i] += 1;
+            i += i & i.wrapping_neg();
         }
     }
     total
@@ -627,4 +656,24 @@ pub(crate) fn declared_order_crossings(comp: &Composition) -> usize {
         order[l].push(slot);
     }
     total_crossings(&slots, &order)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::inversions;
+
+    #[test]
+    fn inversions_match_a_pairwise_count() {
+        let v = [3usize, 0, 2, 2, 5, 1, 4, 0];
+        let mut pairwise = 0;
+        for i in 0..v.len() {
+            for j in i + 1..v.len() {
+                if v[i] > v[j] {
+                    pairwise += 1;
+                }
+            }
+        }
+        assert_eq!(inversions(v.iter().copied()), pairwise);
+        assert_eq!(inversions(std::iter::empty()), 0);
+    }
 }

@@ -390,3 +390,28 @@ fn snapshot_sixty_nodes_top_left() {
     let vis = pending(&c);
     insta::assert_snapshot!(render(&c, &vis, &mut DagState::default(), 48, 12));
 }
+
+#[test]
+fn long_edges_from_one_source_share_their_dummies() {
+    let c = dag(&[
+        ("hub", &[]),
+        ("a", &["hub"]),
+        ("b", &["a"]),
+        ("c", &["b", "hub"]),
+        ("d", &["c", "hub"]),
+    ]);
+    let l = DagLayout::new(&c);
+    // hub→c skips layers 1 and 2; hub→d reuses them and adds layer 3.
+    assert_eq!(l.dummy_count(), 3);
+    let out = render(&c, &pending(&c), &mut DagState::default(), 60, 4);
+    assert_eq!(
+        out.matches('▶').count(),
+        4,
+        "one arrowhead per target:\n{out}"
+    );
+    let bus = out.lines().nth(2).unwrap_or_default();
+    assert!(
+        bus.contains('┴') && bus.contains('┘'),
+        "the bus rises to c and d:\n{out}"
+    );
+}
