@@ -448,7 +448,8 @@ fn inversions(v: impl Iterator<Item = usize>) -> usize {
 }
 
 /// A row per slot: each slot sits level with the mean of its predecessors
-/// when free, else just below the slot above it, so chains run straight.
+/// when free, else just below the slot above it, so chains run straight;
+/// empty rows are then removed.
 fn assign_rows(s: &Slots, order: &[Vec<usize>]) -> Vec<usize> {
     let mut row = vec![0usize; s.layer.len()];
     for l in order {
@@ -465,6 +466,13 @@ fn assign_rows(s: &Slots, order: &[Vec<usize>]) -> Vec<usize> {
             row[slot] = r;
             next_free = r + 1;
         }
+    }
+    // Rows no slot landed on would show as blank bands: close them up.
+    let mut used: Vec<usize> = row.clone();
+    used.sort_unstable();
+    used.dedup();
+    for r in &mut row {
+        *r = used.partition_point(|&u| u < *r);
     }
     row
 }

@@ -415,3 +415,64 @@ fn long_edges_from_one_source_share_their_dummies() {
         "the bus rises to c and d:\n{out}"
     );
 }
+
+// ---- properties over random DAGs ------------------------------------------
+
+/// A DAG of `n` nodes where node i needs the earlier nodes picked by `picks`.
+fn random_dag(n: usize, picks: &[(usize, usize)]) -> Composition {
+    let mut needs: Vec<Vec<String>> = vec![Vec::new(); n];
+    for &(a, b) in picks {
+        let (lo, hi) = (a.min(b) % n, a.max(b) % n);
+        let p = format!("n{lo}");
+        if lo < hi && !needs[hi].contains(&p) {
+            needs[hi].push(p);
+        }
+    }
+    let mut y = String::from("compositions:\n  - name: r\n    nodes:\n");
+    for (i, nd) in needs.iter().enumerate() {
+        y.push_str(&format!("      - id: n{i}\n        tool: echo\n"));
+        if !nd.is_empty() {
+            y.push_str(&format!("        needs: [{}]\n", nd.join(", ")));
+        }
+    }
+    load(&y)
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(48))]
+
+    #[test]
+    fn random_dags_lay_out_without_overlaps(
+        n in 1usize..24,
+        picks in proptest::collection::vec((0usize..24, 0usize..24), 0..40),
+    ) {
+        let c = random_dag(n, &picks);
+        let l = DagLayout::new(&c);
+        let (w, h) = l.size();
+        for (u, kids) in c.children.iter().enumerate() {
+            for &v in kids {
+                proptest::prop_assert!(l.layer_of(u) < l.layer_of(v));
+            }
+        }
+        for i in 0..n {
+            let (x, y) = l.position(i);
+            proptest::prop_assert!(x + l.node_width(i) <= w && y < h);
+            // No edge cell under a node's text, no other node on its cells.
+            let text = 3 + c.nodes[i].id.len();
+            proptest::prop_assert!(l.edge_cells(y, x, x + text).is_empty(), "edge over n{}", i);
+            for j in 0..n {
+                if j != i && l.position(j).1 == y {
+                    let xj = l.position(j).0;
+                    proptest::prop_assert!(xj + l.node_width(j) <= x || xj >= x + l.node_width(i));
+                }
+            }
+            proptest::prop_assert_eq!(l.node_at(x + 3, y), Some(i));
+        }
+        // Rendering into a pane smaller than the content never panics.
+        let mut s = DagState::default();
+        s.select(Some(n - 1));
+        render(&c, &pending(&c), &mut s, 30, 8);
+        s.scroll_by(7, 3);
+        render(&c, &pending(&c), &mut s, 30, 8);
+    }
+}
