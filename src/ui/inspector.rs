@@ -510,11 +510,12 @@ impl Inspector {
         if !self.filter.active() {
             self.filtered = None;
         }
-        let Some(out) = self.shown.as_ref().and_then(|s| s.record.as_ref()) else {
-            return;
-        };
-        self.filter
-            .run(Arc::clone(&out.output), self.done_tx.clone());
+        let input = self
+            .shown
+            .as_ref()
+            .and_then(|s| s.record.as_ref())
+            .map(|r| Arc::clone(&r.output));
+        self.filter.run(input, self.done_tx.clone());
     }
 
     fn start_raw(&mut self) {

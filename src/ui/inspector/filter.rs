@@ -168,16 +168,16 @@ impl FilterBox {
 
     /// Starts running the current text on `input` in the background; the
     /// result comes back through `done` tagged with a new generation.
-    /// An empty filter finishes at once.
-    pub fn run<T>(&mut self, input: Arc<Value>, done: Sender<T>)
+    /// An empty filter, or no input (the node has not run), finishes at once.
+    pub fn run<T>(&mut self, input: Option<Arc<Value>>, done: Sender<T>)
     where
         T: From<FilterDone> + Send + 'static,
     {
         self.generation += 1;
-        if !self.active() {
+        let Some(input) = input.filter(|_| self.active()) else {
             self.state = FilterState::Empty;
             return;
-        }
+        };
         self.state = FilterState::Running;
         let generation = self.generation;
         let text = self.text.clone();
@@ -209,9 +209,7 @@ impl FilterBox {
     /// Forgets any run in flight (the node changed).
     pub fn invalidate(&mut self) {
         self.generation += 1;
-        if self.active() {
-            self.state = FilterState::Running;
-        }
+        self.state = FilterState::Empty;
     }
 }
 
@@ -305,11 +303,11 @@ mod tests {
         let mut b = FilterBox::default();
         b.open();
         type_text(&mut b, ".a");
-        b.run(Arc::clone(&input), tx.clone());
+        b.run(Some(Arc::clone(&input)), tx.clone());
         let first = rx.recv_timeout(Duration::from_secs(10)).unwrap();
         b.edit(key(KeyCode::Backspace));
         type_text(&mut b, "b");
-        b.run(Arc::clone(&input), tx.clone());
+        b.run(Some(Arc::clone(&input)), tx.clone());
         assert_eq!(b.state(), &FilterState::Running);
         // The older result arrives late: dropped.
         assert_eq!(b.finish(first), None);

@@ -6,7 +6,9 @@
 //! collapsing cuts them out, and drawing touches only the rows on screen, so
 //! a 5 MB output costs what its visible part costs. Big containers start
 //! collapsed: the first view opens containers breadth-first only while they
-//! fit in a small row budget.
+//! fit in a small row budget. A container with more than [`BUCKET`] entries
+//! opens into groups (`[0 … 9999]`) of at most [`BUCKET`] groups or entries
+//! each, so no single unfold adds more than a hundred-odd rows.
 
 use std::collections::{HashSet, VecDeque};
 use std::sync::Arc;
@@ -24,7 +26,9 @@ const INITIAL_ROW_BUDGET: usize = 200;
 /// Containers longer than this start collapsed (the root excepted).
 const AUTO_OPEN_MAX_LEN: usize = 50;
 /// "Expand all" stops opening containers once the view has this many rows.
-pub const MAX_ROWS: usize = 200_000;
+pub const MAX_ROWS: usize = 100_000;
+/// Most rows one unfold adds: bigger containers open into groups.
+pub const BUCKET: usize = 100;
 /// Characters of a string shown in its row; longer ones get a length marker.
 const MAX_STRING_CHARS: usize = 200;
 /// Characters of an object key shown in its row.
@@ -35,6 +39,9 @@ const MAX_KEY_CHARS: usize = 80;
 pub enum Seg {
     Key(String),
     Index(usize),
+    /// A group of a big container's entries, `start..end`; it names the
+    /// group's fold and does not move to another value.
+    Bucket(usize, usize),
 }
 
 /// What a row is called in its parent.
@@ -65,6 +72,12 @@ pub enum RowKind {
     },
     /// The closing bracket of an expanded container.
     Close { object: bool },
+    /// A group of entries `start..end` of a big container.
+    Bucket {
+        start: usize,
+        end: usize,
+        expanded: bool,
+    },
     /// A scalar: its JSON text (strings cut to a prefix) and, when cut, a
     /// note with the full length.
     Scalar {
@@ -80,7 +93,8 @@ pub struct Row {
     pub depth: usize,
     pub label: Label,
     pub kind: RowKind,
-    /// Where the value is, for container rows (empty for the others).
+    /// Where the value is, for container rows (empty for the others); for
+    /// a group, its container's path and the group.
     pub path: Vec<Seg>,
 }
 
@@ -206,7 +220,7 @@ impl JsonTree {
                 break;
             }
             let room = INITIAL_ROW_BUDGET - used;
-            for (seg, child) in children(v).take(room) {
+            for (seg, child) in entries(v, 0, room) {
                 self.visits += 1;
                 if container_len(child).is_some_and(|n| n > 0) {
                     let mut p = path.clone();
@@ -222,18 +236,11 @@ impl JsonTree {
         let value = Arc::clone(&self.value);
         let mut e = Emitter::new(&self.folds, Vec::new(), 0);
         e.value(&value, Label::Root, 0);
-        let Emitter {
-            out,
-            capped,
-            visits,
-            ..
-        } = e;
-        self.visits += visits;
-        self.capped = !capped.is_empty();
-        for p in capped {
-            self.folds.set(&p, false);
-        }
-        self.rows = out;
+        self.capped = false;
+        self.rows = {
+            let parts = e.into_parts();
+            self.absorb(parts)
+        };
         self.clamp();
     }
 
@@ -250,7 +257,7 @@ impl JsonTree {
             return false;
         };
         match row.kind {
-            RowKind::Open { expanded, .. } => {
+            RowKind::Open { expanded, .. } | RowKind::Bucket { expanded, .. } => {
                 if expanded {
                     self.collapse_at(i)
                 } else {
@@ -282,20 +289,26 @@ impl JsonTree {
 
     fn collapse_at(&mut self, i: usize) -> bool {
         let depth = self.rows[i].depth;
-        let end = (i + 1..self.rows.len())
-            .find(|&j| self.rows[j].depth == depth)
-            .unwrap_or(self.rows.len() - 1);
-        self.rows.drain(i + 1..=end);
+        let n = self.rows.len();
+        // A container's rows end with its closing bracket; a group's where
+        // the next row at its depth or above starts.
+        let end = match self.rows[i].kind {
+            RowKind::Bucket { .. } => (i + 1..n)
+                .find(|&j| self.rows[j].depth <= depth)
+                .unwrap_or(n),
+            _ => (i + 1..n)
+                .find(|&j| self.rows[j].depth == depth)
+                .map_or(n, |j| j + 1),
+        };
+        self.rows.drain(i + 1..end);
+        set_expanded(&mut self.rows[i].kind, false);
         let path = self.rows[i].path.clone();
-        if let RowKind::Open { expanded, .. } = &mut self.rows[i].kind {
-            *expanded = false;
-        }
         self.folds.set(&path, false);
         if self.selected > i {
-            self.selected = if self.selected <= end {
+            self.selected = if self.selected < end {
                 i
             } else {
-                self.selected - (end - i)
+                self.selected - (end - i - 1)
             };
         }
         self.clamp();
@@ -310,28 +323,42 @@ impl JsonTree {
             return false;
         };
         self.folds.set(&path, true);
-        let mut e = Emitter::new(&self.folds, path, self.rows.len());
-        e.children(v, depth);
-        let Emitter {
-            out,
-            capped,
-            visits,
-            ..
-        } = e;
-        self.visits += visits;
-        self.capped |= !capped.is_empty();
-        for p in capped {
-            self.folds.set(&p, false);
-        }
-        if let RowKind::Open { expanded, .. } = &mut self.rows[i].kind {
-            *expanded = true;
-        }
+        let out = match (&self.rows[i].kind, path.split_last()) {
+            (RowKind::Bucket { start, end, .. }, Some((_, container))) => {
+                let mut e = Emitter::new(&self.folds, container.to_vec(), self.rows.len());
+                e.range(v, *start, *end, depth + 1);
+                {
+                    let parts = e.into_parts();
+                    self.absorb(parts)
+                }
+            }
+            _ => {
+                let mut e = Emitter::new(&self.folds, path, self.rows.len());
+                e.children(v, depth);
+                {
+                    let parts = e.into_parts();
+                    self.absorb(parts)
+                }
+            }
+        };
+        set_expanded(&mut self.rows[i].kind, true);
         let added = out.len();
         self.rows.splice(i + 1..i + 1, out);
         if self.selected > i {
             self.selected += added;
         }
         true
+    }
+
+    /// Takes an emitter's rows, counting its visits and closing what it
+    /// had to leave closed.
+    fn absorb(&mut self, (out, capped, visits): EmitterParts) -> Vec<Row> {
+        self.visits += visits;
+        self.capped |= !capped.is_empty();
+        for p in capped {
+            self.folds.set(&p, false);
+        }
+        out
     }
 
     /// Opens every container (up to [`MAX_ROWS`] rows).
@@ -447,6 +474,9 @@ impl JsonTree {
     }
 }
 
+/// What an emitter made: rows, containers left closed, values visited.
+type EmitterParts = (Vec<Row>, Vec<Vec<Seg>>, usize);
+
 /// Turns the open part of a value into rows.
 struct Emitter<'f> {
     folds: &'f Folds,
@@ -471,6 +501,10 @@ impl<'f> Emitter<'f> {
         }
     }
 
+    fn into_parts(self) -> EmitterParts {
+        (self.out, self.capped, self.visits)
+    }
+
     /// Rows of `v` (at `self.path`) and of its open descendants.
     fn value(&mut self, v: &Value, label: Label, depth: usize) {
         self.visits += 1;
@@ -484,7 +518,7 @@ impl<'f> Emitter<'f> {
             return;
         };
         let mut open = len > 0 && self.folds.is_open(&self.path);
-        if open && self.folds.all_open && self.base + self.out.len() + len > MAX_ROWS {
+        if open && self.over_cap(len) {
             self.capped.push(self.path.clone());
             open = false;
         }
@@ -503,17 +537,15 @@ impl<'f> Emitter<'f> {
         }
     }
 
+    /// "Expand all" would pass [`MAX_ROWS`] by opening `len` entries.
+    fn over_cap(&self, len: usize) -> bool {
+        self.folds.all_open && self.base + self.out.len() + len.min(BUCKET) > MAX_ROWS
+    }
+
     /// The rows inside an open container, and its closing bracket.
     fn children(&mut self, v: &Value, depth: usize) {
-        for (seg, child) in children(v) {
-            let label = match &seg {
-                Seg::Key(k) => Label::Key(k.clone()),
-                Seg::Index(i) => Label::Index(*i),
-            };
-            self.path.push(seg);
-            self.value(child, label, depth + 1);
-            self.path.pop();
-        }
+        let len = container_len(v).unwrap_or(0);
+        self.range(v, 0, len, depth + 1);
         self.out.push(Row {
             depth,
             label: Label::Root,
@@ -522,6 +554,80 @@ impl<'f> Emitter<'f> {
             },
             path: Vec::new(),
         });
+    }
+
+    /// Entries `start..end` of container `v` at `depth`: themselves when
+    /// there are at most [`BUCKET`], else groups of them.
+    fn range(&mut self, v: &Value, start: usize, end: usize, depth: usize) {
+        let n = end - start;
+        if n <= BUCKET {
+            for (seg, child) in entries(v, start, end) {
+                let label = match &seg {
+                    Seg::Key(k) => Label::Key(k.clone()),
+                    Seg::Index(i) => Label::Index(*i),
+                    Seg::Bucket(..) => Label::Root,
+                };
+                self.path.push(seg);
+                self.value(child, label, depth);
+                self.path.pop();
+            }
+            return;
+        }
+        let mut size = BUCKET;
+        while n.div_ceil(size) > BUCKET {
+            size = size.saturating_mul(BUCKET);
+        }
+        for s in (start..end).step_by(size) {
+            let e = (s + size).min(end);
+            self.visits += 1;
+            self.path.push(Seg::Bucket(s, e));
+            let mut open = self.folds.is_open(&self.path);
+            if open && self.over_cap(e - s) {
+                self.capped.push(self.path.clone());
+                open = false;
+            }
+            self.out.push(Row {
+                depth,
+                label: Label::Root,
+                kind: RowKind::Bucket {
+                    start: s,
+                    end: e,
+                    expanded: open,
+                },
+                path: self.path.clone(),
+            });
+            self.path.pop();
+            if open {
+                self.range(v, s, e, depth + 1);
+            }
+        }
+    }
+}
+
+fn set_expanded(kind: &mut RowKind, open: bool) {
+    if let RowKind::Open { expanded, .. } | RowKind::Bucket { expanded, .. } = kind {
+        *expanded = open;
+    }
+}
+
+/// Entries `start..end` of a container.
+fn entries(v: &Value, start: usize, end: usize) -> Box<dyn Iterator<Item = (Seg, &Value)> + '_> {
+    let n = end.saturating_sub(start);
+    match v {
+        Value::Object(m) => Box::new(
+            m.iter()
+                .skip(start)
+                .take(n)
+                .map(|(k, c)| (Seg::Key(k.clone()), c)),
+        ),
+        Value::Array(a) => Box::new(
+            a.iter()
+                .enumerate()
+                .skip(start)
+                .take(n)
+                .map(|(i, c)| (Seg::Index(i), c)),
+        ),
+        _ => Box::new(std::iter::empty()),
     }
 }
 
@@ -533,19 +639,12 @@ fn container_len(v: &Value) -> Option<usize> {
     }
 }
 
-fn children(v: &Value) -> Box<dyn Iterator<Item = (Seg, &Value)> + '_> {
-    match v {
-        Value::Object(m) => Box::new(m.iter().map(|(k, c)| (Seg::Key(k.clone()), c))),
-        Value::Array(a) => Box::new(a.iter().enumerate().map(|(i, c)| (Seg::Index(i), c))),
-        _ => Box::new(std::iter::empty()),
-    }
-}
-
 /// The value at `path` under `root`.
 pub fn value_at<'a>(root: &'a Value, path: &[Seg]) -> Option<&'a Value> {
     path.iter().try_fold(root, |v, seg| match (seg, v) {
         (Seg::Key(k), Value::Object(m)) => m.get(k),
         (Seg::Index(i), Value::Array(a)) => a.get(*i),
+        (Seg::Bucket(..), v) => Some(v),
         _ => None,
     })
 }
@@ -609,6 +708,8 @@ fn row_line(row: &Row, theme: &Theme) -> Line<'static> {
         RowKind::Open { expanded: true, .. } => Span::styled("▾ ", dim),
         RowKind::Open { len: 0, .. } => Span::raw("  "),
         RowKind::Open { .. } => Span::styled("▸ ", dim),
+        RowKind::Bucket { expanded: true, .. } => Span::styled("▾ ", dim),
+        RowKind::Bucket { .. } => Span::styled("▸ ", dim),
         _ => Span::raw("  "),
     });
     match &row.label {
@@ -641,6 +742,9 @@ fn row_line(row: &Row, theme: &Theme) -> Line<'static> {
         }
         RowKind::Close { object } => {
             spans.push(Span::styled(if *object { "}" } else { "]" }, plain));
+        }
+        RowKind::Bucket { start, end, .. } => {
+            spans.push(Span::styled(format!("[{start} … {}]", end - 1), dim));
         }
         RowKind::Scalar { kind, text, note } => {
             let colour = match kind {
@@ -758,7 +862,9 @@ mod tests {
     fn expand_all_and_collapse_all() {
         let mut t = tree(json!({"many": (0..120).collect::<Vec<_>>(), "o": {"p": {"q": 1}}}));
         t.expand_all();
-        assert_eq!(t.rows().len(), 1 + 1 + 120 + 1 + 1 + 1 + 1 + 1 + 1 + 1);
+        // The 120 items open in two groups of at most 100.
+        assert_eq!(t.rows().len(), 1 + 1 + 2 + 120 + 1 + 1 + 1 + 1 + 1 + 1 + 1);
+        assert_eq!(t.row_text(2), "    ▾ [0 … 99]");
         assert!(!t.capped());
         t.collapse_all();
         assert_eq!(
@@ -793,6 +899,9 @@ mod tests {
                 matches!(
                     r.kind,
                     RowKind::Open {
+                        expanded: false,
+                        ..
+                    } | RowKind::Bucket {
                         expanded: false,
                         ..
                     }
@@ -840,25 +949,57 @@ mod tests {
         let bytes = serde_json::to_string(&v).unwrap().len();
         assert!(bytes > 5_000_000, "{bytes}");
         let mut t = tree(v);
-        // The root is open, its 50k items are one collapsed row each, and the
-        // view never descended into them: at most one visit per row plus the
-        // initial breadth-first probe.
-        assert_eq!(t.rows().len(), 50_002);
-        assert!(
-            t.visits() <= t.rows().len() + INITIAL_ROW_BUDGET + 1,
-            "{}",
-            t.visits()
+        // The root is open into five groups of 10,000; nothing under them
+        // was looked at.
+        assert_eq!(
+            texts(&t),
+            vec![
+                "▾ [ 50000 items",
+                "  ▸ [0 … 9999]",
+                "  ▸ [10000 … 19999]",
+                "  ▸ [20000 … 29999]",
+                "  ▸ [30000 … 39999]",
+                "  ▸ [40000 … 49999]",
+                "  ]",
+            ]
         );
-        // Opening one item looks at that item's children only.
+        assert!(t.visits() < 20, "{}", t.visits());
+        // Each unfold adds at most a hundred-odd rows and looks at no more.
         let before = t.visits();
-        t.toggle(1);
-        assert_eq!(t.visits() - before, 5);
+        t.toggle(5);
+        assert_eq!(t.rows().len(), 7 + 100);
+        assert_eq!(t.row_text(105), "    ▸ [49900 … 49999]");
+        t.toggle(105);
+        assert_eq!(t.rows().len(), 7 + 200);
+        assert_eq!(t.row_text(205), "      ▸ 49999: {…} 5 keys");
+        t.toggle(205);
+        assert_eq!(t.row_text(206), "          \"id\": 49999");
+        assert!(t.visits() - before < 220, "{}", t.visits() - before);
+        // Folding a group folds everything under it, and unfolding it
+        // brings back what was open.
+        let open = t.rows().len();
+        t.toggle(5);
+        assert_eq!(t.rows().len(), 7);
+        t.toggle(5);
+        assert_eq!(t.rows().len(), open);
         // Drawing looks at the visible rows only.
         let before = t.visits();
         let mut buf = Buffer::empty(Rect::new(0, 0, 60, 20));
         t.end();
         t.render(buf.area, &mut buf, &Theme::dark(), true);
         assert_eq!(t.visits(), before);
+    }
+
+    #[test]
+    fn groups_of_a_big_object_keep_its_keys() {
+        let m: serde_json::Map<String, Value> =
+            (0..250).map(|i| (format!("k{i}"), json!(i))).collect();
+        let mut t = tree(Value::Object(m));
+        assert_eq!(t.row_text(3), "  ▸ [200 … 249]");
+        t.toggle(3);
+        assert_eq!(t.row_text(4), "      \"k200\": 200");
+        assert_eq!(t.row_text(53), "      \"k249\": 249");
+        assert_eq!(t.row_text(54), "  }");
     }
 
     #[test]
