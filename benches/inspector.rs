@@ -44,6 +44,18 @@ fn bench(c: &mut Criterion) {
         })
     });
 
+    let shared = std::sync::Arc::new(rec.clone());
+    c.bench_function(
+        "inspector: show a shared 5 MB record (set_node_shared)",
+        |b| {
+            b.iter(|| {
+                let mut i = Inspector::new();
+                i.set_node_shared("big", None, Some(std::sync::Arc::clone(&shared)), None);
+                i
+            })
+        },
+    );
+
     let mut insp = Inspector::new();
     insp.set_node("big", None, Some(&rec), None);
     insp.set_tab(Tab::Output);

@@ -12,6 +12,7 @@ mod filter;
 mod iterations;
 pub mod json_tree;
 mod pretty;
+mod shared;
 mod text;
 
 use std::sync::Arc;
@@ -28,13 +29,33 @@ use ratatui::widgets::{Block, BorderType, Paragraph, Widget, Wrap};
 use serde_json::Value;
 
 use crate::engine::model::Node;
-use crate::engine::trace::{IterationRecord, NodeRecord, NodeStatus};
+use crate::engine::trace::{NodeRecord, NodeStatus};
 use crate::ui::theme::{Theme, status_glyph};
 
 use filter::{Edit, FilterBox, FilterDone, FilterState};
 use iterations::IterationsView;
 use json_tree::JsonTree;
 use pretty::{PrettyText, TextView};
+use shared::SharedValue;
+
+/// The inspector's keys, for the help overlay: (keys, what they do).
+pub const HELP: &[(&str, &str)] = &[
+    (
+        "←/→ 1-6",
+        "switch tab (Args Output Error Timing Iterations Raw)",
+    ),
+    ("↑/↓ PgUp/PgDn Home/End", "move in the tree, table or text"),
+    (
+        "Enter/Space",
+        "fold or unfold a JSON node; open an iteration",
+    ),
+    ("+ / -", "expand all / collapse all"),
+    (
+        "/ or f",
+        "jq filter on the output (Enter/Esc leave the box, Ctrl-U clears)",
+    ),
+    ("Esc", "back from an iteration to the table"),
+];
 
 /// The inspector's tabs, in display order.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -91,33 +112,14 @@ enum ArgsSource {
     AsWritten,
 }
 
-/// What is known of the shown node's last run, with its big values shared.
-#[derive(Debug)]
-pub(crate) struct Facts {
-    status: NodeStatus,
-    error: Option<String>,
-    skip_reason: Option<String>,
-    attempts: u32,
-    started_at: Option<String>,
-    duration_ms: u64,
-    cost_usd: f64,
-    tokens: u64,
-    model: Option<String>,
-    mocked: bool,
-    iterations: Vec<IterationRecord>,
-    output: Arc<Value>,
-    /// The JSON-RPC request and response, or the raw result when the
-    /// exchange was not recorded.
-    rpc: Arc<Value>,
-}
-
 /// The shown node.
 #[derive(Debug)]
 pub(crate) struct Shown {
     id: String,
     tool: Option<String>,
     server: Option<String>,
-    record: Option<Facts>,
+    /// The last run, shared with the app when it passed an `Arc`.
+    record: Option<Arc<NodeRecord>>,
     args_source: ArgsSource,
     /// Identifies what `set_node` was given, so that showing the same
     /// record again costs nothing.
@@ -253,8 +255,9 @@ impl Inspector {
 
     /// Shows this node: its definition and its record (None = never ran;
     /// then Args shows `preview`, or the args as written). Showing the same
-    /// record again is cheap; a new record copies its values once and keeps
-    /// the tab, the filter and (for the same node) the iteration selection.
+    /// record again is cheap; a new record is copied once (use
+    /// [`Inspector::set_node_shared`] to avoid the copy). The tab, the
+    /// filter and (for the same node) the iteration selection are kept.
     pub fn set_node(
         &mut self,
         id: &str,
@@ -266,40 +269,51 @@ impl Inspector {
         if self.shown.as_ref().is_some_and(|s| s.key == key) {
             return;
         }
+        let record = record.map(|r| Arc::new(copy_record(r)));
+        self.show(id, node, record, preview, key);
+    }
+
+    /// Like [`Inspector::set_node`] with a record the app shares: nothing is
+    /// copied, so showing a record with tens of MB of output is immediate.
+    pub fn set_node_shared(
+        &mut self,
+        id: &str,
+        node: Option<&Node>,
+        record: Option<Arc<NodeRecord>>,
+        preview: Option<&Value>,
+    ) {
+        let key = ShownKey::of(id, node, record.as_deref(), preview);
+        if self.shown.as_ref().is_some_and(|s| s.key == key) {
+            return;
+        }
+        self.show(id, node, record, preview, key);
+    }
+
+    fn show(
+        &mut self,
+        id: &str,
+        node: Option<&Node>,
+        record: Option<Arc<NodeRecord>>,
+        preview: Option<&Value>,
+        key: ShownKey,
+    ) {
         let same_node = self.shown.as_ref().is_some_and(|s| s.id == id);
         self.generation += 1;
-        let (args, args_source) = match (record, preview, node) {
+        let (args, args_source) = match (&record, preview, node) {
             (Some(r), _, _) => (r.args.clone(), ArgsSource::Resolved),
             (None, Some(p), _) => (p.clone(), ArgsSource::Preview),
             (None, None, Some(n)) => (n.args.clone(), ArgsSource::AsWritten),
             (None, None, None) => (Value::Null, ArgsSource::AsWritten),
         };
-        let facts = record.map(|r| Facts {
-            status: r.status,
-            error: r.error.clone(),
-            skip_reason: r.skip_reason.clone(),
-            attempts: r.attempts,
-            started_at: r.started_at.clone(),
-            duration_ms: r.duration_ms,
-            cost_usd: r.cost_usd,
-            tokens: r.tokens,
-            model: r.model.clone(),
-            mocked: r.mocked,
-            iterations: r.iterations.clone(),
-            output: Arc::new(r.output.clone()),
-            rpc: Arc::new(if r.rpc.is_null() {
-                r.raw.clone()
-            } else {
-                r.rpc.clone()
-            }),
-        });
-        self.args = Some(JsonTree::new(Arc::new(args)));
-        self.output = facts.as_ref().map(|f| JsonTree::new(Arc::clone(&f.output)));
+        self.args = Some(JsonTree::new(args));
+        self.output = record
+            .as_ref()
+            .map(|r| JsonTree::new(SharedValue::Output(Arc::clone(r))));
         self.filtered = None;
         self.error_scroll = 0;
         self.raw = RawText::NotStarted;
         self.raw_view = TextView::default();
-        let n_iter = facts.as_ref().map_or(0, |f| f.iterations.len());
+        let n_iter = record.as_ref().map_or(0, |r| r.iterations.len());
         if same_node {
             self.iterations.clamp(n_iter);
         } else {
@@ -309,7 +323,7 @@ impl Inspector {
             id: id.to_owned(),
             tool: node.map(|n| n.tool.clone()),
             server: node.and_then(|n| n.server.clone()),
-            record: facts,
+            record,
             args_source,
             key,
         });
@@ -480,7 +494,7 @@ impl Inspector {
                         } else {
                             Value::Array(values)
                         };
-                        self.filtered = Some(JsonTree::new(Arc::new(v)));
+                        self.filtered = Some(JsonTree::new(v));
                         true
                     }
                     None => *self.filter.state() != before,
@@ -514,7 +528,7 @@ impl Inspector {
             .shown
             .as_ref()
             .and_then(|s| s.record.as_ref())
-            .map(|r| Arc::clone(&r.output));
+            .map(|r| SharedValue::Output(Arc::clone(r)));
         self.filter.run(input, self.done_tx.clone());
     }
 
@@ -525,15 +539,15 @@ impl Inspector {
         let Some(rec) = self.shown.as_ref().and_then(|s| s.record.as_ref()) else {
             return;
         };
-        if rec.rpc.is_null() {
+        let value = SharedValue::Exchange(Arc::clone(rec));
+        if value.get().is_null() {
             return;
         }
         self.raw = RawText::Pending;
-        let value = Arc::clone(&rec.rpc);
         let generation = self.generation;
         let tx = self.done_tx.clone();
         std::thread::spawn(move || {
-            let text = PrettyText::of(&value);
+            let text = PrettyText::of(value.get());
             let _ = tx.send(Done::Pretty { generation, text });
         });
     }
@@ -941,6 +955,36 @@ impl Inspector {
             _ => return,
         };
         buf.set_line(e.x, e.y, &line, e.width);
+    }
+}
+
+/// A copy of `r` for the inspector. The raw result is left out when the
+/// JSON-RPC exchange (which holds it) was kept: it can be as big as the
+/// output.
+#[allow(clippy::needless_update)]
+fn copy_record(r: &NodeRecord) -> NodeRecord {
+    NodeRecord {
+        status: r.status,
+        args: r.args.clone(),
+        output: r.output.clone(),
+        raw: if r.rpc.is_null() {
+            r.raw.clone()
+        } else {
+            Value::Null
+        },
+        error: r.error.clone(),
+        skip_reason: r.skip_reason.clone(),
+        attempts: r.attempts,
+        started_at: r.started_at.clone(),
+        duration_ms: r.duration_ms,
+        cost_usd: r.cost_usd,
+        tokens: r.tokens,
+        model: r.model.clone(),
+        mocked: r.mocked,
+        iterations: r.iterations.clone(),
+        rpc: r.rpc.clone(),
+        // Fields added later are not shown by the inspector.
+        ..NodeRecord::default()
     }
 }
 

@@ -1,12 +1,12 @@
 //! The jq filter box of the Output tab: the text being typed, and the
 //! compile-and-run of it on a background thread, latest edit wins.
 
-use std::sync::Arc;
 use std::sync::mpsc::Sender;
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use serde_json::Value;
 
+use super::shared::SharedValue;
 use crate::engine::jq::{JqCompileError, JqProgram};
 
 /// Where the filter is at.
@@ -169,7 +169,7 @@ impl FilterBox {
     /// Starts running the current text on `input` in the background; the
     /// result comes back through `done` tagged with a new generation.
     /// An empty filter, or no input (the node has not run), finishes at once.
-    pub fn run<T>(&mut self, input: Option<Arc<Value>>, done: Sender<T>)
+    pub fn run<T>(&mut self, input: Option<SharedValue>, done: Sender<T>)
     where
         T: From<FilterDone> + Send + 'static,
     {
@@ -182,7 +182,7 @@ impl FilterBox {
         let generation = self.generation;
         let text = self.text.clone();
         std::thread::spawn(move || {
-            let result = run_filter(&text, &input);
+            let result = run_filter(&text, input.get());
             // The inspector may be gone; then nobody wants the result.
             let _ = done.send(T::from(FilterDone { generation, result }));
         });
@@ -232,6 +232,7 @@ pub fn column_of(text: &str, offset: usize) -> usize {
 mod tests {
     use super::*;
     use serde_json::json;
+    use std::sync::Arc;
     use std::sync::mpsc;
     use std::time::Duration;
 
@@ -303,11 +304,11 @@ mod tests {
         let mut b = FilterBox::default();
         b.open();
         type_text(&mut b, ".a");
-        b.run(Some(Arc::clone(&input)), tx.clone());
+        b.run(Some(SharedValue::from(Arc::clone(&input))), tx.clone());
         let first = rx.recv_timeout(Duration::from_secs(10)).unwrap();
         b.edit(key(KeyCode::Backspace));
         type_text(&mut b, "b");
-        b.run(Some(Arc::clone(&input)), tx.clone());
+        b.run(Some(SharedValue::from(Arc::clone(&input))), tx.clone());
         assert_eq!(b.state(), &FilterState::Running);
         // The older result arrives late: dropped.
         assert_eq!(b.finish(first), None);

@@ -11,7 +11,6 @@
 //! each, so no single unfold adds more than a hundred-odd rows.
 
 use std::collections::{HashSet, VecDeque};
-use std::sync::Arc;
 
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
@@ -19,6 +18,7 @@ use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 use serde_json::Value;
 
+use super::shared::SharedValue;
 use crate::ui::theme::Theme;
 
 /// Rows the first view may open containers into.
@@ -136,7 +136,7 @@ impl Folds {
 /// A foldable, scrollable JSON view over a shared value.
 #[derive(Debug)]
 pub struct JsonTree {
-    value: Arc<Value>,
+    value: SharedValue,
     rows: Vec<Row>,
     folds: Folds,
     selected: usize,
@@ -152,9 +152,9 @@ pub struct JsonTree {
 impl JsonTree {
     /// A view of `value` with the root open and small containers near the
     /// top opened while they fit a small row budget.
-    pub fn new(value: Arc<Value>) -> JsonTree {
+    pub fn new(value: impl Into<SharedValue>) -> JsonTree {
         let mut tree = JsonTree {
-            value,
+            value: value.into(),
             rows: Vec::new(),
             folds: Folds::default(),
             selected: 0,
@@ -169,8 +169,8 @@ impl JsonTree {
     }
 
     /// The value shown.
-    pub fn value(&self) -> &Arc<Value> {
-        &self.value
+    pub fn value(&self) -> &Value {
+        self.value.get()
     }
 
     /// The rows of the expanded part of the value.
@@ -202,10 +202,10 @@ impl JsonTree {
     /// Breadth-first: open the root, then containers short enough to fit
     /// the remaining budget, nearest first.
     fn open_initial(&mut self) {
-        let root = Arc::clone(&self.value);
+        let root = self.value.clone();
         let mut used = 0usize;
         let mut queue: VecDeque<(Vec<Seg>, &Value)> = VecDeque::new();
-        queue.push_back((Vec::new(), &root));
+        queue.push_back((Vec::new(), root.get()));
         while let Some((path, v)) = queue.pop_front() {
             self.visits += 1;
             let len = container_len(v);
@@ -233,9 +233,9 @@ impl JsonTree {
 
     /// Recomputes every row from the fold state.
     fn rebuild(&mut self) {
-        let value = Arc::clone(&self.value);
+        let value = self.value.clone();
         let mut e = Emitter::new(&self.folds, Vec::new(), 0);
-        e.value(&value, Label::Root, 0);
+        e.value(value.get(), Label::Root, 0);
         self.capped = false;
         self.rows = {
             let parts = e.into_parts();
@@ -318,8 +318,8 @@ impl JsonTree {
     fn expand_at(&mut self, i: usize) -> bool {
         let path = self.rows[i].path.clone();
         let depth = self.rows[i].depth;
-        let value = Arc::clone(&self.value);
-        let Some(v) = value_at(&value, &path) else {
+        let value = self.value.clone();
+        let Some(v) = value_at(value.get(), &path) else {
             return false;
         };
         self.folds.set(&path, true);
@@ -766,6 +766,7 @@ fn row_line(row: &Row, theme: &Theme) -> Line<'static> {
 mod tests {
     use super::*;
     use serde_json::json;
+    use std::sync::Arc;
 
     fn tree(v: Value) -> JsonTree {
         JsonTree::new(Arc::new(v))

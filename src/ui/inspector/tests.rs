@@ -9,6 +9,7 @@ use serde_json::json;
 
 use super::*;
 use crate::engine::loader;
+use crate::engine::trace::IterationRecord;
 
 const PIPE: &str = r#"
 compositions:
@@ -314,7 +315,7 @@ fn several_results_show_as_an_array() {
     i.set_filter(".users[].id");
     wait_filter(&mut i);
     assert_eq!(i.filter.state(), &FilterState::Ok(2));
-    assert_eq!(**i.filtered.as_ref().unwrap().value(), json!(["u1", "u2"]));
+    assert_eq!(*i.filtered.as_ref().unwrap().value(), json!(["u1", "u2"]));
 }
 
 #[test]
@@ -355,14 +356,14 @@ fn the_filter_follows_a_new_record() {
     let (mut i, _) = shown(ok_record(), "search");
     i.set_filter(".total");
     wait_filter(&mut i);
-    assert_eq!(**i.filtered.as_ref().unwrap().value(), json!(2));
+    assert_eq!(*i.filtered.as_ref().unwrap().value(), json!(2));
     let mut again = ok_record();
     again.output["total"] = json!(7);
     again.duration_ms = 99;
     let n = node("search");
     i.set_node("search", Some(&n), Some(&again), None);
     wait_filter(&mut i);
-    assert_eq!(**i.filtered.as_ref().unwrap().value(), json!(7));
+    assert_eq!(*i.filtered.as_ref().unwrap().value(), json!(7));
 }
 
 // ---- set_node ----
@@ -610,5 +611,22 @@ fn a_filter_waits_while_the_node_has_no_output() {
     let rec = ok_record();
     i.set_node("enrich", Some(&n), Some(&rec), None);
     wait_filter(&mut i);
-    assert_eq!(**i.filtered.as_ref().unwrap().value(), json!(2));
+    assert_eq!(*i.filtered.as_ref().unwrap().value(), json!(2));
+}
+
+#[test]
+fn a_shared_record_is_shown_without_a_copy() {
+    let rec = Arc::new(ok_record());
+    let n = node("search");
+    let mut i = Inspector::new();
+    i.set_node_shared("search", Some(&n), Some(Arc::clone(&rec)), None);
+    let shown = i.output.as_ref().unwrap().value();
+    assert!(std::ptr::eq(shown, &rec.output));
+    let generation = i.generation;
+    i.set_node_shared("search", Some(&n), Some(Arc::clone(&rec)), None);
+    assert_eq!(i.generation, generation);
+    // The Raw tab reads the same shared exchange.
+    i.set_tab(Tab::Raw);
+    wait(&mut i);
+    assert!(screen(&mut i, 60, 8).contains("\"jsonrpc\": \"2.0\""));
 }
