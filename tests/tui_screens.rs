@@ -224,7 +224,7 @@ fn first_validation_builds_the_plan_and_selects_the_first_node() {
 #[test]
 fn run_key_starts_a_session_with_breakpoints_then_commands_go_to_it() {
     let (_d, mut app) = app_on(PIPE);
-    app.on_key(key(KeyCode::Down));
+    app.on_key(key(KeyCode::Right));
     app.on_key(key(KeyCode::Char('b')));
     assert!(app.visuals[1].breakpoint);
     let effects = app.on_key(key(KeyCode::F(5)));

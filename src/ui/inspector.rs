@@ -1,12 +1,63 @@
-//! STUB (lead's local placeholder; replaced by the inspector branch)
-use crate::engine::{model::Node, trace::NodeRecord};
-use crate::ui::theme::Theme;
-use ratatui::{
-    buffer::Buffer,
-    layout::Rect,
-    widgets::{Block, Paragraph, Widget},
+//! The per-node trace inspector pane: tabs for a node's resolved args, its
+//! output as a foldable JSON tree with a jq filter box, its error, timing,
+//! fan-out iterations and the raw JSON-RPC exchange.
+//!
+//! Nothing here walks a whole value on the input or render path: trees
+//! flatten only what is open and draw only what is on screen; jq filters and
+//! the pretty-printing of the Raw tab run on background threads and come
+//! back through [`Inspector::poll`], tagged so that stale work is dropped.
+
+mod details;
+mod filter;
+mod iterations;
+pub mod json_tree;
+mod pretty;
+mod shared;
+mod text;
+
+use std::sync::Arc;
+use std::sync::mpsc::{self, Receiver, Sender};
+
+use crossterm::event::{
+    KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseButton, MouseEvent, MouseEventKind,
 };
+use ratatui::buffer::Buffer;
+use ratatui::layout::{Alignment, Rect};
+use ratatui::style::{Modifier, Style};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, BorderType, Paragraph, Widget, Wrap};
 use serde_json::Value;
+
+use crate::engine::model::Node;
+use crate::engine::trace::{NodeRecord, NodeStatus};
+use crate::ui::theme::{Theme, status_glyph};
+
+use filter::{Edit, FilterBox, FilterDone, FilterState};
+use iterations::IterationsView;
+use json_tree::JsonTree;
+use pretty::{PrettyText, TextView};
+use shared::SharedValue;
+
+/// The inspector's keys, for the help overlay: (keys, what they do).
+pub const HELP: &[(&str, &str)] = &[
+    (
+        "←/→ 1-6",
+        "switch tab (Args Output Error Timing Iterations Raw)",
+    ),
+    ("↑/↓ PgUp/PgDn Home/End", "move in the tree, table or text"),
+    (
+        "Enter/Space",
+        "fold or unfold a JSON node; open an iteration",
+    ),
+    ("+ / -", "expand all / collapse all"),
+    (
+        "/ or f",
+        "jq filter on the output (Enter/Esc leave the box, Ctrl-U clears)",
+    ),
+    ("Esc", "back from an iteration to the table"),
+];
+
+/// The inspector's tabs, in display order.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub enum Tab {
     Args,
@@ -16,64 +67,960 @@ pub enum Tab {
     Iterations,
     Raw,
 }
-pub struct Inspector {
-    id: String,
-    text: String,
-    tab: Tab,
-}
-impl Default for Inspector {
-    fn default() -> Self {
-        Self::new()
-    }
-}
-impl Inspector {
-    pub fn new() -> Inspector {
-        Inspector {
-            id: String::new(),
-            text: String::new(),
-            tab: Tab::Output,
+
+impl Tab {
+    /// Every tab, in display order (keys 1-6).
+    pub const ALL: [Tab; 6] = [
+        Tab::Args,
+        Tab::Output,
+        Tab::Error,
+        Tab::Timing,
+        Tab::Iterations,
+        Tab::Raw,
+    ];
+
+    /// The tab's name in the title bar.
+    pub fn name(self) -> &'static str {
+        match self {
+            Tab::Args => "Args",
+            Tab::Output => "Output",
+            Tab::Error => "Error",
+            Tab::Timing => "Timing",
+            Tab::Iterations => "Iterations",
+            Tab::Raw => "Raw",
         }
     }
+
+    fn index(self) -> usize {
+        Tab::ALL.iter().position(|t| *t == self).unwrap_or(0)
+    }
+
+    fn step(self, delta: isize) -> Tab {
+        let n = Tab::ALL.len() as isize;
+        Tab::ALL[((self.index() as isize + delta).rem_euclid(n)) as usize]
+    }
+}
+
+/// Where the Args tab's value came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum ArgsSource {
+    /// The record's resolved args.
+    Resolved,
+    /// A preview resolved from the parents' recorded outputs.
+    Preview,
+    /// The args as written in the file (references unresolved).
+    AsWritten,
+}
+
+/// The shown node.
+#[derive(Debug)]
+pub(crate) struct Shown {
+    id: String,
+    tool: Option<String>,
+    server: Option<String>,
+    /// The last run, shared with the app when it passed an `Arc`.
+    record: Option<Arc<NodeRecord>>,
+    args_source: ArgsSource,
+    /// Identifies what `set_node` was given, so that showing the same
+    /// record again costs nothing.
+    key: ShownKey,
+}
+
+/// A cheap fingerprint of `set_node`'s arguments.
+#[derive(Debug, Clone, PartialEq)]
+struct ShownKey {
+    id: String,
+    node_hash: Option<String>,
+    record: Option<RecordKey>,
+    /// Address of the preview value.
+    preview: Option<usize>,
+}
+
+/// The fields of a record that change between runs, and the addresses of
+/// its big values (a new record lives elsewhere).
+#[derive(Debug, Clone, PartialEq)]
+struct RecordKey {
+    status: NodeStatus,
+    attempts: u32,
+    duration_ms: u64,
+    started_at: Option<String>,
+    iterations: usize,
+    error_len: usize,
+    output_at: usize,
+    args_at: usize,
+}
+
+impl ShownKey {
+    fn of(
+        id: &str,
+        node: Option<&Node>,
+        record: Option<&NodeRecord>,
+        preview: Option<&Value>,
+    ) -> ShownKey {
+        ShownKey {
+            id: id.to_owned(),
+            node_hash: node.map(|n| n.hash.clone()),
+            record: record.map(|r| RecordKey {
+                status: r.status,
+                attempts: r.attempts,
+                duration_ms: r.duration_ms,
+                started_at: r.started_at.clone(),
+                iterations: r.iterations.len(),
+                error_len: r.error.as_ref().map_or(0, String::len),
+                output_at: std::ptr::from_ref(&r.output) as usize,
+                args_at: std::ptr::from_ref(&r.args) as usize,
+            }),
+            preview: preview.map(|p| std::ptr::from_ref(p) as usize),
+        }
+    }
+}
+
+/// Work finished on a background thread.
+#[derive(Debug)]
+enum Done {
+    Filter(FilterDone),
+    Pretty { generation: u64, text: PrettyText },
+}
+
+impl From<FilterDone> for Done {
+    fn from(d: FilterDone) -> Self {
+        Done::Filter(d)
+    }
+}
+
+/// The Raw tab's text: made on first view, once per shown record.
+#[derive(Debug)]
+enum RawText {
+    NotStarted,
+    Pending,
+    Ready(PrettyText),
+}
+
+/// Rows of the pane's inside, as drawn.
+struct Areas {
+    /// One line: status, tool, duration.
+    header: Rect,
+    /// The jq filter box line (Output tab, when a filter is open or set).
+    filter: Option<Rect>,
+    /// The line under the box with a compile or runtime error.
+    filter_error: Option<Rect>,
+    body: Rect,
+}
+
+/// The per-node trace inspector pane.
+pub struct Inspector {
+    tab: Tab,
+    shown: Option<Shown>,
+    args: Option<JsonTree>,
+    output: Option<JsonTree>,
+    /// The output filtered by the jq box, when a filter ran.
+    filtered: Option<JsonTree>,
+    filter: FilterBox,
+    error_scroll: u16,
+    iterations: IterationsView,
+    raw: RawText,
+    raw_view: TextView,
+    /// Bumped whenever the shown node or record changes.
+    generation: u64,
+    done_tx: Sender<Done>,
+    done_rx: Receiver<Done>,
+}
+
+impl Default for Inspector {
+    fn default() -> Self {
+        Inspector::new()
+    }
+}
+
+impl Inspector {
+    /// An empty inspector on the Output tab.
+    pub fn new() -> Inspector {
+        let (done_tx, done_rx) = mpsc::channel();
+        Inspector {
+            tab: Tab::Output,
+            shown: None,
+            args: None,
+            output: None,
+            filtered: None,
+            filter: FilterBox::default(),
+            error_scroll: 0,
+            iterations: IterationsView::default(),
+            raw: RawText::NotStarted,
+            raw_view: TextView::default(),
+            generation: 0,
+            done_tx,
+            done_rx,
+        }
+    }
+
+    /// Shows this node: its definition and its record (None = never ran;
+    /// then Args shows `preview`, or the args as written). Showing the same
+    /// record again is cheap; a new record is copied once (use
+    /// [`Inspector::set_node_shared`] to avoid the copy). The tab, the
+    /// filter and (for the same node) the iteration selection are kept.
     pub fn set_node(
         &mut self,
         id: &str,
-        _node: Option<&Node>,
+        node: Option<&Node>,
         record: Option<&NodeRecord>,
         preview: Option<&Value>,
     ) {
-        self.id = id.into();
-        self.text = match (record, preview) {
-            (Some(r), _) => format!("{}\n{}", r.output, r.error.clone().unwrap_or_default()),
-            (None, Some(p)) => p.to_string(),
-            _ => String::new(),
+        let key = ShownKey::of(id, node, record, preview);
+        if self.shown.as_ref().is_some_and(|s| s.key == key) {
+            return;
+        }
+        let record = record.map(|r| Arc::new(copy_record(r)));
+        self.show(id, node, record, preview, key);
+    }
+
+    /// Like [`Inspector::set_node`] with a record the app shares: nothing is
+    /// copied, so showing a record with tens of MB of output is immediate.
+    pub fn set_node_shared(
+        &mut self,
+        id: &str,
+        node: Option<&Node>,
+        record: Option<Arc<NodeRecord>>,
+        preview: Option<&Value>,
+    ) {
+        let key = ShownKey::of(id, node, record.as_deref(), preview);
+        if self.shown.as_ref().is_some_and(|s| s.key == key) {
+            return;
+        }
+        self.show(id, node, record, preview, key);
+    }
+
+    fn show(
+        &mut self,
+        id: &str,
+        node: Option<&Node>,
+        record: Option<Arc<NodeRecord>>,
+        preview: Option<&Value>,
+        key: ShownKey,
+    ) {
+        let same_node = self.shown.as_ref().is_some_and(|s| s.id == id);
+        self.generation += 1;
+        let (args, args_source) = match (&record, preview, node) {
+            (Some(r), _, _) => (r.args.clone(), ArgsSource::Resolved),
+            (None, Some(p), _) => (p.clone(), ArgsSource::Preview),
+            (None, None, Some(n)) => (n.args.clone(), ArgsSource::AsWritten),
+            (None, None, None) => (Value::Null, ArgsSource::AsWritten),
         };
+        self.args = Some(JsonTree::new(args));
+        self.output = record
+            .as_ref()
+            .map(|r| JsonTree::new(SharedValue::Output(Arc::clone(r))));
+        self.filtered = None;
+        self.error_scroll = 0;
+        self.raw = RawText::NotStarted;
+        self.raw_view = TextView::default();
+        let n_iter = record.as_ref().map_or(0, |r| r.iterations.len());
+        if same_node {
+            self.iterations.clamp(n_iter);
+        } else {
+            self.iterations.reset();
+        }
+        self.shown = Some(Shown {
+            id: id.to_owned(),
+            tool: node.map(|n| n.tool.clone()),
+            server: node.and_then(|n| n.server.clone()),
+            record,
+            args_source,
+            key,
+        });
+        self.filter.invalidate();
+        self.run_filter();
+        if self.tab == Tab::Raw {
+            self.start_raw();
+        }
     }
+
+    /// Shows nothing.
     pub fn clear(&mut self) {
-        self.id.clear();
-        self.text.clear();
+        self.generation += 1;
+        self.shown = None;
+        self.args = None;
+        self.output = None;
+        self.filtered = None;
+        self.filter.invalidate();
+        self.error_scroll = 0;
+        self.iterations.reset();
+        self.raw = RawText::NotStarted;
+        self.raw_view = TextView::default();
     }
+
+    /// The active tab.
     pub fn tab(&self) -> Tab {
         self.tab
     }
+
+    /// Switches to tab `t`.
     pub fn set_tab(&mut self, t: Tab) {
         self.tab = t;
+        if t == Tab::Raw {
+            self.start_raw();
+        }
     }
-    pub fn handle_key(&mut self, _key: crossterm::event::KeyEvent) -> bool {
-        false
+
+    /// Sets the jq filter of the Output tab (from history or the command
+    /// palette) and runs it; an empty text removes the filter.
+    pub fn set_filter(&mut self, text: &str) {
+        self.filter.set_text(text);
+        self.run_filter();
     }
-    pub fn handle_mouse(&mut self, _ev: crossterm::event::MouseEvent, _area: Rect) -> bool {
-        false
+
+    /// The jq filter text of the Output tab.
+    pub fn filter_text(&self) -> &str {
+        self.filter.text()
     }
+
+    /// The id of the shown node.
+    pub fn node_id(&self) -> Option<&str> {
+        self.shown.as_ref().map(|s| s.id.as_str())
+    }
+
+    /// Whether the jq filter box takes the keys.
+    pub fn filter_editing(&self) -> bool {
+        self.tab == Tab::Output && self.filter.editing()
+    }
+
+    /// Keys while the inspector has focus; true when consumed. While the jq
+    /// filter box is open every character goes to it; Enter or Esc leaves it.
+    pub fn handle_key(&mut self, key: KeyEvent) -> bool {
+        if key.kind == KeyEventKind::Release {
+            return false;
+        }
+        if self.filter_editing() {
+            return match self.filter.edit(key) {
+                Edit::Changed => {
+                    self.run_filter();
+                    true
+                }
+                Edit::Moved | Edit::Closed => true,
+                Edit::Ignored => false,
+            };
+        }
+        if key
+            .modifiers
+            .intersects(KeyModifiers::CONTROL | KeyModifiers::ALT)
+        {
+            return false;
+        }
+        match key.code {
+            KeyCode::Left => {
+                self.set_tab(self.tab.step(-1));
+                return true;
+            }
+            KeyCode::Right => {
+                self.set_tab(self.tab.step(1));
+                return true;
+            }
+            KeyCode::Char(c @ '1'..='6') => {
+                self.set_tab(Tab::ALL[c as usize - '1' as usize]);
+                return true;
+            }
+            _ => {}
+        }
+        match self.tab {
+            Tab::Args => self.args.as_mut().is_some_and(|t| tree_key(t, key.code)),
+            Tab::Output => match key.code {
+                KeyCode::Char('/') | KeyCode::Char('f') if self.output.is_some() => {
+                    self.filter.open();
+                    true
+                }
+                code => self.output_tree_mut().is_some_and(|t| tree_key(t, code)),
+            },
+            Tab::Error => self.scroll_error(key.code),
+            Tab::Timing => false,
+            Tab::Iterations => self.iterations_key(key.code),
+            Tab::Raw => self.raw_key(key.code),
+        }
+    }
+
+    /// Mouse events inside `area` (the pane's whole rectangle, border
+    /// included): a click on a tab name switches to it, a click on a row
+    /// selects it (on its fold mark, toggles it), the wheel scrolls.
+    pub fn handle_mouse(&mut self, ev: MouseEvent, area: Rect) -> bool {
+        let inside = ev.column >= area.x
+            && ev.column < area.right()
+            && ev.row >= area.y
+            && ev.row < area.bottom();
+        if !inside {
+            return false;
+        }
+        match ev.kind {
+            MouseEventKind::Down(MouseButton::Left) => {
+                if ev.row == area.y {
+                    return match self.tab_at(area, ev.column) {
+                        Some(t) => {
+                            self.set_tab(t);
+                            true
+                        }
+                        None => false,
+                    };
+                }
+                let areas = self.areas(area);
+                let b = areas.body;
+                if ev.row < b.y || ev.row >= b.bottom() || ev.column < b.x {
+                    return false;
+                }
+                let dy = (ev.row - b.y) as usize;
+                let dx = (ev.column - b.x) as usize;
+                self.click(dy, dx)
+            }
+            MouseEventKind::ScrollDown => self.wheel(3),
+            MouseEventKind::ScrollUp => self.wheel(-3),
+            _ => false,
+        }
+    }
+
+    /// Picks up finished background work (jq filter results, the Raw tab's
+    /// pretty text); true if something changed on screen.
     pub fn poll(&mut self) -> bool {
-        false
+        let mut changed = false;
+        while let Ok(done) = self.done_rx.try_recv() {
+            changed |= self.apply(done);
+        }
+        changed
     }
+
+    fn apply(&mut self, done: Done) -> bool {
+        match done {
+            Done::Filter(d) => {
+                let before = self.filter.state().clone();
+                match self.filter.finish(d) {
+                    Some(mut values) => {
+                        let v = if values.len() == 1 {
+                            values.remove(0)
+                        } else {
+                            Value::Array(values)
+                        };
+                        self.filtered = Some(JsonTree::new(v));
+                        true
+                    }
+                    None => *self.filter.state() != before,
+                }
+            }
+            Done::Pretty { generation, text } => {
+                if generation != self.generation {
+                    return false;
+                }
+                self.raw = RawText::Ready(text);
+                true
+            }
+        }
+    }
+
+    /// The tree the Output tab shows: the filtered one while a filter is
+    /// set and has produced something.
+    fn output_tree_mut(&mut self) -> Option<&mut JsonTree> {
+        if self.filter.active() && self.filtered.is_some() {
+            self.filtered.as_mut()
+        } else {
+            self.output.as_mut()
+        }
+    }
+
+    fn run_filter(&mut self) {
+        if !self.filter.active() {
+            self.filtered = None;
+        }
+        let input = self
+            .shown
+            .as_ref()
+            .and_then(|s| s.record.as_ref())
+            .map(|r| SharedValue::Output(Arc::clone(r)));
+        self.filter.run(input, self.done_tx.clone());
+    }
+
+    fn start_raw(&mut self) {
+        if !matches!(self.raw, RawText::NotStarted) {
+            return;
+        }
+        let Some(rec) = self.shown.as_ref().and_then(|s| s.record.as_ref()) else {
+            return;
+        };
+        let value = SharedValue::Exchange(Arc::clone(rec));
+        if value.get().is_null() {
+            return;
+        }
+        self.raw = RawText::Pending;
+        let generation = self.generation;
+        let tx = self.done_tx.clone();
+        std::thread::spawn(move || {
+            let text = PrettyText::of(value.get());
+            let _ = tx.send(Done::Pretty { generation, text });
+        });
+    }
+
+    fn scroll_error(&mut self, code: KeyCode) -> bool {
+        let s = &mut self.error_scroll;
+        match code {
+            KeyCode::Up | KeyCode::Char('k') => *s = s.saturating_sub(1),
+            KeyCode::Down | KeyCode::Char('j') => *s = s.saturating_add(1),
+            KeyCode::PageUp => *s = s.saturating_sub(10),
+            KeyCode::PageDown => *s = s.saturating_add(10),
+            KeyCode::Home => *s = 0,
+            _ => return false,
+        }
+        true
+    }
+
+    fn iteration_count(&self) -> usize {
+        self.shown
+            .as_ref()
+            .and_then(|s| s.record.as_ref())
+            .map_or(0, |r| r.iterations.len())
+    }
+
+    fn iterations_key(&mut self, code: KeyCode) -> bool {
+        if let Some(tree) = self.iterations.detail_mut() {
+            return match code {
+                KeyCode::Esc | KeyCode::Backspace => {
+                    self.iterations.close_detail();
+                    true
+                }
+                code => tree_key(tree, code),
+            };
+        }
+        let n = self.iteration_count();
+        let v = &mut self.iterations;
+        match code {
+            KeyCode::Up | KeyCode::Char('k') => v.move_by(-1, n),
+            KeyCode::Down | KeyCode::Char('j') => v.move_by(1, n),
+            KeyCode::PageUp => v.page_by(-1, n),
+            KeyCode::PageDown => v.page_by(1, n),
+            KeyCode::Home | KeyCode::Char('g') => v.move_by(isize::MIN / 2, n),
+            KeyCode::End | KeyCode::Char('G') => v.move_by(isize::MAX / 2, n),
+            KeyCode::Enter => {
+                let items = self
+                    .shown
+                    .as_ref()
+                    .and_then(|s| s.record.as_ref())
+                    .map_or(&[][..], |r| r.iterations.as_slice());
+                return self.iterations.open(items);
+            }
+            _ => return false,
+        }
+        true
+    }
+
+    fn raw_len(&self) -> usize {
+        match &self.raw {
+            RawText::Ready(t) => t.line_count(),
+            _ => 0,
+        }
+    }
+
+    fn raw_key(&mut self, code: KeyCode) -> bool {
+        let len = self.raw_len();
+        let page = self.raw_view.page.max(1) as isize;
+        let delta = match code {
+            KeyCode::Up | KeyCode::Char('k') => -1,
+            KeyCode::Down | KeyCode::Char('j') => 1,
+            KeyCode::PageUp => -page,
+            KeyCode::PageDown => page,
+            KeyCode::Home | KeyCode::Char('g') => isize::MIN / 2,
+            KeyCode::End | KeyCode::Char('G') => isize::MAX / 2,
+            _ => return false,
+        };
+        self.raw_view.scroll_by(delta, len);
+        true
+    }
+
+    fn wheel(&mut self, delta: isize) -> bool {
+        match self.tab {
+            Tab::Args => self.args.as_mut().is_some_and(|t| {
+                t.scroll_by(delta);
+                true
+            }),
+            Tab::Output => self.output_tree_mut().is_some_and(|t| {
+                t.scroll_by(delta);
+                true
+            }),
+            Tab::Error => {
+                self.error_scroll =
+                    (self.error_scroll as isize + delta).clamp(0, u16::MAX as isize) as u16;
+                true
+            }
+            Tab::Timing => false,
+            Tab::Iterations => {
+                let n = self.iteration_count();
+                match self.iterations.detail_mut() {
+                    Some(t) => t.scroll_by(delta),
+                    None => self.iterations.move_by(delta, n),
+                }
+                true
+            }
+            Tab::Raw => {
+                let len = self.raw_len();
+                self.raw_view.scroll_by(delta, len);
+                true
+            }
+        }
+    }
+
+    /// A click `dy` lines and `dx` columns into the body.
+    fn click(&mut self, dy: usize, dx: usize) -> bool {
+        match self.tab {
+            Tab::Args => self.args.as_mut().is_some_and(|t| tree_click(t, dy, dx)),
+            Tab::Output => self
+                .output_tree_mut()
+                .is_some_and(|t| tree_click(t, dy, dx)),
+            // Both the table and the opened element have a title line.
+            Tab::Iterations if dy > 0 => {
+                let n = self.iteration_count();
+                match self.iterations.detail_mut() {
+                    Some(t) => tree_click(t, dy - 1, dx),
+                    None => self.iterations.click(dy - 1, n),
+                }
+            }
+            _ => false,
+        }
+    }
+
+    /// The title's text before the tab names.
+    fn title_prefix(&self) -> String {
+        let name = self.shown.as_ref().map_or("inspector", |s| s.id.as_str());
+        let name: String = if name.chars().count() > 24 {
+            name.chars().take(23).chain(['…']).collect()
+        } else {
+            name.to_owned()
+        };
+        format!(" {name} ─ ")
+    }
+
+    /// The tab whose name is drawn at column `x` of the title row.
+    fn tab_at(&self, area: Rect, x: u16) -> Option<Tab> {
+        let mut at = area.x as usize + 1 + self.title_prefix().chars().count();
+        for t in Tab::ALL {
+            let w = t.name().len();
+            if (x as usize) >= at && (x as usize) < at + w {
+                return Some(t);
+            }
+            at += w + 1;
+        }
+        None
+    }
+
+    fn areas(&self, area: Rect) -> Areas {
+        let inner = Block::bordered().inner(area);
+        let header = Rect {
+            height: inner.height.min(1),
+            ..inner
+        };
+        let mut y = header.bottom();
+        let mut take = |h: u16| {
+            let h = h.min(inner.bottom().saturating_sub(y));
+            let r = Rect::new(inner.x, y, inner.width, h);
+            y += h;
+            r
+        };
+        let show_box = self.tab == Tab::Output
+            && self.output.is_some()
+            && (self.filter.editing() || self.filter.active());
+        let filter = show_box.then(|| take(1));
+        let has_error = matches!(
+            self.filter.state(),
+            FilterState::Compile(_) | FilterState::Run(_)
+        );
+        let filter_error = (show_box && has_error).then(|| take(1));
+        let body = take(u16::MAX);
+        Areas {
+            header,
+            filter,
+            filter_error,
+            body,
+        }
+    }
+
+    /// Draws the pane: a bordered block titled with the node and the tabs,
+    /// a header line, and the active tab. Work is proportional to the area.
     pub fn render(&mut self, area: Rect, buf: &mut Buffer, theme: &Theme, focused: bool) {
-        Paragraph::new(self.text.clone())
-            .block(
-                Block::bordered()
-                    .title(format!(" {} ─ {:?} ", self.id, self.tab))
-                    .border_style(theme.border_style(focused)),
-            )
-            .render(area, buf);
+        if area.width < 3 || area.height < 3 {
+            return;
+        }
+        let block = Block::bordered()
+            .border_type(BorderType::Plain)
+            .border_style(theme.border_style(focused))
+            .title(self.title(theme, focused))
+            .title_bottom(Line::from(self.position_text()).alignment(Alignment::Right));
+        block.render(area, buf);
+        let areas = self.areas(area);
+        self.render_header(areas.header, buf, theme);
+        if let Some(r) = areas.filter {
+            self.render_filter(r, areas.filter_error, buf, theme);
+        }
+        let body = areas.body;
+        let dim = Style::default().fg(theme.dim);
+        let Some(shown) = &self.shown else {
+            Paragraph::new(Line::styled("select a node to inspect it", dim)).render(body, buf);
+            return;
+        };
+        match self.tab {
+            Tab::Args => {
+                if let Some(t) = &mut self.args {
+                    t.render(body, buf, theme, focused);
+                }
+            }
+            Tab::Output => {
+                let failed_without_output = shown.record.as_ref().is_some_and(|r| {
+                    r.output.is_null()
+                        && matches!(
+                            r.status,
+                            NodeStatus::Failed | NodeStatus::Skipped | NodeStatus::Cancelled
+                        )
+                });
+                if shown.record.is_none() {
+                    Paragraph::new(Line::styled("not run yet: no output", dim)).render(body, buf);
+                } else if failed_without_output {
+                    let status = shown.record.as_ref().map_or("", |r| r.status.as_str());
+                    let msg = format!("no output: the node {status} (see the Error tab, 3)");
+                    Paragraph::new(Line::styled(msg, dim))
+                        .wrap(Wrap { trim: false })
+                        .render(body, buf);
+                } else if let Some(t) = self.output_tree_mut() {
+                    t.render(body, buf, theme, focused);
+                }
+            }
+            Tab::Error => {
+                Paragraph::new(details::error_lines(shown, theme))
+                    .wrap(Wrap { trim: false })
+                    .scroll((self.error_scroll, 0))
+                    .render(body, buf);
+            }
+            Tab::Timing => {
+                Paragraph::new(details::timing_lines(shown, theme)).render(body, buf);
+            }
+            Tab::Iterations => {
+                let items = shown
+                    .record
+                    .as_ref()
+                    .map_or(&[][..], |r| r.iterations.as_slice());
+                self.iterations.render(items, body, buf, theme, focused);
+            }
+            Tab::Raw => {
+                if shown.record.is_some() {
+                    self.start_raw();
+                }
+                match &self.raw {
+                    RawText::Ready(text) => self.raw_view.render(text, body, buf, theme),
+                    RawText::Pending => {
+                        Paragraph::new(Line::styled("formatting…", dim)).render(body, buf)
+                    }
+                    RawText::NotStarted => Paragraph::new(Line::styled(
+                        "no JSON-RPC exchange recorded (not run, or mocked)",
+                        dim,
+                    ))
+                    .render(body, buf),
+                }
+            }
+        }
     }
+
+    fn title(&self, theme: &Theme, focused: bool) -> Line<'static> {
+        let mut spans = vec![Span::styled(
+            self.title_prefix(),
+            theme.border_style(focused),
+        )];
+        for (i, t) in Tab::ALL.iter().enumerate() {
+            if i > 0 {
+                spans.push(Span::raw(" "));
+            }
+            let style = if *t == self.tab {
+                Style::default()
+                    .fg(theme.accent)
+                    .add_modifier(Modifier::BOLD | Modifier::UNDERLINED)
+            } else {
+                Style::default().fg(theme.dim)
+            };
+            spans.push(Span::styled(t.name(), style));
+        }
+        spans.push(Span::raw(" "));
+        Line::from(spans)
+    }
+
+    /// ` 12/340 ` in the bottom border: where the view is.
+    fn position_text(&self) -> String {
+        let tree = |t: &JsonTree| format!(" {}/{} ", t.selected() + 1, t.rows().len());
+        match self.tab {
+            Tab::Args => self.args.as_ref().map(tree),
+            Tab::Output => {
+                let t = if self.filter.active() && self.filtered.is_some() {
+                    self.filtered.as_ref()
+                } else {
+                    self.output.as_ref()
+                };
+                t.map(tree)
+            }
+            Tab::Iterations => {
+                let n = self.iteration_count();
+                (n > 0).then(|| format!(" {}/{n} ", self.iterations.selected() + 1))
+            }
+            Tab::Raw => match &self.raw {
+                RawText::Ready(t) => Some(format!(
+                    " line {}/{} ",
+                    self.raw_view.offset + 1,
+                    t.line_count()
+                )),
+                _ => None,
+            },
+            Tab::Error | Tab::Timing => None,
+        }
+        .unwrap_or_default()
+    }
+
+    fn render_header(&self, r: Rect, buf: &mut Buffer, theme: &Theme) {
+        let Some(s) = &self.shown else { return };
+        let dim = Style::default().fg(theme.dim);
+        let mut spans = Vec::new();
+        match &s.record {
+            Some(rec) => {
+                spans.push(Span::styled(
+                    format!(
+                        "{} {}",
+                        status_glyph(rec.status, rec.mocked, 0),
+                        rec.status.as_str()
+                    ),
+                    Style::default().fg(theme.status(rec.status)),
+                ));
+                if rec.duration_ms > 0 {
+                    spans.push(Span::styled(
+                        format!(" · {}", text::duration_text(rec.duration_ms)),
+                        dim,
+                    ));
+                }
+            }
+            None => spans.push(Span::styled(
+                format!(
+                    "{} not run yet",
+                    status_glyph(NodeStatus::Pending, false, 0)
+                ),
+                Style::default().fg(theme.pending),
+            )),
+        }
+        if let Some(tool) = &s.tool {
+            spans.push(Span::styled(" · ", dim));
+            spans.push(Span::styled(tool.clone(), Style::default().fg(theme.fg)));
+            if let Some(server) = &s.server {
+                spans.push(Span::styled(format!(" @ {server}"), dim));
+            }
+        }
+        if self.tab == Tab::Args {
+            let note = match s.args_source {
+                ArgsSource::Resolved => " · resolved args",
+                ArgsSource::Preview => " · preview from recorded parents",
+                ArgsSource::AsWritten => " · args as written",
+            };
+            spans.push(Span::styled(note, dim));
+        }
+        buf.set_line(r.x, r.y, &Line::from(spans), r.width);
+    }
+
+    fn render_filter(&self, r: Rect, error: Option<Rect>, buf: &mut Buffer, theme: &Theme) {
+        let dim = Style::default().fg(theme.dim);
+        const PROMPT: &str = "jq › ";
+        let mut spans = vec![
+            Span::styled(PROMPT, Style::default().fg(theme.accent)),
+            Span::styled(self.filter.text().to_owned(), Style::default().fg(theme.fg)),
+        ];
+        let status = match self.filter.state() {
+            FilterState::Empty => String::new(),
+            FilterState::Running => "  running…".into(),
+            FilterState::Ok(1) => "  1 result".into(),
+            FilterState::Ok(n) => format!("  {n} results"),
+            FilterState::Compile(_) | FilterState::Run(_) => String::new(),
+        };
+        spans.push(Span::styled(status, dim));
+        if !self.filter.editing() {
+            spans.push(Span::styled("  (/ to edit)", dim));
+        }
+        buf.set_line(r.x, r.y, &Line::from(spans), r.width);
+        if self.filter.editing() {
+            let x = r.x as usize + PROMPT.chars().count() + self.filter.cursor_col();
+            if x < r.right() as usize {
+                buf[(x as u16, r.y)].set_style(Style::default().add_modifier(Modifier::REVERSED));
+            }
+        }
+        let Some(e) = error else { return };
+        let red = Style::default().fg(theme.error);
+        let line = match self.filter.state() {
+            FilterState::Compile(err) => {
+                let p = err.first();
+                let col = p.map_or(0, |p| filter::column_of(self.filter.text(), p.offset));
+                let msg = p.map_or_else(|| err.to_string(), ToString::to_string);
+                let pad = " ".repeat(PROMPT.chars().count() + col);
+                Line::styled(format!("{pad}^ col {}: {msg}", col + 1), red)
+            }
+            FilterState::Run(m) => Line::styled(format!("error: {m}"), red),
+            _ => return,
+        };
+        buf.set_line(e.x, e.y, &line, e.width);
+    }
+}
+
+/// A copy of `r` for the inspector. The raw result is left out when the
+/// JSON-RPC exchange (which holds it) was kept: it can be as big as the
+/// output.
+#[allow(clippy::needless_update)]
+fn copy_record(r: &NodeRecord) -> NodeRecord {
+    NodeRecord {
+        status: r.status,
+        args: r.args.clone(),
+        output: r.output.clone(),
+        raw: if r.rpc.is_null() {
+            r.raw.clone()
+        } else {
+            Value::Null
+        },
+        error: r.error.clone(),
+        skip_reason: r.skip_reason.clone(),
+        attempts: r.attempts,
+        started_at: r.started_at.clone(),
+        duration_ms: r.duration_ms,
+        cost_usd: r.cost_usd,
+        tokens: r.tokens,
+        model: r.model.clone(),
+        mocked: r.mocked,
+        iterations: r.iterations.clone(),
+        rpc: r.rpc.clone(),
+        // Fields added later are not shown by the inspector.
+        ..NodeRecord::default()
+    }
+}
+
+/// A click on a tree row selects it; a click on its fold mark, or on the
+/// already selected row, also folds or unfolds it.
+fn tree_click(t: &mut JsonTree, dy: usize, dx: usize) -> bool {
+    let Some(i) = t.row_at(dy) else {
+        return false;
+    };
+    let mark = t.rows()[i].depth * 2;
+    let toggle = i == t.selected() || (dx >= mark && dx < mark + 2);
+    t.select(i);
+    if toggle {
+        t.toggle(i);
+    }
+    true
+}
+
+#[cfg(test)]
+mod tests;
+
+/// Tree navigation keys; true when the key did something tree-like.
+fn tree_key(t: &mut JsonTree, code: KeyCode) -> bool {
+    match code {
+        KeyCode::Up | KeyCode::Char('k') => t.move_by(-1),
+        KeyCode::Down | KeyCode::Char('j') => t.move_by(1),
+        KeyCode::PageUp => t.page_by(-1),
+        KeyCode::PageDown => t.page_by(1),
+        KeyCode::Home | KeyCode::Char('g') => t.home(),
+        KeyCode::End | KeyCode::Char('G') => t.end(),
+        KeyCode::Enter | KeyCode::Char(' ') => {
+            t.toggle_selected();
+        }
+        KeyCode::Char('+') | KeyCode::Char('=') => t.expand_all(),
+        KeyCode::Char('-') => t.collapse_all(),
+        _ => return false,
+    }
+    true
 }
