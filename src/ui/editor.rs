@@ -104,6 +104,10 @@ pub struct Editor {
     recovery: Option<Recovery>,
     recovery_offer: Option<Recovered>,
     recovery_due: Option<Instant>,
+    /// The buffer version the recovery copy holds.
+    recovery_version: Option<u64>,
+    /// The app threw the unsaved edits away: do not write them on drop.
+    recovery_discarded: bool,
     /// The file's new text when it changed on disk under unsaved edits.
     external: Option<String>,
     validator: Validator,
@@ -116,6 +120,22 @@ pub struct Editor {
     events: Vec<EditorEvent>,
     /// Where a mouse drag started.
     drag_from: Option<(usize, usize)>,
+}
+
+impl Drop for Editor {
+    /// A last recovery copy of edits made since the latest one (the app
+    /// unwinding from a panic drops the editor too); nothing after a save
+    /// or [`Editor::discard_recovery`].
+    fn drop(&mut self) {
+        if self.recovery.is_some()
+            && !self.recovery_discarded
+            && self.recovery_offer.is_none()
+            && self.is_dirty()
+            && self.recovery_version != Some(self.version)
+        {
+            self.write_recovery();
+        }
+    }
 }
 
 fn split_lines(text: &str) -> (Vec<String>, bool) {
@@ -178,6 +198,8 @@ impl Editor {
             recovery,
             recovery_offer,
             recovery_due: None,
+            recovery_version: None,
+            recovery_discarded: false,
             external: None,
             validator,
             diagnostics: Vec::new(),
@@ -301,6 +323,8 @@ impl Editor {
     /// when the user chose to throw unsaved edits away).
     pub fn discard_recovery(&mut self) {
         self.recovery_due = None;
+        self.recovery_version = None;
+        self.recovery_discarded = true;
         if let Some(r) = &self.recovery {
             r.remove();
         }
@@ -447,20 +471,26 @@ impl Editor {
             return;
         }
         if self.is_dirty() {
-            if let Err(e) = r.write(&self.text()) {
-                self.events.push(EditorEvent::Message(format!(
+            if self.recovery_version == Some(self.version) {
+                return;
+            }
+            match r.write(&self.text()) {
+                Ok(()) => self.recovery_version = Some(self.version),
+                Err(e) => self.events.push(EditorEvent::Message(format!(
                     "cannot write the recovery copy {}: {e}",
                     r.text_path().display()
-                )));
+                ))),
             }
         } else {
             r.remove();
+            self.recovery_version = None;
         }
     }
 
     /// The buffer changed: count it and schedule validation and recovery.
     fn changed(&mut self, now: Instant) {
         self.version += 1;
+        self.recovery_discarded = false;
         self.validator.schedule(now + validate::DEBOUNCE);
         self.recovery_due = Some(now + RECOVERY_DEBOUNCE);
         self.view.follow = true;
@@ -484,17 +514,40 @@ impl Editor {
             let same_line = count_before == self.area.lines().len()
                 && row_before == row_after
                 && sel_row.is_none_or(|r| r == row_before);
+            let first = row_before.min(row_after).min(sel_row.unwrap_or(usize::MAX));
             if let Some(h) = &mut self.highlight {
                 if same_line {
                     h.invalidate_line(row_after);
                 } else {
-                    let from = row_before.min(row_after).min(sel_row.unwrap_or(usize::MAX));
-                    h.invalidate_from(from);
+                    h.invalidate_from(first);
                 }
+            }
+            let delta = self.area.lines().len() as i64 - count_before as i64;
+            if delta != 0 {
+                self.shift_diagnostics(first, delta);
             }
             self.changed(Instant::now());
         }
         modified
+    }
+
+    /// Keeps diagnostics below an edit that added or removed lines on their
+    /// lines until the next validation replaces them.
+    fn shift_diagnostics(&mut self, first_row: usize, delta: i64) {
+        if self.diagnostics.is_empty() {
+            return;
+        }
+        let after = u32::try_from(first_row + 1).unwrap_or(u32::MAX);
+        let mut diags = std::mem::take(&mut self.diagnostics);
+        for d in &mut diags {
+            for pos in [&mut d.span.start, &mut d.span.end] {
+                if pos.line > after {
+                    let moved = (i64::from(pos.line) + delta).max(i64::from(after));
+                    pos.line = u32::try_from(moved).unwrap_or(after);
+                }
+            }
+        }
+        self.set_diagnostics(diags);
     }
 
     /// Undo or redo, which may touch any line: the cache finds out which.

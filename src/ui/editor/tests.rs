@@ -461,6 +461,41 @@ fn typed_text_survives_a_crash() {
 }
 
 #[test]
+fn edits_newer_than_the_last_copy_are_written_when_the_editor_drops() {
+    let f = Fixture::new();
+    f.write(PIPE);
+    {
+        let mut e = f.open();
+        type_str(&mut e, "a");
+        e.tick(Instant::now() + Duration::from_secs(2));
+        type_str(&mut e, "b");
+        // Dropped (a panic unwinding, say) before the next debounce.
+    }
+    let mut e = f.open();
+    assert!(e.recovery_pending());
+    e.handle_key(key(KeyCode::Char('r')));
+    assert_eq!(e.text(), format!("ab{PIPE}"));
+    // A clean quit that throws the edits away leaves nothing behind.
+    e.discard_recovery();
+    drop(e);
+    assert_eq!(recovery_files(&f), 0);
+    assert!(!f.open().recovery_pending());
+}
+
+#[test]
+fn diagnostics_move_with_inserted_lines() {
+    let f = Fixture::new();
+    f.write(PIPE);
+    let mut e = f.open();
+    e.set_diagnostics(vec![diag(9, 17, 20, "unknown node `fnd`")]);
+    e.goto(2, 1);
+    type_str(&mut e, "# note\n");
+    assert_eq!(e.diagnostics()[0].span.start.line, 10);
+    e.handle_key(key(KeyCode::Backspace));
+    assert_eq!(e.diagnostics()[0].span.start.line, 9);
+}
+
+#[test]
 fn discarding_the_recovery_copy_deletes_it() {
     let f = Fixture::new();
     f.write(PIPE);
