@@ -800,3 +800,91 @@ fn snapshot_recovery_ask_bar() {
     let buf = render(&mut e, 64, 8, true);
     insta::assert_debug_snapshot!(buf);
 }
+
+#[test]
+fn dragging_the_mouse_selects() {
+    use crossterm::event::{MouseButton, MouseEvent, MouseEventKind};
+    let f = Fixture::new();
+    f.write("hello world\n");
+    let mut e = f.open();
+    let area = Rect::new(0, 0, 30, 5);
+    render(&mut e, 30, 5, true);
+    // Text starts at x = 5: border, marker, one digit, two spaces.
+    let at = |kind, column| MouseEvent {
+        kind,
+        column,
+        row: 1,
+        modifiers: KeyModifiers::NONE,
+    };
+    assert!(e.handle_mouse(at(MouseEventKind::Down(MouseButton::Left), 5), area));
+    assert!(e.handle_mouse(at(MouseEventKind::Drag(MouseButton::Left), 10), area));
+    assert!(e.handle_mouse(at(MouseEventKind::Up(MouseButton::Left), 10), area));
+    e.handle_key(ctrl('c'));
+    e.handle_key(key(KeyCode::End));
+    e.handle_key(ctrl('v'));
+    assert_eq!(e.text(), "hello worldhello\n");
+    assert!(!e.handle_mouse(at(MouseEventKind::Down(MouseButton::Left), 40), area));
+}
+
+mod props {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn any_key() -> impl Strategy<Value = KeyEvent> {
+        prop_oneof![
+            proptest::char::range('a', 'e').prop_map(|c| key(KeyCode::Char(c))),
+            Just(key(KeyCode::Char(':'))),
+            Just(key(KeyCode::Char(' '))),
+            Just(key(KeyCode::Char('日'))),
+            Just(key(KeyCode::Char('\t'))),
+            Just(key(KeyCode::Enter)),
+            Just(key(KeyCode::Backspace)),
+            Just(key(KeyCode::Delete)),
+            Just(key(KeyCode::Left)),
+            Just(key(KeyCode::Right)),
+            Just(key(KeyCode::Up)),
+            Just(key(KeyCode::Down)),
+            Just(key(KeyCode::PageDown)),
+            Just(key(KeyCode::Home)),
+            Just(shift(KeyCode::Right)),
+            Just(shift(KeyCode::Down)),
+            Just(ctrl('z')),
+            Just(ctrl('y')),
+            Just(ctrl('x')),
+            Just(ctrl('v')),
+            Just(ctrl('a')),
+        ]
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(64))]
+
+        /// Any key sequence keeps the cursor inside the text, draws
+        /// without panicking at any size, and undoing everything gives the
+        /// original text back.
+        #[test]
+        fn keys_never_break_the_buffer(
+            keys in proptest::collection::vec(any_key(), 0..60),
+            w in 1u16..50,
+            h in 1u16..12,
+        ) {
+            let f = Fixture::new();
+            f.write("a: 1\nb:\n  - c\n");
+            let mut e = Editor::open(&f.file(), None).unwrap();
+            e.set_diagnostics(vec![diag(2, 1, 3, "a problem")]);
+            for k in keys {
+                e.handle_key(k);
+                let (line, col) = e.cursor();
+                let text = e.text();
+                let lines: Vec<&str> = text.split('\n').collect();
+                prop_assert!(line <= lines.len());
+                prop_assert!(col <= lines[line - 1].chars().count() + 1);
+                render(&mut e, w, h, true);
+            }
+            for _ in 0..200 {
+                e.handle_key(ctrl('z'));
+            }
+            prop_assert_eq!(e.text(), "a: 1\nb:\n  - c\n");
+        }
+    }
+}

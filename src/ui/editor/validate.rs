@@ -96,3 +96,61 @@ impl Validator {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn wait(v: &mut Validator, generation: u64) -> Vec<(u64, Arc<Loaded>)> {
+        let mut got = Vec::new();
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while Instant::now() < deadline {
+            if let Some(r) = v.collect() {
+                let done = r.0 >= generation;
+                got.push(r);
+                if done {
+                    return got;
+                }
+            }
+            std::thread::sleep(Duration::from_millis(2));
+        }
+        panic!("generation {generation} never arrived; got {}", got.len());
+    }
+
+    #[test]
+    fn waits_for_the_debounce_and_one_load_at_a_time() {
+        let mut v = Validator::default();
+        let now = Instant::now();
+        v.schedule(now + DEBOUNCE);
+        assert!(!v.due(now));
+        assert!(v.due(now + DEBOUNCE));
+        v.start("pipe:\n  - id: a\n    tool: t\n".into(), now);
+        v.schedule(now);
+        assert!(!v.due(now + DEBOUNCE), "a second load waits for the first");
+        let got = wait(&mut v, 1);
+        assert!(!got[0].1.has_errors(), "{:?}", got[0].1.diagnostics);
+        assert!(v.due(now + DEBOUNCE), "and starts once it is done");
+    }
+
+    #[test]
+    fn an_older_result_never_replaces_a_newer_one() {
+        let mut v = Validator::default();
+        let now = Instant::now();
+        v.start("pipe: []\n".into(), now);
+        // Pretend the first load finished long ago so a second can start.
+        v.in_flight = None;
+        v.start("pipe:\n  - id: a\n    tool: t\n".into(), now);
+        let got = wait(&mut v, 2);
+        let generations: Vec<u64> = got.iter().map(|r| r.0).collect();
+        assert!(
+            generations.windows(2).all(|w| w[0] < w[1]),
+            "{generations:?}"
+        );
+        assert!(!got.last().unwrap().1.has_errors());
+        std::thread::sleep(Duration::from_millis(50));
+        assert!(
+            v.collect().is_none(),
+            "generation 1 arriving late is dropped"
+        );
+    }
+}
