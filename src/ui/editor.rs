@@ -320,8 +320,13 @@ impl Editor {
     }
 
     /// Deletes the recovery copy; the app calls it on a clean quit (and
-    /// when the user chose to throw unsaved edits away).
+    /// when the user chose to throw unsaved edits away). A copy from an
+    /// earlier session that the user has not answered for yet is kept for
+    /// the next start.
     pub fn discard_recovery(&mut self) {
+        if self.recovery_offer.is_some() {
+            return;
+        }
         self.recovery_due = None;
         self.recovery_version = None;
         self.recovery_discarded = true;

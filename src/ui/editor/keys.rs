@@ -210,6 +210,7 @@ impl Editor {
                 self.discard_recovery();
                 true
             }
+            // Edits wait for the answer; other keys are the app's.
             _ => false,
         }
     }

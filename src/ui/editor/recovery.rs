@@ -10,8 +10,16 @@ use sha2::{Digest, Sha256};
 
 /// Writes `bytes` to `path` so that readers see the old file or the new one,
 /// never half of either: a temporary file in the same directory, flushed to
-/// disk, then renamed over the target. An existing file's permissions are kept.
+/// disk, then renamed over the target. An existing file's permissions are
+/// kept, and a symbolic link stays a link: the file it points to is replaced.
 pub fn atomic_write(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let resolved;
+    let path = if std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink()) {
+        resolved = path.canonicalize()?;
+        resolved.as_path()
+    } else {
+        path
+    };
     let dir = match path.parent() {
         Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
         _ => PathBuf::from("."),
@@ -196,6 +204,24 @@ mod tests {
         }
         let leftovers: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
         assert_eq!(leftovers.len(), 1, "no temporary file is left behind");
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn atomic_write_through_a_symlink_keeps_the_link() {
+        let dir = tempfile::tempdir().unwrap();
+        let target = dir.path().join("real.yml");
+        let link = dir.path().join("link.yml");
+        std::fs::write(&target, "old").unwrap();
+        std::os::unix::fs::symlink(&target, &link).unwrap();
+        atomic_write(&link, b"new").unwrap();
+        assert!(
+            std::fs::symlink_metadata(&link)
+                .unwrap()
+                .file_type()
+                .is_symlink()
+        );
+        assert_eq!(std::fs::read_to_string(&target).unwrap(), "new");
     }
 
     #[test]

@@ -496,6 +496,27 @@ fn diagnostics_move_with_inserted_lines() {
 }
 
 #[test]
+fn quitting_before_answering_keeps_the_offer() {
+    let f = Fixture::new();
+    f.write(PIPE);
+    {
+        let mut e = f.open();
+        type_str(&mut e, "zzz");
+        e.tick(Instant::now() + Duration::from_secs(2));
+    }
+    {
+        let mut e = f.open();
+        assert!(e.recovery_pending());
+        // The app quits cleanly without the user answering.
+        e.discard_recovery();
+    }
+    let mut e = f.open();
+    assert!(e.recovery_pending());
+    e.handle_key(key(KeyCode::Char('r')));
+    assert_eq!(e.text(), format!("zzz{PIPE}"));
+}
+
+#[test]
 fn discarding_the_recovery_copy_deletes_it() {
     let f = Fixture::new();
     f.write(PIPE);
