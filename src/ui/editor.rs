@@ -1,111 +1,585 @@
-//! STUB (lead's local placeholder; replaced by the editor branch)
-use crate::engine::{
-    diag::Diagnostic,
-    loader::{self, Loaded},
-};
-use crate::ui::theme::Theme;
-use ratatui::{
-    buffer::Buffer,
-    layout::Rect,
-    widgets::{Block, Widget},
-};
-use ratatui_textarea::TextArea;
-use std::{
-    path::{Path, PathBuf},
-    sync::Arc,
-    time::Instant,
-};
+//! The YAML editor pane: a ratatui-textarea buffer drawn with our own
+//! syntect colours, line numbers and diagnostics, re-validated as you type,
+//! saved atomically, watched for changes on disk, and backed by a recovery
+//! copy so typed text survives a crash or a kill.
+
+mod highlight;
+mod keys;
+mod recovery;
+mod search;
+mod validate;
+mod view;
+
+#[cfg(test)]
+mod tests;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use ratatui_textarea::{CursorMove, TextArea};
+
+use crate::engine::diag::{Diagnostic, Severity};
+use crate::engine::loader::Loaded;
+
+use highlight::HighlightCache;
+use recovery::{DiskStamp, Recovered, Recovery};
+use validate::Validator;
+
+pub use recovery::atomic_write;
+pub use validate::DEBOUNCE as VALIDATE_DEBOUNCE;
+
+/// How long after the last edit the recovery copy is written.
+pub const RECOVERY_DEBOUNCE: Duration = Duration::from_millis(1000);
+
+/// How often the file on disk is checked for changes made by others.
+const DISK_CHECK_EVERY: Duration = Duration::from_millis(500);
+
+/// What the editor tells the app; [`Editor::tick`] returns them.
+#[derive(Debug, Clone)]
 pub enum EditorEvent {
+    /// A re-validation finished: the loaded pipeline (if it parsed) and all
+    /// diagnostics. The editor has already shown the diagnostics itself.
     Validated {
         generation: u64,
         loaded: Arc<Loaded>,
     },
+    /// The buffer was written to this file.
     Saved(PathBuf),
-    ExternalChange {
-        dirty: bool,
-    },
+    /// The file changed on disk; `dirty` says whether the buffer also has
+    /// unsaved edits (then the editor shows an ask bar: [r]eload / [k]eep
+    /// mine; without edits it reloads by itself).
+    ExternalChange { dirty: bool },
+    /// A sentence for the status bar (a failed save, no search match, …).
     Message(String),
 }
-pub struct Editor {
-    path: PathBuf,
-    ta: TextArea<'static>,
-    saved: String,
-    version: u64,
-    validated: u64,
+
+/// A one-line input at the bottom of the pane.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Prompt {
+    /// Ctrl-F: `editing` while the query is typed; after Enter, n/N step.
+    Search { query: String, editing: bool },
+    /// Ctrl-G: a line number, optionally `:column`.
+    Goto { input: String },
 }
+
+/// Where the view is and what it drew last (for mouse clicks).
+#[derive(Debug, Clone, Default)]
+struct ViewState {
+    /// First buffer line shown.
+    top: usize,
+    /// First display column shown (horizontal scroll).
+    left: usize,
+    /// Whether the view follows the cursor (false after wheel scrolling).
+    follow: bool,
+    /// Text rows of the last frame: which line (and whether a diagnostic
+    /// row under it) each screen row showed.
+    rows: Vec<ScreenRow>,
+    /// The text area (right of the gutter) of the last frame.
+    text: ratatui::layout::Rect,
+}
+
+/// What one screen row of the text area shows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum ScreenRow {
+    Line(usize),
+    /// The `k`-th diagnostic row under a line.
+    Diagnostic(usize, usize),
+}
+
+/// The YAML editor pane.
+pub struct Editor {
+    area: TextArea<'static>,
+    path: PathBuf,
+    crlf: bool,
+    /// Bumped on every change to the buffer.
+    version: u64,
+    /// The version that matches the file on disk.
+    saved_version: u64,
+    /// The file's text as last read or written.
+    saved_text: String,
+    disk: Option<DiskStamp>,
+    next_disk_check: Option<Instant>,
+    recovery: Option<Recovery>,
+    recovery_offer: Option<Recovered>,
+    recovery_due: Option<Instant>,
+    /// The buffer version the recovery copy holds.
+    recovery_version: Option<u64>,
+    /// The app threw the unsaved edits away: do not write them on drop.
+    recovery_discarded: bool,
+    /// The file's new text when it changed on disk under unsaved edits.
+    external: Option<String>,
+    validator: Validator,
+    diagnostics: Vec<Diagnostic>,
+    /// Indices into `diagnostics` by 0-based line, errors first.
+    diag_lines: BTreeMap<usize, Vec<usize>>,
+    highlight: Option<HighlightCache>,
+    prompt: Option<Prompt>,
+    view: ViewState,
+    events: Vec<EditorEvent>,
+    /// Where a mouse drag started.
+    drag_from: Option<(usize, usize)>,
+}
+
+impl Drop for Editor {
+    /// A last recovery copy of edits made since the latest one (the app
+    /// unwinding from a panic drops the editor too); nothing after a save
+    /// or [`Editor::discard_recovery`].
+    fn drop(&mut self) {
+        if self.recovery.is_some()
+            && !self.recovery_discarded
+            && self.recovery_offer.is_none()
+            && self.is_dirty()
+            && self.recovery_version != Some(self.version)
+        {
+            self.write_recovery();
+        }
+    }
+}
+
+fn split_lines(text: &str) -> (Vec<String>, bool) {
+    let crlf = text.contains("\r\n");
+    let lines = text
+        .split('\n')
+        .map(|l| {
+            if crlf {
+                l.strip_suffix('\r').unwrap_or(l).to_string()
+            } else {
+                l.to_string()
+            }
+        })
+        .collect();
+    (lines, crlf)
+}
+
+fn new_area(lines: Vec<String>) -> TextArea<'static> {
+    let mut area = TextArea::new(lines);
+    area.set_tab_length(2);
+    area.set_hard_tab_indent(false);
+    area.set_max_histories(10_000);
+    area
+}
+
 impl Editor {
-    pub fn open(path: &Path, _data_dir: Option<&Path>) -> std::io::Result<Editor> {
-        let text = std::fs::read_to_string(path).unwrap_or_default();
-        let ta = TextArea::from(text.lines().map(String::from).collect::<Vec<_>>());
+    /// Opens FILE (a missing file gives an empty buffer that Ctrl-S creates).
+    /// With a `data_dir`, a recovery copy left by an earlier session that
+    /// differs from the file is offered (see [`Editor::recovery_pending`]).
+    pub fn open(path: &Path, data_dir: Option<&Path>) -> std::io::Result<Editor> {
+        let text = match std::fs::read_to_string(path) {
+            Ok(t) => t,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
+            Err(e) => return Err(e),
+        };
+        let (lines, crlf) = split_lines(&text);
+        let recovery = data_dir.map(|d| Recovery::for_file(path, d));
+        let recovery_offer = match &recovery {
+            Some(r) => match r.read() {
+                Some(found) if found.text != text => Some(found),
+                Some(_) => {
+                    r.remove();
+                    None
+                }
+                None => None,
+            },
+            None => None,
+        };
+        let mut validator = Validator::default();
+        validator.schedule(Instant::now());
         Ok(Editor {
-            path: path.into(),
-            ta,
-            saved: text,
-            version: 1,
-            validated: 0,
+            area: new_area(lines),
+            path: path.to_path_buf(),
+            crlf,
+            version: 0,
+            saved_version: 0,
+            saved_text: text,
+            disk: DiskStamp::of(path),
+            next_disk_check: None,
+            recovery,
+            recovery_offer,
+            recovery_due: None,
+            recovery_version: None,
+            recovery_discarded: false,
+            external: None,
+            validator,
+            diagnostics: Vec::new(),
+            diag_lines: BTreeMap::new(),
+            highlight: None,
+            prompt: None,
+            view: ViewState {
+                follow: true,
+                ..ViewState::default()
+            },
+            events: Vec::new(),
+            drag_from: None,
         })
     }
+
+    /// The whole buffer, with the file's own line endings.
     pub fn text(&self) -> String {
-        self.ta.lines().join("\n") + "\n"
+        self.area
+            .lines()
+            .join(if self.crlf { "\r\n" } else { "\n" })
     }
+
+    /// Replaces the buffer's text as one more edit, so undo brings the old
+    /// text back. Only the lines that differ are replaced.
     pub fn set_text(&mut self, text: &str) {
-        self.ta = TextArea::from(text.lines().map(String::from).collect::<Vec<_>>());
-        self.version += 1;
+        let (new, _) = split_lines(text);
+        let old = self.area.lines();
+        if old == new.as_slice() {
+            return;
+        }
+        let prefix = old.iter().zip(&new).take_while(|(a, b)| a == b).count();
+        let room = old.len().min(new.len()) - prefix;
+        let suffix = old
+            .iter()
+            .rev()
+            .zip(new.iter().rev())
+            .take(room)
+            .take_while(|(a, b)| a == b)
+            .count();
+        let cursor = self.pos();
+        let (start, end, replacement) = if suffix > 0 {
+            let end_row = old.len() - suffix;
+            let mut s = String::new();
+            for l in &new[prefix..new.len() - suffix] {
+                s.push_str(l);
+                s.push('\n');
+            }
+            ((prefix, 0), (end_row, 0), s)
+        } else {
+            let start = prefix.min(old.len() - 1).min(new.len() - 1);
+            let last = old.len() - 1;
+            (
+                (start, 0),
+                (last, old[last].chars().count()),
+                new[start..].join("\n"),
+            )
+        };
+        self.area.cancel_selection();
+        self.jump(start.0, start.1);
+        self.area.start_selection();
+        self.jump(end.0, end.1);
+        self.area.insert_str(replacement);
+        self.area.cancel_selection();
+        self.jump(cursor.0, cursor.1);
+        if let Some(h) = &mut self.highlight {
+            h.invalidate_from(start.0);
+        }
+        self.changed(Instant::now());
     }
+
+    /// The file this buffer edits.
     pub fn path(&self) -> &Path {
         &self.path
     }
+
+    /// Whether the buffer has edits the file does not.
     pub fn is_dirty(&self) -> bool {
-        self.text() != self.saved
+        self.version != self.saved_version
     }
+
+    /// Writes the buffer to its file atomically (a temporary file in the same
+    /// directory renamed over it; permissions kept) and deletes the recovery
+    /// copy. On error the file on disk is untouched.
     pub fn save(&mut self) -> std::io::Result<()> {
-        let t = self.text();
-        std::fs::write(&self.path, &t)?;
-        self.saved = t;
+        let text = self.text();
+        atomic_write(&self.path, text.as_bytes())?;
+        self.saved_text = text;
+        self.saved_version = self.version;
+        self.disk = DiskStamp::of(&self.path);
+        self.external = None;
+        self.recovery_due = None;
+        if let Some(r) = &self.recovery {
+            r.remove();
+        }
+        self.events.push(EditorEvent::Saved(self.path.clone()));
         Ok(())
     }
-    pub fn discard_recovery(&mut self) {}
-    pub fn handle_key(&mut self, key: crossterm::event::KeyEvent) -> bool {
-        if key.code == crossterm::event::KeyCode::Esc {
+
+    /// Re-reads the file into the buffer (as an undoable edit), for example
+    /// after `$EDITOR` changed it. A missing file leaves the buffer alone.
+    pub fn reload(&mut self) -> std::io::Result<()> {
+        let text = std::fs::read_to_string(&self.path)?;
+        self.take_disk_text(text);
+        Ok(())
+    }
+
+    fn take_disk_text(&mut self, text: String) {
+        self.set_text(&text);
+        self.crlf = text.contains("\r\n");
+        self.saved_text = text;
+        self.saved_version = self.version;
+        self.disk = DiskStamp::of(&self.path);
+        self.external = None;
+        if let Some(r) = &self.recovery {
+            r.remove();
+        }
+        self.recovery_due = None;
+    }
+
+    /// Deletes the recovery copy; the app calls it on a clean quit (and
+    /// when the user chose to throw unsaved edits away). A copy from an
+    /// earlier session that the user has not answered for yet is kept for
+    /// the next start.
+    pub fn discard_recovery(&mut self) {
+        if self.recovery_offer.is_some() {
+            return;
+        }
+        self.recovery_due = None;
+        self.recovery_version = None;
+        self.recovery_discarded = true;
+        if let Some(r) = &self.recovery {
+            r.remove();
+        }
+    }
+
+    /// Moves the cursor to a 1-based line and column and scrolls it into view.
+    pub fn goto(&mut self, line: usize, col: usize) {
+        self.area.cancel_selection();
+        self.jump(line.saturating_sub(1), col.saturating_sub(1));
+        self.view.follow = true;
+        let row = self.pos().0;
+        let height = self.view.rows.len().max(1);
+        let shown = self.view.rows.contains(&ScreenRow::Line(row));
+        // Before the first frame the view simply follows the cursor.
+        if !shown && !self.view.rows.is_empty() {
+            self.view.top = row.saturating_sub(height / 3);
+        }
+    }
+
+    /// The cursor as a 1-based line and column (columns count characters).
+    pub fn cursor(&self) -> (usize, usize) {
+        let (r, c) = self.pos();
+        (r + 1, c + 1)
+    }
+
+    /// The diagnostics shown now.
+    pub fn diagnostics(&self) -> &[Diagnostic] {
+        &self.diagnostics
+    }
+
+    /// Shows these diagnostics in the gutter and under their lines. Results
+    /// of the editor's own re-validation are applied without this call.
+    pub fn set_diagnostics(&mut self, diags: Vec<Diagnostic>) {
+        let last = self.area.lines().len().saturating_sub(1);
+        let mut by_line: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
+        for (i, d) in diags.iter().enumerate() {
+            let row = (d.span.start.line.max(1) as usize - 1).min(last);
+            by_line.entry(row).or_default().push(i);
+        }
+        for list in by_line.values_mut() {
+            list.sort_by_key(|i| (diags[*i].severity, diags[*i].span.start.col));
+        }
+        self.diagnostics = diags;
+        self.diag_lines = by_line;
+    }
+
+    /// The worst severity on a 0-based line, if any diagnostic is there.
+    fn line_severity(&self, row: usize) -> Option<Severity> {
+        self.diag_lines
+            .get(&row)
+            .and_then(|l| l.first())
+            .map(|i| self.diagnostics[*i].severity)
+    }
+
+    /// A recovery copy newer than the file was found at open: the pane shows
+    /// "[r]ecover unsaved text from <time> / [d]iscard" until answered.
+    pub fn recovery_pending(&self) -> bool {
+        self.recovery_offer.is_some()
+    }
+
+    /// The file changed on disk while the buffer had unsaved edits: the pane
+    /// asks "[r]eload / [k]eep mine" until answered.
+    pub fn external_change_pending(&self) -> bool {
+        self.external.is_some()
+    }
+
+    /// Inserts pasted text (a terminal bracketed paste) at the cursor.
+    pub fn paste_text(&mut self, text: &str) -> bool {
+        if self.modal() {
             return false;
         }
-        if self.ta.input(key) {
-            self.version += 1;
+        let text = text.replace("\r\n", "\n");
+        self.edit(|a| a.insert_str(&text))
+    }
+
+    /// Call every tick: starts a debounced re-validation off this thread,
+    /// collects finished ones, checks the file on disk for changes and
+    /// writes the recovery copy when due. Returns what happened since.
+    pub fn tick(&mut self, now: Instant) -> Vec<EditorEvent> {
+        if let Some((generation, loaded)) = self.poll_validation(now) {
+            self.set_diagnostics(loaded.diagnostics.clone());
+            self.events
+                .push(EditorEvent::Validated { generation, loaded });
         }
-        true
-    }
-    pub fn handle_mouse(&mut self, _ev: crossterm::event::MouseEvent, _area: Rect) -> bool {
-        false
-    }
-    pub fn goto(&mut self, line: usize, col: usize) {
-        self.ta.move_cursor(ratatui_textarea::CursorMove::Jump(
-            line.saturating_sub(1) as u16,
-            col.saturating_sub(1) as u16,
-        ));
-    }
-    pub fn cursor(&self) -> (usize, usize) {
-        (1, 1)
-    }
-    pub fn set_diagnostics(&mut self, _diags: Vec<Diagnostic>) {}
-    pub fn tick(&mut self, _now: Instant) -> Vec<EditorEvent> {
-        if self.validated == self.version {
-            return vec![];
+        if self.next_disk_check.is_none_or(|t| now >= t) {
+            self.next_disk_check = Some(now + DISK_CHECK_EVERY);
+            self.check_disk();
         }
-        self.validated = self.version;
-        vec![EditorEvent::Validated {
-            generation: self.version,
-            loaded: Arc::new(loader::load_str(&self.text())),
-        }]
+        if self.recovery_due.is_some_and(|t| now >= t) {
+            self.recovery_due = None;
+            self.write_recovery();
+        }
+        std::mem::take(&mut self.events)
     }
-    pub fn recovery_pending(&self) -> bool {
-        false
+
+    fn poll_validation(&mut self, now: Instant) -> Option<(u64, Arc<Loaded>)> {
+        let result = self.validator.collect();
+        if self.validator.due(now) {
+            let text = self.text();
+            // The text is in hand anyway: an undo back to the saved text
+            // makes the buffer clean again.
+            if self.is_dirty() && text == self.saved_text {
+                self.saved_version = self.version;
+            }
+            self.validator.start(text, now);
+        }
+        result
     }
-    pub fn render(&mut self, area: Rect, buf: &mut Buffer, theme: &Theme, focused: bool) {
-        self.ta.set_block(
-            Block::bordered()
-                .title(format!(" {} ", self.path.display()))
-                .border_style(theme.border_style(focused)),
-        );
-        (&self.ta).render(area, buf);
+
+    fn check_disk(&mut self) {
+        let stamp = DiskStamp::of(&self.path);
+        if stamp == self.disk {
+            return;
+        }
+        self.disk = stamp;
+        if stamp.is_none() {
+            self.events.push(EditorEvent::Message(format!(
+                "{} was removed on disk; Ctrl-S writes it again",
+                self.path.display()
+            )));
+            return;
+        }
+        let Ok(text) = std::fs::read_to_string(&self.path) else {
+            return;
+        };
+        if text == self.saved_text {
+            return;
+        }
+        if self.is_dirty() && text != self.text() {
+            self.external = Some(text);
+            self.events
+                .push(EditorEvent::ExternalChange { dirty: true });
+        } else {
+            self.take_disk_text(text);
+            self.events
+                .push(EditorEvent::ExternalChange { dirty: false });
+        }
+    }
+
+    fn write_recovery(&mut self) {
+        let Some(r) = &self.recovery else { return };
+        if self.recovery_offer.is_some() {
+            // Never overwrite a copy the user has not answered for.
+            return;
+        }
+        if self.is_dirty() {
+            if self.recovery_version == Some(self.version) {
+                return;
+            }
+            match r.write(&self.text()) {
+                Ok(()) => self.recovery_version = Some(self.version),
+                Err(e) => self.events.push(EditorEvent::Message(format!(
+                    "cannot write the recovery copy {}: {e}",
+                    r.text_path().display()
+                ))),
+            }
+        } else {
+            r.remove();
+            self.recovery_version = None;
+        }
+    }
+
+    /// The buffer changed: count it and schedule validation and recovery.
+    fn changed(&mut self, now: Instant) {
+        self.version += 1;
+        self.recovery_discarded = false;
+        self.validator.schedule(now + validate::DEBOUNCE);
+        self.recovery_due = Some(now + RECOVERY_DEBOUNCE);
+        self.view.follow = true;
+    }
+
+    /// Whether an ask bar is waiting for an answer (edits wait too).
+    fn modal(&self) -> bool {
+        self.recovery_offer.is_some() || self.external.is_some()
+    }
+
+    /// Runs an edit on the text area and re-colours what it touched: just
+    /// the cursor's line when the line count and cursor row stayed, else
+    /// everything from the first row involved.
+    fn edit(&mut self, f: impl FnOnce(&mut TextArea<'static>) -> bool) -> bool {
+        let row_before = self.pos().0;
+        let sel_row = self.area.selection_range().map(|(s, _)| s.0);
+        let count_before = self.area.lines().len();
+        let modified = f(&mut self.area);
+        if modified {
+            let row_after = self.pos().0;
+            let same_line = count_before == self.area.lines().len()
+                && row_before == row_after
+                && sel_row.is_none_or(|r| r == row_before);
+            let first = row_before.min(row_after).min(sel_row.unwrap_or(usize::MAX));
+            if let Some(h) = &mut self.highlight {
+                if same_line {
+                    h.invalidate_line(row_after);
+                } else {
+                    h.invalidate_from(first);
+                }
+            }
+            let delta = self.area.lines().len() as i64 - count_before as i64;
+            if delta != 0 {
+                self.shift_diagnostics(first, delta);
+            }
+            self.changed(Instant::now());
+        }
+        modified
+    }
+
+    /// Keeps diagnostics below an edit that added or removed lines on their
+    /// lines until the next validation replaces them.
+    fn shift_diagnostics(&mut self, first_row: usize, delta: i64) {
+        if self.diagnostics.is_empty() {
+            return;
+        }
+        let after = u32::try_from(first_row + 1).unwrap_or(u32::MAX);
+        let mut diags = std::mem::take(&mut self.diagnostics);
+        for d in &mut diags {
+            for pos in [&mut d.span.start, &mut d.span.end] {
+                if pos.line > after {
+                    let moved = (i64::from(pos.line) + delta).max(i64::from(after));
+                    pos.line = u32::try_from(moved).unwrap_or(after);
+                }
+            }
+        }
+        self.set_diagnostics(diags);
+    }
+
+    /// Undo or redo, which may touch any line: the cache finds out which.
+    fn history(&mut self, redo: bool) -> bool {
+        let modified = if redo {
+            self.area.redo()
+        } else {
+            self.area.undo()
+        };
+        if modified {
+            if let Some(h) = &mut self.highlight {
+                h.invalidate_changed(self.area.lines());
+            }
+            self.changed(Instant::now());
+        }
+        modified
+    }
+
+    /// The cursor as a 0-based (row, char column).
+    fn pos(&self) -> (usize, usize) {
+        let c = self.area.cursor();
+        (c.0, c.1)
+    }
+
+    fn jump(&mut self, row: usize, col: usize) {
+        let row = u16::try_from(row).unwrap_or(u16::MAX);
+        let col = u16::try_from(col).unwrap_or(u16::MAX);
+        self.area.move_cursor(CursorMove::Jump(row, col));
     }
 }

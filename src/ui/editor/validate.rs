@@ -1,0 +1,156 @@
+//! Re-validation as you type: a debounced load of the buffer on a worker
+//! thread, latest wins. The input and render thread only hands over a copy of
+//! the text and later picks up the result.
+
+use std::panic::AssertUnwindSafe;
+use std::sync::Arc;
+use std::sync::mpsc::{Receiver, Sender, channel};
+use std::time::{Duration, Instant};
+
+use crate::engine::diag::{Diagnostic, Pos, Span};
+use crate::engine::loader::{Loaded, load_str};
+
+/// How long after the last edit the buffer is re-validated.
+pub const DEBOUNCE: Duration = Duration::from_millis(250);
+
+/// Schedules loads of the buffer and collects their results.
+pub struct Validator {
+    /// When the next load should start, if one is wanted.
+    due: Option<Instant>,
+    /// The generation of the load now running, if any.
+    in_flight: Option<u64>,
+    /// The last generation handed out.
+    generation: u64,
+    /// The newest generation whose result was delivered.
+    delivered: u64,
+    tx: Sender<(u64, Arc<Loaded>)>,
+    rx: Receiver<(u64, Arc<Loaded>)>,
+}
+
+impl Default for Validator {
+    fn default() -> Self {
+        let (tx, rx) = channel();
+        Self {
+            due: None,
+            in_flight: None,
+            generation: 0,
+            delivered: 0,
+            tx,
+            rx,
+        }
+    }
+}
+
+impl Validator {
+    /// Asks for a load at `at` (replacing any later or earlier wish: the
+    /// newest edit decides).
+    pub fn schedule(&mut self, at: Instant) {
+        self.due = Some(at);
+    }
+
+    /// The newest finished result not delivered before, if any.
+    pub fn collect(&mut self) -> Option<(u64, Arc<Loaded>)> {
+        let mut fresh = None;
+        while let Ok((generation, loaded)) = self.rx.try_recv() {
+            if self.in_flight == Some(generation) {
+                self.in_flight = None;
+            }
+            if generation > self.delivered {
+                self.delivered = generation;
+                fresh = Some((generation, loaded));
+            }
+        }
+        fresh
+    }
+
+    /// Whether a load should start now (its debounce passed and no other
+    /// load is running).
+    pub fn due(&self, now: Instant) -> bool {
+        self.in_flight.is_none() && self.due.is_some_and(|d| now >= d)
+    }
+
+    /// Starts loading `source` on a worker thread.
+    pub fn start(&mut self, source: String, now: Instant) {
+        self.due = None;
+        self.generation += 1;
+        let generation = self.generation;
+        self.in_flight = Some(generation);
+        let tx = self.tx.clone();
+        let spawned = std::thread::Builder::new()
+            .name("pipewright-validate".into())
+            .spawn(move || {
+                let loaded = std::panic::catch_unwind(AssertUnwindSafe(|| load_str(&source)))
+                    .unwrap_or_else(|_| Loaded {
+                        pipeline: None,
+                        diagnostics: vec![Diagnostic::error(
+                            Span::at(Pos::new(1, 1)),
+                            "internal error while checking this file",
+                        )],
+                    });
+                let _ = tx.send((generation, Arc::new(loaded)));
+            });
+        if spawned.is_err() {
+            // No thread to spare: try again on a later tick.
+            self.in_flight = None;
+            self.due = Some(now + DEBOUNCE);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn wait(v: &mut Validator, generation: u64) -> Vec<(u64, Arc<Loaded>)> {
+        let mut got = Vec::new();
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while Instant::now() < deadline {
+            if let Some(r) = v.collect() {
+                let done = r.0 >= generation;
+                got.push(r);
+                if done {
+                    return got;
+                }
+            }
+            std::thread::sleep(Duration::from_millis(2));
+        }
+        panic!("generation {generation} never arrived; got {}", got.len());
+    }
+
+    #[test]
+    fn waits_for_the_debounce_and_one_load_at_a_time() {
+        let mut v = Validator::default();
+        let now = Instant::now();
+        v.schedule(now + DEBOUNCE);
+        assert!(!v.due(now));
+        assert!(v.due(now + DEBOUNCE));
+        v.start("pipe:\n  - id: a\n    tool: t\n".into(), now);
+        v.schedule(now);
+        assert!(!v.due(now + DEBOUNCE), "a second load waits for the first");
+        let got = wait(&mut v, 1);
+        assert!(!got[0].1.has_errors(), "{:?}", got[0].1.diagnostics);
+        assert!(v.due(now + DEBOUNCE), "and starts once it is done");
+    }
+
+    #[test]
+    fn an_older_result_never_replaces_a_newer_one() {
+        let mut v = Validator::default();
+        let now = Instant::now();
+        v.start("pipe: []\n".into(), now);
+        // Pretend the first load finished long ago so a second can start.
+        v.in_flight = None;
+        v.start("pipe:\n  - id: a\n    tool: t\n".into(), now);
+        let got = wait(&mut v, 2);
+        let generations: Vec<u64> = got.iter().map(|r| r.0).collect();
+        assert!(
+            generations.windows(2).all(|w| w[0] < w[1]),
+            "{generations:?}"
+        );
+        assert!(!got.last().unwrap().1.has_errors());
+        std::thread::sleep(Duration::from_millis(50));
+        assert!(
+            v.collect().is_none(),
+            "generation 1 arriving late is dropped"
+        );
+    }
+}
