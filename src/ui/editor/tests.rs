@@ -507,7 +507,9 @@ fn quitting_before_answering_keeps_the_offer() {
     {
         let mut e = f.open();
         assert!(e.recovery_pending());
-        // The app quits cleanly without the user answering.
+        // The app saves and quits cleanly without the user answering.
+        assert!(!e.handle_key(ctrl('s')), "Ctrl-S waits for the answer too");
+        e.save().unwrap();
         e.discard_recovery();
     }
     let mut e = f.open();
