@@ -911,3 +911,24 @@ mod props {
         }
     }
 }
+
+#[test]
+fn crowded_lines_show_three_messages_and_a_count() {
+    let f = Fixture::new();
+    f.write("a: 1\nb: 2\n");
+    let mut e = f.open();
+    let mut diags: Vec<_> = (1..=5)
+        .map(|i| diag(1, i, i + 1, &format!("problem {i}")))
+        .collect();
+    diags.push(Diagnostic::warning(Span::at(Pos::new(1, 1)), "a warning"));
+    e.set_diagnostics(diags);
+    let s = screen(&render(&mut e, 40, 8, false));
+    assert!(
+        s[1].starts_with("│! 1 a: 1"),
+        "errors win the marker: {s:#?}"
+    );
+    assert!(s[2].contains("└ problem 1"), "{s:#?}");
+    assert!(s[3].contains("└ problem 2"), "{s:#?}");
+    assert!(s[4].contains("└ problem 3 (+3 more)"), "{s:#?}");
+    assert!(s[5].starts_with("│  2 b: 2"), "{s:#?}");
+}
