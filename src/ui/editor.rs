@@ -290,10 +290,7 @@ impl Editor {
         self.saved_version = self.version;
         self.disk = DiskStamp::of(&self.path);
         self.external = None;
-        self.recovery_due = None;
-        if let Some(r) = &self.recovery {
-            r.remove();
-        }
+        self.drop_recovery_copy();
         self.events.push(EditorEvent::Saved(self.path.clone()));
         Ok(())
     }
@@ -313,10 +310,7 @@ impl Editor {
         self.saved_version = self.version;
         self.disk = DiskStamp::of(&self.path);
         self.external = None;
-        if let Some(r) = &self.recovery {
-            r.remove();
-        }
-        self.recovery_due = None;
+        self.drop_recovery_copy();
     }
 
     /// Deletes the recovery copy; the app calls it on a clean quit (and
@@ -324,12 +318,19 @@ impl Editor {
     /// earlier session that the user has not answered for yet is kept for
     /// the next start.
     pub fn discard_recovery(&mut self) {
+        if self.recovery_offer.is_none() {
+            self.recovery_discarded = true;
+            self.drop_recovery_copy();
+        }
+    }
+
+    /// Deletes this session's recovery copy (never one still on offer).
+    fn drop_recovery_copy(&mut self) {
         if self.recovery_offer.is_some() {
             return;
         }
         self.recovery_due = None;
         self.recovery_version = None;
-        self.recovery_discarded = true;
         if let Some(r) = &self.recovery {
             r.remove();
         }

@@ -507,7 +507,9 @@ fn quitting_before_answering_keeps_the_offer() {
     {
         let mut e = f.open();
         assert!(e.recovery_pending());
-        // The app quits cleanly without the user answering.
+        // The app saves and quits cleanly without the user answering.
+        assert!(!e.handle_key(ctrl('s')), "Ctrl-S waits for the answer too");
+        e.save().unwrap();
         e.discard_recovery();
     }
     let mut e = f.open();
@@ -908,4 +910,25 @@ mod props {
             prop_assert_eq!(e.text(), "a: 1\nb:\n  - c\n");
         }
     }
+}
+
+#[test]
+fn crowded_lines_show_three_messages_and_a_count() {
+    let f = Fixture::new();
+    f.write("a: 1\nb: 2\n");
+    let mut e = f.open();
+    let mut diags: Vec<_> = (1..=5)
+        .map(|i| diag(1, i, i + 1, &format!("problem {i}")))
+        .collect();
+    diags.push(Diagnostic::warning(Span::at(Pos::new(1, 1)), "a warning"));
+    e.set_diagnostics(diags);
+    let s = screen(&render(&mut e, 40, 8, false));
+    assert!(
+        s[1].starts_with("│! 1 a: 1"),
+        "errors win the marker: {s:#?}"
+    );
+    assert!(s[2].contains("└ problem 1"), "{s:#?}");
+    assert!(s[3].contains("└ problem 2"), "{s:#?}");
+    assert!(s[4].contains("└ problem 3 (+3 more)"), "{s:#?}");
+    assert!(s[5].starts_with("│  2 b: 2"), "{s:#?}");
 }
