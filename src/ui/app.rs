@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use crossterm::event::{KeyCode, KeyEvent, KeyModifiers, MouseButton, MouseEvent, MouseEventKind};
+use crossterm::event::{KeyCode, KeyEvent, MouseButton, MouseEvent, MouseEventKind};
 use indexmap::IndexMap;
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Direction, Layout, Position, Rect};
@@ -528,19 +528,13 @@ impl App {
         Vec::new()
     }
 
-    /// Text pasted into the terminal goes to the editor as typed keys.
+    /// Text pasted into the terminal goes into the editor as one edit.
     pub fn on_paste(&mut self, text: &str) {
         if self.focus != Focus::Editor || self.overlay.is_some() {
             return;
         }
-        for c in text.chars() {
-            let key = match c {
-                '\n' => KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE),
-                '\r' => continue,
-                c => KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE),
-            };
-            self.editor.handle_key(key);
-        }
+        self.editor.paste_text(text);
+        self.follow_editor_cursor();
     }
 
     /// Carries out an action.
