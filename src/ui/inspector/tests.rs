@@ -7,9 +7,11 @@ use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use serde_json::json;
 
+use super::filter::FilterState;
 use super::*;
 use crate::engine::loader;
 use crate::engine::trace::IterationRecord;
+use crate::ui::theme::Theme;
 
 const PIPE: &str = r#"
 compositions:
