@@ -12,6 +12,7 @@ mod filter;
 mod iterations;
 pub mod json_tree;
 mod pretty;
+mod render;
 mod shared;
 mod text;
 
@@ -21,18 +22,13 @@ use std::sync::mpsc::{self, Receiver, Sender};
 use crossterm::event::{
     KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseButton, MouseEvent, MouseEventKind,
 };
-use ratatui::buffer::Buffer;
-use ratatui::layout::{Alignment, Rect};
-use ratatui::style::{Modifier, Style};
-use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, BorderType, Paragraph, Widget, Wrap};
+use ratatui::layout::Rect;
 use serde_json::Value;
 
 use crate::engine::model::Node;
 use crate::engine::trace::{NodeRecord, NodeStatus};
-use crate::ui::theme::{Theme, status_glyph};
 
-use filter::{Edit, FilterBox, FilterDone, FilterState};
+use filter::{Edit, FilterBox, FilterDone};
 use iterations::IterationsView;
 use json_tree::JsonTree;
 use pretty::{PrettyText, TextView};
@@ -194,17 +190,6 @@ enum RawText {
     NotStarted,
     Pending,
     Ready(PrettyText),
-}
-
-/// Rows of the pane's inside, as drawn.
-struct Areas {
-    /// One line: status, tool, duration.
-    header: Rect,
-    /// The jq filter box line (Output tab, when a filter is open or set).
-    filter: Option<Rect>,
-    /// The line under the box with a compile or runtime error.
-    filter_error: Option<Rect>,
-    body: Rect,
 }
 
 /// The per-node trace inspector pane.
@@ -676,285 +661,6 @@ impl Inspector {
             }
             _ => false,
         }
-    }
-
-    /// The title's text before the tab names.
-    fn title_prefix(&self) -> String {
-        let name = self.shown.as_ref().map_or("inspector", |s| s.id.as_str());
-        let name: String = if name.chars().count() > 24 {
-            name.chars().take(23).chain(['…']).collect()
-        } else {
-            name.to_owned()
-        };
-        format!(" {name} ─ ")
-    }
-
-    /// The tab whose name is drawn at column `x` of the title row.
-    fn tab_at(&self, area: Rect, x: u16) -> Option<Tab> {
-        let mut at = area.x as usize + 1 + self.title_prefix().chars().count();
-        for t in Tab::ALL {
-            let w = t.name().len();
-            if (x as usize) >= at && (x as usize) < at + w {
-                return Some(t);
-            }
-            at += w + 1;
-        }
-        None
-    }
-
-    fn areas(&self, area: Rect) -> Areas {
-        let inner = Block::bordered().inner(area);
-        let header = Rect {
-            height: inner.height.min(1),
-            ..inner
-        };
-        let mut y = header.bottom();
-        let mut take = |h: u16| {
-            let h = h.min(inner.bottom().saturating_sub(y));
-            let r = Rect::new(inner.x, y, inner.width, h);
-            y += h;
-            r
-        };
-        let show_box = self.tab == Tab::Output
-            && self.output.is_some()
-            && (self.filter.editing() || self.filter.active());
-        let filter = show_box.then(|| take(1));
-        let has_error = matches!(
-            self.filter.state(),
-            FilterState::Compile(_) | FilterState::Run(_)
-        );
-        let filter_error = (show_box && has_error).then(|| take(1));
-        let body = take(u16::MAX);
-        Areas {
-            header,
-            filter,
-            filter_error,
-            body,
-        }
-    }
-
-    /// Draws the pane: a bordered block titled with the node and the tabs,
-    /// a header line, and the active tab. Work is proportional to the area.
-    pub fn render(&mut self, area: Rect, buf: &mut Buffer, theme: &Theme, focused: bool) {
-        if area.width < 3 || area.height < 3 {
-            return;
-        }
-        let block = Block::bordered()
-            .border_type(BorderType::Plain)
-            .border_style(theme.border_style(focused))
-            .title(self.title(theme, focused))
-            .title_bottom(Line::from(self.position_text()).alignment(Alignment::Right));
-        block.render(area, buf);
-        let areas = self.areas(area);
-        self.render_header(areas.header, buf, theme);
-        if let Some(r) = areas.filter {
-            self.render_filter(r, areas.filter_error, buf, theme);
-        }
-        let body = areas.body;
-        let dim = Style::default().fg(theme.dim);
-        let Some(shown) = &self.shown else {
-            Paragraph::new(Line::styled("select a node to inspect it", dim)).render(body, buf);
-            return;
-        };
-        match self.tab {
-            Tab::Args => {
-                if let Some(t) = &mut self.args {
-                    t.render(body, buf, theme, focused);
-                }
-            }
-            Tab::Output => {
-                let failed_without_output = shown.record.as_ref().is_some_and(|r| {
-                    r.output.is_null()
-                        && matches!(
-                            r.status,
-                            NodeStatus::Failed | NodeStatus::Skipped | NodeStatus::Cancelled
-                        )
-                });
-                if shown.record.is_none() {
-                    Paragraph::new(Line::styled("not run yet: no output", dim)).render(body, buf);
-                } else if failed_without_output {
-                    let status = shown.record.as_ref().map_or("", |r| r.status.as_str());
-                    let msg = format!("no output: the node {status} (see the Error tab, 3)");
-                    Paragraph::new(Line::styled(msg, dim))
-                        .wrap(Wrap { trim: false })
-                        .render(body, buf);
-                } else if let Some(t) = self.output_tree_mut() {
-                    t.render(body, buf, theme, focused);
-                }
-            }
-            Tab::Error => {
-                Paragraph::new(details::error_lines(shown, theme))
-                    .wrap(Wrap { trim: false })
-                    .scroll((self.error_scroll, 0))
-                    .render(body, buf);
-            }
-            Tab::Timing => {
-                Paragraph::new(details::timing_lines(shown, theme)).render(body, buf);
-            }
-            Tab::Iterations => {
-                let items = shown
-                    .record
-                    .as_ref()
-                    .map_or(&[][..], |r| r.iterations.as_slice());
-                self.iterations.render(items, body, buf, theme, focused);
-            }
-            Tab::Raw => {
-                if shown.record.is_some() {
-                    self.start_raw();
-                }
-                match &self.raw {
-                    RawText::Ready(text) => self.raw_view.render(text, body, buf, theme),
-                    RawText::Pending => {
-                        Paragraph::new(Line::styled("formatting…", dim)).render(body, buf)
-                    }
-                    RawText::NotStarted => Paragraph::new(Line::styled(
-                        "no JSON-RPC exchange recorded (not run, or mocked)",
-                        dim,
-                    ))
-                    .render(body, buf),
-                }
-            }
-        }
-    }
-
-    fn title(&self, theme: &Theme, focused: bool) -> Line<'static> {
-        let mut spans = vec![Span::styled(
-            self.title_prefix(),
-            theme.border_style(focused),
-        )];
-        for (i, t) in Tab::ALL.iter().enumerate() {
-            if i > 0 {
-                spans.push(Span::raw(" "));
-            }
-            let style = if *t == self.tab {
-                Style::default()
-                    .fg(theme.accent)
-                    .add_modifier(Modifier::BOLD | Modifier::UNDERLINED)
-            } else {
-                Style::default().fg(theme.dim)
-            };
-            spans.push(Span::styled(t.name(), style));
-        }
-        spans.push(Span::raw(" "));
-        Line::from(spans)
-    }
-
-    /// ` 12/340 ` in the bottom border: where the view is.
-    fn position_text(&self) -> String {
-        let tree = |t: &JsonTree| format!(" {}/{} ", t.selected() + 1, t.rows().len());
-        match self.tab {
-            Tab::Args => self.args.as_ref().map(tree),
-            Tab::Output => {
-                let t = if self.filter.active() && self.filtered.is_some() {
-                    self.filtered.as_ref()
-                } else {
-                    self.output.as_ref()
-                };
-                t.map(tree)
-            }
-            Tab::Iterations => {
-                let n = self.iteration_count();
-                (n > 0).then(|| format!(" {}/{n} ", self.iterations.selected() + 1))
-            }
-            Tab::Raw => match &self.raw {
-                RawText::Ready(t) => Some(format!(
-                    " line {}/{} ",
-                    self.raw_view.offset + 1,
-                    t.line_count()
-                )),
-                _ => None,
-            },
-            Tab::Error | Tab::Timing => None,
-        }
-        .unwrap_or_default()
-    }
-
-    fn render_header(&self, r: Rect, buf: &mut Buffer, theme: &Theme) {
-        let Some(s) = &self.shown else { return };
-        let dim = Style::default().fg(theme.dim);
-        let mut spans = Vec::new();
-        match &s.record {
-            Some(rec) => {
-                spans.push(Span::styled(
-                    format!(
-                        "{} {}",
-                        status_glyph(rec.status, rec.mocked, 0),
-                        rec.status.as_str()
-                    ),
-                    Style::default().fg(theme.status(rec.status)),
-                ));
-                if rec.duration_ms > 0 {
-                    spans.push(Span::styled(
-                        format!(" · {}", text::duration_text(rec.duration_ms)),
-                        dim,
-                    ));
-                }
-            }
-            None => spans.push(Span::styled(
-                format!(
-                    "{} not run yet",
-                    status_glyph(NodeStatus::Pending, false, 0)
-                ),
-                Style::default().fg(theme.pending),
-            )),
-        }
-        if let Some(tool) = &s.tool {
-            spans.push(Span::styled(" · ", dim));
-            spans.push(Span::styled(tool.clone(), Style::default().fg(theme.fg)));
-            if let Some(server) = &s.server {
-                spans.push(Span::styled(format!(" @ {server}"), dim));
-            }
-        }
-        if self.tab == Tab::Args {
-            let note = match s.args_source {
-                ArgsSource::Resolved => " · resolved args",
-                ArgsSource::Preview => " · preview from recorded parents",
-                ArgsSource::AsWritten => " · args as written",
-            };
-            spans.push(Span::styled(note, dim));
-        }
-        buf.set_line(r.x, r.y, &Line::from(spans), r.width);
-    }
-
-    fn render_filter(&self, r: Rect, error: Option<Rect>, buf: &mut Buffer, theme: &Theme) {
-        let dim = Style::default().fg(theme.dim);
-        const PROMPT: &str = "jq › ";
-        let mut spans = vec![
-            Span::styled(PROMPT, Style::default().fg(theme.accent)),
-            Span::styled(self.filter.text().to_owned(), Style::default().fg(theme.fg)),
-        ];
-        let status = match self.filter.state() {
-            FilterState::Empty => String::new(),
-            FilterState::Running => "  running…".into(),
-            FilterState::Ok(1) => "  1 result".into(),
-            FilterState::Ok(n) => format!("  {n} results"),
-            FilterState::Compile(_) | FilterState::Run(_) => String::new(),
-        };
-        spans.push(Span::styled(status, dim));
-        if !self.filter.editing() {
-            spans.push(Span::styled("  (/ to edit)", dim));
-        }
-        buf.set_line(r.x, r.y, &Line::from(spans), r.width);
-        if self.filter.editing() {
-            let x = r.x as usize + PROMPT.chars().count() + self.filter.cursor_col();
-            if x < r.right() as usize {
-                buf[(x as u16, r.y)].set_style(Style::default().add_modifier(Modifier::REVERSED));
-            }
-        }
-        let Some(e) = error else { return };
-        let red = Style::default().fg(theme.error);
-        let line = match self.filter.state() {
-            FilterState::Compile(err) => {
-                let p = err.first();
-                let col = p.map_or(0, |p| filter::column_of(self.filter.text(), p.offset));
-                let msg = p.map_or_else(|| err.to_string(), ToString::to_string);
-                let pad = " ".repeat(PROMPT.chars().count() + col);
-                Line::styled(format!("{pad}^ col {}: {msg}", col + 1), red)
-            }
-            FilterState::Run(m) => Line::styled(format!("error: {m}"), red),
-            _ => return,
-        };
-        buf.set_line(e.x, e.y, &line, e.width);
     }
 }
 

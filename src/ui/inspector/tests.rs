@@ -7,9 +7,11 @@ use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use serde_json::json;
 
+use super::filter::FilterState;
 use super::*;
 use crate::engine::loader;
 use crate::engine::trace::IterationRecord;
+use crate::ui::theme::Theme;
 
 const PIPE: &str = r#"
 compositions:
@@ -629,4 +631,20 @@ fn a_shared_record_is_shown_without_a_copy() {
     i.set_tab(Tab::Raw);
     wait(&mut i);
     assert!(screen(&mut i, 60, 8).contains("\"jsonrpc\": \"2.0\""));
+}
+
+#[test]
+fn tiny_panes_draw_every_tab_without_panicking() {
+    for rec in [ok_record(), failed_record(), fanout_record()] {
+        let (mut i, _) = shown(rec, "enrich");
+        i.set_filter(".x | lenght");
+        for tab in Tab::ALL {
+            i.set_tab(tab);
+            press(&mut i, KeyCode::Enter);
+            for (w, h) in [(1, 1), (3, 3), (12, 4), (20, 5)] {
+                let text = screen(&mut i, w, h);
+                assert_eq!(text.lines().count(), h as usize);
+            }
+        }
+    }
 }
