@@ -3,7 +3,9 @@
 
 pub mod check;
 pub mod demo;
+pub mod progress;
 pub mod run;
+pub mod step;
 pub mod tools;
 
 use std::process::ExitCode;

@@ -1,7 +1,6 @@
 //! `pipewright run FILE` (alias `pipe`): run every composition and case of
 //! a file headlessly, print progress and a report, exit with SPEC §4 codes.
 
-use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -10,6 +9,8 @@ use indexmap::IndexMap;
 use serde_json::Value;
 
 use super::exit;
+use super::progress::Progress;
+use super::step::{self, Input, Stepping};
 use crate::engine::exec::Caller;
 use crate::engine::loader::{load_file, parse_duration};
 use crate::engine::mcp::ConnectOptions;
@@ -17,7 +18,7 @@ use crate::engine::model::{Budget, Composition, Pipeline};
 use crate::engine::redact::Redactor;
 use crate::engine::servers::{self, ServerArg, ServerPool};
 use crate::engine::session::{self, BudgetMode, Command, Event, SessionConfig};
-use crate::engine::trace::{NodeStatus, RunStatus, Trace};
+use crate::engine::trace::{RunStatus, Trace};
 
 /// Output formats of `run`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -81,6 +82,14 @@ pub struct RunArgs {
     /// Do not keep a copy of the trace in the user data directory.
     #[arg(long)]
     pub no_save: bool,
+    // -- Stepping (see cli::step) --
+    /// Pause after each node and read a line from stdin: Enter continues,
+    /// `r` re-runs the node, `s` skips the next node, `q` cancels.
+    #[arg(long)]
+    pub step: bool,
+    /// Pause before NODE (repeatable), then ask as `--step` does.
+    #[arg(long = "break", value_name = "NODE")]
+    pub breaks: Vec<String>,
 }
 
 pub(crate) fn parse_vars(raw: &[String]) -> Result<IndexMap<String, Value>, String> {
@@ -191,6 +200,20 @@ pub async fn run(args: RunArgs) -> u8 {
     };
 
     let progress = args.format == Format::Text;
+    let stepping = Stepping {
+        step: args.step,
+        breaks: args.breaks.clone(),
+    };
+    if let Some(b) = args
+        .breaks
+        .iter()
+        .find(|b| comps.iter().all(|c| c.index_of(b).is_none()))
+    {
+        return usage(format!(
+            "--break `{b}`: no selected composition has a node `{b}`"
+        ));
+    }
+    let mut input = stepping.active().then(Input::stdin);
     let mut traces: Vec<Trace> = Vec::new();
     let mut cancelled = false;
     'runs: for comp in comps {
@@ -207,7 +230,15 @@ pub async fn run(args: RunArgs) -> u8 {
             let cfg = config(
                 &pipeline, comp, row, &cli_vars, cli_budget, &args, &name, timeout,
             );
-            let trace = drive(comp, pool.clone(), cfg, redactor.clone(), progress).await;
+            let trace = drive(
+                comp,
+                pool.clone(),
+                cfg,
+                redactor.clone(),
+                progress,
+                (&stepping, input.as_mut()),
+            )
+            .await;
             let stop = trace.composition.status == RunStatus::Cancelled;
             if !args.no_save {
                 save(&trace);
@@ -289,21 +320,33 @@ fn config(
     }
 }
 
-/// Drives one session to the end of its run, printing progress lines to
-/// stderr; Ctrl-C cancels the run.
+/// Drives one session to the end of its run, printing progress to stderr
+/// (a live line on a terminal); Ctrl-C cancels the run. `--step` and
+/// `--break` hand the session to [`step::drive`].
 async fn drive(
     comp: &Composition,
     pool: Arc<ServerPool>,
     cfg: SessionConfig,
     redactor: Redactor,
     progress: bool,
+    (stepping, input): (&Stepping, Option<&mut Input>),
 ) -> Trace {
     let caller: Arc<dyn Caller> = pool;
     let mut s = session::start(Arc::new(comp.clone()), caller, cfg, redactor);
+    // Stepping talks to the user on stderr whatever the output format.
+    let mut shown = if progress || stepping.active() {
+        Progress::stderr()
+    } else {
+        Progress::new(Box::new(std::io::sink()), false)
+    };
+    if let Some(input) = input.filter(|_| stepping.active()) {
+        let last = step::drive(comp, s, stepping, input, &mut shown).await;
+        return last.unwrap_or_else(|| empty_trace(comp));
+    }
     s.handle.send(Command::Run);
-    let tty = std::io::stderr().is_terminal();
     let mut last = None;
     let mut interrupts = 0;
+    let mut ticker = tokio::time::interval(std::time::Duration::from_millis(100));
     loop {
         tokio::select! {
             ev = s.events.recv() => match ev {
@@ -311,20 +354,21 @@ async fn drive(
                     last = Some(*trace);
                     break;
                 }
-                Some(ev) if progress => show(&ev, tty),
-                Some(_) => {}
+                Some(ev) => shown.event(&ev),
                 None => break,
             },
+            _ = ticker.tick(), if shown.is_live() => shown.tick(),
             _ = tokio::signal::ctrl_c() => {
                 interrupts += 1;
                 if interrupts > 1 {
                     std::process::exit(i32::from(exit::CANCELLED));
                 }
-                eprintln!("\ncancelling… (Ctrl-C again to quit at once)");
+                shown.println("\ncancelling… (Ctrl-C again to quit at once)");
                 s.handle.send(Command::Cancel);
             }
         }
     }
+    shown.clear();
     drop(s.handle);
     let from_task = s.task.await.ok().flatten();
     last.or(from_task).unwrap_or_else(|| empty_trace(comp))
@@ -349,70 +393,6 @@ fn empty_trace(comp: &Composition) -> Trace {
         output: Value::Null,
         expect: Vec::new(),
         server_logs: IndexMap::new(),
-    }
-}
-
-fn glyph(status: NodeStatus) -> &'static str {
-    match status {
-        NodeStatus::Ok => "✓",
-        NodeStatus::Failed => "✗",
-        NodeStatus::Skipped => "-",
-        NodeStatus::Cancelled => "⊘",
-        NodeStatus::Running => "●",
-        NodeStatus::Stale => "~",
-        NodeStatus::Pending => "○",
-    }
-}
-
-fn show(ev: &Event, tty: bool) {
-    match ev {
-        Event::RunStarted {
-            composition,
-            case,
-            nodes,
-        } => {
-            let case = case.as_ref().map(|c| format!(" [{c}]")).unwrap_or_default();
-            eprintln!("▶ {composition}{case} · {nodes} node(s)");
-        }
-        Event::NodeFinished { id, record } => {
-            let detail = match record.status {
-                NodeStatus::Ok => {
-                    let mut d = format!("{} ms", record.duration_ms);
-                    if record.mocked {
-                        d.push_str(", mocked");
-                    }
-                    if record.attempts > 1 {
-                        d.push_str(&format!(", {} attempts", record.attempts));
-                    }
-                    if !record.iterations.is_empty() {
-                        d.push_str(&format!(", {} iterations", record.iterations.len()));
-                    }
-                    d
-                }
-                _ => record.error.clone().unwrap_or_default(),
-            };
-            eprintln!("  {} {id}  {detail}", glyph(record.status));
-        }
-        Event::NodeStatus {
-            id,
-            status: NodeStatus::Skipped,
-            reason,
-        } => {
-            eprintln!("  - {id}  skipped: {}", reason.as_deref().unwrap_or(""));
-        }
-        Event::Retrying { id, attempt, error } => {
-            eprintln!("  ↻ {id}  attempt {attempt} failed: {error}; retrying");
-        }
-        Event::Iteration {
-            id, done, total, ..
-        } if tty => {
-            eprint!("\r  ● {id}  {done}/{total}\x1b[K");
-            if done == total {
-                eprint!("\r\x1b[K");
-            }
-        }
-        Event::BudgetTripped { cap, detail } => eprintln!("  $ budget `{cap}` exceeded: {detail}"),
-        _ => {}
     }
 }
 

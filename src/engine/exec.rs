@@ -142,18 +142,18 @@ pub async fn run_node(job: NodeJob) -> NodeRecord {
                 Ok(a) => a,
                 Err(e) => return fail(rec, started, e.to_string()),
             };
-            rec.args = job.redactor.value(&Value::Object(args.clone()));
+            rec.args = redacted(&job.redactor, Value::Object(args.clone()));
             let call = call_with_policy(&job, node, args, None).await;
             rec.attempts = call.attempts;
-            rec.raw = job.redactor.value(&call.raw);
-            rec.rpc = job.redactor.value(&call.rpc);
+            rec.raw = redacted(&job.redactor, call.raw);
+            rec.rpc = redacted(&job.redactor, call.rpc);
             rec.cost_usd = call.cost_usd;
             rec.tokens = call.tokens;
             rec.model = call.model;
             match call.result {
                 Ok(output) => {
                     rec.status = NodeStatus::Ok;
-                    rec.output = job.redactor.value(&output);
+                    rec.output = redacted(&job.redactor, output);
                 }
                 Err(CallFailure::Cancelled) => {
                     rec.status = NodeStatus::Cancelled;
@@ -172,6 +172,49 @@ pub async fn run_node(job: NodeJob) -> NodeRecord {
         rec.duration_ms = started.elapsed().as_millis() as u64;
     }
     rec
+}
+
+/// `v` with secrets masked; no copy when the run has no secrets.
+fn redacted(redactor: &Redactor, v: Value) -> Value {
+    if redactor.is_empty() {
+        v
+    } else {
+        redactor.value(&v)
+    }
+}
+
+/// A node's snapshot seen from one fan-out iteration: the same parents and
+/// variables, and this iteration's `${item}` (borrowed, so starting an
+/// iteration copies no parent output).
+struct ItemScope<'a> {
+    base: &'a Snapshot,
+    item: &'a Value,
+}
+
+impl Scope for ItemScope<'_> {
+    fn node(&self, id: &str) -> NodeLookup<'_> {
+        self.base.node(id)
+    }
+
+    fn var(&self, name: &str) -> Option<&Value> {
+        self.base.var(name)
+    }
+
+    fn env(&self, name: &str) -> Option<String> {
+        self.base.env(name)
+    }
+
+    fn item(&self) -> Option<&Value> {
+        Some(self.item)
+    }
+
+    fn node_ids(&self) -> Vec<&str> {
+        self.base.node_ids()
+    }
+
+    fn var_names(&self) -> Vec<&str> {
+        self.base.var_names()
+    }
 }
 
 fn fail(mut rec: NodeRecord, started: Instant, error: String) -> NodeRecord {
@@ -213,10 +256,13 @@ async fn fan_out(job: &NodeJob, node: &Node, items: Vec<Value>, rec: &mut NodeRe
         {
             let index = next;
             next += 1;
-            let mut scope = job.scope.clone();
-            scope.item = Some(items[index].clone());
+            let item = &items[index];
             running.push(async move {
                 let started = Instant::now();
+                let scope = ItemScope {
+                    base: &job.scope,
+                    item,
+                };
                 let args = match resolve_args(&node.args, &scope) {
                     Ok(a) => a,
                     Err(e) => {
@@ -257,13 +303,13 @@ async fn fan_out(job: &NodeJob, node: &Node, items: Vec<Value>, rec: &mut NodeRe
                     rec.model = call.model.clone();
                 }
                 let (status, output, error) = match call.result {
-                    Ok(v) => (NodeStatus::Ok, job.redactor.value(&v), None),
+                    Ok(v) => (NodeStatus::Ok, redacted(&job.redactor, v), None),
                     Err(CallFailure::Cancelled) => (NodeStatus::Cancelled, Value::Null, Some("cancelled".to_owned())),
                     Err(CallFailure::Failed(m)) => (NodeStatus::Failed, Value::Null, Some(job.redactor.text(&m))),
                 };
                 outputs[index] = output.clone();
-                rec.raw = job.redactor.value(&call.raw);
-                rec.rpc = job.redactor.value(&call.rpc);
+                rec.raw = redacted(&job.redactor, call.raw);
+                rec.rpc = redacted(&job.redactor, call.rpc);
                 let _ = job.events.send(Event::Iteration {
                     id: node.id.clone(),
                     index,
@@ -274,7 +320,7 @@ async fn fan_out(job: &NodeJob, node: &Node, items: Vec<Value>, rec: &mut NodeRe
                 iterations[index] = Some(IterationRecord {
                     index,
                     status,
-                    args: job.redactor.value(&args),
+                    args: redacted(&job.redactor, args),
                     output,
                     error,
                     attempts: call.attempts,
@@ -393,8 +439,14 @@ async fn call_with_policy(
             .await;
         let (retryable, message) = match res {
             Ok(outcome) => {
-                out.rpc =
-                    json!({"request": outcome.request, "response": {"result": outcome.result}});
+                // Built by moving, not with `json!` (which would serialise
+                // every value again).
+                let mut response = Map::new();
+                response.insert("result".into(), outcome.result.clone());
+                let mut rpc = Map::new();
+                rpc.insert("request".into(), outcome.request);
+                rpc.insert("response".into(), Value::Object(response));
+                out.rpc = Value::Object(rpc);
                 let (cost, tokens, model) = super::cost::from_meta(&outcome.result);
                 out.cost_usd += cost.unwrap_or(0.0);
                 out.tokens += tokens.unwrap_or(0);

@@ -222,6 +222,11 @@ pub fn start(
     let actor = Actor {
         records: vec![NodeRecord::default(); n],
         gens: vec![0; n],
+        ids: ids_of(&comp),
+        settled_prefix: 0,
+        rank: rank_of(&comp),
+        rescan: true,
+        candidates: Vec::new(),
         comp,
         in_flight: HashMap::new(),
         mode: Mode::Idle,
@@ -294,6 +299,20 @@ struct Actor {
     /// Bumped whenever a node is reset, so late results of an older dispatch
     /// are ignored.
     gens: Vec<u64>,
+    /// Node index by id.
+    ids: HashMap<String, usize>,
+    /// How many nodes at the start of `comp.order` are settled for this
+    /// run (finished, or not part of it), so `pump` need not look at them
+    /// again. Reset whenever nodes go back to pending.
+    settled_prefix: usize,
+    /// `rank[i]`: node `i`'s position in `comp.order`.
+    rank: Vec<usize>,
+    /// Look at every unsettled node on the next `pump` (after a command).
+    rescan: bool,
+    /// Nodes that may have become ready since the last `pump` (children of
+    /// nodes that just finished or were skipped), so a long run does not
+    /// rescan the whole plan after every call.
+    candidates: Vec<usize>,
     in_flight: HashMap<usize, (u64, CancellationToken)>,
     mode: Mode,
     step_pending: bool,
@@ -385,10 +404,12 @@ impl Actor {
     }
 
     fn index(&self, id: &str) -> Option<usize> {
-        self.comp.index_of(id)
+        self.ids.get(id).copied()
     }
 
     async fn command(&mut self, c: Command) {
+        // Commands are rare and may change anything: look at every node.
+        self.rescan = true;
         match c {
             Command::Run => self.begin(None, false).await,
             Command::Step => match self.mode {
@@ -498,6 +519,7 @@ impl Actor {
             Some(t) => t.len(),
         };
         self.targets = targets;
+        self.settled_prefix = 0;
         self.stopping = None;
         self.budget_tripped = None;
         self.run_cancel = CancellationToken::new();
@@ -555,6 +577,11 @@ impl Actor {
             if self.failed_step.as_deref() == Some(self.comp.nodes[n].id.as_str()) {
                 self.failed_step = None;
             }
+            // A paused run that stopped because this node failed may go on
+            // once the node is fixed.
+            if self.stopping == Some(Stop::Failure(self.comp.nodes[n].id.clone())) {
+                self.stopping = None;
+            }
             self.emit(Event::NodeStatus {
                 id: self.comp.nodes[n].id.clone(),
                 status: NodeStatus::Pending,
@@ -562,6 +589,7 @@ impl Actor {
             })
             .await;
         }
+        self.settled_prefix = 0;
         match self.mode {
             Mode::Paused => {
                 // Part of the paused run: the re-run node goes now, its
@@ -656,6 +684,7 @@ impl Actor {
         let on_error = node.on_error;
         let caps = (node.max_cost_per_call_usd, node.max_tokens_per_call);
         self.records[idx] = rec;
+        self.candidates.extend_from_slice(&self.comp.children[idx]);
         if status == NodeStatus::Ok {
             self.completed.push(id.clone());
         }
@@ -716,36 +745,53 @@ impl Actor {
         if self.mode != Mode::Running {
             return;
         }
-        if self.stopping.is_none() {
-            let order = self.comp.order.clone();
-            let mut progressed = true;
-            while progressed && self.mode == Mode::Running && self.stopping.is_none() {
-                progressed = false;
-                for &i in &order {
-                    if self.mode != Mode::Running || self.stopping.is_some() {
-                        break;
-                    }
-                    if !self.in_targets(i)
-                        || self.records[i].status != NodeStatus::Pending
-                        || self.in_flight.contains_key(&i)
-                        || !self.parents_settled(i)
-                    {
-                        continue;
-                    }
-                    if self.dispatch_if_ready(i).await {
-                        progressed = true;
-                    }
+        let comp = self.comp.clone();
+        self.advance_settled_prefix();
+        while self.mode == Mode::Running && self.stopping.is_none() {
+            let batch: Vec<usize> = if std::mem::take(&mut self.rescan) {
+                self.candidates.clear();
+                comp.order[self.settled_prefix..].to_vec()
+            } else {
+                let mut batch = std::mem::take(&mut self.candidates);
+                batch.sort_unstable_by_key(|&i| self.rank[i]);
+                batch.dedup();
+                batch
+            };
+            if batch.is_empty() {
+                break;
+            }
+            for i in batch {
+                if self.mode != Mode::Running || self.stopping.is_some() {
+                    break;
                 }
+                if !self.in_targets(i)
+                    || self.records[i].status != NodeStatus::Pending
+                    || self.in_flight.contains_key(&i)
+                    || !self.parents_settled(i)
+                {
+                    continue;
+                }
+                self.dispatch_if_ready(i).await;
             }
         }
-        let waiting = (0..self.records.len()).any(|i| {
-            self.in_targets(i)
-                && self.records[i].status == NodeStatus::Pending
-                && self.stopping.is_none()
-                && self.parents_settled(i)
-        });
-        if self.mode == Mode::Running && self.in_flight.is_empty() && !waiting {
+        // Every ready node has been dispatched (or the run is stopping, or
+        // paused): with nothing in flight, the run is over.
+        if self.mode == Mode::Running && self.in_flight.is_empty() {
             self.finish().await;
+        }
+    }
+
+    /// Moves `settled_prefix` past the nodes that have finished (or are not
+    /// part of this run).
+    fn advance_settled_prefix(&mut self) {
+        let order = &self.comp.order;
+        while let Some(&i) = order.get(self.settled_prefix) {
+            let done = !self.in_targets(i)
+                || (self.records[i].status.is_terminal() && !self.in_flight.contains_key(&i));
+            if !done {
+                break;
+            }
+            self.settled_prefix += 1;
         }
     }
 
@@ -839,6 +885,7 @@ impl Actor {
     }
 
     async fn set_skipped(&mut self, i: usize, reason: String) {
+        self.candidates.extend_from_slice(&self.comp.children[i]);
         self.records[i].status = NodeStatus::Skipped;
         self.records[i].skip_reason = Some(reason.clone());
         self.emit(Event::NodeStatus {
@@ -852,9 +899,27 @@ impl Actor {
     /// What node `i`'s references may read: its parents (a pipe step: every
     /// earlier step).
     fn snapshot(&self, i: usize) -> Snapshot {
+        let node = &self.comp.nodes[i];
         let visible: Vec<usize> = match self.comp.kind {
             Kind::Dag => self.comp.parents[i].clone(),
-            Kind::Pipe => (0..i).collect(),
+            // A `when` without a subject reads every earlier step.
+            Kind::Pipe if node.when.as_ref().is_some_and(|w| w.subject.is_none()) => {
+                (0..i).collect()
+            }
+            // Otherwise only the steps it names: copying every earlier
+            // output for each step would make a long pipe quadratic.
+            Kind::Pipe => {
+                let mut named: Vec<usize> = node
+                    .refs()
+                    .filter_map(|site| match &site.reference.root {
+                        reference::Root::Node(id) => self.index(id).filter(|&p| p < i),
+                        _ => None,
+                    })
+                    .collect();
+                named.sort_unstable();
+                named.dedup();
+                named
+            }
         };
         let mut nodes = HashMap::with_capacity(visible.len());
         for p in visible {
@@ -1105,7 +1170,11 @@ impl Actor {
             .retain(|c| new.index_of(c).is_some_and(|j| !stale_set[j]));
         self.records = records;
         self.gens = gens;
+        self.ids = ids_of(&new);
+        self.rank = rank_of(&new);
+        self.rescan = true;
         self.comp = new;
+        self.settled_prefix = 0;
         self.targets = None;
         self.released = None;
         self.paused_before = None;
@@ -1116,6 +1185,22 @@ impl Actor {
         })
         .await;
     }
+}
+
+fn rank_of(comp: &Composition) -> Vec<usize> {
+    let mut rank = vec![0; comp.nodes.len()];
+    for (r, &i) in comp.order.iter().enumerate() {
+        rank[i] = r;
+    }
+    rank
+}
+
+fn ids_of(comp: &Composition) -> HashMap<String, usize> {
+    comp.nodes
+        .iter()
+        .enumerate()
+        .map(|(i, n)| (n.id.clone(), i))
+        .collect()
 }
 
 async fn sleep_until(deadline: Option<Instant>) {
