@@ -217,6 +217,29 @@ impl DagView<'_> {
         if s.is_empty() { s } else { format!(" {s} ") }
     }
 
+    /// Re-colours, on content row `y`, the edge cells of the selected node.
+    fn light_edges(
+        &self,
+        sel: Option<usize>,
+        buf: &mut Buffer,
+        inner: Rect,
+        (x0, y0): (usize, usize),
+        y: usize,
+    ) {
+        let Some(i) = sel else { return };
+        let cells = self.layout.edges_of(i);
+        let from = cells.partition_point(|c| c.0 < y);
+        let to = x0 + inner.width as usize;
+        for &(_, x) in cells[from..].iter().take_while(|c| c.0 == y) {
+            if x >= x0 && x < to {
+                let at = (inner.x + (x - x0) as u16, inner.y + (y - y0) as u16);
+                if let Some(cell) = buf.cell_mut(at) {
+                    cell.set_fg(self.theme.accent);
+                }
+            }
+        }
+    }
+
     /// The pieces of node `i`'s text and their styles.
     fn node_pieces(&self, i: usize, selected: bool) -> Vec<(String, Style)> {
         let t = self.theme;
@@ -325,6 +348,7 @@ impl StatefulWidget for DagView<'_> {
                     });
                 }
             }
+            self.light_edges(sel, buf, inner, (x0, y0), y);
             for &i in self.layout.row_nodes(y) {
                 let (nx, _) = self.layout.position(i);
                 if nx >= x0 + w {

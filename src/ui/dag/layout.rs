@@ -44,6 +44,9 @@ pub struct DagLayout {
     edge_rows: Vec<Vec<(usize, u8)>>,
     /// Per content row: nodes on it, sorted by x.
     node_rows: Vec<Vec<usize>>,
+    /// Per node: the (row, column) edge cells of its incoming and outgoing
+    /// edges, dummy chains included, lit up when it is selected.
+    lit: Vec<Vec<(usize, usize)>>,
     crossings: usize,
 }
 
@@ -52,6 +55,18 @@ struct Slots {
     layer: Vec<usize>,
     succ: Vec<Vec<usize>>,
     pred: Vec<Vec<usize>>,
+    /// Slots `0..real` are nodes.
+    real: usize,
+}
+
+impl Slots {
+    /// The node a slot's chain starts from (a node is its own origin).
+    fn origin(&self, mut slot: usize) -> usize {
+        while slot >= self.real {
+            slot = self.pred[slot][0];
+        }
+        slot
+    }
 }
 
 impl DagLayout {
@@ -92,7 +107,11 @@ impl DagLayout {
             })
             .collect();
 
-        let mut grid = Grid::default();
+        let mut grid = Grid {
+            lit: vec![Vec::new(); n],
+            ..Grid::default()
+        };
+        let owners = edge_owners(&slots);
         let mut layer_x = vec![0usize; order.len()];
         for k in 0..order.len() {
             let x = layer_x[k];
@@ -100,6 +119,7 @@ impl DagLayout {
             // Dummies draw straight through their layer.
             for &s in &order[k] {
                 if s >= n {
+                    grid.owners.clone_from(&owners[s]);
                     grid.hline(rows[s], x, gap_start - 1);
                 }
             }
@@ -120,22 +140,20 @@ impl DagLayout {
             };
             let in_x = |t: usize| if t < n { next_x - 1 } else { next_x };
             for (g, track) in groups.iter().zip(&tracks) {
-                match track {
-                    None => {
-                        for &(s, t) in &g.edges {
-                            grid.hline(rows[s], out_x(s), in_x(t));
-                        }
-                    }
-                    Some(tr) => {
-                        let c = gap_start + 2 + tr;
-                        grid.vline(c, g.top, g.bottom);
-                        for &(s, t) in &g.edges {
+                for &(s, t) in &g.edges {
+                    grid.owners = edge_pair_owners(&slots, &owners, s, t);
+                    match track {
+                        None => grid.hline(rows[s], out_x(s), in_x(t)),
+                        Some(tr) => {
+                            // Per edge; the union is the group's track.
+                            let c = gap_start + 2 + tr;
                             grid.hline(rows[s], out_x(s), c);
+                            if rows[s] != rows[t] {
+                                grid.vline(c, rows[s], rows[t]);
+                            }
                             grid.hline(rows[t], c, in_x(t));
                         }
                     }
-                }
-                for &(_, t) in &g.edges {
                     if t < n {
                         grid.add(next_x - 1, rows[t], ARROW);
                     }
@@ -146,6 +164,11 @@ impl DagLayout {
         let node_x: Vec<usize> = (0..n).map(|i| layer_x[node_layer[i]]).collect();
         let node_y: Vec<usize> = (0..n).map(|i| rows[i]).collect();
         let height = rows.iter().max().map_or(0, |r| r + 1);
+        let mut lit = std::mem::take(&mut grid.lit);
+        for cells in &mut lit {
+            cells.sort_unstable();
+            cells.dedup();
+        }
         let width = order
             .len()
             .checked_sub(1)
@@ -176,6 +199,7 @@ impl DagLayout {
             width,
             height,
             edge_rows: grid.into_rows(height),
+            lit,
             node_rows,
             crossings,
         }
@@ -267,6 +291,11 @@ impl DagLayout {
         self.node_rows.get(y).map_or(&[], Vec::as_slice)
     }
 
+    /// Edge cells `(row, column)` of node `i`'s own edges, sorted.
+    pub(crate) fn edges_of(&self, i: usize) -> &[(usize, usize)] {
+        self.lit.get(i).map_or(&[], Vec::as_slice)
+    }
+
     /// The node covering content cell (x, y).
     pub fn node_at(&self, x: usize, y: usize) -> Option<usize> {
         self.row_nodes(y)
@@ -300,6 +329,7 @@ fn build_slots(comp: &Composition, layer: &[usize]) -> Slots {
         layer: layer.to_vec(),
         succ: vec![Vec::new(); n],
         pred: vec![Vec::new(); n],
+        real: n,
     };
     for (u, kids) in comp.children.iter().enumerate() {
         // One chain of dummies per source, shared by all its long edges, so
@@ -477,6 +507,41 @@ fn assign_rows(s: &Slots, order: &[Vec<usize>]) -> Vec<usize> {
     row
 }
 
+/// Per slot, the real nodes whose edges pass through it: a node owns
+/// itself; a dummy belongs to its chain's source and every node the chain
+/// reaches.
+fn edge_owners(s: &Slots) -> Vec<Vec<usize>> {
+    let n = s.real;
+    let mut owners: Vec<Vec<usize>> = (0..s.layer.len())
+        .map(|d| if d < n { vec![d] } else { Vec::new() })
+        .collect();
+    // Dummies were created source-first along each chain, so walking them
+    // backwards sees every successor before its predecessor.
+    for d in (n..s.layer.len()).rev() {
+        let mut o: Vec<usize> = s.succ[d]
+            .iter()
+            .flat_map(|&t| owners[t].iter().copied())
+            .collect();
+        o.push(s.origin(d));
+        o.sort_unstable();
+        o.dedup();
+        owners[d] = o;
+    }
+    owners
+}
+
+/// Owners of the edge from slot `s` to slot `t`: the source of `s`'s
+/// chain and whatever `t` leads to (not every branch of a shared chain).
+fn edge_pair_owners(slots: &Slots, owners: &[Vec<usize>], s: usize, t: usize) -> Vec<usize> {
+    let src = slots.origin(s);
+    let mut o: Vec<usize> = std::iter::once(src)
+        .chain(owners[t].iter().copied())
+        .collect();
+    o.sort_unstable();
+    o.dedup();
+    o
+}
+
 /// Edges of one gap that share a vertical track: a split (one source, many
 /// targets) or a merge (many sources, one target).
 struct Group {
@@ -580,15 +645,24 @@ fn assign_tracks(groups: &[Group], rows: &[usize]) -> Vec<Option<usize>> {
     out
 }
 
-/// Edge cells being painted: (row, column, bits), merged at the end.
+/// Edge cells being painted: (row, column, bits), merged at the end; each
+/// cell is also filed under the nodes whose edge it draws.
 #[derive(Default)]
 struct Grid {
     cells: Vec<(usize, usize, u8)>,
+    /// Nodes the cells being painted belong to.
+    owners: Vec<usize>,
+    lit: Vec<Vec<(usize, usize)>>,
 }
 
 impl Grid {
     fn add(&mut self, x: usize, y: usize, bits: u8) {
         self.cells.push((y, x, bits));
+        for &o in &self.owners {
+            if let Some(cells) = self.lit.get_mut(o) {
+                cells.push((y, x));
+            }
+        }
     }
 
     fn hline(&mut self, y: usize, x0: usize, x1: usize) {
