@@ -220,14 +220,12 @@ impl DagView<'_> {
     /// Re-colours, on content row `y`, the edge cells of the selected node.
     fn light_edges(
         &self,
-        sel: Option<usize>,
+        cells: &[(usize, usize)],
         buf: &mut Buffer,
         inner: Rect,
         (x0, y0): (usize, usize),
         y: usize,
     ) {
-        let Some(i) = sel else { return };
-        let cells = self.layout.edges_of(i);
         let from = cells.partition_point(|c| c.0 < y);
         let to = x0 + inner.width as usize;
         for &(_, x) in cells[from..].iter().take_while(|c| c.0 == y) {
@@ -335,6 +333,7 @@ impl StatefulWidget for DagView<'_> {
         let edge = Style::default().fg(self.theme.dim);
         let arrow = Style::default().fg(self.theme.border_focused);
         let sel = state.current(self.layout);
+        let lit = sel.map(|i| self.layout.edges_of(i)).unwrap_or_default();
         for dy in 0..h {
             let y = y0 + dy;
             let sy = inner.y + dy as u16;
@@ -348,7 +347,7 @@ impl StatefulWidget for DagView<'_> {
                     });
                 }
             }
-            self.light_edges(sel, buf, inner, (x0, y0), y);
+            self.light_edges(&lit, buf, inner, (x0, y0), y);
             for &i in self.layout.row_nodes(y) {
                 let (nx, _) = self.layout.position(i);
                 if nx >= x0 + w {

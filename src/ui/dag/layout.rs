@@ -44,9 +44,12 @@ pub struct DagLayout {
     edge_rows: Vec<Vec<(usize, u8)>>,
     /// Per content row: nodes on it, sorted by x.
     node_rows: Vec<Vec<usize>>,
-    /// Per node: the (row, column) edge cells of its incoming and outgoing
-    /// edges, dummy chains included, lit up when it is selected.
+    /// Per slot, the (row, column) edge cells filed under it: for a node,
+    /// every edge it starts (chains included) and the last hop of every
+    /// edge into it; for a dummy, its own line and the hop into it.
     lit: Vec<Vec<(usize, usize)>>,
+    /// Per slot, the slots it is entered from.
+    slot_pred: Vec<Vec<usize>>,
     crossings: usize,
 }
 
@@ -108,10 +111,9 @@ impl DagLayout {
             .collect();
 
         let mut grid = Grid {
-            lit: vec![Vec::new(); n],
+            lit: vec![Vec::new(); slots.layer.len()],
             ..Grid::default()
         };
-        let owners = edge_owners(&slots);
         let mut layer_x = vec![0usize; order.len()];
         for k in 0..order.len() {
             let x = layer_x[k];
@@ -119,7 +121,7 @@ impl DagLayout {
             // Dummies draw straight through their layer.
             for &s in &order[k] {
                 if s >= n {
-                    grid.owners.clone_from(&owners[s]);
+                    grid.owners = [slots.origin(s), s];
                     grid.hline(rows[s], x, gap_start - 1);
                 }
             }
@@ -141,7 +143,7 @@ impl DagLayout {
             let in_x = |t: usize| if t < n { next_x - 1 } else { next_x };
             for (g, track) in groups.iter().zip(&tracks) {
                 for &(s, t) in &g.edges {
-                    grid.owners = edge_pair_owners(&slots, &owners, s, t);
+                    grid.owners = [slots.origin(s), t];
                     match track {
                         None => grid.hline(rows[s], out_x(s), in_x(t)),
                         Some(tr) => {
@@ -200,6 +202,7 @@ impl DagLayout {
             height,
             edge_rows: grid.into_rows(height),
             lit,
+            slot_pred: slots.pred,
             node_rows,
             crossings,
         }
@@ -291,9 +294,24 @@ impl DagLayout {
         self.node_rows.get(y).map_or(&[], Vec::as_slice)
     }
 
-    /// Edge cells `(row, column)` of node `i`'s own edges, sorted.
-    pub(crate) fn edges_of(&self, i: usize) -> &[(usize, usize)] {
-        self.lit.get(i).map_or(&[], Vec::as_slice)
+    /// Edge cells `(row, column)` of node `i`'s own edges, sorted: what it
+    /// starts, and every edge into it followed back through its dummies.
+    pub(crate) fn edges_of(&self, i: usize) -> Vec<(usize, usize)> {
+        let Some(own) = self.lit.get(i) else {
+            return Vec::new();
+        };
+        let mut cells = own.clone();
+        let n = self.len();
+        for &p in &self.slot_pred[i] {
+            let mut d = p;
+            while d >= n {
+                cells.extend_from_slice(&self.lit[d]);
+                d = self.slot_pred[d][0];
+            }
+        }
+        cells.sort_unstable();
+        cells.dedup();
+        cells
     }
 
     /// The node covering content cell (x, y).
@@ -507,41 +525,6 @@ fn assign_rows(s: &Slots, order: &[Vec<usize>]) -> Vec<usize> {
     row
 }
 
-/// Per slot, the real nodes whose edges pass through it: a node owns
-/// itself; a dummy belongs to its chain's source and every node the chain
-/// reaches.
-fn edge_owners(s: &Slots) -> Vec<Vec<usize>> {
-    let n = s.real;
-    let mut owners: Vec<Vec<usize>> = (0..s.layer.len())
-        .map(|d| if d < n { vec![d] } else { Vec::new() })
-        .collect();
-    // Dummies were created source-first along each chain, so walking them
-    // backwards sees every successor before its predecessor.
-    for d in (n..s.layer.len()).rev() {
-        let mut o: Vec<usize> = s.succ[d]
-            .iter()
-            .flat_map(|&t| owners[t].iter().copied())
-            .collect();
-        o.push(s.origin(d));
-        o.sort_unstable();
-        o.dedup();
-        owners[d] = o;
-    }
-    owners
-}
-
-/// Owners of the edge from slot `s` to slot `t`: the source of `s`'s
-/// chain and whatever `t` leads to (not every branch of a shared chain).
-fn edge_pair_owners(slots: &Slots, owners: &[Vec<usize>], s: usize, t: usize) -> Vec<usize> {
-    let src = slots.origin(s);
-    let mut o: Vec<usize> = std::iter::once(src)
-        .chain(owners[t].iter().copied())
-        .collect();
-    o.sort_unstable();
-    o.dedup();
-    o
-}
-
 /// Edges of one gap that share a vertical track: a split (one source, many
 /// targets) or a merge (many sources, one target).
 struct Group {
@@ -646,22 +629,24 @@ fn assign_tracks(groups: &[Group], rows: &[usize]) -> Vec<Option<usize>> {
 }
 
 /// Edge cells being painted: (row, column, bits), merged at the end; each
-/// cell is also filed under the nodes whose edge it draws.
+/// cell is also filed under the slots whose edge it draws.
 #[derive(Default)]
 struct Grid {
     cells: Vec<(usize, usize, u8)>,
-    /// Nodes the cells being painted belong to.
-    owners: Vec<usize>,
+    /// Slots the cells being painted are filed under.
+    owners: [usize; 2],
     lit: Vec<Vec<(usize, usize)>>,
 }
 
 impl Grid {
     fn add(&mut self, x: usize, y: usize, bits: u8) {
         self.cells.push((y, x, bits));
-        for &o in &self.owners {
-            if let Some(cells) = self.lit.get_mut(o) {
-                cells.push((y, x));
-            }
+        let [a, b] = self.owners;
+        if let Some(cells) = self.lit.get_mut(a) {
+            cells.push((y, x));
+        }
+        if let Some(cells) = self.lit.get_mut(b).filter(|_| b != a) {
+            cells.push((y, x));
         }
     }
 
