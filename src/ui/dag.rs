@@ -170,13 +170,17 @@ fn nearest(l: &DagLayout, from: usize, candidates: impl Iterator<Item = usize>) 
 
 /// Draws one composition with its live node states.
 pub struct DagView<'a> {
+    /// The composition drawn; node ids come from here.
     pub comp: &'a Composition,
+    /// Its layout, made once with [`DagLayout::new`].
     pub layout: &'a DagLayout,
     /// Indexed like `comp.nodes`; missing entries draw as pending.
     pub nodes: &'a [NodeVisual],
+    /// Colours of every glyph, edge and border.
     pub theme: &'a Theme,
     /// Animation tick for the running spinner.
     pub tick: u64,
+    /// The pane has the focus: its border is drawn brighter.
     pub focused: bool,
 }
 

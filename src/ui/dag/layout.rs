@@ -22,7 +22,9 @@ const PROGRESS_RESERVE: usize = 8;
 /// What holds a place in a layer: a node, or a bend point of a long edge.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Slot {
+    /// A node, indexed like `Composition::nodes`.
     Node(usize),
+    /// A point a long edge passes through.
     Dummy,
 }
 
