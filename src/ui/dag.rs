@@ -170,13 +170,17 @@ fn nearest(l: &DagLayout, from: usize, candidates: impl Iterator<Item = usize>) 
 
 /// Draws one composition with its live node states.
 pub struct DagView<'a> {
+    /// The composition drawn; node ids come from here.
     pub comp: &'a Composition,
+    /// Its layout, made once with [`DagLayout::new`].
     pub layout: &'a DagLayout,
     /// Indexed like `comp.nodes`; missing entries draw as pending.
     pub nodes: &'a [NodeVisual],
+    /// Colours of every glyph, edge and border.
     pub theme: &'a Theme,
     /// Animation tick for the running spinner.
     pub tick: u64,
+    /// The pane has the focus: its border is drawn brighter.
     pub focused: bool,
 }
 
@@ -215,6 +219,27 @@ impl DagView<'_> {
             s.push('▼');
         }
         if s.is_empty() { s } else { format!(" {s} ") }
+    }
+
+    /// Re-colours, on content row `y`, the edge cells of the selected node.
+    fn light_edges(
+        &self,
+        cells: &[(usize, usize)],
+        buf: &mut Buffer,
+        inner: Rect,
+        (x0, y0): (usize, usize),
+        y: usize,
+    ) {
+        let from = cells.partition_point(|c| c.0 < y);
+        let to = x0 + inner.width as usize;
+        for &(_, x) in cells[from..].iter().take_while(|c| c.0 == y) {
+            if x >= x0 && x < to {
+                let at = (inner.x + (x - x0) as u16, inner.y + (y - y0) as u16);
+                if let Some(cell) = buf.cell_mut(at) {
+                    cell.set_fg(self.theme.accent);
+                }
+            }
+        }
     }
 
     /// The pieces of node `i`'s text and their styles.
@@ -312,6 +337,7 @@ impl StatefulWidget for DagView<'_> {
         let edge = Style::default().fg(self.theme.dim);
         let arrow = Style::default().fg(self.theme.border_focused);
         let sel = state.current(self.layout);
+        let lit = sel.map(|i| self.layout.edges_of(i)).unwrap_or_default();
         for dy in 0..h {
             let y = y0 + dy;
             let sy = inner.y + dy as u16;
@@ -325,6 +351,7 @@ impl StatefulWidget for DagView<'_> {
                     });
                 }
             }
+            self.light_edges(&lit, buf, inner, (x0, y0), y);
             for &i in self.layout.row_nodes(y) {
                 let (nx, _) = self.layout.position(i);
                 if nx >= x0 + w {

@@ -22,7 +22,9 @@ const PROGRESS_RESERVE: usize = 8;
 /// What holds a place in a layer: a node, or a bend point of a long edge.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Slot {
+    /// A node, indexed like `Composition::nodes`.
     Node(usize),
+    /// A point a long edge passes through.
     Dummy,
 }
 
@@ -44,6 +46,12 @@ pub struct DagLayout {
     edge_rows: Vec<Vec<(usize, u8)>>,
     /// Per content row: nodes on it, sorted by x.
     node_rows: Vec<Vec<usize>>,
+    /// Per slot, the (row, column) edge cells filed under it: for a node,
+    /// every edge it starts (chains included) and the last hop of every
+    /// edge into it; for a dummy, its own line and the hop into it.
+    lit: Vec<Vec<(usize, usize)>>,
+    /// Per slot, the slots it is entered from.
+    slot_pred: Vec<Vec<usize>>,
     crossings: usize,
 }
 
@@ -52,6 +60,18 @@ struct Slots {
     layer: Vec<usize>,
     succ: Vec<Vec<usize>>,
     pred: Vec<Vec<usize>>,
+    /// Slots `0..real` are nodes.
+    real: usize,
+}
+
+impl Slots {
+    /// The node a slot's chain starts from (a node is its own origin).
+    fn origin(&self, mut slot: usize) -> usize {
+        while slot >= self.real {
+            slot = self.pred[slot][0];
+        }
+        slot
+    }
 }
 
 impl DagLayout {
@@ -92,7 +112,10 @@ impl DagLayout {
             })
             .collect();
 
-        let mut grid = Grid::default();
+        let mut grid = Grid {
+            lit: vec![Vec::new(); slots.layer.len()],
+            ..Grid::default()
+        };
         let mut layer_x = vec![0usize; order.len()];
         for k in 0..order.len() {
             let x = layer_x[k];
@@ -100,6 +123,7 @@ impl DagLayout {
             // Dummies draw straight through their layer.
             for &s in &order[k] {
                 if s >= n {
+                    grid.owners = [slots.origin(s), s];
                     grid.hline(rows[s], x, gap_start - 1);
                 }
             }
@@ -120,22 +144,20 @@ impl DagLayout {
             };
             let in_x = |t: usize| if t < n { next_x - 1 } else { next_x };
             for (g, track) in groups.iter().zip(&tracks) {
-                match track {
-                    None => {
-                        for &(s, t) in &g.edges {
-                            grid.hline(rows[s], out_x(s), in_x(t));
-                        }
-                    }
-                    Some(tr) => {
-                        let c = gap_start + 2 + tr;
-                        grid.vline(c, g.top, g.bottom);
-                        for &(s, t) in &g.edges {
+                for &(s, t) in &g.edges {
+                    grid.owners = [slots.origin(s), t];
+                    match track {
+                        None => grid.hline(rows[s], out_x(s), in_x(t)),
+                        Some(tr) => {
+                            // Per edge; the union is the group's track.
+                            let c = gap_start + 2 + tr;
                             grid.hline(rows[s], out_x(s), c);
+                            if rows[s] != rows[t] {
+                                grid.vline(c, rows[s], rows[t]);
+                            }
                             grid.hline(rows[t], c, in_x(t));
                         }
                     }
-                }
-                for &(_, t) in &g.edges {
                     if t < n {
                         grid.add(next_x - 1, rows[t], ARROW);
                     }
@@ -146,6 +168,11 @@ impl DagLayout {
         let node_x: Vec<usize> = (0..n).map(|i| layer_x[node_layer[i]]).collect();
         let node_y: Vec<usize> = (0..n).map(|i| rows[i]).collect();
         let height = rows.iter().max().map_or(0, |r| r + 1);
+        let mut lit = std::mem::take(&mut grid.lit);
+        for cells in &mut lit {
+            cells.sort_unstable();
+            cells.dedup();
+        }
         let width = order
             .len()
             .checked_sub(1)
@@ -176,6 +203,8 @@ impl DagLayout {
             width,
             height,
             edge_rows: grid.into_rows(height),
+            lit,
+            slot_pred: slots.pred,
             node_rows,
             crossings,
         }
@@ -267,6 +296,26 @@ impl DagLayout {
         self.node_rows.get(y).map_or(&[], Vec::as_slice)
     }
 
+    /// Edge cells `(row, column)` of node `i`'s own edges, sorted: what it
+    /// starts, and every edge into it followed back through its dummies.
+    pub(crate) fn edges_of(&self, i: usize) -> Vec<(usize, usize)> {
+        let Some(own) = self.lit.get(i) else {
+            return Vec::new();
+        };
+        let mut cells = own.clone();
+        let n = self.len();
+        for &p in &self.slot_pred[i] {
+            let mut d = p;
+            while d >= n {
+                cells.extend_from_slice(&self.lit[d]);
+                d = self.slot_pred[d][0];
+            }
+        }
+        cells.sort_unstable();
+        cells.dedup();
+        cells
+    }
+
     /// The node covering content cell (x, y).
     pub fn node_at(&self, x: usize, y: usize) -> Option<usize> {
         self.row_nodes(y)
@@ -300,6 +349,7 @@ fn build_slots(comp: &Composition, layer: &[usize]) -> Slots {
         layer: layer.to_vec(),
         succ: vec![Vec::new(); n],
         pred: vec![Vec::new(); n],
+        real: n,
     };
     for (u, kids) in comp.children.iter().enumerate() {
         // One chain of dummies per source, shared by all its long edges, so
@@ -580,15 +630,26 @@ fn assign_tracks(groups: &[Group], rows: &[usize]) -> Vec<Option<usize>> {
     out
 }
 
-/// Edge cells being painted: (row, column, bits), merged at the end.
+/// Edge cells being painted: (row, column, bits), merged at the end; each
+/// cell is also filed under the slots whose edge it draws.
 #[derive(Default)]
 struct Grid {
     cells: Vec<(usize, usize, u8)>,
+    /// Slots the cells being painted are filed under.
+    owners: [usize; 2],
+    lit: Vec<Vec<(usize, usize)>>,
 }
 
 impl Grid {
     fn add(&mut self, x: usize, y: usize, bits: u8) {
         self.cells.push((y, x, bits));
+        let [a, b] = self.owners;
+        if let Some(cells) = self.lit.get_mut(a) {
+            cells.push((y, x));
+        }
+        if let Some(cells) = self.lit.get_mut(b).filter(|_| b != a) {
+            cells.push((y, x));
+        }
     }
 
     fn hline(&mut self, y: usize, x0: usize, x1: usize) {

@@ -476,3 +476,47 @@ proptest::proptest! {
         render(&c, &pending(&c), &mut s, 30, 8);
     }
 }
+
+/// Foreground colours of content row `y` (pane at the origin, no scroll).
+fn row_fg(term: &Terminal<TestBackend>, y: u16) -> Vec<(String, ratatui::style::Color)> {
+    let buf = term.backend().buffer();
+    (0..buf.area.width)
+        .map(|x| {
+            let c = &buf[(x, y + 1)];
+            (c.symbol().to_string(), c.fg)
+        })
+        .collect()
+}
+
+#[test]
+fn the_selected_nodes_edges_are_lit_and_no_others() {
+    let c = dag(&[
+        ("hub", &[]),
+        ("a", &["hub"]),
+        ("b", &["a"]),
+        ("c", &["b", "hub"]),
+        ("d", &["c", "hub"]),
+    ]);
+    let l = DagLayout::new(&c);
+    let accent = Theme::dark().accent;
+    let lit_cols = |sel: &str| -> Vec<usize> {
+        let mut s = DagState::default();
+        s.select(Some(idx(&c, sel)));
+        let term = render_in(&c, &l, &pending(&c), &mut s, 60, 4);
+        row_fg(&term, 1)
+            .iter()
+            .enumerate()
+            .filter(|(_, (sym, fg))| *fg == accent && sym != " ")
+            .map(|(x, _)| x)
+            .collect()
+    };
+    // Row 1 is the hub's bus. With c selected the bus is lit up to where
+    // it rises to c, not on to d; with d selected it is lit all along.
+    let for_c = lit_cols("c");
+    let for_d = lit_cols("d");
+    let for_a = lit_cols("a");
+    assert!(!for_c.is_empty(), "c's bus is lit");
+    assert!(for_d.len() > for_c.len(), "c {for_c:?} vs d {for_d:?}");
+    assert!(for_c.iter().all(|x| for_d.contains(x)));
+    assert!(for_a.is_empty(), "a has no edge on the bus: {for_a:?}");
+}
