@@ -2,6 +2,7 @@
 //! of the engine. Exit codes follow SPEC §4.
 
 pub mod check;
+pub mod convert;
 pub mod demo;
 pub mod run;
 pub mod tools;
@@ -44,6 +45,8 @@ pub enum Command {
     Tools(tools::ToolsCommand),
     /// Serve the built-in demo MCP server (stdio, or Streamable HTTP).
     DemoServer(demo::DemoArgs),
+    /// Print the native YAML of a Fibe or Discord pipeline file.
+    Convert(convert::ConvertArgs),
 }
 
 /// Parses the command line and runs it; the binary's `main` is this.
@@ -64,6 +67,7 @@ pub fn main() -> ExitCode {
             Command::Check(args) => check::check(&args),
             Command::Tools(cmd) => tools::tools(cmd).await,
             Command::DemoServer(args) => demo::demo(args).await,
+            Command::Convert(args) => convert::convert(&args),
         }
     });
     // Servers we spawned are stopped by now; do not wait for stray tasks.

@@ -5,6 +5,7 @@ pub mod cost;
 pub mod diag;
 pub mod exec;
 pub mod graph;
+pub mod import;
 pub mod jq;
 pub mod loader;
 pub mod mcp;
