@@ -4,6 +4,7 @@
 pub mod check;
 pub mod convert;
 pub mod demo;
+pub mod formats;
 pub mod run;
 pub mod tools;
 

@@ -11,7 +11,8 @@ use serde_json::Value;
 
 use super::exit;
 use crate::engine::exec::Caller;
-use crate::engine::loader::{load_file, parse_duration};
+use crate::engine::import::Dialect;
+use crate::engine::loader::{load_file_as, parse_duration};
 use crate::engine::mcp::ConnectOptions;
 use crate::engine::model::{Budget, Composition, Pipeline};
 use crate::engine::redact::Redactor;
@@ -28,6 +29,10 @@ pub enum Format {
     Json,
     /// JUnit XML, one test case per composition and case.
     Junit,
+    /// The result envelope of Fibe's `fibe_pipeline` meta-tool.
+    Fibe,
+    /// The result envelope of Discord MCP's `mcp_pipeline` meta-tool.
+    Discord,
 }
 
 /// What to do when a budget cap fires.
@@ -81,6 +86,9 @@ pub struct RunArgs {
     /// Do not keep a copy of the trace in the user data directory.
     #[arg(long)]
     pub no_save: bool,
+    /// Read the file as this dialect instead of detecting it.
+    #[arg(long, value_enum, default_value_t = Dialect::Auto)]
+    pub dialect: Dialect,
 }
 
 fn parse_vars(raw: &[String]) -> Result<IndexMap<String, Value>, String> {
@@ -103,7 +111,7 @@ fn usage(msg: impl std::fmt::Display) -> u8 {
 /// Runs the file; returns the exit code.
 pub async fn run(args: RunArgs) -> u8 {
     let name = args.file.display().to_string();
-    let (source, loaded) = load_file(&args.file);
+    let (source, loaded) = load_file_as(&args.file, args.dialect);
     if super::report_diagnostics(&name, &source, &loaded) {
         eprintln!("{name}: not run: the file has errors");
         return exit::INVALID;
@@ -237,6 +245,10 @@ pub async fn run(args: RunArgs) -> u8 {
             );
         }
         Format::Junit => print!("{}", junit(&name, &traces)),
+        Format::Fibe | Format::Discord => {
+            let fibe = args.format == Format::Fibe;
+            super::formats::print_run(&traces, &pipeline, &source, args.dialect, fibe);
+        }
     }
     if cancelled {
         return exit::CANCELLED;

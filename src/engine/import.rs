@@ -109,6 +109,20 @@ fn walk_strings(v: &YNode, f: &mut impl FnMut(&str)) {
     }
 }
 
+/// A native node and the imported step it stands for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ImportedStep {
+    /// The node id in the native pipeline (and in traces).
+    pub native: String,
+    /// The name the imported system binds the step's result under (Fibe:
+    /// the step or `for_each` block id, none for unnamed and inner steps;
+    /// Discord: the id or `step_N`).
+    pub binding: Option<String>,
+    /// The position of the top-level step in the imported `steps` list.
+    pub index: usize,
+    pub tool: String,
+}
+
 /// An imported file translated into native YAML.
 #[derive(Debug, Clone)]
 pub struct Conversion {
@@ -121,9 +135,9 @@ pub struct Conversion {
     pub origins: Vec<Span>,
     /// Problems found while translating, at their place in the imported file.
     pub diagnostics: Vec<Diagnostic>,
-    /// Native node id → the imported step's own id (`None` for unnamed
-    /// steps), in step order, for printing results in the system's envelope.
-    pub steps: Vec<(String, Option<String>)>,
+    /// Every native node with the imported step it came from, in order,
+    /// for printing results in the imported system's own envelope.
+    pub steps: Vec<ImportedStep>,
     /// Discord `save_as` names → native node id.
     pub aliases: Vec<(String, String)>,
 }
@@ -261,7 +275,9 @@ pub(crate) struct Cx<'s> {
     pub diags: Vec<Diagnostic>,
     /// Native ids handed out so far.
     used: HashSet<String>,
-    pub named: Vec<(String, Option<String>)>,
+    pub named: Vec<ImportedStep>,
+    /// Index of the top-level step being translated.
+    pub index: usize,
     pub aliases: Vec<(String, String)>,
 }
 
@@ -272,6 +288,7 @@ impl<'s> Cx<'s> {
             diags: Vec::new(),
             used: HashSet::new(),
             named: Vec::new(),
+            index: 0,
             aliases: Vec::new(),
         }
     }

@@ -214,8 +214,13 @@ impl Discord<'_, '_> {
                 _ => self.cx.err(sa.span, "`save_as` must be a non-empty name"),
             }
         }
-        self.names.insert(name, id.clone());
-        self.cx.named.push((id, own_id));
+        self.names.insert(name.clone(), id.clone());
+        self.cx.named.push(super::ImportedStep {
+            native: id,
+            binding: Some(name),
+            index: i,
+            tool: tool.to_owned(),
+        });
         Some(step)
     }
 

@@ -132,6 +132,8 @@ struct Fibe<'a, 'c> {
     top: Vec<(String, String)>,
     /// Ids of the members of the parallel block being translated.
     siblings: Vec<String>,
+    /// True while translating the steps inside a `for_each`.
+    in_block: bool,
     steps: Vec<Step>,
 }
 
@@ -183,6 +185,7 @@ pub fn translate(cx: &mut Cx, root: &YNode) -> Option<NativePlan> {
         bound: IndexMap::new(),
         top: Vec::new(),
         siblings: Vec::new(),
+        in_block: false,
         steps: Vec::new(),
     };
     for s in steps {
@@ -190,6 +193,7 @@ pub fn translate(cx: &mut Cx, root: &YNode) -> Option<NativePlan> {
     }
     let mut prev: Vec<String> = Vec::new();
     for (i, s) in steps.iter().enumerate() {
+        f.cx.index = i;
         let before = f.bound.len();
         if let Some(t) = f.step(s, &format!("step_{i}"), 1, &prev) {
             prev = t;
@@ -627,7 +631,19 @@ impl Fibe<'_, '_> {
         }
         step.needs = needs;
         self.steps.push(step);
-        self.cx.named.push((id.clone(), fibe_id.clone()));
+        // Inner steps of a `for_each` are bound only inside the block; its
+        // last one carries the block's binding.
+        let binding = match (self.in_block, rename) {
+            (_, Some(r)) => Some(r.to_owned()),
+            (true, None) => None,
+            (false, None) => fibe_id.clone(),
+        };
+        self.cx.named.push(super::ImportedStep {
+            native: id.clone(),
+            binding,
+            index: self.cx.index,
+            tool: tool.to_owned(),
+        });
         if let Some(f) = fibe_id {
             self.bound.insert(f, id.clone());
         }
