@@ -6,6 +6,7 @@ pub mod convert;
 pub mod demo;
 pub mod formats;
 pub mod run;
+pub mod servers;
 pub mod tools;
 
 use std::process::ExitCode;
@@ -48,6 +49,9 @@ pub enum Command {
     DemoServer(demo::DemoArgs),
     /// Print the native YAML of a Fibe or Discord pipeline file.
     Convert(convert::ConvertArgs),
+    /// Show the MCP servers declared in other clients' config files.
+    #[command(subcommand)]
+    Servers(servers::ServersCommand),
 }
 
 /// Parses the command line and runs it; the binary's `main` is this.
@@ -69,6 +73,7 @@ pub fn main() -> ExitCode {
             Command::Tools(cmd) => tools::tools(cmd).await,
             Command::DemoServer(args) => demo::demo(args).await,
             Command::Convert(args) => convert::convert(&args),
+            Command::Servers(cmd) => servers::servers(&cmd),
         }
     });
     // Servers we spawned are stopped by now; do not wait for stray tasks.

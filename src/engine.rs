@@ -1,6 +1,7 @@
 //! The execution engine: pipeline model, loader, references, jq, graph,
 //! sessions and the MCP client. No terminal code lives here.
 
+pub mod client_config;
 pub mod cost;
 pub mod diag;
 pub mod exec;

@@ -89,6 +89,10 @@ pub struct RunArgs {
     /// Read the file as this dialect instead of detecting it.
     #[arg(long, value_enum, default_value_t = Dialect::Auto)]
     pub dialect: Dialect,
+    /// Also use every server of this client config file (Claude Desktop,
+    /// Cursor, `.mcp.json`, VS Code `mcp.json`); the file's own win.
+    #[arg(long, value_name = "PATH")]
+    pub servers_from: Option<PathBuf>,
 }
 
 fn parse_vars(raw: &[String]) -> Result<IndexMap<String, Value>, String> {
@@ -116,9 +120,16 @@ pub async fn run(args: RunArgs) -> u8 {
         eprintln!("{name}: not run: the file has errors");
         return exit::INVALID;
     }
-    let Some(pipeline) = loaded.pipeline else {
+    let Some(mut pipeline) = loaded.pipeline else {
         return exit::INVALID;
     };
+    if let Some(Err(e)) = args
+        .servers_from
+        .as_ref()
+        .map(|p| crate::engine::client_config::add_to(&mut pipeline, p))
+    {
+        return usage(e);
+    }
     let cli_vars = match parse_vars(&args.vars) {
         Ok(v) => v,
         Err(e) => return usage(e),
