@@ -12,6 +12,7 @@ pub mod loader;
 pub mod mcp;
 pub mod model;
 pub mod redact;
+pub mod schema;
 pub mod reference;
 pub mod servers;
 pub mod session;

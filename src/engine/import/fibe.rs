@@ -495,7 +495,11 @@ impl Fibe<'_, '_> {
                 None => prev.to_vec(),
             };
             if !uses_prev {
-                seq_prev.append(&mut needs.clone());
+                for n in &needs {
+                    if !seq_prev.contains(n) {
+                        seq_prev.push(n.clone());
+                    }
+                }
             }
             let rename = if is_last { block_id.clone() } else { None };
             let id = self.tool_step(
