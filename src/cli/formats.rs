@@ -134,6 +134,10 @@ pub fn discord(trace: &Trace, shape: &Shape) -> Value {
         }
         step["duration_ms"] = Value::from(rec.duration_ms);
         steps.push(step);
+        // Discord stops at a failed step: what follows never ran.
+        if trace.failed_step.as_deref() == Some(&s.native) {
+            break;
+        }
     }
     let variables: IndexMap<&str, Value> = shape
         .aliases

@@ -25,7 +25,10 @@ pub fn pages() -> Vec<(String, Vec<u8>)> {
 }
 
 fn collect(cmd: &clap::Command, name: &str, out: &mut Vec<(String, Vec<u8>)>) {
-    let page = cmd.clone().display_name(name.to_owned()).bin_name(name.replace('-', " "));
+    let page = cmd
+        .clone()
+        .display_name(name.to_owned())
+        .bin_name(name.replace('-', " "));
     let mut buf = Vec::new();
     if clap_mangen::Man::new(page).render(&mut buf).is_ok() {
         out.push((format!("{name}.1"), buf));

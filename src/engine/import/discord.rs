@@ -3,14 +3,15 @@
 //! Steps run in order. `{{id.path}}` becomes `${id.path}` (a string that is
 //! exactly one reference keeps the value's type, as in Discord); a step
 //! without `id` is `step_N` (0-based); `save_as` names are other names for
-//! the step; `if` becomes a `when:` with JavaScript truthiness;
+//! the step; `if` becomes a `when:` with JavaScript truthiness (a path that is
+//! missing is falsy, as `undefined` is);
 //! `continue_on_error: true` becomes `on_error: continue`. Where Discord
 //! silently passes `undefined` for a reference it cannot resolve,
 //! pipewright reports an error at load or dispatch time.
 
 use indexmap::IndexMap;
 
-use super::emit::{NativePlan, Step};
+use super::emit::{NativePlan, Step, quoted};
 use super::{Cx, literal, map_strings, native_ref};
 use crate::engine::diag::{Span, suggest};
 use crate::engine::reference::{Root, Segment};
@@ -50,6 +51,20 @@ pub fn parse_path(s: &str) -> Option<(String, Vec<Segment>)> {
         })
         .collect();
     Some((root, segs))
+}
+
+/// The `when` of an `if`: a jq predicate over the earlier steps' outputs
+/// where a missing path is `null` (Discord's `undefined`), hence falsy.
+fn if_predicate(native: &str, segs: &[Segment]) -> String {
+    let mut e = format!(".parents[{}]", quoted(native));
+    for seg in segs {
+        match seg {
+            Segment::Field(f) => e.push_str(&format!(" | .[{}]?", quoted(f))),
+            Segment::Index(i) => e.push_str(&format!(" | .[{i}]?")),
+            Segment::Wildcard => e.push_str(" | .[]?"),
+        }
+    }
+    format!("[{e}] | .[0] | {TRUTHY}")
 }
 
 struct Discord<'a, 'c> {
@@ -183,8 +198,8 @@ impl Discord<'_, '_> {
                         .trim_start_matches("{{")
                         .trim_end_matches("}}")
                         .trim();
-                    if let Some(r) = self.reference(c, inner, 0, &name) {
-                        step.when = Some((format!("{r} | {TRUTHY}"), c.span));
+                    if let Some((target, segs)) = self.resolve(c, inner, 0, &name) {
+                        step.when = Some((if_predicate(&target, &segs), c.span));
                     }
                 }
                 None => self.cx.err(
@@ -259,6 +274,18 @@ impl Discord<'_, '_> {
 
     /// `path` (inside the braces) as a native reference to an earlier step.
     fn reference(&mut self, v: &YNode, path: &str, offset: usize, step: &str) -> Option<String> {
+        self.resolve(v, path, offset, step)
+            .map(|(native, segs)| native_ref(Root::Node(native), segs))
+    }
+
+    /// The native node and path an `{{…}}` path reads.
+    fn resolve(
+        &mut self,
+        v: &YNode,
+        path: &str,
+        offset: usize,
+        step: &str,
+    ) -> Option<(String, Vec<Segment>)> {
         let at = self.cx_span(v, offset);
         let Some((root, segs)) = parse_path(path) else {
             self.cx
@@ -266,7 +293,7 @@ impl Discord<'_, '_> {
             return None;
         };
         if let Some(native) = self.names.get(&root) {
-            return Some(native_ref(Root::Node(native.clone()), segs));
+            return Some((native.clone(), segs));
         }
         let msg = if root == step {
             format!("`{{{{{path}}}}}` in step `{step}` reads the step itself")
