@@ -1,5 +1,5 @@
 //! Fibe and Discord pipelines end to end: the worked examples in
-//! `examples/imports/` (the reference documents' examples, rewritten for the
+//! `examples/` (the reference documents' examples, rewritten for the
 //! demo server) run as they are and, converted with `pipewright convert`,
 //! give the same trace; the result envelopes; rules that only a run shows.
 
@@ -15,7 +15,7 @@ fn pw() -> Command {
 
 fn example(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("examples/imports")
+        .join("examples")
         .join(name)
 }
 

@@ -223,25 +223,23 @@ pub fn substitute(text: &str, workspace: &Path) -> Result<String, String> {
     Ok(out)
 }
 
-/// JSON with comments and trailing commas (VS Code's `mcp.json`) as JSON.
+/// JSON with comments and trailing commas (VS Code's `mcp.json`) as JSON:
+/// comments go first, then commas that close nothing.
 fn strip_jsonc(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
     let chars: Vec<char> = text.chars().collect();
+    let mut bare = Vec::with_capacity(chars.len());
     let mut i = 0;
     let mut in_str = false;
     while i < chars.len() {
         let c = chars[i];
         if in_str {
-            out.push(c);
+            bare.push(c);
             if c == '\\' && i + 1 < chars.len() {
-                out.push(chars[i + 1]);
+                bare.push(chars[i + 1]);
                 i += 1;
             } else if c == '"' {
                 in_str = false;
             }
-        } else if c == '"' {
-            in_str = true;
-            out.push(c);
         } else if c == '/' && chars.get(i + 1) == Some(&'/') {
             while i < chars.len() && chars[i] != '\n' {
                 i += 1;
@@ -254,15 +252,28 @@ fn strip_jsonc(text: &str) -> String {
             }
             i += 2;
             continue;
-        } else if c == ',' {
-            let next = chars[i + 1..].iter().find(|c| !c.is_whitespace());
-            if !matches!(next, Some('}' | ']')) {
-                out.push(c);
-            }
         } else {
-            out.push(c);
+            in_str = c == '"';
+            bare.push(c);
         }
         i += 1;
+    }
+    let mut out = String::with_capacity(bare.len());
+    let mut in_str = false;
+    let mut escaped = false;
+    for (k, &c) in bare.iter().enumerate() {
+        if in_str {
+            in_str = escaped || c != '"';
+            escaped = !escaped && c == '\\';
+        } else if c == '"' {
+            in_str = true;
+        } else if c == ',' {
+            let next = bare[k + 1..].iter().find(|c| !c.is_whitespace());
+            if matches!(next, Some('}' | ']')) {
+                continue;
+            }
+        }
+        out.push(c);
     }
     out
 }
@@ -303,8 +314,7 @@ mod tests {
 
     #[test]
     fn comments_and_trailing_commas_are_tolerated() {
-        let text =
-            "{ // servers\n \"servers\": { \"a\": { \"url\": \"http://x/mcp\", /* c */ }, }, }";
+        let text = "{ // servers\n \"servers\": { \"a\": { \"url\": \"http://x/mcp\", /* c */ }, }, \"note\": \"a // b, }\" }";
         let found = parse(text, Path::new("/p/.vscode/mcp.json")).expect("parses");
         assert_eq!(found[0].name, "a");
     }
