@@ -2,9 +2,15 @@
 //! of the engine. Exit codes follow SPEC §4.
 
 pub mod check;
+pub mod completions;
+pub mod convert;
 pub mod demo;
+pub mod formats;
+pub mod man;
 pub mod progress;
 pub mod run;
+pub mod schema;
+pub mod servers;
 pub mod step;
 pub mod tools;
 
@@ -56,6 +62,17 @@ pub enum Command {
     Tools(tools::ToolsCommand),
     /// Serve the built-in demo MCP server (stdio, or Streamable HTTP).
     DemoServer(demo::DemoArgs),
+    /// Print the native YAML of a Fibe or Discord pipeline file.
+    Convert(convert::ConvertArgs),
+    /// Show the MCP servers declared in other clients' config files.
+    #[command(subcommand)]
+    Servers(servers::ServersCommand),
+    /// Print the JSON Schema of the pipeline file.
+    Schema,
+    /// Print a shell completion script.
+    Completions(completions::CompletionsArgs),
+    /// Print the manual pages (roff), or write them to a directory.
+    Man(man::ManArgs),
 }
 
 /// Parses the command line and runs it; the binary's `main` is this.
@@ -82,6 +99,11 @@ pub fn main() -> ExitCode {
             Command::Check(args) => check::check(&args),
             Command::Tools(cmd) => tools::tools(cmd).await,
             Command::DemoServer(args) => demo::demo(args).await,
+            Command::Convert(args) => convert::convert(&args),
+            Command::Servers(cmd) => servers::servers(&cmd),
+            Command::Schema => schema::schema(),
+            Command::Completions(args) => completions::completions(&args),
+            Command::Man(args) => man::man(&args),
         }
     });
     // Servers we spawned are stopped by now; do not wait for stray tasks.

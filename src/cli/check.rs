@@ -5,7 +5,8 @@ use std::path::PathBuf;
 use clap::Args;
 
 use super::exit;
-use crate::engine::loader::load_file;
+use crate::engine::import::Dialect;
+use crate::engine::loader::load_file_as;
 
 /// Arguments of `check`.
 #[derive(Debug, Args)]
@@ -13,6 +14,9 @@ pub struct CheckArgs {
     /// Pipeline files (YAML or JSON).
     #[arg(required = true)]
     pub files: Vec<PathBuf>,
+    /// Read the files as this dialect instead of detecting it.
+    #[arg(long, value_enum, default_value_t = Dialect::Auto)]
+    pub dialect: Dialect,
 }
 
 /// Exit 0 when every file is valid (warnings allowed), 2 otherwise.
@@ -20,7 +24,7 @@ pub fn check(args: &CheckArgs) -> u8 {
     let mut bad = false;
     for path in &args.files {
         let name = path.display().to_string();
-        let (source, loaded) = load_file(path);
+        let (source, loaded) = load_file_as(path, args.dialect);
         let errors = super::report_diagnostics(&name, &source, &loaded);
         let warnings = loaded.warnings().count();
         if errors {

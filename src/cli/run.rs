@@ -12,7 +12,8 @@ use super::exit;
 use super::progress::Progress;
 use super::step::{self, Input, Stepping};
 use crate::engine::exec::Caller;
-use crate::engine::loader::{load_file, parse_duration};
+use crate::engine::import::Dialect;
+use crate::engine::loader::{load_file_as, parse_duration};
 use crate::engine::mcp::ConnectOptions;
 use crate::engine::model::{Budget, Composition, Pipeline};
 use crate::engine::redact::Redactor;
@@ -29,6 +30,10 @@ pub enum Format {
     Json,
     /// JUnit XML, one test case per composition and case.
     Junit,
+    /// The result envelope of Fibe's `fibe_pipeline` meta-tool.
+    Fibe,
+    /// The result envelope of Discord MCP's `mcp_pipeline` meta-tool.
+    Discord,
 }
 
 /// What to do when a budget cap fires.
@@ -90,6 +95,13 @@ pub struct RunArgs {
     /// Pause before NODE (repeatable), then ask as `--step` does.
     #[arg(long = "break", value_name = "NODE")]
     pub breaks: Vec<String>,
+    /// Read the file as this dialect instead of detecting it.
+    #[arg(long, value_enum, default_value_t = Dialect::Auto)]
+    pub dialect: Dialect,
+    /// Also use every server of this client config file (Claude Desktop,
+    /// Cursor, `.mcp.json`, VS Code `mcp.json`); the file's own win.
+    #[arg(long, value_name = "PATH")]
+    pub servers_from: Option<PathBuf>,
 }
 
 pub(crate) fn parse_vars(raw: &[String]) -> Result<IndexMap<String, Value>, String> {
@@ -112,14 +124,21 @@ fn usage(msg: impl std::fmt::Display) -> u8 {
 /// Runs the file; returns the exit code.
 pub async fn run(args: RunArgs) -> u8 {
     let name = args.file.display().to_string();
-    let (source, loaded) = load_file(&args.file);
+    let (source, loaded) = load_file_as(&args.file, args.dialect);
     if super::report_diagnostics(&name, &source, &loaded) {
         eprintln!("{name}: not run: the file has errors");
         return exit::INVALID;
     }
-    let Some(pipeline) = loaded.pipeline else {
+    let Some(mut pipeline) = loaded.pipeline else {
         return exit::INVALID;
     };
+    if let Some(Err(e)) = args
+        .servers_from
+        .as_ref()
+        .map(|p| crate::engine::client_config::add_to(&mut pipeline, p))
+    {
+        return usage(e);
+    }
     let cli_vars = match parse_vars(&args.vars) {
         Ok(v) => v,
         Err(e) => return usage(e),
@@ -268,6 +287,10 @@ pub async fn run(args: RunArgs) -> u8 {
             );
         }
         Format::Junit => print!("{}", junit(&name, &traces)),
+        Format::Fibe | Format::Discord => {
+            let fibe = args.format == Format::Fibe;
+            super::formats::print_run(&traces, &pipeline, &source, args.dialect, fibe);
+        }
     }
     if cancelled {
         return exit::CANCELLED;

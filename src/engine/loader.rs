@@ -15,6 +15,7 @@ use sha2::{Digest, Sha256};
 
 use super::diag::{Diagnostic, Pos, Span, suggest};
 use super::graph;
+use super::import::Dialect;
 use super::jq::JqProgram;
 use super::model::{
     Budget, Case, Compensate, Composition, DEFAULT_BACKOFF, Expectation, ForEach, Kind, Matcher,
@@ -54,11 +55,17 @@ impl Loaded {
     }
 }
 
-/// Reads and loads a file; an unreadable file is an error diagnostic too.
+/// Reads and loads a file (any dialect, detected from its content); an
+/// unreadable file is an error diagnostic too.
 pub fn load_file(path: &Path) -> (String, Loaded) {
+    load_file_as(path, Dialect::Auto)
+}
+
+/// Reads and loads a file written in `dialect` (`Auto` detects it).
+pub fn load_file_as(path: &Path, dialect: Dialect) -> (String, Loaded) {
     match std::fs::read_to_string(path) {
         Ok(source) => {
-            let loaded = load_str(&source);
+            let loaded = super::import::load_str_as(&source, dialect);
             (source, loaded)
         }
         Err(e) => (
@@ -74,22 +81,30 @@ pub fn load_file(path: &Path) -> (String, Loaded) {
     }
 }
 
-/// Loads a pipeline from YAML or JSON text.
+/// Loads a pipeline from YAML or JSON text: a native file, or a Fibe or
+/// Discord pipeline detected from its content (see [`super::import`]).
 pub fn load_str(source: &str) -> Loaded {
-    let root = match yaml::parse(source) {
-        Ok(root) => root,
-        Err(d) => {
-            return Loaded {
-                pipeline: None,
-                diagnostics: vec![d],
-            };
-        }
-    };
+    super::import::load_str_as(source, Dialect::Auto)
+}
+
+/// Loads native pipeline YAML or JSON text (no import detection).
+pub fn load_native_str(source: &str) -> Loaded {
+    match yaml::parse(source) {
+        Ok(root) => load_tree(source, &root),
+        Err(d) => Loaded {
+            pipeline: None,
+            diagnostics: vec![d],
+        },
+    }
+}
+
+/// Loads an already parsed native document.
+pub fn load_tree(source: &str, root: &YNode) -> Loaded {
     let mut loader = Loader {
         src: source,
         diags: Vec::new(),
     };
-    let pipeline = loader.pipeline(&root);
+    let pipeline = loader.pipeline(root);
     let mut diagnostics = loader.diags;
     diagnostics.sort_by_key(|d| (d.span.start, d.severity));
     Loaded {

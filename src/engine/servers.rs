@@ -150,7 +150,15 @@ pub fn resolve(
     };
     let mut out = IndexMap::new();
     for (name, decl) in &pipeline.servers {
-        let spec = match &decl.source {
+        // An entry of a client config file stands for the server it names.
+        let source = match &decl.source {
+            ServerSource::Import { from, name: entry } => {
+                super::client_config::lookup(from, entry.as_deref().unwrap_or(name))
+                    .map_err(|e| format!("server `{name}`: {e}"))?
+            }
+            other => other.clone(),
+        };
+        let spec = match &source {
             ServerSource::Http { url, headers } => ServerSpec::Http {
                 url: text(url, false).map_err(|e| format!("server `{name}`: {e}"))?,
                 headers: headers
@@ -180,7 +188,7 @@ pub fn resolve(
             },
             ServerSource::Import { from, .. } => {
                 return Err(format!(
-                    "server `{name}`: importing servers from client configs (`from: {from}`) is not supported by this version; declare it with `url:` or `command:`"
+                    "server `{name}`: `{from}` points at another import; only `command:` or `url:` entries can be used"
                 ));
             }
         };

@@ -20,7 +20,7 @@ use crate::engine::model::{Budget, Composition, Pipeline};
 use crate::engine::reference;
 use crate::engine::servers::ServerArg;
 use crate::engine::session::{Command, Event, PauseReason, SessionConfig};
-use crate::engine::trace::{NodeStatus, RunStatus, Trace};
+use crate::engine::trace::{NodeRecord, NodeStatus, RunStatus, Trace};
 
 use super::config::{Config, Dirs};
 use super::dag::{DagLayout, DagState, DagView};
@@ -353,14 +353,15 @@ impl App {
             return;
         };
         self.selected = Some(node.id.clone());
-        let record = self.visuals.get(i).and_then(|v| v.record.as_deref());
+        // Shared, not copied: a record may hold megabytes of output.
+        let record = self.visuals.get(i).and_then(|v| v.record.clone());
         let preview = if record.is_none() {
             Some(self.preview_args(&comp, i))
         } else {
             None
         };
         self.inspector
-            .set_node(&node.id, Some(node), record, preview.as_ref());
+            .set_node_shared(&node.id, Some(node), record, preview.as_ref());
     }
 
     /// A node's args resolved as far as the outputs recorded so far allow;
@@ -838,9 +839,11 @@ impl App {
                     if status == NodeStatus::Skipped
                         && let Some(r) = reason
                     {
-                        let rec = v.record.get_or_insert_with(Box::default);
-                        rec.status = NodeStatus::Skipped;
-                        rec.skip_reason = Some(r);
+                        v.record = Some(Arc::new(NodeRecord {
+                            status: NodeStatus::Skipped,
+                            skip_reason: Some(r),
+                            ..NodeRecord::default()
+                        }));
                     }
                 }
             }
@@ -875,7 +878,7 @@ impl App {
                             .count();
                         v.progress = Some((done, record.iterations.len()));
                     }
-                    v.record = Some(record);
+                    v.record = Some(Arc::from(record));
                     if self.dag.selected == Some(i) {
                         self.refresh_inspector();
                     }

@@ -17,7 +17,7 @@ pub struct NodeVisual {
     /// The run is paused right before this node (a breakpoint or a step).
     pub paused_before: bool,
     /// Its last finished record, when it has one.
-    pub record: Option<Box<NodeRecord>>,
+    pub record: Option<std::sync::Arc<NodeRecord>>,
 }
 
 impl Default for NodeVisual {

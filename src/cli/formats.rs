@@ -1,0 +1,202 @@
+//! `run --format fibe|discord`: a run's result in the envelope the Fibe
+//! `fibe_pipeline` or Discord `mcp_pipeline` meta-tool would have returned,
+//! so a pipeline debugged here can be compared with what the server says.
+//!
+//! Decisions the reference documents leave open: Fibe's `status` is
+//! `partial` for any failed run (with `completed_step_ids` and `error`),
+//! and a step failed under `on_error: continue` is bound as `{error}`;
+//! Discord's step `status` is `ok`, `error` or `skipped`, errors carry code
+//! `TOOL_ERROR`, and steps that never ran are left out.
+
+use indexmap::IndexMap;
+use serde_json::{Map, Value, json};
+
+use crate::engine::import::ImportedStep;
+use crate::engine::model::Composition;
+use crate::engine::trace::{NodeStatus, RunStatus, Trace};
+
+/// What the envelope printers need to know of the file besides the trace.
+#[derive(Debug, Clone, Default)]
+pub struct Shape {
+    /// Every node with the imported step it stands for, in order.
+    pub steps: Vec<ImportedStep>,
+    /// Discord `save_as` names → node ids.
+    pub aliases: Vec<(String, String)>,
+    /// Whether the pipeline says what it returns (Fibe `return`).
+    pub has_return: bool,
+}
+
+impl Shape {
+    /// The shape of a native composition: each node is a step of its own.
+    pub fn native(comp: &Composition) -> Shape {
+        Shape {
+            steps: comp
+                .nodes
+                .iter()
+                .enumerate()
+                .map(|(index, n)| ImportedStep {
+                    native: n.id.clone(),
+                    binding: Some(n.id.clone()),
+                    index,
+                    tool: n.tool.clone(),
+                })
+                .collect(),
+            aliases: Vec::new(),
+            has_return: comp.output.is_some(),
+        }
+    }
+}
+
+/// The Fibe result of one run.
+pub fn fibe(trace: &Trace, shape: &Shape) -> Value {
+    let mut steps = Map::new();
+    let mut completed = Vec::new();
+    for s in &shape.steps {
+        let (Some(name), Some(rec)) = (&s.binding, trace.nodes.get(&s.native)) else {
+            continue;
+        };
+        match rec.status {
+            NodeStatus::Ok => {
+                steps.insert(name.clone(), rec.output.clone());
+                completed.push(Value::from(name.clone()));
+            }
+            NodeStatus::Failed if trace.failed_step.as_deref() != Some(&s.native) => {
+                steps.insert(name.clone(), json!({ "error": rec.error }));
+            }
+            _ => {}
+        }
+    }
+    let ok = trace.composition.status == RunStatus::Completed;
+    let result = match (ok, shape.has_return) {
+        (false, _) => Value::Null,
+        (true, true) => trace.output.clone(),
+        (true, false) => Value::Object(steps.clone()),
+    };
+    let mut out = json!({
+        "steps": steps,
+        "result": result,
+        "status": if ok { "completed" } else { "partial" },
+    });
+    if !ok {
+        let failed = trace
+            .failed_step
+            .as_ref()
+            .and_then(|f| shape.steps.iter().find(|s| &s.native == f));
+        if let Some(s) = failed {
+            let message = trace
+                .nodes
+                .get(&s.native)
+                .and_then(|r| r.error.clone())
+                .unwrap_or_default();
+            out["error"] = json!({
+                "step_index": s.index,
+                "step_id": s.binding.clone().unwrap_or_else(|| s.native.clone()),
+                "tool": s.tool,
+                "message": message,
+            });
+        } else {
+            out["error"] =
+                json!({ "message": format!("run {}", trace.composition.status.as_str()) });
+        }
+        out["completed_step_ids"] = Value::from(completed);
+    }
+    out
+}
+
+/// The Discord result of one run.
+pub fn discord(trace: &Trace, shape: &Shape) -> Value {
+    let mut steps = Vec::new();
+    for s in &shape.steps {
+        let Some(rec) = trace.nodes.get(&s.native) else {
+            continue;
+        };
+        let status = match rec.status {
+            NodeStatus::Ok => "ok",
+            NodeStatus::Failed => "error",
+            NodeStatus::Skipped => "skipped",
+            _ => continue,
+        };
+        let mut step = json!({
+            "id": s.binding.clone().unwrap_or_else(|| s.native.clone()),
+            "tool": s.tool,
+            "status": status,
+        });
+        match rec.status {
+            NodeStatus::Ok => step["result"] = rec.output.clone(),
+            NodeStatus::Failed => {
+                step["error"] = json!({
+                    "code": "TOOL_ERROR",
+                    "message": rec.error,
+                    "retriable": false,
+                });
+            }
+            _ => {}
+        }
+        step["duration_ms"] = Value::from(rec.duration_ms);
+        steps.push(step);
+        // Discord stops at a failed step: what follows never ran.
+        if trace.failed_step.as_deref() == Some(&s.native) {
+            break;
+        }
+    }
+    let variables: IndexMap<&str, Value> = shape
+        .aliases
+        .iter()
+        .filter_map(|(alias, id)| {
+            let rec = trace.nodes.get(id)?;
+            (rec.status == NodeStatus::Ok).then(|| (alias.as_str(), rec.output.clone()))
+        })
+        .collect();
+    json!({
+        "steps": steps,
+        "variables": variables,
+        "total_duration_ms": trace.composition.duration_ms,
+        "aborted": trace.composition.status != RunStatus::Completed,
+    })
+}
+
+/// Prints every trace in one of the envelopes (an array when several ran).
+pub fn print(traces: &[Trace], shapes: &[Shape], envelope: fn(&Trace, &Shape) -> Value) {
+    let values: Vec<Value> = traces
+        .iter()
+        .zip(shapes)
+        .map(|(t, s)| envelope(t, s))
+        .collect();
+    let v = if values.len() == 1 {
+        values.into_iter().next().unwrap_or_default()
+    } else {
+        Value::from(values)
+    };
+    println!("{}", serde_json::to_string_pretty(&v).unwrap_or_default());
+}
+
+/// Prints `traces` of the pipeline loaded from `source` in the Fibe
+/// (`fibe` true) or Discord envelope.
+pub fn print_run(
+    traces: &[Trace],
+    pipeline: &crate::engine::model::Pipeline,
+    source: &str,
+    dialect: crate::engine::import::Dialect,
+    fibe_envelope: bool,
+) {
+    use crate::engine::import::{self, Dialect};
+    let conv = import::convert(source, dialect)
+        .ok()
+        .filter(|c| c.dialect != Dialect::Native && !c.has_errors());
+    let shapes: Vec<Shape> = traces
+        .iter()
+        .map(|t| {
+            let comp = pipeline.composition(&t.composition.name);
+            match (&conv, comp) {
+                (Some(c), comp) => Shape {
+                    steps: c.steps.clone(),
+                    aliases: c.aliases.clone(),
+                    has_return: comp.is_some_and(|k| k.output.is_some()),
+                },
+                (None, Some(comp)) => Shape::native(comp),
+                (None, None) => Shape::default(),
+            }
+        })
+        .collect();
+    print(traces, &shapes, if fibe_envelope { fibe } else { discord });
+}

@@ -1,0 +1,8 @@
+//! `pipewright schema`: print the JSON Schema of the pipeline file.
+
+/// Prints the schema; the repository keeps the same text in
+/// `schema/pipewright.schema.json`.
+pub fn schema() -> u8 {
+    print!("{}", crate::engine::schema::json_schema());
+    super::exit::OK
+}

@@ -1,0 +1,854 @@
+//! Fibe `fibe_pipeline` arguments → native nodes.
+//!
+//! Steps run in order; a `parallel` block's members all follow the previous
+//! step and the next step follows all of them (so a file with a `parallel`
+//! block becomes a composition with `needs`, any other file a `pipe:`).
+//! A `for_each` becomes one fanned-out node per inner step. `$.id.path`
+//! strings become `${id.path}`, the alias becomes `${item}`, `$$.` is the
+//! literal `$.`, `output_path` a `transform`, `input_path` is applied to
+//! the argument tree, `idempotency_key` becomes a per-node request `_meta`.
+
+use indexmap::IndexMap;
+use serde_json::{Value, json};
+use sha2::{Digest, Sha256};
+
+use super::emit::{NativePlan, Output, Step, quoted};
+use super::{Cx, jq_path, literal, map_strings, native_ref};
+use crate::engine::diag::{Span, suggest};
+use crate::engine::reference::{Root, Segment};
+use crate::engine::yaml::{YKind, YNode};
+
+const TOP_KEYS: &[&str] = &["steps", "return", "dry_run", "cache", "idempotency_key"];
+const STEP_KEYS: &[&str] = &[
+    "id",
+    "tool",
+    "args",
+    "on_error",
+    "input_path",
+    "output_path",
+    "parallel",
+    "for_each",
+    "as",
+    "steps",
+    "collect",
+];
+/// Fibe's default cap on `steps` (`FIBE_MCP_PIPELINE_MAX_STEPS`).
+const MAX_STEPS: usize = 25;
+/// How deep `parallel` / `for_each` may nest.
+pub const MAX_DEPTH: usize = 8;
+/// The `_meta` field that carries a step's idempotency key.
+pub const IDEMPOTENCY_META: &str = "idempotencyKey";
+
+/// Parses a Fibe JSONPath (`$`, `$.a.b`, `$.a[0]`, `$.a[*].b`, `$.a['k']`)
+/// into its segments.
+pub fn parse_path(s: &str) -> Result<Vec<Segment>, String> {
+    let Some(mut rest) = s.strip_prefix('$') else {
+        return Err(format!("`{s}` is not a JSONPath (it must start with `$`)"));
+    };
+    let mut out = Vec::new();
+    while !rest.is_empty() {
+        if let Some(r) = rest.strip_prefix('.') {
+            let end = r.find(['.', '[']).unwrap_or(r.len());
+            if end == 0 {
+                return Err(format!("empty field name in `{s}`"));
+            }
+            out.push(Segment::Field(r[..end].to_owned()));
+            rest = &r[end..];
+        } else if let Some(r) = rest.strip_prefix('[') {
+            let end = r
+                .find(']')
+                .ok_or_else(|| format!("unclosed `[` in `{s}`"))?;
+            let inner = r[..end].trim();
+            out.push(if inner == "*" {
+                Segment::Wildcard
+            } else if let Ok(i) = inner.parse::<i64>() {
+                Segment::Index(i)
+            } else if inner.len() >= 2
+                && (inner.starts_with('\'') && inner.ends_with('\'')
+                    || inner.starts_with('"') && inner.ends_with('"'))
+            {
+                Segment::Field(inner[1..inner.len() - 1].to_owned())
+            } else {
+                return Err(format!("cannot read `[{inner}]` in `{s}`"));
+            });
+            rest = &r[end + 1..];
+        } else {
+            return Err(format!("unexpected `{rest}` in `{s}`"));
+        }
+    }
+    Ok(out)
+}
+
+/// The root id and the rest of a `$.id.path` string.
+fn split_root(path: Vec<Segment>) -> Option<(String, Vec<Segment>)> {
+    let mut it = path.into_iter();
+    match it.next() {
+        Some(Segment::Field(id)) => Some((id, it.collect())),
+        _ => None,
+    }
+}
+
+/// How a string in an argument tree is read.
+enum Str {
+    Literal(String),
+    Ref(String, Vec<Segment>),
+    Bad(String),
+}
+
+fn classify(s: &str) -> Str {
+    if let Some(rest) = s.strip_prefix("$$.") {
+        return Str::Literal(format!("$.{rest}"));
+    }
+    if !s.starts_with("$.") {
+        return Str::Literal(s.to_owned());
+    }
+    match parse_path(s).map(split_root) {
+        Ok(Some((id, rest))) => Str::Ref(id, rest),
+        Ok(None) => Str::Bad(format!("`{s}` does not name a step")),
+        Err(e) => Str::Bad(e),
+    }
+}
+
+/// Which ids a step's strings may read as something else than a binding.
+#[derive(Default, Clone)]
+struct Scope {
+    /// `for_each` alias, read as `${item}`.
+    alias: Option<String>,
+    /// The inner step this fanned-out node iterates over, read as `${item}`.
+    fan_prev: Option<String>,
+    /// The step being translated (to name it in messages).
+    step: String,
+}
+
+struct Fibe<'a, 'c> {
+    cx: &'a mut Cx<'c>,
+    key: Option<String>,
+    dag: bool,
+    /// Every id declared anywhere, with where.
+    declared: IndexMap<String, Span>,
+    /// Fibe id → native id, for steps that already ran.
+    bound: IndexMap<String, String>,
+    /// Top-level bindings, in order (the default `return`).
+    top: Vec<(String, String)>,
+    /// Ids of the members of the parallel block being translated.
+    siblings: Vec<String>,
+    /// True while translating the steps inside a `for_each`.
+    in_block: bool,
+    steps: Vec<Step>,
+}
+
+/// Translates a Fibe pipeline; diagnostics go to `cx`.
+pub fn translate(cx: &mut Cx, root: &YNode) -> Option<NativePlan> {
+    if !cx.keys(root, TOP_KEYS, "a Fibe pipeline") {
+        return None;
+    }
+    let Some(steps_node) = root.get("steps") else {
+        cx.err_hint(
+            root.span,
+            "a Fibe pipeline needs `steps`",
+            "add `\"steps\": [{\"id\": …, \"tool\": …}]`",
+        );
+        return None;
+    };
+    let Some(steps) = steps_node.as_seq() else {
+        cx.err(
+            steps_node.span,
+            format!("`steps` must be a list, found {}", steps_node.type_name()),
+        );
+        return None;
+    };
+    if steps.is_empty() {
+        cx.err(
+            steps_node.span,
+            "`steps` is empty; a Fibe pipeline needs at least one step",
+        );
+        return None;
+    }
+    if steps.len() > MAX_STEPS {
+        cx.warn(
+            steps_node.span,
+            format!("{} steps: Fibe rejects more than {MAX_STEPS} by default (FIBE_MCP_PIPELINE_MAX_STEPS); pipewright runs them all", steps.len()),
+        );
+    }
+    let key = root.get("idempotency_key").and_then(|k| match k.as_str() {
+        Some(s) => Some(s.to_owned()),
+        None => {
+            cx.err(k.span, "`idempotency_key` must be a string");
+            None
+        }
+    });
+    let mut f = Fibe {
+        cx,
+        key,
+        dag: false,
+        declared: IndexMap::new(),
+        bound: IndexMap::new(),
+        top: Vec::new(),
+        siblings: Vec::new(),
+        in_block: false,
+        steps: Vec::new(),
+    };
+    for s in steps {
+        f.declare(s);
+    }
+    let mut prev: Vec<String> = Vec::new();
+    for (i, s) in steps.iter().enumerate() {
+        f.cx.index = i;
+        let before = f.bound.len();
+        if let Some(t) = f.step(s, &format!("step_{i}"), 1, &prev) {
+            prev = t;
+        }
+        let new: Vec<(String, String)> = f
+            .bound
+            .iter()
+            .skip(before)
+            .map(|(a, b)| (a.clone(), b.clone()))
+            .collect();
+        if s.get("for_each").is_some() {
+            // Inner bindings are not visible after the block; the block's own id is.
+            let id = s.get("id").and_then(YNode::as_str);
+            for (fid, _) in &new {
+                if Some(fid.as_str()) != id {
+                    f.bound.shift_remove(fid);
+                }
+            }
+        }
+        f.top.extend(
+            f.bound
+                .iter()
+                .skip(before)
+                .map(|(a, b)| (a.clone(), b.clone())),
+        );
+    }
+    let output = root.get("return").and_then(|r| f.output(r));
+    let header = "Converted from a Fibe pipeline by `pipewright convert`.".to_owned();
+    Some(NativePlan {
+        dag: f.dag,
+        name: "fibe".to_owned(),
+        header,
+        steps: f.steps,
+        output,
+    })
+}
+
+impl Fibe<'_, '_> {
+    /// Records every id (duplicates are errors) before translating, so a
+    /// reference to a later step says so.
+    fn declare(&mut self, s: &YNode) {
+        if let Some(id) = s.get("id") {
+            if let Some(text) = id.as_str() {
+                if let Some(first) = self.declared.get(text) {
+                    let line = first.start.line;
+                    self.cx.err(
+                        id.span,
+                        format!("duplicate step id `{text}` (first defined at line {line})"),
+                    );
+                } else {
+                    self.declared.insert(text.to_owned(), id.span);
+                }
+            } else {
+                self.cx.err(
+                    id.span,
+                    format!("a step `id` must be a string, found {}", id.type_name()),
+                );
+            }
+        }
+        for inner in [s.get("parallel"), s.get("steps")].into_iter().flatten() {
+            for i in inner.as_seq().unwrap_or_default() {
+                self.declare(i);
+            }
+        }
+    }
+
+    fn step(
+        &mut self,
+        s: &YNode,
+        fallback: &str,
+        depth: usize,
+        prev: &[String],
+    ) -> Option<Vec<String>> {
+        if depth > MAX_DEPTH {
+            self.cx.err_hint(
+                s.span,
+                format!("steps nest deeper than {MAX_DEPTH} levels"),
+                "Fibe rejects `parallel` / `for_each` blocks nested more than 8 deep; flatten the pipeline",
+            );
+            return None;
+        }
+        if !self.cx.keys(s, STEP_KEYS, "a Fibe step") {
+            return None;
+        }
+        let kinds: Vec<&str> = ["tool", "parallel", "for_each"]
+            .into_iter()
+            .filter(|k| s.get(k).is_some())
+            .collect();
+        match kinds.as_slice() {
+            ["tool"] => self
+                .tool_step(s, fallback, prev, &Scope::default(), None)
+                .map(|id| vec![id]),
+            ["parallel"] => self.parallel(s, fallback, depth, prev),
+            ["for_each"] => self.for_each(s, fallback, depth, prev),
+            [] => {
+                self.cx.err_hint(
+                    s.span,
+                    "a step needs one of `tool`, `parallel` or `for_each`",
+                    "a single call is `{\"id\": …, \"tool\": …, \"args\": {…}}`",
+                );
+                None
+            }
+            many => {
+                self.cx.err(s.span, format!("a step has exactly one of `tool`, `parallel` or `for_each`; this one has `{}`", many.join("` and `")));
+                None
+            }
+        }
+    }
+
+    fn parallel(
+        &mut self,
+        s: &YNode,
+        fallback: &str,
+        depth: usize,
+        prev: &[String],
+    ) -> Option<Vec<String>> {
+        let p = s.get("parallel")?;
+        let Some(members) = p.as_seq().filter(|m| !m.is_empty()) else {
+            self.cx
+                .err(p.span, "`parallel` must be a non-empty list of steps");
+            return None;
+        };
+        for k in [
+            "id",
+            "args",
+            "on_error",
+            "as",
+            "steps",
+            "collect",
+            "input_path",
+            "output_path",
+        ] {
+            if let Some((key, _)) = s
+                .as_map()
+                .and_then(|m| m.iter().find(|(x, _)| x.key_text().as_deref() == Some(k)))
+            {
+                self.cx.err(
+                    key.span,
+                    format!("`{k}` does not apply to a `parallel` block"),
+                );
+            }
+        }
+        self.dag = true;
+        let saved = std::mem::replace(
+            &mut self.siblings,
+            members
+                .iter()
+                .filter_map(|m| m.get("id").and_then(YNode::as_str).map(str::to_owned))
+                .collect(),
+        );
+        let mut out = Vec::new();
+        for (j, m) in members.iter().enumerate() {
+            if let Some(t) = self.step(m, &format!("{fallback}_{j}"), depth + 1, prev) {
+                out.extend(t);
+            }
+        }
+        self.siblings = saved;
+        Some(out)
+    }
+
+    fn for_each(
+        &mut self,
+        s: &YNode,
+        fallback: &str,
+        depth: usize,
+        prev: &[String],
+    ) -> Option<Vec<String>> {
+        let fe = s.get("for_each")?;
+        let alias = match s.get("as").map(|a| (a, a.as_str())) {
+            Some((_, Some(a))) if !a.is_empty() => a.to_owned(),
+            Some((a, _)) => {
+                self.cx.err(a.span, "`as` must be a non-empty name");
+                return None;
+            }
+            None => {
+                self.cx.err_hint(
+                    fe.span,
+                    "`for_each` needs `as`",
+                    "name the current element, e.g. `\"as\": \"user\"`, and read it as `$.user`",
+                );
+                return None;
+            }
+        };
+        let Some(src) = fe.as_str().filter(|t| t.starts_with('$')) else {
+            self.cx.err_hint(
+                fe.span,
+                "the value of `for_each` must be a JSONPath starting with `$`",
+                "e.g. `\"for_each\": \"$.list.items\"`",
+            );
+            return None;
+        };
+        let Some(inner) = s
+            .get("steps")
+            .and_then(YNode::as_seq)
+            .filter(|i| !i.is_empty())
+        else {
+            self.cx.err(
+                s.get("steps").map_or(fe.span, |x| x.span),
+                "`for_each` needs a non-empty `steps` list",
+            );
+            return None;
+        };
+        for k in ["tool", "args", "on_error", "input_path", "output_path"] {
+            if let Some((key, _)) = s
+                .as_map()
+                .and_then(|m| m.iter().find(|(x, _)| x.key_text().as_deref() == Some(k)))
+            {
+                self.cx.err(
+                    key.span,
+                    format!("`{k}` belongs on the steps inside `for_each`, not on the block"),
+                );
+            }
+        }
+        if depth + 1 > MAX_DEPTH {
+            return self.step(&inner[0], fallback, depth + 1, prev);
+        }
+        let (source, mut needs) = self.source(fe, src)?;
+        let inner_ids: Vec<Option<String>> = inner
+            .iter()
+            .map(|i| i.get("id").and_then(YNode::as_str).map(str::to_owned))
+            .collect();
+        let block_id = s.get("id").and_then(YNode::as_str).map(str::to_owned);
+        // `collect` must read the last inner step (it becomes a transform).
+        let last_id = inner_ids.last().cloned().flatten();
+        let collect = match s.get("collect") {
+            None => None,
+            Some(c) => {
+                let parsed = c.as_str().map(|t| parse_path(t).map(split_root));
+                match parsed {
+                    Some(Ok(Some((root, rest)))) if Some(&root) == last_id.as_ref() => {
+                        Some((jq_path(&rest), c.span))
+                    }
+                    Some(Err(e)) => {
+                        self.cx.err(c.span, format!("`collect`: {e}"));
+                        return None;
+                    }
+                    _ => {
+                        self.cx.err_hint(
+                            c.span,
+                            "pipewright converts a `collect` that reads the last inner step",
+                            match &last_id {
+                                Some(l) => {
+                                    format!("write `\"collect\": \"$.{l}\"` (or a path under it)")
+                                }
+                                None => "give the last inner step an `id` and collect `$.<id>`"
+                                    .to_owned(),
+                            },
+                        );
+                        return None;
+                    }
+                }
+            }
+        };
+        let mut prev_native: Option<String> = None;
+        for (j, st) in inner.iter().enumerate() {
+            if st.get("tool").is_none()
+                || st.get("parallel").is_some()
+                || st.get("for_each").is_some()
+            {
+                if st.get("parallel").is_some() || st.get("for_each").is_some() {
+                    self.cx.err(st.span, "pipewright converts `for_each` blocks whose steps are tool calls; nest the block's work in separate steps");
+                } else {
+                    self.step(st, fallback, depth + 1, prev);
+                }
+                return None;
+            }
+            let roots = roots_of(st.get("args"));
+            let prev_fibe = if j > 0 {
+                inner_ids[j - 1].clone()
+            } else {
+                None
+            };
+            let uses_alias = roots.contains(&alias);
+            let uses_prev = prev_fibe.as_ref().is_some_and(|p| roots.contains(p));
+            let older = inner_ids[..j.saturating_sub(1)]
+                .iter()
+                .flatten()
+                .find(|i| roots.contains(*i));
+            if let Some(o) = older.filter(|_| j > 0) {
+                self.cx.err(st.span, format!("step `{}` reads `$.{o}`, an inner step before the previous one; pipewright converts inner steps that read the alias or the step just before", inner_ids[j].clone().unwrap_or_default()));
+                return None;
+            }
+            if uses_alias && uses_prev {
+                self.cx.err(st.span, format!("an inner step that reads both the alias `{alias}` and the previous inner step cannot be converted; read one of them"));
+                return None;
+            }
+            let scope = Scope {
+                alias: (!uses_prev).then(|| alias.clone()),
+                fan_prev: if uses_prev { prev_fibe.clone() } else { None },
+                step: String::new(),
+            };
+            let is_last = j + 1 == inner.len();
+            let fan = match (&prev_native, uses_prev) {
+                (Some(p), true) => native_ref(Root::Node(p.clone()), Vec::new()),
+                _ => source.clone(),
+            };
+            let mut seq_prev: Vec<String> = match &prev_native {
+                Some(p) => vec![p.clone()],
+                None => prev.to_vec(),
+            };
+            if !uses_prev {
+                for n in &needs {
+                    if !seq_prev.contains(n) {
+                        seq_prev.push(n.clone());
+                    }
+                }
+            }
+            let rename = if is_last { block_id.clone() } else { None };
+            let id = self.tool_step(
+                st,
+                &format!("{fallback}_{j}"),
+                &seq_prev,
+                &scope,
+                rename.as_deref(),
+            )?;
+            let step = self.steps.last_mut()?;
+            step.for_each = Some((fan, fe.span));
+            if is_last
+                && let Some((jq, span)) = &collect
+                && jq != "."
+            {
+                step.transform = Some(match step.transform.take() {
+                    Some((t, _)) => (format!("({t}) | {jq}"), *span),
+                    None => (jq.clone(), *span),
+                });
+            }
+            prev_native = Some(id);
+            needs.clear();
+        }
+        let last = prev_native?;
+        if let Some(b) = &block_id {
+            self.bound.insert(b.clone(), last.clone());
+        }
+        Some(vec![last])
+    }
+
+    /// The native reference of a `for_each` value and the nodes it reads.
+    fn source(&mut self, fe: &YNode, src: &str) -> Option<(String, Vec<String>)> {
+        let mut refs = Vec::new();
+        let text = self.rewrite(fe, src, &Scope::default(), &mut refs);
+        if refs.is_empty() && !self.cx.has_errors_at(fe.span) {
+            self.cx.err(fe.span, format!("`for_each` must read an earlier step's output, e.g. `$.list.items`; `{src}` does not"));
+            return None;
+        }
+        Some((text, refs))
+    }
+
+    /// Translates one tool call; returns its native id.
+    fn tool_step(
+        &mut self,
+        s: &YNode,
+        fallback: &str,
+        prev: &[String],
+        scope: &Scope,
+        rename: Option<&str>,
+    ) -> Option<String> {
+        if !self.cx.keys(s, STEP_KEYS, "a Fibe step") {
+            return None;
+        }
+        let tool_node = s.get("tool")?;
+        let Some(tool) = tool_node.as_str().filter(|t| !t.trim().is_empty()) else {
+            self.cx
+                .err(tool_node.span, "`tool` must be a non-empty string");
+            return None;
+        };
+        if tool == "fibe_pipeline" {
+            self.cx.err_hint(
+                tool_node.span,
+                "nested fibe_pipeline is not allowed",
+                "flatten the inner pipeline's steps into this one",
+            );
+        }
+        let fibe_id = s.get("id").and_then(YNode::as_str).map(str::to_owned);
+        let wanted = rename.map(str::to_owned).or(fibe_id.clone());
+        let id = match &wanted {
+            Some(w) if self.cx.reserve(w) => w.clone(),
+            Some(w) => self.cx.native_id(w),
+            None => self.cx.native_id(fallback),
+        };
+        let scope = Scope {
+            step: fibe_id.clone().unwrap_or_else(|| id.clone()),
+            ..scope.clone()
+        };
+        let mut step = Step::new(id.clone(), s.span, tool.to_owned(), tool_node.span);
+        let mut refs = Vec::new();
+        if let Some(args) = s.get("args") {
+            let args = match s.get("input_path") {
+                Some(ip) => self.input_path(args, ip)?,
+                None => args.clone(),
+            };
+            if args.as_map().is_none() {
+                self.cx.err(
+                    args.span,
+                    format!("`args` must be an object, found {}", args.type_name()),
+                );
+            }
+            step.args = Some(map_strings(&args, &mut |v, text| {
+                self.rewrite(v, text, &scope, &mut refs)
+            }));
+        } else if let Some(ip) = s.get("input_path") {
+            self.cx.err(
+                ip.span,
+                "`input_path` filters `args`, and this step has none",
+            );
+        }
+        if let Some(oe) = s.get("on_error") {
+            match oe.as_str() {
+                Some("abort") => {}
+                Some("continue") => step.continue_on_error = Some(oe.span),
+                _ => self.cx.err_hint(
+                    oe.span,
+                    format!("unknown `on_error` {}", describe(oe)),
+                    "Fibe's `on_error` is \"abort\" (the default) or \"continue\"",
+                ),
+            }
+        }
+        if let Some(op) = s.get("output_path") {
+            match op.as_str().map(parse_path) {
+                Some(Ok(path)) if !path.is_empty() => {
+                    step.transform = Some((jq_path(&path), op.span))
+                }
+                Some(Ok(_)) => {}
+                Some(Err(e)) => self.cx.err(op.span, format!("`output_path`: {e}")),
+                None => self
+                    .cx
+                    .err(op.span, "`output_path` must be a JSONPath string"),
+            }
+        }
+        if let Some(key) = &self.key {
+            let step_id = fibe_id.clone().unwrap_or_else(|| id.clone());
+            let digest = hex::encode(Sha256::digest(format!("{key}:{step_id}").as_bytes()));
+            step.meta = Some(json!({ IDEMPOTENCY_META: digest }));
+        }
+        let mut needs: Vec<String> = prev.to_vec();
+        for r in refs {
+            if !needs.contains(&r) {
+                needs.push(r);
+            }
+        }
+        step.needs = needs;
+        self.steps.push(step);
+        // Inner steps of a `for_each` are bound only inside the block; its
+        // last one carries the block's binding.
+        let binding = match (self.in_block, rename) {
+            (_, Some(r)) => Some(r.to_owned()),
+            (true, None) => None,
+            (false, None) => fibe_id.clone(),
+        };
+        self.cx.named.push(super::ImportedStep {
+            native: id.clone(),
+            binding,
+            index: self.cx.index,
+            tool: tool.to_owned(),
+        });
+        if let Some(f) = fibe_id {
+            self.bound.insert(f, id.clone());
+        }
+        Some(id)
+    }
+
+    /// `args` narrowed by `input_path`, walking the literal tree; a path that
+    /// reaches a `$.` string extends that reference.
+    fn input_path(&mut self, args: &YNode, ip: &YNode) -> Option<YNode> {
+        let path = match ip.as_str().map(parse_path) {
+            Some(Ok(p)) => p,
+            Some(Err(e)) => {
+                self.cx.err(ip.span, format!("`input_path`: {e}"));
+                return None;
+            }
+            None => {
+                self.cx
+                    .err(ip.span, "`input_path` must be a JSONPath string");
+                return None;
+            }
+        };
+        let mut cur = args.clone();
+        for (k, seg) in path.iter().enumerate() {
+            let next = match (&cur.kind, seg) {
+                (YKind::Map(_), Segment::Field(f)) => cur.get(f).cloned(),
+                (YKind::Seq(items), Segment::Index(i)) => {
+                    usize::try_from(*i).ok().and_then(|i| items.get(i)).cloned()
+                }
+                (YKind::Str(s, style), _) if s.starts_with("$.") => {
+                    let mut text = s.clone();
+                    for rest in &path[k..] {
+                        match rest {
+                            Segment::Field(f) => text.push_str(&format!("['{f}']")),
+                            Segment::Index(i) => text.push_str(&format!("[{i}]")),
+                            Segment::Wildcard => text.push_str("[*]"),
+                        }
+                    }
+                    return Some(YNode {
+                        kind: YKind::Str(text, *style),
+                        span: cur.span,
+                    });
+                }
+                _ => None,
+            };
+            match next {
+                Some(n) => cur = n,
+                None => {
+                    self.cx.err(
+                        ip.span,
+                        format!(
+                            "`input_path` selects nothing in `args` (at segment {})",
+                            k + 1
+                        ),
+                    );
+                    return None;
+                }
+            }
+        }
+        Some(cur)
+    }
+
+    /// One string of an argument tree as a native template; the native ids
+    /// it reads go to `refs`.
+    fn rewrite(&mut self, v: &YNode, text: &str, scope: &Scope, refs: &mut Vec<String>) -> String {
+        match classify(text) {
+            Str::Literal(l) => literal(&l),
+            Str::Bad(e) => {
+                self.cx.err(v.span, e);
+                literal(text)
+            }
+            Str::Ref(root, rest) => {
+                if scope.alias.as_deref() == Some(root.as_str())
+                    || scope.fan_prev.as_deref() == Some(root.as_str())
+                {
+                    return native_ref(Root::Item, rest);
+                }
+                if self.siblings.contains(&root) && root != scope.step {
+                    self.cx.err_hint(
+                        v.span,
+                        format!("parallel member `{}` depends on its sibling `{root}`", scope.step),
+                        "members of a `parallel` block run at the same time; move the dependent step after the block",
+                    );
+                    return literal(text);
+                }
+                if let Some(native) = self.bound.get(&root) {
+                    if !refs.contains(native) {
+                        refs.push(native.clone());
+                    }
+                    return native_ref(Root::Node(native.clone()), rest);
+                }
+                let d = if self.declared.contains_key(&root) {
+                    format!("`{text}` reads step `{root}`, which has not run at this point")
+                } else {
+                    format!("`{text}` refers to unknown step `{root}`")
+                };
+                let hint = suggest(&root, self.bound.keys().map(String::as_str))
+                    .map(|s| format!("did you mean `{s}`?"));
+                match hint {
+                    Some(h) => self.cx.err_hint(v.span, d, h),
+                    None => self.cx.err(v.span, d),
+                }
+                literal(text)
+            }
+        }
+    }
+
+    fn output(&mut self, r: &YNode) -> Option<(Output, Span)> {
+        if let Some(text) = r.as_str() {
+            match classify(text) {
+                Str::Ref(root, rest) => {
+                    let Some(native) = self.bound.get(&root).cloned() else {
+                        self.cx
+                            .err(r.span, format!("`return` reads unknown step `{root}`"));
+                        return None;
+                    };
+                    return Some(if rest.is_empty() {
+                        (Output::Node(native), r.span)
+                    } else {
+                        (
+                            Output::Assemble(format!(
+                                ".nodes[{}] | {}",
+                                quoted(&native),
+                                jq_path(&rest)
+                            )),
+                            r.span,
+                        )
+                    });
+                }
+                _ if text == "$" => return Some((Output::Assemble(self.bindings_jq()), r.span)),
+                _ => {}
+            }
+        }
+        let jq = self.return_jq(r)?;
+        Some((Output::Assemble(jq), r.span))
+    }
+
+    fn bindings_jq(&self) -> String {
+        let fields: Vec<String> = self
+            .top
+            .iter()
+            .map(|(f, n)| format!("{}: .nodes[{}]", quoted(f), quoted(n)))
+            .collect();
+        format!("{{{}}}", fields.join(", "))
+    }
+
+    fn return_jq(&mut self, v: &YNode) -> Option<String> {
+        Some(match &v.kind {
+            YKind::Map(pairs) => {
+                let mut parts = Vec::new();
+                for (k, x) in pairs {
+                    parts.push(format!(
+                        "{}: ({})",
+                        quoted(&k.key_text().unwrap_or_default()),
+                        self.return_jq(x)?
+                    ));
+                }
+                format!("{{{}}}", parts.join(", "))
+            }
+            YKind::Seq(items) => {
+                let parts: Option<Vec<String>> = items
+                    .iter()
+                    .map(|i| self.return_jq(i).map(|j| format!("({j})")))
+                    .collect();
+                format!("[{}]", parts?.join(", "))
+            }
+            YKind::Str(s, _) => match classify(s) {
+                Str::Ref(root, rest) => match self.bound.get(&root) {
+                    Some(n) => format!(".nodes[{}] | {}", quoted(n), jq_path(&rest)),
+                    None => {
+                        self.cx
+                            .err(v.span, format!("`return` reads unknown step `{root}`"));
+                        return None;
+                    }
+                },
+                Str::Literal(l) => quoted(&l),
+                Str::Bad(e) => {
+                    self.cx.err(v.span, e);
+                    return None;
+                }
+            },
+            _ => super::jq_literal(&v.to_json()),
+        })
+    }
+}
+
+/// The step ids a tree of arguments reads through `$.id…` strings.
+fn roots_of(args: Option<&YNode>) -> Vec<String> {
+    let mut out = Vec::new();
+    if let Some(a) = args {
+        super::walk_strings(a, &mut |s| {
+            if let Str::Ref(root, _) = classify(s) {
+                out.push(root);
+            }
+        });
+    }
+    out
+}
+
+fn describe(v: &YNode) -> String {
+    match v.as_str() {
+        Some(s) => format!("`{s}`"),
+        None => Value::from(v.type_name()).to_string(),
+    }
+}

@@ -1,0 +1,296 @@
+//! The pipeline file format as plain serde types, for the JSON Schema that
+//! `pipewright schema` prints (`schema/pipewright.schema.json`) and editors
+//! use to complete and validate files. The loader does not read these types
+//! (it works on the spanned tree to report positions); the test
+//! `examples_validate_against_the_schema` keeps the two in step.
+
+use std::collections::BTreeMap;
+
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::Value;
+
+/// A pipewright pipeline file: a linear `pipe:` and/or DAG `compositions:`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[schemars(title = "pipewright pipeline file")]
+pub struct PipelineFile {
+    /// File format version; only 1 exists.
+    #[schemars(range(min = 1, max = 1))]
+    pub version: Option<u64>,
+    /// Name of the `pipe:` composition (default `pipe`).
+    pub name: Option<String>,
+    pub description: Option<String>,
+    /// Servers nodes call, by name. With one, nodes need not name it.
+    pub servers: Option<BTreeMap<String, ServerEntry>>,
+    /// Defaults for `${var.NAME}`; `--var` and case rows win.
+    pub vars: Option<BTreeMap<String, Value>>,
+    pub budget: Option<BudgetEntry>,
+    /// An inline pricing table: `tools: {name: {cost_usd}}`, `models: {name: {input_per_mtok, output_per_mtok}}`.
+    pub pricing: Option<BTreeMap<String, Value>>,
+    /// A linear pipeline: step k runs after step k-1.
+    pub pipe: Option<Vec<NodeEntry>>,
+    /// DAGs of nodes wired by `needs`.
+    pub compositions: Option<Vec<CompositionEntry>>,
+    /// The `pipe:`'s output.
+    pub output: Option<OutputEntry>,
+    /// Assertions over the `pipe:`'s trace envelope.
+    pub expect: Option<Vec<ExpectEntry>>,
+    /// Dataset rows the `pipe:` runs once each.
+    pub cases: Option<Vec<CaseEntry>>,
+    /// mcptest sections pipewright does not run (ignored with a warning).
+    pub agents: Option<Value>,
+    pub tools: Option<Value>,
+    pub evals: Option<Value>,
+    pub eval: Option<Value>,
+    pub resources: Option<Value>,
+    pub prompts: Option<Value>,
+}
+
+/// A server: a URL or a command line as a string, or a mapping.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(untagged)]
+pub enum ServerEntry {
+    /// `http(s)://…` for Streamable HTTP, anything else a command line.
+    Short(String),
+    Full(ServerObject),
+}
+
+/// A server mapping: exactly one of `url`, `command` or `from`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ServerObject {
+    /// Streamable HTTP endpoint.
+    pub url: Option<String>,
+    /// HTTP headers; values are secrets (masked in traces).
+    pub headers: Option<BTreeMap<String, String>>,
+    /// Program to start; it speaks MCP over stdio.
+    pub command: Option<String>,
+    pub args: Option<Vec<String>>,
+    pub env: Option<BTreeMap<String, String>>,
+    pub cwd: Option<String>,
+    /// A client config file (Claude Desktop, Cursor, `.mcp.json`, VS Code `mcp.json`) to take the server from.
+    pub from: Option<String>,
+    /// The entry of `from` to use (default: this server's name).
+    pub name: Option<String>,
+    pub transport: Option<Transport>,
+}
+
+/// How to reach the server (implied by `url` / `command`).
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Transport {
+    Stdio,
+    Http,
+    #[serde(rename = "streamable-http")]
+    StreamableHttpDash,
+    StreamableHttp,
+    Sse,
+}
+
+/// Caps on a run.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct BudgetEntry {
+    pub max_cost_usd: Option<f64>,
+    pub max_tokens: Option<u64>,
+    pub max_duration: Option<DurationEntry>,
+    pub max_duration_ms: Option<u64>,
+}
+
+/// A duration: `500ms`, `30s`, `2m`, `1h`, `1m30s`, or a number of seconds.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(untagged)]
+pub enum DurationEntry {
+    Seconds(u64),
+    Text(String),
+}
+
+/// One composition: a DAG of nodes.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CompositionEntry {
+    pub name: String,
+    pub description: Option<String>,
+    pub nodes: Vec<NodeEntry>,
+    pub output: Option<OutputEntry>,
+    pub expect: Option<Vec<ExpectEntry>>,
+    pub cases: Option<Vec<CaseEntry>>,
+    pub budget: Option<BudgetEntry>,
+    /// mcptest's eval block (ignored).
+    pub eval: Option<Value>,
+}
+
+/// One MCP call.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct NodeEntry {
+    /// Unique id, read by others as `${id.path}`.
+    pub id: String,
+    /// Parents (compositions only).
+    pub needs: Option<Vec<String>>,
+    /// The server to call (required when several are declared).
+    pub server: Option<String>,
+    pub tool: String,
+    /// Arguments; strings may hold `${…}` references.
+    pub args: Option<BTreeMap<String, Value>>,
+    /// jq applied to the output.
+    pub transform: Option<JqEntry>,
+    /// A guard: `${ref} | jq-filter`, or a jq predicate over `{parents}`.
+    pub when: Option<String>,
+    pub on_error: Option<OnErrorEntry>,
+    /// Fan out over an array: `${parent}`, `${parent[*]}`, `${parent.items}`.
+    pub for_each: Option<String>,
+    pub max_concurrency: Option<u64>,
+    pub mock: Option<MockEntry>,
+    pub timeout: Option<DurationEntry>,
+    pub max_cost_per_call_usd: Option<f64>,
+    pub max_tokens_per_call: Option<u64>,
+    /// Undo call run when the run fails after this node completed.
+    pub compensate: Option<CompensateEntry>,
+    /// Extra request `_meta` fields sent with the call.
+    pub meta: Option<BTreeMap<String, Value>>,
+    pub description: Option<String>,
+}
+
+/// A jq program, as a string or `{jq: …}`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(untagged)]
+pub enum JqEntry {
+    Text(String),
+    Object(JqObject),
+}
+
+/// `{jq: program}`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct JqObject {
+    pub jq: String,
+}
+
+/// `stop`, `continue`, `retry:<n>`, or `{retry: n}` / `{retry: {max, backoff}}`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(untagged)]
+pub enum OnErrorEntry {
+    Text(OnErrorText),
+    Retry(RetryObject),
+}
+
+/// `stop`, `continue` or `retry:<n>`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(transparent)]
+#[schemars(extend("pattern" = "^(stop|continue|retry:[0-9]+)$"))]
+pub struct OnErrorText(pub String);
+
+/// `{retry: …}`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RetryObject {
+    pub retry: RetryEntry,
+}
+
+/// A retry count, or `{max, backoff}`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(untagged)]
+pub enum RetryEntry {
+    Count(u64),
+    Full(RetryFull),
+}
+
+/// `{max, backoff}`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RetryFull {
+    pub max: u64,
+    pub backoff: Option<DurationEntry>,
+}
+
+/// A fixture instead of the call: `{result: …}` or `{error: …}`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct MockEntry {
+    pub result: Option<Value>,
+    pub error: Option<Value>,
+}
+
+/// An undo call.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CompensateEntry {
+    pub server: Option<String>,
+    pub tool: String,
+    pub args: Option<BTreeMap<String, Value>>,
+}
+
+/// A node id, or `{assemble: jq}` over `{nodes: {id: output}}`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(untagged)]
+pub enum OutputEntry {
+    Node(String),
+    Assemble(AssembleObject),
+}
+
+/// `{assemble: jq}`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct AssembleObject {
+    pub assemble: String,
+}
+
+/// An assertion over the trace envelope.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ExpectEntry {
+    /// `composition.…`, `output…`, `nodes.<id>.…`, `cost.total`, `tokens.total`.
+    pub target: String,
+    pub matcher: MatcherEntry,
+}
+
+/// Exactly one matcher.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[schemars(extend("minProperties" = 1, "maxProperties" = 1))]
+pub struct MatcherEntry {
+    pub exact: Option<Value>,
+    pub lte: Option<f64>,
+    pub lt: Option<f64>,
+    pub gte: Option<f64>,
+    pub gt: Option<f64>,
+    pub contains: Option<Value>,
+    pub regex: Option<String>,
+    pub length: Option<u64>,
+    #[serde(rename = "type")]
+    pub type_: Option<JsonTypeName>,
+    pub exists: Option<bool>,
+    pub jq: Option<String>,
+}
+
+/// A JSON type name for the `type` matcher.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum JsonTypeName {
+    Null,
+    Boolean,
+    Number,
+    String,
+    Array,
+    Object,
+}
+
+/// One dataset row.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CaseEntry {
+    pub name: String,
+    pub vars: Option<BTreeMap<String, Value>>,
+    pub golden: Option<Value>,
+    pub expect: Option<Vec<ExpectEntry>>,
+}
+
+/// The JSON Schema of the pipeline file, pretty-printed with a final newline.
+pub fn json_schema() -> String {
+    let schema = schemars::schema_for!(PipelineFile);
+    let mut text = serde_json::to_string_pretty(&schema).unwrap_or_default();
+    text.push('\n');
+    text
+}

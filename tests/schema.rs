@@ -1,0 +1,85 @@
+//! The committed JSON Schema is what `pipewright schema` prints, and every
+//! example validates against it and tells editors where it is. CI runs this
+//! test before the others (`.ci/run`).
+
+use std::path::{Path, PathBuf};
+
+use assert_cmd::Command;
+use pipewright::engine::{schema, yaml};
+
+const SCHEMA_LINE: &str = "# yaml-language-server: $schema=../schema/pipewright.schema.json";
+
+fn root() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn committed() -> String {
+    std::fs::read_to_string(root().join("schema/pipewright.schema.json")).unwrap_or_default()
+}
+
+fn examples() -> Vec<PathBuf> {
+    let mut out: Vec<PathBuf> = std::fs::read_dir(root().join("examples"))
+        .expect("examples/")
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|e| e == "yml" || e == "yaml"))
+        .collect();
+    out.sort();
+    out
+}
+
+#[test]
+fn committed_schema_is_current() {
+    assert!(
+        committed() == schema::json_schema(),
+        "schema/pipewright.schema.json is stale; regenerate it with `cargo run -- schema > schema/pipewright.schema.json`"
+    );
+}
+
+#[test]
+fn the_schema_command_prints_the_committed_schema() {
+    let out = Command::cargo_bin("pipewright")
+        .expect("binary")
+        .arg("schema")
+        .output()
+        .expect("runs");
+    assert!(out.status.success());
+    assert_eq!(String::from_utf8_lossy(&out.stdout), committed());
+}
+
+#[test]
+fn examples_validate_against_the_schema_and_name_it() {
+    let schema: serde_json::Value = serde_json::from_str(&schema::json_schema()).expect("json");
+    let validator = jsonschema::validator_for(&schema).expect("a valid schema");
+    let files = examples();
+    assert!(files.len() >= 8, "{files:?}");
+    for path in files {
+        let text = std::fs::read_to_string(&path).expect("reads");
+        assert!(
+            text.starts_with(SCHEMA_LINE),
+            "{} lacks the schema line",
+            path.display()
+        );
+        let doc = yaml::parse(&text).expect("parses").to_json();
+        let errors: Vec<String> = validator
+            .iter_errors(&doc)
+            .map(|e| format!("{e} at {}", e.instance_path()))
+            .collect();
+        assert!(errors.is_empty(), "{}: {errors:?}", path.display());
+    }
+}
+
+#[test]
+fn the_schema_rejects_what_the_loader_rejects() {
+    let schema: serde_json::Value = serde_json::from_str(&schema::json_schema()).expect("json");
+    let validator = jsonschema::validator_for(&schema).expect("a valid schema");
+    for bad in [
+        "pipe:\n  - { id: a, tool: echo, nede: [x] }\n",
+        "pipe:\n  - { id: a, tool: echo, on_error: sometimes }\n",
+        "pipe:\n  - { tool: echo }\n",
+        "servers: { a: { url: 'http://x', colour: red } }\npipe: []\n",
+    ] {
+        let doc = yaml::parse(bad).expect("parses").to_json();
+        assert!(!validator.is_valid(&doc), "accepted: {bad}");
+    }
+}
