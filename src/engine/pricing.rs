@@ -6,7 +6,9 @@
 //! is laid over either. Its shape and the order in which figures are taken
 //! (`_meta`, then this table, then zero) are documented in that file.
 
+use std::collections::HashMap;
 use std::path::Path;
+use std::sync::Arc;
 
 use indexmap::IndexMap;
 use serde::{Deserialize, Serialize};
@@ -256,6 +258,81 @@ impl PricingTable {
             model: entry.model.clone(),
             source: Source::Table,
         }
+    }
+}
+
+/// Calls a run can answer without a server (a cassette being replayed):
+/// they are free in budgets and estimates.
+pub trait FreeCalls: Send + Sync + std::fmt::Debug {
+    /// True when this exact call (server, tool, arguments) is answered
+    /// without a server.
+    fn answers(&self, server: Option<&str>, tool: &str, args: &Map<String, Value>) -> bool;
+}
+
+/// Everything a run prices calls with: the table, the name of the server
+/// used when a node names none, figures recorded by an earlier run (by node
+/// id, per call) and the calls a cassette answers for free.
+#[derive(Debug, Clone, Default)]
+pub struct Pricing {
+    pub table: PricingTable,
+    pub default_server: Option<String>,
+    pub recorded: HashMap<String, Figures>,
+    pub free: Option<Arc<dyn FreeCalls>>,
+}
+
+impl Pricing {
+    /// Pricing from a table alone.
+    pub fn new(table: PricingTable, default_server: Option<String>) -> Self {
+        Self {
+            table,
+            default_server,
+            ..Self::default()
+        }
+    }
+
+    /// The server a call goes to: the node's, or the only one.
+    pub fn server<'a>(&'a self, node_server: Option<&'a str>) -> Option<&'a str> {
+        node_server.or(self.default_server.as_deref())
+    }
+
+    /// Figures of a finished call; see [`PricingTable::actual`].
+    pub fn actual(
+        &self,
+        server: Option<&str>,
+        tool: &str,
+        args: &Map<String, Value>,
+        result: &Value,
+        output: &Value,
+    ) -> Figures {
+        self.table
+            .actual(self.server(server), tool, args, result, output)
+    }
+
+    /// The projected figures of one call of node `id`: free when a cassette
+    /// answers it (`args` fully resolved), else what an earlier run
+    /// recorded, else the table.
+    pub fn project(
+        &self,
+        id: &str,
+        server: Option<&str>,
+        tool: &str,
+        args: &Value,
+        resolved: bool,
+    ) -> Figures {
+        let server = self.server(server);
+        if resolved
+            && let (Some(free), Value::Object(map)) = (&self.free, args)
+            && free.answers(server, tool, map)
+        {
+            return Figures {
+                source: Source::Cassette,
+                ..Figures::default()
+            };
+        }
+        if let Some(f) = self.recorded.get(id) {
+            return f.clone();
+        }
+        self.table.project(server, tool, args)
     }
 }
 

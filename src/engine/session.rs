@@ -21,7 +21,9 @@ use tokio_util::sync::CancellationToken;
 
 use super::exec::{Caller, NodeJob, Seen, Snapshot, run_node};
 use super::jq;
+use super::budget;
 use super::model::{Budget, Composition, Expectation, Kind, Mock, OnError, OutputSpec};
+use super::pricing::Pricing;
 use super::redact::Redactor;
 use super::reference;
 use super::trace::{NodeRecord, NodeStatus, RunStatus, RunSummary, Trace};
@@ -166,6 +168,10 @@ pub struct SessionConfig {
     pub expect: Vec<Expectation>,
     /// Capacity of the event channel.
     pub event_capacity: usize,
+    /// Prices calls and projects the next one before it is dispatched.
+    pub pricing: Arc<Pricing>,
+    /// `--max-cost-per-call`: a per-call cap for nodes that set none.
+    pub max_cost_per_call_usd: Option<f64>,
 }
 
 impl Default for SessionConfig {
@@ -179,6 +185,8 @@ impl Default for SessionConfig {
             default_timeout: None,
             expect: Vec::new(),
             event_capacity: 1024,
+            pricing: Arc::new(Pricing::default()),
+            max_cost_per_call_usd: None,
         }
     }
 }
@@ -642,6 +650,27 @@ impl Actor {
         }
     }
 
+    /// Checks node `i`'s projected figures against every cap before it is
+    /// dispatched; false when a cap fired and the run stops.
+    async fn within_budget(&mut self, i: usize, scope: &Snapshot) -> bool {
+        let node = &self.comp.nodes[i];
+        let projection = budget::project_node(&self.cfg.pricing, node, scope);
+        let caps = budget::Caps::of(node, self.cfg.budget, self.cfg.max_cost_per_call_usd);
+        let spent = budget::Spent {
+            cost_usd: self.cost_total,
+            tokens: self.tokens_total,
+            elapsed: self.started.map_or(Duration::ZERO, |s| s.elapsed()),
+        };
+        let id = node.id.clone();
+        if let Some(b) = budget::breaches(&id, caps, spent, &projection)
+            .into_iter()
+            .next()
+        {
+            self.trip(&b.cap, b.detail).await;
+        }
+        self.stopping.is_none()
+    }
+
     async fn node_done(&mut self, idx: usize, generation: u64, rec: NodeRecord) {
         if self.gens.get(idx) != Some(&generation) {
             return;
@@ -807,6 +836,9 @@ impl Actor {
         if self.released == Some(i) {
             self.released = None;
         }
+        if !self.within_budget(i, &scope).await {
+            return true;
+        }
         self.dispatch(i, scope).await;
         if self.step_pending && self.mode == Mode::Running {
             self.step_pending = false;
@@ -934,6 +966,7 @@ impl Actor {
             events: self.events.clone(),
             redactor: self.redactor.clone(),
             default_timeout: self.cfg.default_timeout,
+            pricing: self.cfg.pricing.clone(),
         };
         let done = self.done_tx.clone();
         tokio::spawn(async move {
@@ -1014,6 +1047,8 @@ impl Actor {
                 cost_total: self.cost_total,
                 tokens_total: self.tokens_total,
                 duration_ms: self.started.map_or(0, |s| s.elapsed().as_millis() as u64),
+                output_tokens: super::tokens::count_value(&output),
+                output_tokens_all: self.records.iter().map(|r| r.output_tokens).sum(),
             },
             nodes,
             completed_step_ids: self.completed.clone(),
