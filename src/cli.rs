@@ -3,7 +3,9 @@
 
 pub mod check;
 pub mod demo;
+pub mod plan;
 pub mod run;
+pub mod spend;
 pub mod tools;
 
 use std::process::ExitCode;
@@ -37,6 +39,10 @@ pub enum Command {
     /// Run a pipeline file (every composition and case) and report.
     #[command(alias = "pipe")]
     Run(run::RunArgs),
+    /// Show what a run would do and cost, calling nothing: order and waves,
+    /// resolved arguments, projected cost and tokens, budget verdict and
+    /// preflight checks (same as `run --dry-run --estimate-cost`).
+    Plan(run::RunArgs),
     /// Validate pipeline files and print their diagnostics like a compiler.
     Check(check::CheckArgs),
     /// List or call the tools of a server.
@@ -61,6 +67,7 @@ pub fn main() -> ExitCode {
     let code = runtime.block_on(async {
         match cli.command {
             Command::Run(args) => run::run(args).await,
+            Command::Plan(args) => plan::plan(args).await,
             Command::Check(args) => check::check(&args),
             Command::Tools(cmd) => tools::tools(cmd).await,
             Command::DemoServer(args) => demo::demo(args).await,

@@ -12,10 +12,9 @@ use serde_json::Value;
 use super::exit;
 use crate::engine::exec::Caller;
 use crate::engine::loader::{load_file, parse_duration};
-use crate::engine::mcp::ConnectOptions;
 use crate::engine::model::{Budget, Composition, Pipeline};
 use crate::engine::redact::Redactor;
-use crate::engine::servers::{self, ServerArg, ServerPool};
+use crate::engine::servers::{self, ServerArg};
 use crate::engine::session::{self, BudgetMode, Command, Event, SessionConfig};
 use crate::engine::trace::{NodeStatus, RunStatus, Trace};
 
@@ -81,9 +80,11 @@ pub struct RunArgs {
     /// Do not keep a copy of the trace in the user data directory.
     #[arg(long)]
     pub no_save: bool,
+    #[command(flatten)]
+    pub spend: super::spend::SpendArgs,
 }
 
-fn parse_vars(raw: &[String]) -> Result<IndexMap<String, Value>, String> {
+pub(crate) fn parse_vars(raw: &[String]) -> Result<IndexMap<String, Value>, String> {
     let mut out = IndexMap::new();
     for item in raw {
         let Some((k, v)) = item.split_once('=') else {
@@ -95,13 +96,16 @@ fn parse_vars(raw: &[String]) -> Result<IndexMap<String, Value>, String> {
     Ok(out)
 }
 
-fn usage(msg: impl std::fmt::Display) -> u8 {
+pub(crate) fn usage(msg: impl std::fmt::Display) -> u8 {
     eprintln!("error: {msg}");
     exit::INVALID
 }
 
 /// Runs the file; returns the exit code.
 pub async fn run(args: RunArgs) -> u8 {
+    if args.spend.dry_run || args.spend.estimate_cost {
+        return super::plan::plan(args).await;
+    }
     let name = args.file.display().to_string();
     let (source, loaded) = load_file(&args.file);
     if super::report_diagnostics(&name, &source, &loaded) {
@@ -178,17 +182,27 @@ pub async fn run(args: RunArgs) -> u8 {
             }
         }
     }
-    let pool = match ServerPool::connect(&specs, &needed, &ConnectOptions::default()).await {
-        Ok(p) => Arc::new(p),
-        Err(e) => {
-            eprintln!("error: {}", redactor.text(&e.to_string()));
-            return if e.is_unreachable() {
-                exit::UNREACHABLE
-            } else {
-                exit::INVALID
-            };
-        }
+    let table = match super::spend::pricing_table(&args.spend, &pipeline) {
+        Ok(t) => t,
+        Err(e) => return usage(e),
     };
+    let prepared = match super::spend::prepare(&args.spend, table, &specs, &needed, &redactor).await
+    {
+        Ok(p) => p,
+        Err(code) => return code,
+    };
+    let checked = super::spend::preflight(
+        &name,
+        &source,
+        &super::spend::runs_of(&pipeline, &comps, args.case.as_deref(), &cli_vars),
+        &prepared,
+        args.spend.yes,
+        true,
+    );
+    if let Err(code) = checked {
+        super::spend::close(prepared).await;
+        return code;
+    }
 
     let progress = args.format == Format::Text;
     let mut traces: Vec<Trace> = Vec::new();
@@ -204,10 +218,19 @@ pub async fn run(args: RunArgs) -> u8 {
                 .collect()
         };
         for row in rows {
-            let cfg = config(
+            let mut cfg = config(
                 &pipeline, comp, row, &cli_vars, cli_budget, &args, &name, timeout,
             );
-            let trace = drive(comp, pool.clone(), cfg, redactor.clone(), progress).await;
+            cfg.pricing = prepared.pricing.clone();
+            cfg.max_cost_per_call_usd = args.spend.max_cost_per_call;
+            let trace = drive(
+                comp,
+                prepared.caller.clone(),
+                cfg,
+                redactor.clone(),
+                progress,
+            )
+            .await;
             let stop = trace.composition.status == RunStatus::Cancelled;
             if !args.no_save {
                 save(&trace);
@@ -219,8 +242,10 @@ pub async fn run(args: RunArgs) -> u8 {
             }
         }
     }
-    if let Ok(pool) = Arc::try_unwrap(pool) {
-        pool.close().await;
+    let saved = super::spend::save_cassette(&args.spend, &prepared);
+    super::spend::close(prepared).await;
+    if let Err(code) = saved {
+        return code;
     }
 
     match args.format {
@@ -255,7 +280,7 @@ pub async fn run(args: RunArgs) -> u8 {
 }
 
 #[allow(clippy::too_many_arguments)]
-fn config(
+pub(crate) fn config(
     pipeline: &Pipeline,
     comp: &Composition,
     row: Option<&crate::engine::model::Case>,
@@ -293,12 +318,11 @@ fn config(
 /// stderr; Ctrl-C cancels the run.
 async fn drive(
     comp: &Composition,
-    pool: Arc<ServerPool>,
+    caller: Arc<dyn Caller>,
     cfg: SessionConfig,
     redactor: Redactor,
     progress: bool,
 ) -> Trace {
-    let caller: Arc<dyn Caller> = pool;
     let mut s = session::start(Arc::new(comp.clone()), caller, cfg, redactor);
     s.handle.send(Command::Run);
     let tty = std::io::stderr().is_terminal();

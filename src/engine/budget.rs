@@ -210,7 +210,10 @@ mod tests {
             elapsed: Duration::from_secs(1),
         };
         let names = |p: Projection, s: Spent| -> Vec<String> {
-            breaches("n", caps, s, &p).into_iter().map(|b| b.cap).collect()
+            breaches("n", caps, s, &p)
+                .into_iter()
+                .map(|b| b.cap)
+                .collect()
         };
         assert!(names(proj(0.1, 10), spent).is_empty());
         assert_eq!(names(proj(0.45, 10), spent), ["max_cost_usd"]);

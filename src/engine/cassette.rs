@@ -115,10 +115,7 @@ impl Cassette {
         if c.version != VERSION {
             return Err(CassetteError::Invalid {
                 path: name,
-                message: format!(
-                    "version {} (this pipewright reads {VERSION})",
-                    c.version
-                ),
+                message: format!("version {} (this pipewright reads {VERSION})", c.version),
             });
         }
         Ok(c)
@@ -127,7 +124,9 @@ impl Cassette {
     /// Writes the cassette, calls in their stable order.
     pub fn save(&self, path: &Path) -> Result<(), CassetteError> {
         let mut sorted = self.clone();
-        sorted.calls.sort_by_cached_key(|e| key(&e.server, &e.tool, &e.args));
+        sorted
+            .calls
+            .sort_by_cached_key(|e| key(&e.server, &e.tool, &e.args));
         let mut text = serde_json::to_string_pretty(&sorted).unwrap_or_default();
         text.push('\n');
         std::fs::write(path, text).map_err(|source| CassetteError::Write {
@@ -367,10 +366,7 @@ mod tests {
     #[test]
     fn canonical_sorts_keys_everywhere() {
         let v = json!({"b": 1, "a": [{"d": 1, "c": 2}]});
-        assert_eq!(
-            canonical(&v).to_string(),
-            r#"{"a":[{"c":2,"d":1}],"b":1}"#
-        );
+        assert_eq!(canonical(&v).to_string(), r#"{"a":[{"c":2,"d":1}],"b":1}"#);
     }
 
     #[tokio::test]

@@ -85,6 +85,22 @@ pub struct CompositionPlan {
     pub verdict: Verdict,
 }
 
+/// The plan of a whole file: each composition (and case) and what
+/// preflight found.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Plan {
+    pub file: String,
+    pub compositions: Vec<CompositionPlan>,
+    pub preflight: super::preflight::Preflight,
+}
+
+impl Plan {
+    /// True when every composition's projection stays within its budget.
+    pub fn within_budget(&self) -> bool {
+        self.compositions.iter().all(|c| c.verdict.within_budget)
+    }
+}
+
 /// Plans `comp` run with `vars` under `budget` (and `max_cost_per_call`,
 /// the `--max-cost-per-call` flag). Values of `${env.X}` never appear.
 pub fn plan_composition(
@@ -144,7 +160,8 @@ pub fn plan_composition(
             projection,
         });
     }
-    let ids = |v: &[usize]| -> Vec<String> { v.iter().map(|&i| comp.nodes[i].id.clone()).collect() };
+    let ids =
+        |v: &[usize]| -> Vec<String> { v.iter().map(|&i| comp.nodes[i].id.clone()).collect() };
     CompositionPlan {
         name: comp.name.clone(),
         case,
@@ -212,22 +229,38 @@ mod tests {
         let loaded = load_str(
             "budget: {max_cost_usd: 0.25}\ncompositions:\n  - name: c\n    nodes:\n      - id: a\n        mock: {result: {ids: [1, 2, 3]}}\n      - id: b\n        needs: [a]\n        tool: paid\n        for_each: \"${a.ids}\"\n        args: {id: \"${item}\"}\n      - id: c\n        needs: [b]\n        tool: paid\n        args: {first: \"${b[0].x}\", q: \"${var.Q}\"}\n",
         );
-        let p = loaded.valid().unwrap_or_else(|| panic!("{:?}", loaded.diagnostics));
+        let p = loaded
+            .valid()
+            .unwrap_or_else(|| panic!("{:?}", loaded.diagnostics));
         let table = PricingTable::parse("tools:\n  paid: {cost_usd: 0.1}\n", "t")
             .unwrap_or_else(|e| panic!("{e}"));
         let pricing = Pricing::new(table, Some("demo".into()));
         let mut vars = IndexMap::new();
         vars.insert("Q".into(), json!("alice"));
         let comp = &p.compositions[0];
-        let plan = plan_composition(comp, None, &vars, p.budget, None, &pricing, &Redactor::default());
+        let plan = plan_composition(
+            comp,
+            None,
+            &vars,
+            p.budget,
+            None,
+            &pricing,
+            &Redactor::default(),
+        );
         assert_eq!(plan.waves, [vec!["a"], vec!["b"], vec!["c"]]);
         assert_eq!(plan.calls[1].projection.calls, 3);
-        assert_eq!(plan.calls[2].args, json!({"first": "<from b[0].x>", "q": "alice"}));
+        assert_eq!(
+            plan.calls[2].args,
+            json!({"first": "<from b[0].x>", "q": "alice"})
+        );
         assert_eq!(plan.calls[2].pending, 1);
         assert_eq!(plan.calls_total, 4);
         assert!((plan.cost_total - 0.4).abs() < 1e-9);
         assert!(!plan.verdict.within_budget);
-        assert_eq!(plan.verdict.breaches[0].node, "b", "three calls of 0.1 pass 0.25");
+        assert_eq!(
+            plan.verdict.breaches[0].node, "b",
+            "three calls of 0.1 pass 0.25"
+        );
         assert_eq!(plan.verdict.breaches[0].breach.cap, "max_cost_usd");
     }
 

@@ -74,23 +74,34 @@ pub fn dry_scope(comp: &Composition, i: usize, vars: &IndexMap<String, Value>) -
     }
 }
 
-/// Checks every node of `comps`; `default_server` is the server of nodes
-/// that name none.
+/// Checks every node of each run (a composition with the `${var.X}` values
+/// of one case row); `default_server` is the server of nodes that name none.
+/// A problem found in several case rows is reported once.
 pub fn check(
-    comps: &[&Composition],
+    runs: &[(&Composition, IndexMap<String, Value>)],
     tools: &ToolLists,
     default_server: Option<&str>,
-    vars: &IndexMap<String, Value>,
 ) -> Preflight {
     let mut out = Preflight::default();
-    for comp in comps {
+    for (comp, vars) in runs {
+        let mut one = Preflight::default();
         for (i, node) in comp.nodes.iter().enumerate() {
             if node.mock.is_some() {
                 continue;
             }
             let scope = dry_scope(comp, i, vars);
             let partial = reference::resolve_value_partial(&node.args, &scope);
-            check_node(comp, node, &partial, tools, default_server, &mut out);
+            check_node(comp, node, &partial, tools, default_server, &mut one);
+        }
+        for p in one.problems {
+            if !out.problems.contains(&p) {
+                out.problems.push(p);
+            }
+        }
+        for d in one.destructive {
+            if !out.destructive.contains(&d) {
+                out.destructive.push(d);
+            }
         }
     }
     out
@@ -201,9 +212,9 @@ pub fn schema_errors(schema: &Value, args: &Value) -> Vec<String> {
         .iter_errors(&args)
         .filter_map(|e| {
             let path = e.instance_path().as_str().to_owned();
-            let hidden = unknown.iter().any(|u| {
-                path == *u || path.starts_with(&format!("{u}/")) || u.is_empty()
-            });
+            let hidden = unknown
+                .iter()
+                .any(|u| path == *u || path.starts_with(&format!("{u}/")) || u.is_empty());
             if hidden {
                 return None;
             }

@@ -142,12 +142,15 @@ impl PricingTable {
             message,
         };
         for (pattern, price) in &self.tools {
-            if price.cost_usd.is_some_and(|c| !(c >= 0.0)) {
+            if price.cost_usd.is_some_and(|c| c.is_nan() || c < 0.0) {
                 return Err(bad(format!("`{pattern}`: cost_usd must be 0 or more")));
             }
         }
         for (name, m) in &self.models {
-            if !(m.input_per_mtok >= 0.0 && m.output_per_mtok >= 0.0) {
+            if [m.input_per_mtok, m.output_per_mtok]
+                .iter()
+                .any(|p| p.is_nan() || *p < 0.0)
+            {
                 return Err(bad(format!("model `{name}`: prices must be 0 or more")));
             }
         }
@@ -250,8 +253,8 @@ impl PricingTable {
             0
         };
         let tokens = entry.tokens.unwrap_or(input).max(input);
-        let cost = entry.cost_usd.unwrap_or(0.0)
-            + price.map_or(0.0, |p| p.cost(input, tokens - input));
+        let cost =
+            entry.cost_usd.unwrap_or(0.0) + price.map_or(0.0, |p| p.cost(input, tokens - input));
         Figures {
             cost_usd: cost,
             tokens,

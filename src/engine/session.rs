@@ -19,9 +19,9 @@ use tokio::sync::{mpsc, watch};
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
+use super::budget;
 use super::exec::{Caller, NodeJob, Seen, Snapshot, run_node};
 use super::jq;
-use super::budget;
 use super::model::{Budget, Composition, Expectation, Kind, Mock, OnError, OutputSpec};
 use super::pricing::Pricing;
 use super::redact::Redactor;
