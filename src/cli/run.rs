@@ -263,6 +263,16 @@ pub async fn run(args: RunArgs) -> u8 {
         }
         Format::Junit => print!("{}", junit(&name, &traces)),
     }
+    for t in &traces {
+        if let Some(cap) = &t.composition.budget_tripped
+            && t.composition.status != RunStatus::BudgetExceeded
+        {
+            eprintln!(
+                "warning: budget `{cap}` was exceeded in {} (--on-budget-exceeded warn)",
+                label(t)
+            );
+        }
+    }
     if cancelled {
         return exit::CANCELLED;
     }
