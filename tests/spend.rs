@@ -260,7 +260,11 @@ fn preflight_stops_bad_runs_before_any_call() {
 #[test]
 fn plan_shows_waves_args_costs_and_verdict_without_calling() {
     let file = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/budgeted.yml");
-    let (code, p, _, err) = pw("plan", &file, &[], &[]);
+    // No saved runs: projections come from the pricing table.
+    let data = tmp();
+    let home = data.path().to_str().unwrap_or("");
+    let env = [("XDG_DATA_HOME", home)];
+    let (code, p, _, err) = pw("plan", &file, &[], &env);
     assert_eq!(code, 0, "{err}");
     let c = &p["compositions"][0];
     assert_eq!(c["waves"], json!([["readme"], ["summary"]]));
@@ -270,7 +274,7 @@ fn plan_shows_waves_args_costs_and_verdict_without_calling() {
     assert_eq!(c["verdict"]["within_budget"], true);
     assert_eq!(p["preflight"]["problems"], json!([]));
 
-    let (code, p, _, _) = pw("plan", &file, &["--max-cost", "0.001"], &[]);
+    let (code, p, _, _) = pw("plan", &file, &["--max-cost", "0.001"], &env);
     assert_eq!(code, 3);
     let b = &p["compositions"][0]["verdict"]["breaches"][0];
     assert_eq!(

@@ -264,14 +264,16 @@ fn render_composition(out: &mut String, file: &str, c: &CompositionPlan) {
                 source_label(p.total.source)
             )
         };
-        out.push_str(&format!(
-            "  {}  {:<id_w$}  {:<tool_w$}  {:<4}  {}\n",
+        let line = format!(
+            "  {}  {:<id_w$}  {:<tool_w$}  {:<4}  {}",
             n.wave,
             n.id,
             call_name(n),
             calls,
             price
-        ));
+        );
+        out.push_str(line.trim_end());
+        out.push('\n');
         out.push_str(&format!("       args {}\n", n.args));
         for e in &n.errors {
             out.push_str(&format!("       ! {e}\n"));

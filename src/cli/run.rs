@@ -417,6 +417,13 @@ fn show(ev: &Event, tty: bool) {
                     if record.mocked {
                         d.push_str(", mocked");
                     }
+                    if record.replayed {
+                        d.push_str(", replayed");
+                    }
+                    if record.cost_usd > 0.0 || record.tokens > 0 {
+                        d.push_str(&format!(", ${:.4}, {} tok", record.cost_usd, record.tokens));
+                    }
+                    d.push_str(&format!(", output {} tok", record.output_tokens));
                     if record.attempts > 1 {
                         d.push_str(&format!(", {} attempts", record.attempts));
                     }
@@ -468,6 +475,11 @@ fn print_text(traces: &[Trace]) {
             "composition [{}] {}",
             if ok { "PASS" } else { "FAIL" },
             label(t)
+        );
+        let c = &t.composition;
+        println!(
+            "  spent ${:.4} · {} tok · context: output {} tok (every node's output: {} tok)",
+            c.cost_total, c.tokens_total, c.output_tokens, c.output_tokens_all
         );
         if t.composition.status != RunStatus::Completed {
             let why = match (&t.failed_step, &t.composition.budget_tripped) {

@@ -681,9 +681,16 @@ impl Actor {
         self.cost_total += rec.cost_usd;
         self.tokens_total += rec.tokens;
         let status = rec.status;
-        let (cost, tokens) = (rec.cost_usd, rec.tokens);
+        // Per-call caps compare one call: a fan-out's figures are shared
+        // out over its iterations.
+        let calls = rec.iterations.len().max(1);
+        let (cost, tokens) = (rec.cost_usd / calls as f64, rec.tokens / calls as u64);
         let on_error = node.on_error;
-        let caps = (node.max_cost_per_call_usd, node.max_tokens_per_call);
+        let caps = (
+            node.max_cost_per_call_usd
+                .or(self.cfg.max_cost_per_call_usd),
+            node.max_tokens_per_call,
+        );
         self.records[idx] = rec;
         if status == NodeStatus::Ok {
             self.completed.push(id.clone());
@@ -702,14 +709,14 @@ impl Actor {
         if let Some(cap) = caps.0.filter(|c| cost > *c) {
             self.trip(
                 "max_cost_per_call_usd",
-                format!("`{id}` cost ${cost:.4}, over its cap of ${cap:.4}"),
+                format!("a call of `{id}` cost ${cost:.4}, over its cap of ${cap:.4}"),
             )
             .await;
         }
         if let Some(cap) = caps.1.filter(|c| tokens > *c) {
             self.trip(
                 "max_tokens_per_call",
-                format!("`{id}` used {tokens} tokens, over its cap of {cap}"),
+                format!("a call of `{id}` used {tokens} tokens, over its cap of {cap}"),
             )
             .await;
         }
