@@ -274,7 +274,9 @@ fn render_composition(out: &mut String, file: &str, c: &CompositionPlan) {
         );
         out.push_str(line.trim_end());
         out.push('\n');
-        out.push_str(&format!("       args {}\n", n.args));
+        if !n.mocked {
+            out.push_str(&format!("       args {}\n", n.args));
+        }
         for e in &n.errors {
             out.push_str(&format!("       ! {e}\n"));
         }
