@@ -11,8 +11,8 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::budget::{self, Breach, Caps, Projection, Spent};
-use super::model::{Budget, Composition};
-use super::preflight::dry_scope;
+use super::model::{Budget, Case, Composition, Pipeline};
+use super::preflight::{self, ToolLists, dry_scope};
 use super::pricing::{Figures, Pricing, Source};
 use super::redact::Redactor;
 use super::reference;
@@ -184,6 +184,51 @@ pub fn plan_composition(
     }
 }
 
+/// Plans every composition and case of `pipeline` as a driver without
+/// flags would run it (file `vars:` < case row < `vars`; composition
+/// `budget:` over the file's), with preflight against `tools` (each
+/// server's `tools/list`). The workbench's dry-run view draws this.
+pub fn plan_pipeline(
+    file: &str,
+    pipeline: &Pipeline,
+    vars: &IndexMap<String, Value>,
+    tools: &ToolLists,
+    pricing: &Pricing,
+    redactor: &Redactor,
+) -> Plan {
+    let mut runs: Vec<(&Composition, Option<String>, IndexMap<String, Value>)> = Vec::new();
+    for comp in &pipeline.compositions {
+        let rows: Vec<Option<&Case>> = if comp.cases.is_empty() {
+            vec![None]
+        } else {
+            comp.cases.iter().map(Some).collect()
+        };
+        for row in rows {
+            let mut v = pipeline.vars.clone();
+            if let Some(r) = row {
+                v.extend(r.vars.clone());
+            }
+            v.extend(vars.clone());
+            runs.push((comp, row.map(|r| r.name.clone()), v));
+        }
+    }
+    let checks: Vec<(&Composition, IndexMap<String, Value>)> =
+        runs.iter().map(|(c, _, v)| (*c, v.clone())).collect();
+    let preflight = preflight::check(&checks, tools, pricing.default_server.as_deref());
+    let compositions = runs
+        .into_iter()
+        .map(|(comp, case, v)| {
+            let budget = comp.budget.or(pipeline.budget);
+            plan_composition(comp, case, &v, budget, None, pricing, redactor)
+        })
+        .collect();
+    Plan {
+        file: file.to_owned(),
+        compositions,
+        preflight,
+    }
+}
+
 /// Per-call figures an earlier run recorded, by node id, read from its
 /// trace envelope: what `plan` projects with before the pricing table.
 /// Mocked, replayed and never-called nodes are left out.
@@ -262,6 +307,49 @@ mod tests {
             "three calls of 0.1 pass 0.25"
         );
         assert_eq!(plan.verdict.breaches[0].breach.cap, "max_cost_usd");
+    }
+
+    #[test]
+    fn plans_a_whole_pipeline_with_preflight() {
+        let loaded = load_str(
+            "compositions:\n  - name: c\n    nodes:\n      - id: a\n        tool: serch\n        args: {q: \"${var.Q}\"}\n      - id: b\n        needs: [a]\n        tool: wipe\n        args: {id: \"${a.id}\"}\n    cases:\n      - {name: one, vars: {Q: x}}\n      - {name: two, vars: {Q: y}}\n",
+        );
+        let p = loaded
+            .valid()
+            .unwrap_or_else(|| panic!("{:?}", loaded.diagnostics));
+        let tool = |name: &str, destructive: bool| {
+            crate::engine::mcp::ToolInfo::from_json(json!({
+                "name": name,
+                "inputSchema": {"type": "object", "properties": {"id": {"type": "integer"}}},
+                "annotations": {"destructiveHint": destructive}
+            }))
+            .unwrap_or_else(|| panic!("tool"))
+        };
+        let mut tools = ToolLists::new();
+        tools.insert(
+            "demo".into(),
+            vec![tool("search", false), tool("wipe", true)],
+        );
+        let pricing = Pricing::new(PricingTable::default(), Some("demo".into()));
+        let plan = plan_pipeline(
+            "f.yml",
+            p,
+            &IndexMap::new(),
+            &tools,
+            &pricing,
+            &Redactor::default(),
+        );
+        assert_eq!(plan.compositions.len(), 2);
+        assert_eq!(plan.compositions[1].calls[0].args, json!({"q": "y"}));
+        // One problem however many cases share it; the hint names the tool.
+        assert_eq!(plan.preflight.problems.len(), 1, "{:?}", plan.preflight);
+        assert_eq!(
+            plan.preflight.problems[0].hint.as_deref(),
+            Some("did you mean `search`?")
+        );
+        assert_eq!(plan.preflight.destructive.len(), 1);
+        assert_eq!(plan.preflight.destructive[0].node, "b");
+        assert!(plan.within_budget());
     }
 
     #[test]
