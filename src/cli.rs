@@ -7,10 +7,12 @@ pub mod convert;
 pub mod demo;
 pub mod formats;
 pub mod man;
+pub mod plan;
 pub mod progress;
 pub mod run;
 pub mod schema;
 pub mod servers;
+pub mod spend;
 pub mod step;
 pub mod tools;
 
@@ -55,6 +57,10 @@ pub enum Command {
     /// Run a pipeline file (every composition and case) and report.
     #[command(alias = "pipe")]
     Run(run::RunArgs),
+    /// Show what a run would do and cost, calling nothing: order and waves,
+    /// resolved arguments, projected cost and tokens, budget verdict and
+    /// preflight checks (same as `run --dry-run --estimate-cost`).
+    Plan(run::RunArgs),
     /// Validate pipeline files and print their diagnostics like a compiler.
     Check(check::CheckArgs),
     /// List or call the tools of a server.
@@ -96,6 +102,7 @@ pub fn main() -> ExitCode {
         match command {
             Command::Edit(args) => crate::ui::edit(args).await,
             Command::Run(args) => run::run(args).await,
+            Command::Plan(args) => plan::plan(args).await,
             Command::Check(args) => check::check(&args),
             Command::Tools(cmd) => tools::tools(cmd).await,
             Command::DemoServer(args) => demo::demo(args).await,

@@ -123,7 +123,7 @@ fn a_server_crash_mid_run_keeps_the_trace() {
         "p.yml",
         "pipe:\n  - id: first\n    tool: echo\n    args: {message: hi}\n  - id: second\n    tool: crash\n  - id: third\n    tool: echo\n    args: {message: never}\n",
     );
-    let (code, t, _) = run_json(&f, &[]);
+    let (code, t, _) = run_json(&f, &["--yes"]);
     assert_eq!(code, 1);
     assert_eq!(t["composition"]["status"], "partial");
     assert_eq!(t["completed_step_ids"], serde_json::json!(["first"]));

@@ -204,6 +204,8 @@ fn empty_trace() -> Trace {
             cost_total: 0.001,
             tokens_total: 40,
             duration_ms: 30,
+            output_tokens: 0,
+            output_tokens_all: 40,
         },
         nodes: Default::default(),
         completed_step_ids: vec!["find".into()],

@@ -14,10 +14,9 @@ use super::step::{self, Input, Stepping};
 use crate::engine::exec::Caller;
 use crate::engine::import::Dialect;
 use crate::engine::loader::{load_file_as, parse_duration};
-use crate::engine::mcp::ConnectOptions;
 use crate::engine::model::{Budget, Composition, Pipeline};
 use crate::engine::redact::Redactor;
-use crate::engine::servers::{self, ServerArg, ServerPool};
+use crate::engine::servers::{self, ServerArg};
 use crate::engine::session::{self, BudgetMode, Command, Event, SessionConfig};
 use crate::engine::trace::{RunStatus, Trace};
 
@@ -102,6 +101,8 @@ pub struct RunArgs {
     /// Cursor, `.mcp.json`, VS Code `mcp.json`); the file's own win.
     #[arg(long, value_name = "PATH")]
     pub servers_from: Option<PathBuf>,
+    #[command(flatten)]
+    pub spend: super::spend::SpendArgs,
 }
 
 pub(crate) fn parse_vars(raw: &[String]) -> Result<IndexMap<String, Value>, String> {
@@ -116,13 +117,16 @@ pub(crate) fn parse_vars(raw: &[String]) -> Result<IndexMap<String, Value>, Stri
     Ok(out)
 }
 
-fn usage(msg: impl std::fmt::Display) -> u8 {
+pub(crate) fn usage(msg: impl std::fmt::Display) -> u8 {
     eprintln!("error: {msg}");
     exit::INVALID
 }
 
 /// Runs the file; returns the exit code.
 pub async fn run(args: RunArgs) -> u8 {
+    if args.spend.dry_run || args.spend.estimate_cost {
+        return super::plan::plan(args).await;
+    }
     let name = args.file.display().to_string();
     let (source, loaded) = load_file_as(&args.file, args.dialect);
     if super::report_diagnostics(&name, &source, &loaded) {
@@ -206,17 +210,27 @@ pub async fn run(args: RunArgs) -> u8 {
             }
         }
     }
-    let pool = match ServerPool::connect(&specs, &needed, &ConnectOptions::default()).await {
-        Ok(p) => Arc::new(p),
-        Err(e) => {
-            eprintln!("error: {}", redactor.text(&e.to_string()));
-            return if e.is_unreachable() {
-                exit::UNREACHABLE
-            } else {
-                exit::INVALID
-            };
-        }
+    let table = match super::spend::pricing_table(&args.spend, &pipeline) {
+        Ok(t) => t,
+        Err(e) => return usage(e),
     };
+    let prepared = match super::spend::prepare(&args.spend, table, &specs, &needed, &redactor).await
+    {
+        Ok(p) => p,
+        Err(code) => return code,
+    };
+    let checked = super::spend::preflight(
+        &name,
+        &source,
+        &super::spend::runs_of(&pipeline, &comps, args.case.as_deref(), &cli_vars),
+        &prepared,
+        args.spend.yes,
+        true,
+    );
+    if let Err(code) = checked {
+        super::spend::close(prepared).await;
+        return code;
+    }
 
     let progress = args.format == Format::Text;
     let stepping = Stepping {
@@ -246,12 +260,14 @@ pub async fn run(args: RunArgs) -> u8 {
                 .collect()
         };
         for row in rows {
-            let cfg = config(
+            let mut cfg = config(
                 &pipeline, comp, row, &cli_vars, cli_budget, &args, &name, timeout,
             );
+            cfg.pricing = prepared.pricing.clone();
+            cfg.max_cost_per_call_usd = args.spend.max_cost_per_call;
             let trace = drive(
                 comp,
-                pool.clone(),
+                prepared.caller.clone(),
                 cfg,
                 redactor.clone(),
                 progress,
@@ -269,8 +285,10 @@ pub async fn run(args: RunArgs) -> u8 {
             }
         }
     }
-    if let Ok(pool) = Arc::try_unwrap(pool) {
-        pool.close().await;
+    let saved = super::spend::save_cassette(&args.spend, &prepared);
+    super::spend::close(prepared).await;
+    if let Err(code) = saved {
+        return code;
     }
 
     match args.format {
@@ -292,6 +310,16 @@ pub async fn run(args: RunArgs) -> u8 {
             super::formats::print_run(&traces, &pipeline, &source, args.dialect, fibe);
         }
     }
+    for t in &traces {
+        if let Some(cap) = &t.composition.budget_tripped
+            && t.composition.status != RunStatus::BudgetExceeded
+        {
+            eprintln!(
+                "warning: budget `{cap}` was exceeded in {} (--on-budget-exceeded warn)",
+                label(t)
+            );
+        }
+    }
     if cancelled {
         return exit::CANCELLED;
     }
@@ -309,7 +337,7 @@ pub async fn run(args: RunArgs) -> u8 {
 }
 
 #[allow(clippy::too_many_arguments)]
-fn config(
+pub(crate) fn config(
     pipeline: &Pipeline,
     comp: &Composition,
     row: Option<&crate::engine::model::Case>,
@@ -348,13 +376,12 @@ fn config(
 /// `--break` hand the session to [`step::drive`].
 async fn drive(
     comp: &Composition,
-    pool: Arc<ServerPool>,
+    caller: Arc<dyn Caller>,
     cfg: SessionConfig,
     redactor: Redactor,
     progress: bool,
     (stepping, input): (&Stepping, Option<&mut Input>),
 ) -> Trace {
-    let caller: Arc<dyn Caller> = pool;
     let mut s = session::start(Arc::new(comp.clone()), caller, cfg, redactor);
     // Stepping talks to the user on stderr whatever the output format.
     let mut shown = if progress || stepping.active() {
@@ -409,6 +436,8 @@ fn empty_trace(comp: &Composition) -> Trace {
             cost_total: 0.0,
             tokens_total: 0,
             duration_ms: 0,
+            output_tokens: 0,
+            output_tokens_all: 0,
         },
         nodes: IndexMap::new(),
         completed_step_ids: Vec::new(),
@@ -435,6 +464,11 @@ fn print_text(traces: &[Trace]) {
             "composition [{}] {}",
             if ok { "PASS" } else { "FAIL" },
             label(t)
+        );
+        let c = &t.composition;
+        println!(
+            "  spent ${:.4} · {} tok · context: output {} tok (every node's output: {} tok)",
+            c.cost_total, c.tokens_total, c.output_tokens, c.output_tokens_all
         );
         if t.composition.status != RunStatus::Completed {
             let why = match (&t.failed_step, &t.composition.budget_tripped) {

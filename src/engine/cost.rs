@@ -31,6 +31,19 @@ pub fn from_meta(result: &Value) -> (Option<f64>, Option<u64>, Option<String>) {
     (cost, tokens, model)
 }
 
+/// The `{input, output}` split of `_meta` tokens, when reported that way.
+pub fn meta_token_split(result: &Value) -> Option<(u64, u64)> {
+    let meta = result.get("_meta")?.as_object()?;
+    let t = meta
+        .get("pipewright/tokens")
+        .or_else(|| meta.get("tokens"))?;
+    let part = |k: &str| t.get(k).and_then(Value::as_u64);
+    match (part("input"), part("output")) {
+        (None, None) => None,
+        (i, o) => Some((i.unwrap_or(0), o.unwrap_or(0))),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

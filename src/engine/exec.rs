@@ -15,6 +15,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::mcp::{CallOutcome, McpError, error_text, output_of};
 use super::model::{Composition, Mock, Node, OnError};
+use super::pricing::Pricing;
 use super::redact::Redactor;
 use super::reference::{self, NodeLookup, ResolveError, Scope};
 use super::session::Event;
@@ -103,6 +104,8 @@ pub struct NodeJob {
     pub events: mpsc::Sender<Event>,
     pub redactor: Redactor,
     pub default_timeout: Option<Duration>,
+    /// Prices each call when its server reports no cost.
+    pub pricing: Arc<Pricing>,
 }
 
 /// Longest wait between two retries.
@@ -150,6 +153,7 @@ pub async fn run_node(job: NodeJob) -> NodeRecord {
             rec.cost_usd = call.cost_usd;
             rec.tokens = call.tokens;
             rec.model = call.model;
+            rec.replayed = call.replayed;
             match call.result {
                 Ok(output) => {
                     rec.status = NodeStatus::Ok;
@@ -166,6 +170,7 @@ pub async fn run_node(job: NodeJob) -> NodeRecord {
             }
         }
     }
+    rec.output_tokens = super::tokens::count_value(&rec.output);
     if rec.mocked {
         rec.duration_ms = 0;
     } else {
@@ -302,6 +307,7 @@ async fn fan_out(job: &NodeJob, node: &Node, items: Vec<Value>, rec: &mut NodeRe
                 if rec.model.is_none() {
                     rec.model = call.model.clone();
                 }
+                rec.replayed |= call.replayed;
                 let (status, output, error) = match call.result {
                     Ok(v) => (NodeStatus::Ok, redacted(&job.redactor, v), None),
                     Err(CallFailure::Cancelled) => (NodeStatus::Cancelled, Value::Null, Some("cancelled".to_owned())),
@@ -373,6 +379,7 @@ struct CallResult {
     cost_usd: f64,
     tokens: u64,
     model: Option<String>,
+    replayed: bool,
 }
 
 impl Default for CallResult {
@@ -385,6 +392,7 @@ impl Default for CallResult {
             cost_usd: 0.0,
             tokens: 0,
             model: None,
+            replayed: false,
         }
     }
 }
@@ -447,10 +455,20 @@ async fn call_with_policy(
                 rpc.insert("request".into(), outcome.request);
                 rpc.insert("response".into(), Value::Object(response));
                 out.rpc = Value::Object(rpc);
-                let (cost, tokens, model) = super::cost::from_meta(&outcome.result);
-                out.cost_usd += cost.unwrap_or(0.0);
-                out.tokens += tokens.unwrap_or(0);
-                out.model = model.or(out.model.take());
+                let figures = job.pricing.actual(
+                    node.server.as_deref(),
+                    &node.tool,
+                    &args,
+                    &outcome.result,
+                    &output_of(&outcome.result),
+                );
+                // A replayed call is free: it reached no server.
+                if !outcome.replayed {
+                    out.cost_usd += figures.cost_usd;
+                    out.tokens += figures.tokens;
+                }
+                out.replayed |= outcome.replayed;
+                out.model = figures.model.or(out.model.take());
                 out.raw = outcome.result;
                 if outcome.is_error {
                     (true, error_text(&out.raw))

@@ -162,6 +162,8 @@ pub struct CallOutcome {
     /// The result's `isError`: the tool ran and reported a failure.
     pub is_error: bool,
     pub duration: Duration,
+    /// Answered from a cassette, not by a server: the call is free.
+    pub replayed: bool,
 }
 
 impl CallOutcome {
@@ -527,6 +529,7 @@ impl Connection {
             result,
             is_error,
             duration,
+            replayed: false,
         })
     }
 

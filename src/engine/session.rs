@@ -19,9 +19,11 @@ use tokio::sync::{mpsc, watch};
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
+use super::budget;
 use super::exec::{Caller, NodeJob, Seen, Snapshot, run_node};
 use super::jq;
 use super::model::{Budget, Composition, Expectation, Kind, Mock, OnError, OutputSpec};
+use super::pricing::Pricing;
 use super::redact::Redactor;
 use super::reference;
 use super::trace::{NodeRecord, NodeStatus, RunStatus, RunSummary, Trace};
@@ -166,6 +168,10 @@ pub struct SessionConfig {
     pub expect: Vec<Expectation>,
     /// Capacity of the event channel.
     pub event_capacity: usize,
+    /// Prices calls and projects the next one before it is dispatched.
+    pub pricing: Arc<Pricing>,
+    /// `--max-cost-per-call`: a per-call cap for nodes that set none.
+    pub max_cost_per_call_usd: Option<f64>,
 }
 
 impl Default for SessionConfig {
@@ -179,6 +185,8 @@ impl Default for SessionConfig {
             default_timeout: None,
             expect: Vec::new(),
             event_capacity: 1024,
+            pricing: Arc::new(Pricing::default()),
+            max_cost_per_call_usd: None,
         }
     }
 }
@@ -670,6 +678,27 @@ impl Actor {
         }
     }
 
+    /// Checks node `i`'s projected figures against every cap before it is
+    /// dispatched; false when a cap fired and the run stops.
+    async fn within_budget(&mut self, i: usize, scope: &Snapshot) -> bool {
+        let node = &self.comp.nodes[i];
+        let projection = budget::project_node(&self.cfg.pricing, node, scope);
+        let caps = budget::Caps::of(node, self.cfg.budget, self.cfg.max_cost_per_call_usd);
+        let spent = budget::Spent {
+            cost_usd: self.cost_total,
+            tokens: self.tokens_total,
+            elapsed: self.started.map_or(Duration::ZERO, |s| s.elapsed()),
+        };
+        let id = node.id.clone();
+        if let Some(b) = budget::breaches(&id, caps, spent, &projection)
+            .into_iter()
+            .next()
+        {
+            self.trip(&b.cap, b.detail).await;
+        }
+        self.stopping.is_none()
+    }
+
     async fn node_done(&mut self, idx: usize, generation: u64, rec: NodeRecord) {
         if self.gens.get(idx) != Some(&generation) {
             return;
@@ -680,9 +709,16 @@ impl Actor {
         self.cost_total += rec.cost_usd;
         self.tokens_total += rec.tokens;
         let status = rec.status;
-        let (cost, tokens) = (rec.cost_usd, rec.tokens);
+        // Per-call caps compare one call: a fan-out's figures are shared
+        // out over its iterations.
+        let calls = rec.iterations.len().max(1);
+        let (cost, tokens) = (rec.cost_usd / calls as f64, rec.tokens / calls as u64);
         let on_error = node.on_error;
-        let caps = (node.max_cost_per_call_usd, node.max_tokens_per_call);
+        let caps = (
+            node.max_cost_per_call_usd
+                .or(self.cfg.max_cost_per_call_usd),
+            node.max_tokens_per_call,
+        );
         self.records[idx] = rec;
         self.candidates.extend_from_slice(&self.comp.children[idx]);
         if status == NodeStatus::Ok {
@@ -702,14 +738,14 @@ impl Actor {
         if let Some(cap) = caps.0.filter(|c| cost > *c) {
             self.trip(
                 "max_cost_per_call_usd",
-                format!("`{id}` cost ${cost:.4}, over its cap of ${cap:.4}"),
+                format!("a call of `{id}` cost ${cost:.4}, over its cap of ${cap:.4}"),
             )
             .await;
         }
         if let Some(cap) = caps.1.filter(|c| tokens > *c) {
             self.trip(
                 "max_tokens_per_call",
-                format!("`{id}` used {tokens} tokens, over its cap of {cap}"),
+                format!("a call of `{id}` used {tokens} tokens, over its cap of {cap}"),
             )
             .await;
         }
@@ -852,6 +888,9 @@ impl Actor {
         }
         if self.released == Some(i) {
             self.released = None;
+        }
+        if !self.within_budget(i, &scope).await {
+            return true;
         }
         self.dispatch(i, scope).await;
         if self.step_pending && self.mode == Mode::Running {
@@ -999,6 +1038,7 @@ impl Actor {
             events: self.events.clone(),
             redactor: self.redactor.clone(),
             default_timeout: self.cfg.default_timeout,
+            pricing: self.cfg.pricing.clone(),
         };
         let done = self.done_tx.clone();
         tokio::spawn(async move {
@@ -1079,6 +1119,8 @@ impl Actor {
                 cost_total: self.cost_total,
                 tokens_total: self.tokens_total,
                 duration_ms: self.started.map_or(0, |s| s.elapsed().as_millis() as u64),
+                output_tokens: super::tokens::count_value(&output),
+                output_tokens_all: self.records.iter().map(|r| r.output_tokens).sum(),
             },
             nodes,
             completed_step_ids: self.completed.clone(),

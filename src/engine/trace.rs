@@ -75,7 +75,12 @@ pub struct NodeRecord {
     pub cost_usd: f64,
     pub tokens: u64,
     pub model: Option<String>,
+    /// Tokens (o200k) of `output`: what it would put into an agent's context.
+    pub output_tokens: u64,
     pub mocked: bool,
+    /// Answered from a cassette (`--replay`), not by a server.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub replayed: bool,
     pub iterations: Vec<IterationRecord>,
     /// The JSON-RPC request and response of the last attempt.
     #[serde(skip_serializing_if = "Value::is_null")]
@@ -97,7 +102,9 @@ impl Default for NodeRecord {
             cost_usd: 0.0,
             tokens: 0,
             model: None,
+            output_tokens: 0,
             mocked: false,
+            replayed: false,
             iterations: Vec::new(),
             rpc: Value::Null,
         }
@@ -167,6 +174,11 @@ pub struct RunSummary {
     pub cost_total: f64,
     pub tokens_total: u64,
     pub duration_ms: u64,
+    /// Tokens (o200k) of the run's `output`: what the pipeline hands an agent.
+    pub output_tokens: u64,
+    /// Tokens of every node's output together: what returning every
+    /// intermediate result would have cost in context instead.
+    pub output_tokens_all: u64,
 }
 
 impl Trace {

@@ -1,0 +1,326 @@
+//! `pipewright plan FILE` (also `run --dry-run --estimate-cost`): what a run
+//! would do and cost, with nothing called. Connects and reads each server's
+//! `tools/list` for preflight (or reads it from `--replay CASSETTE`).
+//!
+//! Projections come from, per node: the cassette (free), else the latest
+//! saved run of the same file and composition (`runs/` in the data dir),
+//! else the pricing table. Exit codes: 0 within budget, 2 invalid file or a
+//! failed preflight, 3 the projection exceeds a budget cap (unless
+//! `--on-budget-exceeded warn`), 4 a server could not be reached.
+
+use std::path::PathBuf;
+
+use serde_json::Value;
+
+use super::exit;
+use super::run::{Format, OnBudget, RunArgs, config, parse_vars, usage};
+use crate::engine::loader::{load_file, parse_duration};
+use crate::engine::model::{Budget, Case, Composition};
+use crate::engine::plan::{CompositionPlan, Plan, plan_composition, recorded_figures};
+use crate::engine::pricing::{Pricing, Source};
+use crate::engine::redact::Redactor;
+use crate::engine::servers;
+
+/// Plans the file; returns the exit code.
+pub async fn plan(args: RunArgs) -> u8 {
+    let name = args.file.display().to_string();
+    let (source, loaded) = load_file(&args.file);
+    if super::report_diagnostics(&name, &source, &loaded) {
+        eprintln!("{name}: not planned: the file has errors");
+        return exit::INVALID;
+    }
+    let Some(pipeline) = loaded.pipeline else {
+        return exit::INVALID;
+    };
+    if args.format == Format::Junit {
+        return usage("plan prints text or json, not junit");
+    }
+    let cli_vars = match parse_vars(&args.vars) {
+        Ok(v) => v,
+        Err(e) => return usage(e),
+    };
+    let comps: Vec<&Composition> = pipeline
+        .compositions
+        .iter()
+        .filter(|c| args.composition.as_ref().is_none_or(|n| &c.name == n))
+        .collect();
+    if comps.is_empty() {
+        return usage(format!(
+            "no composition named `{}`",
+            args.composition.clone().unwrap_or_default()
+        ));
+    }
+    let max_duration = match args.max_duration.as_deref().map(|t| (t, parse_duration(t))) {
+        Some((t, None)) => return usage(format!("invalid --max-duration `{t}`")),
+        Some((_, d)) => d,
+        None => None,
+    };
+    let cli_budget = Budget {
+        max_cost_usd: args.max_cost,
+        max_tokens: args.max_tokens,
+        max_duration,
+    };
+    let redactor = Redactor::default();
+    let mut file_vars = pipeline.vars.clone();
+    file_vars.extend(cli_vars.clone());
+    let specs = match servers::resolve(
+        &pipeline,
+        &args.servers,
+        args.url.as_deref(),
+        &file_vars,
+        &redactor,
+    ) {
+        Ok(s) => s,
+        Err(e) => return usage(e),
+    };
+    register_env_secrets(&comps, &redactor);
+    let mut needed: Vec<String> = Vec::new();
+    for c in &comps {
+        for n in servers::needed(c, &specs) {
+            if !needed.contains(&n) {
+                needed.push(n);
+            }
+        }
+    }
+    let table = match super::spend::pricing_table(&args.spend, &pipeline) {
+        Ok(t) => t,
+        Err(e) => return usage(e),
+    };
+    // A plan never records: it calls nothing.
+    let mut spend = args.spend.clone();
+    spend.record = None;
+    let prepared = match super::spend::prepare(&spend, table, &specs, &needed, &redactor).await {
+        Ok(p) => p,
+        Err(code) => return code,
+    };
+    let preflight = match super::spend::preflight(
+        &name,
+        &source,
+        &super::spend::runs_of(&pipeline, &comps, args.case.as_deref(), &cli_vars),
+        &prepared,
+        true,
+        false,
+    ) {
+        Ok(p) => p,
+        Err(code) => {
+            super::spend::close(prepared).await;
+            return code;
+        }
+    };
+    let mut plans = Vec::new();
+    for comp in &comps {
+        let rows: Vec<Option<&Case>> = if comp.cases.is_empty() {
+            vec![None]
+        } else {
+            comp.cases
+                .iter()
+                .filter(|k| args.case.as_ref().is_none_or(|n| &k.name == n))
+                .map(Some)
+                .collect()
+        };
+        for row in rows {
+            let cfg = config(
+                &pipeline, comp, row, &cli_vars, cli_budget, &args, &name, None,
+            );
+            let mut pricing: Pricing = (*prepared.pricing).clone();
+            if args.spend.replay.is_none()
+                && let Some(t) = latest_run(&name, &comp.name, cfg.case.as_deref())
+            {
+                pricing.recorded = recorded_figures(&t);
+            }
+            plans.push(plan_composition(
+                comp,
+                cfg.case.clone(),
+                &cfg.vars,
+                cfg.budget,
+                args.spend.max_cost_per_call,
+                &pricing,
+                &redactor,
+            ));
+        }
+    }
+    super::spend::close(prepared).await;
+    let plan = Plan {
+        file: name,
+        compositions: plans,
+        preflight,
+    };
+    match args.format {
+        Format::Json => println!(
+            "{}",
+            serde_json::to_string_pretty(&plan).unwrap_or_default()
+        ),
+        _ => print!("{}", render(&plan)),
+    }
+    if plan.within_budget() || args.on_budget_exceeded == OnBudget::Warn {
+        exit::OK
+    } else {
+        exit::BUDGET
+    }
+}
+
+/// Every `${env.X}` value the plan could show is masked.
+fn register_env_secrets(comps: &[&Composition], redactor: &Redactor) {
+    for comp in comps {
+        for node in &comp.nodes {
+            for site in node.refs() {
+                if let crate::engine::reference::Root::Env(name) = &site.reference.root
+                    && let Ok(v) = std::env::var(name)
+                {
+                    redactor.add(v);
+                }
+            }
+        }
+    }
+}
+
+/// The newest saved trace of `file`'s composition `comp` (and case).
+fn latest_run(file: &str, comp: &str, case: Option<&str>) -> Option<Value> {
+    let dirs = directories::ProjectDirs::from("dev", "pipewright", "pipewright")?;
+    let dir = dirs.data_dir().join("runs");
+    let mut names: Vec<PathBuf> = std::fs::read_dir(dir)
+        .ok()?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "json"))
+        .collect();
+    // Names start with a nanosecond time stamp: newest last.
+    names.sort();
+    names.iter().rev().take(500).find_map(|p| {
+        let text = std::fs::read_to_string(p).ok()?;
+        let t: Value = serde_json::from_str(&text).ok()?;
+        let same = t["file"] == file
+            && t["composition"]["name"] == comp
+            && t["composition"]["case"].as_str() == case;
+        same.then_some(t)
+    })
+}
+
+fn source_label(s: Source) -> &'static str {
+    match s {
+        Source::Meta => "server _meta",
+        Source::Table => "pricing table",
+        Source::Recorded => "last run",
+        Source::Cassette => "cassette, free",
+        Source::None => "no price",
+    }
+}
+
+/// The plan as text, one line per node.
+pub fn render(plan: &Plan) -> String {
+    let mut out = String::new();
+    for c in &plan.compositions {
+        render_composition(&mut out, &plan.file, c);
+    }
+    let p = &plan.preflight;
+    out.push_str(&format!("preflight: {} problem(s)", p.problems.len()));
+    if p.destructive.is_empty() {
+        out.push_str("; no destructive tools\n");
+    } else {
+        let list: Vec<String> = p
+            .destructive
+            .iter()
+            .map(|d| format!("{} ({})", d.node, d.tool))
+            .collect();
+        out.push_str(&format!(
+            "; destructive, `run` needs --yes: {}\n",
+            list.join(", ")
+        ));
+    }
+    out
+}
+
+fn render_composition(out: &mut String, file: &str, c: &CompositionPlan) {
+    let case = c
+        .case
+        .as_ref()
+        .map(|k| format!(" [{k}]"))
+        .unwrap_or_default();
+    out.push_str(&format!(
+        "plan {file} · {}{case} · {} wave(s)\n",
+        c.name,
+        c.waves.len()
+    ));
+    let id_w = c.calls.iter().map(|n| n.id.len()).max().unwrap_or(0);
+    let tool_w = c
+        .calls
+        .iter()
+        .map(|n| call_name(n).chars().count())
+        .max()
+        .unwrap_or(0);
+    for n in &c.calls {
+        let p = &n.projection;
+        let calls = match (n.mocked, p.calls_known, p.calls) {
+            (true, _, _) => "mock".to_owned(),
+            (_, false, _) => "×?".to_owned(),
+            (_, true, k) => format!("×{k}"),
+        };
+        let price = if n.mocked {
+            String::new()
+        } else {
+            format!(
+                "${:.4} {:>6} tok  ({})",
+                p.total.cost_usd,
+                p.total.tokens,
+                source_label(p.total.source)
+            )
+        };
+        let line = format!(
+            "  {}  {:<id_w$}  {:<tool_w$}  {:<4}  {}",
+            n.wave,
+            n.id,
+            call_name(n),
+            calls,
+            price
+        );
+        out.push_str(line.trim_end());
+        out.push('\n');
+        if !n.mocked {
+            out.push_str(&format!("       args {}\n", n.args));
+        }
+        for e in &n.errors {
+            out.push_str(&format!("       ! {e}\n"));
+        }
+    }
+    out.push_str(&format!(
+        "  total {} call(s) · ${:.4} · {} tok\n",
+        c.calls_total, c.cost_total, c.tokens_total
+    ));
+    let b = &c.budget;
+    let mut caps = Vec::new();
+    if let Some(v) = b.max_cost_usd {
+        caps.push(format!("max_cost_usd ${v:.4}"));
+    }
+    if let Some(v) = b.max_tokens {
+        caps.push(format!("max_tokens {v}"));
+    }
+    if let Some(v) = b.max_duration_ms {
+        caps.push(format!("max_duration {v} ms"));
+    }
+    if let Some(v) = b.max_cost_per_call_usd {
+        caps.push(format!("max_cost_per_call ${v:.4}"));
+    }
+    let caps = if caps.is_empty() {
+        "no caps".to_owned()
+    } else {
+        caps.join(" · ")
+    };
+    if c.verdict.within_budget {
+        out.push_str(&format!("  budget {caps} → within budget\n"));
+    } else {
+        out.push_str(&format!("  budget {caps} → OVER BUDGET\n"));
+        for b in &c.verdict.breaches {
+            out.push_str(&format!(
+                "    {} trips at `{}`: {}\n",
+                b.breach.cap, b.node, b.breach.detail
+            ));
+        }
+    }
+}
+
+fn call_name(n: &crate::engine::plan::PlannedCall) -> String {
+    match (&n.server, n.mocked) {
+        (_, true) => n.tool.clone(),
+        (Some(s), false) => format!("{s}/{}", n.tool),
+        (None, false) => n.tool.clone(),
+    }
+}
