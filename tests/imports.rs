@@ -245,7 +245,7 @@ fn discord_envelope_of_an_aborted_run() {
 }
 
 #[test]
-fn fibe_unknown_tool_fails_the_run_naming_it() {
+fn fibe_unknown_tool_is_stopped_by_preflight_naming_it() {
     let dir = tempfile::tempdir().expect("tempdir");
     let f = dir.path().join("p.json");
     std::fs::write(
@@ -258,7 +258,9 @@ fn fibe_unknown_tool_fails_the_run_naming_it() {
         .arg(&f)
         .output()
         .expect("runs");
-    assert_eq!(out.status.code(), Some(1));
+    // Preflight checks every tool against tools/list before any call: an
+    // invalid run exits 2 and names the tool.
+    assert_eq!(out.status.code(), Some(2));
     let text =
         String::from_utf8_lossy(&out.stderr).to_string() + &String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("fibe_resource_list"), "{text}");

@@ -189,7 +189,9 @@ pub fn plain_line(ev: &Event) -> Option<String> {
                     if record.cost_usd > 0.0 || record.tokens > 0 {
                         d.push_str(&format!(", ${:.4}, {} tok", record.cost_usd, record.tokens));
                     }
-                    d.push_str(&format!(", output {} tok", record.output_tokens));
+                    if record.output_tokens > 0 {
+                        d.push_str(&format!(", output {} tok", record.output_tokens));
+                    }
                     if record.attempts > 1 {
                         d.push_str(&format!(", {} attempts", record.attempts));
                     }
