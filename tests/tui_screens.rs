@@ -424,3 +424,25 @@ fn screen_wide_200x60() {
     let (_d, mut app) = app_on(FAN);
     insta::assert_snapshot!(screen(&mut app, 200, 60));
 }
+
+#[test]
+fn estimate_prices_every_call_from_the_table() {
+    let text = "pricing:\n  tools:\n    search_users: { cost_usd: 0.25 }\n".to_string() + PIPE;
+    let (_d, mut app) = app_on(&text);
+    app.act(pipewright::ui::keys::Action::Estimate);
+    let Some(Overlay::Plan(plan)) = &app.overlay else {
+        panic!("no plan overlay");
+    };
+    assert!(plan.estimate);
+    assert!((plan.total_cost - 0.25).abs() < 1e-9, "{}", plan.total_cost);
+    let find = plan
+        .rows
+        .iter()
+        .find_map(|r| match r {
+            pipewright::ui::overlay::PlanRow::Node { id, cost, .. } if id == "find" => cost.clone(),
+            _ => None,
+        })
+        .expect("find has a cost");
+    assert!(find.starts_with("$0.2500"), "{find}");
+    insta::assert_snapshot!(screen(&mut app, 120, 32));
+}

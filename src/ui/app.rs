@@ -14,9 +14,11 @@ use ratatui::Frame;
 use ratatui::layout::{Constraint, Direction, Layout, Position, Rect};
 use serde_json::Value;
 
+use crate::engine::budget::{self, Projection};
 use crate::engine::exec::{Seen, Snapshot};
 use crate::engine::loader::Loaded;
 use crate::engine::model::{Budget, Composition, Pipeline};
+use crate::engine::pricing::{Pricing, PricingTable};
 use crate::engine::reference;
 use crate::engine::servers::ServerArg;
 use crate::engine::session::{Command, Event, PauseReason, SessionConfig};
@@ -306,6 +308,7 @@ impl App {
             .and_then(|r| r.expect.clone())
             .unwrap_or_else(|| comp.expect.clone());
         SessionConfig {
+            pricing: Arc::new(pricing_of(pipeline)),
             file: self.opts.file.display().to_string(),
             case: row.map(|r| r.name.clone()),
             vars,
@@ -769,7 +772,26 @@ impl App {
         let args: Vec<Value> = (0..comp.nodes.len())
             .map(|i| self.preview_args(comp, i))
             .collect();
-        Overlay::Plan(overlay::plan_lines(comp, &self.visuals, &args, estimate))
+        let projections: Vec<Projection> = if estimate {
+            let pricing = self
+                .pipeline
+                .as_deref()
+                .map(pricing_of)
+                .unwrap_or_else(|| Pricing::new(PricingTable::bundled(), None));
+            let scope = self.scope(comp);
+            comp.nodes
+                .iter()
+                .map(|n| budget::project_node(&pricing, n, &scope))
+                .collect()
+        } else {
+            Vec::new()
+        };
+        Overlay::Plan(overlay::plan_lines(
+            comp,
+            &self.visuals,
+            &args,
+            estimate.then_some(projections.as_slice()),
+        ))
     }
 
     // ----- ticks and session events ------------------------------------
@@ -1054,6 +1076,17 @@ impl App {
         let want = layers_tall.saturating_mul(2).saturating_add(3);
         want.clamp(5, (total / 2).max(5))
     }
+}
+
+/// The bundled pricing table with the file's `pricing:` over it; a bad
+/// inline table falls back to the bundled one (the loader reports it).
+fn pricing_of(p: &Pipeline) -> Pricing {
+    let base = PricingTable::bundled();
+    let table = match p.pricing.as_ref().map(PricingTable::from_value) {
+        Some(Ok(over)) => base.overlay(over),
+        _ => base,
+    };
+    Pricing::new(table, None)
 }
 
 /// What a session depends on besides the plan: the composition chosen and

@@ -9,6 +9,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Clear, Paragraph, Widget, Wrap};
 use serde_json::Value;
 
+use crate::engine::budget::Projection;
 use crate::engine::model::{Composition, Mock};
 use crate::engine::trace::NodeStatus;
 
@@ -224,8 +225,9 @@ pub fn plan_lines(
     comp: &Composition,
     visuals: &[NodeVisual],
     args: &[Value],
-    estimate: bool,
+    projections: Option<&[Projection]>,
 ) -> PlanView {
+    let estimate = projections.is_some();
     let mut rows = Vec::new();
     let mut total_cost = 0.0;
     let mut calls = 0;
@@ -245,14 +247,22 @@ pub fn plan_lines(
             if n.mock.is_none() {
                 calls += 1;
             }
-            let cost = estimate.then(|| match v.record.as_ref() {
-                Some(r) if r.cost_usd > 0.0 => {
-                    total_cost += r.cost_usd;
-                    format!("${:.4} (last run)", r.cost_usd)
+            let cost = projections.and_then(|p| p.get(i)).map(|p| {
+                if n.mock.is_some() {
+                    return "$0 (mock)".to_owned();
                 }
-                Some(_) => "$0 (last run)".to_owned(),
-                None if n.mock.is_some() => "$0 (mock)".to_owned(),
-                None => "unknown".to_owned(),
+                total_cost += p.total.cost_usd;
+                let calls = if p.calls_known {
+                    format!("{} call(s)", p.calls)
+                } else {
+                    "≥1 call (fan-out size unknown)".to_owned()
+                };
+                let tokens = if p.total.tokens > 0 {
+                    format!(", {} tok", p.total.tokens)
+                } else {
+                    String::new()
+                };
+                format!("${:.4}{tokens} · {calls}", p.total.cost_usd)
             });
             rows.push(PlanRow::Node {
                 id: n.id.clone(),
