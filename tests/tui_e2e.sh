@@ -36,6 +36,7 @@ pipe:
     args:
       to: ${details.email}
       subject: hello
+      body: hi
 EOF
 
 passed=0

@@ -96,6 +96,8 @@ fn app_on(text: &str) -> (tempfile::TempDir, App) {
 
 /// The screen as text, one line per row, trailing blanks trimmed.
 fn screen(app: &mut App, w: u16, h: u16) -> String {
+    // The spinner turns with ticks; how many ran before validation varies.
+    app.tick = 0;
     let mut term = Terminal::new(TestBackend::new(w, h)).unwrap();
     term.draw(|f| app.draw(f)).unwrap();
     let buf = term.backend().buffer();
@@ -445,4 +447,53 @@ fn estimate_prices_every_call_from_the_table() {
         .expect("find has a cost");
     assert!(find.starts_with("$0.2500"), "{find}");
     insta::assert_snapshot!(screen(&mut app, 120, 32));
+}
+
+#[test]
+fn destructive_calls_are_asked_about_once_and_problems_stop_the_run() {
+    use pipewright::engine::preflight::{Destructive, Preflight};
+    use pipewright::ui::app::Preflighted;
+    let (_d, mut app) = app_on(PIPE);
+    let report = Preflight {
+        problems: Vec::new(),
+        destructive: vec![Destructive {
+            composition: "pipe".into(),
+            node: "notify".into(),
+            server: "demo".into(),
+            tool: "send_email".into(),
+        }],
+    };
+    assert_eq!(app.on_preflight(&report), Preflighted::Ask);
+    assert!(screen(&mut app, 120, 32).contains("destructive"));
+    let effects = app.on_key(key(KeyCode::Char('y')));
+    assert!(matches!(effects.as_slice(), [Effect::Proceed]));
+    // Allowed once, not asked again for the same call.
+    assert_eq!(app.on_preflight(&report), Preflighted::Go);
+
+    // A refusal drops the session.
+    let (_d2, mut app) = app_on(PIPE);
+    assert_eq!(app.on_preflight(&report), Preflighted::Ask);
+    let effects = app.on_key(key(KeyCode::Esc));
+    assert!(matches!(effects.as_slice(), [Effect::DropSession]));
+    assert!(!app.has_session);
+
+    // Problems go to the editor's gutter and nothing runs.
+    let bad = Preflight {
+        problems: vec![pipewright::engine::diag::Diagnostic::error(
+            pipewright::engine::diag::Span::new(
+                pipewright::engine::diag::Pos::new(5, 11),
+                pipewright::engine::diag::Pos::new(5, 23),
+            ),
+            "tool `search_user` is not offered by server `demo`",
+        )],
+        destructive: Vec::new(),
+    };
+    assert_eq!(app.on_preflight(&bad), Preflighted::Stop);
+    assert!(
+        app.editor
+            .diagnostics()
+            .iter()
+            .any(|d| d.message.contains("search_user"))
+    );
+    assert_eq!(app.run, RunState::Idle);
 }

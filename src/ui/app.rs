@@ -18,6 +18,7 @@ use crate::engine::budget::{self, Projection};
 use crate::engine::exec::{Seen, Snapshot};
 use crate::engine::loader::Loaded;
 use crate::engine::model::{Budget, Composition, Pipeline};
+use crate::engine::preflight::Preflight;
 use crate::engine::pricing::{Pricing, PricingTable};
 use crate::engine::reference;
 use crate::engine::servers::ServerArg;
@@ -88,11 +89,25 @@ pub enum Effect {
     /// End the session (the file's servers changed, or another composition
     /// was chosen); the next run starts a new one.
     DropSession,
+    /// The user allowed the destructive calls preflight found: go on with
+    /// the session held back for the answer.
+    Proceed,
     /// Hand the buffer to `$EDITOR` and take it back.
     ExternalEditor,
     /// Keep a finished run's trace where `pipewright run` keeps them.
     SaveTrace(Box<Trace>),
     Quit,
+}
+
+/// What to do with a freshly connected session after preflight.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Preflighted {
+    /// Send the commands.
+    Go,
+    /// Hold it: the user is asked about destructive calls.
+    Ask,
+    /// Close it: a node would fail (unknown tool, invalid args).
+    Stop,
 }
 
 /// A line at the bottom that fades after a few seconds.
@@ -140,6 +155,9 @@ pub struct App {
     /// The servers and composition the session was started for; a change
     /// means a new session.
     session_key: Option<String>,
+    /// The destructive calls the user allowed, as `node→tool` (asked again
+    /// when the plan calls another one).
+    allowed_destructive: BTreeSet<String>,
     selected: Option<String>,
     last_cursor_line: usize,
     areas: Areas,
@@ -179,6 +197,7 @@ impl App {
             tick: 0,
             has_session: false,
             session_key: None,
+            allowed_destructive: BTreeSet::new(),
             selected: None,
             last_cursor_line: 0,
             areas: Areas::default(),
@@ -716,6 +735,15 @@ impl App {
                 }
                 _ => Vec::new(),
             },
+            Overlay::ConfirmDestructive { calls, .. } => {
+                if matches!(key.code, KeyCode::Char('y') | KeyCode::Char('Y')) {
+                    self.allowed_destructive.extend(calls);
+                    vec![Effect::Proceed]
+                } else {
+                    self.on_start_failed("not run: destructive calls were not allowed");
+                    vec![Effect::DropSession]
+                }
+            }
             Overlay::Palette(mut p) => match key.code {
                 KeyCode::Esc => Vec::new(),
                 KeyCode::Enter => match p.chosen().cloned() {
@@ -830,6 +858,49 @@ impl App {
     /// debounce is skipped by ticking it from the future.
     pub fn editor_flush_recovery(&mut self) {
         let _ = self.editor.tick(Instant::now() + Duration::from_secs(60));
+    }
+
+    /// Preflight ran on the connected servers' tool lists. Problems go to
+    /// the editor's gutter at their nodes and nothing runs; destructive
+    /// calls not yet allowed are asked about first.
+    pub fn on_preflight(&mut self, report: &Preflight) -> Preflighted {
+        if !report.ok() {
+            let mut diags = self.editor.diagnostics().to_vec();
+            for p in &report.problems {
+                if !diags.contains(p) {
+                    diags.push(p.clone());
+                }
+            }
+            let n = report.problems.len();
+            self.editor.set_diagnostics(diags);
+            self.on_start_failed(&format!(
+                "preflight: {n} problem(s) (see the editor); nothing was called"
+            ));
+            return Preflighted::Stop;
+        }
+        let new: Vec<String> = report
+            .destructive
+            .iter()
+            .map(|d| format!("{}→{}", d.node, d.tool))
+            .filter(|k| !self.allowed_destructive.contains(k))
+            .collect();
+        if new.is_empty() {
+            return Preflighted::Go;
+        }
+        let mut body = vec![
+            "This run calls tools their servers mark destructive:".to_owned(),
+            String::new(),
+        ];
+        for d in &report.destructive {
+            body.push(format!(
+                "  node {:<16} {} on server {}",
+                d.node, d.tool, d.server
+            ));
+        }
+        body.push(String::new());
+        body.push("y: run them   Esc: do not run".to_owned());
+        self.overlay = Some(Overlay::ConfirmDestructive { calls: new, body });
+        Preflighted::Ask
     }
 
     /// The session could not start (a server did not answer, …).

@@ -32,6 +32,11 @@ pub enum Overlay {
         scroll: u16,
     },
     ConfirmQuit,
+    /// Preflight found destructive calls; `calls` are asked about.
+    ConfirmDestructive {
+        calls: Vec<String>,
+        body: Vec<String>,
+    },
 }
 
 impl Overlay {
@@ -505,6 +510,21 @@ pub fn render(ov: &Overlay, app: &App, area: Rect, buf: &mut Buffer) {
                 .block(frame(title.clone(), t))
                 .wrap(Wrap { trim: false })
                 .scroll((*scroll, 0))
+                .render(r, buf);
+        }
+        Overlay::ConfirmDestructive { body, .. } => {
+            let r = centred(area, 70, 40);
+            Clear.render(r, buf);
+            let lines: Vec<Line> = body
+                .iter()
+                .map(|l| Line::from(Span::styled(l.clone(), Style::default().fg(t.fg))))
+                .collect();
+            Paragraph::new(lines)
+                .block(
+                    frame("destructive tools".into(), t)
+                        .border_style(Style::default().fg(t.failed)),
+                )
+                .wrap(Wrap { trim: false })
                 .render(r, buf);
         }
         Overlay::ConfirmQuit => {

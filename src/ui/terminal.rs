@@ -26,7 +26,9 @@ use crate::engine::redact::Redactor;
 use crate::engine::servers::{self, ServerPool};
 use crate::engine::session::{self, Command, Event, Session};
 
-use super::app::{App, Effect};
+use crate::engine::preflight::{self, Preflight, ToolLists};
+
+use super::app::{App, Effect, Preflighted};
 
 type Term = Terminal<CrosstermBackend<Stdout>>;
 
@@ -82,7 +84,7 @@ struct Live {
     pool: Arc<ServerPool>,
 }
 
-type Started = Result<Live, String>;
+type Started = Result<(Live, Preflight), String>;
 
 /// Runs the workbench until the user quits; returns the exit code.
 pub async fn run(mut app: App) -> io::Result<u8> {
@@ -94,6 +96,8 @@ pub async fn run(mut app: App) -> io::Result<u8> {
     ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
     let (start_tx, mut start_rx) = mpsc::unbounded_channel::<(u64, Started, Vec<Command>)>();
     let mut live: Option<Live> = None;
+    // A session waiting for the user to allow its destructive calls.
+    let mut held: Option<(Live, Vec<Command>)> = None;
     // Commands given while the session is still connecting.
     let mut queued: Vec<Command> = Vec::new();
     let mut generation: u64 = 0;
@@ -143,10 +147,25 @@ pub async fn run(mut app: App) -> io::Result<u8> {
                                 ServerPool::connect(&specs, &needed, &ConnectOptions::default())
                                     .await
                                     .map_err(|e| redactor.text(&e.to_string()))?;
+                            // Preflight on the tool lists just fetched: a
+                            // bad node or a destructive call is known before
+                            // anything is called.
+                            let tools: ToolLists = pool
+                                .connections()
+                                .map(|c| (c.name().to_owned(), c.tools().to_vec()))
+                                .collect();
+                            let default = (specs.len() == 1)
+                                .then(|| specs.keys().next().cloned())
+                                .flatten();
+                            let report = preflight::check(
+                                &[(&*comp, cfg.vars.clone())],
+                                &tools,
+                                default.as_deref(),
+                            );
                             let pool = Arc::new(pool);
                             let session =
                                 session::start(comp, pool.clone(), *cfg, redactor.clone());
-                            Ok::<Live, String>(Live { session, pool })
+                            Ok::<(Live, Preflight), String>((Live { session, pool }, report))
                         }
                         .await;
                         let _ = tx.send((g, started, then_all));
@@ -158,9 +177,20 @@ pub async fn run(mut app: App) -> io::Result<u8> {
                     }
                     None => queued.push(cmd),
                 },
+                Effect::Proceed => {
+                    if let Some((l, then)) = held.take() {
+                        for c in then.into_iter().chain(queued.drain(..)) {
+                            l.session.handle.send(c);
+                        }
+                        live = Some(l);
+                    }
+                }
                 Effect::DropSession => {
                     generation += 1;
                     queued.clear();
+                    if let Some((old, _)) = held.take() {
+                        close(old);
+                    }
                     if let Some(old) = live.take() {
                         close(old);
                     }
@@ -203,16 +233,23 @@ pub async fn run(mut app: App) -> io::Result<u8> {
             started = start_rx.recv() => {
                 if let Some((g, started, then)) = started {
                     if g != generation {
-                        if let Ok(l) = started { close(l); }
+                        if let Ok((l, _)) = started { close(l); }
                         continue;
                     }
                     match started {
-                        Ok(l) => {
-                            for c in then.into_iter().chain(queued.drain(..)) {
-                                l.session.handle.send(c);
+                        Ok((l, report)) => match app.on_preflight(&report) {
+                            Preflighted::Go => {
+                                for c in then.into_iter().chain(queued.drain(..)) {
+                                    l.session.handle.send(c);
+                                }
+                                live = Some(l);
                             }
-                            live = Some(l);
-                        }
+                            Preflighted::Ask => held = Some((l, then)),
+                            Preflighted::Stop => {
+                                queued.clear();
+                                close(l);
+                            }
+                        },
                         Err(e) => { queued.clear(); app.on_start_failed(&e); }
                     }
                 }
