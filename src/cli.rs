@@ -118,6 +118,20 @@ pub fn main() -> ExitCode {
     ExitCode::from(code)
 }
 
+/// Reads an optional duration flag (`--timeout 30s`); the error names the
+/// flag and the text.
+pub fn duration_flag(
+    flag: &str,
+    value: Option<&str>,
+) -> Result<Option<std::time::Duration>, String> {
+    match value {
+        None => Ok(None),
+        Some(t) => crate::engine::loader::parse_duration(t)
+            .map(Some)
+            .ok_or_else(|| format!("invalid --{flag} `{t}` (write e.g. 500ms, 30s, 2m)")),
+    }
+}
+
 /// Prints every diagnostic of a load to stderr, compiler style; true when
 /// there were errors.
 pub fn report_diagnostics(

@@ -20,7 +20,6 @@ use clap::Args;
 use is_terminal::IsTerminal;
 
 use crate::cli::exit;
-use crate::engine::loader::parse_duration;
 use crate::engine::servers::ServerArg;
 
 /// Arguments of `edit`.
@@ -68,13 +67,12 @@ pub async fn edit(args: EditArgs) -> u8 {
             return exit::INVALID;
         }
     };
-    let timeout = match args.timeout.as_deref().map(|t| (t, parse_duration(t))) {
-        Some((t, None)) => {
-            eprintln!("error: invalid --timeout `{t}`");
+    let timeout = match crate::cli::duration_flag("timeout", args.timeout.as_deref()) {
+        Ok(d) => d,
+        Err(e) => {
+            eprintln!("error: {e}");
             return exit::INVALID;
         }
-        Some((_, d)) => d,
-        None => None,
     };
     let dirs = config::Dirs::locate();
     let cfg = match config::Config::load(&dirs, args.theme.as_deref()) {

@@ -14,7 +14,7 @@ use serde_json::Value;
 
 use super::exit;
 use super::run::{Format, OnBudget, RunArgs, config, parse_vars, usage};
-use crate::engine::loader::{load_file, parse_duration};
+use crate::engine::loader::load_file;
 use crate::engine::model::{Budget, Case, Composition};
 use crate::engine::plan::{CompositionPlan, Plan, plan_composition, recorded_figures};
 use crate::engine::pricing::{Pricing, Source};
@@ -50,10 +50,9 @@ pub async fn plan(args: RunArgs) -> u8 {
             args.composition.clone().unwrap_or_default()
         ));
     }
-    let max_duration = match args.max_duration.as_deref().map(|t| (t, parse_duration(t))) {
-        Some((t, None)) => return usage(format!("invalid --max-duration `{t}`")),
-        Some((_, d)) => d,
-        None => None,
+    let max_duration = match super::duration_flag("max-duration", args.max_duration.as_deref()) {
+        Ok(d) => d,
+        Err(e) => return usage(e),
     };
     let cli_budget = Budget {
         max_cost_usd: args.max_cost,

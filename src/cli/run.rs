@@ -13,7 +13,7 @@ use super::progress::Progress;
 use super::step::{self, Input, Stepping};
 use crate::engine::exec::Caller;
 use crate::engine::import::Dialect;
-use crate::engine::loader::{load_file_as, parse_duration};
+use crate::engine::loader::load_file_as;
 use crate::engine::model::{Budget, Composition, Pipeline};
 use crate::engine::redact::Redactor;
 use crate::engine::servers::{self, ServerArg};
@@ -173,15 +173,13 @@ pub async fn run(args: RunArgs) -> u8 {
             "no case named `{case}` in the selected compositions"
         ));
     }
-    let timeout = match args.timeout.as_deref().map(|t| (t, parse_duration(t))) {
-        Some((t, None)) => return usage(format!("invalid --timeout `{t}`")),
-        Some((_, d)) => d,
-        None => None,
+    let timeout = match super::duration_flag("timeout", args.timeout.as_deref()) {
+        Ok(d) => d,
+        Err(e) => return usage(e),
     };
-    let max_duration = match args.max_duration.as_deref().map(|t| (t, parse_duration(t))) {
-        Some((t, None)) => return usage(format!("invalid --max-duration `{t}`")),
-        Some((_, d)) => d,
-        None => None,
+    let max_duration = match super::duration_flag("max-duration", args.max_duration.as_deref()) {
+        Ok(d) => d,
+        Err(e) => return usage(e),
     };
     let cli_budget = Budget {
         max_cost_usd: args.max_cost,
