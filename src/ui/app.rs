@@ -313,16 +313,27 @@ impl App {
         self.adopt(p)
     }
 
-    fn session_config(&self, pipeline: &Pipeline, comp: &Composition) -> SessionConfig {
-        let row = match &self.opts.case {
+    /// The case row in use: `--case`, else the composition's first.
+    fn case_row<'c>(&self, comp: &'c Composition) -> Option<&'c crate::engine::model::Case> {
+        match &self.opts.case {
             Some(name) => comp.cases.iter().find(|c| &c.name == name),
             None => comp.cases.first(),
-        };
+        }
+    }
+
+    /// `${var.X}` values: file `vars:` < case row < `--var`.
+    fn vars(&self, pipeline: &Pipeline, comp: &Composition) -> IndexMap<String, Value> {
         let mut vars = pipeline.vars.clone();
-        if let Some(r) = row {
+        if let Some(r) = self.case_row(comp) {
             vars.extend(r.vars.clone());
         }
         vars.extend(self.opts.vars.clone());
+        vars
+    }
+
+    fn session_config(&self, pipeline: &Pipeline, comp: &Composition) -> SessionConfig {
+        let row = self.case_row(comp);
+        let vars = self.vars(pipeline, comp);
         let expect = row
             .and_then(|r| r.expect.clone())
             .unwrap_or_else(|| comp.expect.clone());
@@ -389,19 +400,28 @@ impl App {
     /// A node's args resolved as far as the outputs recorded so far allow;
     /// the rest reads `<from node.path>`.
     pub fn preview_args(&self, comp: &Composition, i: usize) -> Value {
-        let scope = self.scope(comp);
+        // Only the outputs this node refers to are copied into the scope.
+        let wanted: Vec<&str> = comp.nodes[i]
+            .arg_refs
+            .iter()
+            .filter_map(|r| r.reference.root.node_id())
+            .collect();
+        let scope = self.scope(comp, Some(&wanted));
         reference::resolve_value_partial(&comp.nodes[i].args, &scope).value
     }
 
-    fn scope(&self, comp: &Composition) -> Snapshot {
-        let mut vars = IndexMap::new();
-        if let Some(p) = &self.pipeline {
-            vars = self.session_config(p, comp).vars;
-        }
+    /// What references see now: the recorded outputs of the nodes in
+    /// `only` (all nodes when `None`), and the run's variables.
+    fn scope(&self, comp: &Composition, only: Option<&[&str]>) -> Snapshot {
+        let vars = match &self.pipeline {
+            Some(p) => self.vars(p, comp),
+            None => IndexMap::new(),
+        };
         let nodes = comp
             .nodes
             .iter()
             .zip(&self.visuals)
+            .filter(|(n, _)| only.is_none_or(|ids| ids.contains(&n.id.as_str())))
             .map(|(n, v)| {
                 let seen = match (&v.record, v.status) {
                     (Some(r), NodeStatus::Ok | NodeStatus::Stale) => Seen::Output(r.output.clone()),
@@ -797,8 +817,12 @@ impl App {
                 scroll: 0,
             };
         };
-        let args: Vec<Value> = (0..comp.nodes.len())
-            .map(|i| self.preview_args(comp, i))
+        // One scope for the whole plan, not one per node.
+        let scope = self.scope(comp, None);
+        let args: Vec<Value> = comp
+            .nodes
+            .iter()
+            .map(|n| reference::resolve_value_partial(&n.args, &scope).value)
             .collect();
         let projections: Vec<Projection> = if estimate {
             let pricing = self
@@ -806,7 +830,6 @@ impl App {
                 .as_deref()
                 .map(pricing_of)
                 .unwrap_or_else(|| Pricing::new(PricingTable::bundled(), None));
-            let scope = self.scope(comp);
             comp.nodes
                 .iter()
                 .map(|n| budget::project_node(&pricing, n, &scope))
