@@ -15,7 +15,7 @@ use serde_json::Value;
 use super::exit;
 use super::run::{Format, OnBudget, RunArgs, config, parse_vars, usage};
 use crate::engine::loader::load_file;
-use crate::engine::model::{Budget, Case, Composition};
+use crate::engine::model::{Case, Composition};
 use crate::engine::plan::{CompositionPlan, Plan, plan_composition, recorded_figures};
 use crate::engine::pricing::{Pricing, Source};
 use crate::engine::redact::Redactor;
@@ -50,14 +50,9 @@ pub async fn plan(args: RunArgs) -> u8 {
             args.composition.clone().unwrap_or_default()
         ));
     }
-    let max_duration = match super::duration_flag("max-duration", args.max_duration.as_deref()) {
-        Ok(d) => d,
+    let cli_budget = match super::run::cli_budget(&args) {
+        Ok(b) => b,
         Err(e) => return usage(e),
-    };
-    let cli_budget = Budget {
-        max_cost_usd: args.max_cost,
-        max_tokens: args.max_tokens,
-        max_duration,
     };
     let redactor = Redactor::default();
     let mut file_vars = pipeline.vars.clone();

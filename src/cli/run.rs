@@ -122,6 +122,16 @@ pub(crate) fn usage(msg: impl std::fmt::Display) -> u8 {
     exit::INVALID
 }
 
+/// The budget the flags set (`--max-cost`, `--max-tokens`,
+/// `--max-duration`); it wins over the file's.
+pub(crate) fn cli_budget(args: &RunArgs) -> Result<Budget, String> {
+    Ok(Budget {
+        max_cost_usd: args.max_cost,
+        max_tokens: args.max_tokens,
+        max_duration: super::duration_flag("max-duration", args.max_duration.as_deref())?,
+    })
+}
+
 /// Runs the file; returns the exit code.
 pub async fn run(args: RunArgs) -> u8 {
     if args.spend.dry_run || args.spend.estimate_cost {
@@ -177,14 +187,9 @@ pub async fn run(args: RunArgs) -> u8 {
         Ok(d) => d,
         Err(e) => return usage(e),
     };
-    let max_duration = match super::duration_flag("max-duration", args.max_duration.as_deref()) {
-        Ok(d) => d,
+    let cli_budget = match cli_budget(&args) {
+        Ok(b) => b,
         Err(e) => return usage(e),
-    };
-    let cli_budget = Budget {
-        max_cost_usd: args.max_cost,
-        max_tokens: args.max_tokens,
-        max_duration,
     };
 
     let redactor = Redactor::default();
