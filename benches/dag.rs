@@ -5,9 +5,9 @@
 use std::fmt::Write as _;
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use pipewright::engine::loader::load_str;
-use pipewright::engine::model::Composition;
-use pipewright::engine::trace::NodeStatus;
+use pipewright::engine::file::loader::load_str;
+use pipewright::engine::file::model::Composition;
+use pipewright::engine::run::trace::NodeStatus;
 use pipewright::ui::dag::{DagLayout, DagState, DagView};
 use pipewright::ui::state::NodeVisual;
 use pipewright::ui::theme::Theme;

@@ -3,7 +3,7 @@
 //! and the one-off cost of showing such a record.
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use pipewright::engine::trace::{NodeRecord, NodeStatus};
+use pipewright::engine::run::trace::{NodeRecord, NodeStatus};
 use pipewright::ui::inspector::{Inspector, Tab};
 use pipewright::ui::theme::Theme;
 use ratatui::buffer::Buffer;

@@ -11,8 +11,8 @@ use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use serde_json::{Value, json};
 
-use pipewright::engine::session::Event;
-use pipewright::engine::trace::{NodeRecord, NodeStatus};
+use pipewright::engine::run::session::Event;
+use pipewright::engine::run::trace::{NodeRecord, NodeStatus};
 use pipewright::ui::app::{App, Options};
 use pipewright::ui::config::{Config, Dirs};
 use pipewright::ui::editor::Editor;

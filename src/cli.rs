@@ -126,7 +126,7 @@ pub fn duration_flag(
 ) -> Result<Option<std::time::Duration>, String> {
     match value {
         None => Ok(None),
-        Some(t) => crate::engine::loader::parse_duration(t)
+        Some(t) => crate::engine::file::loader::parse_duration(t)
             .map(Some)
             .ok_or_else(|| format!("invalid --{flag} `{t}` (write e.g. 500ms, 30s, 2m)")),
     }
@@ -137,7 +137,7 @@ pub fn duration_flag(
 pub fn report_diagnostics(
     file: &str,
     source: &str,
-    loaded: &crate::engine::loader::Loaded,
+    loaded: &crate::engine::file::loader::Loaded,
 ) -> bool {
     for d in &loaded.diagnostics {
         eprintln!("{}\n", d.render(file, Some(source)));

@@ -20,7 +20,7 @@ use clap::Args;
 use is_terminal::IsTerminal;
 
 use crate::cli::exit;
-use crate::engine::servers::ServerArg;
+use crate::engine::mcp::servers::ServerArg;
 
 /// Arguments of `edit`.
 #[derive(Debug, Args)]

@@ -1,8 +1,8 @@
 //! Malformed pipeline files, each with the diagnostic it must produce:
 //! severity, line, column and the words of the message.
 
-use pipewright::engine::diag::Severity;
-use pipewright::engine::loader::load_str;
+use pipewright::engine::file::diag::Severity;
+use pipewright::engine::file::loader::load_str;
 use rstest::rstest;
 
 const E: Severity = Severity::Error;

@@ -2,8 +2,8 @@
 //! shapes of the mcptest reference (pipe, composition anatomy, transform,
 //! control flow, fan-out, cases, assembly, budget, mocks, judged eval) load.
 
-use pipewright::engine::loader::load_str;
-use pipewright::engine::model::Kind;
+use pipewright::engine::file::loader::load_str;
+use pipewright::engine::file::model::Kind;
 
 fn examples() -> Vec<std::path::PathBuf> {
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples");
@@ -98,7 +98,7 @@ fn hashes_ignore_formatting_but_see_changes() {
     let a = load_str("pipe:\n  - {id: a, tool: t, args: {x: 1, y: 2}}\n");
     let b = load_str("pipe:\n  - id: a\n    tool: t\n    args:\n      y: 2\n      x: 1\n");
     let c = load_str("pipe:\n  - {id: a, tool: t, args: {x: 1, y: 3}}\n");
-    let h = |l: &pipewright::engine::loader::Loaded| {
+    let h = |l: &pipewright::engine::file::loader::Loaded| {
         l.valid().map(|p| p.compositions[0].nodes[0].hash.clone())
     };
     assert_eq!(h(&a), h(&b));

@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 
 use assert_cmd::Command;
-use pipewright::engine::{schema, yaml};
+use pipewright::engine::file::{schema, yaml};
 
 const SCHEMA_LINE: &str = "# yaml-language-server: $schema=../schema/pipewright.schema.json";
 

@@ -9,14 +9,14 @@ use std::time::{Duration, Instant};
 
 use indexmap::IndexMap;
 use pipewright::demo_server::{self, HttpServerHandle};
-use pipewright::engine::exec::Caller;
-use pipewright::engine::loader::load_str;
+use pipewright::engine::run::exec::Caller;
+use pipewright::engine::file::loader::load_str;
 use pipewright::engine::mcp::{ConnectOptions, ServerSpec};
-use pipewright::engine::model::Composition;
-use pipewright::engine::redact::Redactor;
-use pipewright::engine::servers::ServerPool;
-use pipewright::engine::session::{self, Command, Event, PauseReason, Session, SessionConfig};
-use pipewright::engine::trace::{NodeStatus, RunStatus, Trace};
+use pipewright::engine::file::model::Composition;
+use pipewright::engine::run::redact::Redactor;
+use pipewright::engine::mcp::servers::ServerPool;
+use pipewright::engine::run::session::{self, Command, Event, PauseReason, Session, SessionConfig};
+use pipewright::engine::run::trace::{NodeStatus, RunStatus, Trace};
 use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 

@@ -10,8 +10,8 @@ use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use serde_json::json;
 
-use pipewright::engine::session::{Command, Event, PauseReason};
-use pipewright::engine::trace::{NodeRecord, NodeStatus, RunStatus, Trace};
+use pipewright::engine::run::session::{Command, Event, PauseReason};
+use pipewright::engine::run::trace::{NodeRecord, NodeStatus, RunStatus, Trace};
 use pipewright::ui::app::{App, Effect, Focus, Options, RunState};
 use pipewright::ui::config::{Config, Dirs};
 use pipewright::ui::editor::Editor;
@@ -197,7 +197,7 @@ fn failed_pipe(app: &mut App) {
 fn empty_trace() -> Trace {
     Trace {
         file: "pipeline.yml".into(),
-        composition: pipewright::engine::trace::RunSummary {
+        composition: pipewright::engine::run::trace::RunSummary {
             name: "main".into(),
             case: None,
             ran: true,
@@ -310,7 +310,7 @@ fn command_keys_are_text_in_the_editor_and_global_keys_are_not() {
 fn an_edit_that_breaks_the_file_keeps_the_last_good_plan() {
     let (_d, mut app) = app_on(PIPE);
     let broken = PIPE.replace("${find.users[0].id}", "${fnd.users[0].id}");
-    let loaded = pipewright::engine::loader::load_str(&broken);
+    let loaded = pipewright::engine::file::loader::load_str(&broken);
     app.on_validated(&loaded);
     assert!(app.errors > 0);
     assert_eq!(app.comp.as_ref().unwrap().nodes.len(), 3);
@@ -321,7 +321,7 @@ fn an_edit_to_a_running_plan_is_sent_to_the_session() {
     let (_d, mut app) = app_on(PIPE);
     app.on_key(key(KeyCode::F(5)));
     let edited = PIPE.replace("subject: hello", "subject: hi");
-    let effects = app.on_validated(&pipewright::engine::loader::load_str(&edited));
+    let effects = app.on_validated(&pipewright::engine::file::loader::load_str(&edited));
     assert!(matches!(
         effects.as_slice(),
         [Effect::Send(Command::ReplacePlan(_))]
@@ -451,7 +451,7 @@ fn estimate_prices_every_call_from_the_table() {
 
 #[test]
 fn destructive_calls_are_asked_about_once_and_problems_stop_the_run() {
-    use pipewright::engine::preflight::{Destructive, Preflight};
+    use pipewright::engine::plan::preflight::{Destructive, Preflight};
     use pipewright::ui::app::Preflighted;
     let (_d, mut app) = app_on(PIPE);
     let report = Preflight {
@@ -479,10 +479,10 @@ fn destructive_calls_are_asked_about_once_and_problems_stop_the_run() {
 
     // Problems go to the editor's gutter and nothing runs.
     let bad = Preflight {
-        problems: vec![pipewright::engine::diag::Diagnostic::error(
-            pipewright::engine::diag::Span::new(
-                pipewright::engine::diag::Pos::new(5, 11),
-                pipewright::engine::diag::Pos::new(5, 23),
+        problems: vec![pipewright::engine::file::diag::Diagnostic::error(
+            pipewright::engine::file::diag::Span::new(
+                pipewright::engine::file::diag::Pos::new(5, 11),
+                pipewright::engine::file::diag::Pos::new(5, 23),
             ),
             "tool `search_user` is not offered by server `demo`",
         )],

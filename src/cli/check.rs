@@ -5,8 +5,8 @@ use std::path::PathBuf;
 use clap::Args;
 
 use super::exit;
-use crate::engine::import::Dialect;
-use crate::engine::loader::load_file_as;
+use crate::engine::file::import::Dialect;
+use crate::engine::file::loader::load_file_as;
 
 /// Arguments of `check`.
 #[derive(Debug, Args)]

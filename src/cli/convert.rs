@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use clap::Args;
 
 use super::exit;
-use crate::engine::import::{self, Dialect};
+use crate::engine::file::import::{self, Dialect};
 
 /// Arguments of `convert`.
 #[derive(Debug, Args)]

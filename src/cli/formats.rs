@@ -11,9 +11,9 @@
 use indexmap::IndexMap;
 use serde_json::{Map, Value, json};
 
-use crate::engine::import::ImportedStep;
-use crate::engine::model::Composition;
-use crate::engine::trace::{NodeStatus, RunStatus, Trace};
+use crate::engine::file::import::ImportedStep;
+use crate::engine::file::model::Composition;
+use crate::engine::run::trace::{NodeStatus, RunStatus, Trace};
 
 /// What the envelope printers need to know of the file besides the trace.
 #[derive(Debug, Clone, Default)]
@@ -174,12 +174,12 @@ pub fn print(traces: &[Trace], shapes: &[Shape], envelope: fn(&Trace, &Shape) ->
 /// (`fibe` true) or Discord envelope.
 pub fn print_run(
     traces: &[Trace],
-    pipeline: &crate::engine::model::Pipeline,
+    pipeline: &crate::engine::file::model::Pipeline,
     source: &str,
-    dialect: crate::engine::import::Dialect,
+    dialect: crate::engine::file::import::Dialect,
     fibe_envelope: bool,
 ) {
-    use crate::engine::import::{self, Dialect};
+    use crate::engine::file::import::{self, Dialect};
     let conv = import::convert(source, dialect)
         .ok()
         .filter(|c| c.dialect != Dialect::Native && !c.has_errors());

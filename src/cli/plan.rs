@@ -14,12 +14,12 @@ use serde_json::Value;
 
 use super::exit;
 use super::run::{Format, OnBudget, RunArgs, config, parse_vars, usage};
-use crate::engine::loader::load_file;
-use crate::engine::model::{Case, Composition};
-use crate::engine::plan::{CompositionPlan, Plan, plan_composition, recorded_figures};
-use crate::engine::pricing::{Pricing, Source};
-use crate::engine::redact::Redactor;
-use crate::engine::servers;
+use crate::engine::file::loader::load_file;
+use crate::engine::file::model::{Case, Composition};
+use crate::engine::plan::dry_run::{CompositionPlan, Plan, plan_composition, recorded_figures};
+use crate::engine::cost::pricing::{Pricing, Source};
+use crate::engine::run::redact::Redactor;
+use crate::engine::mcp::servers;
 
 /// Plans the file; returns the exit code.
 pub async fn plan(args: RunArgs) -> u8 {
@@ -158,7 +158,7 @@ fn register_env_secrets(comps: &[&Composition], redactor: &Redactor) {
     for comp in comps {
         for node in &comp.nodes {
             for site in node.refs() {
-                if let crate::engine::reference::Root::Env(name) = &site.reference.root
+                if let crate::engine::lang::reference::Root::Env(name) = &site.reference.root
                     && let Ok(v) = std::env::var(name)
                 {
                     redactor.add(v);
@@ -311,7 +311,7 @@ fn render_composition(out: &mut String, file: &str, c: &CompositionPlan) {
     }
 }
 
-fn call_name(n: &crate::engine::plan::PlannedCall) -> String {
+fn call_name(n: &crate::engine::plan::dry_run::PlannedCall) -> String {
     match (&n.server, n.mocked) {
         (_, true) => n.tool.clone(),
         (Some(s), false) => format!("{s}/{}", n.tool),

@@ -7,8 +7,8 @@
 use std::io::Write;
 use std::time::{Duration, Instant};
 
-use crate::engine::session::Event;
-use crate::engine::trace::NodeStatus;
+use crate::engine::run::session::Event;
+use crate::engine::run::trace::NodeStatus;
 use crate::ui::theme::SPINNER;
 
 /// Erase the current terminal line and go to its start.
@@ -224,7 +224,7 @@ pub fn plain_line(ev: &Event) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::trace::NodeRecord;
+    use crate::engine::run::trace::NodeRecord;
     use std::sync::{Arc, Mutex};
 
     /// A writer tests can read back.

@@ -11,14 +11,14 @@ use serde_json::Value;
 use super::exit;
 use super::progress::Progress;
 use super::step::{self, Input, Stepping};
-use crate::engine::exec::Caller;
-use crate::engine::import::Dialect;
-use crate::engine::loader::load_file_as;
-use crate::engine::model::{Budget, Composition, Pipeline};
-use crate::engine::redact::Redactor;
-use crate::engine::servers::{self, ServerArg};
-use crate::engine::session::{self, BudgetMode, Command, Event, SessionConfig};
-use crate::engine::trace::{RunStatus, Trace};
+use crate::engine::run::exec::Caller;
+use crate::engine::file::import::Dialect;
+use crate::engine::file::loader::load_file_as;
+use crate::engine::file::model::{Budget, Composition, Pipeline};
+use crate::engine::run::redact::Redactor;
+use crate::engine::mcp::servers::{self, ServerArg};
+use crate::engine::run::session::{self, BudgetMode, Command, Event, SessionConfig};
+use crate::engine::run::trace::{RunStatus, Trace};
 
 /// Output formats of `run`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -149,7 +149,7 @@ pub async fn run(args: RunArgs) -> u8 {
     if let Some(Err(e)) = args
         .servers_from
         .as_ref()
-        .map(|p| crate::engine::client_config::add_to(&mut pipeline, p))
+        .map(|p| crate::engine::mcp::client_config::add_to(&mut pipeline, p))
     {
         return usage(e);
     }
@@ -253,7 +253,7 @@ pub async fn run(args: RunArgs) -> u8 {
     let mut traces: Vec<Trace> = Vec::new();
     let mut cancelled = false;
     'runs: for comp in comps {
-        let rows: Vec<Option<&crate::engine::model::Case>> = if comp.cases.is_empty() {
+        let rows: Vec<Option<&crate::engine::file::model::Case>> = if comp.cases.is_empty() {
             vec![None]
         } else {
             comp.cases
@@ -343,7 +343,7 @@ pub async fn run(args: RunArgs) -> u8 {
 pub(crate) fn config(
     pipeline: &Pipeline,
     comp: &Composition,
-    row: Option<&crate::engine::model::Case>,
+    row: Option<&crate::engine::file::model::Case>,
     cli_vars: &IndexMap<String, Value>,
     cli_budget: Budget,
     args: &RunArgs,
@@ -430,7 +430,7 @@ async fn drive(
 fn empty_trace(comp: &Composition) -> Trace {
     Trace {
         file: String::new(),
-        composition: crate::engine::trace::RunSummary {
+        composition: crate::engine::run::trace::RunSummary {
             name: comp.name.clone(),
             case: None,
             ran: false,

@@ -3,6 +3,6 @@
 /// Prints the schema; the repository keeps the same text in
 /// `schema/pipewright.schema.json`.
 pub fn schema() -> u8 {
-    print!("{}", crate::engine::schema::json_schema());
+    print!("{}", crate::engine::file::schema::json_schema());
     super::exit::OK
 }

@@ -8,8 +8,8 @@ use clap::{Args, Subcommand};
 use serde_json::{Value, json};
 
 use super::exit;
-use crate::engine::client_config::{self, FoundServer};
-use crate::engine::model::ServerSource;
+use crate::engine::mcp::client_config::{self, FoundServer};
+use crate::engine::file::model::ServerSource;
 
 /// The `servers` subcommands.
 #[derive(Debug, Subcommand)]

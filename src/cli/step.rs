@@ -14,9 +14,9 @@ use std::time::Duration;
 use tokio::io::{AsyncBufReadExt, BufReader, Lines, Stdin};
 
 use super::progress::Progress;
-use crate::engine::model::{Composition, Kind};
-use crate::engine::session::{Command, Event, PauseReason, Session};
-use crate::engine::trace::{NodeStatus, Trace};
+use crate::engine::file::model::{Composition, Kind};
+use crate::engine::run::session::{Command, Event, PauseReason, Session};
+use crate::engine::run::trace::{NodeStatus, Trace};
 
 /// How often the live progress line is redrawn.
 const TICK: Duration = Duration::from_millis(100);

@@ -9,12 +9,12 @@ use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
 use super::exit;
-use crate::engine::loader::load_file;
+use crate::engine::file::loader::load_file;
 use crate::engine::mcp::{ConnectOptions, Connection, McpError, ServerSpec};
-use crate::engine::model::Pipeline;
-use crate::engine::redact::Redactor;
-use crate::engine::reference;
-use crate::engine::servers::{self, ServerArg};
+use crate::engine::file::model::Pipeline;
+use crate::engine::run::redact::Redactor;
+use crate::engine::lang::reference;
+use crate::engine::mcp::servers::{self, ServerArg};
 
 /// The `tools` subcommands.
 #[derive(Debug, Subcommand)]
@@ -236,7 +236,7 @@ async fn call(a: CallArgs) -> u8 {
         }
     };
     let timeout = match a.timeout.as_deref() {
-        Some(t) => match crate::engine::loader::parse_duration(t) {
+        Some(t) => match crate::engine::file::loader::parse_duration(t) {
             Some(d) => Some(d),
             None => {
                 eprintln!("error: invalid --timeout `{t}`");

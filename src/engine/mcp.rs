@@ -7,10 +7,12 @@
 //! sends as log notifications goes to a bounded [`ServerLog`], never to the
 //! terminal.
 
+pub mod client_config;
 mod error;
 mod handler;
 mod log;
 mod output;
+pub mod servers;
 mod tools;
 mod transport;
 

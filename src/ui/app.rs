@@ -14,16 +14,16 @@ use ratatui::Frame;
 use ratatui::layout::{Constraint, Direction, Layout, Position, Rect};
 use serde_json::Value;
 
-use crate::engine::budget::{self, Projection};
-use crate::engine::exec::{Seen, Snapshot};
-use crate::engine::loader::Loaded;
-use crate::engine::model::{Budget, Composition, Pipeline};
-use crate::engine::preflight::Preflight;
-use crate::engine::pricing::{Pricing, PricingTable};
-use crate::engine::reference;
-use crate::engine::servers::ServerArg;
-use crate::engine::session::{Command, Event, PauseReason, SessionConfig};
-use crate::engine::trace::{NodeRecord, NodeStatus, RunStatus, Trace};
+use crate::engine::run::budget::{self, Projection};
+use crate::engine::run::exec::{Seen, Snapshot};
+use crate::engine::file::loader::Loaded;
+use crate::engine::file::model::{Budget, Composition, Pipeline};
+use crate::engine::plan::preflight::Preflight;
+use crate::engine::cost::pricing::{Pricing, PricingTable};
+use crate::engine::lang::reference;
+use crate::engine::mcp::servers::ServerArg;
+use crate::engine::run::session::{Command, Event, PauseReason, SessionConfig};
+use crate::engine::run::trace::{NodeRecord, NodeStatus, RunStatus, Trace};
 
 use super::config::{Config, Dirs};
 use super::dag::{DagLayout, DagState, DagView};
@@ -219,7 +219,7 @@ impl App {
     /// Adopts a validation result: errors keep the last good plan; a good
     /// plan replaces it (and the session's, keeping valid outputs).
     pub fn on_validated(&mut self, loaded: &Loaded) -> Vec<Effect> {
-        use crate::engine::diag::Severity;
+        use crate::engine::file::diag::Severity;
         self.errors = loaded
             .diagnostics
             .iter()
@@ -314,7 +314,7 @@ impl App {
     }
 
     /// The case row in use: `--case`, else the composition's first.
-    fn case_row<'c>(&self, comp: &'c Composition) -> Option<&'c crate::engine::model::Case> {
+    fn case_row<'c>(&self, comp: &'c Composition) -> Option<&'c crate::engine::file::model::Case> {
         match &self.opts.case {
             Some(name) => comp.cases.iter().find(|c| &c.name == name),
             None => comp.cases.first(),

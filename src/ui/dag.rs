@@ -13,8 +13,8 @@ use ratatui::widgets::{Block, BorderType, Borders, StatefulWidget, Widget};
 
 pub use layout::{DagLayout, Slot};
 
-use crate::engine::model::Composition;
-use crate::engine::trace::NodeStatus;
+use crate::engine::file::model::Composition;
+use crate::engine::run::trace::NodeStatus;
 use crate::ui::state::NodeVisual;
 use crate::ui::theme::{Theme, status_glyph};
 

@@ -20,8 +20,8 @@ use std::time::{Duration, Instant};
 
 use ratatui_textarea::{CursorMove, TextArea};
 
-use crate::engine::diag::{Diagnostic, Severity};
-use crate::engine::loader::Loaded;
+use crate::engine::file::diag::{Diagnostic, Severity};
+use crate::engine::file::loader::Loaded;
 
 use highlight::HighlightCache;
 use recovery::{DiskStamp, Recovered, Recovery};

@@ -25,8 +25,8 @@ use crossterm::event::{
 use ratatui::layout::Rect;
 use serde_json::Value;
 
-use crate::engine::model::Node;
-use crate::engine::trace::{NodeRecord, NodeStatus};
+use crate::engine::file::model::Node;
+use crate::engine::run::trace::{NodeRecord, NodeStatus};
 
 use filter::{Edit, FilterBox, FilterDone};
 use iterations::IterationsView;

@@ -1,7 +1,7 @@
 //! What the panes draw from: a view of each node's state, kept up to date by
 //! the app from session events. Panes never talk to the session themselves.
 
-use crate::engine::trace::{NodeRecord, NodeStatus};
+use crate::engine::run::trace::{NodeRecord, NodeStatus};
 
 /// One node as the DAG pane and the status bar see it, indexed like
 /// `Composition::nodes`.

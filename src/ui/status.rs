@@ -7,8 +7,8 @@ use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Paragraph, Widget};
 
-use crate::engine::session::PauseReason;
-use crate::engine::trace::RunStatus;
+use crate::engine::run::session::PauseReason;
+use crate::engine::run::trace::RunStatus;
 
 use super::app::{App, RunState};
 use super::keys::Action;

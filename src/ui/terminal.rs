@@ -22,11 +22,11 @@ use ratatui::backend::CrosstermBackend;
 use tokio::sync::mpsc;
 
 use crate::engine::mcp::ConnectOptions;
-use crate::engine::redact::Redactor;
-use crate::engine::servers::{self, ServerPool};
-use crate::engine::session::{self, Command, Event, Session};
+use crate::engine::run::redact::Redactor;
+use crate::engine::mcp::servers::{self, ServerPool};
+use crate::engine::run::session::{self, Command, Event, Session};
 
-use crate::engine::preflight::{self, Preflight, ToolLists};
+use crate::engine::plan::preflight::{self, Preflight, ToolLists};
 
 use super::app::{App, Effect, Preflighted};
 
@@ -334,7 +334,7 @@ fn external_editor(app: &mut App, term: &mut Term) -> Result<(), String> {
         .or_else(|_| std::env::var("EDITOR"))
         .unwrap_or_else(|_| "vi".into());
     let words =
-        crate::engine::servers::split_command(&program).map_err(|e| format!("$EDITOR: {e}"))?;
+        crate::engine::mcp::servers::split_command(&program).map_err(|e| format!("$EDITOR: {e}"))?;
     let Some((cmd, args)) = words.split_first() else {
         return Err("$EDITOR is empty".into());
     };

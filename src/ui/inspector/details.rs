@@ -6,7 +6,7 @@ use ratatui::text::{Line, Span};
 
 use super::Shown;
 use super::text::{cost_text, count_text, duration_text};
-use crate::engine::trace::NodeStatus;
+use crate::engine::run::trace::NodeStatus;
 use crate::ui::theme::{Theme, status_glyph};
 
 /// The lines of the Error tab; the caller wraps them.

@@ -11,7 +11,7 @@ use serde_json::json;
 
 use super::json_tree::JsonTree;
 use super::text::{duration_text, one_line};
-use crate::engine::trace::IterationRecord;
+use crate::engine::run::trace::IterationRecord;
 use crate::ui::theme::{Theme, status_glyph};
 
 /// Selection, scroll and the opened element of the Iterations tab.

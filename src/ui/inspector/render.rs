@@ -10,7 +10,7 @@ use ratatui::widgets::{Block, BorderType, Paragraph, Widget, Wrap};
 use super::filter::{self, FilterState};
 use super::json_tree::JsonTree;
 use super::{ArgsSource, Inspector, RawText, Tab, details, text};
-use crate::engine::trace::NodeStatus;
+use crate::engine::run::trace::NodeStatus;
 use crate::ui::theme::{Theme, status_glyph};
 
 /// Rows of the pane's inside, as drawn.

@@ -9,8 +9,8 @@ use serde_json::json;
 
 use super::filter::FilterState;
 use super::*;
-use crate::engine::loader;
-use crate::engine::trace::IterationRecord;
+use crate::engine::file::loader;
+use crate::engine::run::trace::IterationRecord;
 use crate::ui::theme::Theme;
 
 const PIPE: &str = r#"

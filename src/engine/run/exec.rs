@@ -13,13 +13,13 @@ use serde_json::{Map, Value, json};
 use tokio::sync::{mpsc, watch};
 use tokio_util::sync::CancellationToken;
 
-use super::mcp::{CallOutcome, McpError, error_text, output_of};
-use super::model::{Composition, Mock, Node, OnError};
-use super::pricing::Pricing;
-use super::redact::Redactor;
-use super::reference::{self, NodeLookup, ResolveError, Scope};
-use super::session::Event;
-use super::trace::{IterationRecord, NodeRecord, NodeStatus};
+use crate::engine::mcp::{CallOutcome, McpError, error_text, output_of};
+use crate::engine::file::model::{Composition, Mock, Node, OnError};
+use crate::engine::cost::pricing::Pricing;
+use crate::engine::run::redact::Redactor;
+use crate::engine::lang::reference::{self, NodeLookup, ResolveError, Scope};
+use crate::engine::run::session::Event;
+use crate::engine::run::trace::{IterationRecord, NodeRecord, NodeStatus};
 
 /// Something that can make a `tools/call`: the live server pool, a cassette,
 /// or a test double.
@@ -132,7 +132,7 @@ pub async fn run_node(job: NodeJob) -> NodeRecord {
                         format!(
                             "`for_each: {}` must resolve to an array, but it is {}",
                             fe.source,
-                            super::trace::type_name(&other)
+                            crate::engine::run::trace::type_name(&other)
                         ),
                     );
                 }
@@ -170,7 +170,7 @@ pub async fn run_node(job: NodeJob) -> NodeRecord {
             }
         }
     }
-    rec.output_tokens = super::tokens::count_value(&rec.output);
+    rec.output_tokens = crate::engine::cost::tokens::count_value(&rec.output);
     if rec.mocked {
         rec.duration_ms = 0;
     } else {

@@ -5,8 +5,8 @@ use indexmap::IndexMap;
 use serde::Serialize;
 use serde_json::{Value, json};
 
-use super::model::{Expectation, Matcher};
-use super::reference::{self, Root};
+use crate::engine::file::model::{Expectation, Matcher};
+use crate::engine::lang::reference::{self, Root};
 
 /// Where a node is in its life.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]

@@ -43,10 +43,10 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 use tokio_util::sync::CancellationToken;
 
-use super::exec::Caller;
-use super::mcp::{CallOutcome, McpError, output_of};
-use super::pricing::{FreeCalls, Pricing};
-use super::redact::Redactor;
+use crate::engine::run::exec::Caller;
+use crate::engine::mcp::{CallOutcome, McpError, output_of};
+use crate::engine::cost::pricing::{FreeCalls, Pricing};
+use crate::engine::run::redact::Redactor;
 
 /// The format version this build writes and reads.
 pub const VERSION: u32 = 1;

@@ -4,8 +4,8 @@
 
 use serde_json::Value;
 
-use crate::engine::diag::Span;
-use crate::engine::yaml::{YKind, YNode};
+use crate::engine::file::diag::Span;
+use crate::engine::file::yaml::{YKind, YNode};
 
 /// One native node produced by an import.
 #[derive(Debug, Clone)]
@@ -188,11 +188,11 @@ pub fn emit(plan: &NativePlan) -> Emitted {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::diag::Pos;
+    use crate::engine::file::diag::Pos;
 
     #[test]
     fn every_written_line_has_an_origin_and_the_text_parses_back() {
-        let args = crate::engine::yaml::parse(r#"{"a": {"b": [1, "x", {"c": null}]}, "e": []}"#)
+        let args = crate::engine::file::yaml::parse(r#"{"a": {"b": [1, "x", {"c": null}]}, "e": []}"#)
             .expect("json");
         let mut step = Step::new(
             "s".into(),
@@ -210,7 +210,7 @@ mod tests {
         };
         let e = emit(&plan);
         assert_eq!(e.text.lines().count(), e.origins.len());
-        let back = crate::engine::yaml::parse(&e.text).expect("yaml");
+        let back = crate::engine::file::yaml::parse(&e.text).expect("yaml");
         let pipe = back.get("pipe").and_then(YNode::as_seq).expect("pipe");
         assert_eq!(
             pipe[0].get("args").map(YNode::to_json),

@@ -3,9 +3,9 @@
 
 use std::collections::HashMap;
 
-use super::diag::{Diagnostic, Span, suggest};
-use super::model::{Composition, Kind, OutputSpec};
-use super::reference::Root;
+use crate::engine::file::diag::{Diagnostic, Span, suggest};
+use crate::engine::file::model::{Composition, Kind, OutputSpec};
+use crate::engine::lang::reference::Root;
 
 /// Fills in `parents`, `children`, `order` and `waves` of `comp`, pushing a
 /// diagnostic for every graph problem. With a cycle, `order` holds the nodes

@@ -4,7 +4,7 @@ use rstest::rstest;
 use serde_json::{Value, json};
 
 use super::*;
-use crate::engine::reference::Reference;
+use crate::engine::lang::reference::Reference;
 
 enum State {
     Ran(Value),

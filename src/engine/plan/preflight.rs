@@ -11,11 +11,11 @@ use indexmap::IndexMap;
 use serde::Serialize;
 use serde_json::Value;
 
-use super::diag::{Diagnostic, suggest};
-use super::exec::{Seen, Snapshot};
-use super::mcp::ToolInfo;
-use super::model::{Composition, Kind, Mock, Node};
-use super::reference::{self, Partial};
+use crate::engine::file::diag::{Diagnostic, suggest};
+use crate::engine::run::exec::{Seen, Snapshot};
+use crate::engine::mcp::ToolInfo;
+use crate::engine::file::model::{Composition, Kind, Mock, Node};
+use crate::engine::lang::reference::{self, Partial};
 
 /// A destructive call a run would make.
 #[derive(Debug, Clone, PartialEq, Serialize)]

@@ -6,7 +6,7 @@ use serde_json::json;
 use sha2::{Digest, Sha256};
 
 use super::*;
-use crate::engine::diag::Severity;
+use crate::engine::file::diag::Severity;
 
 /// The errors of loading `src` as `dialect`, as (line, col, message).
 fn errors(src: &str, dialect: Dialect) -> Vec<(u32, u32, String)> {
@@ -485,7 +485,7 @@ fn a_forced_dialect_wins_over_detection() {
 
 #[test]
 fn jq_paths_quote_odd_keys_and_map_wildcards() {
-    use crate::engine::reference::Segment::{Field, Index, Wildcard};
+    use crate::engine::lang::reference::Segment::{Field, Index, Wildcard};
     assert_eq!(jq_path(&[]), ".");
     assert_eq!(jq_path(&[Field("a".into()), Index(0)]), ".a[0]");
     assert_eq!(jq_path(&[Field("odd key".into())]), r#".["odd key"]"#);

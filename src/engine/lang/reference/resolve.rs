@@ -11,7 +11,7 @@ use super::{
     Part, PathDisplay, Reference, Root, Segment, SyntaxError, Template, location_text,
     parse_template, parse_template_all,
 };
-use crate::engine::diag::suggest;
+use crate::engine::file::diag::suggest;
 
 /// What the resolver can read. The executor implements it over a run's
 /// recorded outputs; the dry run over whatever has run so far.

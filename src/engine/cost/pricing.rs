@@ -14,11 +14,11 @@ use indexmap::IndexMap;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use super::cost;
-use super::tokens;
+use crate::engine::cost::reported;
+use crate::engine::cost::tokens;
 
 /// The table compiled into the binary.
-pub const BUNDLED: &str = include_str!("../../pricing.yaml");
+pub const BUNDLED: &str = include_str!("../../../pricing.yaml");
 
 /// The price of calling one tool (or every tool a pattern matches).
 #[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize)]
@@ -195,7 +195,7 @@ impl PricingTable {
         result: &Value,
         output: &Value,
     ) -> Figures {
-        let (meta_cost, meta_tokens, meta_model) = cost::from_meta(result);
+        let (meta_cost, meta_tokens, meta_model) = reported::from_meta(result);
         let entry = self.tool(server, tool);
         let model = meta_model.or_else(|| entry.and_then(|e| e.model.clone()));
         let price = model.as_ref().and_then(|m| self.models.get(m));
@@ -205,7 +205,7 @@ impl PricingTable {
             let input = tokens::count_value(&Value::Object(args.clone()));
             (input, tokens::count_value(output))
         };
-        let split = cost::meta_token_split(result);
+        let split = reported::meta_token_split(result);
         let tokens = match meta_tokens {
             Some(t) => t,
             None if model.is_some() => {

@@ -14,8 +14,8 @@ use std::path::{Path, PathBuf};
 use indexmap::IndexMap;
 use serde_json::Value;
 
-use super::model::{Pipeline, ServerDecl, ServerSource};
-use super::reference::escape_literal;
+use crate::engine::file::model::{Pipeline, ServerDecl, ServerSource};
+use crate::engine::lang::reference::escape_literal;
 
 /// One server found in a client config file.
 #[derive(Debug, Clone, PartialEq)]

@@ -14,9 +14,9 @@ use sha2::{Digest, Sha256};
 
 use super::emit::{NativePlan, Output, Step, quoted};
 use super::{Cx, jq_path, literal, map_strings, native_ref};
-use crate::engine::diag::{Span, suggest};
-use crate::engine::reference::{Root, Segment};
-use crate::engine::yaml::{YKind, YNode};
+use crate::engine::file::diag::{Span, suggest};
+use crate::engine::lang::reference::{Root, Segment};
+use crate::engine::file::yaml::{YKind, YNode};
 
 const TOP_KEYS: &[&str] = &["steps", "return", "dry_run", "cache", "idempotency_key"];
 const STEP_KEYS: &[&str] = &[

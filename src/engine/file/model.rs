@@ -8,9 +8,9 @@ use std::time::Duration;
 use indexmap::IndexMap;
 use serde_json::Value;
 
-use super::diag::{Pos, Span};
-use super::jq::JqProgram;
-use super::reference::Reference;
+use crate::engine::file::diag::{Pos, Span};
+use crate::engine::lang::jq::JqProgram;
+use crate::engine::lang::reference::Reference;
 
 /// A whole pipeline file.
 #[derive(Debug, Clone)]

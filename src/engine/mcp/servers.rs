@@ -11,11 +11,11 @@ use indexmap::IndexMap;
 use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
-use super::exec::{Caller, Snapshot};
-use super::mcp::{CallOutcome, ConnectOptions, Connection, McpError, ServerSpec};
-use super::model::{Composition, Pipeline, ServerSource};
-use super::redact::Redactor;
-use super::reference;
+use crate::engine::run::exec::{Caller, Snapshot};
+use crate::engine::mcp::{CallOutcome, ConnectOptions, Connection, McpError, ServerSpec};
+use crate::engine::file::model::{Composition, Pipeline, ServerSource};
+use crate::engine::run::redact::Redactor;
+use crate::engine::lang::reference;
 
 /// The name the built-in demo server gets when a file declares no server.
 pub const DEMO: &str = "demo";
@@ -153,7 +153,7 @@ pub fn resolve(
         // An entry of a client config file stands for the server it names.
         let source = match &decl.source {
             ServerSource::Import { from, name: entry } => {
-                super::client_config::lookup(from, entry.as_deref().unwrap_or(name))
+                crate::engine::mcp::client_config::lookup(from, entry.as_deref().unwrap_or(name))
                     .map_err(|e| format!("server `{name}`: {e}"))?
             }
             other => other.clone(),

@@ -16,11 +16,11 @@ use std::collections::HashSet;
 
 use serde_json::Value;
 
-use super::diag::{Diagnostic, Pos, Span, suggest};
-use super::loader::Loaded;
-use super::model::{OutputSpec, Pipeline, RefSite};
-use super::reference::{self, Reference, Root, Segment};
-use super::yaml::{self, YKind, YNode};
+use crate::engine::file::diag::{Diagnostic, Pos, Span, suggest};
+use crate::engine::file::loader::Loaded;
+use crate::engine::file::model::{OutputSpec, Pipeline, RefSite};
+use crate::engine::lang::reference::{self, Reference, Root, Segment};
+use crate::engine::file::yaml::{self, YKind, YNode};
 
 /// Which language a pipeline file is written in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
@@ -206,7 +206,7 @@ pub fn load_str_as(source: &str, dialect: Dialect) -> Loaded {
         d => d,
     };
     if dialect == Dialect::Native {
-        return super::loader::load_tree(source, &root);
+        return crate::engine::file::loader::load_tree(source, &root);
     }
     let conv = convert_tree(source, &root, dialect);
     if conv.has_errors() || conv.yaml.is_empty() {
@@ -215,7 +215,7 @@ pub fn load_str_as(source: &str, dialect: Dialect) -> Loaded {
             diagnostics: conv.diagnostics,
         };
     }
-    let native = super::loader::load_native_str(&conv.yaml);
+    let native = crate::engine::file::loader::load_native_str(&conv.yaml);
     let mut diagnostics = conv.diagnostics.clone();
     for d in native.diagnostics {
         // Order-only parents are how steps are sequenced; not a problem here.

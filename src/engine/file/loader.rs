@@ -2,7 +2,7 @@
 //! each with its line and column.
 //!
 //! The loader works in two passes: [`Loader`] turns the spanned YAML tree into
-//! nodes (checking each field on its own), then [`super::graph`] checks what
+//! nodes (checking each field on its own), then [`crate::engine::plan::graph`] checks what
 //! only the whole composition shows (needs, references, cycles, output).
 
 use std::collections::HashSet;
@@ -13,16 +13,16 @@ use indexmap::IndexMap;
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
-use super::diag::{Diagnostic, Pos, Span, suggest};
-use super::graph;
-use super::import::Dialect;
-use super::jq::JqProgram;
-use super::model::{
+use crate::engine::file::diag::{Diagnostic, Pos, Span, suggest};
+use crate::engine::plan::graph;
+use crate::engine::file::import::Dialect;
+use crate::engine::lang::jq::JqProgram;
+use crate::engine::file::model::{
     Budget, Case, Compensate, Composition, DEFAULT_BACKOFF, Expectation, ForEach, Kind, Matcher,
     Mock, Need, Node, OnError, OutputSpec, Pipeline, RefSite, ServerDecl, ServerSource, When,
 };
-use super::reference::{self, Part, Root};
-use super::yaml::{self, YKind, YNode};
+use crate::engine::lang::reference::{self, Part, Root};
+use crate::engine::file::yaml::{self, YKind, YNode};
 
 /// The result of loading: the model when it could be built, and every
 /// diagnostic (errors and warnings) in file order.
@@ -65,7 +65,7 @@ pub fn load_file(path: &Path) -> (String, Loaded) {
 pub fn load_file_as(path: &Path, dialect: Dialect) -> (String, Loaded) {
     match std::fs::read_to_string(path) {
         Ok(source) => {
-            let loaded = super::import::load_str_as(&source, dialect);
+            let loaded = crate::engine::file::import::load_str_as(&source, dialect);
             (source, loaded)
         }
         Err(e) => (
@@ -82,9 +82,9 @@ pub fn load_file_as(path: &Path, dialect: Dialect) -> (String, Loaded) {
 }
 
 /// Loads a pipeline from YAML or JSON text: a native file, or a Fibe or
-/// Discord pipeline detected from its content (see [`super::import`]).
+/// Discord pipeline detected from its content (see [`crate::engine::file::import`]).
 pub fn load_str(source: &str) -> Loaded {
-    super::import::load_str_as(source, Dialect::Auto)
+    crate::engine::file::import::load_str_as(source, Dialect::Auto)
 }
 
 /// Loads native pipeline YAML or JSON text (no import detection).

@@ -19,14 +19,14 @@ use tokio::sync::{mpsc, watch};
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
-use super::budget;
-use super::exec::{Caller, NodeJob, Seen, Snapshot, run_node};
-use super::jq;
-use super::model::{Budget, Composition, Expectation, Kind, Mock, OnError, OutputSpec};
-use super::pricing::Pricing;
-use super::redact::Redactor;
-use super::reference;
-use super::trace::{NodeRecord, NodeStatus, RunStatus, RunSummary, Trace};
+use crate::engine::run::budget;
+use crate::engine::run::exec::{Caller, NodeJob, Seen, Snapshot, run_node};
+use crate::engine::lang::jq;
+use crate::engine::file::model::{Budget, Composition, Expectation, Kind, Mock, OnError, OutputSpec};
+use crate::engine::cost::pricing::Pricing;
+use crate::engine::run::redact::Redactor;
+use crate::engine::lang::reference;
+use crate::engine::run::trace::{NodeRecord, NodeStatus, RunStatus, RunSummary, Trace};
 
 /// What a driver asks of a session.
 #[derive(Debug, Clone)]
@@ -637,7 +637,7 @@ impl Actor {
         let result = match (&node.mock, &rec.raw) {
             (Some(Mock::Result(v)), _) => v.clone(),
             (_, Value::Null) => rec.output.clone(),
-            (_, raw) => super::mcp::output_of(raw),
+            (_, raw) => crate::engine::mcp::output_of(raw),
         };
         let mock = json!({ "result": result });
         let yaml = format!("mock:\n{}", indent_yaml(&mock["result"], "result"));
@@ -1119,7 +1119,7 @@ impl Actor {
                 cost_total: self.cost_total,
                 tokens_total: self.tokens_total,
                 duration_ms: self.started.map_or(0, |s| s.elapsed().as_millis() as u64),
-                output_tokens: super::tokens::count_value(&output),
+                output_tokens: crate::engine::cost::tokens::count_value(&output),
                 output_tokens_all: self.records.iter().map(|r| r.output_tokens).sum(),
             },
             nodes,

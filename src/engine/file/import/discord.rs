@@ -13,9 +13,9 @@ use indexmap::IndexMap;
 
 use super::emit::{NativePlan, Step, quoted};
 use super::{Cx, literal, map_strings, native_ref};
-use crate::engine::diag::{Span, suggest};
-use crate::engine::reference::{Root, Segment};
-use crate::engine::yaml::YNode;
+use crate::engine::file::diag::{Span, suggest};
+use crate::engine::lang::reference::{Root, Segment};
+use crate::engine::file::yaml::YNode;
 
 const TOP_KEYS: &[&str] = &["steps"];
 const STEP_KEYS: &[&str] = &["id", "tool", "args", "save_as", "if", "continue_on_error"];
@@ -213,8 +213,8 @@ impl Discord<'_, '_> {
         }
         if let Some(c) = s.get("continue_on_error") {
             match c.kind {
-                crate::engine::yaml::YKind::Bool(true) => step.continue_on_error = Some(c.span),
-                crate::engine::yaml::YKind::Bool(false) => {}
+                crate::engine::file::yaml::YKind::Bool(true) => step.continue_on_error = Some(c.span),
+                crate::engine::file::yaml::YKind::Bool(false) => {}
                 _ => self
                     .cx
                     .err(c.span, "`continue_on_error` must be true or false"),

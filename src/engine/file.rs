@@ -1,0 +1,10 @@
+//! Reading a pipeline file: its bytes in (native YAML/JSON, or Fibe and
+//! Discord JSON through [`import`]), the validated [`model`] and every
+//! [`diag`]nostic with its line and column out.
+
+pub mod diag;
+pub mod import;
+pub mod loader;
+pub mod model;
+pub mod schema;
+pub mod yaml;

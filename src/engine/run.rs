@@ -1,0 +1,11 @@
+//! Running a plan: a [`session`] takes commands from a driver and reports
+//! events; [`exec`] runs one node; [`budget`] gates each dispatch;
+//! [`cassette`] records or replays calls; [`trace`] is what a run leaves
+//! behind, and [`redact`] keeps secrets out of all of it.
+
+pub mod budget;
+pub mod cassette;
+pub mod exec;
+pub mod redact;
+pub mod session;
+pub mod trace;
