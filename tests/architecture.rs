@@ -143,7 +143,8 @@ fn import_graph(modules: &[Module]) -> BTreeMap<String, BTreeSet<String>> {
     let known: BTreeSet<Vec<String>> = modules.iter().map(|m| m.path.clone()).collect();
     let use_stmt = Regex::new(r"(?ms)^\s*(?:pub(?:\([^)]*\))?\s+)?use\s+([^;]+);").unwrap();
     let inline = Regex::new(r"\b((?:crate|super|self)(?:::[A-Za-z_][A-Za-z_0-9]*)+)").unwrap();
-    let word_path = Regex::new(r"(?:^|[^:\w])([a-z_][a-z_0-9]*(?:::[A-Za-z_][A-Za-z_0-9]*)+)").unwrap();
+    let word_path =
+        Regex::new(r"(?:^|[^:\w])([a-z_][a-z_0-9]*(?:::[A-Za-z_][A-Za-z_0-9]*)+)").unwrap();
     let mut graph = BTreeMap::new();
     for m in modules {
         let mut paths: Vec<String> = Vec::new();
@@ -256,7 +257,11 @@ fn circles(graph: &BTreeMap<String, BTreeSet<String>>) -> Vec<Vec<String>> {
 
 /// The graph folded to modules `depth` segments deep below `crate`
 /// (`crate::engine::run::session` at depth 2 is `crate::engine::run`).
-fn folded(graph: &BTreeMap<String, BTreeSet<String>>, prefix: &str, depth: usize) -> BTreeMap<String, BTreeSet<String>> {
+fn folded(
+    graph: &BTreeMap<String, BTreeSet<String>>,
+    prefix: &str,
+    depth: usize,
+) -> BTreeMap<String, BTreeSet<String>> {
     let fold = |p: &str| -> Option<String> {
         if !p.starts_with(prefix) {
             return None;
@@ -290,7 +295,11 @@ fn describe(circles: &[Vec<String>]) -> String {
 fn no_file_imports_a_file_that_imports_it_back() {
     let graph = import_graph(&load_modules());
     let found = circles(&graph);
-    assert!(found.is_empty(), "import circles between files:\n{}", describe(&found));
+    assert!(
+        found.is_empty(),
+        "import circles between files:\n{}",
+        describe(&found)
+    );
 }
 
 #[test]
@@ -298,10 +307,18 @@ fn top_level_modules_and_engine_rooms_form_no_circles() {
     let graph = import_graph(&load_modules());
     let top = folded(&graph, "crate::", 1);
     let found = circles(&top);
-    assert!(found.is_empty(), "circles between top-level modules:\n{}", describe(&found));
+    assert!(
+        found.is_empty(),
+        "circles between top-level modules:\n{}",
+        describe(&found)
+    );
     let rooms = folded(&graph, "crate::engine::", 2);
     let found = circles(&rooms);
-    assert!(found.is_empty(), "circles between engine rooms:\n{}", describe(&found));
+    assert!(
+        found.is_empty(),
+        "circles between engine rooms:\n{}",
+        describe(&found)
+    );
 }
 
 #[test]
@@ -310,14 +327,19 @@ fn the_engine_imports_no_driver_and_the_workbench_not_the_command_line() {
     let mut wrong = Vec::new();
     for (from, tos) in &graph {
         for to in tos {
-            let bad = (from.starts_with("crate::engine") && (to.starts_with("crate::ui") || to.starts_with("crate::cli")))
+            let bad = (from.starts_with("crate::engine")
+                && (to.starts_with("crate::ui") || to.starts_with("crate::cli")))
                 || (from.starts_with("crate::ui") && to.starts_with("crate::cli"));
             if bad {
                 wrong.push(format!("{from} → {to}"));
             }
         }
     }
-    assert!(wrong.is_empty(), "imports against the drivers' direction:\n{}", wrong.join("\n"));
+    assert!(
+        wrong.is_empty(),
+        "imports against the drivers' direction:\n{}",
+        wrong.join("\n")
+    );
 }
 
 #[test]
@@ -327,10 +349,17 @@ fn the_checker_sees_a_circle_when_there_is_one() {
     graph.insert("b".into(), ["c".to_string()].into());
     graph.insert("c".into(), ["a".to_string()].into());
     graph.insert("d".into(), ["a".to_string()].into());
-    assert_eq!(circles(&graph), vec![vec!["a".to_string(), "b".into(), "c".into()]]);
+    assert_eq!(
+        circles(&graph),
+        vec![vec!["a".to_string(), "b".into(), "c".into()]]
+    );
     assert_eq!(
         expand_use("crate::engine::{file::{model, yaml::Node}, run}"),
-        vec!["crate::engine::file::model", "crate::engine::file::yaml::Node", "crate::engine::run"]
+        vec![
+            "crate::engine::file::model",
+            "crate::engine::file::yaml::Node",
+            "crate::engine::run"
+        ]
     );
 }
 
@@ -338,8 +367,15 @@ fn the_checker_sees_a_circle_when_there_is_one() {
 fn the_checker_sees_the_real_edges() {
     let graph = import_graph(&load_modules());
     let session = &graph["crate::engine::run::session"];
-    assert!(session.contains("crate::engine::file::model"), "{session:?}");
-    assert!(graph["crate::cli"].contains("crate::ui"), "{:?}", graph["crate::cli"]);
+    assert!(
+        session.contains("crate::engine::file::model"),
+        "{session:?}"
+    );
+    assert!(
+        graph["crate::cli"].contains("crate::ui"),
+        "{:?}",
+        graph["crate::cli"]
+    );
 }
 
 #[test]
@@ -351,5 +387,9 @@ fn no_source_file_is_longer_than_the_limit() {
             (n > MAX_LINES).then(|| format!("{} has {n} lines", m.file.display()))
         })
         .collect();
-    assert!(long.is_empty(), "over {MAX_LINES} lines:\n{}", long.join("\n"));
+    assert!(
+        long.is_empty(),
+        "over {MAX_LINES} lines:\n{}",
+        long.join("\n")
+    );
 }

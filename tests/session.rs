@@ -9,12 +9,12 @@ use std::time::{Duration, Instant};
 
 use indexmap::IndexMap;
 use pipewright::demo_server::{self, HttpServerHandle};
-use pipewright::engine::run::exec::Caller;
 use pipewright::engine::file::loader::load_str;
-use pipewright::engine::mcp::{ConnectOptions, ServerSpec};
 use pipewright::engine::file::model::Composition;
-use pipewright::engine::run::redact::Redactor;
 use pipewright::engine::mcp::servers::ServerPool;
+use pipewright::engine::mcp::{ConnectOptions, ServerSpec};
+use pipewright::engine::run::exec::Caller;
+use pipewright::engine::run::redact::Redactor;
 use pipewright::engine::run::session::{self, Command, Event, PauseReason, Session, SessionConfig};
 use pipewright::engine::run::trace::{NodeStatus, RunStatus, Trace};
 use serde_json::{Map, Value};

@@ -14,12 +14,12 @@ use serde_json::Value;
 
 use super::exit;
 use super::run::{Format, OnBudget, RunArgs, config, parse_vars, usage};
+use crate::engine::cost::pricing::{Pricing, Source};
 use crate::engine::file::loader::load_file;
 use crate::engine::file::model::{Case, Composition};
-use crate::engine::plan::dry_run::{CompositionPlan, Plan, plan_composition, recorded_figures};
-use crate::engine::cost::pricing::{Pricing, Source};
-use crate::engine::run::redact::Redactor;
 use crate::engine::mcp::servers;
+use crate::engine::plan::dry_run::{CompositionPlan, Plan, plan_composition, recorded_figures};
+use crate::engine::run::redact::Redactor;
 
 /// Plans the file; returns the exit code.
 pub async fn plan(args: RunArgs) -> u8 {

@@ -11,12 +11,12 @@ use serde_json::Value;
 use super::exit;
 use super::progress::Progress;
 use super::step::{self, Input, Stepping};
-use crate::engine::run::exec::Caller;
 use crate::engine::file::import::Dialect;
 use crate::engine::file::loader::load_file_as;
 use crate::engine::file::model::{Budget, Composition, Pipeline};
-use crate::engine::run::redact::Redactor;
 use crate::engine::mcp::servers::{self, ServerArg};
+use crate::engine::run::exec::Caller;
+use crate::engine::run::redact::Redactor;
 use crate::engine::run::session::{self, BudgetMode, Command, Event, SessionConfig};
 use crate::engine::run::trace::{RunStatus, Trace};
 

@@ -8,8 +8,8 @@ use clap::{Args, Subcommand};
 use serde_json::{Value, json};
 
 use super::exit;
-use crate::engine::mcp::client_config::{self, FoundServer};
 use crate::engine::file::model::ServerSource;
+use crate::engine::mcp::client_config::{self, FoundServer};
 
 /// The `servers` subcommands.
 #[derive(Debug, Subcommand)]

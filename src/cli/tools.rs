@@ -10,11 +10,11 @@ use tokio_util::sync::CancellationToken;
 
 use super::exit;
 use crate::engine::file::loader::load_file;
-use crate::engine::mcp::{ConnectOptions, Connection, McpError, ServerSpec};
 use crate::engine::file::model::Pipeline;
-use crate::engine::run::redact::Redactor;
 use crate::engine::lang::reference;
 use crate::engine::mcp::servers::{self, ServerArg};
+use crate::engine::mcp::{ConnectOptions, Connection, McpError, ServerSpec};
+use crate::engine::run::redact::Redactor;
 
 /// The `tools` subcommands.
 #[derive(Debug, Subcommand)]

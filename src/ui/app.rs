@@ -14,14 +14,14 @@ use ratatui::Frame;
 use ratatui::layout::{Constraint, Direction, Layout, Position, Rect};
 use serde_json::Value;
 
-use crate::engine::run::budget::{self, Projection};
-use crate::engine::run::exec::{Seen, Snapshot};
+use crate::engine::cost::pricing::{Pricing, PricingTable};
 use crate::engine::file::loader::Loaded;
 use crate::engine::file::model::{Budget, Composition, Pipeline};
-use crate::engine::plan::preflight::Preflight;
-use crate::engine::cost::pricing::{Pricing, PricingTable};
 use crate::engine::lang::reference;
 use crate::engine::mcp::servers::ServerArg;
+use crate::engine::plan::preflight::Preflight;
+use crate::engine::run::budget::{self, Projection};
+use crate::engine::run::exec::{Seen, Snapshot};
 use crate::engine::run::session::{Command, Event, PauseReason, SessionConfig};
 use crate::engine::run::trace::{NodeRecord, NodeStatus, RunStatus, Trace};
 

@@ -9,8 +9,8 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Clear, Paragraph, Widget, Wrap};
 use serde_json::Value;
 
-use crate::engine::run::budget::Projection;
 use crate::engine::file::model::{Composition, Mock};
+use crate::engine::run::budget::Projection;
 use crate::engine::run::trace::NodeStatus;
 
 use super::app::App;

@@ -22,8 +22,8 @@ use ratatui::backend::CrosstermBackend;
 use tokio::sync::mpsc;
 
 use crate::engine::mcp::ConnectOptions;
-use crate::engine::run::redact::Redactor;
 use crate::engine::mcp::servers::{self, ServerPool};
+use crate::engine::run::redact::Redactor;
 use crate::engine::run::session::{self, Command, Event, Session};
 
 use crate::engine::plan::preflight::{self, Preflight, ToolLists};
@@ -333,8 +333,8 @@ fn external_editor(app: &mut App, term: &mut Term) -> Result<(), String> {
     let program = std::env::var("VISUAL")
         .or_else(|_| std::env::var("EDITOR"))
         .unwrap_or_else(|_| "vi".into());
-    let words =
-        crate::engine::mcp::servers::split_command(&program).map_err(|e| format!("$EDITOR: {e}"))?;
+    let words = crate::engine::mcp::servers::split_command(&program)
+        .map_err(|e| format!("$EDITOR: {e}"))?;
     let Some((cmd, args)) = words.split_first() else {
         return Err("$EDITOR is empty".into());
     };

@@ -19,8 +19,8 @@ use serde_json::Value;
 use crate::engine::file::diag::{Diagnostic, Pos, Span, suggest};
 use crate::engine::file::loader::Loaded;
 use crate::engine::file::model::{OutputSpec, Pipeline, RefSite};
-use crate::engine::lang::reference::{self, Reference, Root, Segment};
 use crate::engine::file::yaml::{self, YKind, YNode};
+use crate::engine::lang::reference::{self, Reference, Root, Segment};
 
 /// Which language a pipeline file is written in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]

@@ -14,15 +14,15 @@ use serde_json::Value;
 use sha2::{Digest, Sha256};
 
 use crate::engine::file::diag::{Diagnostic, Pos, Span, suggest};
-use crate::engine::plan::graph;
 use crate::engine::file::import::Dialect;
-use crate::engine::lang::jq::JqProgram;
 use crate::engine::file::model::{
     Budget, Case, Compensate, Composition, DEFAULT_BACKOFF, Expectation, ForEach, Kind, Matcher,
     Mock, Need, Node, OnError, OutputSpec, Pipeline, RefSite, ServerDecl, ServerSource, When,
 };
-use crate::engine::lang::reference::{self, Part, Root};
 use crate::engine::file::yaml::{self, YKind, YNode};
+use crate::engine::lang::jq::JqProgram;
+use crate::engine::lang::reference::{self, Part, Root};
+use crate::engine::plan::graph;
 
 /// The result of loading: the model when it could be built, and every
 /// diagnostic (errors and warnings) in file order.

@@ -10,12 +10,12 @@ use indexmap::IndexMap;
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::engine::run::budget::{self, Breach, Caps, Projection, Spent};
-use crate::engine::file::model::{Budget, Case, Composition, Pipeline};
-use crate::engine::plan::preflight::{self, ToolLists, dry_scope};
 use crate::engine::cost::pricing::{Figures, Pricing, Source};
-use crate::engine::run::redact::Redactor;
+use crate::engine::file::model::{Budget, Case, Composition, Pipeline};
 use crate::engine::lang::reference;
+use crate::engine::plan::preflight::{self, ToolLists, dry_scope};
+use crate::engine::run::budget::{self, Breach, Caps, Projection, Spent};
+use crate::engine::run::redact::Redactor;
 
 /// One node of the plan.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -265,8 +265,8 @@ pub fn recorded_figures(trace: &Value) -> HashMap<String, Figures> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::file::loader::load_str;
     use crate::engine::cost::pricing::PricingTable;
+    use crate::engine::file::loader::load_str;
     use serde_json::json;
 
     #[test]

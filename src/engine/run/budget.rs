@@ -8,10 +8,10 @@ use std::time::Duration;
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::engine::run::exec::{Snapshot, resolve_args};
-use crate::engine::file::model::{Budget, Node};
 use crate::engine::cost::pricing::{Figures, Pricing};
+use crate::engine::file::model::{Budget, Node};
 use crate::engine::lang::reference::{self, resolve_value_partial};
+use crate::engine::run::exec::{Snapshot, resolve_args};
 
 /// The projected figures of dispatching one node.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]

@@ -13,11 +13,11 @@ use serde_json::{Map, Value, json};
 use tokio::sync::{mpsc, watch};
 use tokio_util::sync::CancellationToken;
 
-use crate::engine::mcp::{CallOutcome, McpError, error_text, output_of};
-use crate::engine::file::model::{Composition, Mock, Node, OnError};
 use crate::engine::cost::pricing::Pricing;
-use crate::engine::run::redact::Redactor;
+use crate::engine::file::model::{Composition, Mock, Node, OnError};
 use crate::engine::lang::reference::{self, NodeLookup, ResolveError, Scope};
+use crate::engine::mcp::{CallOutcome, McpError, error_text, output_of};
+use crate::engine::run::redact::Redactor;
 use crate::engine::run::session::Event;
 use crate::engine::run::trace::{IterationRecord, NodeRecord, NodeStatus};
 

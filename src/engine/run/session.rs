@@ -19,13 +19,15 @@ use tokio::sync::{mpsc, watch};
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
+use crate::engine::cost::pricing::Pricing;
+use crate::engine::file::model::{
+    Budget, Composition, Expectation, Kind, Mock, OnError, OutputSpec,
+};
+use crate::engine::lang::jq;
+use crate::engine::lang::reference;
 use crate::engine::run::budget;
 use crate::engine::run::exec::{Caller, NodeJob, Seen, Snapshot, run_node};
-use crate::engine::lang::jq;
-use crate::engine::file::model::{Budget, Composition, Expectation, Kind, Mock, OnError, OutputSpec};
-use crate::engine::cost::pricing::Pricing;
 use crate::engine::run::redact::Redactor;
-use crate::engine::lang::reference;
 use crate::engine::run::trace::{NodeRecord, NodeStatus, RunStatus, RunSummary, Trace};
 
 /// What a driver asks of a session.

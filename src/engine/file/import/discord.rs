@@ -14,8 +14,8 @@ use indexmap::IndexMap;
 use super::emit::{NativePlan, Step, quoted};
 use super::{Cx, literal, map_strings, native_ref};
 use crate::engine::file::diag::{Span, suggest};
-use crate::engine::lang::reference::{Root, Segment};
 use crate::engine::file::yaml::YNode;
+use crate::engine::lang::reference::{Root, Segment};
 
 const TOP_KEYS: &[&str] = &["steps"];
 const STEP_KEYS: &[&str] = &["id", "tool", "args", "save_as", "if", "continue_on_error"];
@@ -213,7 +213,9 @@ impl Discord<'_, '_> {
         }
         if let Some(c) = s.get("continue_on_error") {
             match c.kind {
-                crate::engine::file::yaml::YKind::Bool(true) => step.continue_on_error = Some(c.span),
+                crate::engine::file::yaml::YKind::Bool(true) => {
+                    step.continue_on_error = Some(c.span)
+                }
                 crate::engine::file::yaml::YKind::Bool(false) => {}
                 _ => self
                     .cx

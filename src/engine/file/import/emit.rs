@@ -192,8 +192,9 @@ mod tests {
 
     #[test]
     fn every_written_line_has_an_origin_and_the_text_parses_back() {
-        let args = crate::engine::file::yaml::parse(r#"{"a": {"b": [1, "x", {"c": null}]}, "e": []}"#)
-            .expect("json");
+        let args =
+            crate::engine::file::yaml::parse(r#"{"a": {"b": [1, "x", {"c": null}]}, "e": []}"#)
+                .expect("json");
         let mut step = Step::new(
             "s".into(),
             Span::at(Pos::new(3, 1)),

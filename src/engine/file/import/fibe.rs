@@ -15,8 +15,8 @@ use sha2::{Digest, Sha256};
 use super::emit::{NativePlan, Output, Step, quoted};
 use super::{Cx, jq_path, literal, map_strings, native_ref};
 use crate::engine::file::diag::{Span, suggest};
-use crate::engine::lang::reference::{Root, Segment};
 use crate::engine::file::yaml::{YKind, YNode};
+use crate::engine::lang::reference::{Root, Segment};
 
 const TOP_KEYS: &[&str] = &["steps", "return", "dry_run", "cache", "idempotency_key"];
 const STEP_KEYS: &[&str] = &[
