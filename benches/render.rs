@@ -119,14 +119,17 @@ fn bench(c: &mut Criterion) {
     c.bench_function("frame_300_nodes_5mb_output_200x60", |b| {
         b.iter(|| {
             app.tick += 1;
-            term.draw(|f| app.draw(f)).expect("draw");
+            term.draw(|f| pipewright::ui::view::draw(&mut app, f))
+                .expect("draw");
         })
     });
     let mut small = Terminal::new(TestBackend::new(80, 24)).expect("terminal");
     c.bench_function("frame_300_nodes_5mb_output_80x24", |b| {
         b.iter(|| {
             app.tick += 1;
-            small.draw(|f| app.draw(f)).expect("draw");
+            small
+                .draw(|f| pipewright::ui::view::draw(&mut app, f))
+                .expect("draw");
         })
     });
 }

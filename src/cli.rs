@@ -9,6 +9,7 @@ pub mod formats;
 pub mod man;
 pub mod plan;
 pub mod progress;
+pub mod report;
 pub mod run;
 pub mod schema;
 pub mod servers;
@@ -18,20 +19,9 @@ pub mod tools;
 
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, Parser, Subcommand};
 
-/// Exit codes shared by every subcommand.
-pub mod exit {
-    pub const OK: u8 = 0;
-    /// A step or an expectation failed.
-    pub const FAILED: u8 = 1;
-    /// Invalid file or usage.
-    pub const INVALID: u8 = 2;
-    pub const BUDGET: u8 = 3;
-    /// A server could not be reached.
-    pub const UNREACHABLE: u8 = 4;
-    pub const CANCELLED: u8 = 130;
-}
+use crate::options::exit;
 
 /// A terminal workbench and CLI for MCP tool-call pipelines.
 #[derive(Debug, Parser)]
@@ -101,6 +91,9 @@ pub fn main() -> ExitCode {
         };
         match command {
             Command::Edit(args) => crate::ui::edit(args).await,
+            Command::Run(args) if args.spend.dry_run || args.spend.estimate_cost => {
+                plan::plan(args).await
+            }
             Command::Run(args) => run::run(args).await,
             Command::Plan(args) => plan::plan(args).await,
             Command::Check(args) => check::check(&args),
@@ -109,38 +102,11 @@ pub fn main() -> ExitCode {
             Command::Convert(args) => convert::convert(&args),
             Command::Servers(cmd) => servers::servers(&cmd),
             Command::Schema => schema::schema(),
-            Command::Completions(args) => completions::completions(&args),
-            Command::Man(args) => man::man(&args),
+            Command::Completions(args) => completions::completions(&args, Cli::command()),
+            Command::Man(args) => man::man(&args, Cli::command()),
         }
     });
     // Servers we spawned are stopped by now; do not wait for stray tasks.
     runtime.shutdown_timeout(std::time::Duration::from_millis(200));
     ExitCode::from(code)
-}
-
-/// Reads an optional duration flag (`--timeout 30s`); the error names the
-/// flag and the text.
-pub fn duration_flag(
-    flag: &str,
-    value: Option<&str>,
-) -> Result<Option<std::time::Duration>, String> {
-    match value {
-        None => Ok(None),
-        Some(t) => crate::engine::file::loader::parse_duration(t)
-            .map(Some)
-            .ok_or_else(|| format!("invalid --{flag} `{t}` (write e.g. 500ms, 30s, 2m)")),
-    }
-}
-
-/// Prints every diagnostic of a load to stderr, compiler style; true when
-/// there were errors.
-pub fn report_diagnostics(
-    file: &str,
-    source: &str,
-    loaded: &crate::engine::file::loader::Loaded,
-) -> bool {
-    for d in &loaded.diagnostics {
-        eprintln!("{}\n", d.render(file, Some(source)));
-    }
-    loaded.has_errors()
 }

@@ -9,4 +9,5 @@
 pub mod cli;
 pub mod demo_server;
 pub mod engine;
+pub mod options;
 pub mod ui;

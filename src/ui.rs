@@ -13,14 +13,15 @@ pub mod state;
 pub mod status;
 pub mod terminal;
 pub mod theme;
+pub mod view;
 
 use std::path::PathBuf;
 
 use clap::Args;
 use is_terminal::IsTerminal;
 
-use crate::cli::exit;
 use crate::engine::mcp::servers::ServerArg;
+use crate::options::exit;
 
 /// Arguments of `edit`.
 #[derive(Debug, Args)]
@@ -60,14 +61,14 @@ pub async fn edit(args: EditArgs) -> u8 {
         );
         return exit::INVALID;
     }
-    let vars = match crate::cli::run::parse_vars(&args.vars) {
+    let vars = match crate::options::parse_vars(&args.vars) {
         Ok(v) => v,
         Err(e) => {
             eprintln!("error: {e}");
             return exit::INVALID;
         }
     };
-    let timeout = match crate::cli::duration_flag("timeout", args.timeout.as_deref()) {
+    let timeout = match crate::options::duration_flag("timeout", args.timeout.as_deref()) {
         Ok(d) => d,
         Err(e) => {
             eprintln!("error: {e}");

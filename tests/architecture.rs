@@ -273,10 +273,10 @@ fn folded(
         let Some(f) = fold(from) else { continue };
         let entry = out.entry(f.clone()).or_default();
         for to in tos {
-            if let Some(t) = fold(to) {
-                if t != f {
-                    entry.insert(t);
-                }
+            if let Some(t) = fold(to)
+                && t != f
+            {
+                entry.insert(t);
             }
         }
     }

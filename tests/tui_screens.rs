@@ -99,7 +99,7 @@ fn screen(app: &mut App, w: u16, h: u16) -> String {
     // The spinner turns with ticks; how many ran before validation varies.
     app.tick = 0;
     let mut term = Terminal::new(TestBackend::new(w, h)).unwrap();
-    term.draw(|f| app.draw(f)).unwrap();
+    term.draw(|f| pipewright::ui::view::draw(app, f)).unwrap();
     let buf = term.backend().buffer();
     let mut out = String::new();
     for y in 0..h {

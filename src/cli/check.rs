@@ -4,9 +4,9 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use super::exit;
 use crate::engine::file::import::Dialect;
 use crate::engine::file::loader::load_file_as;
+use crate::options::exit;
 
 /// Arguments of `check`.
 #[derive(Debug, Args)]
@@ -25,7 +25,7 @@ pub fn check(args: &CheckArgs) -> u8 {
     for path in &args.files {
         let name = path.display().to_string();
         let (source, loaded) = load_file_as(path, args.dialect);
-        let errors = super::report_diagnostics(&name, &source, &loaded);
+        let errors = super::report::report_diagnostics(&name, &source, &loaded);
         let warnings = loaded.warnings().count();
         if errors {
             bad = true;

@@ -1,6 +1,6 @@
 //! `pipewright completions SHELL`: shell completion scripts (clap_complete).
 
-use clap::{Args, CommandFactory};
+use clap::Args;
 use clap_complete::Shell;
 
 /// Arguments of `completions`.
@@ -11,9 +11,9 @@ pub struct CompletionsArgs {
     pub shell: Shell,
 }
 
-/// Prints the completion script on stdout.
-pub fn completions(args: &CompletionsArgs) -> u8 {
-    let mut cmd = super::Cli::command();
+/// Prints the completion script of `cmd` (the whole command line) on
+/// stdout.
+pub fn completions(args: &CompletionsArgs, mut cmd: clap::Command) -> u8 {
     clap_complete::generate(args.shell, &mut cmd, "pipewright", &mut std::io::stdout());
-    super::exit::OK
+    crate::options::exit::OK
 }

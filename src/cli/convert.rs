@@ -5,8 +5,8 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use super::exit;
 use crate::engine::file::import::{self, Dialect};
+use crate::options::exit;
 
 /// Arguments of `convert`.
 #[derive(Debug, Args)]
@@ -43,7 +43,7 @@ pub fn convert(args: &ConvertArgs) -> u8 {
     // Load through the importer so problems the native loader finds are
     // shown at their place in the original file too.
     let loaded = import::load_str_as(&source, conv.dialect);
-    if super::report_diagnostics(&name, &source, &loaded) {
+    if super::report::report_diagnostics(&name, &source, &loaded) {
         eprintln!("{name}: not converted: the file has errors");
         return exit::INVALID;
     }

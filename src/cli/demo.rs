@@ -4,8 +4,8 @@ use std::net::SocketAddr;
 
 use clap::Args;
 
-use super::exit;
 use crate::demo_server::{self, DemoServerOptions};
+use crate::options::exit;
 
 /// Arguments of `demo-server`.
 #[derive(Debug, Args)]

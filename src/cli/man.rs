@@ -4,7 +4,7 @@
 use std::io::Write as _;
 use std::path::PathBuf;
 
-use clap::{Args, CommandFactory};
+use clap::Args;
 
 /// Arguments of `man`.
 #[derive(Debug, Args)]
@@ -15,10 +15,9 @@ pub struct ManArgs {
     pub dir: Option<PathBuf>,
 }
 
-/// Every page as (file name, roff text).
-pub fn pages() -> Vec<(String, Vec<u8>)> {
+/// Every page of `cmd` (the whole command line) as (file name, roff text).
+pub fn pages(mut cmd: clap::Command) -> Vec<(String, Vec<u8>)> {
     let mut out = Vec::new();
-    let mut cmd = super::Cli::command();
     cmd.build();
     collect(&cmd, "pipewright", &mut out);
     out
@@ -38,9 +37,9 @@ fn collect(cmd: &clap::Command, name: &str, out: &mut Vec<(String, Vec<u8>)>) {
     }
 }
 
-/// Prints (or writes) the pages.
-pub fn man(args: &ManArgs) -> u8 {
-    let pages = pages();
+/// Prints (or writes) the pages of `cmd`, the whole command line.
+pub fn man(args: &ManArgs, cmd: clap::Command) -> u8 {
+    let pages = pages(cmd);
     match &args.dir {
         Some(dir) => {
             let res = std::fs::create_dir_all(dir).and_then(|()| {
@@ -50,7 +49,7 @@ pub fn man(args: &ManArgs) -> u8 {
             });
             if let Err(e) = res {
                 eprintln!("error: cannot write the pages to {}: {e}", dir.display());
-                return super::exit::FAILED;
+                return crate::options::exit::FAILED;
             }
             eprintln!("wrote {} page(s) to {}", pages.len(), dir.display());
         }
@@ -61,5 +60,5 @@ pub fn man(args: &ManArgs) -> u8 {
             }
         }
     }
-    super::exit::OK
+    crate::options::exit::OK
 }

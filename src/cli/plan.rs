@@ -12,20 +12,22 @@ use std::path::PathBuf;
 
 use serde_json::Value;
 
-use super::exit;
-use super::run::{Format, OnBudget, RunArgs, config, parse_vars, usage};
+use super::report::usage;
+use super::run::{Format, OnBudget, RunArgs, config};
 use crate::engine::cost::pricing::{Pricing, Source};
 use crate::engine::file::loader::load_file;
 use crate::engine::file::model::{Case, Composition};
 use crate::engine::mcp::servers;
 use crate::engine::plan::dry_run::{CompositionPlan, Plan, plan_composition, recorded_figures};
 use crate::engine::run::redact::Redactor;
+use crate::options::exit;
+use crate::options::parse_vars;
 
 /// Plans the file; returns the exit code.
 pub async fn plan(args: RunArgs) -> u8 {
     let name = args.file.display().to_string();
     let (source, loaded) = load_file(&args.file);
-    if super::report_diagnostics(&name, &source, &loaded) {
+    if super::report::report_diagnostics(&name, &source, &loaded) {
         eprintln!("{name}: not planned: the file has errors");
         return exit::INVALID;
     }

@@ -8,8 +8,8 @@ use clap::{Args, ValueEnum};
 use indexmap::IndexMap;
 use serde_json::Value;
 
-use super::exit;
 use super::progress::Progress;
+use super::report::usage;
 use super::step::{self, Input, Stepping};
 use crate::engine::file::import::Dialect;
 use crate::engine::file::loader::load_file_as;
@@ -18,7 +18,10 @@ use crate::engine::mcp::servers::{self, ServerArg};
 use crate::engine::run::exec::Caller;
 use crate::engine::run::redact::Redactor;
 use crate::engine::run::session::{self, BudgetMode, Command, Event, SessionConfig};
+use crate::engine::run::store;
 use crate::engine::run::trace::{RunStatus, Trace};
+use crate::options::exit;
+use crate::options::parse_vars;
 
 /// Output formats of `run`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -105,41 +108,21 @@ pub struct RunArgs {
     pub spend: super::spend::SpendArgs,
 }
 
-pub(crate) fn parse_vars(raw: &[String]) -> Result<IndexMap<String, Value>, String> {
-    let mut out = IndexMap::new();
-    for item in raw {
-        let Some((k, v)) = item.split_once('=') else {
-            return Err(format!("--var `{item}` is not NAME=VALUE"));
-        };
-        let value = serde_json::from_str(v).unwrap_or_else(|_| Value::String(v.to_owned()));
-        out.insert(k.trim().to_owned(), value);
-    }
-    Ok(out)
-}
-
-pub(crate) fn usage(msg: impl std::fmt::Display) -> u8 {
-    eprintln!("error: {msg}");
-    exit::INVALID
-}
-
 /// The budget the flags set (`--max-cost`, `--max-tokens`,
 /// `--max-duration`); it wins over the file's.
 pub(crate) fn cli_budget(args: &RunArgs) -> Result<Budget, String> {
     Ok(Budget {
         max_cost_usd: args.max_cost,
         max_tokens: args.max_tokens,
-        max_duration: super::duration_flag("max-duration", args.max_duration.as_deref())?,
+        max_duration: crate::options::duration_flag("max-duration", args.max_duration.as_deref())?,
     })
 }
 
 /// Runs the file; returns the exit code.
 pub async fn run(args: RunArgs) -> u8 {
-    if args.spend.dry_run || args.spend.estimate_cost {
-        return super::plan::plan(args).await;
-    }
     let name = args.file.display().to_string();
     let (source, loaded) = load_file_as(&args.file, args.dialect);
-    if super::report_diagnostics(&name, &source, &loaded) {
+    if super::report::report_diagnostics(&name, &source, &loaded) {
         eprintln!("{name}: not run: the file has errors");
         return exit::INVALID;
     }
@@ -183,7 +166,7 @@ pub async fn run(args: RunArgs) -> u8 {
             "no case named `{case}` in the selected compositions"
         ));
     }
-    let timeout = match super::duration_flag("timeout", args.timeout.as_deref()) {
+    let timeout = match crate::options::duration_flag("timeout", args.timeout.as_deref()) {
         Ok(d) => d,
         Err(e) => return usage(e),
     };
@@ -279,7 +262,7 @@ pub async fn run(args: RunArgs) -> u8 {
             .await;
             let stop = trace.composition.status == RunStatus::Cancelled;
             if !args.no_save {
-                save(&trace);
+                store::save(&trace);
             }
             traces.push(trace);
             if stop {
@@ -319,7 +302,7 @@ pub async fn run(args: RunArgs) -> u8 {
         {
             eprintln!(
                 "warning: budget `{cap}` was exceeded in {} (--on-budget-exceeded warn)",
-                label(t)
+                store::label(t)
             );
         }
     }
@@ -451,13 +434,6 @@ fn empty_trace(comp: &Composition) -> Trace {
     }
 }
 
-fn label(t: &Trace) -> String {
-    match &t.composition.case {
-        Some(c) => format!("{} [{c}]", t.composition.name),
-        None => t.composition.name.clone(),
-    }
-}
-
 fn print_text(traces: &[Trace]) {
     let mut passed = 0;
     for t in traces {
@@ -466,7 +442,7 @@ fn print_text(traces: &[Trace]) {
         println!(
             "composition [{}] {}",
             if ok { "PASS" } else { "FAIL" },
-            label(t)
+            store::label(t)
         );
         let c = &t.composition;
         println!(
@@ -525,7 +501,7 @@ fn junit(file: &str, traces: &[Trace]) -> String {
         out.push_str(&format!(
             "    <testcase classname=\"{}\" name=\"{}\" time=\"{:.3}\">",
             xml_escape(file),
-            xml_escape(&label(t)),
+            xml_escape(&store::label(t)),
             t.composition.duration_ms as f64 / 1000.0
         ));
         if !t.passed() {
@@ -549,33 +525,4 @@ fn junit(file: &str, traces: &[Trace]) -> String {
     }
     out.push_str("  </testsuite>\n</testsuites>\n");
     out
-}
-
-/// Keeps the trace under the user data directory (`runs/`), so runs can be
-/// reopened and compared. Failure to save is only a warning.
-pub(crate) fn save(trace: &Trace) {
-    let Some(dirs) = directories::ProjectDirs::from("dev", "pipewright", "pipewright") else {
-        return;
-    };
-    let dir = dirs.data_dir().join("runs");
-    let stamp = time::OffsetDateTime::now_utc().unix_timestamp_nanos();
-    let safe: String = label(trace)
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '-' {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect();
-    let path = dir.join(format!("{stamp}-{safe}.json"));
-    let res = std::fs::create_dir_all(&dir)
-        .and_then(|()| std::fs::write(&path, serde_json::to_vec_pretty(trace).unwrap_or_default()));
-    if let Err(e) = res {
-        eprintln!(
-            "warning: could not save the trace to {}: {e}",
-            path.display()
-        );
-    }
 }

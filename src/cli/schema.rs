@@ -4,5 +4,5 @@
 /// `schema/pipewright.schema.json`.
 pub fn schema() -> u8 {
     print!("{}", crate::engine::file::schema::json_schema());
-    super::exit::OK
+    crate::options::exit::OK
 }

@@ -7,9 +7,9 @@ use std::path::PathBuf;
 use clap::{Args, Subcommand};
 use serde_json::{Value, json};
 
-use super::exit;
 use crate::engine::file::model::ServerSource;
 use crate::engine::mcp::client_config::{self, FoundServer};
+use crate::options::exit;
 
 /// The `servers` subcommands.
 #[derive(Debug, Subcommand)]

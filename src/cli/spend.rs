@@ -9,7 +9,6 @@ use clap::Args;
 use indexmap::IndexMap;
 use serde_json::Value;
 
-use super::exit;
 use crate::engine::cost::pricing::{FreeCalls, Pricing, PricingTable};
 use crate::engine::file::model::{Composition, Pipeline};
 use crate::engine::mcp::servers::ServerPool;
@@ -18,6 +17,7 @@ use crate::engine::plan::preflight::{self, Preflight, ToolLists};
 use crate::engine::run::cassette::{Cassette, Recorder, Replayer};
 use crate::engine::run::exec::Caller;
 use crate::engine::run::redact::Redactor;
+use crate::options::exit;
 
 /// Flags about pricing, cassettes and preflight (flattened into `run`).
 #[derive(Debug, Clone, Default, Args)]

@@ -150,7 +150,7 @@ pub async fn drive(
             _ = tokio::signal::ctrl_c() => {
                 interrupts += 1;
                 if interrupts > 1 {
-                    std::process::exit(i32::from(super::exit::CANCELLED));
+                    std::process::exit(i32::from(crate::options::exit::CANCELLED));
                 }
                 progress.println("\ncancelling… (Ctrl-C again to quit at once)");
                 s.handle.send(Command::Cancel);

@@ -8,13 +8,13 @@ use indexmap::IndexMap;
 use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
-use super::exit;
 use crate::engine::file::loader::load_file;
 use crate::engine::file::model::Pipeline;
 use crate::engine::lang::reference;
 use crate::engine::mcp::servers::{self, ServerArg};
 use crate::engine::mcp::{ConnectOptions, Connection, McpError, ServerSpec};
 use crate::engine::run::redact::Redactor;
+use crate::options::exit;
 
 /// The `tools` subcommands.
 #[derive(Debug, Subcommand)]
@@ -93,7 +93,7 @@ async fn connect_all(opts: &ServerOpts) -> Result<Vec<Connection>, u8> {
     let pipeline = match &opts.file {
         Some(path) => {
             let (source, loaded) = load_file(path);
-            if super::report_diagnostics(&path.display().to_string(), &source, &loaded) {
+            if super::report::report_diagnostics(&path.display().to_string(), &source, &loaded) {
                 return Err(exit::INVALID);
             }
             loaded.pipeline.ok_or(exit::INVALID)?

@@ -26,6 +26,8 @@ pub(crate) const MAX_SLOW_MS: u64 = 600_000;
 pub(crate) const MAX_BIG_KB: u64 = 8192;
 /// Default exit status of `crash`.
 pub(crate) const DEFAULT_EXIT_CODE: i32 = 1;
+/// The text of a `fail` error when no `message` is given.
+pub(crate) const DEFAULT_FAIL_MESSAGE: &str = "the fail tool always fails";
 
 /// Every tool of the demo server.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -470,7 +472,7 @@ impl DemoTool {
                 input: json!({
                     "type": "object",
                     "properties": {
-                        "message": { "type": "string", "default": super::tools::DEFAULT_FAIL_MESSAGE },
+                        "message": { "type": "string", "default": DEFAULT_FAIL_MESSAGE },
                     },
                     "additionalProperties": false,
                 }),

@@ -21,14 +21,13 @@ use tokio_util::sync::CancellationToken;
 
 use super::{
     catalog::{
-        DEFAULT_EXIT_CODE, DEFAULT_FAILURES, DEFAULT_ITEM_PREFIX, DEFAULT_ITEMS, DEFAULT_LIMIT,
-        DemoTool, MAX_BIG_KB, MAX_FAILURES, MAX_ITEMS, MAX_LIMIT, MAX_SLOW_MS,
+        DEFAULT_EXIT_CODE, DEFAULT_FAIL_MESSAGE, DEFAULT_FAILURES, DEFAULT_ITEM_PREFIX,
+        DEFAULT_ITEMS, DEFAULT_LIMIT, DemoTool, MAX_BIG_KB, MAX_FAILURES, MAX_ITEMS, MAX_LIMIT,
+        MAX_SLOW_MS,
     },
     data,
 };
 
-/// The text of a `fail` error when no `message` is given.
-pub(crate) const DEFAULT_FAIL_MESSAGE: &str = "the fail tool always fails";
 /// Words `summarize` keeps.
 const SUMMARY_WORDS: usize = 12;
 /// What `summarize` reports as its cost, in US dollars.

@@ -8,4 +8,5 @@ pub mod cassette;
 pub mod exec;
 pub mod redact;
 pub mod session;
+pub mod store;
 pub mod trace;

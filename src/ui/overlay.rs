@@ -9,12 +9,11 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Clear, Paragraph, Widget, Wrap};
 use serde_json::Value;
 
-use crate::engine::file::model::{Composition, Mock};
+use crate::engine::file::model::{Budget, Composition, Mock};
 use crate::engine::run::budget::Projection;
 use crate::engine::run::trace::NodeStatus;
 
-use super::app::App;
-use super::keys::Action;
+use super::keys::{Action, Keymap};
 use super::state::NodeVisual;
 use super::theme::{Theme, status_glyph};
 
@@ -322,9 +321,16 @@ fn frame<'a>(title: String, theme: &Theme) -> Block<'a> {
         .style(theme.base())
 }
 
-/// Draws an overlay over the screen.
-pub fn render(ov: &Overlay, app: &App, area: Rect, buf: &mut Buffer) {
-    let t = &app.theme;
+/// Draws an overlay over the screen: help lists `keymap`, an estimate
+/// weighs its total against `budget`.
+pub fn render(
+    ov: &Overlay,
+    t: &Theme,
+    keymap: &Keymap,
+    budget: &Budget,
+    area: Rect,
+    buf: &mut Buffer,
+) {
     match ov {
         Overlay::Help { scroll } => {
             let r = centred(area, 70, 80);
@@ -339,12 +345,7 @@ pub fn render(ov: &Overlay, app: &App, area: Rect, buf: &mut Buffer) {
             )));
             lines.push(Line::default());
             for a in Action::ALL {
-                let keys: Vec<String> = app
-                    .keymap
-                    .keys(*a)
-                    .iter()
-                    .map(ToString::to_string)
-                    .collect();
+                let keys: Vec<String> = keymap.keys(*a).iter().map(ToString::to_string).collect();
                 lines.push(Line::from(vec![
                     Span::styled(
                         format!("{:<16}", keys.join(" ")),
@@ -479,7 +480,6 @@ pub fn render(ov: &Overlay, app: &App, area: Rect, buf: &mut Buffer) {
                 }
             }
             if plan.estimate {
-                let budget = app.budget();
                 let cap = budget
                     .max_cost_usd
                     .map(|c| format!(" of ${c:.2} budget"))

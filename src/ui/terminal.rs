@@ -106,7 +106,7 @@ pub async fn run(mut app: App) -> io::Result<u8> {
 
     let effects = app.on_tick(Instant::now());
     let mut pending = effects;
-    term.draw(|f| app.draw(f))?;
+    term.draw(|f| super::view::draw(&mut app, f))?;
     loop {
         // Carry out what the last reactions asked for.
         for eff in pending.drain(..) {
@@ -204,7 +204,7 @@ pub async fn run(mut app: App) -> io::Result<u8> {
                     }
                     term.clear()?;
                 }
-                Effect::SaveTrace(trace) => crate::cli::run::save(&trace),
+                Effect::SaveTrace(trace) => crate::engine::run::store::save(&trace),
                 Effect::Quit => app.quit = true,
             }
         }
@@ -270,7 +270,7 @@ pub async fn run(mut app: App) -> io::Result<u8> {
                 }
             }
         }
-        term.draw(|f| app.draw(f))?;
+        term.draw(|f| super::view::draw(&mut app, f))?;
     }
     if let Some(l) = live.take() {
         l.session.handle.send(Command::Cancel);

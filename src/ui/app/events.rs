@@ -1,0 +1,228 @@
+//! What the workbench hears back: ticks, the preflight verdict, a session
+//! that failed to start and the session's events, each turned into state
+//! the panes draw and [`Effect`]s to carry out.
+
+use super::*;
+
+impl App {
+    /// Called on every tick: animates, lets the editor validate and watch
+    /// the file, and picks up the inspector's background work.
+    pub fn on_tick(&mut self, now: Instant) -> Vec<Effect> {
+        self.tick = self.tick.wrapping_add(1);
+        let mut effects = Vec::new();
+        for ev in self.editor.tick(now) {
+            match ev {
+                EditorEvent::Validated { loaded, .. } => effects.extend(self.on_validated(&loaded)),
+                EditorEvent::Saved(p) => self.say(format!("saved {}", p.display()), false),
+                EditorEvent::ExternalChange { dirty } => {
+                    if dirty {
+                        // The editor asks reload-or-keep; it needs the keys.
+                        self.focus = Focus::Editor;
+                        self.overlay = None;
+                    } else {
+                        self.say("the file changed on disk: reloaded", false);
+                    }
+                }
+                EditorEvent::Message(m) => self.say(m, false),
+            }
+        }
+        self.inspector.poll();
+        if let Some(m) = &self.message
+            && now.duration_since(m.at) > Duration::from_secs(6)
+        {
+            self.message = None;
+        }
+        effects
+    }
+
+    /// Writes the recovery copy now (SIGTERM, SIGHUP): the editor's
+    /// debounce is skipped by ticking it from the future.
+    pub fn editor_flush_recovery(&mut self) {
+        let _ = self.editor.tick(Instant::now() + Duration::from_secs(60));
+    }
+
+    /// Preflight ran on the connected servers' tool lists. Problems go to
+    /// the editor's gutter at their nodes and nothing runs; destructive
+    /// calls not yet allowed are asked about first.
+    pub fn on_preflight(&mut self, report: &Preflight) -> Preflighted {
+        if !report.ok() {
+            let mut diags = self.editor.diagnostics().to_vec();
+            for p in &report.problems {
+                if !diags.contains(p) {
+                    diags.push(p.clone());
+                }
+            }
+            let n = report.problems.len();
+            self.editor.set_diagnostics(diags);
+            self.on_start_failed(&format!(
+                "preflight: {n} problem(s) (see the editor); nothing was called"
+            ));
+            return Preflighted::Stop;
+        }
+        let new: Vec<String> = report
+            .destructive
+            .iter()
+            .map(|d| format!("{}→{}", d.node, d.tool))
+            .filter(|k| !self.allowed_destructive.contains(k))
+            .collect();
+        if new.is_empty() {
+            return Preflighted::Go;
+        }
+        let mut body = vec![
+            "This run calls tools their servers mark destructive:".to_owned(),
+            String::new(),
+        ];
+        for d in &report.destructive {
+            body.push(format!(
+                "  node {:<16} {} on server {}",
+                d.node, d.tool, d.server
+            ));
+        }
+        body.push(String::new());
+        body.push("y: run them   Esc: do not run".to_owned());
+        self.overlay = Some(Overlay::ConfirmDestructive { calls: new, body });
+        Preflighted::Ask
+    }
+
+    /// The session could not start (a server did not answer, …).
+    pub fn on_start_failed(&mut self, error: &str) {
+        self.has_session = false;
+        self.session_key = None;
+        self.run = RunState::Idle;
+        self.say(error.to_owned(), true);
+    }
+
+    /// A session event: the panes redraw from the state it leaves.
+    pub fn on_session(&mut self, ev: Event) -> Vec<Effect> {
+        let idx = |app: &App, id: &str| app.comp.as_ref().and_then(|c| c.index_of(id));
+        match ev {
+            Event::RunStarted { .. } => {
+                self.run = RunState::Running;
+                for v in &mut self.visuals {
+                    v.paused_before = false;
+                }
+            }
+            Event::NodeStatus { id, status, reason } => {
+                if let Some(i) = idx(self, &id) {
+                    let v = &mut self.visuals[i];
+                    v.status = status;
+                    if status == NodeStatus::Pending {
+                        v.progress = None;
+                        v.record = None;
+                    }
+                    if status == NodeStatus::Skipped
+                        && let Some(r) = reason
+                    {
+                        v.record = Some(Arc::new(NodeRecord {
+                            status: NodeStatus::Skipped,
+                            skip_reason: Some(r),
+                            ..NodeRecord::default()
+                        }));
+                    }
+                }
+            }
+            Event::NodeStarted { id, .. } => {
+                if let Some(i) = idx(self, &id) {
+                    self.visuals[i].status = NodeStatus::Running;
+                    self.visuals[i].paused_before = false;
+                }
+            }
+            Event::Retrying { id, attempt, error } => {
+                self.say(
+                    format!("{id}: attempt {attempt} failed, retrying: {error}"),
+                    false,
+                );
+            }
+            Event::Iteration {
+                id, done, total, ..
+            } => {
+                if let Some(i) = idx(self, &id) {
+                    self.visuals[i].progress = Some((done, total));
+                }
+            }
+            Event::NodeFinished { id, record } => {
+                if let Some(i) = idx(self, &id) {
+                    let v = &mut self.visuals[i];
+                    v.status = record.status;
+                    if !record.iterations.is_empty() {
+                        let done = record
+                            .iterations
+                            .iter()
+                            .filter(|r| r.status.is_terminal())
+                            .count();
+                        v.progress = Some((done, record.iterations.len()));
+                    }
+                    v.record = Some(Arc::from(record));
+                    if self.dag.selected == Some(i) {
+                        self.refresh_inspector();
+                    }
+                }
+            }
+            Event::Paused { reason, before } => {
+                for v in &mut self.visuals {
+                    v.paused_before = false;
+                }
+                if let Some(b) = &before
+                    && let Some(i) = idx(self, b)
+                {
+                    self.visuals[i].paused_before = true;
+                }
+                self.run = RunState::Paused { reason, before };
+            }
+            Event::Resumed => {
+                for v in &mut self.visuals {
+                    v.paused_before = false;
+                }
+                self.run = RunState::Running;
+            }
+            Event::Breakpoint { id, on } => {
+                if let Some(i) = idx(self, &id) {
+                    self.visuals[i].breakpoint = on;
+                }
+                if on {
+                    self.breakpoints.insert(id);
+                } else {
+                    self.breakpoints.remove(&id);
+                }
+            }
+            Event::PlanReplaced { stale, .. } => {
+                for id in stale {
+                    if let Some(i) = idx(self, &id) {
+                        self.visuals[i].status = NodeStatus::Stale;
+                    }
+                }
+                if !matches!(self.run, RunState::Running) {
+                    self.refresh_inspector();
+                }
+            }
+            Event::Pinned { id, yaml, .. } => {
+                let mut body = vec![
+                    format!("# paste under node `{id}` to answer from this output without a call"),
+                    String::new(),
+                ];
+                body.extend(yaml.lines().map(str::to_owned));
+                self.overlay = Some(Overlay::Text {
+                    title: format!("mock for {id}"),
+                    body,
+                    scroll: 0,
+                });
+            }
+            Event::BudgetTripped { cap, detail } => {
+                self.say(format!("budget: {cap} tripped: {detail}"), true);
+            }
+            Event::Rejected { command, reason } => {
+                self.say(format!("{command}: {reason}"), true);
+            }
+            Event::RunFinished { status, trace } => {
+                self.run = RunState::Finished(status);
+                for v in &mut self.visuals {
+                    v.paused_before = false;
+                }
+                self.refresh_inspector();
+                self.trace = Some((*trace).clone());
+                return vec![Effect::SaveTrace(trace)];
+            }
+        }
+        Vec::new()
+    }
+}

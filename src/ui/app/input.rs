@@ -1,0 +1,399 @@
+//! The workbench's input: keys, mouse and paste become actions, actions
+//! become state changes and [`Effect`]s, and overlays (palette, plan,
+//! questions) take their keys first.
+
+use super::*;
+use crate::ui::keys::Key;
+
+impl App {
+    /// A key press.
+    pub fn on_key(&mut self, key: KeyEvent) -> Vec<Effect> {
+        if let Some(ov) = self.overlay.take() {
+            return self.on_overlay_key(ov, key);
+        }
+        let in_editor = self.focus == Focus::Editor;
+        let action = self.keymap.action(&key, in_editor);
+        // The pane gets the key first unless it is a global binding; the
+        // inspector's filter box takes letters while it is open.
+        if let Some(a) = action
+            && (in_editor || !self.pane_wants(key))
+        {
+            return self.act(a);
+        }
+        match self.focus {
+            Focus::Editor => {
+                if key.code == KeyCode::Esc && !self.editor.handle_key(key) {
+                    self.focus = Focus::Dag;
+                    return Vec::new();
+                }
+                if key.code != KeyCode::Esc {
+                    self.editor.handle_key(key);
+                }
+                self.follow_editor_cursor();
+            }
+            Focus::Inspector => {
+                if !self.inspector.handle_key(key) && key.code == KeyCode::Esc {
+                    self.focus = Focus::Dag;
+                }
+            }
+            Focus::Dag => self.dag_key(key),
+        }
+        Vec::new()
+    }
+
+    /// Whether the focused pane takes this key before the command keys
+    /// (the inspector's filter box does while it is open).
+    pub(super) fn pane_wants(&mut self, key: KeyEvent) -> bool {
+        if self.focus != Focus::Inspector || Key::from(key).is_global() {
+            return false;
+        }
+        self.inspector.handle_key(key)
+    }
+
+    pub(super) fn dag_key(&mut self, key: KeyEvent) {
+        let Some(layout) = &self.layout else {
+            return;
+        };
+        let before = self.dag.selected;
+        match key.code {
+            KeyCode::Left | KeyCode::Char('h') => self.dag.move_left(layout),
+            KeyCode::Right | KeyCode::Char('l') => self.dag.move_right(layout),
+            KeyCode::Up | KeyCode::Char('k') => self.dag.move_up(layout),
+            KeyCode::Down | KeyCode::Char('j') => self.dag.move_down(layout),
+            KeyCode::Enter => {
+                self.focus = Focus::Inspector;
+                return;
+            }
+            KeyCode::Char('i') => {
+                self.focus = Focus::Editor;
+                return;
+            }
+            _ => return,
+        }
+        if self.dag.selected != before {
+            let sel = self.dag.selected;
+            self.select(sel, true);
+        }
+    }
+
+    /// A mouse event, routed to the pane under it.
+    pub fn on_mouse(&mut self, ev: MouseEvent) -> Vec<Effect> {
+        if self.overlay.is_some() {
+            return Vec::new();
+        }
+        let at = Position::new(ev.column, ev.row);
+        let a = self.areas;
+        if a.dag.contains(at) {
+            match ev.kind {
+                MouseEventKind::Down(MouseButton::Left) => {
+                    self.focus = Focus::Dag;
+                    if let Some(layout) = &self.layout
+                        && let Some(i) = self.dag.hit(layout, ev.column, ev.row)
+                    {
+                        self.select(Some(i), true);
+                    }
+                }
+                MouseEventKind::ScrollDown => self.dag.scroll_by(0, 2),
+                MouseEventKind::ScrollUp => self.dag.scroll_by(0, -2),
+                MouseEventKind::ScrollRight => self.dag.scroll_by(4, 0),
+                MouseEventKind::ScrollLeft => self.dag.scroll_by(-4, 0),
+                _ => {}
+            }
+        } else if a.editor.contains(at) {
+            if matches!(ev.kind, MouseEventKind::Down(_)) {
+                self.focus = Focus::Editor;
+            }
+            self.editor.handle_mouse(ev, a.editor);
+            self.follow_editor_cursor();
+        } else if a.inspector.contains(at) {
+            if matches!(ev.kind, MouseEventKind::Down(_)) {
+                self.focus = Focus::Inspector;
+            }
+            self.inspector.handle_mouse(ev, a.inspector);
+        }
+        Vec::new()
+    }
+
+    /// Text pasted into the terminal goes into the editor as one edit.
+    pub fn on_paste(&mut self, text: &str) {
+        if self.focus != Focus::Editor || self.overlay.is_some() {
+            return;
+        }
+        self.editor.paste_text(text);
+        self.follow_editor_cursor();
+    }
+
+    /// Carries out an action.
+    pub fn act(&mut self, action: Action) -> Vec<Effect> {
+        let sel = self.selected_node_id();
+        match action {
+            Action::Run => self.command(Command::Run, true),
+            Action::Step => self.command(Command::Step, true),
+            Action::Continue => match self.run {
+                RunState::Paused { .. } => self.command(Command::Resume, false),
+                RunState::Idle | RunState::Finished(_) => self.command(Command::Run, true),
+                _ => Vec::new(),
+            },
+            Action::Pause => self.command(Command::Pause, false),
+            Action::Cancel => self.command(Command::Cancel, false),
+            Action::Breakpoint => {
+                let Some(id) = sel else {
+                    return self.no_selection();
+                };
+                let on = !self.breakpoints.remove(&id);
+                if on {
+                    self.breakpoints.insert(id.clone());
+                }
+                if let Some(i) = self.dag.selected
+                    && let Some(v) = self.visuals.get_mut(i)
+                {
+                    v.breakpoint = on;
+                }
+                if self.has_session {
+                    vec![Effect::Send(Command::ToggleBreakpoint(id))]
+                } else {
+                    Vec::new()
+                }
+            }
+            Action::Rerun | Action::RerunFrom | Action::Skip | Action::Pin => {
+                let Some(id) = sel else {
+                    return self.no_selection();
+                };
+                let cmd = match action {
+                    Action::Rerun => Command::Rerun(id),
+                    Action::RerunFrom => Command::RerunFrom(id),
+                    Action::Skip => Command::Skip(id),
+                    _ => Command::Pin(id),
+                };
+                let start = matches!(cmd, Command::Rerun(_) | Command::RerunFrom(_));
+                self.command(cmd, start)
+            }
+            Action::DryRun | Action::Estimate => {
+                self.overlay = Some(self.plan_overlay(action == Action::Estimate));
+                Vec::new()
+            }
+            Action::NextPane | Action::PrevPane => {
+                let order = [Focus::Editor, Focus::Dag, Focus::Inspector];
+                let at = order.iter().position(|f| *f == self.focus).unwrap_or(0);
+                let step = if action == Action::NextPane { 1 } else { 2 };
+                self.focus = order[(at + step) % 3];
+                Vec::new()
+            }
+            Action::Save => {
+                match self.editor.save() {
+                    Ok(()) => self.say(format!("saved {}", self.editor.path().display()), false),
+                    Err(e) => self.say(
+                        format!("could not save {}: {e}", self.editor.path().display()),
+                        true,
+                    ),
+                }
+                Vec::new()
+            }
+            Action::ExternalEditor => vec![Effect::ExternalEditor],
+            Action::Palette => {
+                self.overlay = Some(Overlay::Palette(Palette::new(self.palette_items())));
+                Vec::new()
+            }
+            Action::Help => {
+                self.overlay = Some(Overlay::Help { scroll: 0 });
+                Vec::new()
+            }
+            Action::Quit => {
+                if self.editor.is_dirty() {
+                    self.overlay = Some(Overlay::ConfirmQuit);
+                    Vec::new()
+                } else {
+                    self.quit = true;
+                    vec![Effect::Quit]
+                }
+            }
+        }
+    }
+
+    pub(super) fn no_selection(&mut self) -> Vec<Effect> {
+        self.say("select a node first", true);
+        Vec::new()
+    }
+
+    pub(super) fn selected_node_id(&self) -> Option<String> {
+        let comp = self.comp.as_ref()?;
+        Some(comp.nodes.get(self.dag.selected?)?.id.clone())
+    }
+
+    /// Sends `cmd` to the session, starting one first when `start` allows.
+    pub(super) fn command(&mut self, cmd: Command, start: bool) -> Vec<Effect> {
+        if self.has_session {
+            if matches!(cmd, Command::Run) {
+                self.trace = None;
+            }
+            return vec![Effect::Send(cmd)];
+        }
+        if !start {
+            self.say("nothing is running (F5 runs, F10 steps)", true);
+            return Vec::new();
+        }
+        if self.errors > 0 && self.pipeline.is_none() {
+            self.say("the file has errors; fix them to run", true);
+            return Vec::new();
+        }
+        let (Some(p), Some(c)) = (self.pipeline.clone(), self.comp.clone()) else {
+            self.say("no valid plan yet", true);
+            return Vec::new();
+        };
+        let then = match cmd {
+            // A re-run needs its parents' outputs: without a session there
+            // are none, so run up to it instead.
+            Command::Rerun(_) | Command::RerunFrom(_) => vec![Command::Run],
+            other => vec![other],
+        };
+        self.has_session = true;
+        self.session_key = Some(session_key(&p, &c));
+        self.run = RunState::Connecting;
+        let cfg = Box::new(self.session_config(&p, &c));
+        vec![Effect::Start {
+            pipeline: p,
+            comp: c,
+            cfg,
+            breakpoints: self.breakpoints.iter().cloned().collect(),
+            then,
+        }]
+    }
+
+    pub(super) fn palette_items(&self) -> Vec<PaletteItem> {
+        let mut items: Vec<PaletteItem> = Action::ALL
+            .iter()
+            .map(|a| PaletteItem::Action(*a, self.keymap.label(*a)))
+            .collect();
+        for (name, _) in crate::ui::theme::BUILTIN {
+            items.push(PaletteItem::Theme((*name).to_owned()));
+        }
+        if let Some(p) = &self.pipeline {
+            for c in &p.compositions {
+                items.push(PaletteItem::Composition(c.name.clone()));
+            }
+        }
+        if let Some(c) = &self.comp {
+            for n in &c.nodes {
+                items.push(PaletteItem::Node(n.id.clone()));
+            }
+        }
+        items
+    }
+
+    pub(super) fn on_overlay_key(&mut self, ov: Overlay, key: KeyEvent) -> Vec<Effect> {
+        match ov {
+            Overlay::ConfirmQuit => match key.code {
+                KeyCode::Char('s') | KeyCode::Char('S') => {
+                    let mut e = self.act(Action::Save);
+                    if !self.editor.is_dirty() {
+                        self.quit = true;
+                        e.push(Effect::Quit);
+                    }
+                    e
+                }
+                KeyCode::Char('q') | KeyCode::Char('Q') | KeyCode::Char('y') => {
+                    self.editor.discard_recovery();
+                    self.quit = true;
+                    vec![Effect::Quit]
+                }
+                _ => Vec::new(),
+            },
+            Overlay::ConfirmDestructive { calls, .. } => {
+                if matches!(key.code, KeyCode::Char('y') | KeyCode::Char('Y')) {
+                    self.allowed_destructive.extend(calls);
+                    vec![Effect::Proceed]
+                } else {
+                    self.on_start_failed("not run: destructive calls were not allowed");
+                    vec![Effect::DropSession]
+                }
+            }
+            Overlay::Palette(mut p) => match key.code {
+                KeyCode::Esc => Vec::new(),
+                KeyCode::Enter => match p.chosen().cloned() {
+                    Some(item) => self.run_palette_item(item),
+                    None => Vec::new(),
+                },
+                _ => {
+                    p.key(key);
+                    self.overlay = Some(Overlay::Palette(p));
+                    Vec::new()
+                }
+            },
+            other => {
+                let closes = matches!(key.code, KeyCode::Esc | KeyCode::Char('q') | KeyCode::Enter)
+                    || self.keymap.action(&key, false) == Some(Action::Help);
+                if !closes {
+                    self.overlay = Some(other.scrolled(key));
+                }
+                Vec::new()
+            }
+        }
+    }
+
+    pub(super) fn run_palette_item(&mut self, item: PaletteItem) -> Vec<Effect> {
+        match item {
+            PaletteItem::Action(a, _) => self.act(a),
+            PaletteItem::Theme(name) => {
+                match Theme::load(&name, self.dirs.config.as_deref()) {
+                    Ok(t) => {
+                        self.theme = t;
+                        self.say(format!("theme {name}"), false);
+                    }
+                    Err(e) => self.say(e.to_string(), true),
+                }
+                Vec::new()
+            }
+            PaletteItem::Composition(name) => self.choose_composition(&name),
+            PaletteItem::Node(id) => {
+                let i = self.comp.as_ref().and_then(|c| c.index_of(&id));
+                self.select(i, true);
+                Vec::new()
+            }
+        }
+    }
+
+    pub(super) fn plan_overlay(&self, estimate: bool) -> Overlay {
+        let Some(comp) = &self.comp else {
+            return Overlay::Text {
+                title: "plan".into(),
+                body: vec!["no valid plan: fix the file's errors first".into()],
+                scroll: 0,
+            };
+        };
+        // One scope for the whole plan, not one per node.
+        let scope = self.scope(comp, None);
+        let args: Vec<Value> = comp
+            .nodes
+            .iter()
+            .map(|n| reference::resolve_value_partial(&n.args, &scope).value)
+            .collect();
+        let projections: Vec<Projection> = if estimate {
+            let pricing = self
+                .pipeline
+                .as_deref()
+                .map(pricing_of)
+                .unwrap_or_else(|| Pricing::new(PricingTable::bundled(), None));
+            comp.nodes
+                .iter()
+                .map(|n| budget::project_node(&pricing, n, &scope))
+                .collect()
+        } else {
+            Vec::new()
+        };
+        Overlay::Plan(overlay::plan_lines(
+            comp,
+            &self.visuals,
+            &args,
+            estimate.then_some(projections.as_slice()),
+        ))
+    }
+
+    // ----- ticks and session events ------------------------------------
+}
+
+/// `crossterm`'s key, folded like the keymap does.
+impl From<KeyEvent> for Key {
+    fn from(ev: KeyEvent) -> Key {
+        Key::from_event(&ev)
+    }
+}

@@ -1,0 +1,66 @@
+//! Drawing the workbench: the App's state in, one frame out. The panes,
+//! the status bar and the overlays each draw their part; this lays them
+//! out and records where each went.
+
+use ratatui::Frame;
+use ratatui::layout::{Constraint, Direction, Layout};
+
+use super::app::{App, Areas, Focus};
+use super::dag::DagView;
+use super::{overlay, status};
+
+/// Draws the whole screen and remembers where each pane went, for the
+/// mouse.
+pub fn draw(app: &mut App, f: &mut Frame<'_>) {
+    let area = f.area();
+    let rows = Layout::default()
+        .direction(Direction::Vertical)
+        .constraints([Constraint::Min(3), Constraint::Length(1)])
+        .split(area);
+    let editor_share = if area.width >= 160 { 42 } else { 50 };
+    let cols = Layout::default()
+        .direction(Direction::Horizontal)
+        .constraints([
+            Constraint::Percentage(editor_share),
+            Constraint::Percentage(100 - editor_share),
+        ])
+        .split(rows[0]);
+    let dag_rows = app.dag_height(cols[1].height);
+    let right = Layout::default()
+        .direction(Direction::Vertical)
+        .constraints([Constraint::Length(dag_rows), Constraint::Min(3)])
+        .split(cols[1]);
+    app.areas = Areas {
+        editor: cols[0],
+        dag: right[0],
+        inspector: right[1],
+    };
+    let buf = f.buffer_mut();
+    app.editor
+        .render(cols[0], buf, &app.theme, app.focus == Focus::Editor);
+    if let (Some(comp), Some(layout)) = (&app.comp, &app.layout) {
+        let view = DagView {
+            comp,
+            layout,
+            nodes: &app.visuals,
+            theme: &app.theme,
+            tick: app.tick,
+            focused: app.focus == Focus::Dag,
+        };
+        ratatui::widgets::StatefulWidget::render(view, right[0], buf, &mut app.dag);
+    } else {
+        overlay::empty_dag(
+            right[0],
+            buf,
+            &app.theme,
+            app.errors,
+            app.focus == Focus::Dag,
+        );
+    }
+    app.inspector
+        .render(right[1], buf, &app.theme, app.focus == Focus::Inspector);
+    status::render(app, rows[1], buf);
+    if let Some(ov) = &app.overlay {
+        overlay::render(ov, &app.theme, &app.keymap, &app.budget(), area, buf);
+    }
+}
