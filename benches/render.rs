@@ -11,7 +11,7 @@ use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use serde_json::{Value, json};
 
-use pipewright::engine::run::session::Event;
+use pipewright::engine::run::events::Event;
 use pipewright::engine::run::trace::{NodeRecord, NodeStatus};
 use pipewright::ui::app::{App, Options};
 use pipewright::ui::config::{Config, Dirs};

@@ -17,8 +17,10 @@
 //! - [`mcp`]: which servers a run talks to, and the MCP client that talks.
 
 pub mod cost;
+pub mod diag;
 pub mod file;
 pub mod lang;
 pub mod mcp;
 pub mod plan;
+pub mod redact;
 pub mod run;

@@ -1,7 +1,7 @@
 //! Malformed pipeline files, each with the diagnostic it must produce:
 //! severity, line, column and the words of the message.
 
-use pipewright::engine::file::diag::Severity;
+use pipewright::engine::diag::Severity;
 use pipewright::engine::file::loader::load_str;
 use rstest::rstest;
 

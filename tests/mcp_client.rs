@@ -12,8 +12,9 @@ use std::{
 };
 
 use futures::future::join_all;
+use pipewright::engine::mcp::roots::Root;
 use pipewright::engine::mcp::{
-    CallOutcome, ConnectOptions, Connection, McpError, Root, ServerSpec, output_of,
+    CallOutcome, ConnectOptions, Connection, McpError, ServerSpec, output_of,
 };
 use serde_json::{Map, Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};

@@ -10,7 +10,9 @@ use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use serde_json::json;
 
-use pipewright::engine::run::session::{Command, Event, PauseReason};
+use pipewright::engine::run::session::Command;
+
+use pipewright::engine::run::events::{Event, PauseReason};
 use pipewright::engine::run::trace::{NodeRecord, NodeStatus, RunStatus, Trace};
 use pipewright::ui::app::{App, Effect, Focus, Options, RunState};
 use pipewright::ui::config::{Config, Dirs};
@@ -479,10 +481,10 @@ fn destructive_calls_are_asked_about_once_and_problems_stop_the_run() {
 
     // Problems go to the editor's gutter and nothing runs.
     let bad = Preflight {
-        problems: vec![pipewright::engine::file::diag::Diagnostic::error(
-            pipewright::engine::file::diag::Span::new(
-                pipewright::engine::file::diag::Pos::new(5, 11),
-                pipewright::engine::file::diag::Pos::new(5, 23),
+        problems: vec![pipewright::engine::diag::Diagnostic::error(
+            pipewright::engine::diag::Span::new(
+                pipewright::engine::diag::Pos::new(5, 11),
+                pipewright::engine::diag::Pos::new(5, 23),
             ),
             "tool `search_user` is not offered by server `demo`",
         )],

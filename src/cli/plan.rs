@@ -19,7 +19,7 @@ use crate::engine::file::loader::load_file;
 use crate::engine::file::model::{Case, Composition};
 use crate::engine::mcp::servers;
 use crate::engine::plan::dry_run::{CompositionPlan, Plan, plan_composition, recorded_figures};
-use crate::engine::run::redact::Redactor;
+use crate::engine::redact::Redactor;
 use crate::options::exit;
 use crate::options::parse_vars;
 

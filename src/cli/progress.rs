@@ -7,7 +7,7 @@
 use std::io::Write;
 use std::time::{Duration, Instant};
 
-use crate::engine::run::session::Event;
+use crate::engine::run::events::Event;
 use crate::engine::run::trace::NodeStatus;
 use crate::ui::theme::SPINNER;
 

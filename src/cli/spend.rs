@@ -11,12 +11,12 @@ use serde_json::Value;
 
 use crate::engine::cost::pricing::{FreeCalls, Pricing, PricingTable};
 use crate::engine::file::model::{Composition, Pipeline};
+use crate::engine::mcp::caller::Caller;
 use crate::engine::mcp::servers::ServerPool;
 use crate::engine::mcp::{ConnectOptions, ServerSpec, ToolInfo};
 use crate::engine::plan::preflight::{self, Preflight, ToolLists};
+use crate::engine::redact::Redactor;
 use crate::engine::run::cassette::{Cassette, Recorder, Replayer};
-use crate::engine::run::exec::Caller;
-use crate::engine::run::redact::Redactor;
 use crate::options::exit;
 
 /// Flags about pricing, cassettes and preflight (flattened into `run`).

@@ -15,7 +15,8 @@ use tokio::io::{AsyncBufReadExt, BufReader, Lines, Stdin};
 
 use super::progress::Progress;
 use crate::engine::file::model::{Composition, Kind};
-use crate::engine::run::session::{Command, Event, PauseReason, Session};
+use crate::engine::run::events::{Event, PauseReason};
+use crate::engine::run::session::{Command, Session};
 use crate::engine::run::trace::{NodeStatus, Trace};
 
 /// How often the live progress line is redrawn.

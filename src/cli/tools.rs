@@ -13,7 +13,7 @@ use crate::engine::file::model::Pipeline;
 use crate::engine::lang::reference;
 use crate::engine::mcp::servers::{self, ServerArg};
 use crate::engine::mcp::{ConnectOptions, Connection, McpError, ServerSpec};
-use crate::engine::run::redact::Redactor;
+use crate::engine::redact::Redactor;
 use crate::options::exit;
 
 /// The `tools` subcommands.

@@ -2,7 +2,7 @@
 //! Discord JSON through [`import`]), the validated [`model`] and every
 //! [`diag`]nostic with its line and column out.
 
-pub mod diag;
+pub mod graph;
 pub mod import;
 pub mod loader;
 pub mod model;

@@ -4,3 +4,4 @@
 
 pub mod jq;
 pub mod reference;
+pub mod snapshot;

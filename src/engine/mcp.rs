@@ -7,11 +7,13 @@
 //! sends as log notifications goes to a bounded [`ServerLog`], never to the
 //! terminal.
 
+pub mod caller;
 pub mod client_config;
 mod error;
 mod handler;
 mod log;
 mod output;
+pub mod roots;
 pub mod servers;
 mod tools;
 mod transport;
@@ -19,7 +21,7 @@ mod transport;
 use std::{
     collections::{BTreeMap, HashSet},
     fmt,
-    path::{Path, PathBuf},
+    path::PathBuf,
     sync::{
         Arc, Mutex, PoisonError,
         atomic::{AtomicBool, Ordering},
@@ -45,6 +47,7 @@ use error::{HumanDuration, chain_message};
 use handler::Client;
 pub use log::ServerLog;
 pub use output::{error_text, output_of};
+use roots::Root;
 pub use tools::{ToolAnnotations, ToolInfo};
 use transport::{
     describe_http_error, describe_stdio_init_error, http_init_error, http_transport, redact_url,
@@ -104,24 +107,6 @@ impl fmt::Debug for ServerSpec {
                 .field("url", &redact_url(url))
                 .field("headers", &headers.keys().collect::<Vec<_>>())
                 .finish(),
-        }
-    }
-}
-
-/// A directory the client offers to servers that ask `roots/list`.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Root {
-    /// A `file://` URI.
-    pub uri: String,
-    pub name: Option<String>,
-}
-
-impl Root {
-    /// The root for a local directory, named after its last component.
-    pub fn from_path(path: &Path) -> Self {
-        Self {
-            uri: file_uri(path),
-            name: path.file_name().map(|n| n.to_string_lossy().into_owned()),
         }
     }
 }
@@ -671,37 +656,9 @@ fn request_json(
     serde_json::to_value(message).unwrap_or(Value::Null)
 }
 
-/// A `file://` URI for a local path, percent-encoding what needs it.
-fn file_uri(path: &Path) -> String {
-    let text = path.to_string_lossy().replace('\\', "/");
-    let mut uri = String::from("file://");
-    if !text.starts_with('/') {
-        uri.push('/');
-    }
-    for byte in text.bytes() {
-        if byte.is_ascii_alphanumeric() || b"-._~/:".contains(&byte) {
-            uri.push(char::from(byte));
-        } else {
-            uri.push_str(&format!("%{byte:02X}"));
-        }
-    }
-    uri
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn file_uris_are_percent_encoded() {
-        assert_eq!(
-            file_uri(Path::new("/home/a b/ü")),
-            "file:///home/a%20b/%C3%BC"
-        );
-        let root = Root::from_path(Path::new("/work/project"));
-        assert_eq!(root.uri, "file:///work/project");
-        assert_eq!(root.name.as_deref(), Some("project"));
-    }
 
     #[test]
     fn debug_of_a_spec_hides_secrets() {

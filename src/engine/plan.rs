@@ -3,5 +3,4 @@
 //! and the [`preflight`] verdict against the servers' tool lists out.
 
 pub mod dry_run;
-pub mod graph;
 pub mod preflight;

@@ -5,8 +5,8 @@
 
 pub mod budget;
 pub mod cassette;
+pub mod events;
 pub mod exec;
-pub mod redact;
 pub mod session;
 pub mod store;
 pub mod trace;

@@ -17,11 +17,12 @@ use crate::engine::cost::pricing::{Pricing, PricingTable};
 use crate::engine::file::loader::Loaded;
 use crate::engine::file::model::{Budget, Composition, Pipeline};
 use crate::engine::lang::reference;
+use crate::engine::lang::snapshot::{Seen, Snapshot};
 use crate::engine::mcp::servers::ServerArg;
 use crate::engine::plan::preflight::Preflight;
 use crate::engine::run::budget::{self, Projection};
-use crate::engine::run::exec::{Seen, Snapshot};
-use crate::engine::run::session::{Command, Event, PauseReason, SessionConfig};
+use crate::engine::run::events::{Event, PauseReason};
+use crate::engine::run::session::{Command, SessionConfig};
 use crate::engine::run::trace::{NodeRecord, NodeStatus, RunStatus, Trace};
 
 use super::config::{Config, Dirs};
@@ -220,7 +221,7 @@ impl App {
     /// Adopts a validation result: errors keep the last good plan; a good
     /// plan replaces it (and the session's, keeping valid outputs).
     pub fn on_validated(&mut self, loaded: &Loaded) -> Vec<Effect> {
-        use crate::engine::file::diag::Severity;
+        use crate::engine::diag::Severity;
         self.errors = loaded
             .diagnostics
             .iter()

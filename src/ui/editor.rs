@@ -20,7 +20,7 @@ use std::time::{Duration, Instant};
 
 use ratatui_textarea::{CursorMove, TextArea};
 
-use crate::engine::file::diag::{Diagnostic, Severity};
+use crate::engine::diag::{Diagnostic, Severity};
 use crate::engine::file::loader::Loaded;
 
 use highlight::HighlightCache;

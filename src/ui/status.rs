@@ -7,7 +7,7 @@ use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Paragraph, Widget};
 
-use crate::engine::run::session::PauseReason;
+use crate::engine::run::events::PauseReason;
 use crate::engine::run::trace::RunStatus;
 
 use super::app::{App, RunState};

@@ -23,8 +23,9 @@ use tokio::sync::mpsc;
 
 use crate::engine::mcp::ConnectOptions;
 use crate::engine::mcp::servers::{self, ServerPool};
-use crate::engine::run::redact::Redactor;
-use crate::engine::run::session::{self, Command, Event, Session};
+use crate::engine::redact::Redactor;
+use crate::engine::run::events::Event;
+use crate::engine::run::session::{self, Command, Session};
 
 use crate::engine::plan::preflight::{self, Preflight, ToolLists};
 

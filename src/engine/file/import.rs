@@ -16,7 +16,7 @@ use std::collections::HashSet;
 
 use serde_json::Value;
 
-use crate::engine::file::diag::{Diagnostic, Pos, Span, suggest};
+use crate::engine::diag::{Diagnostic, Pos, Span, suggest};
 use crate::engine::file::loader::Loaded;
 use crate::engine::file::model::{OutputSpec, Pipeline, RefSite};
 use crate::engine::file::yaml::{self, YKind, YNode};

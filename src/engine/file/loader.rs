@@ -2,7 +2,7 @@
 //! each with its line and column.
 //!
 //! The loader works in two passes: [`Loader`] turns the spanned YAML tree into
-//! nodes (checking each field on its own), then [`crate::engine::plan::graph`] checks what
+//! nodes (checking each field on its own), then [`crate::engine::file::graph`] checks what
 //! only the whole composition shows (needs, references, cycles, output).
 
 use std::collections::HashSet;
@@ -13,7 +13,8 @@ use indexmap::IndexMap;
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
-use crate::engine::file::diag::{Diagnostic, Pos, Span, suggest};
+use crate::engine::diag::{Diagnostic, Pos, Span, suggest};
+use crate::engine::file::graph;
 use crate::engine::file::import::Dialect;
 use crate::engine::file::model::{
     Budget, Case, Compensate, Composition, DEFAULT_BACKOFF, Expectation, ForEach, Kind, Matcher,
@@ -22,7 +23,6 @@ use crate::engine::file::model::{
 use crate::engine::file::yaml::{self, YKind, YNode};
 use crate::engine::lang::jq::JqProgram;
 use crate::engine::lang::reference::{self, Part, Root};
-use crate::engine::plan::graph;
 
 /// The result of loading: the model when it could be built, and every
 /// diagnostic (errors and warnings) in file order.

@@ -8,7 +8,7 @@ use std::time::Duration;
 use indexmap::IndexMap;
 use serde_json::Value;
 
-use crate::engine::file::diag::{Pos, Span};
+use crate::engine::diag::{Pos, Span};
 use crate::engine::lang::jq::JqProgram;
 use crate::engine::lang::reference::Reference;
 

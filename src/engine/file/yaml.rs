@@ -9,7 +9,7 @@ use std::collections::HashMap;
 use serde_json::{Map, Number, Value};
 use serde_saphyr::granit_parser::{Event, Parser, ScalarStyle, Span as YSpan};
 
-use crate::engine::file::diag::{Diagnostic, Pos, Span};
+use crate::engine::diag::{Diagnostic, Pos, Span};
 
 /// How a scalar was written, which decides how positions inside it map back
 /// to the file.

@@ -20,7 +20,7 @@ use jaq_core::{Compiler, Ctx, Vars, data};
 use jaq_json::{Num, Val};
 use serde_json::{Map, Number, Value};
 
-use crate::engine::file::diag::suggest;
+use crate::engine::diag::suggest;
 
 /// The data kind jaq runs our filters with: plain JSON values, no global data.
 type Data = data::JustLut<Val>;

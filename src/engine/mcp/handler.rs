@@ -18,7 +18,7 @@ use rmcp::{
 };
 use serde_json::Value;
 
-use super::{Root, log::ServerLog};
+use super::{log::ServerLog, roots::Root};
 
 /// The client handler given to rmcp for one connection.
 pub(crate) struct Client {

@@ -13,9 +13,10 @@ use tokio_util::sync::CancellationToken;
 
 use crate::engine::file::model::{Composition, Pipeline, ServerSource};
 use crate::engine::lang::reference;
+use crate::engine::lang::snapshot::Snapshot;
+use crate::engine::mcp::caller::Caller;
 use crate::engine::mcp::{CallOutcome, ConnectOptions, Connection, McpError, ServerSpec};
-use crate::engine::run::exec::{Caller, Snapshot};
-use crate::engine::run::redact::Redactor;
+use crate::engine::redact::Redactor;
 
 /// The name the built-in demo server gets when a file declares no server.
 pub const DEMO: &str = "demo";

@@ -14,8 +14,8 @@ use crate::engine::cost::pricing::{Figures, Pricing, Source};
 use crate::engine::file::model::{Budget, Case, Composition, Pipeline};
 use crate::engine::lang::reference;
 use crate::engine::plan::preflight::{self, ToolLists, dry_scope};
+use crate::engine::redact::Redactor;
 use crate::engine::run::budget::{self, Breach, Caps, Projection, Spent};
-use crate::engine::run::redact::Redactor;
 
 /// One node of the plan.
 #[derive(Debug, Clone, PartialEq, Serialize)]

@@ -11,11 +11,11 @@ use indexmap::IndexMap;
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::engine::file::diag::{Diagnostic, suggest};
+use crate::engine::diag::{Diagnostic, suggest};
 use crate::engine::file::model::{Composition, Kind, Mock, Node};
 use crate::engine::lang::reference::{self, Partial};
+use crate::engine::lang::snapshot::{Seen, Snapshot};
 use crate::engine::mcp::ToolInfo;
-use crate::engine::run::exec::{Seen, Snapshot};
 
 /// A destructive call a run would make.
 #[derive(Debug, Clone, PartialEq, Serialize)]

@@ -11,7 +11,7 @@ use serde_json::Value;
 use crate::engine::cost::pricing::{Figures, Pricing};
 use crate::engine::file::model::{Budget, Node};
 use crate::engine::lang::reference::{self, resolve_value_partial};
-use crate::engine::run::exec::{Snapshot, resolve_args};
+use crate::engine::lang::snapshot::{Snapshot, resolve_args};
 
 /// The projected figures of dispatching one node.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]

@@ -44,9 +44,9 @@ use serde_json::{Map, Value, json};
 use tokio_util::sync::CancellationToken;
 
 use crate::engine::cost::pricing::{FreeCalls, Pricing};
+use crate::engine::mcp::caller::Caller;
 use crate::engine::mcp::{CallOutcome, McpError, output_of};
-use crate::engine::run::exec::Caller;
-use crate::engine::run::redact::Redactor;
+use crate::engine::redact::Redactor;
 
 /// The format version this build writes and reads.
 pub const VERSION: u32 = 1;

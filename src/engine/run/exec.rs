@@ -2,94 +2,23 @@
 //! timeouts, fan out over `for_each` with real concurrency, reshape with
 //! `transform`, and record everything.
 
-use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use futures::future::BoxFuture;
 use futures::stream::{FuturesUnordered, StreamExt};
-use indexmap::IndexMap;
 use serde_json::{Map, Value, json};
 use tokio::sync::{mpsc, watch};
 use tokio_util::sync::CancellationToken;
 
 use crate::engine::cost::pricing::Pricing;
 use crate::engine::file::model::{Composition, Mock, Node, OnError};
-use crate::engine::lang::reference::{self, NodeLookup, ResolveError, Scope};
-use crate::engine::mcp::{CallOutcome, McpError, error_text, output_of};
-use crate::engine::run::redact::Redactor;
-use crate::engine::run::session::Event;
+use crate::engine::lang::reference::{self, NodeLookup, Scope};
+use crate::engine::lang::snapshot::{Snapshot, resolve_args};
+use crate::engine::mcp::caller::Caller;
+use crate::engine::mcp::{McpError, error_text, output_of};
+use crate::engine::redact::Redactor;
+use crate::engine::run::events::Event;
 use crate::engine::run::trace::{IterationRecord, NodeRecord, NodeStatus};
-
-/// Something that can make a `tools/call`: the live server pool, a cassette,
-/// or a test double.
-pub trait Caller: Send + Sync {
-    /// Calls `tool` on `server` (`None`: the only server there is).
-    fn call<'a>(
-        &'a self,
-        server: Option<&'a str>,
-        tool: &'a str,
-        args: Map<String, Value>,
-        meta: Option<Map<String, Value>>,
-        timeout: Option<Duration>,
-        cancel: &'a CancellationToken,
-    ) -> BoxFuture<'a, Result<CallOutcome, McpError>>;
-
-    /// What the servers wrote to stderr (and logged), by server name.
-    fn logs(&self) -> IndexMap<String, String> {
-        IndexMap::new()
-    }
-}
-
-/// What a node's references can see: its parents' outputs (a snapshot taken
-/// at dispatch), the run's variables, the environment and the fan-out item.
-#[derive(Debug, Clone, Default)]
-pub struct Snapshot {
-    pub nodes: HashMap<String, Seen>,
-    pub vars: Arc<IndexMap<String, Value>>,
-    pub item: Option<Value>,
-}
-
-/// A node as a snapshot saw it.
-#[derive(Debug, Clone)]
-pub enum Seen {
-    Output(Value),
-    NotRun,
-    Skipped,
-    Failed,
-}
-
-impl Scope for Snapshot {
-    fn node(&self, id: &str) -> NodeLookup<'_> {
-        match self.nodes.get(id) {
-            Some(Seen::Output(v)) => NodeLookup::Output(v),
-            Some(Seen::NotRun) => NodeLookup::NotRun,
-            Some(Seen::Skipped) => NodeLookup::Skipped,
-            Some(Seen::Failed) => NodeLookup::Failed,
-            None => NodeLookup::Unknown,
-        }
-    }
-
-    fn var(&self, name: &str) -> Option<&Value> {
-        self.vars.get(name)
-    }
-
-    fn env(&self, name: &str) -> Option<String> {
-        std::env::var(name).ok()
-    }
-
-    fn item(&self) -> Option<&Value> {
-        self.item.as_ref()
-    }
-
-    fn node_ids(&self) -> Vec<&str> {
-        self.nodes.keys().map(String::as_str).collect()
-    }
-
-    fn var_names(&self) -> Vec<&str> {
-        self.vars.keys().map(String::as_str).collect()
-    }
-}
 
 /// Everything a node task needs; it owns its inputs so it never touches the
 /// session's state.
@@ -227,19 +156,6 @@ fn fail(mut rec: NodeRecord, started: Instant, error: String) -> NodeRecord {
     rec.error = Some(error);
     rec.duration_ms = started.elapsed().as_millis() as u64;
     rec
-}
-
-/// Resolves a node's `args` into the object sent to the tool.
-pub fn resolve_args(args: &Value, scope: &dyn Scope) -> Result<Map<String, Value>, ResolveError> {
-    match reference::resolve_value(args, scope)? {
-        Value::Object(map) => Ok(map),
-        Value::Null => Ok(Map::new()),
-        other => {
-            let mut map = Map::new();
-            map.insert("value".into(), other);
-            Ok(map)
-        }
-    }
 }
 
 async fn fan_out(job: &NodeJob, node: &Node, items: Vec<Value>, rec: &mut NodeRecord) {

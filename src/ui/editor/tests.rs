@@ -10,7 +10,7 @@ use ratatui::layout::Rect;
 use ratatui::style::Modifier;
 
 use super::*;
-use crate::engine::file::diag::{Pos, Span};
+use crate::engine::diag::{Pos, Span};
 use crate::ui::theme::Theme;
 
 const PIPE: &str = "pipe:

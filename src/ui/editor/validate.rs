@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::sync::mpsc::{Receiver, Sender, channel};
 use std::time::{Duration, Instant};
 
-use crate::engine::file::diag::{Diagnostic, Pos, Span};
+use crate::engine::diag::{Diagnostic, Pos, Span};
 use crate::engine::file::loader::{Loaded, load_str};
 
 /// How long after the last edit the buffer is re-validated.

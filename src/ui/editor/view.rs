@@ -13,7 +13,7 @@ use ratatui::widgets::{Block, Widget};
 use super::highlight::HighlightCache;
 use super::recovery::format_time;
 use super::{Editor, Prompt, ScreenRow};
-use crate::engine::file::diag::Severity;
+use crate::engine::diag::Severity;
 use crate::ui::theme::Theme;
 
 /// Display width of a tab character.

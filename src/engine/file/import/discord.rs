@@ -13,7 +13,7 @@ use indexmap::IndexMap;
 
 use super::emit::{NativePlan, Step, quoted};
 use super::{Cx, literal, map_strings, native_ref};
-use crate::engine::file::diag::{Span, suggest};
+use crate::engine::diag::{Span, suggest};
 use crate::engine::file::yaml::YNode;
 use crate::engine::lang::reference::{Root, Segment};
 

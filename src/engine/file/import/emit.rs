@@ -4,7 +4,7 @@
 
 use serde_json::Value;
 
-use crate::engine::file::diag::Span;
+use crate::engine::diag::Span;
 use crate::engine::file::yaml::{YKind, YNode};
 
 /// One native node produced by an import.
@@ -188,7 +188,7 @@ pub fn emit(plan: &NativePlan) -> Emitted {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::file::diag::Pos;
+    use crate::engine::diag::Pos;
 
     #[test]
     fn every_written_line_has_an_origin_and_the_text_parses_back() {

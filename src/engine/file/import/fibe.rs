@@ -14,7 +14,7 @@ use sha2::{Digest, Sha256};
 
 use super::emit::{NativePlan, Output, Step, quoted};
 use super::{Cx, jq_path, literal, map_strings, native_ref};
-use crate::engine::file::diag::{Span, suggest};
+use crate::engine::diag::{Span, suggest};
 use crate::engine::file::yaml::{YKind, YNode};
 use crate::engine::lang::reference::{Root, Segment};
 

@@ -6,7 +6,7 @@ use serde_json::json;
 use sha2::{Digest, Sha256};
 
 use super::*;
-use crate::engine::file::diag::Severity;
+use crate::engine::diag::Severity;
 
 /// The errors of loading `src` as `dialect`, as (line, col, message).
 fn errors(src: &str, dialect: Dialect) -> Vec<(u32, u32, String)> {

@@ -7,7 +7,7 @@ use std::mem;
 use serde_json::Value;
 use thiserror::Error;
 
-use super::{Part, Reference, Root, Segment, Template, is_bare_char, is_node_id_shape};
+use super::ast::{Part, Reference, Root, Segment, Template, is_bare_char, is_node_id_shape};
 
 /// A malformed template. `offset` and `len` are the byte range of the
 /// offending text within the parsed string; `len` is 0 only at its end.

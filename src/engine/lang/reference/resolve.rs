@@ -7,11 +7,9 @@ use std::fmt::{self, Write as _};
 use serde_json::{Map, Value};
 use thiserror::Error;
 
-use super::{
-    Part, PathDisplay, Reference, Root, Segment, SyntaxError, Template, location_text,
-    parse_template, parse_template_all,
-};
-use crate::engine::file::diag::suggest;
+use super::ast::{Part, PathDisplay, Reference, Root, Segment, Template, location_text};
+use super::parse::{SyntaxError, parse_template, parse_template_all};
+use crate::engine::diag::suggest;
 
 /// What the resolver can read. The executor implements it over a run's
 /// recorded outputs; the dry run over whatever has run so far.

@@ -3,7 +3,7 @@
 
 use std::collections::HashMap;
 
-use crate::engine::file::diag::{Diagnostic, Span, suggest};
+use crate::engine::diag::{Diagnostic, Span, suggest};
 use crate::engine::file::model::{Composition, Kind, OutputSpec};
 use crate::engine::lang::reference::Root;
 

@@ -1,0 +1,74 @@
+//! What a node's references can see at dispatch: its parents' outputs, the
+//! run's variables, the environment and the fan-out item; and a node's
+//! `args` resolved against that.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use indexmap::IndexMap;
+use serde_json::{Map, Value};
+
+use super::reference::{self, NodeLookup, ResolveError, Scope};
+
+/// What a node's references can see: its parents' outputs (a snapshot taken
+/// at dispatch), the run's variables, the environment and the fan-out item.
+#[derive(Debug, Clone, Default)]
+pub struct Snapshot {
+    pub nodes: HashMap<String, Seen>,
+    pub vars: Arc<IndexMap<String, Value>>,
+    pub item: Option<Value>,
+}
+
+/// A node as a snapshot saw it.
+#[derive(Debug, Clone)]
+pub enum Seen {
+    Output(Value),
+    NotRun,
+    Skipped,
+    Failed,
+}
+
+impl Scope for Snapshot {
+    fn node(&self, id: &str) -> NodeLookup<'_> {
+        match self.nodes.get(id) {
+            Some(Seen::Output(v)) => NodeLookup::Output(v),
+            Some(Seen::NotRun) => NodeLookup::NotRun,
+            Some(Seen::Skipped) => NodeLookup::Skipped,
+            Some(Seen::Failed) => NodeLookup::Failed,
+            None => NodeLookup::Unknown,
+        }
+    }
+
+    fn var(&self, name: &str) -> Option<&Value> {
+        self.vars.get(name)
+    }
+
+    fn env(&self, name: &str) -> Option<String> {
+        std::env::var(name).ok()
+    }
+
+    fn item(&self) -> Option<&Value> {
+        self.item.as_ref()
+    }
+
+    fn node_ids(&self) -> Vec<&str> {
+        self.nodes.keys().map(String::as_str).collect()
+    }
+
+    fn var_names(&self) -> Vec<&str> {
+        self.vars.keys().map(String::as_str).collect()
+    }
+}
+
+/// Resolves a node's `args` into the object sent to the tool.
+pub fn resolve_args(args: &Value, scope: &dyn Scope) -> Result<Map<String, Value>, ResolveError> {
+    match reference::resolve_value(args, scope)? {
+        Value::Object(map) => Ok(map),
+        Value::Null => Ok(Map::new()),
+        other => {
+            let mut map = Map::new();
+            map.insert("value".into(), other);
+            Ok(map)
+        }
+    }
+}
