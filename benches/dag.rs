@@ -5,8 +5,8 @@
 use std::fmt::Write as _;
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use pipewright::engine::file::loader::load_str;
 use pipewright::engine::file::model::Composition;
+use pipewright::engine::file::open::load_str;
 use pipewright::engine::run::trace::NodeStatus;
 use pipewright::ui::dag::{DagLayout, DagState, DagView};
 use pipewright::ui::state::NodeVisual;

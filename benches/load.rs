@@ -1,7 +1,7 @@
 //! Load + validate a generated 2,000-node composition (goal: under 20 ms).
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use pipewright::engine::file::loader::load_str;
+use pipewright::engine::file::open::load_str;
 use std::fmt::Write as _;
 
 /// A layered DAG: 2,000 nodes in layers of 20, each node needing two nodes

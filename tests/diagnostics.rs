@@ -2,7 +2,7 @@
 //! severity, line, column and the words of the message.
 
 use pipewright::engine::diag::Severity;
-use pipewright::engine::file::loader::load_str;
+use pipewright::engine::file::open::load_str;
 use rstest::rstest;
 
 const E: Severity = Severity::Error;

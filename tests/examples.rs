@@ -2,8 +2,8 @@
 //! shapes of the mcptest reference (pipe, composition anatomy, transform,
 //! control flow, fan-out, cases, assembly, budget, mocks, judged eval) load.
 
-use pipewright::engine::file::loader::load_str;
 use pipewright::engine::file::model::Kind;
+use pipewright::engine::file::open::load_str;
 
 fn examples() -> Vec<std::path::PathBuf> {
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples");

@@ -9,8 +9,8 @@ use std::time::{Duration, Instant};
 
 use indexmap::IndexMap;
 use pipewright::demo_server::{self, HttpServerHandle};
-use pipewright::engine::file::loader::load_str;
 use pipewright::engine::file::model::Composition;
+use pipewright::engine::file::open::load_str;
 use pipewright::engine::mcp::caller::Caller;
 use pipewright::engine::mcp::servers::ServerPool;
 use pipewright::engine::mcp::{ConnectOptions, ServerSpec};

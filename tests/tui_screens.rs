@@ -312,7 +312,7 @@ fn command_keys_are_text_in_the_editor_and_global_keys_are_not() {
 fn an_edit_that_breaks_the_file_keeps_the_last_good_plan() {
     let (_d, mut app) = app_on(PIPE);
     let broken = PIPE.replace("${find.users[0].id}", "${fnd.users[0].id}");
-    let loaded = pipewright::engine::file::loader::load_str(&broken);
+    let loaded = pipewright::engine::file::open::load_str(&broken);
     app.on_validated(&loaded);
     assert!(app.errors > 0);
     assert_eq!(app.comp.as_ref().unwrap().nodes.len(), 3);
@@ -323,7 +323,7 @@ fn an_edit_to_a_running_plan_is_sent_to_the_session() {
     let (_d, mut app) = app_on(PIPE);
     app.on_key(key(KeyCode::F(5)));
     let edited = PIPE.replace("subject: hello", "subject: hi");
-    let effects = app.on_validated(&pipewright::engine::file::loader::load_str(&edited));
+    let effects = app.on_validated(&pipewright::engine::file::open::load_str(&edited));
     assert!(matches!(
         effects.as_slice(),
         [Effect::Send(Command::ReplacePlan(_))]

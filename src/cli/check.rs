@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use clap::Args;
 
 use crate::engine::file::import::Dialect;
-use crate::engine::file::loader::load_file_as;
+use crate::engine::file::open::load_file_as;
 use crate::options::exit;
 
 /// Arguments of `check`.

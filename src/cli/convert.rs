@@ -42,7 +42,7 @@ pub fn convert(args: &ConvertArgs) -> u8 {
     }
     // Load through the importer so problems the native loader finds are
     // shown at their place in the original file too.
-    let loaded = import::load_str_as(&source, conv.dialect);
+    let loaded = crate::engine::file::open::load_str_as(&source, conv.dialect);
     if super::report::report_diagnostics(&name, &source, &loaded) {
         eprintln!("{name}: not converted: the file has errors");
         return exit::INVALID;

@@ -8,8 +8,8 @@ use indexmap::IndexMap;
 use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
-use crate::engine::file::loader::load_file;
 use crate::engine::file::model::Pipeline;
+use crate::engine::file::open::load_file;
 use crate::engine::lang::reference;
 use crate::engine::mcp::servers::{self, ServerArg};
 use crate::engine::mcp::{ConnectOptions, Connection, McpError, ServerSpec};

@@ -6,5 +6,6 @@ pub mod graph;
 pub mod import;
 pub mod loader;
 pub mod model;
+pub mod open;
 pub mod schema;
 pub mod yaml;

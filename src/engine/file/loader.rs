@@ -6,7 +6,6 @@
 //! only the whole composition shows (needs, references, cycles, output).
 
 use std::collections::HashSet;
-use std::path::Path;
 use std::time::Duration;
 
 use indexmap::IndexMap;
@@ -15,7 +14,6 @@ use sha2::{Digest, Sha256};
 
 use crate::engine::diag::{Diagnostic, Pos, Span, suggest};
 use crate::engine::file::graph;
-use crate::engine::file::import::Dialect;
 use crate::engine::file::model::{
     Budget, Case, Compensate, Composition, DEFAULT_BACKOFF, Expectation, ForEach, Kind, Matcher,
     Mock, Need, Node, OnError, OutputSpec, Pipeline, RefSite, ServerDecl, ServerSource, When,
@@ -53,38 +51,6 @@ impl Loaded {
             self.pipeline.as_ref()
         }
     }
-}
-
-/// Reads and loads a file (any dialect, detected from its content); an
-/// unreadable file is an error diagnostic too.
-pub fn load_file(path: &Path) -> (String, Loaded) {
-    load_file_as(path, Dialect::Auto)
-}
-
-/// Reads and loads a file written in `dialect` (`Auto` detects it).
-pub fn load_file_as(path: &Path, dialect: Dialect) -> (String, Loaded) {
-    match std::fs::read_to_string(path) {
-        Ok(source) => {
-            let loaded = crate::engine::file::import::load_str_as(&source, dialect);
-            (source, loaded)
-        }
-        Err(e) => (
-            String::new(),
-            Loaded {
-                pipeline: None,
-                diagnostics: vec![Diagnostic::error(
-                    Span::at(Pos::new(1, 1)),
-                    format!("cannot read `{}`: {e}", path.display()),
-                )],
-            },
-        ),
-    }
-}
-
-/// Loads a pipeline from YAML or JSON text: a native file, or a Fibe or
-/// Discord pipeline detected from its content (see [`crate::engine::file::import`]).
-pub fn load_str(source: &str) -> Loaded {
-    crate::engine::file::import::load_str_as(source, Dialect::Auto)
 }
 
 /// Loads native pipeline YAML or JSON text (no import detection).

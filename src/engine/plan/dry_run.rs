@@ -266,7 +266,7 @@ pub fn recorded_figures(trace: &Value) -> HashMap<String, Figures> {
 mod tests {
     use super::*;
     use crate::engine::cost::pricing::PricingTable;
-    use crate::engine::file::loader::load_str;
+    use crate::engine::file::open::load_str;
     use serde_json::json;
 
     #[test]

@@ -8,7 +8,8 @@ use std::sync::mpsc::{Receiver, Sender, channel};
 use std::time::{Duration, Instant};
 
 use crate::engine::diag::{Diagnostic, Pos, Span};
-use crate::engine::file::loader::{Loaded, load_str};
+use crate::engine::file::loader::Loaded;
+use crate::engine::file::open::load_str;
 
 /// How long after the last edit the buffer is re-validated.
 pub const DEBOUNCE: Duration = Duration::from_millis(250);

@@ -9,7 +9,6 @@ use serde_json::json;
 
 use super::filter::FilterState;
 use super::*;
-use crate::engine::file::loader;
 use crate::engine::run::trace::IterationRecord;
 use crate::ui::theme::Theme;
 
@@ -28,7 +27,7 @@ compositions:
 "#;
 
 fn nodes() -> Vec<Node> {
-    let loaded = loader::load_str(PIPE);
+    let loaded = crate::engine::file::open::load_str(PIPE);
     let p = loaded
         .pipeline
         .unwrap_or_else(|| panic!("fixture pipeline: {:?}", loaded.diagnostics));

@@ -12,7 +12,7 @@
 use indexmap::IndexMap;
 
 use super::emit::{NativePlan, Step, quoted};
-use super::{Cx, literal, map_strings, native_ref};
+use super::shared::{Cx, literal, map_strings, native_ref};
 use crate::engine::diag::{Span, suggest};
 use crate::engine::file::yaml::YNode;
 use crate::engine::lang::reference::{Root, Segment};
@@ -232,7 +232,7 @@ impl Discord<'_, '_> {
             }
         }
         self.names.insert(name.clone(), id.clone());
-        self.cx.named.push(super::ImportedStep {
+        self.cx.named.push(super::shared::ImportedStep {
             native: id,
             binding: Some(name),
             index: i,

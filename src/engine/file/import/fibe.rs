@@ -13,7 +13,7 @@ use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
 use super::emit::{NativePlan, Output, Step, quoted};
-use super::{Cx, jq_path, literal, map_strings, native_ref};
+use super::shared::{Cx, jq_path, literal, map_strings, native_ref};
 use crate::engine::diag::{Span, suggest};
 use crate::engine::file::yaml::{YKind, YNode};
 use crate::engine::lang::reference::{Root, Segment};
@@ -642,7 +642,7 @@ impl Fibe<'_, '_> {
             (true, None) => None,
             (false, None) => fibe_id.clone(),
         };
-        self.cx.named.push(super::ImportedStep {
+        self.cx.named.push(super::shared::ImportedStep {
             native: id.clone(),
             binding,
             index: self.cx.index,
@@ -828,7 +828,7 @@ impl Fibe<'_, '_> {
                     return None;
                 }
             },
-            _ => super::jq_literal(&v.to_json()),
+            _ => super::shared::jq_literal(&v.to_json()),
         })
     }
 }
@@ -837,7 +837,7 @@ impl Fibe<'_, '_> {
 fn roots_of(args: Option<&YNode>) -> Vec<String> {
     let mut out = Vec::new();
     if let Some(a) = args {
-        super::walk_strings(a, &mut |s| {
+        super::shared::walk_strings(a, &mut |s| {
             if let Str::Ref(root, _) = classify(s) {
                 out.push(root);
             }

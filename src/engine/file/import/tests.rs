@@ -5,8 +5,10 @@ use rstest::rstest;
 use serde_json::json;
 use sha2::{Digest, Sha256};
 
+use super::shared::jq_path;
 use super::*;
 use crate::engine::diag::Severity;
+use crate::engine::file::open::load_str_as;
 
 /// The errors of loading `src` as `dialect`, as (line, col, message).
 fn errors(src: &str, dialect: Dialect) -> Vec<(u32, u32, String)> {
