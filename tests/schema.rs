@@ -83,3 +83,73 @@ fn the_schema_rejects_what_the_loader_rejects() {
         assert!(!validator.is_valid(&doc), "accepted: {bad}");
     }
 }
+
+/// Which key table of the loader each object of the schema restates.
+fn tables() -> Vec<(&'static str, Vec<&'static str>)> {
+    use pipewright::engine::file::keys::*;
+    let top: Vec<&str> = TOP_KEYS.iter().chain(MCPTEST_SECTIONS).copied().collect();
+    vec![
+        ("(top level)", top),
+        ("ServerObject", SERVER_KEYS.to_vec()),
+        ("BudgetEntry", BUDGET_KEYS.to_vec()),
+        ("CompositionEntry", COMPOSITION_KEYS.to_vec()),
+        ("NodeEntry", NODE_KEYS.to_vec()),
+        ("JqObject", TRANSFORM_KEYS.to_vec()),
+        ("RetryObject", ON_ERROR_KEYS.to_vec()),
+        ("RetryFull", RETRY_KEYS.to_vec()),
+        ("MockEntry", MOCK_KEYS.to_vec()),
+        ("CompensateEntry", COMPENSATE_KEYS.to_vec()),
+        ("AssembleObject", OUTPUT_KEYS.to_vec()),
+        ("ExpectEntry", EXPECTATION_KEYS.to_vec()),
+        ("MatcherEntry", MATCHERS.to_vec()),
+        ("CaseEntry", CASE_KEYS.to_vec()),
+    ]
+}
+
+#[test]
+fn the_schema_and_the_loader_accept_the_same_keys_object_by_object() {
+    let schema: serde_json::Value =
+        serde_json::from_str(&schema::json_schema()).expect("the schema is JSON");
+    let defs = schema["$defs"].as_object().expect("$defs");
+    let tables = tables();
+    let mut drift = Vec::new();
+    for (object, keys) in &tables {
+        let node = if *object == "(top level)" {
+            &schema
+        } else {
+            &defs[*object]
+        };
+        let Some(props) = node["properties"].as_object() else {
+            drift.push(format!(
+                "{object}: no such object with properties in the schema"
+            ));
+            continue;
+        };
+        for k in props.keys() {
+            if !keys.contains(&k.as_str()) {
+                drift.push(format!(
+                    "{object}: `{k}` is in the schema, the loader rejects it"
+                ));
+            }
+        }
+        for k in keys {
+            if !props.contains_key(*k) {
+                drift.push(format!(
+                    "{object}: `{k}` is accepted by the loader, missing from the schema"
+                ));
+            }
+        }
+    }
+    for (name, def) in defs {
+        if def.get("properties").is_some() && !tables.iter().any(|(o, _)| o == name) {
+            drift.push(format!(
+                "{name}: an object in the schema with no key table in the loader"
+            ));
+        }
+    }
+    assert!(
+        drift.is_empty(),
+        "schema and loader disagree:\n{}",
+        drift.join("\n")
+    );
+}

@@ -4,6 +4,7 @@
 
 pub mod graph;
 pub mod import;
+pub mod keys;
 pub mod loader;
 pub mod model;
 pub mod open;

@@ -12,11 +12,15 @@ use indexmap::IndexMap;
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
+mod paths;
+
 use super::emit::{NativePlan, Output, Step, quoted};
 use super::shared::{Cx, jq_path, literal, map_strings, native_ref};
 use crate::engine::diag::{Span, suggest};
 use crate::engine::file::yaml::{YKind, YNode};
 use crate::engine::lang::reference::{Root, Segment};
+pub use paths::parse_path;
+use paths::{Str, classify, split_root};
 
 const TOP_KEYS: &[&str] = &["steps", "return", "dry_run", "cache", "idempotency_key"];
 const STEP_KEYS: &[&str] = &[
@@ -38,76 +42,6 @@ const MAX_STEPS: usize = 25;
 pub const MAX_DEPTH: usize = 8;
 /// The `_meta` field that carries a step's idempotency key.
 pub const IDEMPOTENCY_META: &str = "idempotencyKey";
-
-/// Parses a Fibe JSONPath (`$`, `$.a.b`, `$.a[0]`, `$.a[*].b`, `$.a['k']`)
-/// into its segments.
-pub fn parse_path(s: &str) -> Result<Vec<Segment>, String> {
-    let Some(mut rest) = s.strip_prefix('$') else {
-        return Err(format!("`{s}` is not a JSONPath (it must start with `$`)"));
-    };
-    let mut out = Vec::new();
-    while !rest.is_empty() {
-        if let Some(r) = rest.strip_prefix('.') {
-            let end = r.find(['.', '[']).unwrap_or(r.len());
-            if end == 0 {
-                return Err(format!("empty field name in `{s}`"));
-            }
-            out.push(Segment::Field(r[..end].to_owned()));
-            rest = &r[end..];
-        } else if let Some(r) = rest.strip_prefix('[') {
-            let end = r
-                .find(']')
-                .ok_or_else(|| format!("unclosed `[` in `{s}`"))?;
-            let inner = r[..end].trim();
-            out.push(if inner == "*" {
-                Segment::Wildcard
-            } else if let Ok(i) = inner.parse::<i64>() {
-                Segment::Index(i)
-            } else if inner.len() >= 2
-                && (inner.starts_with('\'') && inner.ends_with('\'')
-                    || inner.starts_with('"') && inner.ends_with('"'))
-            {
-                Segment::Field(inner[1..inner.len() - 1].to_owned())
-            } else {
-                return Err(format!("cannot read `[{inner}]` in `{s}`"));
-            });
-            rest = &r[end + 1..];
-        } else {
-            return Err(format!("unexpected `{rest}` in `{s}`"));
-        }
-    }
-    Ok(out)
-}
-
-/// The root id and the rest of a `$.id.path` string.
-fn split_root(path: Vec<Segment>) -> Option<(String, Vec<Segment>)> {
-    let mut it = path.into_iter();
-    match it.next() {
-        Some(Segment::Field(id)) => Some((id, it.collect())),
-        _ => None,
-    }
-}
-
-/// How a string in an argument tree is read.
-enum Str {
-    Literal(String),
-    Ref(String, Vec<Segment>),
-    Bad(String),
-}
-
-fn classify(s: &str) -> Str {
-    if let Some(rest) = s.strip_prefix("$$.") {
-        return Str::Literal(format!("$.{rest}"));
-    }
-    if !s.starts_with("$.") {
-        return Str::Literal(s.to_owned());
-    }
-    match parse_path(s).map(split_root) {
-        Ok(Some((id, rest))) => Str::Ref(id, rest),
-        Ok(None) => Str::Bad(format!("`{s}` does not name a step")),
-        Err(e) => Str::Bad(e),
-    }
-}
 
 /// Which ids a step's strings may read as something else than a binding.
 #[derive(Default, Clone)]

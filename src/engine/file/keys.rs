@@ -1,0 +1,88 @@
+//! The file format's keys, one table per kind of mapping. The loader
+//! accepts exactly these keys (anything else is an "unknown key" error with
+//! a suggestion), and a test compares every table with the JSON Schema that
+//! `pipewright schema` prints, object by object, so the two cannot drift.
+
+/// The top level of a pipeline file.
+pub const TOP_KEYS: &[&str] = &[
+    "version",
+    "name",
+    "description",
+    "servers",
+    "vars",
+    "budget",
+    "pricing",
+    "pipe",
+    "compositions",
+    "output",
+    "expect",
+    "cases",
+];
+/// Sections of an mcptest suite that pipewright does not run; loading such a
+/// suite warns instead of failing.
+pub const MCPTEST_SECTIONS: &[&str] = &["agents", "tools", "evals", "eval", "resources", "prompts"];
+pub const COMPOSITION_KEYS: &[&str] = &[
+    "name",
+    "description",
+    "nodes",
+    "output",
+    "expect",
+    "cases",
+    "budget",
+    "eval",
+];
+pub const NODE_KEYS: &[&str] = &[
+    "id",
+    "needs",
+    "server",
+    "tool",
+    "args",
+    "transform",
+    "when",
+    "on_error",
+    "for_each",
+    "max_concurrency",
+    "mock",
+    "timeout",
+    "max_cost_per_call_usd",
+    "max_tokens_per_call",
+    "compensate",
+    "meta",
+    "description",
+];
+pub const SERVER_KEYS: &[&str] = &[
+    "url",
+    "headers",
+    "command",
+    "args",
+    "env",
+    "cwd",
+    "from",
+    "name",
+    "transport",
+];
+pub const BUDGET_KEYS: &[&str] = &[
+    "max_cost_usd",
+    "max_tokens",
+    "max_duration",
+    "max_duration_ms",
+];
+pub const MATCHERS: &[&str] = &[
+    "exact", "lte", "lt", "gte", "gt", "contains", "regex", "length", "type", "exists", "jq",
+];
+/// `output:` as an object.
+pub const OUTPUT_KEYS: &[&str] = &["assemble"];
+/// One entry of `expect:`.
+pub const EXPECTATION_KEYS: &[&str] = &["target", "matcher"];
+/// One row of `cases:`.
+pub const CASE_KEYS: &[&str] = &["name", "vars", "golden", "expect"];
+/// `transform:` as an object.
+pub const TRANSFORM_KEYS: &[&str] = &["jq"];
+/// `on_error:` as an object.
+pub const ON_ERROR_KEYS: &[&str] = &["retry"];
+/// `on_error.retry:` as an object.
+pub const RETRY_KEYS: &[&str] = &["max", "backoff"];
+/// A node's `mock:`.
+pub const MOCK_KEYS: &[&str] = &["result", "error"];
+/// A node's `compensate:`.
+pub const COMPENSATE_KEYS: &[&str] = &["server", "tool", "args"];

@@ -1,0 +1,214 @@
+//! What a finished call changes: the node's record, the run's totals,
+//! budget trips after the fact, and the trace and output when the run ends.
+
+use super::*;
+
+impl Actor {
+    pub(super) async fn trip(&mut self, cap: &str, detail: String) {
+        if self.budget_tripped.is_some() {
+            return;
+        }
+        self.budget_tripped = Some(cap.to_owned());
+        self.emit(Event::BudgetTripped {
+            cap: cap.to_owned(),
+            detail,
+        })
+        .await;
+        if self.cfg.on_budget == BudgetMode::Stop {
+            self.stop(Stop::Budget(cap.to_owned()));
+        }
+    }
+
+    /// Checks node `i`'s projected figures against every cap before it is
+    /// dispatched; false when a cap fired and the run stops.
+    pub(super) async fn within_budget(&mut self, i: usize, scope: &Snapshot) -> bool {
+        let node = &self.comp.nodes[i];
+        let projection = budget::project_node(&self.cfg.pricing, node, scope);
+        let caps = budget::Caps::of(node, self.cfg.budget, self.cfg.max_cost_per_call_usd);
+        let spent = budget::Spent {
+            cost_usd: self.cost_total,
+            tokens: self.tokens_total,
+            elapsed: self.started.map_or(Duration::ZERO, |s| s.elapsed()),
+        };
+        let id = node.id.clone();
+        if let Some(b) = budget::breaches(&id, caps, spent, &projection)
+            .into_iter()
+            .next()
+        {
+            self.trip(&b.cap, b.detail).await;
+        }
+        self.stopping.is_none()
+    }
+
+    pub(super) async fn node_done(&mut self, idx: usize, generation: u64, rec: NodeRecord) {
+        if self.gens.get(idx) != Some(&generation) {
+            return;
+        }
+        self.in_flight.remove(&idx);
+        let node = &self.comp.nodes[idx];
+        let id = node.id.clone();
+        self.cost_total += rec.cost_usd;
+        self.tokens_total += rec.tokens;
+        let status = rec.status;
+        // Per-call caps compare one call: a fan-out's figures are shared
+        // out over its iterations.
+        let calls = rec.iterations.len().max(1);
+        let (cost, tokens) = (rec.cost_usd / calls as f64, rec.tokens / calls as u64);
+        let on_error = node.on_error;
+        let caps = (
+            node.max_cost_per_call_usd
+                .or(self.cfg.max_cost_per_call_usd),
+            node.max_tokens_per_call,
+        );
+        self.records[idx] = rec;
+        self.candidates.extend_from_slice(&self.comp.children[idx]);
+        if status == NodeStatus::Ok {
+            self.completed.push(id.clone());
+        }
+        self.emit(Event::NodeFinished {
+            id: id.clone(),
+            record: Box::new(self.records[idx].clone()),
+        })
+        .await;
+        if status == NodeStatus::Failed && on_error != OnError::Continue {
+            if self.failed_step.is_none() {
+                self.failed_step = Some(id.clone());
+            }
+            self.stop(Stop::Failure(id.clone()));
+        }
+        if let Some(cap) = caps.0.filter(|c| cost > *c) {
+            self.trip(
+                "max_cost_per_call_usd",
+                format!("a call of `{id}` cost ${cost:.4}, over its cap of ${cap:.4}"),
+            )
+            .await;
+        }
+        if let Some(cap) = caps.1.filter(|c| tokens > *c) {
+            self.trip(
+                "max_tokens_per_call",
+                format!("a call of `{id}` used {tokens} tokens, over its cap of {cap}"),
+            )
+            .await;
+        }
+        let budget = self.cfg.budget;
+        if let Some(max) = budget.max_cost_usd.filter(|m| self.cost_total > *m) {
+            let total = self.cost_total;
+            self.trip(
+                "max_cost_usd",
+                format!("the run cost ${total:.4}, over the cap of ${max:.4}"),
+            )
+            .await;
+        }
+        if let Some(max) = budget.max_tokens.filter(|m| self.tokens_total > *m) {
+            let total = self.tokens_total;
+            self.trip(
+                "max_tokens",
+                format!("the run used {total} tokens, over the cap of {max}"),
+            )
+            .await;
+        }
+    }
+
+    pub(super) async fn finish(&mut self) {
+        let reason = match &self.stopping {
+            Some(Stop::Cancel) => "the run was cancelled".to_owned(),
+            Some(Stop::Budget(cap)) => format!("budget cap `{cap}` was exceeded"),
+            Some(Stop::Failure(id)) => format!("the run stopped after `{id}` failed"),
+            None => "it was not reachable".to_owned(),
+        };
+        for i in 0..self.records.len() {
+            if self.in_targets(i) && self.records[i].status == NodeStatus::Pending {
+                self.set_skipped(i, format!("not run: {reason}")).await;
+            }
+        }
+        let status = match (&self.stopping, &self.budget_tripped) {
+            (Some(Stop::Cancel), _) => RunStatus::Cancelled,
+            (_, Some(_)) if self.cfg.on_budget != BudgetMode::Warn => RunStatus::BudgetExceeded,
+            _ => {
+                let failed = self.comp.nodes.iter().zip(&self.records).any(|(n, r)| {
+                    r.status == NodeStatus::Failed && n.on_error != OnError::Continue
+                });
+                if !failed {
+                    RunStatus::Completed
+                } else if self.records.iter().any(|r| r.status == NodeStatus::Ok) {
+                    RunStatus::Partial
+                } else {
+                    RunStatus::Failed
+                }
+            }
+        };
+        let trace = self.trace(status);
+        self.last_trace = Some(trace.clone());
+        self.targets = None;
+        self.stopping = None;
+        self.step_pending = false;
+        self.set_mode(Mode::Finished);
+        self.emit(Event::RunFinished {
+            status,
+            trace: Box::new(trace),
+        })
+        .await;
+    }
+
+    /// The trace of the session as it stands.
+    pub(super) fn trace(&self, status: RunStatus) -> Trace {
+        let mut nodes = IndexMap::with_capacity(self.records.len());
+        for (node, rec) in self.comp.nodes.iter().zip(&self.records) {
+            nodes.insert(node.id.clone(), rec.clone());
+        }
+        let output = self.output();
+        let ran = self
+            .records
+            .iter()
+            .any(|r| r.attempts > 0 || r.status == NodeStatus::Ok);
+        let mut trace = Trace {
+            file: self.cfg.file.clone(),
+            composition: RunSummary {
+                name: self.comp.name.clone(),
+                case: self.cfg.case.clone(),
+                ran,
+                status,
+                budget_tripped: self.budget_tripped.clone(),
+                cost_total: self.cost_total,
+                tokens_total: self.tokens_total,
+                duration_ms: self.started.map_or(0, |s| s.elapsed().as_millis() as u64),
+                output_tokens: crate::engine::cost::tokens::count_value(&output),
+                output_tokens_all: self.records.iter().map(|r| r.output_tokens).sum(),
+            },
+            nodes,
+            completed_step_ids: self.completed.clone(),
+            failed_step: self.failed_step.clone(),
+            output,
+            expect: Vec::new(),
+            server_logs: self
+                .caller
+                .logs()
+                .into_iter()
+                .map(|(k, v)| (k, self.redactor.text(&v)))
+                .collect(),
+        };
+        trace.check(&self.cfg.expect);
+        trace
+    }
+
+    pub(super) fn output(&self) -> Value {
+        match &self.comp.output {
+            Some(OutputSpec::Node { id, .. }) => self
+                .index(id)
+                .map_or(Value::Null, |i| self.records[i].output.clone()),
+            Some(OutputSpec::Assemble(p)) => {
+                let mut nodes = Map::new();
+                for (node, rec) in self.comp.nodes.iter().zip(&self.records) {
+                    nodes.insert(node.id.clone(), rec.output.clone());
+                }
+                p.run_one(&json!({ "nodes": nodes }))
+                    .unwrap_or_else(|e| json!({ "error": format!("output.assemble failed: {e}") }))
+            }
+            None => self
+                .comp
+                .order
+                .last()
+                .map_or(Value::Null, |&i| self.records[i].output.clone()),
+        }
+    }
+}
