@@ -8,13 +8,18 @@
 //! ```
 //!
 //! - [`file`]: bytes of a pipeline file (native, Fibe or Discord) in, the
-//!   validated model and its diagnostics out.
+//!   validated model with its graph, and its diagnostics out.
 //! - [`lang`]: the `${…}` reference language and jq, used by every stage.
-//! - [`plan`]: the model in, the graph, the dry-run plan and the preflight
-//!   verdict out; nothing is called.
+//! - [`plan`]: the model in, the dry-run plan and the preflight verdict
+//!   out; nothing is called.
 //! - [`run`]: a session that a driver commands, events and the trace out.
 //! - [`cost`]: what a call costs and how many tokens it uses.
 //! - [`mcp`]: which servers a run talks to, and the MCP client that talks.
+//! - [`diag`] and [`redact`]: positions and diagnostics, and the masking of
+//!   secrets, which every stage uses.
+//!
+//! Dependencies run one way: `plan → run → mcp → file → lang`, with `cost`,
+//! `diag` and `redact` as leaves (`tests/architecture.rs` checks it).
 
 pub mod cost;
 pub mod diag;

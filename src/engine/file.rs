@@ -1,6 +1,7 @@
-//! Reading a pipeline file: its bytes in (native YAML/JSON, or Fibe and
-//! Discord JSON through [`import`]), the validated [`model`] and every
-//! [`diag`]nostic with its line and column out.
+//! Reading a pipeline file: its bytes in through [`open`] (native YAML/JSON,
+//! or Fibe and Discord JSON through [`import`]), the [`loader`] checking
+//! every key of [`keys`] section by section, the validated [`model`] with
+//! its [`graph`] out, and every diagnostic with its line and column.
 
 pub mod graph;
 pub mod import;

@@ -1,5 +1,7 @@
 //! The MCP client: one [`Connection`] per declared server, over a spawned
-//! stdio process or Streamable HTTP, built on the official `rmcp` SDK.
+//! stdio process or Streamable HTTP, built on the official `rmcp` SDK;
+//! [`servers`] decides which servers a run talks to, and [`caller`] is the
+//! one way a run calls a tool (live, recorded or replayed).
 //!
 //! A connection does the handshake and `tools/list` once, then serves any
 //! number of concurrent `tools/call`s. Timeouts and cancellation tell the

@@ -1,7 +1,7 @@
 //! Running a plan: a [`session`] takes commands from a driver and reports
-//! events; [`exec`] runs one node; [`budget`] gates each dispatch;
+//! [`events`]; [`exec`] runs one node; [`budget`] gates each dispatch;
 //! [`cassette`] records or replays calls; [`trace`] is what a run leaves
-//! behind, and [`redact`] keeps secrets out of all of it.
+//! behind, and [`store`] keeps it in the data directory.
 
 pub mod budget;
 pub mod cassette;
