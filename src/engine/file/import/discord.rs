@@ -1,9 +1,10 @@
 //! Discord MCP `mcp_pipeline` arguments → a native `pipe:`.
 //!
 //! Steps run in order. `{{id.path}}` becomes `${id.path}` (a string that is
-//! exactly one reference keeps the value's type, as in Discord); a step
-//! without `id` is `step_N` (0-based); `save_as` names are other names for
-//! the step; `if` becomes a `when:` with JavaScript truthiness (a path that is
+//! exactly one reference keeps the value's type, as in Discord); `{{stepN…}}`
+//! reads the Nth step, counted from 1 as Discord documents (unless a step
+//! took that name as its `id` or `save_as`); a step without `id` is the
+//! node `step_N` (0-based); `save_as` names are other names for the step; `if` becomes a `when:` with JavaScript truthiness (a path that is
 //! missing is falsy, as `undefined` is);
 //! `continue_on_error: true` becomes `on_error: continue`. Where Discord
 //! silently passes `undefined` for a reference it cannot resolve,
@@ -121,9 +122,18 @@ pub fn translate(cx: &mut Cx, root: &YNode) -> Option<NativePlan> {
             }
         }
     }
+    // `stepN` (1-based) reads the Nth step, unless a step took that name.
+    let positional: Vec<Option<String>> = (1..=steps.len())
+        .map(|n| format!("step{n}"))
+        .map(|name| (!first.contains_key(&name)).then_some(name))
+        .collect();
+    d.declared.extend(positional.iter().flatten().cloned());
     let mut out = Vec::new();
     for (i, s) in steps.iter().enumerate() {
         if let Some(step) = d.step(s, i) {
+            if let Some(name) = &positional[i] {
+                d.names.insert(name.clone(), step.id.clone());
+            }
             out.push(step);
         }
     }
@@ -307,7 +317,7 @@ impl Discord<'_, '_> {
         let hint = suggest(&root, self.names.keys().map(String::as_str))
             .map(|s| format!("did you mean `{s}`?"))
             .unwrap_or_else(|| {
-                "a step is read by its `id`, its `save_as` name or `step_N` (0-based)".to_owned()
+                "a step is read by its `id`, its `save_as` name, or `stepN` for the Nth step (counted from 1)".to_owned()
             });
         self.cx.err_hint(at, msg, hint);
         None
