@@ -77,10 +77,29 @@ fn the_schema_rejects_what_the_loader_rejects() {
         "pipe:\n  - { id: a, tool: echo, nede: [x] }\n",
         "pipe:\n  - { id: a, tool: echo, on_error: sometimes }\n",
         "pipe:\n  - { tool: echo }\n",
+        "pipe:\n  - { id: a, tool: echo, needs: [x] }\n",
         "servers: { a: { url: 'http://x', colour: red } }\npipe: []\n",
     ] {
         let doc = yaml::parse(bad).expect("parses").to_json();
         assert!(!validator.is_valid(&doc), "accepted: {bad}");
+    }
+}
+
+#[test]
+fn the_schema_accepts_what_the_loader_accepts() {
+    let schema: serde_json::Value = serde_json::from_str(&schema::json_schema()).expect("json");
+    let validator = jsonschema::validator_for(&schema).expect("a valid schema");
+    for good in [
+        // A mocked node calls nothing, so it needs no tool; `needs` may be
+        // one id; `when` may be a constant.
+        "compositions:\n  - name: c\n    nodes:\n      - { id: a, mock: { result: 1 } }\n      - { id: b, needs: a, tool: echo, when: true }\n",
+        "pipe:\n  - { id: a, mock: { result: 1 }, when: false }\n",
+    ] {
+        let loaded = pipewright::engine::file::open::load_str(good);
+        assert!(!loaded.has_errors(), "the loader rejects: {good}");
+        let doc = yaml::parse(good).expect("parses").to_json();
+        let errors: Vec<String> = validator.iter_errors(&doc).map(|e| e.to_string()).collect();
+        assert!(errors.is_empty(), "the schema rejects {good}: {errors:?}");
     }
 }
 
@@ -94,6 +113,7 @@ fn tables() -> Vec<(&'static str, Vec<&'static str>)> {
         ("BudgetEntry", BUDGET_KEYS.to_vec()),
         ("CompositionEntry", COMPOSITION_KEYS.to_vec()),
         ("NodeEntry", NODE_KEYS.to_vec()),
+        ("PipeStepEntry", PIPE_STEP_KEYS.to_vec()),
         ("JqObject", TRANSFORM_KEYS.to_vec()),
         ("RetryObject", ON_ERROR_KEYS.to_vec()),
         ("RetryFull", RETRY_KEYS.to_vec()),

@@ -29,7 +29,7 @@ pub struct PipelineFile {
     /// An inline pricing table: `tools: {name: {cost_usd}}`, `models: {name: {input_per_mtok, output_per_mtok}}`.
     pub pricing: Option<BTreeMap<String, Value>>,
     /// A linear pipeline: step k runs after step k-1.
-    pub pipe: Option<Vec<NodeEntry>>,
+    pub pipe: Option<Vec<PipeStepEntry>>,
     /// DAGs of nodes wired by `needs`.
     pub compositions: Option<Vec<CompositionEntry>>,
     /// The `pipe:`'s output.
@@ -121,23 +121,24 @@ pub struct CompositionEntry {
     pub eval: Option<Value>,
 }
 
-/// One MCP call.
+/// One MCP call of a composition.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct NodeEntry {
     /// Unique id, read by others as `${id.path}`.
     pub id: String,
-    /// Parents (compositions only).
-    pub needs: Option<Vec<String>>,
+    /// Parents: one id or a list.
+    pub needs: Option<NeedsEntry>,
     /// The server to call (required when several are declared).
     pub server: Option<String>,
-    pub tool: String,
+    /// The tool (may be left out when `mock:` answers instead).
+    pub tool: Option<String>,
     /// Arguments; strings may hold `${…}` references.
     pub args: Option<BTreeMap<String, Value>>,
     /// jq applied to the output.
     pub transform: Option<JqEntry>,
     /// A guard: `${ref} | jq-filter`, or a jq predicate over `{parents}`.
-    pub when: Option<String>,
+    pub when: Option<WhenEntry>,
     pub on_error: Option<OnErrorEntry>,
     /// Fan out over an array: `${parent}`, `${parent[*]}`, `${parent.items}`.
     pub for_each: Option<String>,
@@ -151,6 +152,53 @@ pub struct NodeEntry {
     /// Extra request `_meta` fields sent with the call.
     pub meta: Option<BTreeMap<String, Value>>,
     pub description: Option<String>,
+}
+
+/// One step of a `pipe:`: a node without `needs`, since steps run in order.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PipeStepEntry {
+    /// Unique id, read by others as `${id.path}`.
+    pub id: String,
+    /// The server to call (required when several are declared).
+    pub server: Option<String>,
+    /// The tool (may be left out when `mock:` answers instead).
+    pub tool: Option<String>,
+    /// Arguments; strings may hold `${…}` references.
+    pub args: Option<BTreeMap<String, Value>>,
+    /// jq applied to the output.
+    pub transform: Option<JqEntry>,
+    /// A guard: `${ref} | jq-filter`, or a jq predicate over `{parents}`.
+    pub when: Option<WhenEntry>,
+    pub on_error: Option<OnErrorEntry>,
+    /// Fan out over an array: `${parent}`, `${parent[*]}`, `${parent.items}`.
+    pub for_each: Option<String>,
+    pub max_concurrency: Option<u64>,
+    pub mock: Option<MockEntry>,
+    pub timeout: Option<DurationEntry>,
+    pub max_cost_per_call_usd: Option<f64>,
+    pub max_tokens_per_call: Option<u64>,
+    /// Undo call run when the run fails after this node completed.
+    pub compensate: Option<CompensateEntry>,
+    /// Extra request `_meta` fields sent with the call.
+    pub meta: Option<BTreeMap<String, Value>>,
+    pub description: Option<String>,
+}
+
+/// `needs:` as one id or a list of ids.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(untagged)]
+pub enum NeedsEntry {
+    One(String),
+    Many(Vec<String>),
+}
+
+/// `when:` as a guard expression, or a constant `true`/`false`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(untagged)]
+pub enum WhenEntry {
+    Text(String),
+    Constant(bool),
 }
 
 /// A jq program, as a string or `{jq: …}`.
