@@ -62,8 +62,8 @@ fn cli_reference() -> String {
             .map(|l| format!("{}\n", l.trim_end()))
             .collect();
         out.push_str(&format!(
-            "\n## {name}\n\n```text\n{}```\n",
-            help.trim_end_matches('\n').to_owned() + "\n"
+            "\n## {name}\n\n```text\n{}\n```\n",
+            help.trim_end()
         ));
     }
     out

@@ -113,7 +113,7 @@ fn tables() -> Vec<(&'static str, Vec<&'static str>)> {
         ("BudgetEntry", BUDGET_KEYS.to_vec()),
         ("CompositionEntry", COMPOSITION_KEYS.to_vec()),
         ("NodeEntry", NODE_KEYS.to_vec()),
-        ("PipeStepEntry", PIPE_STEP_KEYS.to_vec()),
+        ("PipeStepEntry", pipe_step_keys()),
         ("JqObject", TRANSFORM_KEYS.to_vec()),
         ("RetryObject", ON_ERROR_KEYS.to_vec()),
         ("RetryFull", RETRY_KEYS.to_vec()),

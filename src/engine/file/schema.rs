@@ -1,8 +1,9 @@
 //! The pipeline file format as plain serde types, for the JSON Schema that
 //! `pipewright schema` prints (`schema/pipewright.schema.json`) and editors
 //! use to complete and validate files. The loader does not read these types
-//! (it works on the spanned tree to report positions); the test
-//! `examples_validate_against_the_schema` keeps the two in step.
+//! (it works on the spanned tree to report positions); `tests/schema.rs`
+//! keeps the two in step: every object's keys against the loader's tables
+//! in `keys.rs`, and files each side accepts or rejects.
 
 use std::collections::BTreeMap;
 
@@ -129,29 +130,8 @@ pub struct NodeEntry {
     pub id: String,
     /// Parents: one id or a list.
     pub needs: Option<NeedsEntry>,
-    /// The server to call (required when several are declared).
-    pub server: Option<String>,
-    /// The tool (may be left out when `mock:` answers instead).
-    pub tool: Option<String>,
-    /// Arguments; strings may hold `${…}` references.
-    pub args: Option<BTreeMap<String, Value>>,
-    /// jq applied to the output.
-    pub transform: Option<JqEntry>,
-    /// A guard: `${ref} | jq-filter`, or a jq predicate over `{parents}`.
-    pub when: Option<WhenEntry>,
-    pub on_error: Option<OnErrorEntry>,
-    /// Fan out over an array: `${parent}`, `${parent[*]}`, `${parent.items}`.
-    pub for_each: Option<String>,
-    pub max_concurrency: Option<u64>,
-    pub mock: Option<MockEntry>,
-    pub timeout: Option<DurationEntry>,
-    pub max_cost_per_call_usd: Option<f64>,
-    pub max_tokens_per_call: Option<u64>,
-    /// Undo call run when the run fails after this node completed.
-    pub compensate: Option<CompensateEntry>,
-    /// Extra request `_meta` fields sent with the call.
-    pub meta: Option<BTreeMap<String, Value>>,
-    pub description: Option<String>,
+    #[serde(flatten)]
+    pub call: CallFields,
 }
 
 /// One step of a `pipe:`: a node without `needs`, since steps run in order.
@@ -160,6 +140,13 @@ pub struct NodeEntry {
 pub struct PipeStepEntry {
     /// Unique id, read by others as `${id.path}`.
     pub id: String,
+    #[serde(flatten)]
+    pub call: CallFields,
+}
+
+/// What a node and a pipe step share: the call and everything around it.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct CallFields {
     /// The server to call (required when several are declared).
     pub server: Option<String>,
     /// The tool (may be left out when `mock:` answers instead).
