@@ -37,6 +37,16 @@ pub struct Cli {
     /// A pipeline file: `pipewright FILE` is `pipewright edit FILE`.
     #[arg(value_name = "FILE", required = true)]
     pub file: Option<std::path::PathBuf>,
+    /// How long a stdio server gets to exit after its stdin closes, and
+    /// again after SIGTERM, before it is killed (e.g. `100ms`, `2s`).
+    #[arg(
+        long,
+        global = true,
+        value_name = "DURATION",
+        env = "PIPEWRIGHT_SHUTDOWN_GRACE",
+        default_value = "100ms"
+    )]
+    pub shutdown_grace: String,
 }
 
 /// The subcommands.
@@ -74,9 +84,17 @@ pub enum Command {
 /// Parses the command line and runs it; the binary's `main` is this.
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
+    match crate::options::duration_flag("shutdown-grace", Some(&cli.shutdown_grace)) {
+        Ok(Some(grace)) => crate::engine::mcp::set_shutdown_grace(grace),
+        Ok(None) => {}
+        Err(e) => return ExitCode::from(crate::cli::report::usage(e)),
+    }
     // reqwest is built without a default TLS provider; ring serves https.
     let _ = rustls::crypto::ring::default_provider().install_default();
-    let runtime = match tokio::runtime::Runtime::new() {
+    let runtime = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
         Ok(rt) => rt,
         Err(e) => {
             eprintln!("pipewright: cannot start the async runtime: {e}");

@@ -10,6 +10,7 @@
 //! terminal.
 
 pub mod caller;
+mod child;
 pub mod client_config;
 mod error;
 mod handler;
@@ -44,6 +45,7 @@ use serde_json::{Map, Value};
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
+pub use child::{DEFAULT_SHUTDOWN_GRACE, set_shutdown_grace, shutdown_grace};
 pub use error::McpError;
 use error::{HumanDuration, chain_message};
 use handler::Client;
@@ -123,6 +125,9 @@ pub struct ConnectOptions {
     pub client_version: String,
     /// The answer to `roots/list`.
     pub roots: Vec<Root>,
+    /// How long a stdio server gets to exit once its stdin is closed, and
+    /// again after SIGTERM, before it is killed.
+    pub shutdown_grace: Duration,
 }
 
 impl Default for ConnectOptions {
@@ -136,6 +141,7 @@ impl Default for ConnectOptions {
             roots: std::env::current_dir()
                 .map(|dir| vec![Root::from_path(&dir)])
                 .unwrap_or_default(),
+            shutdown_grace: shutdown_grace(),
         }
     }
 }
@@ -240,7 +246,14 @@ impl Connection {
                 env,
                 cwd,
             } => {
-                let (transport, stderr) = spawn_stdio(name, command, args, env, cwd.as_deref())?;
+                let (transport, stderr) = spawn_stdio(
+                    name,
+                    command,
+                    args,
+                    env,
+                    cwd.as_deref(),
+                    opts.shutdown_grace,
+                )?;
                 let pid = transport.id();
                 let stderr_done = CancellationToken::new();
                 match stderr {
@@ -523,7 +536,8 @@ impl Connection {
     }
 
     /// Shuts the connection down for every clone: ends the session, closes
-    /// the server's stdin, then terminates it if it lingers (at most ~10 s).
+    /// the server's stdin, then terminates it if it lingers past the grace
+    /// (see [`ConnectOptions::shutdown_grace`]).
     pub async fn close(self) {
         self.inner.closed.store(true, Ordering::SeqCst);
         let service = self

@@ -5,16 +5,17 @@ use std::{
     collections::{BTreeMap, HashMap},
     path::Path,
     process::Stdio,
+    time::Duration,
 };
 
 use rmcp::{
     service::ClientInitializeError,
     transport::{
-        StreamableHttpClientTransport, TokioChildProcess,
-        streamable_http_client::StreamableHttpClientTransportConfig,
+        StreamableHttpClientTransport, streamable_http_client::StreamableHttpClientTransportConfig,
     },
 };
 
+use super::child::StdioChild;
 use super::error::{McpError, chain_message};
 
 /// Ordinary HTTP POSTs in flight at once on one HTTP connection.
@@ -24,14 +25,16 @@ const RESERVED_HEADERS: &[&str] = &["accept", "mcp-session-id", "last-event-id"]
 
 /// Starts a stdio server with a piped stderr, in its own process group so a
 /// Ctrl-C in the terminal reaches pipewright (which cancels calls and shuts
-/// the server down) rather than killing the server mid-call.
+/// the server down) rather than killing the server mid-call. `grace` is how
+/// long it gets to exit when the connection closes.
 pub(super) fn spawn_stdio(
     server: &str,
     command: &str,
     args: &[String],
     env: &BTreeMap<String, String>,
     cwd: Option<&Path>,
-) -> Result<(TokioChildProcess, Option<tokio::process::ChildStderr>), McpError> {
+    grace: Duration,
+) -> Result<(StdioChild, Option<tokio::process::ChildStderr>), McpError> {
     let spawn_error = |reason: String| McpError::Spawn {
         server: server.to_owned(),
         command: command.to_owned(),
@@ -55,9 +58,14 @@ pub(super) fn spawn_stdio(
     }
     #[cfg(unix)]
     cmd.process_group(0);
-    TokioChildProcess::builder(cmd)
-        .stderr(Stdio::piped())
-        .spawn()
+    cmd.stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    cmd.spawn()
+        .and_then(|mut child| {
+            let stderr = child.stderr.take();
+            Ok((StdioChild::new(child, grace)?, stderr))
+        })
         .map_err(|e| {
             spawn_error(match e.kind() {
                 std::io::ErrorKind::NotFound if command.contains(std::path::MAIN_SEPARATOR) => {

@@ -1,0 +1,148 @@
+//! A stdio server's process and its transport, with the MCP stdio shutdown:
+//! close the server's stdin, give it a short grace to exit, then SIGTERM its
+//! process group, the grace again, then SIGKILL. The grace is short by
+//! default ([`DEFAULT_SHUTDOWN_GRACE`]) so a server that ignores the end of
+//! its input costs a fraction of a second, never seconds; and whatever
+//! happens (a panic, a dropped future) the group is killed when the
+//! transport is dropped, so no server outlives pipewright.
+
+use std::{sync::OnceLock, time::Duration};
+
+use rmcp::{
+    RoleClient,
+    service::{RxJsonRpcMessage, TxJsonRpcMessage},
+    transport::{Transport, async_rw::AsyncRwTransport},
+};
+use tokio::process::{Child, ChildStdin, ChildStdout};
+
+/// How long a stdio server gets to exit after its stdin closes, and again
+/// after SIGTERM, unless `--shutdown-grace` says otherwise.
+pub const DEFAULT_SHUTDOWN_GRACE: Duration = Duration::from_millis(100);
+
+static SHUTDOWN_GRACE: OnceLock<Duration> = OnceLock::new();
+
+/// Sets the grace for the whole process (the `--shutdown-grace` flag);
+/// only the first call counts.
+pub fn set_shutdown_grace(grace: Duration) {
+    let _ = SHUTDOWN_GRACE.set(grace);
+}
+
+/// The grace new connections get: `--shutdown-grace`, else the default.
+pub fn shutdown_grace() -> Duration {
+    SHUTDOWN_GRACE
+        .get()
+        .copied()
+        .unwrap_or(DEFAULT_SHUTDOWN_GRACE)
+}
+
+/// The transport to a spawned stdio server, owning the process.
+pub struct StdioChild {
+    transport: AsyncRwTransport<RoleClient, ChildStdout, ChildStdin>,
+    process: Guard,
+    grace: Duration,
+}
+
+/// Kills the server's process group if it is still around when dropped.
+struct Guard {
+    child: Option<Child>,
+    group: Option<u32>,
+}
+
+impl Drop for Guard {
+    fn drop(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            signal_group(self.group, Signal::Kill);
+            // Reaped by tokio's orphan queue once it has exited.
+            let _ = child.start_kill();
+        }
+    }
+}
+
+#[derive(Clone, Copy)]
+enum Signal {
+    Term,
+    Kill,
+}
+
+/// Sends `signal` to the process group `group` (the server and whatever it
+/// started: `npx` and the node it runs, a shell and its children).
+fn signal_group(group: Option<u32>, signal: Signal) {
+    #[cfg(unix)]
+    if let Some(pid) = group.and_then(|g| i32::try_from(g).ok()) {
+        use nix::sys::signal::{Signal as S, killpg};
+        let signal = match signal {
+            Signal::Term => S::SIGTERM,
+            Signal::Kill => S::SIGKILL,
+        };
+        let _ = killpg(nix::unistd::Pid::from_raw(pid), signal);
+    }
+    #[cfg(not(unix))]
+    let _ = (group, signal);
+}
+
+impl StdioChild {
+    /// Wraps a child spawned with piped stdin and stdout, as the leader of
+    /// its own process group.
+    pub fn new(mut child: Child, grace: Duration) -> std::io::Result<StdioChild> {
+        let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
+            return Err(std::io::Error::other("the server's stdio was not piped"));
+        };
+        let group = child.id();
+        Ok(StdioChild {
+            transport: AsyncRwTransport::new(stdout, stdin),
+            process: Guard {
+                child: Some(child),
+                group,
+            },
+            grace,
+        })
+    }
+
+    /// The server's process id, while it runs.
+    pub fn id(&self) -> Option<u32> {
+        self.process.child.as_ref().and_then(Child::id)
+    }
+
+    /// Closes stdin, waits `grace` for the exit, then SIGTERM and `grace`
+    /// again, then SIGKILL. Members of the group left behind by a leader
+    /// that exited are killed too.
+    async fn shutdown(&mut self) -> std::io::Result<()> {
+        let group = self.process.group;
+        let Some(child) = self.process.child.as_mut() else {
+            return Ok(());
+        };
+        let _ = self.transport.close().await;
+        let mut exited = tokio::time::timeout(self.grace, child.wait()).await.is_ok();
+        if !exited {
+            tracing::debug!("server did not exit within the grace after stdin closed: SIGTERM");
+            signal_group(group, Signal::Term);
+            exited = tokio::time::timeout(self.grace, child.wait()).await.is_ok();
+        }
+        signal_group(group, Signal::Kill);
+        if !exited {
+            tracing::debug!("server did not exit after SIGTERM: SIGKILL");
+            child.kill().await?;
+        }
+        self.process.child = None;
+        Ok(())
+    }
+}
+
+impl Transport<RoleClient> for StdioChild {
+    type Error = std::io::Error;
+
+    fn send(
+        &mut self,
+        item: TxJsonRpcMessage<RoleClient>,
+    ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
+        self.transport.send(item)
+    }
+
+    fn receive(&mut self) -> impl Future<Output = Option<RxJsonRpcMessage<RoleClient>>> + Send {
+        self.transport.receive()
+    }
+
+    fn close(&mut self) -> impl Future<Output = Result<(), Self::Error>> + Send {
+        self.shutdown()
+    }
+}
