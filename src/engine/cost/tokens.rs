@@ -1,12 +1,46 @@
 //! Token counts of what a pipeline produces, with OpenAI's `o200k_base`
-//! encoding (shipped inside the `bpe-openai` crate; nothing is downloaded),
-//! so an author sees what a node's output would put into an agent's context.
+//! encoding, so an author sees what a node's output would put into an
+//! agent's context.
+//!
+//! The counter is tiktoken's algorithm: split the text with the encoding's
+//! pattern, then merge each piece's bytes pair by pair, lowest rank first.
+//! The vocabulary is laid out at build time (`build.rs`) and read in place
+//! from the binary, so the first count costs nothing to set up and the
+//! counter holds no heap of its own: counting is cheap enough to stay on
+//! the path of every call. Tests hold it to the `bpe-openai` crate's counts.
 
+mod vocab_hash;
+
+use std::{cmp::Reverse, collections::BinaryHeap, sync::LazyLock};
+
+use regex::Regex;
 use serde_json::Value;
+
+static TOKENS: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/o200k_tokens.bin"));
+static OFFSETS: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/o200k_offsets.bin"));
+static TABLE: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/o200k_table.bin"));
+
+/// o200k's split pattern. Its `\s+(?!\S)` needs a look-ahead the `regex`
+/// crate lacks: plain `\s+` stands in, and [`pieces`] gives back the last
+/// whitespace character when a non-space follows, which is what the
+/// look-ahead does.
+static SPLIT: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(concat!(
+        r"[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?",
+        r"|[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?",
+        r"|\p{N}{1,3}",
+        r"| ?[^\s\p{L}\p{N}]+[\r\n/]*",
+        r"|\s*[\r\n]+",
+        r"|\s+",
+    ))
+    .expect("the o200k pattern compiles")
+});
 
 /// Tokens of `text`.
 pub fn count(text: &str) -> u64 {
-    bpe_openai::o200k_base().count(text) as u64
+    pieces(text)
+        .map(|p| count_piece(p.as_bytes()))
+        .sum::<usize>() as u64
 }
 
 /// Tokens of a JSON value as an agent would receive it: a string as its
@@ -17,6 +51,102 @@ pub fn count_value(v: &Value) -> u64 {
         Value::String(s) => count(s),
         other => count(&other.to_string()),
     }
+}
+
+/// The pieces the split pattern cuts `text` into.
+fn pieces(text: &str) -> impl Iterator<Item = &str> {
+    let mut at = 0;
+    std::iter::from_fn(move || {
+        let m = SPLIT.find_at(text, at)?;
+        let mut end = m.end();
+        let piece = m.as_str();
+        if end < text.len()
+            && let Some(last) = piece.chars().next_back()
+            && last.is_whitespace()
+            && !matches!(last, '\r' | '\n')
+            && piece.len() > last.len_utf8()
+        {
+            end -= last.len_utf8();
+        }
+        let piece = &text[m.start()..end];
+        at = end;
+        Some(piece)
+    })
+}
+
+/// A little-endian `u32` at index `i` of `table`.
+fn u32_at(table: &[u8], i: usize) -> u32 {
+    let b = &table[4 * i..4 * i + 4];
+    u32::from_le_bytes([b[0], b[1], b[2], b[3]])
+}
+
+/// The bytes of the token of rank `rank`.
+fn token(rank: u32) -> &'static [u8] {
+    let i = rank as usize;
+    &TOKENS[u32_at(OFFSETS, i) as usize..u32_at(OFFSETS, i + 1) as usize]
+}
+
+/// The rank of `bytes` if they are one token.
+fn rank(bytes: &[u8]) -> Option<u32> {
+    let mask = (1usize << vocab_hash::TABLE_BITS) - 1;
+    let mut slot = vocab_hash::slot(bytes);
+    loop {
+        let entry = u32_at(TABLE, slot);
+        if entry == 0 {
+            return None;
+        }
+        if token(entry - 1) == bytes {
+            return Some(entry - 1);
+        }
+        slot = (slot + 1) & mask;
+    }
+}
+
+/// Tokens of one piece: merge the adjacent pair of lowest rank (the
+/// leftmost among equals) until no pair is a token. Parts are a linked list
+/// by start offset and candidate pairs a heap, so a long piece (a base64
+/// blob) costs `n log n`, not `n²`.
+fn count_piece(piece: &[u8]) -> usize {
+    let n = piece.len();
+    if n <= 1 || rank(piece).is_some() {
+        return n.min(1);
+    }
+    // `next[i]` is where the part starting at `i` ends; `prev[i]` where the
+    // part before it starts.
+    let mut next: Vec<usize> = (1..=n).collect();
+    let mut prev: Vec<usize> = (0..n).map(|i| i.saturating_sub(1)).collect();
+    let mut heap = BinaryHeap::new();
+    for i in 0..n - 1 {
+        if let Some(r) = rank(&piece[i..i + 2]) {
+            heap.push(Reverse((r, i, i + 2)));
+        }
+    }
+    let mut parts = n;
+    while let Some(Reverse((_, i, end))) = heap.pop() {
+        // Stale unless the pair still spans exactly `i..end`.
+        let j = next[i];
+        if j >= n || next[j] != end || prev[j] != i {
+            continue;
+        }
+        next[i] = end;
+        prev[j] = usize::MAX;
+        if end < n {
+            prev[end] = i;
+        }
+        parts -= 1;
+        if end < n
+            && let Some(r) = rank(&piece[i..next[end]])
+        {
+            heap.push(Reverse((r, i, next[end])));
+        }
+        if i > 0 {
+            let p = prev[i];
+            if let Some(r) = rank(&piece[p..end]) {
+                heap.push(Reverse((r, p, end)));
+            }
+        }
+    }
+    parts
 }
 
 #[cfg(test)]
@@ -34,5 +164,21 @@ mod tests {
         let n = count(&long);
         assert!((900..=1100).contains(&n), "{n}");
         assert!(count_value(&json!({"a": [1, 2, 3]})) > 3);
+    }
+
+    #[test]
+    fn every_token_is_found_by_its_bytes() {
+        let total = OFFSETS.len() / 4 - 1;
+        assert!(total > 199_000, "{total}");
+        for r in (0..total as u32).step_by(7) {
+            assert_eq!(rank(token(r)), Some(r));
+        }
+        assert_eq!(rank(b"\xff\xfe\xfd\xfc not a token"), None);
+    }
+
+    #[test]
+    fn whitespace_before_a_word_goes_with_the_word() {
+        let split: Vec<&str> = pieces("a   b\n  c  ").collect();
+        assert_eq!(split, ["a", "  ", " b", "\n", " ", " c", "  "]);
     }
 }
