@@ -273,8 +273,8 @@ pub async fn run(args: RunArgs) -> u8 {
         }
     }
     let saved = super::spend::save_cassette(&args.spend, &prepared);
-    super::spend::close(prepared).await;
     if let Err(code) = saved {
+        super::spend::close(prepared).await;
         return code;
     }
 
@@ -297,6 +297,9 @@ pub async fn run(args: RunArgs) -> u8 {
             super::formats::print_run(&traces, &pipeline, &source, args.dialect, fibe);
         }
     }
+    // The report is out and the traces saved before the servers get their
+    // shutdown grace.
+    super::spend::close(prepared).await;
     for t in &traces {
         if let Some(cap) = &t.composition.budget_tripped
             && t.composition.status != RunStatus::BudgetExceeded
