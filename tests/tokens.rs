@@ -94,3 +94,19 @@ proptest! {
         prop_assert_eq!(count(&text), reference(&text), "{:?}", text);
     }
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(3_000))]
+    /// ASCII is cut by hand rather than by the pattern: every byte of it,
+    /// control characters included.
+    #[test]
+    fn same_counts_on_any_ascii(text in "[\\x00-\\x7f]{0,60}") {
+        prop_assert_eq!(count(&text), reference(&text), "{:?}", text);
+    }
+
+    /// Where ASCII meets wider characters the hand-written cut hands over.
+    #[test]
+    fn same_counts_where_ascii_meets_unicode(text in "[ a-zA-Z0-9'\\n\\t.,/\u{a0}\u{2000}éÉ\u{301}ſ١٢日]{0,40}") {
+        prop_assert_eq!(count(&text), reference(&text), "{:?}", text);
+    }
+}

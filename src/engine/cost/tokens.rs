@@ -53,24 +53,156 @@ pub fn count_value(v: &Value) -> u64 {
     }
 }
 
-/// The pieces the split pattern cuts `text` into.
+/// The pieces the split pattern cuts `text` into: by hand while the text
+/// at hand is ASCII (most of what servers return), by the pattern where a
+/// wider character could change the cut.
 fn pieces(text: &str) -> impl Iterator<Item = &str> {
     let mut at = 0;
     std::iter::from_fn(move || {
-        let m = SPLIT.find_at(text, at)?;
-        let mut end = m.end();
-        let piece = m.as_str();
-        if end < text.len()
-            && let Some(last) = piece.chars().next_back()
-            && last.is_whitespace()
-            && !matches!(last, '\r' | '\n')
-            && piece.len() > last.len_utf8()
-        {
-            end -= last.len_utf8();
+        if at >= text.len() {
+            return None;
         }
-        let piece = &text[m.start()..end];
+        let end = ascii_piece(text.as_bytes(), at).or_else(|| pattern_piece(text, at))?;
+        let piece = &text[at..end];
         at = end;
         Some(piece)
+    })
+}
+
+/// The end of the piece at `at`, by the pattern.
+fn pattern_piece(text: &str, at: usize) -> Option<usize> {
+    let m = SPLIT.find_at(text, at)?;
+    let piece = m.as_str();
+    let mut end = m.end();
+    if end < text.len()
+        && let Some(last) = piece.chars().next_back()
+        && last.is_whitespace()
+        && !matches!(last, '\r' | '\n')
+        && piece.len() > last.len_utf8()
+    {
+        end -= last.len_utf8();
+    }
+    Some(end)
+}
+
+/// What the split pattern sees in one ASCII byte.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Class {
+    End,
+    Upper,
+    Lower,
+    Digit,
+    Newline,
+    Space,
+    Other,
+    /// Part of a character beyond ASCII: the hand-written cut gives up.
+    Wide,
+}
+
+fn class(b: &[u8], i: usize) -> Class {
+    match b.get(i) {
+        None => Class::End,
+        Some(b'A'..=b'Z') => Class::Upper,
+        Some(b'a'..=b'z') => Class::Lower,
+        Some(b'0'..=b'9') => Class::Digit,
+        Some(b'\r' | b'\n') => Class::Newline,
+        Some(b' ' | b'\t' | 0x0b | 0x0c) => Class::Space,
+        Some(0x80..) => Class::Wide,
+        Some(_) => Class::Other,
+    }
+}
+
+/// The end of the piece starting at `p`, decided the way the pattern's
+/// alternatives would decide it, in their order; `None` when that needs a
+/// character beyond ASCII (or `p` is the end).
+fn ascii_piece(b: &[u8], p: usize) -> Option<usize> {
+    use Class::*;
+    let first = class(b, p);
+    if matches!(first, End | Wide) {
+        return None;
+    }
+    // Letters, after at most one character that is no letter, digit or
+    // newline: `[^\r\n\p{L}\p{N}]?` then upper and lower case runs.
+    let q = if matches!(first, Space | Other) {
+        p + 1
+    } else {
+        p
+    };
+    let mut i = q;
+    while class(b, i) == Upper {
+        i += 1;
+    }
+    while class(b, i) == Lower {
+        i += 1;
+    }
+    if class(b, i) == Wide {
+        return None;
+    }
+    if i > q {
+        return contraction(b, i);
+    }
+    // `\p{N}{1,3}`
+    if first == Digit {
+        let mut i = p;
+        while i < p + 3 && class(b, i) == Digit {
+            i += 1;
+        }
+        return (i == p + 3 || class(b, i) != Wide).then_some(i);
+    }
+    // ` ?[^\s\p{L}\p{N}]+[\r\n/]*`
+    let punct = match (b[p], class(b, p + 1)) {
+        (b' ', Other) => Some(p + 1),
+        (b' ', Wide) => return None,
+        _ if first == Other => Some(p),
+        _ => None,
+    };
+    if let Some(start) = punct {
+        let mut i = start;
+        while class(b, i) == Other {
+            i += 1;
+        }
+        if class(b, i) == Wide {
+            return None;
+        }
+        while matches!(b.get(i), Some(b'\r' | b'\n' | b'/')) {
+            i += 1;
+        }
+        return Some(i);
+    }
+    // Whitespace: `\s*[\r\n]+` up to its last newline; else `\s+(?!\S)`,
+    // which leaves the last space to the word after it; else `\s+`.
+    let mut w = p;
+    let mut last_newline = None;
+    loop {
+        match class(b, w) {
+            Space => {}
+            Newline => last_newline = Some(w),
+            Wide => return None,
+            _ => break,
+        }
+        w += 1;
+    }
+    if let Some(n) = last_newline {
+        return Some(n + 1);
+    }
+    Some(if w < b.len() && w - p >= 2 { w - 1 } else { w })
+}
+
+/// `i` past an English contraction (`'s`, `'t`, `'re`, `'ve`, `'m`, `'ll`,
+/// `'d`, any case) if one starts there.
+fn contraction(b: &[u8], i: usize) -> Option<usize> {
+    if b.get(i) != Some(&b'\'') {
+        return Some(i);
+    }
+    let lower = |k: usize| match class(b, k) {
+        Class::Wide => None,
+        _ => Some(b.get(k).map(u8::to_ascii_lowercase)),
+    };
+    Some(match (lower(i + 1)?, lower(i + 2)) {
+        (Some(b's' | b't' | b'm' | b'd'), _) => i + 2,
+        (Some(b'r' | b'v'), Some(Some(b'e'))) | (Some(b'l'), Some(Some(b'l'))) => i + 3,
+        (Some(b'r' | b'v' | b'l'), None) => return None,
+        _ => i,
     })
 }
 
@@ -102,6 +234,48 @@ fn rank(bytes: &[u8]) -> Option<u32> {
     }
 }
 
+/// Pieces up to this long merge in place, without a heap.
+const SHORT: usize = 24;
+
+/// [`count_piece`] for a short piece: tiktoken's loop, on the stack. Part
+/// `k` starts at `starts[k]`; `ranks[k]` is the rank of part `k` joined
+/// with part `k + 1`.
+fn count_short(piece: &[u8]) -> usize {
+    let n = piece.len();
+    let mut starts = [0usize; SHORT + 1];
+    let mut ranks = [u32::MAX; SHORT + 1];
+    for k in 0..=n {
+        starts[k] = k;
+    }
+    for k in 0..n - 1 {
+        ranks[k] = rank(&piece[k..k + 2]).unwrap_or(u32::MAX);
+    }
+    // Parts, plus the end marker.
+    let mut m = n + 1;
+    loop {
+        let (k, best) = ranks[..m - 1]
+            .iter()
+            .enumerate()
+            .fold(
+                (0, u32::MAX),
+                |acc, (k, &r)| if r < acc.1 { (k, r) } else { acc },
+            );
+        if best == u32::MAX {
+            return m - 1;
+        }
+        starts.copy_within(k + 2..m, k + 1);
+        ranks.copy_within(k + 2..m, k + 1);
+        m -= 1;
+        ranks[k] = match starts.get(k + 2) {
+            Some(&end) if k + 2 < m => rank(&piece[starts[k]..end]).unwrap_or(u32::MAX),
+            _ => u32::MAX,
+        };
+        if k > 0 {
+            ranks[k - 1] = rank(&piece[starts[k - 1]..starts[k + 1]]).unwrap_or(u32::MAX);
+        }
+    }
+}
+
 /// Tokens of one piece: merge the adjacent pair of lowest rank (the
 /// leftmost among equals) until no pair is a token. Parts are a linked list
 /// by start offset and candidate pairs a heap, so a long piece (a base64
@@ -110,6 +284,9 @@ fn count_piece(piece: &[u8]) -> usize {
     let n = piece.len();
     if n <= 1 || rank(piece).is_some() {
         return n.min(1);
+    }
+    if n <= SHORT {
+        return count_short(piece);
     }
     // `next[i]` is where the part starting at `i` ends; `prev[i]` where the
     // part before it starts.
