@@ -120,6 +120,35 @@ impl Composition {
         self.nodes.iter().find(|n| n.id == id)
     }
 
+    /// The nodes whose outputs node `i`'s references may read: its parents;
+    /// in a pipe, the earlier steps it names (or every earlier step when its
+    /// `when:` has no subject). `index` finds a node by id.
+    pub fn visible(&self, i: usize, index: impl Fn(&str) -> Option<usize>) -> Vec<usize> {
+        let node = &self.nodes[i];
+        match self.kind {
+            Kind::Dag => self.parents[i].clone(),
+            Kind::Pipe if node.when.as_ref().is_some_and(|w| w.subject.is_none()) => {
+                (0..i).collect()
+            }
+            // Only the steps it names: copying every earlier output for each
+            // step would make a long pipe quadratic.
+            Kind::Pipe => {
+                let mut named: Vec<usize> = node
+                    .refs()
+                    .filter_map(|site| match &site.reference.root {
+                        crate::engine::lang::reference::Root::Node(id) => {
+                            index(id).filter(|&p| p < i)
+                        }
+                        _ => None,
+                    })
+                    .collect();
+                named.sort_unstable();
+                named.dedup();
+                named
+            }
+        }
+    }
+
     /// Every node reachable from `i` through children, `i` excluded, in
     /// topological order.
     pub fn descendants(&self, i: usize) -> Vec<usize> {

@@ -5,6 +5,7 @@
 //! view draws it.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use indexmap::IndexMap;
 use serde::Serialize;
@@ -122,9 +123,11 @@ pub fn plan_composition(
     let mut spent = Spent::default();
     let mut breaches: Vec<NodeBreach> = Vec::new();
     let mut calls_total = 0;
+    let ids = preflight::ids(comp);
+    let vars = Arc::new(vars.clone());
     for &i in &comp.order {
         let node = &comp.nodes[i];
-        let scope = dry_scope(comp, i, vars);
+        let scope = dry_scope(comp, i, &vars, &ids);
         let partial = reference::resolve_value_partial(&node.args, &scope);
         let projection = budget::project_node(pricing, node, &scope);
         let caps = Caps::of(node, budget, max_cost_per_call);

@@ -12,7 +12,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::engine::diag::{Diagnostic, suggest};
-use crate::engine::file::model::{Composition, Kind, Mock, Node};
+use crate::engine::file::model::{Composition, Mock, Node};
 use crate::engine::lang::reference::{self, Partial};
 use crate::engine::lang::snapshot::{Seen, Snapshot};
 use crate::engine::mcp::ToolInfo;
@@ -47,12 +47,14 @@ pub type ToolLists = IndexMap<String, Vec<ToolInfo>>;
 
 /// What node `i`'s references can see before anything ran: mocked nodes'
 /// fixtures (after `transform`); every other node has not run.
-pub fn dry_scope(comp: &Composition, i: usize, vars: &IndexMap<String, Value>) -> Snapshot {
-    let visible: Vec<usize> = match comp.kind {
-        Kind::Dag => comp.parents[i].clone(),
-        Kind::Pipe => (0..i).collect(),
-    };
-    let nodes: HashMap<String, Seen> = visible
+pub fn dry_scope(
+    comp: &Composition,
+    i: usize,
+    vars: &Arc<IndexMap<String, Value>>,
+    ids: &HashMap<&str, usize>,
+) -> Snapshot {
+    let nodes: HashMap<String, Seen> = comp
+        .visible(i, |id| ids.get(id).copied())
         .into_iter()
         .map(|p| {
             let node = &comp.nodes[p];
@@ -69,9 +71,18 @@ pub fn dry_scope(comp: &Composition, i: usize, vars: &IndexMap<String, Value>) -
         .collect();
     Snapshot {
         nodes,
-        vars: Arc::new(vars.clone()),
+        vars: vars.clone(),
         item: None,
     }
+}
+
+/// Node indices by id, for [`dry_scope`].
+pub fn ids(comp: &Composition) -> HashMap<&str, usize> {
+    comp.nodes
+        .iter()
+        .enumerate()
+        .map(|(i, n)| (n.id.as_str(), i))
+        .collect()
 }
 
 /// Checks every node of each run (a composition with the `${var.X}` values
@@ -85,13 +96,23 @@ pub fn check(
     let mut out = Preflight::default();
     for (comp, vars) in runs {
         let mut one = Preflight::default();
+        let ids = ids(comp);
+        let vars = Arc::new(vars.clone());
+        let mut validators = Validators::default();
         for (i, node) in comp.nodes.iter().enumerate() {
             if node.mock.is_some() {
                 continue;
             }
-            let scope = dry_scope(comp, i, vars);
+            let scope = dry_scope(comp, i, &vars, &ids);
             let partial = reference::resolve_value_partial(&node.args, &scope);
-            check_node(comp, node, &partial, tools, default_server, &mut one);
+            check_node(
+                (comp, node),
+                &partial,
+                tools,
+                default_server,
+                &mut validators,
+                &mut one,
+            );
         }
         for p in one.problems {
             if !out.problems.contains(&p) {
@@ -108,11 +129,11 @@ pub fn check(
 }
 
 fn check_node(
-    comp: &Composition,
-    node: &Node,
+    (comp, node): (&Composition, &Node),
     partial: &Partial,
     tools: &ToolLists,
     default_server: Option<&str>,
+    validators: &mut Validators,
     out: &mut Preflight,
 ) {
     let Some(server) = node.server.as_deref().or(default_server) else {
@@ -159,7 +180,11 @@ fn check_node(
             format!("node `{}`: {e}", node.id),
         ));
     }
-    for message in schema_errors(&tool.input_schema, &partial.value) {
+    let messages = validators
+        .of(server, tool)
+        .map(|v| errors_by(v, &partial.value))
+        .unwrap_or_default();
+    for message in messages {
         out.problems.push(Diagnostic::error(
             node.span,
             format!(
@@ -199,9 +224,28 @@ fn unknown_paths(v: &Value, at: &mut String, out: &mut Vec<String>) {
 /// Every way `args` (as far as known) breaks `schema`, each as
 /// "at /path: message". A schema that does not compile is not checked.
 pub fn schema_errors(schema: &Value, args: &Value) -> Vec<String> {
-    let Ok(validator) = jsonschema::validator_for(schema) else {
-        return Vec::new();
-    };
+    match jsonschema::validator_for(schema) {
+        Ok(validator) => errors_by(&validator, args),
+        Err(_) => Vec::new(),
+    }
+}
+
+/// Each tool's compiled `inputSchema`, compiled once per check however many
+/// nodes call the tool.
+#[derive(Default)]
+struct Validators(HashMap<(String, String), Option<jsonschema::Validator>>);
+
+impl Validators {
+    fn of(&mut self, server: &str, tool: &ToolInfo) -> Option<&jsonschema::Validator> {
+        self.0
+            .entry((server.to_owned(), tool.name.clone()))
+            .or_insert_with(|| jsonschema::validator_for(&tool.input_schema).ok())
+            .as_ref()
+    }
+}
+
+/// [`schema_errors`] with the schema already compiled.
+fn errors_by(validator: &jsonschema::Validator, args: &Value) -> Vec<String> {
     let args = match args {
         Value::Null => Value::Object(serde_json::Map::new()),
         other => other.clone(),

@@ -203,6 +203,12 @@ impl Trace {
 
     /// Evaluates `expectations` against this trace and stores the results.
     pub fn check(&mut self, expectations: &[Expectation]) {
+        if expectations.is_empty() {
+            // The envelope is a copy of the whole trace: skip it when
+            // nothing reads it.
+            self.expect = Vec::new();
+            return;
+        }
         let envelope = self.envelope();
         self.expect = expectations
             .iter()

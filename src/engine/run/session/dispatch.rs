@@ -175,28 +175,7 @@ impl Actor {
     /// What node `i`'s references may read: its parents (a pipe step: every
     /// earlier step).
     pub(super) fn snapshot(&self, i: usize) -> Snapshot {
-        let node = &self.comp.nodes[i];
-        let visible: Vec<usize> = match self.comp.kind {
-            Kind::Dag => self.comp.parents[i].clone(),
-            // A `when` without a subject reads every earlier step.
-            Kind::Pipe if node.when.as_ref().is_some_and(|w| w.subject.is_none()) => {
-                (0..i).collect()
-            }
-            // Otherwise only the steps it names: copying every earlier
-            // output for each step would make a long pipe quadratic.
-            Kind::Pipe => {
-                let mut named: Vec<usize> = node
-                    .refs()
-                    .filter_map(|site| match &site.reference.root {
-                        reference::Root::Node(id) => self.index(id).filter(|&p| p < i),
-                        _ => None,
-                    })
-                    .collect();
-                named.sort_unstable();
-                named.dedup();
-                named
-            }
-        };
+        let visible = self.comp.visible(i, |id| self.index(id));
         let mut nodes = HashMap::with_capacity(visible.len());
         for p in visible {
             let rec = &self.records[p];
