@@ -10,6 +10,7 @@ use std::{sync::OnceLock, time::Duration};
 
 use rmcp::{
     RoleClient,
+    model::JsonRpcMessage,
     service::{RxJsonRpcMessage, TxJsonRpcMessage},
     transport::{Transport, async_rw::AsyncRwTransport},
 };
@@ -104,15 +105,39 @@ impl StdioChild {
     }
 
     /// Closes stdin, waits `grace` for the exit, then SIGTERM and `grace`
-    /// again, then SIGKILL. Members of the group left behind by a leader
-    /// that exited are killed too.
+    /// again, then SIGKILL. A server that sends a request once its stdin
+    /// is closed gets SIGTERM at once: it waits for an answer that cannot
+    /// come. Members of the group left behind by a leader that exited are
+    /// killed too.
     async fn shutdown(&mut self) -> std::io::Result<()> {
         let group = self.process.group;
         let Some(child) = self.process.child.as_mut() else {
             return Ok(());
         };
         let _ = self.transport.close().await;
-        let mut exited = tokio::time::timeout(self.grace, child.wait()).await.is_ok();
+        let mut exited = false;
+        let deadline = tokio::time::sleep(self.grace);
+        tokio::pin!(deadline);
+        let mut reading = true;
+        loop {
+            tokio::select! {
+                _ = child.wait() => {
+                    exited = true;
+                    break;
+                }
+                () = &mut deadline => break,
+                message = self.transport.receive(), if reading => match message {
+                    // A request now can never be answered: the server will
+                    // wait on it rather than exit, so the grace is over.
+                    Some(JsonRpcMessage::Request(_)) => {
+                        tracing::debug!("server sent a request after stdin closed");
+                        break;
+                    }
+                    Some(_) => {}
+                    None => reading = false,
+                },
+            }
+        }
         if !exited {
             tracing::debug!("server did not exit within the grace after stdin closed: SIGTERM");
             signal_group(group, Signal::Term);
