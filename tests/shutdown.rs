@@ -17,13 +17,18 @@ fn bin() -> PathBuf {
 /// then notes which traces were saved, starts a `sleep` and waits for it.
 /// With `ignore_term` it also ignores SIGTERM, so only SIGKILL ends it.
 fn lingering_server(dir: &Path, ignore_term: bool) -> PathBuf {
+    lingering_server_then(dir, ignore_term, "")
+}
+
+/// [`lingering_server`], running `after_eof` once its stdin has closed.
+fn lingering_server_then(dir: &Path, ignore_term: bool, after_eof: &str) -> PathBuf {
     let on_term = if ignore_term {
         "trap '' TERM".to_owned()
     } else {
         format!("trap 'echo term > {0}/term; exit 0' TERM", dir.display())
     };
     let script = format!(
-        "#!/bin/sh\n{on_term}\necho $$ > {d}/pid\n\"{pw}\" demo-server\nls {d}/data/pipewright/runs > {d}/at_eof 2>&1\nsleep 30 &\necho $! > {d}/sleep_pid\nwait\nwait\n",
+        "#!/bin/sh\n{on_term}\necho $$ > {d}/pid\n\"{pw}\" demo-server\nls {d}/data/pipewright/runs > {d}/at_eof 2>&1\n{after_eof}\nsleep 30 &\necho $! > {d}/sleep_pid\nwait\nwait\n",
         d = dir.display(),
         pw = bin().display()
     );
@@ -44,7 +49,11 @@ fn lingering_server(dir: &Path, ignore_term: bool) -> PathBuf {
 fn alive(pid: &str) -> bool {
     let stat = std::fs::read_to_string(format!("/proc/{}/stat", pid.trim()));
     // A zombie has exited; it only waits for its parent to reap it.
-    stat.is_ok_and(|s| !s.split(") ").nth(1).is_some_and(|rest| rest.starts_with('Z')))
+    stat.is_ok_and(|s| {
+        !s.split(") ")
+            .nth(1)
+            .is_some_and(|rest| rest.starts_with('Z'))
+    })
 }
 
 fn gone_soon(pid: &str) -> bool {
@@ -86,7 +95,11 @@ fn a_server_that_ignores_eof_is_terminated_after_the_grace_and_leaves_nothing_be
     let file = lingering_server(dir.path(), false);
     let took = run(dir.path(), &file, "200ms");
     // The trace was on disk when the server's stdin closed.
-    assert!(read(dir.path(), "at_eof").contains(".json"), "{}", read(dir.path(), "at_eof"));
+    assert!(
+        read(dir.path(), "at_eof").contains(".json"),
+        "{}",
+        read(dir.path(), "at_eof")
+    );
     // SIGTERM came (the shell's trap ran), and neither the shell nor the
     // child it started is left: pipewright did not wait out the `sleep 30`.
     assert_eq!(read(dir.path(), "term").trim(), "term");
@@ -106,5 +119,20 @@ fn a_server_that_ignores_sigterm_too_is_killed() {
     assert!(gone_soon(&read(dir.path(), "sleep_pid")));
     // Two graces (after EOF, after SIGTERM), not the sleep's 30 s.
     assert!(took < Duration::from_secs(20), "the run waited {took:?}");
-    assert!(took >= Duration::from_millis(400), "no grace was given: {took:?}");
+    assert!(
+        took >= Duration::from_millis(400),
+        "no grace was given: {took:?}"
+    );
+}
+
+#[test]
+fn a_server_that_asks_something_after_eof_is_terminated_without_waiting_out_the_grace() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let request = r#"echo '{"jsonrpc":"2.0","id":99,"method":"roots/list"}'"#;
+    let file = lingering_server_then(dir.path(), false, request);
+    // A grace far longer than the run: only the request can end it early.
+    let took = run(dir.path(), &file, "30s");
+    assert_eq!(read(dir.path(), "term").trim(), "term");
+    assert!(gone_soon(&read(dir.path(), "pid")));
+    assert!(took < Duration::from_secs(20), "the run waited {took:?}");
 }
