@@ -288,7 +288,7 @@ fn every_pipewright_command_in_the_docs_uses_real_flags() {
         }
         let text = std::fs::read_to_string(&file).expect("readable doc");
         for line in text.lines() {
-            if ["cargo ", "npm ", "mdbook ", "hyperfine "]
+            if ["cargo ", "npm ", "mdbook ", "hyperfine ", "node "]
                 .iter()
                 .any(|t| line.contains(t))
             {
