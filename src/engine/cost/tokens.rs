@@ -244,8 +244,8 @@ fn count_short(piece: &[u8]) -> usize {
     let n = piece.len();
     let mut starts = [0usize; SHORT + 1];
     let mut ranks = [u32::MAX; SHORT + 1];
-    for k in 0..=n {
-        starts[k] = k;
+    for (k, start) in starts.iter_mut().enumerate().take(n + 1) {
+        *start = k;
     }
     for k in 0..n - 1 {
         ranks[k] = rank(&piece[k..k + 2]).unwrap_or(u32::MAX);
