@@ -47,6 +47,25 @@ pub struct Cli {
         default_value = "100ms"
     )]
     pub shutdown_grace: String,
+    /// Most top-level steps a Fibe pipeline may have (Fibe's default: 25).
+    #[arg(
+        long,
+        global = true,
+        value_name = "N",
+        env = "FIBE_MCP_PIPELINE_MAX_STEPS",
+        default_value_t = 25
+    )]
+    pub fibe_max_steps: usize,
+    /// Most `for_each` iterations a Fibe pipeline may make in one run,
+    /// counted across the pipeline (Fibe's default: 50).
+    #[arg(
+        long,
+        global = true,
+        value_name = "N",
+        env = "FIBE_MCP_PIPELINE_MAX_ITERATIONS",
+        default_value_t = 50
+    )]
+    pub fibe_max_iterations: u64,
 }
 
 /// The subcommands.
@@ -89,6 +108,10 @@ pub fn main() -> ExitCode {
         Ok(None) => {}
         Err(e) => return ExitCode::from(crate::cli::report::usage(e)),
     }
+    crate::engine::file::import::set_fibe_limits(crate::engine::file::import::FibeLimits {
+        max_steps: cli.fibe_max_steps,
+        max_iterations: cli.fibe_max_iterations,
+    });
     // reqwest is built without a default TLS provider; ring serves https.
     let _ = rustls::crypto::ring::default_provider().install_default();
     let runtime = match tokio::runtime::Builder::new_current_thread()
@@ -109,9 +132,7 @@ pub fn main() -> ExitCode {
         };
         match command {
             Command::Edit(args) => crate::ui::edit(args).await,
-            Command::Run(args) if args.spend.dry_run || args.spend.estimate_cost => {
-                plan::plan(args).await
-            }
+            Command::Run(args) if run::plans_only(&args) => plan::plan(args).await,
             Command::Run(args) => run::run(args).await,
             Command::Plan(args) => plan::plan(args).await,
             Command::Check(args) => check::check(&args),

@@ -83,6 +83,11 @@ pub async fn edit(args: EditArgs) -> u8 {
             return exit::INVALID;
         }
     };
+    // Nodes may name the servers `--server` adds.
+    if let Err(e) = crate::engine::mcp::servers::announce_cli_servers(&args.servers, &[]) {
+        eprintln!("error: {e}");
+        return exit::INVALID;
+    }
     let editor = match editor::Editor::open(&args.file, dirs.data.as_deref()) {
         Ok(e) => e,
         Err(e) => {

@@ -61,12 +61,13 @@ fn step_asks_after_every_node_and_enter_goes_on() {
     assert_eq!(trace["composition"]["status"], "completed");
     assert_eq!(trace["output"], "three two one");
     let asked = prompts(&stderr);
-    // After the first and the second node; after the last there is nothing
-    // to step to.
-    assert_eq!(asked.len(), 2, "{stderr}");
+    // After every node, the last one too: it may still be re-run.
+    assert_eq!(asked.len(), 3, "{stderr}");
     assert!(asked[0].contains("next: second"), "{stderr}");
     assert!(asked[0].contains("r re-run first"), "{stderr}");
     assert!(asked[1].contains("next: third"), "{stderr}");
+    assert!(asked[2].contains("after third"), "{stderr}");
+    assert!(asked[2].contains("r re-run third"), "{stderr}");
     // Each prompt comes after its node's line and before the next node's.
     let at = |needle: &str| {
         stderr

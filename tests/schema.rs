@@ -123,6 +123,7 @@ fn tables() -> Vec<(&'static str, Vec<&'static str>)> {
         ("ExpectEntry", EXPECTATION_KEYS.to_vec()),
         ("MatcherEntry", MATCHERS.to_vec()),
         ("CaseEntry", CASE_KEYS.to_vec()),
+        ("EvalEntry", EVAL_METRICS.to_vec()),
     ]
 }
 

@@ -135,7 +135,7 @@ fn max_duration_trips_and_names_its_cap() {
     );
     let (code, t, err) = run(&f, &["--max-duration", "300ms"]);
     assert_eq!(code, 3, "{err}");
-    assert_eq!(t["composition"]["budget_tripped"], "max_duration");
+    assert_eq!(t["composition"]["budget_tripped"], "max_duration_ms");
     assert_eq!(t["nodes"]["after"]["attempts"], 0);
 }
 

@@ -198,6 +198,7 @@ fn failed_pipe(app: &mut App) {
 
 fn empty_trace() -> Trace {
     Trace {
+        run_id: "20261123-103000-a3f9".into(),
         file: "pipeline.yml".into(),
         composition: pipewright::engine::run::trace::RunSummary {
             name: "main".into(),
@@ -211,11 +212,13 @@ fn empty_trace() -> Trace {
             output_tokens: 0,
             output_tokens_all: 40,
         },
+        vars: Default::default(),
         nodes: Default::default(),
         completed_step_ids: vec!["find".into()],
         failed_step: Some("details".into()),
         output: serde_json::Value::Null,
         expect: Vec::new(),
+        eval: Vec::new(),
         server_logs: Default::default(),
     }
 }

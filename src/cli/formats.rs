@@ -5,10 +5,13 @@
 //! Decisions the reference documents leave open: Fibe's `status` is
 //! `partial` for any failed run (with `completed_step_ids` and `error`),
 //! and a step failed under `on_error: continue` is bound as `{error}`;
-//! Discord's step `status` is `ok`, `error` or `skipped`, errors carry code
-//! `TOOL_ERROR`, and steps that never ran are left out.
+//! Discord's envelope carries both the documented `results`/`summary` and
+//! the `steps`/`variables`/`total_duration_ms`/`aborted` its executor
+//! really returns; `summary.total` counts every step of the pipeline, a step
+//! whose `if` was false is `{ok: true, skipped: true}`, an error's code is
+//! the server's own when it gave one (else `TOOL_ERROR`), and steps that
+//! never ran are left out.
 
-use indexmap::IndexMap;
 use serde_json::{Map, Value, json};
 
 use crate::engine::file::import::ImportedStep;
@@ -24,6 +27,8 @@ pub struct Shape {
     pub aliases: Vec<(String, String)>,
     /// Whether the pipeline says what it returns (Fibe `return`).
     pub has_return: bool,
+    /// Fibe `cache`: the envelope carries `pipeline_id` only when true.
+    pub cache: bool,
 }
 
 impl Shape {
@@ -43,6 +48,7 @@ impl Shape {
                 .collect(),
             aliases: Vec::new(),
             has_return: comp.output.is_some(),
+            cache: true,
         }
     }
 }
@@ -77,23 +83,31 @@ pub fn fibe(trace: &Trace, shape: &Shape) -> Value {
         "result": result,
         "status": if ok { "completed" } else { "partial" },
     });
+    if shape.cache {
+        out["pipeline_id"] = Value::from(trace.run_id.clone());
+    }
+    // Nothing is cut: the whole result is returned.
+    out["truncated"] = Value::Bool(false);
     if !ok {
         let failed = trace
             .failed_step
             .as_ref()
             .and_then(|f| shape.steps.iter().find(|s| &s.native == f));
         if let Some(s) = failed {
-            let message = trace
-                .nodes
-                .get(&s.native)
-                .and_then(|r| r.error.clone())
-                .unwrap_or_default();
+            let rec = trace.nodes.get(&s.native);
+            let message = rec.and_then(|r| r.error.clone()).unwrap_or_default();
             out["error"] = json!({
                 "step_index": s.index,
                 "step_id": s.binding.clone().unwrap_or_else(|| s.native.clone()),
                 "tool": s.tool,
                 "message": message,
             });
+            if let Some(code) = rec.and_then(|r| r.error_code.clone()) {
+                out["error"]["code"] = Value::from(code);
+            }
+            if let Some(status) = rec.and_then(|r| r.error_status) {
+                out["error"]["status"] = Value::from(status);
+            }
         } else {
             out["error"] =
                 json!({ "message": format!("run {}", trace.composition.status.as_str()) });
@@ -103,8 +117,64 @@ pub fn fibe(trace: &Trace, shape: &Shape) -> Value {
     out
 }
 
-/// The Discord result of one run.
+/// The Discord result of one run: `{results: [{step, tool, ok, data |
+/// error}], summary: {total, succeeded, failed}}`, steps counted from 1.
 pub fn discord(trace: &Trace, shape: &Shape) -> Value {
+    let mut results = Vec::new();
+    let (mut succeeded, mut failed) = (0u64, 0u64);
+    for s in &shape.steps {
+        let Some(rec) = trace.nodes.get(&s.native) else {
+            continue;
+        };
+        let mut step = Map::new();
+        step.insert("step".into(), Value::from(s.index + 1));
+        step.insert("tool".into(), Value::from(s.tool.clone()));
+        match rec.status {
+            NodeStatus::Ok => {
+                succeeded += 1;
+                step.insert("ok".into(), Value::Bool(true));
+                step.insert("data".into(), rec.output.clone());
+            }
+            NodeStatus::Failed => {
+                failed += 1;
+                step.insert("ok".into(), Value::Bool(false));
+                step.insert("error".into(), error_object(rec));
+            }
+            // A step whose `if` was false ran nothing and failed nothing.
+            NodeStatus::Skipped
+                if rec
+                    .skip_reason
+                    .as_deref()
+                    .is_some_and(|r| !r.starts_with("not run")) =>
+            {
+                step.insert("ok".into(), Value::Bool(true));
+                step.insert("skipped".into(), Value::Bool(true));
+            }
+            _ => continue,
+        }
+        results.push(Value::Object(step));
+    }
+    let mut out = json!({
+        "results": results,
+        "summary": {
+            "total": shape.steps.len(),
+            "succeeded": succeeded,
+            "failed": failed,
+        },
+    });
+    // Discord's executor also returns these (checked against its source),
+    // so a client written against either shape reads its fields.
+    if let Value::Object(map) = &mut out
+        && let Value::Object(legacy) = discord_executor(trace, shape)
+    {
+        map.extend(legacy);
+    }
+    out
+}
+
+/// The fields Discord's executor returns: `steps[]` with `ok|error|skipped`,
+/// `variables` from `save_as`, `total_duration_ms`, `aborted`.
+fn discord_executor(trace: &Trace, shape: &Shape) -> Value {
     let mut steps = Vec::new();
     for s in &shape.steps {
         let Some(rec) = trace.nodes.get(&s.native) else {
@@ -113,7 +183,14 @@ pub fn discord(trace: &Trace, shape: &Shape) -> Value {
         let status = match rec.status {
             NodeStatus::Ok => "ok",
             NodeStatus::Failed => "error",
-            NodeStatus::Skipped => "skipped",
+            NodeStatus::Skipped
+                if !rec
+                    .skip_reason
+                    .as_deref()
+                    .is_some_and(|r| r.starts_with("not run")) =>
+            {
+                "skipped"
+            }
             _ => continue,
         };
         let mut step = json!({
@@ -125,7 +202,7 @@ pub fn discord(trace: &Trace, shape: &Shape) -> Value {
             NodeStatus::Ok => step["result"] = rec.output.clone(),
             NodeStatus::Failed => {
                 step["error"] = json!({
-                    "code": "TOOL_ERROR",
+                    "code": rec.error_code.clone().unwrap_or_else(|| "TOOL_ERROR".into()),
                     "message": rec.error,
                     "retriable": false,
                 });
@@ -134,17 +211,13 @@ pub fn discord(trace: &Trace, shape: &Shape) -> Value {
         }
         step["duration_ms"] = Value::from(rec.duration_ms);
         steps.push(step);
-        // Discord stops at a failed step: what follows never ran.
-        if trace.failed_step.as_deref() == Some(&s.native) {
-            break;
-        }
     }
-    let variables: IndexMap<&str, Value> = shape
+    let variables: Map<String, Value> = shape
         .aliases
         .iter()
         .filter_map(|(alias, id)| {
             let rec = trace.nodes.get(id)?;
-            (rec.status == NodeStatus::Ok).then(|| (alias.as_str(), rec.output.clone()))
+            (rec.status == NodeStatus::Ok).then(|| (alias.clone(), rec.output.clone()))
         })
         .collect();
     json!({
@@ -153,6 +226,28 @@ pub fn discord(trace: &Trace, shape: &Shape) -> Value {
         "total_duration_ms": trace.composition.duration_ms,
         "aborted": trace.composition.status != RunStatus::Completed,
     })
+}
+
+/// A failed step's `error`: its code (`INTERPOLATION_FAILED`, `TOOL_ERROR`
+/// or the server's own), message, and status when the server gave one.
+fn error_object(rec: &crate::engine::run::trace::NodeRecord) -> Value {
+    let mut e = Map::new();
+    e.insert(
+        "code".into(),
+        Value::from(
+            rec.error_code
+                .clone()
+                .unwrap_or_else(|| "TOOL_ERROR".into()),
+        ),
+    );
+    e.insert(
+        "message".into(),
+        Value::from(rec.error.clone().unwrap_or_default()),
+    );
+    if let Some(status) = rec.error_status {
+        e.insert("status".into(), Value::from(status));
+    }
+    Value::Object(e)
 }
 
 /// Prints every trace in one of the envelopes (an array when several ran).
@@ -192,6 +287,7 @@ pub fn print_run(
                     steps: c.steps.clone(),
                     aliases: c.aliases.clone(),
                     has_return: comp.is_some_and(|k| k.output.is_some()),
+                    cache: c.cache,
                 },
                 (None, Some(comp)) => Shape::native(comp),
                 (None, None) => Shape::default(),

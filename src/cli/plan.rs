@@ -16,7 +16,6 @@ use super::report::usage;
 use super::run::{Format, OnBudget, RunArgs, config};
 use crate::engine::cost::pricing::{Pricing, Source};
 use crate::engine::file::model::{Case, Composition};
-use crate::engine::file::open::load_file;
 use crate::engine::mcp::servers;
 use crate::engine::plan::dry_run::{CompositionPlan, Plan, plan_composition, recorded_figures};
 use crate::engine::redact::Redactor;
@@ -26,34 +25,28 @@ use crate::options::parse_vars;
 /// Plans the file; returns the exit code.
 pub async fn plan(args: RunArgs) -> u8 {
     let name = args.file.display().to_string();
-    let (source, loaded) = load_file(&args.file);
+    if let Err(e) = servers::announce_cli_servers(&args.servers, &args.servers_from) {
+        return usage(e);
+    }
+    let (source, loaded) = crate::engine::file::open::load_file_as(&args.file, args.dialect);
     if super::report::report_diagnostics(&name, &source, &loaded) {
         eprintln!("{name}: not planned: the file has errors");
         return exit::INVALID;
     }
-    let Some(pipeline) = loaded.pipeline else {
+    let Some(mut pipeline) = loaded.pipeline else {
         return exit::INVALID;
     };
     if args.format == Format::Junit {
         return usage("plan prints text or json, not junit");
     }
+    let file_only = servers::only_declared(&pipeline);
+    for p in &args.servers_from {
+        if let Err(e) = crate::engine::mcp::client_config::add_to(&mut pipeline, p) {
+            return usage(e);
+        }
+    }
     let cli_vars = match parse_vars(&args.vars) {
         Ok(v) => v,
-        Err(e) => return usage(e),
-    };
-    let comps: Vec<&Composition> = pipeline
-        .compositions
-        .iter()
-        .filter(|c| args.composition.as_ref().is_none_or(|n| &c.name == n))
-        .collect();
-    if comps.is_empty() {
-        return usage(format!(
-            "no composition named `{}`",
-            args.composition.clone().unwrap_or_default()
-        ));
-    }
-    let cli_budget = match super::run::cli_budget(&args) {
-        Ok(b) => b,
         Err(e) => return usage(e),
     };
     let redactor = Redactor::default();
@@ -67,6 +60,22 @@ pub async fn plan(args: RunArgs) -> u8 {
         &redactor,
     ) {
         Ok(s) => s,
+        Err(e) => return usage(e),
+    };
+    servers::assign_default(&mut pipeline, file_only, &specs);
+    let comps: Vec<&Composition> = pipeline
+        .compositions
+        .iter()
+        .filter(|c| args.composition.as_ref().is_none_or(|n| &c.name == n))
+        .collect();
+    if comps.is_empty() {
+        return usage(format!(
+            "no composition named `{}`",
+            args.composition.clone().unwrap_or_default()
+        ));
+    }
+    let cli_budget = match super::run::cli_budget(&args) {
+        Ok(b) => b,
         Err(e) => return usage(e),
     };
     register_env_secrets(&comps, &redactor);
@@ -142,7 +151,7 @@ pub async fn plan(args: RunArgs) -> u8 {
         preflight,
     };
     match args.format {
-        Format::Json => println!(
+        Format::Json | Format::Fibe | Format::Discord => println!(
             "{}",
             serde_json::to_string_pretty(&plan).unwrap_or_default()
         ),

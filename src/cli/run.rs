@@ -102,9 +102,10 @@ pub struct RunArgs {
     #[arg(long, value_enum, default_value_t = Dialect::Auto)]
     pub dialect: Dialect,
     /// Also use every server of this client config file (Claude Desktop,
-    /// Cursor, `.mcp.json`, VS Code `mcp.json`); the file's own win.
+    /// Cursor, `.mcp.json`, VS Code `mcp.json`); the file's own win, then
+    /// earlier files'. Repeatable. Nodes may name these servers.
     #[arg(long, value_name = "PATH")]
-    pub servers_from: Option<PathBuf>,
+    pub servers_from: Vec<PathBuf>,
     #[command(flatten)]
     pub spend: super::spend::SpendArgs,
 }
@@ -116,12 +117,36 @@ pub(crate) fn cli_budget(args: &RunArgs) -> Result<Budget, String> {
         max_cost_usd: args.max_cost,
         max_tokens: args.max_tokens,
         max_duration: crate::options::duration_flag("max-duration", args.max_duration.as_deref())?,
+        max_iterations: None,
     })
+}
+
+/// True when `run` must only plan: `--dry-run`, `--estimate-cost`, or a
+/// file that says `dry_run: true` (Fibe's), which is then told on stderr.
+pub fn plans_only(args: &RunArgs) -> bool {
+    if args.spend.dry_run || args.spend.estimate_cost {
+        return true;
+    }
+    if servers::announce_cli_servers(&args.servers, &args.servers_from).is_err() {
+        return false;
+    }
+    let (_, loaded) = load_file_as(&args.file, args.dialect);
+    let dry = loaded.pipeline.is_some_and(|p| p.dry_run);
+    if dry {
+        eprintln!(
+            "{}: `dry_run: true`: planning only, nothing is called (remove it to run)",
+            args.file.display()
+        );
+    }
+    dry
 }
 
 /// Runs the file; returns the exit code.
 pub async fn run(args: RunArgs) -> u8 {
     let name = args.file.display().to_string();
+    if let Err(e) = servers::announce_cli_servers(&args.servers, &args.servers_from) {
+        return usage(e);
+    }
     let (source, loaded) = load_file_as(&args.file, args.dialect);
     if super::report::report_diagnostics(&name, &source, &loaded) {
         eprintln!("{name}: not run: the file has errors");
@@ -130,17 +155,30 @@ pub async fn run(args: RunArgs) -> u8 {
     let Some(mut pipeline) = loaded.pipeline else {
         return exit::INVALID;
     };
-    if let Some(Err(e)) = args
-        .servers_from
-        .as_ref()
-        .map(|p| crate::engine::mcp::client_config::add_to(&mut pipeline, p))
-    {
-        return usage(e);
+    let file_only = servers::only_declared(&pipeline);
+    for p in &args.servers_from {
+        if let Err(e) = crate::engine::mcp::client_config::add_to(&mut pipeline, p) {
+            return usage(e);
+        }
     }
     let cli_vars = match parse_vars(&args.vars) {
         Ok(v) => v,
         Err(e) => return usage(e),
     };
+    let redactor = Redactor::default();
+    let mut file_vars = pipeline.vars.clone();
+    file_vars.extend(cli_vars.clone());
+    let specs = match servers::resolve(
+        &pipeline,
+        &args.servers,
+        args.url.as_deref(),
+        &file_vars,
+        &redactor,
+    ) {
+        Ok(s) => s,
+        Err(e) => return usage(e),
+    };
+    servers::assign_default(&mut pipeline, file_only, &specs);
     let comps: Vec<&Composition> = pipeline
         .compositions
         .iter()
@@ -176,19 +214,6 @@ pub async fn run(args: RunArgs) -> u8 {
         Err(e) => return usage(e),
     };
 
-    let redactor = Redactor::default();
-    let mut file_vars = pipeline.vars.clone();
-    file_vars.extend(cli_vars.clone());
-    let specs = match servers::resolve(
-        &pipeline,
-        &args.servers,
-        args.url.as_deref(),
-        &file_vars,
-        &redactor,
-    ) {
-        Ok(s) => s,
-        Err(e) => return usage(e),
-    };
     let mut needed: Vec<String> = Vec::new();
     for c in &comps {
         for n in servers::needed(c, &specs) {
@@ -342,9 +367,7 @@ pub(crate) fn config(
         vars.extend(r.vars.clone());
     }
     vars.extend(cli_vars.clone());
-    let expect = row
-        .and_then(|r| r.expect.clone())
-        .unwrap_or_else(|| comp.expect.clone());
+    let expect = crate::engine::file::model::Case::expectations(row, comp);
     SessionConfig {
         file: file.to_owned(),
         case: row.map(|r| r.name.clone()),
@@ -416,6 +439,7 @@ async fn drive(
 
 fn empty_trace(comp: &Composition) -> Trace {
     Trace {
+        run_id: crate::engine::run::trace::new_run_id(),
         file: String::new(),
         composition: crate::engine::run::trace::RunSummary {
             name: comp.name.clone(),
@@ -429,11 +453,13 @@ fn empty_trace(comp: &Composition) -> Trace {
             output_tokens: 0,
             output_tokens_all: 0,
         },
+        vars: IndexMap::new(),
         nodes: IndexMap::new(),
         completed_step_ids: Vec::new(),
         failed_step: None,
         output: Value::Null,
         expect: Vec::new(),
+        eval: Vec::new(),
         server_logs: IndexMap::new(),
     }
 }
@@ -474,6 +500,9 @@ fn print_text(traces: &[Trace]) {
                 .clone()
                 .unwrap_or_else(|| format!("actual {}", e.actual));
             println!("  expect {} {}: {msg}", e.target, e.matcher);
+        }
+        for row in &t.eval {
+            println!("  eval [DEFERRED] {}: {}", row.metric, row.reason);
         }
     }
     println!(

@@ -204,15 +204,11 @@ pub async fn drive(
             last: view.last_finished.clone(),
             next: before.or_else(|| view.next_ready()),
         };
-        if stepping && !view.any_pending() {
-            // Nothing left to step through: let the run end.
-            s.handle.send(Command::Resume);
-            continue;
-        }
+        // After the last node too: it may still be re-run before the run ends.
         progress.clear();
         match prompt(&stop, input, progress).await {
             Answer::Continue => {
-                s.handle.send(if stepping {
+                s.handle.send(if stepping && view.any_pending() {
                     Command::Step
                 } else {
                     Command::Resume

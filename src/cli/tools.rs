@@ -8,11 +8,12 @@ use indexmap::IndexMap;
 use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
+use crate::engine::cost::pricing::PricingTable;
 use crate::engine::file::model::Pipeline;
 use crate::engine::file::open::load_file;
 use crate::engine::lang::reference;
 use crate::engine::mcp::servers::{self, ServerArg};
-use crate::engine::mcp::{ConnectOptions, Connection, McpError, ServerSpec};
+use crate::engine::mcp::{ConnectOptions, Connection, ServerSpec};
 use crate::engine::redact::Redactor;
 use crate::options::exit;
 
@@ -22,7 +23,7 @@ pub enum ToolsCommand {
     /// List every tool of the servers (with annotations).
     List(ListArgs),
     /// Call a tool, optionally chaining one more call with `--then`.
-    Call(CallArgs),
+    Call(Box<CallArgs>),
 }
 
 /// Which servers to talk to.
@@ -60,8 +61,15 @@ pub struct CallArgs {
     #[arg(long = "on", value_name = "NAME")]
     pub on: Option<String>,
     /// The arguments object, as JSON.
-    #[arg(long, value_name = "JSON", default_value = "{}")]
-    pub args: String,
+    #[arg(long, value_name = "JSON", conflicts_with = "args_from_stdin")]
+    pub args: Option<String>,
+    /// Read the whole arguments object from stdin (JSON).
+    #[arg(long)]
+    pub args_from_stdin: bool,
+    /// Take one argument from the JSON on stdin: NAME=$.path. Repeatable;
+    /// these win over `--args`.
+    #[arg(long = "arg", value_name = "NAME=$.PATH")]
+    pub arg_paths: Vec<String>,
     /// Capture a value of this call's output for the chained call:
     /// NAME=$.path. Repeatable.
     #[arg(long = "bind", value_name = "NAME=$.PATH")]
@@ -79,13 +87,33 @@ pub struct CallArgs {
     /// Timeout of each call (e.g. 30s).
     #[arg(long, value_name = "DURATION")]
     pub timeout: Option<String>,
+    /// Aggregate USD ceiling across both calls: a call whose projected cost
+    /// would take the total past it is not made.
+    #[arg(long, value_name = "USD")]
+    pub max_cost: Option<f64>,
+    /// Aggregate ceiling on LLM tokens across both calls.
+    #[arg(long, value_name = "N")]
+    pub max_tokens: Option<u64>,
+    /// Per-call USD ceiling.
+    #[arg(long, value_name = "USD")]
+    pub max_cost_per_call: Option<f64>,
+    /// `stop` (default) makes no call past a cap; `continue` makes the
+    /// calls and exits 3; `warn` makes them and exits 0 with a warning.
+    #[arg(long, value_enum, default_value_t = super::run::OnBudget::Stop)]
+    pub on_budget_exceeded: super::run::OnBudget,
+    /// Replace the bundled pricing.yaml with this table.
+    #[arg(long, value_name = "PATH")]
+    pub pricing_table: Option<PathBuf>,
+    /// Allow calling tools annotated `destructiveHint: true`.
+    #[arg(long, short = 'y')]
+    pub yes: bool,
 }
 
 /// Runs a `tools` subcommand; returns the exit code.
 pub async fn tools(cmd: ToolsCommand) -> u8 {
     match cmd {
         ToolsCommand::List(a) => list(a).await,
-        ToolsCommand::Call(a) => call(a).await,
+        ToolsCommand::Call(a) => call(*a).await,
     }
 }
 
@@ -104,6 +132,7 @@ async fn connect_all(opts: &ServerOpts) -> Result<Vec<Connection>, u8> {
             vars: IndexMap::new(),
             budget: Default::default(),
             pricing: None,
+            dry_run: false,
             compositions: Vec::new(),
         },
     };
@@ -200,38 +229,196 @@ fn select(v: &Value, path: &str) -> Result<Value, String> {
     reference::resolve_path(v, &r.path).map_err(|e| format!("`{path}`: {}", e.describe("$")))
 }
 
-async fn call_one(
-    conns: &[Connection],
-    on: Option<&str>,
-    tool: &str,
-    args: Map<String, Value>,
-    timeout: Option<std::time::Duration>,
-) -> Result<Value, (u8, String)> {
-    let conn = match on {
-        Some(n) => conns.iter().find(|c| c.name() == n),
-        None if conns.len() == 1 => conns.first(),
-        None => conns.iter().find(|c| c.tool(tool).is_some()),
+/// Budget state of `tools call` across its (at most two) calls.
+struct Spend {
+    table: PricingTable,
+    max_cost: Option<f64>,
+    max_tokens: Option<u64>,
+    max_cost_per_call: Option<f64>,
+    mode: super::run::OnBudget,
+    cost: f64,
+    tokens: u64,
+    /// The first cap that fired, with why.
+    tripped: Option<String>,
+}
+
+impl Spend {
+    /// Notes a cap that fired; true when the call must not be made.
+    fn breach(&mut self, why: String) -> bool {
+        if self.tripped.is_none() {
+            self.tripped = Some(why);
+        }
+        self.mode == super::run::OnBudget::Stop
     }
-    .ok_or_else(|| {
-        (
-            exit::INVALID,
-            format!("no server offers `{tool}`; pick one with --on NAME"),
-        )
-    })?;
-    let cancel = CancellationToken::new();
-    match conn.call(tool, args, None, timeout, &cancel).await {
-        Ok(out) if out.is_error => Err((exit::FAILED, crate::engine::mcp::error_text(&out.result))),
-        Ok(out) => Ok(out.output()),
-        Err(e @ McpError::Closed { .. }) => Err((exit::FAILED, e.to_string())),
-        Err(e) => Err((exit::FAILED, e.to_string())),
+
+    /// Checks a call's projected figures against the caps before it is made.
+    fn allows(&mut self, server: &str, tool: &str, args: &Map<String, Value>) -> bool {
+        let p = self
+            .table
+            .project(Some(server), tool, &Value::Object(args.clone()));
+        if let Some(cap) = self.max_cost_per_call.filter(|c| p.cost_usd > *c) {
+            return !self.breach(format!(
+                "`{tool}` would cost ${:.4}, over --max-cost-per-call ${cap:.4}",
+                p.cost_usd
+            ));
+        }
+        if let Some(cap) = self.max_cost.filter(|c| self.cost + p.cost_usd > *c) {
+            return !self.breach(format!(
+                "`{tool}` would take the cost to ${:.4}, over --max-cost ${cap:.4}",
+                self.cost + p.cost_usd
+            ));
+        }
+        if let Some(cap) = self.max_tokens.filter(|c| self.tokens + p.tokens > *c) {
+            return !self.breach(format!(
+                "`{tool}` would take the tokens to {}, over --max-tokens {cap}",
+                self.tokens + p.tokens
+            ));
+        }
+        true
+    }
+
+    /// Adds a made call's actual figures and checks the caps again.
+    fn spent(
+        &mut self,
+        server: &str,
+        tool: &str,
+        args: &Map<String, Value>,
+        raw: &Value,
+        output: &Value,
+    ) {
+        let f = self.table.actual(Some(server), tool, args, raw, output);
+        self.cost += f.cost_usd;
+        self.tokens += f.tokens;
+        if let Some(cap) = self.max_cost_per_call.filter(|c| f.cost_usd > *c) {
+            self.breach(format!(
+                "`{tool}` cost ${:.4}, over --max-cost-per-call ${cap:.4}",
+                f.cost_usd
+            ));
+        }
+        if let Some(cap) = self.max_cost.filter(|c| self.cost > *c) {
+            self.breach(format!(
+                "the calls cost ${:.4}, over --max-cost ${cap:.4}",
+                self.cost
+            ));
+        }
+        if let Some(cap) = self.max_tokens.filter(|c| self.tokens > *c) {
+            self.breach(format!(
+                "the calls used {} tokens, over --max-tokens {cap}",
+                self.tokens
+            ));
+        }
     }
 }
 
+struct CallCx<'a> {
+    conns: &'a [Connection],
+    on: Option<&'a str>,
+    timeout: Option<std::time::Duration>,
+    yes: bool,
+    spend: Spend,
+}
+
+impl CallCx<'_> {
+    async fn call(&mut self, tool: &str, args: Map<String, Value>) -> Result<Value, (u8, String)> {
+        let conn = match self.on {
+            Some(n) => self.conns.iter().find(|c| c.name() == n),
+            None if self.conns.len() == 1 => self.conns.first(),
+            None => self.conns.iter().find(|c| c.tool(tool).is_some()),
+        }
+        .ok_or_else(|| {
+            (
+                exit::INVALID,
+                format!("no server offers `{tool}`; pick one with --on NAME"),
+            )
+        })?;
+        if !self.yes
+            && conn
+                .tool(tool)
+                .is_some_and(|t| t.annotations.destructive == Some(true))
+        {
+            return Err((
+                exit::INVALID,
+                format!(
+                    "`{tool}` on server `{}` is marked destructive; pass --yes to call it (nothing was called)",
+                    conn.name()
+                ),
+            ));
+        }
+        if !self.spend.allows(conn.name(), tool, &args) {
+            let why = self.spend.tripped.clone().unwrap_or_default();
+            return Err((
+                exit::BUDGET,
+                format!("budget exceeded: {why}; `{tool}` was not called"),
+            ));
+        }
+        let cancel = CancellationToken::new();
+        match conn
+            .call(tool, args.clone(), None, self.timeout, &cancel)
+            .await
+        {
+            Ok(out) => {
+                let output = out.output();
+                self.spend
+                    .spent(conn.name(), tool, &args, &out.result, &output);
+                if out.is_error {
+                    Err((exit::FAILED, crate::engine::mcp::error_text(&out.result)))
+                } else {
+                    Ok(output)
+                }
+            }
+            Err(e) => Err((exit::FAILED, e.to_string())),
+        }
+    }
+}
+
+/// The first call's arguments: `--args`, or stdin with `--args-from-stdin`,
+/// then every `--arg NAME=$.path` taken from the JSON on stdin.
+fn call_args(
+    a: &CallArgs,
+    stdin: impl FnOnce() -> std::io::Result<String>,
+) -> Result<Map<String, Value>, String> {
+    let needs_stdin = a.args_from_stdin || !a.arg_paths.is_empty();
+    let input: Option<Value> = if needs_stdin {
+        let text = stdin().map_err(|e| format!("cannot read stdin: {e}"))?;
+        Some(serde_json::from_str(&text).map_err(|e| {
+            format!(
+                "stdin is not JSON: {e} (line {}, column {})",
+                e.line(),
+                e.column()
+            )
+        })?)
+    } else {
+        None
+    };
+    let mut args = match (&a.args, a.args_from_stdin) {
+        (_, true) => match &input {
+            Some(Value::Object(m)) => m.clone(),
+            _ => return Err("--args-from-stdin needs a JSON object on stdin".into()),
+        },
+        (Some(text), false) => match serde_json::from_str(text) {
+            Ok(Value::Object(m)) => m,
+            Ok(_) => return Err("--args must be a JSON object".into()),
+            Err(e) => return Err(format!("--args is not JSON: {e} (column {})", e.column())),
+        },
+        (None, false) => Map::new(),
+    };
+    for spec in &a.arg_paths {
+        let (name, path) = spec
+            .split_once('=')
+            .filter(|(n, p)| !n.is_empty() && p.starts_with('$'))
+            .ok_or_else(|| format!("--arg `{spec}` is not NAME=$.path"))?;
+        let v = select(input.as_ref().unwrap_or(&Value::Null), path)
+            .map_err(|e| format!("--arg {name}: {e} in the JSON on stdin"))?;
+        args.insert(name.to_owned(), v);
+    }
+    Ok(args)
+}
+
 async fn call(a: CallArgs) -> u8 {
-    let args: Map<String, Value> = match serde_json::from_str(&a.args) {
-        Ok(Value::Object(m)) => m,
-        _ => {
-            eprintln!("error: --args must be a JSON object");
+    let args = match call_args(&a, || std::io::read_to_string(std::io::stdin())) {
+        Ok(m) => m,
+        Err(e) => {
+            eprintln!("error: {e}");
             return exit::INVALID;
         }
     };
@@ -245,12 +432,38 @@ async fn call(a: CallArgs) -> u8 {
         },
         None => None,
     };
+    let table = match &a.pricing_table {
+        Some(p) => match PricingTable::load(p) {
+            Ok(t) => t,
+            Err(e) => {
+                eprintln!("error: {e}");
+                return exit::INVALID;
+            }
+        },
+        None => PricingTable::bundled(),
+    };
     let conns = match connect_all(&a.servers).await {
         Ok(c) => c,
         Err(code) => return code,
     };
+    let mut cx = CallCx {
+        conns: &conns,
+        on: a.on.as_deref(),
+        timeout,
+        yes: a.yes,
+        spend: Spend {
+            table,
+            max_cost: a.max_cost,
+            max_tokens: a.max_tokens,
+            max_cost_per_call: a.max_cost_per_call,
+            mode: a.on_budget_exceeded,
+            cost: 0.0,
+            tokens: 0,
+            tripped: None,
+        },
+    };
     let result = async {
-        let mut out = call_one(&conns, a.on.as_deref(), &a.tool, args, timeout).await?;
+        let mut out = cx.call(&a.tool, args).await?;
         if let Some(then) = &a.then {
             let mut bound = Map::new();
             for b in &a.binds {
@@ -282,7 +495,7 @@ async fn call(a: CallArgs) -> u8 {
                 };
                 then_args.insert(name.to_owned(), v);
             }
-            out = call_one(&conns, a.on.as_deref(), then, then_args, timeout).await?;
+            out = cx.call(then, then_args).await?;
         }
         if let Some(path) = &a.select {
             out = select(&out, path).map_err(|e| (exit::FAILED, e))?;
@@ -290,6 +503,8 @@ async fn call(a: CallArgs) -> u8 {
         Ok::<Value, (u8, String)>(out)
     }
     .await;
+    let tripped = cx.spend.tripped.take();
+    let mode = cx.spend.mode;
     for c in conns {
         c.close().await;
     }
@@ -302,11 +517,75 @@ async fn call(a: CallArgs) -> u8 {
                     serde_json::to_string_pretty(&other).unwrap_or_default()
                 ),
             }
-            exit::OK
+            match (tripped, mode) {
+                (Some(why), super::run::OnBudget::Warn) => {
+                    eprintln!("warning: budget exceeded: {why}");
+                    exit::OK
+                }
+                (Some(why), _) => {
+                    eprintln!("error: budget exceeded: {why}");
+                    exit::BUDGET
+                }
+                (None, _) => exit::OK,
+            }
         }
         Err((code, msg)) => {
             eprintln!("error: {msg}");
             code
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[derive(Parser)]
+    struct T {
+        #[command(flatten)]
+        a: CallArgs,
+    }
+
+    fn args(argv: &[&str], stdin: &str) -> Result<Map<String, Value>, String> {
+        let t = T::try_parse_from(std::iter::once("t").chain(argv.iter().copied()))
+            .map_err(|e| e.to_string())?;
+        let input = stdin.to_owned();
+        call_args(&t.a, move || Ok(input))
+    }
+
+    #[test]
+    fn arguments_come_from_args_stdin_or_paths_into_stdin() {
+        assert_eq!(
+            args(&["echo", "--args", r#"{"a":1}"#], "").unwrap(),
+            serde_json::json!({"a": 1}).as_object().cloned().unwrap()
+        );
+        assert_eq!(
+            args(&["echo", "--args-from-stdin"], r#"{"q":"x"}"#).unwrap(),
+            serde_json::json!({"q": "x"}).as_object().cloned().unwrap()
+        );
+        assert_eq!(
+            args(
+                &[
+                    "echo",
+                    "--args",
+                    r#"{"limit":2}"#,
+                    "--arg",
+                    "query=$.users[0].name"
+                ],
+                r#"{"users":[{"name":"alice"}]}"#
+            )
+            .unwrap(),
+            serde_json::json!({"limit": 2, "query": "alice"})
+                .as_object()
+                .cloned()
+                .unwrap()
+        );
+        let e = args(&["echo", "--arg", "q=$.missing"], "{}").unwrap_err();
+        assert!(e.contains("--arg q"), "{e}");
+        let e = args(&["echo", "--args-from-stdin"], "[1]").unwrap_err();
+        assert!(e.contains("JSON object"), "{e}");
+        let e = args(&["echo", "--args-from-stdin"], "{oops").unwrap_err();
+        assert!(e.contains("line 1"), "{e}");
     }
 }

@@ -468,11 +468,15 @@ impl DemoTool {
             },
             DemoTool::Fail => Spec {
                 title: "Fail",
-                description: "Always return a tool error whose text is `message`.",
+                description: "Always return a tool error whose text is `message`. With `code` \
+                    or `status`, the text is `{error: {code, status, message}}` as JSON, the \
+                    way REST-backed servers report a failed request.",
                 input: json!({
                     "type": "object",
                     "properties": {
                         "message": { "type": "string", "default": DEFAULT_FAIL_MESSAGE },
+                        "code": { "type": "string", "description": "A machine-readable error code." },
+                        "status": { "type": "integer", "minimum": 100, "maximum": 599, "description": "An HTTP status." },
                     },
                     "additionalProperties": false,
                 }),

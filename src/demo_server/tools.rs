@@ -489,13 +489,27 @@ fn record(index: u64) -> Value {
 #[serde(deny_unknown_fields)]
 struct FailArgs {
     message: Option<String>,
+    code: Option<String>,
+    status: Option<u16>,
 }
 
 fn fail(arguments: JsonObject) -> Outcome {
     let args: FailArgs = parse(DemoTool::Fail, arguments)?;
-    Err(args
+    let message = args
         .message
-        .unwrap_or_else(|| DEFAULT_FAIL_MESSAGE.to_owned()))
+        .unwrap_or_else(|| DEFAULT_FAIL_MESSAGE.to_owned());
+    if args.code.is_none() && args.status.is_none() {
+        return Err(message);
+    }
+    let mut error = serde_json::Map::new();
+    if let Some(code) = args.code {
+        error.insert("code".into(), code.into());
+    }
+    if let Some(status) = args.status {
+        error.insert("status".into(), status.into());
+    }
+    error.insert("message".into(), message.into());
+    Err(serde_json::json!({ "error": error }).to_string())
 }
 
 fn default_exit_code() -> i32 {

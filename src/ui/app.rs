@@ -336,9 +336,7 @@ impl App {
     fn session_config(&self, pipeline: &Pipeline, comp: &Composition) -> SessionConfig {
         let row = self.case_row(comp);
         let vars = self.vars(pipeline, comp);
-        let expect = row
-            .and_then(|r| r.expect.clone())
-            .unwrap_or_else(|| comp.expect.clone());
+        let expect = crate::engine::file::model::Case::expectations(row, comp);
         SessionConfig {
             pricing: Arc::new(pricing_of(pipeline)),
             file: self.opts.file.display().to_string(),
@@ -438,6 +436,7 @@ impl App {
             nodes,
             vars: Arc::new(vars),
             item: None,
+            pass_vars: comp.passes_vars_through(),
         }
     }
 

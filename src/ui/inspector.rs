@@ -679,6 +679,7 @@ fn copy_record(r: &NodeRecord) -> NodeRecord {
             Value::Null
         },
         error: r.error.clone(),
+        error_code: r.error_code.clone(),
         skip_reason: r.skip_reason.clone(),
         attempts: r.attempts,
         started_at: r.started_at.clone(),

@@ -142,6 +142,38 @@ pub fn build(comp: &mut Composition, diags: &mut Vec<Diagnostic>) {
                 .as_ref()
                 .filter(|w| w.subject.is_none())
                 .map(|w| w.source.as_str());
+            // `.parents` holds the `needs` only: any other id reads null.
+            if let (Some(w), Some(span)) = (when_text, node.when.as_ref().map(|w| w.span)) {
+                let mut warned: Vec<&str> = Vec::new();
+                for (at, _) in w.match_indices("parents.") {
+                    let rest = &w[at + "parents.".len()..];
+                    let end = rest
+                        .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '-'))
+                        .unwrap_or(rest.len());
+                    let id = &rest[..end];
+                    if !id.is_empty()
+                        && !node.needs.iter().any(|n| n.id == id)
+                        && !warned.contains(&id)
+                    {
+                        warned.push(id);
+                        let hint = if index.contains_key(id) {
+                            format!("add `{id}` to `needs`")
+                        } else {
+                            "there is no node by that name".to_owned()
+                        };
+                        diags.push(
+                            Diagnostic::warning(
+                                span,
+                                format!(
+                                    "`when` reads `.parents.{id}`, but `{id}` is not in the `needs` of `{}`, so it is always null",
+                                    node.id
+                                ),
+                            )
+                            .with_hint(hint),
+                        );
+                    }
+                }
+            }
             for (k, need) in node.needs.iter().enumerate() {
                 // A bare `when` predicate reads parents through `.parents`.
                 let in_when = when_text.is_some_and(|w| {

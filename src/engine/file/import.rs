@@ -13,6 +13,7 @@ pub mod emit;
 mod fibe;
 mod shared;
 
+pub use fibe::{FibeLimits, fibe_limits, set_fibe_limits};
 pub use shared::ImportedStep;
 use shared::{Cx, walk_strings};
 
@@ -115,6 +116,9 @@ pub struct Conversion {
     pub steps: Vec<ImportedStep>,
     /// Discord `save_as` names → native node id.
     pub aliases: Vec<(String, String)>,
+    /// Fibe `cache` (default true): the result envelope names the run as
+    /// `pipeline_id` only when it is cached.
+    pub cache: bool,
 }
 
 impl Conversion {
@@ -161,6 +165,10 @@ pub(crate) fn convert_tree(source: &str, root: &YNode, dialect: Dialect) -> Conv
         diagnostics,
         steps: cx.named,
         aliases: cx.aliases,
+        cache: !matches!(
+            root.get("cache").map(|c| &c.kind),
+            Some(crate::engine::file::yaml::YKind::Bool(false))
+        ),
     }
 }
 

@@ -12,6 +12,7 @@ pub const TOP_KEYS: &[&str] = &[
     "vars",
     "budget",
     "pricing",
+    "dry_run",
     "pipe",
     "compositions",
     "output",
@@ -21,6 +22,14 @@ pub const TOP_KEYS: &[&str] = &[
 /// Sections of an mcptest suite that pipewright does not run; loading such a
 /// suite warns instead of failing.
 pub const MCPTEST_SECTIONS: &[&str] = &["agents", "tools", "evals", "eval", "resources", "prompts"];
+/// The judged metrics of mcptest's `eval:` block.
+pub const EVAL_METRICS: &[&str] = &[
+    "rubric",
+    "mcp_task_completion",
+    "mcp_use",
+    "argument_correctness",
+    "plan_quality",
+];
 pub const COMPOSITION_KEYS: &[&str] = &[
     "name",
     "description",
@@ -41,6 +50,7 @@ pub const NODE_KEYS: &[&str] = &[
     "when",
     "on_error",
     "for_each",
+    "aligned",
     "max_concurrency",
     "mock",
     "timeout",
@@ -66,6 +76,7 @@ pub const BUDGET_KEYS: &[&str] = &[
     "max_tokens",
     "max_duration",
     "max_duration_ms",
+    "max_iterations",
 ];
 pub const MATCHERS: &[&str] = &[
     "exact", "lte", "lt", "gte", "gt", "contains", "regex", "length", "type", "exists", "jq",

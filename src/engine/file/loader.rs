@@ -92,6 +92,40 @@ struct Loader<'s> {
 /// What the loader knows of the file while it reads one composition.
 struct FileScope<'a> {
     servers: &'a IndexMap<String, ServerDecl>,
+    /// The file's `vars:` defaults.
+    vars: &'a IndexMap<String, Value>,
+    /// Servers added on the command line (`--server`, `--servers-from`)
+    /// that the file does not declare.
+    cli: Vec<&'static str>,
+}
+
+impl FileScope<'_> {
+    fn knows(&self, name: &str) -> bool {
+        self.servers.contains_key(name) || self.cli.contains(&name)
+    }
+
+    /// Every server a node may name: the file's, then the command line's.
+    fn names(&self) -> Vec<&str> {
+        let mut all: Vec<&str> = self.servers.keys().map(String::as_str).collect();
+        all.extend(self.cli.iter().copied());
+        all
+    }
+
+    /// Whether a node that names no server is ambiguous: the file declares
+    /// none or several, and more than one is configured in all.
+    fn ambiguous(&self) -> bool {
+        self.servers.len() != 1 && self.servers.len() + self.cli.len() > 1
+    }
+}
+
+static CLI_SERVERS: std::sync::OnceLock<Vec<String>> = std::sync::OnceLock::new();
+
+/// Names the servers the command line adds (`--server NAME=…`,
+/// `--servers-from`), so nodes may name them and a node that names none is
+/// an error at load when that makes the choice ambiguous. Set once per
+/// process, before any file is loaded.
+pub fn set_cli_servers(names: Vec<String>) {
+    let _ = CLI_SERVERS.set(names);
 }
 
 impl<'s> Loader<'s> {
@@ -318,7 +352,31 @@ impl<'s> Loader<'s> {
             }
             v.to_json()
         });
-        let scope = FileScope { servers: &servers };
+        let dry_run = get("dry_run").is_some_and(|(_, v)| match v.kind {
+            YKind::Bool(b) => b,
+            _ => {
+                self.err(
+                    v.span,
+                    format!("`dry_run` must be true or false, found {}", v.type_name()),
+                );
+                false
+            }
+        });
+        let cli = CLI_SERVERS
+            .get()
+            .map(|names| {
+                names
+                    .iter()
+                    .filter(|n| !servers.contains_key(n.as_str()))
+                    .map(String::as_str)
+                    .collect()
+            })
+            .unwrap_or_default();
+        let scope = FileScope {
+            servers: &servers,
+            vars: &vars,
+            cli,
+        };
 
         let mut compositions = Vec::new();
         if let Some((key, pipe)) = get("pipe") {
@@ -385,6 +443,7 @@ impl<'s> Loader<'s> {
             vars,
             budget,
             pricing,
+            dry_run,
             compositions,
         })
     }
@@ -484,6 +543,7 @@ fn node_hash(n: &Node) -> String {
         "on_error": n.on_error,
         "for_each": n.for_each.as_ref().map(|f| f.source.as_str()),
         "max_concurrency": n.max_concurrency,
+        "aligned": n.aligned,
         "mock": n.mock.as_ref().map(|m| match m {
             Mock::Result(v) => serde_json::json!({"result": v}),
             Mock::Error(v) => serde_json::json!({"error": v}),

@@ -22,6 +22,8 @@ pub struct Pipeline {
     pub budget: Budget,
     /// An inline pricing table (same shape as `pricing.yaml`).
     pub pricing: Option<Value>,
+    /// `dry_run: true`: `run` plans and calls nothing.
+    pub dry_run: bool,
     pub compositions: Vec<Composition>,
 }
 
@@ -65,6 +67,9 @@ pub struct Budget {
     pub max_cost_usd: Option<f64>,
     pub max_tokens: Option<u64>,
     pub max_duration: Option<Duration>,
+    /// Fan-out iterations the whole run may make (Fibe's
+    /// `FIBE_MCP_PIPELINE_MAX_ITERATIONS`).
+    pub max_iterations: Option<u64>,
 }
 
 impl Budget {
@@ -74,6 +79,7 @@ impl Budget {
             max_cost_usd: self.max_cost_usd.or(other.max_cost_usd),
             max_tokens: self.max_tokens.or(other.max_tokens),
             max_duration: self.max_duration.or(other.max_duration),
+            max_iterations: self.max_iterations.or(other.max_iterations),
         }
     }
 }
@@ -99,6 +105,9 @@ pub struct Composition {
     pub output: Option<OutputSpec>,
     pub expect: Vec<Expectation>,
     pub cases: Vec<Case>,
+    /// mcptest's judged metrics (`eval:`), by name; reported as deferred,
+    /// since pipewright configures no model provider.
+    pub eval: Vec<String>,
     pub budget: Budget,
     pub span: Span,
     /// `parents[i]`: indices of the nodes node `i` waits for.
@@ -114,6 +123,12 @@ pub struct Composition {
 impl Composition {
     pub fn index_of(&self, id: &str) -> Option<usize> {
         self.nodes.iter().position(|n| n.id == id)
+    }
+
+    /// Whether an undefined `${var.X}` passes through unchanged: in a
+    /// composition with no `cases:` (mcptest), never in a pipe.
+    pub fn passes_vars_through(&self) -> bool {
+        self.kind == Kind::Dag && self.cases.is_empty()
     }
 
     pub fn node(&self, id: &str) -> Option<&Node> {
@@ -195,6 +210,9 @@ pub struct Node {
     pub when: Option<When>,
     pub on_error: OnError,
     pub for_each: Option<ForEach>,
+    /// Fanned-out parents read element-wise: in iteration k, `${p}` is
+    /// element k of `p`'s output (Fibe's inner steps of one `for_each`).
+    pub aligned: Vec<String>,
     pub max_concurrency: usize,
     pub mock: Option<Mock>,
     pub timeout: Option<Duration>,
@@ -302,6 +320,27 @@ pub struct Case {
     /// Replaces the composition's `expect:` for this case when present.
     pub expect: Option<Vec<Expectation>>,
     pub span: Span,
+}
+
+impl Case {
+    /// What a run of `row` (or of the composition, with no row) asserts:
+    /// the row's `expect:` (else the composition's), and its `golden:` as
+    /// the exact `output`.
+    pub fn expectations(row: Option<&Case>, comp: &Composition) -> Vec<Expectation> {
+        let mut expect = row
+            .and_then(|r| r.expect.clone())
+            .unwrap_or_else(|| comp.expect.clone());
+        if let Some(r) = row
+            && let Some(golden) = &r.golden
+        {
+            expect.push(Expectation {
+                target: "output".into(),
+                matcher: Matcher::Exact(golden.clone()),
+                span: r.span,
+            });
+        }
+        expect
+    }
 }
 
 /// An assertion over the trace envelope.

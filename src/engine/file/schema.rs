@@ -29,6 +29,9 @@ pub struct PipelineFile {
     pub budget: Option<BudgetEntry>,
     /// An inline pricing table: `tools: {name: {cost_usd}}`, `models: {name: {input_per_mtok, output_per_mtok}}`.
     pub pricing: Option<BTreeMap<String, Value>>,
+    /// Plan only: `run` checks references and arguments and calls nothing
+    /// (Fibe's `dry_run`).
+    pub dry_run: Option<bool>,
     /// A linear pipeline: step k runs after step k-1.
     pub pipe: Option<Vec<PipeStepEntry>>,
     /// DAGs of nodes wired by `needs`.
@@ -46,6 +49,17 @@ pub struct PipelineFile {
     pub eval: Option<Value>,
     pub resources: Option<Value>,
     pub prompts: Option<Value>,
+}
+
+/// mcptest's judged metrics, each with its own settings.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct EvalEntry {
+    pub rubric: Option<Value>,
+    pub mcp_task_completion: Option<Value>,
+    pub mcp_use: Option<Value>,
+    pub argument_correctness: Option<Value>,
+    pub plan_quality: Option<Value>,
 }
 
 /// A server: a URL or a command line as a string, or a mapping.
@@ -97,6 +111,9 @@ pub struct BudgetEntry {
     pub max_tokens: Option<u64>,
     pub max_duration: Option<DurationEntry>,
     pub max_duration_ms: Option<u64>,
+    /// Fan-out iterations the whole run may make; a `for_each` that would
+    /// go past it fails before its first call.
+    pub max_iterations: Option<u64>,
 }
 
 /// A duration: `500ms`, `30s`, `2m`, `1h`, `1m30s`, or a number of seconds.
@@ -118,8 +135,9 @@ pub struct CompositionEntry {
     pub expect: Option<Vec<ExpectEntry>>,
     pub cases: Option<Vec<CaseEntry>>,
     pub budget: Option<BudgetEntry>,
-    /// mcptest's eval block (ignored).
-    pub eval: Option<Value>,
+    /// mcptest's judged metrics; with no model provider they are reported
+    /// as deferred.
+    pub eval: Option<EvalEntry>,
 }
 
 /// One MCP call of a composition.
@@ -160,6 +178,9 @@ pub struct CallFields {
     pub on_error: Option<OnErrorEntry>,
     /// Fan out over an array: `${parent}`, `${parent[*]}`, `${parent.items}`.
     pub for_each: Option<String>,
+    /// Parents that fanned out over the same list: in each iteration,
+    /// `${parent}` reads the parent's output for the same element.
+    pub aligned: Option<Vec<String>>,
     pub max_concurrency: Option<u64>,
     pub mock: Option<MockEntry>,
     pub timeout: Option<DurationEntry>,

@@ -17,6 +17,9 @@ pub struct Snapshot {
     pub nodes: HashMap<String, Seen>,
     pub vars: Arc<IndexMap<String, Value>>,
     pub item: Option<Value>,
+    /// An undefined `${var.X}` stays as written (a composition with no
+    /// cases, as mcptest's compositions page says) instead of failing.
+    pub pass_vars: bool,
 }
 
 /// A node as a snapshot saw it.
@@ -49,6 +52,10 @@ impl Scope for Snapshot {
 
     fn item(&self) -> Option<&Value> {
         self.item.as_ref()
+    }
+
+    fn passes_vars_through(&self) -> bool {
+        self.pass_vars
     }
 
     fn node_ids(&self) -> Vec<&str> {

@@ -223,6 +223,57 @@ pub fn resolve(
     Ok(out)
 }
 
+/// Gives every node that names no server the one it calls: the server the
+/// file declares when it declares exactly one (`file_only`), else the only
+/// server configured. Servers added on the command line are then nameable
+/// and never change what an unnamed node calls.
+pub fn assign_default(
+    pipeline: &mut Pipeline,
+    file_only: Option<String>,
+    specs: &IndexMap<String, ServerSpec>,
+) {
+    let default = file_only.filter(|n| specs.contains_key(n)).or_else(|| {
+        (specs.len() == 1)
+            .then(|| specs.keys().next().cloned())
+            .flatten()
+    });
+    let Some(default) = default else {
+        return;
+    };
+    for comp in &mut pipeline.compositions {
+        for node in &mut comp.nodes {
+            if node.server.is_none() {
+                node.server = Some(default.clone());
+            }
+        }
+    }
+}
+
+/// The server a file declares when it declares exactly one.
+pub fn only_declared(pipeline: &Pipeline) -> Option<String> {
+    (pipeline.servers.len() == 1)
+        .then(|| pipeline.servers.keys().next().cloned())
+        .flatten()
+}
+
+/// Tells the loader which servers the command line adds (`--server`,
+/// every `--servers-from` file), before any file is loaded.
+pub fn announce_cli_servers(
+    servers: &[ServerArg],
+    from: &[std::path::PathBuf],
+) -> Result<(), String> {
+    let mut names: Vec<String> = servers.iter().map(|s| s.name.clone()).collect();
+    for path in from {
+        for f in crate::engine::mcp::client_config::read(path)? {
+            if !names.contains(&f.name) {
+                names.push(f.name);
+            }
+        }
+    }
+    crate::engine::file::loader::set_cli_servers(names);
+    Ok(())
+}
+
 /// The names of the servers `comp` calls (mocked nodes call nothing).
 pub fn needed(comp: &Composition, servers: &IndexMap<String, ServerSpec>) -> Vec<String> {
     let mut names: Vec<String> = Vec::new();

@@ -73,6 +73,7 @@ pub fn dry_scope(
         nodes,
         vars: vars.clone(),
         item: None,
+        pass_vars: comp.passes_vars_through(),
     }
 }
 

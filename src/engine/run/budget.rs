@@ -124,7 +124,7 @@ pub fn breaches(id: &str, caps: Caps, spent: Spent, p: &Projection) -> Vec<Breac
         && spent.elapsed >= max
     {
         push(
-            "max_duration",
+            "max_duration_ms",
             format!("the run has taken {:?}, its cap is {max:?}", spent.elapsed),
         );
     }
@@ -200,6 +200,7 @@ mod tests {
                 max_cost_usd: Some(1.0),
                 max_tokens: Some(100),
                 max_duration: Some(Duration::from_secs(5)),
+                max_iterations: None,
             },
             per_call_cost: Some(0.5),
             per_call_tokens: Some(50),
@@ -225,6 +226,6 @@ mod tests {
             elapsed: Duration::from_secs(6),
             ..fresh
         };
-        assert_eq!(names(proj(0.0, 0), late), ["max_duration"]);
+        assert_eq!(names(proj(0.0, 0), late), ["max_duration_ms"]);
     }
 }

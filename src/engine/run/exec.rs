@@ -3,6 +3,7 @@
 //! `transform`, and record everything.
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use futures::stream::{FuturesUnordered, StreamExt};
@@ -35,6 +36,8 @@ pub struct NodeJob {
     pub default_timeout: Option<Duration>,
     /// Prices each call when its server reports no cost.
     pub pricing: Arc<Pricing>,
+    /// Fan-out iterations this run has started so far, and the cap on them.
+    pub iterations: Option<(Arc<AtomicU64>, u64)>,
 }
 
 /// Longest wait between two retries.
@@ -63,16 +66,32 @@ pub async fn run_node(job: NodeJob) -> NodeRecord {
                             fe.source,
                             crate::engine::run::trace::type_name(&other)
                         ),
+                        INTERPOLATION_FAILED,
                     );
                 }
-                Err(e) => return fail(rec, started, e.to_string()),
+                Err(e) => return fail(rec, started, e.to_string(), INTERPOLATION_FAILED),
             };
+            if let Some((used, max)) = &job.iterations {
+                let n = items.len() as u64;
+                let before = used.fetch_add(n, Ordering::Relaxed);
+                if before + n > *max {
+                    used.fetch_sub(n, Ordering::Relaxed);
+                    return fail(
+                        rec,
+                        started,
+                        format!(
+                            "`for_each` would make {n} iterations, and {before} were made before it; the run may make at most {max} (`budget.max_iterations`)"
+                        ),
+                        "ITERATION_LIMIT",
+                    );
+                }
+            }
             fan_out(&job, node, items, &mut rec).await;
         }
         None => {
             let args = match resolve_args(&node.args, &job.scope) {
                 Ok(a) => a,
-                Err(e) => return fail(rec, started, e.to_string()),
+                Err(e) => return fail(rec, started, e.to_string(), INTERPOLATION_FAILED),
             };
             rec.args = redacted(&job.redactor, Value::Object(args.clone()));
             let call = call_with_policy(&job, node, args, None).await;
@@ -86,7 +105,9 @@ pub async fn run_node(job: NodeJob) -> NodeRecord {
             match call.result {
                 Ok(output) => {
                     rec.status = NodeStatus::Ok;
-                    rec.output = redacted(&job.redactor, output);
+                    // Kept as the server sent it: later nodes and `expect:`
+                    // read real values; the session masks what it shows.
+                    rec.output = output;
                 }
                 Err(CallFailure::Cancelled) => {
                     rec.status = NodeStatus::Cancelled;
@@ -95,6 +116,8 @@ pub async fn run_node(job: NodeJob) -> NodeRecord {
                 Err(CallFailure::Failed(msg)) => {
                     rec.status = NodeStatus::Failed;
                     rec.error = Some(job.redactor.text(&msg));
+                    rec.error_code = call.code;
+                    rec.error_status = call.status;
                 }
             }
         }
@@ -123,11 +146,24 @@ fn redacted(redactor: &Redactor, v: Value) -> Value {
 struct ItemScope<'a> {
     base: &'a Snapshot,
     item: &'a Value,
+    /// This iteration's position, and the parents read element-wise at it.
+    index: usize,
+    aligned: &'a [String],
 }
 
 impl Scope for ItemScope<'_> {
     fn node(&self, id: &str) -> NodeLookup<'_> {
-        self.base.node(id)
+        let found = self.base.node(id);
+        if !self.aligned.iter().any(|a| a == id) {
+            return found;
+        }
+        match found {
+            NodeLookup::Output(Value::Array(items)) => match items.get(self.index) {
+                Some(v) => NodeLookup::Output(v),
+                None => NodeLookup::Output(&Value::Null),
+            },
+            other => other,
+        }
     }
 
     fn var(&self, name: &str) -> Option<&Value> {
@@ -142,6 +178,10 @@ impl Scope for ItemScope<'_> {
         Some(self.item)
     }
 
+    fn passes_vars_through(&self) -> bool {
+        self.base.passes_vars_through()
+    }
+
     fn node_ids(&self) -> Vec<&str> {
         self.base.node_ids()
     }
@@ -151,9 +191,13 @@ impl Scope for ItemScope<'_> {
     }
 }
 
-fn fail(mut rec: NodeRecord, started: Instant, error: String) -> NodeRecord {
+/// The code of a failure to resolve a node's references (Discord's name).
+pub const INTERPOLATION_FAILED: &str = "INTERPOLATION_FAILED";
+
+fn fail(mut rec: NodeRecord, started: Instant, error: String, code: &str) -> NodeRecord {
     rec.status = NodeStatus::Failed;
     rec.error = Some(error);
+    rec.error_code = Some(code.to_owned());
     rec.duration_ms = started.elapsed().as_millis() as u64;
     rec
 }
@@ -183,6 +227,8 @@ async fn fan_out(job: &NodeJob, node: &Node, items: Vec<Value>, rec: &mut NodeRe
                 let scope = ItemScope {
                     base: &job.scope,
                     item,
+                    index,
+                    aligned: &node.aligned,
                 };
                 let args = match resolve_args(&node.args, &scope) {
                     Ok(a) => a,
@@ -192,6 +238,7 @@ async fn fan_out(job: &NodeJob, node: &Node, items: Vec<Value>, rec: &mut NodeRe
                             Value::Null,
                             CallResult {
                                 result: Err(CallFailure::Failed(e.to_string())),
+                                code: Some(INTERPOLATION_FAILED.to_owned()),
                                 ..CallResult::default()
                             },
                             started,
@@ -224,8 +271,9 @@ async fn fan_out(job: &NodeJob, node: &Node, items: Vec<Value>, rec: &mut NodeRe
                     rec.model = call.model.clone();
                 }
                 rec.replayed |= call.replayed;
+                let (code, error_status) = (call.code.clone(), call.status);
                 let (status, output, error) = match call.result {
-                    Ok(v) => (NodeStatus::Ok, redacted(&job.redactor, v), None),
+                    Ok(v) => (NodeStatus::Ok, v, None),
                     Err(CallFailure::Cancelled) => (NodeStatus::Cancelled, Value::Null, Some("cancelled".to_owned())),
                     Err(CallFailure::Failed(m)) => (NodeStatus::Failed, Value::Null, Some(job.redactor.text(&m))),
                 };
@@ -244,6 +292,8 @@ async fn fan_out(job: &NodeJob, node: &Node, items: Vec<Value>, rec: &mut NodeRe
                     status,
                     args: redacted(&job.redactor, args),
                     output,
+                    error_code: error.as_ref().and(code),
+                    error_status: error.as_ref().and(error_status),
                     error,
                     attempts: call.attempts,
                     duration_ms: if node.mock.is_some() { 0 } else { started.elapsed().as_millis() as u64 },
@@ -260,6 +310,8 @@ async fn fan_out(job: &NodeJob, node: &Node, items: Vec<Value>, rec: &mut NodeRe
         json!({ "for_each": node.for_each.as_ref().map(|f| f.source.clone()), "items": total });
     if let Some(f) = failed {
         rec.status = NodeStatus::Failed;
+        rec.error_code = f.error_code.clone();
+        rec.error_status = f.error_status;
         rec.error = Some(format!(
             "iteration {} of {total} failed: {}",
             f.index,
@@ -296,6 +348,9 @@ struct CallResult {
     tokens: u64,
     model: Option<String>,
     replayed: bool,
+    /// The failure's code and status (see [`NodeRecord::error_code`]).
+    code: Option<String>,
+    status: Option<u16>,
 }
 
 impl Default for CallResult {
@@ -309,6 +364,8 @@ impl Default for CallResult {
             tokens: 0,
             model: None,
             replayed: false,
+            code: None,
+            status: None,
         }
     }
 }
@@ -324,6 +381,9 @@ async fn call_with_policy(
     let mut out = CallResult::default();
     if let Some(mock) = &node.mock {
         out.attempts = 1;
+        if let Mock::Error(e) = mock {
+            (out.code, out.status) = error_code_of(e);
+        }
         out.result = match mock {
             Mock::Result(v) => apply_transform(node, v.clone()),
             Mock::Error(e) => Err(CallFailure::Failed(match e {
@@ -387,9 +447,13 @@ async fn call_with_policy(
                 out.model = figures.model.or(out.model.take());
                 out.raw = outcome.result;
                 if outcome.is_error {
+                    (out.code, out.status) = error_code_of(&output_of(&out.raw));
                     (true, error_text(&out.raw))
                 } else {
                     out.result = apply_transform(node, output_of(&out.raw));
+                    if out.result.is_err() {
+                        out.code = Some("TRANSFORM_FAILED".into());
+                    }
                     return out;
                 }
             }
@@ -397,8 +461,19 @@ async fn call_with_policy(
                 out.result = Err(CallFailure::Cancelled);
                 return out;
             }
-            Err(e @ McpError::Closed { .. }) => (false, e.to_string()),
-            Err(e) => (true, e.to_string()),
+            Err(e @ McpError::Closed { .. }) => {
+                out.code = Some("SERVER_CLOSED".into());
+                (false, e.to_string())
+            }
+            Err(e) => {
+                out.code = Some(match &e {
+                    McpError::Timeout { .. } => "TIMEOUT".into(),
+                    McpError::Protocol { code, .. } => format!("JSONRPC_{code}"),
+                    _ => "TRANSPORT_ERROR".into(),
+                });
+                out.status = None;
+                (true, e.to_string())
+            }
         };
         if !retryable || out.attempts >= max_attempts {
             out.result = Err(CallFailure::Failed(message));
@@ -421,6 +496,24 @@ async fn call_with_policy(
         }
         backoff = (backoff * 2).min(MAX_BACKOFF);
     }
+}
+
+/// The code and status a server gave with an error result: `code` and
+/// `status` at the top of its output or under `error` (Fibe's and Discord's
+/// shapes); `TOOL_ERROR` when it gave none.
+fn error_code_of(output: &Value) -> (Option<String>, Option<u16>) {
+    let inner = output.get("error").filter(|e| e.is_object());
+    let field = |name: &str| output.get(name).or_else(|| inner.and_then(|e| e.get(name)));
+    let code = match field("code") {
+        Some(Value::String(s)) if !s.is_empty() => s.clone(),
+        Some(Value::Number(n)) => n.to_string(),
+        _ => "TOOL_ERROR".to_owned(),
+    };
+    let status = ["status", "status_code", "http_status"]
+        .iter()
+        .find_map(|k| field(k).and_then(Value::as_u64))
+        .and_then(|n| u16::try_from(n).ok());
+    (Some(code), status)
 }
 
 fn apply_transform(node: &Node, output: Value) -> Result<Value, CallFailure> {

@@ -178,6 +178,8 @@ pub fn start(
         stopping: None,
         budget_tripped: None,
         started: None,
+        run_id: String::new(),
+        iterations: Arc::default(),
         completed: Vec::new(),
         failed_step: None,
         cost_total: 0.0,
@@ -266,6 +268,10 @@ struct Actor {
     stopping: Option<Stop>,
     budget_tripped: Option<String>,
     started: Option<Instant>,
+    /// The id of the current (or last) run.
+    run_id: String,
+    /// Fan-out iterations started in this run (`budget.max_iterations`).
+    iterations: Arc<std::sync::atomic::AtomicU64>,
     completed: Vec<String>,
     failed_step: Option<String>,
     cost_total: f64,
@@ -301,7 +307,7 @@ impl Actor {
                 }
                 () = sleep_until(deadline), if deadline.is_some() => {
                     let limit = self.cfg.budget.max_duration.unwrap_or_default();
-                    self.trip("max_duration", format!("the run took longer than {limit:?}")).await;
+                    self.trip("max_duration_ms", format!("the run took longer than {limit:?}")).await;
                 }
             }
             self.pump().await;

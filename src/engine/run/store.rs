@@ -19,7 +19,6 @@ pub fn save(trace: &Trace) {
         return;
     };
     let dir = dirs.data_dir().join("runs");
-    let stamp = time::OffsetDateTime::now_utc().unix_timestamp_nanos();
     let safe: String = label(trace)
         .chars()
         .map(|c| {
@@ -30,7 +29,7 @@ pub fn save(trace: &Trace) {
             }
         })
         .collect();
-    let path = dir.join(format!("{stamp}-{safe}.json"));
+    let path = dir.join(format!("{}-{safe}.json", trace.run_id));
     let res = std::fs::create_dir_all(&dir)
         .and_then(|()| std::fs::write(&path, serde_json::to_vec_pretty(trace).unwrap_or_default()));
     if let Err(e) = res {

@@ -52,6 +52,10 @@ pub struct IterationRecord {
     pub args: Value,
     pub output: Value,
     pub error: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error_code: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error_status: Option<u16>,
     pub attempts: u32,
     pub duration_ms: u64,
 }
@@ -59,6 +63,9 @@ pub struct IterationRecord {
 /// Everything known about one node of a run.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct NodeRecord {
+    /// The node's id (also the key of `nodes` in a trace).
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub id: String,
     pub status: NodeStatus,
     /// Resolved arguments (secrets redacted).
     pub args: Value,
@@ -66,6 +73,13 @@ pub struct NodeRecord {
     /// The raw `tools/call` result (the last attempt's).
     pub raw: Value,
     pub error: Option<String>,
+    /// What kind of failure `error` is: `INTERPOLATION_FAILED`, `TIMEOUT`,
+    /// `TOOL_ERROR`, or the code the server put in its error result.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error_code: Option<String>,
+    /// The status (HTTP-like) the server put in its error result, if any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error_status: Option<u16>,
     /// Why the node was skipped, when it was.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub skip_reason: Option<String>,
@@ -90,11 +104,14 @@ pub struct NodeRecord {
 impl Default for NodeRecord {
     fn default() -> Self {
         Self {
+            id: String::new(),
             status: NodeStatus::Pending,
             args: Value::Null,
             output: Value::Null,
             raw: Value::Null,
             error: None,
+            error_code: None,
+            error_status: None,
             skip_reason: None,
             attempts: 0,
             started_at: None,
@@ -148,16 +165,44 @@ pub struct ExpectResult {
     pub message: Option<String>,
 }
 
+/// One judged metric of `eval:` and what became of it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct EvalRow {
+    pub metric: String,
+    /// `deferred`: no model provider is configured to judge it.
+    pub status: String,
+    pub reason: String,
+}
+
+impl EvalRow {
+    pub fn deferred(metric: &str) -> Self {
+        EvalRow {
+            metric: metric.to_owned(),
+            status: "deferred".to_owned(),
+            reason: "no model provider is configured".to_owned(),
+        }
+    }
+}
+
 /// A finished (or stopped) run of one composition, or one case of it.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Trace {
+    /// Short, unique and sortable by time: `20261122-153012-a3f9`.
+    pub run_id: String,
     pub file: String,
     pub composition: RunSummary,
+    /// The `${var.X}` values the run used (file `vars:`, case row, `--var`).
+    #[serde(skip_serializing_if = "IndexMap::is_empty")]
+    pub vars: IndexMap<String, Value>,
     pub nodes: IndexMap<String, NodeRecord>,
     pub completed_step_ids: Vec<String>,
     pub failed_step: Option<String>,
     pub output: Value,
     pub expect: Vec<ExpectResult>,
+    /// The judged `eval:` metrics: each `deferred` (no model provider), so
+    /// they never fail a run.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub eval: Vec<EvalRow>,
     /// Captured stderr of the servers, by server name.
     #[serde(skip_serializing_if = "IndexMap::is_empty")]
     pub server_logs: IndexMap<String, String>,
@@ -179,6 +224,26 @@ pub struct RunSummary {
     /// Tokens of every node's output together: what returning every
     /// intermediate result would have cost in context instead.
     pub output_tokens_all: u64,
+}
+
+/// A new run id: the UTC start time to the second, then four random hex
+/// digits, so ids sort by time and two runs in one second differ.
+pub fn new_run_id() -> String {
+    use std::hash::{BuildHasher, Hasher};
+    let now = time::OffsetDateTime::now_utc();
+    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+    h.write_i128(now.unix_timestamp_nanos());
+    h.write_u32(std::process::id());
+    format!(
+        "{:04}{:02}{:02}-{:02}{:02}{:02}-{:04x}",
+        now.year(),
+        u8::from(now.month()),
+        now.day(),
+        now.hour(),
+        now.minute(),
+        now.second(),
+        h.finish() & 0xffff
+    )
 }
 
 impl Trace {

@@ -110,6 +110,8 @@ fn fanout_record() -> NodeRecord {
                     json!({"id": format!("u{i}"), "stars": i * 10})
                 },
                 error: failed.then(|| "no user u3 (404)".to_owned()),
+                error_code: None,
+                error_status: None,
                 attempts: if failed { 2 } else { 1 },
                 duration_ms: 40 + i as u64 * 15,
             }

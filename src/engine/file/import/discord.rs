@@ -143,6 +143,8 @@ pub fn translate(cx: &mut Cx, root: &YNode) -> Option<NativePlan> {
         header: "Converted from a Discord mcp_pipeline by `pipewright convert`.".to_owned(),
         steps: out,
         output: None,
+        dry_run: None,
+        max_iterations: None,
     })
 }
 

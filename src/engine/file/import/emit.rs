@@ -22,6 +22,8 @@ pub struct Step {
     /// `on_error: continue` and where the imported file said so.
     pub continue_on_error: Option<Span>,
     pub for_each: Option<(String, Span)>,
+    /// Fanned-out parents read element-wise (see `aligned:`).
+    pub aligned: Vec<String>,
     pub transform: Option<(String, Span)>,
     pub when: Option<(String, Span)>,
     /// Request `_meta` fields sent with every call of the node.
@@ -40,6 +42,7 @@ impl Step {
             needs: Vec::new(),
             continue_on_error: None,
             for_each: None,
+            aligned: Vec::new(),
             transform: None,
             when: None,
             meta: None,
@@ -65,6 +68,10 @@ pub struct NativePlan {
     pub header: String,
     pub steps: Vec<Step>,
     pub output: Option<(Output, Span)>,
+    /// `dry_run: true`, and where the imported file said so.
+    pub dry_run: Option<Span>,
+    /// A cap on the run's fan-out iterations (`budget.max_iterations`).
+    pub max_iterations: Option<u64>,
 }
 
 /// Native YAML text and, for each of its lines (0-based), the span of the
@@ -134,6 +141,12 @@ pub fn emit(plan: &NativePlan) -> Emitted {
     for line in plan.header.lines() {
         out.line(0, &format!("# {line}"), top);
     }
+    if let Some(span) = plan.dry_run {
+        out.line(0, "dry_run: true", span);
+    }
+    if let Some(n) = plan.max_iterations {
+        out.line(0, &format!("budget: {{max_iterations: {n}}}"), top);
+    }
     let output = |out: &mut Emitted, indent: usize| {
         if let Some((o, span)) = &plan.output {
             let text = match o {
@@ -168,6 +181,10 @@ pub fn emit(plan: &NativePlan) -> Emitted {
         }
         if let Some((src, span)) = &s.for_each {
             out.line(i, &format!("for_each: {}", quoted(src)), *span);
+        }
+        if !s.aligned.is_empty() {
+            let ids: Vec<String> = s.aligned.iter().map(|n| quoted(n)).collect();
+            out.line(i, &format!("aligned: [{}]", ids.join(", ")), s.origin);
         }
         if let Some((src, span)) = &s.when {
             out.line(i, &format!("when: {}", quoted(src)), *span);
@@ -208,6 +225,8 @@ mod tests {
             header: "made here".into(),
             steps: vec![step],
             output: None,
+            dry_run: None,
+            max_iterations: None,
         };
         let e = emit(&plan);
         assert_eq!(e.text.lines().count(), e.origins.len());

@@ -12,7 +12,11 @@ use indexmap::IndexMap;
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
+mod for_each;
+mod limits;
 mod paths;
+
+pub use limits::{FibeLimits, fibe_limits, set_fibe_limits};
 
 use super::emit::{NativePlan, Output, Step, quoted};
 use super::shared::{Cx, jq_path, literal, map_strings, native_ref};
@@ -36,8 +40,6 @@ const STEP_KEYS: &[&str] = &[
     "steps",
     "collect",
 ];
-/// Fibe's default cap on `steps` (`FIBE_MCP_PIPELINE_MAX_STEPS`).
-const MAX_STEPS: usize = 25;
 /// How deep `parallel` / `for_each` may nest.
 pub const MAX_DEPTH: usize = 8;
 /// The `_meta` field that carries a step's idempotency key.
@@ -98,11 +100,18 @@ pub fn translate(cx: &mut Cx, root: &YNode) -> Option<NativePlan> {
         );
         return None;
     }
-    if steps.len() > MAX_STEPS {
-        cx.warn(
+    let limits = fibe_limits();
+    if steps.len() > limits.max_steps {
+        cx.err_hint(
             steps_node.span,
-            format!("{} steps: Fibe rejects more than {MAX_STEPS} by default (FIBE_MCP_PIPELINE_MAX_STEPS); pipewright runs them all", steps.len()),
+            format!(
+                "{} steps: a Fibe pipeline may have at most {}",
+                steps.len(),
+                limits.max_steps
+            ),
+            "raise the cap with FIBE_MCP_PIPELINE_MAX_STEPS=N or --fibe-max-steps N, or split the pipeline",
         );
+        return None;
     }
     let key = root.get("idempotency_key").and_then(|k| match k.as_str() {
         Some(s) => Some(s.to_owned()),
@@ -156,12 +165,39 @@ pub fn translate(cx: &mut Cx, root: &YNode) -> Option<NativePlan> {
     }
     let output = root.get("return").and_then(|r| f.output(r));
     let header = "Converted from a Fibe pipeline by `pipewright convert`.".to_owned();
+    let dry_run = root.get("dry_run").and_then(|d| match d.kind {
+        YKind::Bool(true) => Some(d.span),
+        YKind::Bool(false) => None,
+        _ => {
+            f.cx.err(
+                d.span,
+                format!("`dry_run` must be true or false, found {}", d.type_name()),
+            );
+            None
+        }
+    });
+    if let Some(c) = root.get("cache") {
+        if matches!(c.kind, YKind::Bool(_)) {
+            f.cx.warn(c.span, "`cache`: pipewright keeps every run in its run history instead of Fibe's 5-minute result cache; `cache: false` only leaves `pipeline_id` out of `--format fibe`");
+        } else {
+            f.cx.err(
+                c.span,
+                format!("`cache` must be true or false, found {}", c.type_name()),
+            );
+        }
+    }
+    if let Some(k) = root.get("idempotency_key") {
+        f.cx.warn(k.span, "`idempotency_key`: each call carries sha256(key:step_id) as its request `_meta.idempotencyKey`, not as an Idempotency-Key HTTP header; a server must read `_meta` to deduplicate");
+    }
+    let fans_out = f.steps.iter().any(|s| s.for_each.is_some());
     Some(NativePlan {
         dag: f.dag,
         name: "fibe".to_owned(),
         header,
         steps: f.steps,
         output,
+        dry_run,
+        max_iterations: fans_out.then_some(limits.max_iterations),
     })
 }
 
@@ -286,182 +322,6 @@ impl Fibe<'_, '_> {
         }
         self.siblings = saved;
         Some(out)
-    }
-
-    fn for_each(
-        &mut self,
-        s: &YNode,
-        fallback: &str,
-        depth: usize,
-        prev: &[String],
-    ) -> Option<Vec<String>> {
-        let fe = s.get("for_each")?;
-        let alias = match s.get("as").map(|a| (a, a.as_str())) {
-            Some((_, Some(a))) if !a.is_empty() => a.to_owned(),
-            Some((a, _)) => {
-                self.cx.err(a.span, "`as` must be a non-empty name");
-                return None;
-            }
-            None => {
-                self.cx.err_hint(
-                    fe.span,
-                    "`for_each` needs `as`",
-                    "name the current element, e.g. `\"as\": \"user\"`, and read it as `$.user`",
-                );
-                return None;
-            }
-        };
-        let Some(src) = fe.as_str().filter(|t| t.starts_with('$')) else {
-            self.cx.err_hint(
-                fe.span,
-                "the value of `for_each` must be a JSONPath starting with `$`",
-                "e.g. `\"for_each\": \"$.list.items\"`",
-            );
-            return None;
-        };
-        let Some(inner) = s
-            .get("steps")
-            .and_then(YNode::as_seq)
-            .filter(|i| !i.is_empty())
-        else {
-            self.cx.err(
-                s.get("steps").map_or(fe.span, |x| x.span),
-                "`for_each` needs a non-empty `steps` list",
-            );
-            return None;
-        };
-        for k in ["tool", "args", "on_error", "input_path", "output_path"] {
-            if let Some((key, _)) = s
-                .as_map()
-                .and_then(|m| m.iter().find(|(x, _)| x.key_text().as_deref() == Some(k)))
-            {
-                self.cx.err(
-                    key.span,
-                    format!("`{k}` belongs on the steps inside `for_each`, not on the block"),
-                );
-            }
-        }
-        if depth + 1 > MAX_DEPTH {
-            return self.step(&inner[0], fallback, depth + 1, prev);
-        }
-        let (source, mut needs) = self.source(fe, src)?;
-        let inner_ids: Vec<Option<String>> = inner
-            .iter()
-            .map(|i| i.get("id").and_then(YNode::as_str).map(str::to_owned))
-            .collect();
-        let block_id = s.get("id").and_then(YNode::as_str).map(str::to_owned);
-        // `collect` must read the last inner step (it becomes a transform).
-        let last_id = inner_ids.last().cloned().flatten();
-        let collect = match s.get("collect") {
-            None => None,
-            Some(c) => {
-                let parsed = c.as_str().map(|t| parse_path(t).map(split_root));
-                match parsed {
-                    Some(Ok(Some((root, rest)))) if Some(&root) == last_id.as_ref() => {
-                        Some((jq_path(&rest), c.span))
-                    }
-                    Some(Err(e)) => {
-                        self.cx.err(c.span, format!("`collect`: {e}"));
-                        return None;
-                    }
-                    _ => {
-                        self.cx.err_hint(
-                            c.span,
-                            "pipewright converts a `collect` that reads the last inner step",
-                            match &last_id {
-                                Some(l) => {
-                                    format!("write `\"collect\": \"$.{l}\"` (or a path under it)")
-                                }
-                                None => "give the last inner step an `id` and collect `$.<id>`"
-                                    .to_owned(),
-                            },
-                        );
-                        return None;
-                    }
-                }
-            }
-        };
-        let mut prev_native: Option<String> = None;
-        for (j, st) in inner.iter().enumerate() {
-            if st.get("tool").is_none()
-                || st.get("parallel").is_some()
-                || st.get("for_each").is_some()
-            {
-                if st.get("parallel").is_some() || st.get("for_each").is_some() {
-                    self.cx.err(st.span, "pipewright converts `for_each` blocks whose steps are tool calls; nest the block's work in separate steps");
-                } else {
-                    self.step(st, fallback, depth + 1, prev);
-                }
-                return None;
-            }
-            let roots = roots_of(st.get("args"));
-            let prev_fibe = if j > 0 {
-                inner_ids[j - 1].clone()
-            } else {
-                None
-            };
-            let uses_alias = roots.contains(&alias);
-            let uses_prev = prev_fibe.as_ref().is_some_and(|p| roots.contains(p));
-            let older = inner_ids[..j.saturating_sub(1)]
-                .iter()
-                .flatten()
-                .find(|i| roots.contains(*i));
-            if let Some(o) = older.filter(|_| j > 0) {
-                self.cx.err(st.span, format!("step `{}` reads `$.{o}`, an inner step before the previous one; pipewright converts inner steps that read the alias or the step just before", inner_ids[j].clone().unwrap_or_default()));
-                return None;
-            }
-            if uses_alias && uses_prev {
-                self.cx.err(st.span, format!("an inner step that reads both the alias `{alias}` and the previous inner step cannot be converted; read one of them"));
-                return None;
-            }
-            let scope = Scope {
-                alias: (!uses_prev).then(|| alias.clone()),
-                fan_prev: if uses_prev { prev_fibe.clone() } else { None },
-                step: String::new(),
-            };
-            let is_last = j + 1 == inner.len();
-            let fan = match (&prev_native, uses_prev) {
-                (Some(p), true) => native_ref(Root::Node(p.clone()), Vec::new()),
-                _ => source.clone(),
-            };
-            let mut seq_prev: Vec<String> = match &prev_native {
-                Some(p) => vec![p.clone()],
-                None => prev.to_vec(),
-            };
-            if !uses_prev {
-                for n in &needs {
-                    if !seq_prev.contains(n) {
-                        seq_prev.push(n.clone());
-                    }
-                }
-            }
-            let rename = if is_last { block_id.clone() } else { None };
-            let id = self.tool_step(
-                st,
-                &format!("{fallback}_{j}"),
-                &seq_prev,
-                &scope,
-                rename.as_deref(),
-            )?;
-            let step = self.steps.last_mut()?;
-            step.for_each = Some((fan, fe.span));
-            if is_last
-                && let Some((jq, span)) = &collect
-                && jq != "."
-            {
-                step.transform = Some(match step.transform.take() {
-                    Some((t, _)) => (format!("({t}) | {jq}"), *span),
-                    None => (jq.clone(), *span),
-                });
-            }
-            prev_native = Some(id);
-            needs.clear();
-        }
-        let last = prev_native?;
-        if let Some(b) = &block_id {
-            self.bound.insert(b.clone(), last.clone());
-        }
-        Some(vec![last])
     }
 
     /// The native reference of a `for_each` value and the nodes it reads.

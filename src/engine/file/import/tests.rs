@@ -324,18 +324,15 @@ fn fibe_rule_at_least_one_step_and_no_nested_pipeline() {
 }
 
 #[test]
-fn fibe_rule_more_than_25_steps_is_a_warning() {
-    let steps: Vec<String> = (0..26)
-        .map(|i| format!(r#"{{"id":"s{i}","tool":"echo"}}"#))
-        .collect();
-    let src = format!(r#"{{"steps":[{}]}}"#, steps.join(","));
-    let loaded = load_str_as(&src, Dialect::Fibe);
-    assert!(!loaded.has_errors());
-    assert!(
-        loaded
-            .warnings()
-            .any(|w| w.message.contains("more than 25"))
-    );
+fn fibe_rule_more_than_25_steps_is_an_error_at_the_steps_list() {
+    let steps = |n: usize| {
+        let s: Vec<String> = (0..n)
+            .map(|i| format!(r#"{{"id":"s{i}","tool":"echo"}}"#))
+            .collect();
+        format!("{{\"steps\":[{}]}}", s.join(","))
+    };
+    one_error(&steps(26), Dialect::Fibe, 1, "at most 25");
+    assert!(errors(&steps(25), Dialect::Fibe).is_empty());
 }
 
 #[test]

@@ -50,6 +50,7 @@ impl<'s> Loader<'s> {
             output,
             expect,
             cases,
+            eval: Vec::new(),
             budget: Budget::default(),
             span: key.span,
             parents: Vec::new(),
@@ -78,12 +79,7 @@ impl<'s> Loader<'s> {
                 return None;
             }
         };
-        if let Some((k, _)) = get("eval") {
-            self.warn(
-                k.span,
-                "`eval:` (judged metrics) needs a model provider, which pipewright does not use; it is ignored",
-            );
-        }
+        let eval = get("eval").map_or_else(Vec::new, |(_, v)| self.eval(v));
         let description = get("description").and_then(|(_, d)| self.string(d, "`description`"));
         let nodes = match get("nodes") {
             None => {
@@ -121,7 +117,7 @@ impl<'s> Loader<'s> {
             .unwrap_or_default();
         let cases = get("cases").map(|(_, c)| self.cases(c)).unwrap_or_default();
         let budget = get("budget").map_or_else(Budget::default, |(_, b)| self.budget(b));
-        Some(self.finish(Composition {
+        let comp = self.finish(Composition {
             name,
             description,
             kind: Kind::Dag,
@@ -129,13 +125,39 @@ impl<'s> Loader<'s> {
             output,
             expect,
             cases,
+            eval,
             budget,
             span: v.span,
             parents: Vec::new(),
             children: Vec::new(),
             order: Vec::new(),
             waves: Vec::new(),
-        }))
+        });
+        if comp.passes_vars_through() {
+            self.warn_passthrough_vars(&comp, scope);
+        }
+        Some(comp)
+    }
+
+    /// Warns at each `${var.X}` with no default under `vars:` in a
+    /// composition with no cases: unless `--var` gives it, it is passed on
+    /// as written, not an error.
+    fn warn_passthrough_vars(&mut self, comp: &Composition, scope: &FileScope<'_>) {
+        let mut warned: Vec<&str> = Vec::new();
+        for site in comp.nodes.iter().flat_map(Node::refs) {
+            if let crate::engine::lang::reference::Root::Var(name) = &site.reference.root
+                && !scope.vars.contains_key(name)
+                && !warned.contains(&name.as_str())
+            {
+                warned.push(name);
+                self.warn(
+                    Span::at(site.pos),
+                    format!(
+                        "`${{var.{name}}}` has no default under `vars:`; unless --var {name}=… is given it is passed on as written (mcptest compositions pass an undefined var through)"
+                    ),
+                );
+            }
+        }
     }
 
     pub(super) fn finish(&mut self, mut comp: Composition) -> Composition {
@@ -344,6 +366,40 @@ impl<'s> Loader<'s> {
                 expect,
                 span: item.span,
             });
+        }
+        out
+    }
+}
+
+impl Loader<'_> {
+    /// The metric names of an `eval:` block; an unknown metric is an error
+    /// naming the known ones.
+    fn eval(&mut self, v: &YNode) -> Vec<String> {
+        let Some(pairs) = v.as_map() else {
+            self.err(
+                v.span,
+                format!(
+                    "`eval` must be a mapping of metrics, found {}",
+                    v.type_name()
+                ),
+            );
+            return Vec::new();
+        };
+        let mut out = Vec::new();
+        for (k, _) in pairs {
+            let Some(key) = k.key_text() else {
+                continue;
+            };
+            if EVAL_METRICS.contains(&key.as_str()) {
+                out.push(key);
+                continue;
+            }
+            let known = EVAL_METRICS.join(", ");
+            let hint = match suggest(&key, EVAL_METRICS.iter().copied()) {
+                Some(s) => format!("did you mean `{s}`? The metrics are: {known}"),
+                None => format!("the metrics are: {known}"),
+            };
+            self.err_hint(k.span, format!("unknown eval metric `{key}`"), hint);
         }
         out
     }

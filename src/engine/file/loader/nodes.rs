@@ -87,12 +87,12 @@ impl<'s> Loader<'s> {
             Some((_, s)) => {
                 let name = self.name(s, "`server`");
                 if let Some(n) = &name
-                    && !scope.servers.contains_key(n)
+                    && !scope.knows(n)
                 {
                     let msg = format!("node `{id}` names unknown server `{n}`");
-                    match suggest(n, scope.servers.keys().map(String::as_str)) {
+                    match suggest(n, scope.names()) {
                         Some(s2) => self.err_hint(s.span, msg, format!("did you mean `{s2}`?")),
-                        None if scope.servers.is_empty() => self.err_hint(
+                        None if scope.names().is_empty() => self.err_hint(
                             s.span,
                             msg,
                             "declare it under `servers:` (or pass --server NAME=URL)",
@@ -100,21 +100,26 @@ impl<'s> Loader<'s> {
                         None => self.err_hint(
                             s.span,
                             msg,
-                            format!(
-                                "declared servers: {}",
-                                scope.servers.keys().cloned().collect::<Vec<_>>().join(", ")
-                            ),
+                            format!("declared servers: {}", scope.names().join(", ")),
                         ),
                     }
                 }
                 (name, s.span)
             }
             None => {
-                if scope.servers.len() > 1 && get("mock").is_none() {
+                if scope.ambiguous() && get("mock").is_none() {
+                    let what = if scope.cli.is_empty() {
+                        format!("the file declares {}", scope.servers.len())
+                    } else {
+                        format!(
+                            "{} are configured (the file's and the command line's)",
+                            scope.names().len()
+                        )
+                    };
                     self.err_hint(
                         id_span,
-                        format!("node `{id}` does not say which server to call, and the file declares {}", scope.servers.len()),
-                        format!("add `server:` with one of: {}", scope.servers.keys().cloned().collect::<Vec<_>>().join(", ")),
+                        format!("node `{id}` does not say which server to call, and {what}"),
+                        format!("add `server:` with one of: {}", scope.names().join(", ")),
                     );
                 }
                 (None, id_span)
@@ -156,6 +161,31 @@ impl<'s> Loader<'s> {
         let when = get("when").and_then(|(_, w)| self.when(w));
         let on_error = get("on_error").map_or(OnError::Stop, |(_, o)| self.on_error(o));
         let for_each = get("for_each").and_then(|(_, f)| self.for_each(f));
+        let aligned = match get("aligned") {
+            Some((k, a)) => {
+                let ids = self.string_list(a, "`aligned`");
+                if for_each.is_none() {
+                    self.err(
+                        k.span,
+                        format!("`aligned` needs a `for_each`: node `{id}` does not fan out"),
+                    );
+                }
+                for (item, name) in a.as_seq().unwrap_or_default().iter().zip(&ids) {
+                    // A pipe step reads earlier steps without `needs`.
+                    if kind == Kind::Dag && !needs.iter().any(|n| &n.id == name) {
+                        self.err_hint(
+                            item.span,
+                            format!(
+                                "`aligned` names `{name}`, which is not in the `needs` of `{id}`"
+                            ),
+                            format!("add `{name}` to `needs`"),
+                        );
+                    }
+                }
+                ids
+            }
+            None => Vec::new(),
+        };
         let max_concurrency = match get("max_concurrency") {
             Some((k, m)) => {
                 if for_each.is_none() {
@@ -207,6 +237,7 @@ impl<'s> Loader<'s> {
             when,
             on_error,
             for_each,
+            aligned,
             max_concurrency,
             mock,
             timeout,
@@ -552,7 +583,7 @@ impl<'s> Loader<'s> {
         };
         let server = get("server").and_then(|s| {
             let n = self.name(s, "`compensate.server`")?;
-            if !scope.servers.contains_key(&n) {
+            if !scope.knows(&n) {
                 self.err(s.span, format!("`compensate` names unknown server `{n}`"));
             }
             Some(n)

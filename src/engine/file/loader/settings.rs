@@ -165,6 +165,7 @@ impl<'s> Loader<'s> {
                 "max_cost_usd" => b.max_cost_usd = self.number(val, "`max_cost_usd`"),
                 "max_tokens" => b.max_tokens = self.count(val, "`max_tokens`"),
                 "max_duration" => b.max_duration = self.duration(val, "`max_duration`"),
+                "max_iterations" => b.max_iterations = self.count(val, "`max_iterations`"),
                 _ => {
                     b.max_duration = self
                         .count(val, "`max_duration_ms`")

@@ -22,6 +22,10 @@ pub trait Scope {
     fn env(&self, name: &str) -> Option<String>;
     /// The current `for_each` element, or `None` outside a fan-out.
     fn item(&self) -> Option<&Value>;
+    /// True when an undefined `${var.X}` resolves to its own text.
+    fn passes_vars_through(&self) -> bool {
+        false
+    }
     /// Every node id, for "did you mean" hints on unknown nodes.
     fn node_ids(&self) -> Vec<&str> {
         Vec::new()
@@ -416,6 +420,9 @@ fn lookup<'s>(r: &Reference, scope: &'s dyn Scope) -> Result<Cow<'s, Value>, Res
         }
         Root::Var(name) => match scope.var(name) {
             Some(v) => Cow::Borrowed(v),
+            None if scope.passes_vars_through() => {
+                return Ok(Cow::Owned(Value::String(r.to_string())));
+            }
             None => {
                 return Err(ResolveError::UndefinedVar {
                     reference: r.to_string(),

@@ -109,6 +109,8 @@ impl Actor {
                     self.reset(i);
                 }
                 self.completed.clear();
+                self.iterations
+                    .store(0, std::sync::atomic::Ordering::Relaxed);
                 self.failed_step = None;
                 self.cost_total = 0.0;
                 self.tokens_total = 0;
@@ -122,6 +124,7 @@ impl Actor {
         self.budget_tripped = None;
         self.run_cancel = CancellationToken::new();
         self.started = Some(Instant::now());
+        self.run_id = crate::engine::run::trace::new_run_id();
         self.step_pending = step;
         self.released = None;
         self.paused_before = None;
@@ -137,6 +140,13 @@ impl Actor {
 
     pub(super) fn reset(&mut self, i: usize) {
         self.gens[i] += 1;
+        // A re-run fan-out's iterations count again, not twice.
+        let made = self.records[i].iterations.len() as u64;
+        let _ = self.iterations.fetch_update(
+            std::sync::atomic::Ordering::Relaxed,
+            std::sync::atomic::Ordering::Relaxed,
+            |n| Some(n.saturating_sub(made)),
+        );
         self.records[i] = NodeRecord::default();
     }
 
@@ -226,7 +236,7 @@ impl Actor {
         // mock is reshaped by the node's transform too.
         let result = match (&node.mock, &rec.raw) {
             (Some(Mock::Result(v)), _) => v.clone(),
-            (_, Value::Null) => rec.output.clone(),
+            (_, Value::Null) => self.redactor.value(&rec.output),
             (_, raw) => crate::engine::mcp::output_of(raw),
         };
         let mock = json!({ "result": result });

@@ -186,6 +186,14 @@ impl Actor {
                     Seen::Output(rec.output.clone())
                 }
                 NodeStatus::Skipped => Seen::Skipped,
+                // A failure let through (`on_error: continue`) reads as
+                // its `{error}` output.
+                NodeStatus::Failed
+                    if self.comp.nodes[p].on_error == OnError::Continue
+                        && !rec.output.is_null() =>
+                {
+                    Seen::Output(rec.output.clone())
+                }
                 NodeStatus::Failed | NodeStatus::Cancelled => Seen::Failed,
                 _ => Seen::NotRun,
             };
@@ -195,6 +203,7 @@ impl Actor {
             nodes,
             vars: self.vars.clone(),
             item: None,
+            pass_vars: self.comp.passes_vars_through(),
         }
     }
 
@@ -255,6 +264,11 @@ impl Actor {
             redactor: self.redactor.clone(),
             default_timeout: self.cfg.default_timeout,
             pricing: self.cfg.pricing.clone(),
+            iterations: self
+                .cfg
+                .budget
+                .max_iterations
+                .map(|max| (self.iterations.clone(), max)),
         };
         let done = self.done_tx.clone();
         tokio::spawn(async move {

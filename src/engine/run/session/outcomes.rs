@@ -40,7 +40,7 @@ impl Actor {
         self.stopping.is_none()
     }
 
-    pub(super) async fn node_done(&mut self, idx: usize, generation: u64, rec: NodeRecord) {
+    pub(super) async fn node_done(&mut self, idx: usize, generation: u64, mut rec: NodeRecord) {
         if self.gens.get(idx) != Some(&generation) {
             return;
         }
@@ -55,11 +55,17 @@ impl Actor {
         let calls = rec.iterations.len().max(1);
         let (cost, tokens) = (rec.cost_usd / calls as f64, rec.tokens / calls as u64);
         let on_error = node.on_error;
+        // A failure the node lets pass is its output, so later nodes can
+        // read `${id.error}` (Fibe binds `{error}` the same way).
+        if status == NodeStatus::Failed && on_error == OnError::Continue && rec.output.is_null() {
+            rec.output = json!({ "error": rec.error.clone().unwrap_or_default() });
+        }
         let caps = (
             node.max_cost_per_call_usd
                 .or(self.cfg.max_cost_per_call_usd),
             node.max_tokens_per_call,
         );
+        rec.id = id.clone();
         self.records[idx] = rec;
         self.candidates.extend_from_slice(&self.comp.children[idx]);
         if status == NodeStatus::Ok {
@@ -67,14 +73,18 @@ impl Actor {
         }
         self.emit(Event::NodeFinished {
             id: id.clone(),
-            record: Box::new(self.records[idx].clone()),
+            record: Box::new(self.shown(&self.records[idx])),
         })
         .await;
         if status == NodeStatus::Failed && on_error != OnError::Continue {
             if self.failed_step.is_none() {
                 self.failed_step = Some(id.clone());
             }
-            self.stop(Stop::Failure(id.clone()));
+            // A pipe stops at its first failure. In a DAG only the failed
+            // node's descendants are skipped: independent branches run on.
+            if self.comp.kind == Kind::Pipe {
+                self.stop(Stop::Failure(id.clone()));
+            }
         }
         if let Some(cap) = caps.0.filter(|c| cost > *c) {
             self.trip(
@@ -154,14 +164,18 @@ impl Actor {
     pub(super) fn trace(&self, status: RunStatus) -> Trace {
         let mut nodes = IndexMap::with_capacity(self.records.len());
         for (node, rec) in self.comp.nodes.iter().zip(&self.records) {
-            nodes.insert(node.id.clone(), rec.clone());
+            let mut rec = rec.clone();
+            rec.id.clone_from(&node.id);
+            nodes.insert(node.id.clone(), rec);
         }
         let output = self.output();
+        let output_tokens = crate::engine::cost::tokens::count_value(&output);
         let ran = self
             .records
             .iter()
             .any(|r| r.attempts > 0 || r.status == NodeStatus::Ok);
         let mut trace = Trace {
+            run_id: self.run_id.clone(),
             file: self.cfg.file.clone(),
             composition: RunSummary {
                 name: self.comp.name.clone(),
@@ -172,14 +186,25 @@ impl Actor {
                 cost_total: self.cost_total,
                 tokens_total: self.tokens_total,
                 duration_ms: self.started.map_or(0, |s| s.elapsed().as_millis() as u64),
-                output_tokens: crate::engine::cost::tokens::count_value(&output),
+                output_tokens,
                 output_tokens_all: self.records.iter().map(|r| r.output_tokens).sum(),
             },
+            vars: self
+                .vars
+                .iter()
+                .map(|(k, v)| (k.clone(), self.redactor.value(v)))
+                .collect(),
             nodes,
             completed_step_ids: self.completed.clone(),
             failed_step: self.failed_step.clone(),
             output,
             expect: Vec::new(),
+            eval: self
+                .comp
+                .eval
+                .iter()
+                .map(|m| crate::engine::run::trace::EvalRow::deferred(m))
+                .collect(),
             server_logs: self
                 .caller
                 .logs()
@@ -187,8 +212,34 @@ impl Actor {
                 .map(|(k, v)| (k, self.redactor.text(&v)))
                 .collect(),
         };
+        // Assertions see what the servers really returned; only what is
+        // shown or written out is masked.
         trace.check(&self.cfg.expect);
+        if !self.redactor.is_empty() {
+            for rec in trace.nodes.values_mut() {
+                *rec = self.shown(rec);
+            }
+            trace.output = self.redactor.value(&trace.output);
+            for row in &mut trace.expect {
+                row.actual = self.redactor.value(&row.actual);
+                row.matcher = self.redactor.value(&row.matcher);
+                row.message = row.message.as_deref().map(|m| self.redactor.text(m));
+            }
+        }
         trace
+    }
+
+    /// `rec` as it may be shown or written out: outputs hold real values
+    /// (later nodes read them), so secrets in them are masked here.
+    pub(super) fn shown(&self, rec: &NodeRecord) -> NodeRecord {
+        let mut rec = rec.clone();
+        if !self.redactor.is_empty() {
+            rec.output = self.redactor.value(&rec.output);
+            for it in rec.iterations.iter_mut() {
+                it.output = self.redactor.value(&it.output);
+            }
+        }
+        rec
     }
 
     pub(super) fn output(&self) -> Value {
