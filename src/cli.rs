@@ -100,9 +100,30 @@ pub enum Command {
     Man(man::ManArgs),
 }
 
+/// mcptest names the file of `run` with `--config FILE`: the same command
+/// line works here, the flag read as the file.
+fn mcptest_argv(args: Vec<std::ffi::OsString>) -> Vec<std::ffi::OsString> {
+    let is_run = args
+        .get(1)
+        .is_some_and(|a| matches!(a.to_str(), Some("run" | "pipe" | "plan")));
+    if !is_run {
+        return args;
+    }
+    let mut out = Vec::with_capacity(args.len());
+    let mut it = args.into_iter();
+    while let Some(a) = it.next() {
+        match a.to_str() {
+            Some("--config") => out.extend(it.next()),
+            Some(s) if s.starts_with("--config=") => out.push(s["--config=".len()..].into()),
+            _ => out.push(a),
+        }
+    }
+    out
+}
+
 /// Parses the command line and runs it; the binary's `main` is this.
 pub fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = Cli::parse_from(mcptest_argv(std::env::args_os().collect()));
     match crate::options::duration_flag("shutdown-grace", Some(&cli.shutdown_grace)) {
         Ok(Some(grace)) => crate::engine::mcp::set_shutdown_grace(grace),
         Ok(None) => {}

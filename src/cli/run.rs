@@ -52,6 +52,10 @@ pub enum OnBudget {
 pub struct RunArgs {
     /// The pipeline file (YAML or JSON).
     pub file: PathBuf,
+    /// The pipeline file, as mcptest spells it (`run --config FILE`); the
+    /// command line is read with `--config FILE` as FILE.
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
     /// A `${var.NAME}` value: NAME=VALUE (VALUE is JSON when it parses as
     /// JSON, else text). Repeatable; wins over `vars:` and case rows.
     #[arg(long = "var", value_name = "NAME=VALUE")]

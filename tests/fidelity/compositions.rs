@@ -208,3 +208,35 @@ fn a_when_reading_a_parent_not_in_needs_is_warned_at_load() {
     assert!(all.contains("`.parents.search`"), "{all}");
     assert!(all.contains("add `search` to `needs`"), "{all}");
 }
+
+/// "mcptest run --config examples/composition-full.yml": the same command
+/// line runs here.
+#[test]
+fn run_takes_the_file_as_mcptest_s_config_flag() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let p = file(
+        &dir,
+        "suite.yml",
+        "compositions:\n  - name: render\n    nodes:\n      - id: a\n        tool: echo\n        args: { message: hi }\n",
+    );
+    for form in [
+        vec!["--config".to_owned(), p.display().to_string()],
+        vec![format!("--config={}", p.display())],
+    ] {
+        let mut c = pw();
+        c.args(["run", "--no-save"]).args(&form);
+        let out = output(c);
+        assert_eq!(out.code, 0, "{}", out.stderr);
+        assert!(
+            out.stdout.contains("composition [PASS] render"),
+            "{}",
+            out.stdout
+        );
+        assert!(
+            out.stdout
+                .contains("ran 1 composition(s): 1 passed, 0 failed"),
+            "{}",
+            out.stdout
+        );
+    }
+}
