@@ -502,3 +502,15 @@ fn destructive_calls_are_asked_about_once_and_problems_stop_the_run() {
     );
     assert_eq!(app.run, RunState::Idle);
 }
+
+/// Fibe's `dry_run: true` holds in the workbench too: the run key shows
+/// the plan and starts nothing.
+#[test]
+fn a_dry_run_file_shows_the_plan_instead_of_running() {
+    let text = "dry_run: true\n".to_string() + PIPE;
+    let (_d, mut app) = app_on(&text);
+    let effects = app.on_key(key(KeyCode::F(5)));
+    assert!(effects.is_empty(), "nothing starts: {effects:?}");
+    assert!(matches!(app.overlay, Some(Overlay::Plan(_))));
+    assert_eq!(app.run, RunState::Idle);
+}

@@ -232,6 +232,15 @@ impl App {
             self.say("nothing is running (F5 runs, F10 steps)", true);
             return Vec::new();
         }
+        // Fibe's `dry_run: true`: plan, call nothing.
+        if self.pipeline.as_ref().is_some_and(|p| p.dry_run) {
+            self.overlay = Some(self.plan_overlay(false));
+            self.say(
+                "the file says `dry_run: true`: this is the plan, nothing is called (remove it to run)",
+                false,
+            );
+            return Vec::new();
+        }
         if self.errors > 0 && self.pipeline.is_none() {
             self.say("the file has errors; fix them to run", true);
             return Vec::new();
