@@ -306,6 +306,15 @@ impl Fibe<'_, '_> {
                 );
             }
         }
+        if members.len() > 8 {
+            self.cx.warn(
+                p.span,
+                format!(
+                    "Fibe runs at most 8 members of a `parallel` block at once; pipewright starts all {} together",
+                    members.len()
+                ),
+            );
+        }
         self.dag = true;
         let saved = std::mem::replace(
             &mut self.siblings,

@@ -493,3 +493,19 @@ fn jq_paths_quote_odd_keys_and_map_wildcards() {
         "[.a.[] | .b]"
     );
 }
+
+#[test]
+fn fibe_parallel_of_more_than_8_is_warned_at_the_block() {
+    let members: Vec<String> = (0..9)
+        .map(|i| format!(r#"{{"id":"p{i}","tool":"echo"}}"#))
+        .collect();
+    let src = format!("{{\"steps\":[\n{{\"parallel\":[{}]}}]}}", members.join(","));
+    let loaded = load_str_as(&src, Dialect::Fibe);
+    assert!(!loaded.has_errors(), "{:?}", loaded.diagnostics);
+    let w: Vec<_> = loaded.warnings().collect();
+    assert_eq!(w.len(), 1, "{w:?}");
+    assert_eq!(w[0].span.start.line, 2);
+    assert!(w[0].message.contains("at most 8"), "{w:?}");
+    let eight = src.replace(r#",{"id":"p8","tool":"echo"}"#, "");
+    assert_eq!(load_str_as(&eight, Dialect::Fibe).warnings().count(), 0);
+}
