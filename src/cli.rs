@@ -7,10 +7,12 @@ pub mod convert;
 pub mod demo;
 pub mod formats;
 pub mod man;
+pub mod output;
 pub mod plan;
 pub mod progress;
 pub mod report;
 pub mod run;
+pub mod runs;
 pub mod schema;
 pub mod servers;
 pub mod spend;
@@ -82,6 +84,9 @@ pub enum Command {
     Plan(run::RunArgs),
     /// Validate pipeline files and print their diagnostics like a compiler.
     Check(check::CheckArgs),
+    /// List, show, compare, export and prune saved runs.
+    #[command(subcommand)]
+    Runs(runs::RunsCommand),
     /// List or call the tools of a server.
     #[command(subcommand)]
     Tools(tools::ToolsCommand),
@@ -123,6 +128,21 @@ fn mcptest_argv(args: Vec<std::ffi::OsString>) -> Vec<std::ffi::OsString> {
 
 /// Parses the command line and runs it; the binary's `main` is this.
 pub fn main() -> ExitCode {
+    // Output piped into a reader that stops early (`| head`) ends the
+    // process quietly, as SIGPIPE would, instead of panicking.
+    let default_hook = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        let text = info
+            .payload()
+            .downcast_ref::<String>()
+            .map(String::as_str)
+            .or_else(|| info.payload().downcast_ref::<&str>().copied())
+            .unwrap_or("");
+        if text.contains("Broken pipe") {
+            std::process::exit(141);
+        }
+        default_hook(info);
+    }));
     let cli = Cli::parse_from(mcptest_argv(std::env::args_os().collect()));
     match crate::options::duration_flag("shutdown-grace", Some(&cli.shutdown_grace)) {
         Ok(Some(grace)) => crate::engine::mcp::set_shutdown_grace(grace),
@@ -158,6 +178,7 @@ pub fn main() -> ExitCode {
             Command::Plan(args) => plan::plan(args).await,
             Command::Check(args) => check::check(&args),
             Command::Tools(cmd) => tools::tools(cmd).await,
+            Command::Runs(cmd) => runs::runs(cmd).await,
             Command::DemoServer(args) => demo::demo(args).await,
             Command::Convert(args) => convert::convert(&args),
             Command::Servers(cmd) => servers::servers(&cmd),

@@ -202,6 +202,7 @@ fn empty_trace() -> Trace {
         file: "pipeline.yml".into(),
         composition: pipewright::engine::run::trace::RunSummary {
             name: "main".into(),
+            started_at: None,
             case: None,
             ran: true,
             status: RunStatus::Partial,

@@ -32,6 +32,26 @@ pub struct Shape {
 }
 
 impl Shape {
+    /// The shape of a saved run whose file is gone: each node is a step.
+    pub fn of_trace(t: &Trace) -> Shape {
+        Shape {
+            steps: t
+                .nodes
+                .iter()
+                .enumerate()
+                .map(|(index, (id, rec))| ImportedStep {
+                    native: id.clone(),
+                    binding: Some(id.clone()),
+                    index,
+                    tool: rec.tool.clone(),
+                })
+                .collect(),
+            aliases: Vec::new(),
+            has_return: true,
+            cache: true,
+        }
+    }
+
     /// The shape of a native composition: each node is a step of its own.
     pub fn native(comp: &Composition) -> Shape {
         Shape {

@@ -8,8 +8,6 @@
 //! failed preflight, 3 the projection exceeds a budget cap (unless
 //! `--on-budget-exceeded warn`), 4 a server could not be reached.
 
-use std::path::PathBuf;
-
 use serde_json::Value;
 
 use super::report::usage;
@@ -181,23 +179,12 @@ fn register_env_secrets(comps: &[&Composition], redactor: &Redactor) {
 
 /// The newest saved trace of `file`'s composition `comp` (and case).
 fn latest_run(file: &str, comp: &str, case: Option<&str>) -> Option<Value> {
-    let dirs = directories::ProjectDirs::from("dev", "pipewright", "pipewright")?;
-    let dir = dirs.data_dir().join("runs");
-    let mut names: Vec<PathBuf> = std::fs::read_dir(dir)
-        .ok()?
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|x| x == "json"))
-        .collect();
-    // Names start with a nanosecond time stamp: newest last.
-    names.sort();
-    names.iter().rev().take(500).find_map(|p| {
-        let text = std::fs::read_to_string(p).ok()?;
-        let t: Value = serde_json::from_str(&text).ok()?;
-        let same = t["file"] == file
-            && t["composition"]["name"] == comp
-            && t["composition"]["case"].as_str() == case;
-        same.then_some(t)
-    })
+    let runs = crate::engine::run::store::Runs::open()?;
+    let entry = runs.entries().into_iter().rev().take(500).find(|e| {
+        e.is_of(std::path::Path::new(file)) && e.composition == comp && e.case.as_deref() == case
+    })?;
+    let trace = runs.load(&entry).ok()?;
+    serde_json::to_value(trace).ok()
 }
 
 fn source_label(s: Source) -> &'static str {

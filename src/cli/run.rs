@@ -24,20 +24,7 @@ use crate::engine::run::trace::{RunStatus, Trace};
 use crate::options::exit;
 use crate::options::parse_vars;
 
-/// Output formats of `run`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum Format {
-    /// A human report (progress goes to stderr).
-    Text,
-    /// The trace envelope (an array when several compositions or cases ran).
-    Json,
-    /// JUnit XML, one test case per composition and case.
-    Junit,
-    /// The result envelope of Fibe's `fibe_pipeline` meta-tool.
-    Fibe,
-    /// The result envelope of Discord MCP's `mcp_pipeline` meta-tool.
-    Discord,
-}
+pub use super::output::Format;
 
 /// What to do when a budget cap fires.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -56,6 +43,14 @@ pub struct RunArgs {
     /// command line is read with `--config FILE` as FILE.
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
+    /// Also write the run(s) as OpenTelemetry traces (OTLP/JSON) to FILE
+    /// (`-` for stdout).
+    #[arg(long, value_name = "FILE")]
+    pub otlp: Option<PathBuf>,
+    /// Also POST the OTLP/JSON export to a collector, e.g.
+    /// `http://127.0.0.1:4318/v1/traces`.
+    #[arg(long, value_name = "URL")]
+    pub otlp_endpoint: Option<String>,
     /// A `${var.NAME}` value: NAME=VALUE (VALUE is JSON when it parses as
     /// JSON, else text). Repeatable; wins over `vars:` and case rows.
     #[arg(long = "var", value_name = "NAME=VALUE")]
@@ -307,24 +302,18 @@ pub async fn run(args: RunArgs) -> u8 {
         return code;
     }
 
-    match args.format {
-        Format::Text => print_text(&traces),
-        Format::Json => {
-            let v = if traces.len() == 1 {
-                serde_json::to_value(&traces[0])
-            } else {
-                serde_json::to_value(&traces)
-            };
-            println!(
-                "{}",
-                serde_json::to_string_pretty(&v.unwrap_or(Value::Null)).unwrap_or_default()
-            );
-        }
-        Format::Junit => print!("{}", junit(&name, &traces)),
-        Format::Fibe | Format::Discord => {
-            let fibe = args.format == Format::Fibe;
-            super::formats::print_run(&traces, &pipeline, &source, args.dialect, fibe);
-        }
+    super::output::print(
+        args.format,
+        &traces,
+        &name,
+        Some((&pipeline, source.as_str(), args.dialect)),
+    );
+    if let Some(code) =
+        super::output::export_otlp(&traces, args.otlp.as_deref(), args.otlp_endpoint.as_deref())
+            .await
+    {
+        super::spend::close(prepared).await;
+        return code;
     }
     // The report is out and the traces saved before the servers get their
     // shutdown grace.
@@ -447,6 +436,7 @@ fn empty_trace(comp: &Composition) -> Trace {
         file: String::new(),
         composition: crate::engine::run::trace::RunSummary {
             name: comp.name.clone(),
+            started_at: None,
             case: None,
             ran: false,
             status: RunStatus::Failed,
@@ -466,100 +456,4 @@ fn empty_trace(comp: &Composition) -> Trace {
         eval: Vec::new(),
         server_logs: IndexMap::new(),
     }
-}
-
-fn print_text(traces: &[Trace]) {
-    let mut passed = 0;
-    for t in traces {
-        let ok = t.passed();
-        passed += usize::from(ok);
-        println!(
-            "composition [{}] {}",
-            if ok { "PASS" } else { "FAIL" },
-            store::label(t)
-        );
-        let c = &t.composition;
-        println!(
-            "  spent ${:.4} · {} tok · context: output {} tok (every node's output: {} tok)",
-            c.cost_total, c.tokens_total, c.output_tokens, c.output_tokens_all
-        );
-        if t.composition.status != RunStatus::Completed {
-            let why = match (&t.failed_step, &t.composition.budget_tripped) {
-                (_, Some(cap)) => format!(" (budget `{cap}`)"),
-                (Some(step), _) => {
-                    let err = t
-                        .nodes
-                        .get(step)
-                        .and_then(|n| n.error.clone())
-                        .unwrap_or_default();
-                    format!(" at `{step}`: {err}")
-                }
-                _ => String::new(),
-            };
-            println!("  status {}{why}", t.composition.status.as_str());
-        }
-        for e in t.expect.iter().filter(|e| !e.pass) {
-            let msg = e
-                .message
-                .clone()
-                .unwrap_or_else(|| format!("actual {}", e.actual));
-            println!("  expect {} {}: {msg}", e.target, e.matcher);
-        }
-        for row in &t.eval {
-            println!("  eval [DEFERRED] {}: {}", row.metric, row.reason);
-        }
-    }
-    println!(
-        "ran {} composition(s): {passed} passed, {} failed",
-        traces.len(),
-        traces.len() - passed
-    );
-}
-
-fn xml_escape(s: &str) -> String {
-    s.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
-}
-
-fn junit(file: &str, traces: &[Trace]) -> String {
-    let failures = traces.iter().filter(|t| !t.passed()).count();
-    let secs: f64 = traces
-        .iter()
-        .map(|t| t.composition.duration_ms as f64 / 1000.0)
-        .sum();
-    let mut out = format!(
-        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites>\n  <testsuite name=\"{}\" tests=\"{}\" failures=\"{failures}\" time=\"{secs:.3}\">\n",
-        xml_escape(file),
-        traces.len()
-    );
-    for t in traces {
-        out.push_str(&format!(
-            "    <testcase classname=\"{}\" name=\"{}\" time=\"{:.3}\">",
-            xml_escape(file),
-            xml_escape(&store::label(t)),
-            t.composition.duration_ms as f64 / 1000.0
-        ));
-        if !t.passed() {
-            let mut msg = format!("status {}", t.composition.status.as_str());
-            if let Some(step) = &t.failed_step {
-                msg.push_str(&format!(" at {step}"));
-            }
-            let details: Vec<String> = t
-                .expect
-                .iter()
-                .filter(|e| !e.pass)
-                .map(|e| format!("expect {} {} (actual {})", e.target, e.matcher, e.actual))
-                .collect();
-            out.push_str(&format!(
-                "\n      <failure message=\"{}\">{}</failure>\n    ",
-                xml_escape(&msg),
-                xml_escape(&details.join("\n"))
-            ));
-        }
-        out.push_str("</testcase>\n");
-    }
-    out.push_str("  </testsuite>\n</testsuites>\n");
-    out
 }

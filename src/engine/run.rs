@@ -5,8 +5,10 @@
 
 pub mod budget;
 pub mod cassette;
+pub mod diff;
 pub mod events;
 pub mod exec;
+pub mod otlp;
 pub mod session;
 pub mod store;
 pub mod trace;

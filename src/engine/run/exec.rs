@@ -223,7 +223,7 @@ async fn fan_out(job: &NodeJob, node: &Node, items: Vec<Value>, rec: &mut NodeRe
             next += 1;
             let item = &items[index];
             running.push(async move {
-                let started = Instant::now();
+                let started = (Instant::now(), now_rfc3339());
                 let scope = ItemScope {
                     base: &job.scope,
                     item,
@@ -262,7 +262,7 @@ async fn fan_out(job: &NodeJob, node: &Node, items: Vec<Value>, rec: &mut NodeRe
             continue;
         }
         tokio::select! {
-            Some((index, args, call, started)) = running.next() => {
+            Some((index, args, call, (started, started_at))) = running.next() => {
                 done += 1;
                 rec.attempts = rec.attempts.max(call.attempts);
                 rec.cost_usd += call.cost_usd;
@@ -296,6 +296,7 @@ async fn fan_out(job: &NodeJob, node: &Node, items: Vec<Value>, rec: &mut NodeRe
                     error_status: error.as_ref().and(error_status),
                     error,
                     attempts: call.attempts,
+                    started_at: Some(started_at),
                     duration_ms: if node.mock.is_some() { 0 } else { started.elapsed().as_millis() as u64 },
                 });
             }

@@ -179,6 +179,7 @@ pub fn start(
         budget_tripped: None,
         started: None,
         run_id: String::new(),
+        started_at: None,
         iterations: Arc::default(),
         completed: Vec::new(),
         failed_step: None,
@@ -270,6 +271,8 @@ struct Actor {
     started: Option<Instant>,
     /// The id of the current (or last) run.
     run_id: String,
+    /// When the current (or last) run started, as the trace gives it.
+    started_at: Option<String>,
     /// Fan-out iterations started in this run (`budget.max_iterations`).
     iterations: Arc<std::sync::atomic::AtomicU64>,
     completed: Vec<String>,

@@ -1,7 +1,29 @@
-//! Where a run's trace is saved: one JSON file per run under the user data
-//! directory (`runs/`), so runs can be reopened and compared.
+//! Where runs are kept: one JSON trace per run under the user data directory
+//! (`runs/`), and a small index (`runs/index.jsonl`, one line per run) so
+//! runs can be listed, found by id and pruned without reading every trace.
+//!
+//! Ids are `YYYYMMDD-HHMMSS-xxxx` (UTC start time, then random hex), so they
+//! sort by time. `latest` is the newest run, `latest~N` the one N before it,
+//! and any unique prefix of an id names that run. A run held open (the
+//! workbench showing it) is never pruned: holding writes a marker file named
+//! after the run and the holder's process id, removed on release.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
 
 use crate::engine::run::trace::Trace;
+
+mod prune;
+
+pub use prune::{Hold, Pruned};
+
+/// How many runs are kept when nothing else is said
+/// (`PIPEWRIGHT_MAX_RUNS` changes it; 0 keeps every run).
+pub const DEFAULT_MAX_RUNS: usize = 500;
+
+const INDEX: &str = "index.jsonl";
 
 /// A run's name as the reports print it: the composition, and its case in
 /// brackets.
@@ -12,30 +34,296 @@ pub fn label(t: &Trace) -> String {
     }
 }
 
-/// Keeps the trace under the user data directory (`runs/`), so runs can be
-/// reopened and compared. Failure to save is only a warning.
+/// The user data directory: `PIPEWRIGHT_DATA_DIR`, else the platform's.
+pub fn data_dir() -> Option<PathBuf> {
+    std::env::var_os("PIPEWRIGHT_DATA_DIR")
+        .map(PathBuf::from)
+        .or_else(|| {
+            directories::ProjectDirs::from("dev", "pipewright", "pipewright")
+                .map(|p| p.data_dir().to_path_buf())
+        })
+}
+
+/// Keeps the trace in the runs directory; failure to save is only a
+/// warning on stderr.
 pub fn save(trace: &Trace) {
-    let Some(dirs) = directories::ProjectDirs::from("dev", "pipewright", "pipewright") else {
+    let Some(runs) = Runs::open() else {
         return;
     };
-    let dir = dirs.data_dir().join("runs");
-    let safe: String = label(trace)
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '-' {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect();
-    let path = dir.join(format!("{}-{safe}.json", trace.run_id));
-    let res = std::fs::create_dir_all(&dir)
-        .and_then(|()| std::fs::write(&path, serde_json::to_vec_pretty(trace).unwrap_or_default()));
-    if let Err(e) = res {
+    if let Err(e) = runs.save(trace) {
         eprintln!(
             "warning: could not save the trace to {}: {e}",
-            path.display()
+            runs.dir.display()
+        );
+    }
+}
+
+/// One line of the index: what `runs list` shows of a run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[serde(default)]
+pub struct Entry {
+    pub id: String,
+    pub started_at: Option<String>,
+    /// The start as Unix nanoseconds, which orders runs (ids share a
+    /// second).
+    pub started_ns: u64,
+    /// The file as the run was given it, and made absolute.
+    pub file: String,
+    pub file_abs: String,
+    pub composition: String,
+    pub case: Option<String>,
+    pub status: String,
+    pub duration_ms: u64,
+    pub cost_usd: f64,
+    pub tokens: u64,
+    pub failed_step: Option<String>,
+    /// The trace's file name in the runs directory.
+    pub path: String,
+}
+
+impl Entry {
+    fn of(trace: &Trace, path: &str) -> Entry {
+        let abs = std::path::absolute(&trace.file)
+            .map(|p| p.display().to_string())
+            .unwrap_or_else(|_| trace.file.clone());
+        let started_ns = trace
+            .composition
+            .started_at
+            .as_deref()
+            .and_then(|t| {
+                time::OffsetDateTime::parse(t, &time::format_description::well_known::Rfc3339).ok()
+            })
+            .and_then(|t| u64::try_from(t.unix_timestamp_nanos()).ok())
+            .unwrap_or(0);
+        Entry {
+            id: trace.run_id.clone(),
+            started_at: trace.composition.started_at.clone(),
+            started_ns,
+            file: trace.file.clone(),
+            file_abs: abs,
+            composition: trace.composition.name.clone(),
+            case: trace.composition.case.clone(),
+            status: trace.composition.status.as_str().to_owned(),
+            duration_ms: trace.composition.duration_ms,
+            cost_usd: trace.composition.cost_total,
+            tokens: trace.composition.tokens_total,
+            failed_step: trace.failed_step.clone(),
+            path: path.to_owned(),
+        }
+    }
+
+    /// True when the run was of `file` (as given, or the same file).
+    pub fn is_of(&self, file: &Path) -> bool {
+        if Path::new(&self.file) == file {
+            return true;
+        }
+        std::path::absolute(file).is_ok_and(|a| a.display().to_string() == self.file_abs)
+    }
+}
+
+/// The runs directory.
+#[derive(Debug, Clone)]
+pub struct Runs {
+    pub dir: PathBuf,
+}
+
+impl Runs {
+    /// `runs/` under the user data directory.
+    pub fn open() -> Option<Runs> {
+        data_dir().map(|d| Runs::at(d.join("runs")))
+    }
+
+    pub fn at(dir: PathBuf) -> Runs {
+        Runs { dir }
+    }
+
+    /// Writes the trace and its index line, then keeps the directory under
+    /// its cap (`PIPEWRIGHT_MAX_RUNS`, else [`DEFAULT_MAX_RUNS`]); returns
+    /// the trace's path.
+    pub fn save(&self, trace: &Trace) -> std::io::Result<PathBuf> {
+        let cap = std::env::var("PIPEWRIGHT_MAX_RUNS")
+            .ok()
+            .and_then(|v| v.trim().parse().ok())
+            .unwrap_or(DEFAULT_MAX_RUNS);
+        self.save_capped(trace, cap)
+    }
+
+    /// [`Runs::save`] with the cap given (0: no cap).
+    pub fn save_capped(&self, trace: &Trace, cap: usize) -> std::io::Result<PathBuf> {
+        std::fs::create_dir_all(&self.dir)?;
+        let safe: String = label(trace)
+            .chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || c == '-' {
+                    c
+                } else {
+                    '_'
+                }
+            })
+            .collect();
+        let name = format!("{}-{safe}.json", trace.run_id);
+        let path = self.dir.join(&name);
+        std::fs::write(&path, serde_json::to_vec_pretty(trace).unwrap_or_default())?;
+        let mut line = serde_json::to_string(&Entry::of(trace, &name)).unwrap_or_default();
+        line.push('\n');
+        // One write of one line, appended: concurrent runs do not interleave.
+        std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(self.dir.join(INDEX))?
+            .write_all(line.as_bytes())?;
+        if cap > 0 && self.entries().len() > cap {
+            self.prune(Some(cap), None)?;
+        }
+        Ok(path)
+    }
+
+    /// Every run, oldest first, from the index (rebuilt from the traces
+    /// when it is missing).
+    pub fn entries(&self) -> Vec<Entry> {
+        let Ok(text) = std::fs::read_to_string(self.dir.join(INDEX)) else {
+            return self.rebuild_index();
+        };
+        let mut out: Vec<Entry> = text
+            .lines()
+            .filter_map(|l| serde_json::from_str(l).ok())
+            .collect();
+        // Appends from parallel runs may land slightly out of order.
+        out.sort_by(|a, b| (a.started_ns, &a.id).cmp(&(b.started_ns, &b.id)));
+        out
+    }
+
+    /// Reads every trace to write the index again (for a directory written
+    /// before the index existed).
+    fn rebuild_index(&self) -> Vec<Entry> {
+        let Ok(dir) = std::fs::read_dir(&self.dir) else {
+            return Vec::new();
+        };
+        let mut out = Vec::new();
+        for e in dir.flatten() {
+            let name = e.file_name().to_string_lossy().into_owned();
+            if !name.ends_with(".json") {
+                continue;
+            }
+            let Ok(text) = std::fs::read_to_string(e.path()) else {
+                continue;
+            };
+            let Ok(mut t) = serde_json::from_str::<Trace>(&text) else {
+                continue;
+            };
+            if t.run_id.is_empty() {
+                t.run_id = name.trim_end_matches(".json").to_owned();
+            }
+            out.push(Entry::of(&t, &name));
+        }
+        out.sort_by(|a, b| (a.started_ns, &a.id).cmp(&(b.started_ns, &b.id)));
+        let _ = self.write_index(&out);
+        out
+    }
+
+    fn write_index(&self, entries: &[Entry]) -> std::io::Result<()> {
+        let mut text = String::new();
+        for e in entries {
+            text.push_str(&serde_json::to_string(e).unwrap_or_default());
+            text.push('\n');
+        }
+        let tmp = self.dir.join(format!("{INDEX}.{}.tmp", std::process::id()));
+        std::fs::write(&tmp, text)?;
+        std::fs::rename(tmp, self.dir.join(INDEX))
+    }
+
+    /// The run `spec` names: `latest`, `latest~N`, an id or a unique prefix.
+    pub fn find(&self, spec: &str) -> Result<Entry, String> {
+        let entries = self.entries();
+        find_in(&entries, spec)
+    }
+
+    /// The saved trace of a run.
+    pub fn load(&self, entry: &Entry) -> Result<Trace, String> {
+        let path = self.dir.join(&entry.path);
+        let text = std::fs::read_to_string(&path)
+            .map_err(|e| format!("cannot read run `{}` ({}): {e}", entry.id, path.display()))?;
+        serde_json::from_str(&text).map_err(|e| {
+            format!(
+                "run `{}` ({}) is not a trace: {e} at line {}, column {}",
+                entry.id,
+                path.display(),
+                e.line(),
+                e.column()
+            )
+        })
+    }
+}
+
+/// Finds `spec` among `entries` (oldest first).
+pub fn find_in(entries: &[Entry], spec: &str) -> Result<Entry, String> {
+    if entries.is_empty() {
+        return Err("there are no saved runs yet".to_owned());
+    }
+    if let Some(rest) = spec.strip_prefix("latest") {
+        let back = match rest.strip_prefix('~') {
+            None if rest.is_empty() => 0,
+            Some(n) => n
+                .parse::<usize>()
+                .map_err(|_| format!("`{spec}`: write `latest~N` with a number N"))?,
+            None => return Err(format!("`{spec}`: write `latest` or `latest~N`")),
+        };
+        return entries
+            .len()
+            .checked_sub(back + 1)
+            .map(|i| entries[i].clone())
+            .ok_or_else(|| format!("`{spec}`: there are only {} saved runs", entries.len()));
+    }
+    let matching: Vec<&Entry> = entries.iter().filter(|e| e.id.starts_with(spec)).collect();
+    match matching.as_slice() {
+        [one] => Ok((*one).clone()),
+        [] => Err(format!(
+            "no saved run has the id `{spec}` (see `pipewright runs list`)"
+        )),
+        many => Err(format!(
+            "`{spec}` names {} runs; give more of the id (e.g. `{}`)",
+            many.len(),
+            many[0].id
+        )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn entry(id: &str) -> Entry {
+        Entry {
+            id: id.to_owned(),
+            ..Entry::default()
+        }
+    }
+
+    #[test]
+    fn latest_tilde_n_prefixes_and_errors() {
+        let e = vec![
+            entry("20261123-100000-aaaa"),
+            entry("20261123-100001-bbbb"),
+            entry("20261123-110000-cccc"),
+        ];
+        assert_eq!(find_in(&e, "latest").unwrap().id, "20261123-110000-cccc");
+        assert_eq!(find_in(&e, "latest~2").unwrap().id, "20261123-100000-aaaa");
+        assert!(find_in(&e, "latest~3").unwrap_err().contains("only 3"));
+        assert!(find_in(&e, "latest~x").is_err());
+        assert_eq!(
+            find_in(&e, "20261123-11").unwrap().id,
+            "20261123-110000-cccc"
+        );
+        assert!(
+            find_in(&e, "20261123-10")
+                .unwrap_err()
+                .contains("names 2 runs")
+        );
+        assert!(find_in(&e, "nope").unwrap_err().contains("no saved run"));
+        assert!(
+            find_in(&[], "latest")
+                .unwrap_err()
+                .contains("no saved runs")
         );
     }
 }

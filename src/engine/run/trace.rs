@@ -2,16 +2,17 @@
 //! trace envelope of SPEC §4 that `expect:` targets address.
 
 use indexmap::IndexMap;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use crate::engine::file::model::{Expectation, Matcher};
 use crate::engine::lang::reference::{self, Root};
 
 /// Where a node is in its life.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
 #[serde(rename_all = "lowercase")]
 pub enum NodeStatus {
+    #[default]
     Pending,
     Running,
     Ok,
@@ -45,7 +46,8 @@ impl NodeStatus {
 }
 
 /// One element of a fan-out.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[serde(default)]
 pub struct IterationRecord {
     pub index: usize,
     pub status: NodeStatus,
@@ -57,15 +59,24 @@ pub struct IterationRecord {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error_status: Option<u16>,
     pub attempts: u32,
+    /// When this iteration's first call started (RFC 3339, UTC).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub started_at: Option<String>,
     pub duration_ms: u64,
 }
 
 /// Everything known about one node of a run.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct NodeRecord {
     /// The node's id (also the key of `nodes` in a trace).
     #[serde(skip_serializing_if = "String::is_empty")]
     pub id: String,
+    /// The tool the node calls, and on which server (as resolved).
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub tool: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub server: Option<String>,
     pub status: NodeStatus,
     /// Resolved arguments (secrets redacted).
     pub args: Value,
@@ -105,6 +116,8 @@ impl Default for NodeRecord {
     fn default() -> Self {
         Self {
             id: String::new(),
+            tool: String::new(),
+            server: None,
             status: NodeStatus::Pending,
             args: Value::Null,
             output: Value::Null,
@@ -129,7 +142,7 @@ impl Default for NodeRecord {
 }
 
 /// How a run ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
 #[serde(rename_all = "snake_case")]
 pub enum RunStatus {
     /// Every node ran or was skipped; failures, if any, were `continue`d.
@@ -137,6 +150,7 @@ pub enum RunStatus {
     /// A node failed after others had completed.
     Partial,
     /// A node failed before anything completed.
+    #[default]
     Failed,
     BudgetExceeded,
     Cancelled,
@@ -155,7 +169,8 @@ impl RunStatus {
 }
 
 /// The result of one expectation.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[serde(default)]
 pub struct ExpectResult {
     pub target: String,
     pub matcher: Value,
@@ -166,7 +181,8 @@ pub struct ExpectResult {
 }
 
 /// One judged metric of `eval:` and what became of it.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[serde(default)]
 pub struct EvalRow {
     pub metric: String,
     /// `deferred`: no model provider is configured to judge it.
@@ -185,7 +201,8 @@ impl EvalRow {
 }
 
 /// A finished (or stopped) run of one composition, or one case of it.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[serde(default)]
 pub struct Trace {
     /// Short, unique and sortable by time: `20261122-153012-a3f9`.
     pub run_id: String,
@@ -209,9 +226,13 @@ pub struct Trace {
 }
 
 /// The `composition` block of the envelope.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[serde(default)]
 pub struct RunSummary {
     pub name: String,
+    /// When the run started (RFC 3339, UTC).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub started_at: Option<String>,
     pub case: Option<String>,
     pub ran: bool,
     pub status: RunStatus,

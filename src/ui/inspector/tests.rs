@@ -113,6 +113,7 @@ fn fanout_record() -> NodeRecord {
                 error_code: None,
                 error_status: None,
                 attempts: if failed { 2 } else { 1 },
+                started_at: None,
                 duration_ms: 40 + i as u64 * 15,
             }
         })

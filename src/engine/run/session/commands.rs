@@ -125,6 +125,7 @@ impl Actor {
         self.run_cancel = CancellationToken::new();
         self.started = Some(Instant::now());
         self.run_id = crate::engine::run::trace::new_run_id();
+        self.started_at = Some(crate::engine::run::exec::now_rfc3339());
         self.step_pending = step;
         self.released = None;
         self.paused_before = None;

@@ -166,6 +166,8 @@ impl Actor {
         for (node, rec) in self.comp.nodes.iter().zip(&self.records) {
             let mut rec = rec.clone();
             rec.id.clone_from(&node.id);
+            rec.tool.clone_from(&node.tool);
+            rec.server.clone_from(&node.server);
             nodes.insert(node.id.clone(), rec);
         }
         let output = self.output();
@@ -179,6 +181,7 @@ impl Actor {
             file: self.cfg.file.clone(),
             composition: RunSummary {
                 name: self.comp.name.clone(),
+                started_at: self.started_at.clone(),
                 case: self.cfg.case.clone(),
                 ran,
                 status,

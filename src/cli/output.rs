@@ -1,0 +1,219 @@
+//! How runs are printed (`run --format`, `runs show --format`) and
+//! exported (`--otlp`, `--otlp-endpoint`).
+
+use std::path::Path;
+
+use clap::ValueEnum;
+use serde_json::Value;
+
+use crate::engine::file::import::Dialect;
+use crate::engine::file::model::Pipeline;
+use crate::engine::run::store;
+use crate::engine::run::trace::{RunStatus, Trace};
+use crate::options::exit;
+
+/// Output formats of `run`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Format {
+    /// A human report (progress goes to stderr).
+    Text,
+    /// The trace envelope (an array when several compositions or cases ran).
+    Json,
+    /// JUnit XML, one test case per composition and case.
+    Junit,
+    /// The result envelope of Fibe's `fibe_pipeline` meta-tool.
+    Fibe,
+    /// The result envelope of Discord MCP's `mcp_pipeline` meta-tool.
+    Discord,
+}
+
+/// Prints `traces` in `format`. The Fibe and Discord envelopes use the
+/// pipeline (and its source text and dialect) to name steps as the file
+/// does; without it, each node is a step.
+pub fn print(
+    format: Format,
+    traces: &[Trace],
+    file: &str,
+    pipeline: Option<(&Pipeline, &str, Dialect)>,
+) {
+    match format {
+        Format::Text => print_text(traces),
+        Format::Json => {
+            let v = if traces.len() == 1 {
+                serde_json::to_value(&traces[0])
+            } else {
+                serde_json::to_value(traces)
+            };
+            println!(
+                "{}",
+                serde_json::to_string_pretty(&v.unwrap_or(Value::Null)).unwrap_or_default()
+            );
+        }
+        Format::Junit => print!("{}", junit(file, traces)),
+        Format::Fibe | Format::Discord => {
+            let fibe = format == Format::Fibe;
+            match pipeline {
+                Some((p, source, dialect)) => {
+                    super::formats::print_run(traces, p, source, dialect, fibe);
+                }
+                None => {
+                    let shapes: Vec<super::formats::Shape> =
+                        traces.iter().map(super::formats::Shape::of_trace).collect();
+                    let envelope = if fibe {
+                        super::formats::fibe
+                    } else {
+                        super::formats::discord
+                    };
+                    super::formats::print(traces, &shapes, envelope);
+                }
+            }
+        }
+    }
+}
+
+/// Writes the OTLP/JSON export of `traces` to `file` and/or POSTs it to an
+/// OTLP/HTTP collector at `endpoint` (`…/v1/traces`). `Some(code)` when
+/// that failed (the reason printed).
+pub async fn export_otlp(
+    traces: &[Trace],
+    file: Option<&Path>,
+    endpoint: Option<&str>,
+) -> Option<u8> {
+    if file.is_none() && endpoint.is_none() {
+        return None;
+    }
+    let body = crate::engine::run::otlp::export(traces);
+    let text = serde_json::to_string_pretty(&body).unwrap_or_default();
+    if let Some(path) = file {
+        let written = if path == Path::new("-") {
+            println!("{text}");
+            Ok(())
+        } else {
+            std::fs::write(path, &text)
+        };
+        if let Err(e) = written {
+            eprintln!(
+                "error: cannot write the OTLP export to {}: {e}",
+                path.display()
+            );
+            return Some(exit::INVALID);
+        }
+    }
+    if let Some(url) = endpoint {
+        let sent = reqwest::Client::new()
+            .post(url)
+            .header("content-type", "application/json")
+            .body(text)
+            .send()
+            .await;
+        match sent {
+            Ok(r) if r.status().is_success() => {}
+            Ok(r) => {
+                eprintln!("error: the OTLP collector at {url} answered {}", r.status());
+                return Some(exit::FAILED);
+            }
+            Err(e) => {
+                eprintln!("error: cannot reach the OTLP collector at {url}: {e}");
+                return Some(exit::UNREACHABLE);
+            }
+        }
+    }
+    None
+}
+
+pub fn print_text(traces: &[Trace]) {
+    let mut passed = 0;
+    for t in traces {
+        let ok = t.passed();
+        passed += usize::from(ok);
+        println!(
+            "composition [{}] {}",
+            if ok { "PASS" } else { "FAIL" },
+            store::label(t)
+        );
+        let c = &t.composition;
+        println!(
+            "  spent ${:.4} · {} tok · context: output {} tok (every node's output: {} tok)",
+            c.cost_total, c.tokens_total, c.output_tokens, c.output_tokens_all
+        );
+        println!("  run {}", t.run_id);
+        if t.composition.status != RunStatus::Completed {
+            let why = match (&t.failed_step, &t.composition.budget_tripped) {
+                (_, Some(cap)) => format!(" (budget `{cap}`)"),
+                (Some(step), _) => {
+                    let err = t
+                        .nodes
+                        .get(step)
+                        .and_then(|n| n.error.clone())
+                        .unwrap_or_default();
+                    format!(" at `{step}`: {err}")
+                }
+                _ => String::new(),
+            };
+            println!("  status {}{why}", t.composition.status.as_str());
+        }
+        for e in t.expect.iter().filter(|e| !e.pass) {
+            let msg = e
+                .message
+                .clone()
+                .unwrap_or_else(|| format!("actual {}", e.actual));
+            println!("  expect {} {}: {msg}", e.target, e.matcher);
+        }
+        for row in &t.eval {
+            println!("  eval [DEFERRED] {}: {}", row.metric, row.reason);
+        }
+    }
+    println!(
+        "ran {} composition(s): {passed} passed, {} failed",
+        traces.len(),
+        traces.len() - passed
+    );
+}
+
+fn xml_escape(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+}
+
+pub fn junit(file: &str, traces: &[Trace]) -> String {
+    let failures = traces.iter().filter(|t| !t.passed()).count();
+    let secs: f64 = traces
+        .iter()
+        .map(|t| t.composition.duration_ms as f64 / 1000.0)
+        .sum();
+    let mut out = format!(
+        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites>\n  <testsuite name=\"{}\" tests=\"{}\" failures=\"{failures}\" time=\"{secs:.3}\">\n",
+        xml_escape(file),
+        traces.len()
+    );
+    for t in traces {
+        out.push_str(&format!(
+            "    <testcase classname=\"{}\" name=\"{}\" time=\"{:.3}\">",
+            xml_escape(file),
+            xml_escape(&store::label(t)),
+            t.composition.duration_ms as f64 / 1000.0
+        ));
+        if !t.passed() {
+            let mut msg = format!("status {}", t.composition.status.as_str());
+            if let Some(step) = &t.failed_step {
+                msg.push_str(&format!(" at {step}"));
+            }
+            let details: Vec<String> = t
+                .expect
+                .iter()
+                .filter(|e| !e.pass)
+                .map(|e| format!("expect {} {} (actual {})", e.target, e.matcher, e.actual))
+                .collect();
+            out.push_str(&format!(
+                "\n      <failure message=\"{}\">{}</failure>\n    ",
+                xml_escape(&msg),
+                xml_escape(&details.join("\n"))
+            ));
+        }
+        out.push_str("</testcase>\n");
+    }
+    out.push_str("  </testsuite>\n</testsuites>\n");
+    out
+}

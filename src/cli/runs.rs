@@ -1,0 +1,320 @@
+//! `pipewright runs list|show|diff|export|prune`: the saved runs, read back.
+
+use std::path::PathBuf;
+
+use clap::{Args, Subcommand, ValueEnum};
+use serde_json::json;
+
+use super::output::{Format, print};
+use super::report::usage;
+use crate::engine::run::diff::{self, Change};
+use crate::engine::run::store::{Entry, Runs};
+use crate::engine::run::trace::Trace;
+use crate::options::exit;
+
+/// The `runs` subcommands.
+#[derive(Debug, Subcommand)]
+pub enum RunsCommand {
+    /// List saved runs, newest first.
+    List(ListArgs),
+    /// Print a saved run as `run` printed it.
+    Show(ShowArgs),
+    /// What changed between two runs, node by node (exit 0 same, 1
+    /// different, 2 bad id).
+    Diff(DiffArgs),
+    /// Export a saved run as OpenTelemetry traces (OTLP/JSON).
+    Export(ExportArgs),
+    /// Remove old runs (runs open in a workbench are kept).
+    Prune(PruneArgs),
+}
+
+/// Text or JSON.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ListFormat {
+    Text,
+    Json,
+}
+
+/// Arguments of `runs list`.
+#[derive(Debug, Args)]
+pub struct ListArgs {
+    /// Only runs of this pipeline file.
+    #[arg(long, value_name = "FILE")]
+    pub file: Option<PathBuf>,
+    /// Only runs that ended so: completed, partial, failed,
+    /// budget_exceeded, cancelled.
+    #[arg(long, value_name = "STATUS")]
+    pub status: Option<String>,
+    /// At most N runs.
+    #[arg(long, value_name = "N", default_value_t = 20)]
+    pub limit: usize,
+    #[arg(long, value_enum, default_value_t = ListFormat::Text)]
+    pub format: ListFormat,
+}
+
+/// Arguments of `runs show`.
+#[derive(Debug, Args)]
+pub struct ShowArgs {
+    /// A run id, a unique prefix of one, `latest` or `latest~N`.
+    pub id: String,
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    pub format: Format,
+}
+
+/// Arguments of `runs diff`.
+#[derive(Debug, Args)]
+pub struct DiffArgs {
+    /// The earlier run.
+    pub a: String,
+    /// The later run.
+    pub b: String,
+    /// Count differences in duration too.
+    #[arg(long)]
+    pub timing: bool,
+    #[arg(long, value_enum, default_value_t = ListFormat::Text)]
+    pub format: ListFormat,
+}
+
+/// Arguments of `runs export`.
+#[derive(Debug, Args)]
+pub struct ExportArgs {
+    /// A run id, a unique prefix of one, `latest` or `latest~N`.
+    pub id: String,
+    /// Write OTLP/JSON here (`-` for stdout).
+    #[arg(long, value_name = "FILE")]
+    pub otlp: Option<PathBuf>,
+    /// POST the OTLP/JSON export to a collector, e.g.
+    /// `http://127.0.0.1:4318/v1/traces`.
+    #[arg(long, value_name = "URL")]
+    pub otlp_endpoint: Option<String>,
+}
+
+/// Arguments of `runs prune`.
+#[derive(Debug, Args)]
+#[command(group(clap::ArgGroup::new("what").required(true).multiple(true)))]
+pub struct PruneArgs {
+    /// Keep the newest N runs.
+    #[arg(long, value_name = "N", group = "what")]
+    pub keep: Option<usize>,
+    /// Remove runs older than this (`30d`, `12h`, `90m`).
+    #[arg(long, value_name = "AGE", group = "what")]
+    pub older_than: Option<String>,
+}
+
+/// Runs a `runs` subcommand; returns the exit code.
+pub async fn runs(cmd: RunsCommand) -> u8 {
+    let Some(runs) = Runs::open() else {
+        return usage("no user data directory (set PIPEWRIGHT_DATA_DIR)");
+    };
+    match cmd {
+        RunsCommand::List(a) => list(&runs, &a),
+        RunsCommand::Show(a) => match load(&runs, &a.id) {
+            Ok((_, t)) => {
+                let pipeline = crate::engine::file::open::load_file(std::path::Path::new(&t.file));
+                let valid = pipeline
+                    .1
+                    .pipeline
+                    .as_ref()
+                    .filter(|_| !pipeline.1.has_errors());
+                let shaped = valid.map(|p| {
+                    (
+                        p,
+                        pipeline.0.as_str(),
+                        crate::engine::file::import::Dialect::Auto,
+                    )
+                });
+                print(a.format, std::slice::from_ref(&t), &t.file, shaped);
+                exit::OK
+            }
+            Err(code) => code,
+        },
+        RunsCommand::Diff(a) => diff_runs(&runs, &a),
+        RunsCommand::Export(a) => {
+            if a.otlp.is_none() && a.otlp_endpoint.is_none() {
+                return usage("say where the export goes: --otlp FILE and/or --otlp-endpoint URL");
+            }
+            match load(&runs, &a.id) {
+                Ok((_, t)) => super::output::export_otlp(
+                    std::slice::from_ref(&t),
+                    a.otlp.as_deref(),
+                    a.otlp_endpoint.as_deref(),
+                )
+                .await
+                .unwrap_or(exit::OK),
+                Err(code) => code,
+            }
+        }
+        RunsCommand::Prune(a) => prune(&runs, &a),
+    }
+}
+
+fn load(runs: &Runs, spec: &str) -> Result<(Entry, Trace), u8> {
+    let entry = runs.find(spec).map_err(|e| {
+        eprintln!("error: {e}");
+        exit::INVALID
+    })?;
+    let trace = runs.load(&entry).map_err(|e| {
+        eprintln!("error: {e}");
+        exit::INVALID
+    })?;
+    Ok((entry, trace))
+}
+
+fn list(runs: &Runs, a: &ListArgs) -> u8 {
+    let rows: Vec<Entry> = runs
+        .entries()
+        .into_iter()
+        .rev()
+        .filter(|e| a.file.as_ref().is_none_or(|f| e.is_of(f)))
+        .filter(|e| a.status.as_ref().is_none_or(|s| &e.status == s))
+        .take(a.limit)
+        .collect();
+    if a.format == ListFormat::Json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&rows).unwrap_or_default()
+        );
+        return exit::OK;
+    }
+    if rows.is_empty() {
+        println!("no saved runs");
+        return exit::OK;
+    }
+    println!(
+        "{:<20}  {:<19}  {:<24}  {:<20}  {:<15}  {:>8}  {:>8}  {:>6}  failed",
+        "id", "time (UTC)", "file", "composition", "status", "duration", "cost", "tokens"
+    );
+    for e in &rows {
+        let time = e
+            .started_at
+            .as_deref()
+            .map(|t| t.get(..19).unwrap_or(t).replace('T', " "))
+            .unwrap_or_default();
+        let comp = match &e.case {
+            Some(c) => format!("{} [{c}]", e.composition),
+            None => e.composition.clone(),
+        };
+        println!(
+            "{:<20}  {:<19}  {:<24}  {:<20}  {:<15}  {:>8}  {:>8}  {:>6}  {}",
+            e.id,
+            time,
+            cut(&e.file, 24),
+            cut(&comp, 20),
+            e.status,
+            format!("{}ms", e.duration_ms),
+            format!("${:.4}", e.cost_usd),
+            e.tokens,
+            e.failed_step.as_deref().unwrap_or("")
+        );
+    }
+    exit::OK
+}
+
+/// `s` in at most `n` characters, cut at the front (paths end with what
+/// tells them apart).
+fn cut(s: &str, n: usize) -> String {
+    let len = s.chars().count();
+    if len <= n {
+        s.to_owned()
+    } else {
+        format!("…{}", s.chars().skip(len - n + 1).collect::<String>())
+    }
+}
+
+fn diff_runs(runs: &Runs, a: &DiffArgs) -> u8 {
+    let (ea, ta) = match load(runs, &a.a) {
+        Ok(x) => x,
+        Err(code) => return code,
+    };
+    let (eb, tb) = match load(runs, &a.b) {
+        Ok(x) => x,
+        Err(code) => return code,
+    };
+    let changes = diff::diff(&ta, &tb, a.timing);
+    if a.format == ListFormat::Json {
+        let v = json!({ "a": ea.id, "b": eb.id, "same": changes.is_empty(), "changes": changes });
+        println!("{}", serde_json::to_string_pretty(&v).unwrap_or_default());
+    } else {
+        print_changes(&ea, &eb, &changes);
+    }
+    if changes.is_empty() {
+        exit::OK
+    } else {
+        exit::FAILED
+    }
+}
+
+fn print_changes(a: &Entry, b: &Entry, changes: &[Change]) {
+    println!("runs {} → {}", a.id, b.id);
+    if changes.is_empty() {
+        println!("no differences");
+        return;
+    }
+    let mut node: Option<&str> = None;
+    for c in changes {
+        if c.node.as_deref() != node {
+            node = c.node.as_deref();
+            if let Some(n) = node {
+                println!("node {n}");
+            }
+        }
+        let indent = if c.node.is_some() { "  " } else { "" };
+        match (&c.before, &c.after) {
+            (serde_json::Value::Null, after) if c.node.as_deref() == Some(c.path.as_str()) => {
+                println!("{indent}+ {} added ({})", c.path, diff::short(after, 40));
+            }
+            (before, serde_json::Value::Null) if c.node.as_deref() == Some(c.path.as_str()) => {
+                println!(
+                    "{indent}- {} removed (was {})",
+                    c.path,
+                    diff::short(before, 40)
+                );
+            }
+            (before, after) => println!(
+                "{indent}{}: {} → {}",
+                c.path,
+                diff::short(before, 60),
+                diff::short(after, 60)
+            ),
+        }
+    }
+    println!("{} difference(s)", changes.len());
+}
+
+fn prune(runs: &Runs, a: &PruneArgs) -> u8 {
+    let older = match a.older_than.as_deref().map(parse_age) {
+        Some(Ok(d)) => Some(d),
+        Some(Err(e)) => return usage(e),
+        None => None,
+    };
+    match runs.prune(a.keep, older) {
+        Ok(p) => {
+            println!(
+                "removed {} run(s), kept {}{}",
+                p.removed.len(),
+                p.kept,
+                if p.held.is_empty() {
+                    String::new()
+                } else {
+                    format!(" ({} open in a workbench)", p.held.len())
+                }
+            );
+            exit::OK
+        }
+        Err(e) => {
+            eprintln!("error: cannot prune {}: {e}", runs.dir.display());
+            exit::FAILED
+        }
+    }
+}
+
+/// `30d`, `12h`, `90m`, `45s` (and what `--timeout` takes).
+fn parse_age(s: &str) -> Result<std::time::Duration, String> {
+    if let Some(days) = s.strip_suffix('d')
+        && let Ok(n) = days.trim().parse::<u64>()
+    {
+        return Ok(std::time::Duration::from_secs(n * 86_400));
+    }
+    crate::engine::file::loader::parse_duration(s)
+        .ok_or_else(|| format!("--older-than `{s}`: write an age such as 30d, 12h or 90m"))
+}
