@@ -6,6 +6,7 @@ pub mod app;
 pub mod config;
 pub mod dag;
 pub mod editor;
+pub mod history;
 pub mod inspector;
 pub mod keys;
 pub mod overlay;
@@ -13,6 +14,7 @@ pub mod state;
 pub mod status;
 pub mod terminal;
 pub mod theme;
+pub mod timeline;
 pub mod view;
 
 use std::path::PathBuf;

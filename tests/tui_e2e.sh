@@ -4,7 +4,8 @@
 #
 # Story: run a pipeline whose second step fails, select the failed node,
 # fix its argument in the editor, save, re-run that node alone, see it pass,
-# quit. Needs tmux; .ci/run installs it when missing.
+# open History, open the older run read-only and show its timeline, quit.
+# Needs tmux; .ci/run installs it when missing.
 #
 #   PIPEWRIGHT_BIN=target/debug/pipewright bash tests/tui_e2e.sh
 set -euo pipefail
@@ -98,6 +99,27 @@ sleep 0.4
 keys r
 wait_for "✓ details" 20 || true
 check "details passes on re-run" "✓ details"
+
+# History: both runs were saved; open the older (failed) one read-only and
+# look at its timeline.
+sleep 0.5
+keys H
+wait_for "history ·" 10 || true
+check "history lists the file's runs" "history ·"
+check "both runs are there" "partial"
+keys Down
+keys Enter
+wait_for "RUN [0-9]{8}-[0-9]{6}-[0-9a-f]{4} PARTIAL" 10 || true
+check "the older run opens read-only" "RUN [0-9]{8}-[0-9]{6}-[0-9a-f]{4} PARTIAL"
+check "its failed node shows" "✗ details"
+keys T
+wait_for "timeline · run" 10 || true
+check "the timeline shows that run" "timeline · run [0-9]{8}-[0-9]{6}-[0-9a-f]{4}"
+check "with a bar per node" "★find +█"
+keys T
+keys Escape
+wait_for "back to the live" 10 || true
+check "Esc returns to the live workbench" "back to the live workbench"
 
 # Quit: nothing unsaved, so no question.
 keys q

@@ -515,3 +515,180 @@ fn a_dry_run_file_shows_the_plan_instead_of_running() {
     assert!(matches!(app.overlay, Some(Overlay::Plan(_))));
     assert_eq!(app.run, RunState::Idle);
 }
+
+// ----- history, diff marks and the timeline ---------------------------
+
+/// A record of a node that ran `start_ms` after noon for `dur` ms.
+fn timed(status: NodeStatus, start_ms: u64, dur: u64, output: serde_json::Value) -> NodeRecord {
+    NodeRecord {
+        status,
+        output,
+        attempts: 1,
+        started_at: Some(format!("2026-11-22T12:00:00.{start_ms:03}Z")),
+        duration_ms: dur,
+        ..NodeRecord::default()
+    }
+}
+
+/// A saved run of PIPE: `find` then `details` (whose email is `email`),
+/// `notify` ok or skipped.
+fn saved_run(id: &str, minute: u32, email: &str, notify: bool) -> Trace {
+    let mut t = Trace {
+        run_id: id.into(),
+        file: "pipeline.yml".into(),
+        ..empty_trace()
+    };
+    t.composition.name = "pipe".into();
+    t.composition.started_at = Some(format!("2026-11-22T12:{minute:02}:00Z"));
+    t.composition.status = if notify {
+        RunStatus::Completed
+    } else {
+        RunStatus::Partial
+    };
+    t.composition.duration_ms = 90;
+    t.failed_step = (!notify).then(|| "notify".to_owned());
+    let at = |ms: u64| format!("2026-11-22T12:{minute:02}:00.{ms:03}Z");
+    let mut rec = |id: &str, status, start: u64, dur: u64, out| {
+        let mut r = timed(status, 0, dur, out);
+        r.started_at = Some(at(start));
+        t.nodes.insert(id.into(), r);
+    };
+    rec(
+        "find",
+        NodeStatus::Ok,
+        0,
+        20,
+        json!({"users": [{"id": "u3"}]}),
+    );
+    rec("details", NodeStatus::Ok, 20, 50, json!({"email": email}));
+    if notify {
+        rec("notify", NodeStatus::Ok, 70, 15, json!({"queued": true}));
+    } else {
+        rec(
+            "notify",
+            NodeStatus::Failed,
+            70,
+            15,
+            serde_json::Value::Null,
+        );
+    }
+    t
+}
+
+fn save_runs(dir: &tempfile::TempDir, runs: &[Trace]) {
+    let store = pipewright::engine::run::store::Runs::at(dir.path().join("data/runs"));
+    for t in runs {
+        store.save_capped(t, 0).unwrap();
+    }
+}
+
+#[test]
+fn screen_history_overlay() {
+    let (d, mut app) = app_on(PIPE);
+    let older = saved_run("20261122-120100-aaaa", 1, "carol@example.com", true);
+    let newer = saved_run("20261122-120200-bbbb", 2, "carol.n@example.com", false);
+    save_runs(&d, &[older, newer.clone()]);
+    app.trace = Some(newer);
+    app.act(pipewright::ui::keys::Action::History);
+    let Some(Overlay::History(h)) = &app.overlay else {
+        panic!("no history overlay");
+    };
+    assert_eq!(h.entries.len(), 2);
+    assert_eq!(h.entries[0].id, "20261122-120200-bbbb", "newest first");
+    insta::assert_snapshot!(screen(&mut app, 120, 30));
+}
+
+#[test]
+fn screen_diff_marked_dag_and_a_run_opened_read_only() {
+    let (d, mut app) = app_on(PIPE);
+    let older = saved_run("20261122-120100-aaaa", 1, "carol@example.com", true);
+    let newer = saved_run("20261122-120200-bbbb", 2, "carol.n@example.com", false);
+    save_runs(&d, &[older, newer.clone()]);
+    app.trace = Some(newer);
+    app.act(pipewright::ui::keys::Action::History);
+    app.on_key(key(KeyCode::Down));
+    app.on_key(key(KeyCode::Char('D')));
+    assert!(app.overlay.is_none(), "the marks are on the DAG");
+    let changed: Vec<bool> = app.visuals.iter().map(|v| v.changed).collect();
+    assert_eq!(
+        changed,
+        [false, true, true],
+        "details' email and notify's status differ"
+    );
+    insta::assert_snapshot!("diff_marked_dag", screen(&mut app, 120, 30));
+    // Enter opens the older run read-only; run keys are refused; Esc
+    // returns to the live workbench.
+    app.act(pipewright::ui::keys::Action::History);
+    app.on_key(key(KeyCode::Down));
+    app.on_key(key(KeyCode::Enter));
+    assert_eq!(
+        app.viewing.as_ref().map(|v| v.entry.id.as_str()),
+        Some("20261122-120100-aaaa")
+    );
+    assert_eq!(app.visuals[2].status, NodeStatus::Ok);
+    assert!(app.on_key(key(KeyCode::F(5))).is_empty(), "read-only");
+    app.focus = Focus::Dag;
+    app.on_key(key(KeyCode::Esc));
+    assert!(app.viewing.is_none());
+    assert_eq!(
+        app.visuals[2].status,
+        NodeStatus::Pending,
+        "the live states are back"
+    );
+}
+
+#[test]
+fn screen_timeline_idle() {
+    let (_d, mut app) = app_on(PIPE);
+    app.on_key(key(KeyCode::Char('T')));
+    assert!(app.timeline);
+    insta::assert_snapshot!(screen(&mut app, 120, 30));
+}
+
+#[test]
+fn screen_timeline_live_mid_run() {
+    let (_d, mut app) = app_on(PIPE);
+    running_pipe(&mut app);
+    // Fixed clock: `find` started at 0 and took 12 ms; `details` started at
+    // 12 ms and is still running 30 ms into the run.
+    app.run_clock = Some(Instant::now() - Duration::from_millis(30));
+    app.visuals[0].started_ms = Some(0);
+    app.visuals[0].record = Some(std::sync::Arc::new(timed(NodeStatus::Ok, 0, 12, json!({}))));
+    app.visuals[1].started_ms = Some(12);
+    let bars = app.timeline_bars();
+    assert_eq!(bars[0].span, Some((0, 12)));
+    let (s, e) = bars[1].span.expect("running bar");
+    assert_eq!(s, 12);
+    assert!(e >= 30, "a running bar grows with the clock: {e}");
+    app.on_key(key(KeyCode::Char('T')));
+    // Freeze the clock for the snapshot: 30 ms into the run.
+    app.frozen_now_ms = Some(30);
+    insta::assert_snapshot!(screen(&mut app, 120, 30));
+}
+
+#[test]
+fn screen_timeline_finished_with_a_failure() {
+    let (_d, mut app) = app_on(PIPE);
+    failed_pipe(&mut app);
+    let mut t = saved_run("20261122-120000-cccc", 0, "c@example.com", false);
+    t.nodes.shift_remove("notify");
+    for (i, id) in ["find", "details"].iter().enumerate() {
+        let mut r = t.nodes[*id].clone();
+        if i == 1 {
+            r.status = NodeStatus::Failed;
+        }
+        app.visuals[i].record = Some(std::sync::Arc::new(r));
+    }
+    app.trace = Some(t);
+    app.on_key(key(KeyCode::Char('T')));
+    // Down walks the rows and selects the nodes.
+    app.select(Some(0), false);
+    app.on_key(key(KeyCode::Down));
+    assert_eq!(app.dag.selected, Some(1));
+    let bars = app.timeline_bars();
+    assert!(
+        bars[0].critical && bars[1].critical,
+        "find then details ended last"
+    );
+    insta::assert_snapshot!(screen(&mut app, 120, 30));
+}

@@ -35,7 +35,10 @@ use super::state::NodeVisual;
 use super::theme::Theme;
 
 mod events;
+mod history;
 mod input;
+
+pub use history::Viewing;
 
 /// What `pipewright edit` was started with.
 #[derive(Debug, Clone, Default)]
@@ -164,6 +167,15 @@ pub struct App {
     last_cursor_line: usize,
     pub(crate) areas: Areas,
     pub quit: bool,
+    /// The DAG pane shows the timeline instead of the graph.
+    pub timeline: bool,
+    /// When the current run started (for live timeline bars).
+    pub run_clock: Option<Instant>,
+    /// A saved run opened read-only from History.
+    pub viewing: Option<Viewing>,
+    /// A fixed "now" (ms into the run) for the timeline, instead of the
+    /// clock: screenshots of a live run are drawn with it.
+    pub frozen_now_ms: Option<u64>,
 }
 
 impl App {
@@ -204,6 +216,10 @@ impl App {
             last_cursor_line: 0,
             areas: Areas::default(),
             quit: false,
+            timeline: false,
+            run_clock: None,
+            viewing: None,
+            frozen_now_ms: None,
         }
     }
 
@@ -503,6 +519,11 @@ impl App {
     /// Rows for the DAG pane: enough for the graph, at most half the
     /// column, never less than 5.
     pub(crate) fn dag_height(&self, total: u16) -> u16 {
+        if self.timeline {
+            // A row per node and shown iteration, the axis and the borders.
+            let rows = self.timeline_bars().len() as u16;
+            return rows.saturating_add(3).clamp(5, (total * 2 / 3).max(5));
+        }
         let layers_tall = self
             .comp
             .as_ref()

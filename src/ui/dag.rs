@@ -252,6 +252,8 @@ impl DagView<'_> {
             (true, true) => ("◉", base.fg(t.breakpoint).add_modifier(Modifier::BOLD)),
             (true, false) => ("●", base.fg(t.breakpoint)),
             (false, true) => ("▸", base.fg(t.accent).add_modifier(Modifier::BOLD)),
+            // Differs from the run it was compared with (History `D`).
+            (false, false) if v.changed => ("Δ", base.fg(t.warning).add_modifier(Modifier::BOLD)),
             (false, false) => (" ", base),
         };
         let glyph_color = if v.mocked && v.status == NodeStatus::Ok {

@@ -32,6 +32,8 @@ pub enum Action {
     Palette,
     Help,
     Quit,
+    Timeline,
+    History,
 }
 
 impl Action {
@@ -49,6 +51,8 @@ impl Action {
         Action::Pin,
         Action::DryRun,
         Action::Estimate,
+        Action::Timeline,
+        Action::History,
         Action::NextPane,
         Action::PrevPane,
         Action::Save,
@@ -80,6 +84,8 @@ impl Action {
             Action::Palette => "palette",
             Action::Help => "help",
             Action::Quit => "quit",
+            Action::Timeline => "timeline",
+            Action::History => "history",
         }
     }
 
@@ -105,6 +111,8 @@ impl Action {
             Action::Palette => "command palette",
             Action::Help => "this help",
             Action::Quit => "quit (asks when there are unsaved edits)",
+            Action::Timeline => "switch the DAG pane to the timeline and back",
+            Action::History => "the saved runs of this file (open, diff)",
         }
     }
 
@@ -287,6 +295,8 @@ impl Default for Keymap {
         b.insert(Pin, vec![Key::plain('P')]);
         b.insert(DryRun, vec![Key::plain('d')]);
         b.insert(Estimate, vec![Key::plain('e')]);
+        b.insert(Timeline, vec![Key::plain('T')]);
+        b.insert(History, vec![Key::plain('H')]);
         b.insert(NextPane, vec![Key::new(KeyCode::Tab, KeyModifiers::NONE)]);
         b.insert(PrevPane, vec![Key::new(KeyCode::Tab, KeyModifiers::SHIFT)]);
         b.insert(Save, vec![Key::ctrl('s')]);

@@ -36,6 +36,8 @@ pub enum Overlay {
         calls: Vec<String>,
         body: Vec<String>,
     },
+    /// The saved runs of this file.
+    History(super::history::HistoryView),
 }
 
 impl Overlay {
@@ -295,7 +297,7 @@ pub fn plan_lines(
 }
 
 /// A centred rectangle `pw`% wide and `ph`% tall, at least 3 rows.
-fn centred(area: Rect, pw: u16, ph: u16) -> Rect {
+pub(crate) fn centred(area: Rect, pw: u16, ph: u16) -> Rect {
     let w = (area.width * pw / 100).max(20).min(area.width);
     let h = (area.height * ph / 100).max(3).min(area.height);
     Rect::new(
@@ -306,7 +308,7 @@ fn centred(area: Rect, pw: u16, ph: u16) -> Rect {
     )
 }
 
-fn frame<'a>(title: String, theme: &Theme) -> Block<'a> {
+pub(crate) fn frame<'a>(title: String, theme: &Theme) -> Block<'a> {
     Block::bordered()
         .title(Span::styled(
             format!(" {title} "),
@@ -332,6 +334,16 @@ pub fn render(
     buf: &mut Buffer,
 ) {
     match ov {
+        Overlay::History(h) => {
+            let r = centred(area, 90, 70);
+            Clear.render(r, buf);
+            h.render(
+                t,
+                r,
+                frame(super::history::HistoryView::TITLE.into(), t),
+                buf,
+            );
+        }
         Overlay::Help { scroll } => {
             let r = centred(area, 70, 80);
             Clear.render(r, buf);

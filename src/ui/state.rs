@@ -18,6 +18,11 @@ pub struct NodeVisual {
     pub paused_before: bool,
     /// Its last finished record, when it has one.
     pub record: Option<std::sync::Arc<NodeRecord>>,
+    /// When it started, in milliseconds from the start of the run (set
+    /// live, before its record exists).
+    pub started_ms: Option<u64>,
+    /// It differs from the run it was compared with (History `D`).
+    pub changed: bool,
 }
 
 impl Default for NodeVisual {
@@ -29,6 +34,8 @@ impl Default for NodeVisual {
             mocked: false,
             paused_before: false,
             record: None,
+            started_ms: None,
+            changed: false,
         }
     }
 }

@@ -24,6 +24,9 @@ pub fn short_count(n: u64) -> String {
 
 /// The run state as the first word(s) of the bar.
 pub fn state_label(app: &App) -> String {
+    if let Some(v) = &app.viewing {
+        return format!("RUN {} {}", v.entry.id, v.entry.status.to_uppercase());
+    }
     match &app.run {
         RunState::Idle => "IDLE".into(),
         RunState::Connecting => "CONNECTING".into(),

@@ -38,7 +38,17 @@ pub fn draw(app: &mut App, f: &mut Frame<'_>) {
     let buf = f.buffer_mut();
     app.editor
         .render(cols[0], buf, &app.theme, app.focus == Focus::Editor);
-    if let (Some(comp), Some(layout)) = (&app.comp, &app.layout) {
+    if app.timeline && app.comp.is_some() {
+        let bars = app.timeline_bars();
+        let view = super::timeline::TimelineView {
+            bars: &bars,
+            selected: app.dag.selected,
+            theme: &app.theme,
+            focused: app.focus == Focus::Dag,
+            title: app.timeline_title(),
+        };
+        ratatui::widgets::Widget::render(view, right[0], buf);
+    } else if let (Some(comp), Some(layout)) = (&app.comp, &app.layout) {
         let view = DagView {
             comp,
             layout,

@@ -98,8 +98,11 @@ impl App {
         match ev {
             Event::RunStarted { .. } => {
                 self.run = RunState::Running;
+                self.run_clock = Some(Instant::now());
                 for v in &mut self.visuals {
                     v.paused_before = false;
+                    v.started_ms = None;
+                    v.changed = false;
                 }
             }
             Event::NodeStatus { id, status, reason } => {
@@ -122,9 +125,15 @@ impl App {
                 }
             }
             Event::NodeStarted { id, .. } => {
+                let at = self.run_clock.map(|c| c.elapsed().as_millis() as u64);
                 if let Some(i) = idx(self, &id) {
-                    self.visuals[i].status = NodeStatus::Running;
-                    self.visuals[i].paused_before = false;
+                    let v = &mut self.visuals[i];
+                    v.status = NodeStatus::Running;
+                    v.paused_before = false;
+                    // A retry keeps the first attempt's start.
+                    if v.started_ms.is_none() {
+                        v.started_ms = at;
+                    }
                 }
             }
             Event::Retrying { id, attempt, error } => {

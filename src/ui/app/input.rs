@@ -51,6 +51,13 @@ impl App {
     }
 
     pub(super) fn dag_key(&mut self, key: KeyEvent) {
+        if key.code == KeyCode::Esc && self.viewing.is_some() {
+            self.leave_viewing();
+            return;
+        }
+        if self.timeline && self.timeline_key(key) {
+            return;
+        }
         let Some(layout) = &self.layout else {
             return;
         };
@@ -83,7 +90,12 @@ impl App {
         }
         let at = Position::new(ev.column, ev.row);
         let a = self.areas;
-        if a.dag.contains(at) {
+        if a.dag.contains(at) && self.timeline {
+            if let MouseEventKind::Down(MouseButton::Left) = ev.kind {
+                self.focus = Focus::Dag;
+                self.timeline_click(ev.row);
+            }
+        } else if a.dag.contains(at) {
             match ev.kind {
                 MouseEventKind::Down(MouseButton::Left) => {
                     self.focus = Focus::Dag;
@@ -168,6 +180,15 @@ impl App {
                 let start = matches!(cmd, Command::Rerun(_) | Command::RerunFrom(_));
                 self.command(cmd, start)
             }
+            Action::Timeline => {
+                self.timeline = !self.timeline;
+                self.focus = Focus::Dag;
+                Vec::new()
+            }
+            Action::History => {
+                self.open_history();
+                Vec::new()
+            }
             Action::DryRun | Action::Estimate => {
                 self.overlay = Some(self.plan_overlay(action == Action::Estimate));
                 Vec::new()
@@ -222,6 +243,16 @@ impl App {
 
     /// Sends `cmd` to the session, starting one first when `start` allows.
     pub(super) fn command(&mut self, cmd: Command, start: bool) -> Vec<Effect> {
+        if let Some(v) = &self.viewing {
+            let id = v.entry.id.clone();
+            self.say(
+                format!(
+                    "run {id} is open read-only: Esc (in the DAG) returns to the live workbench"
+                ),
+                true,
+            );
+            return Vec::new();
+        }
         if self.has_session {
             if matches!(cmd, Command::Run) {
                 self.trace = None;
@@ -316,6 +347,7 @@ impl App {
                     vec![Effect::DropSession]
                 }
             }
+            Overlay::History(h) => self.history_key(h, key),
             Overlay::Palette(mut p) => match key.code {
                 KeyCode::Esc => Vec::new(),
                 KeyCode::Enter => match p.chosen().cloned() {

@@ -1,0 +1,276 @@
+//! Saved runs in the workbench: the History overlay, a run opened
+//! read-only, the diff marks it can put on the DAG, and the Timeline view's
+//! keys and rows.
+
+use super::*;
+use crate::engine::run::store::{Entry, Hold, Runs};
+use crate::ui::history::HistoryView;
+use crate::ui::timeline::{self, Bar};
+
+/// A saved run on screen instead of the live one.
+pub struct Viewing {
+    pub entry: Entry,
+    pub trace: Trace,
+    /// Keeps the run from being pruned while it is open.
+    _hold: Option<Hold>,
+    /// The live workbench's node states, put back on Esc.
+    stash: Vec<NodeVisual>,
+}
+
+impl App {
+    fn runs(&self) -> Option<Runs> {
+        self.dirs.data.as_ref().map(|d| Runs::at(d.join("runs")))
+    }
+
+    /// The run on screen: the one opened read-only, else the last finished.
+    fn trace_on_screen(&self) -> Option<&Trace> {
+        self.viewing
+            .as_ref()
+            .map(|v| &v.trace)
+            .or(self.trace.as_ref())
+    }
+
+    /// Opens the History overlay on this file's runs, newest first.
+    pub(super) fn open_history(&mut self) {
+        let Some(runs) = self.runs() else {
+            self.say("no data directory: runs are not kept", true);
+            return;
+        };
+        let file = self.opts.file.clone();
+        let entries: Vec<Entry> = runs
+            .entries()
+            .into_iter()
+            .rev()
+            .filter(|e| e.is_of(&file))
+            .collect();
+        let current = self.trace_on_screen().map(|t| t.run_id.clone());
+        self.overlay = Some(Overlay::History(HistoryView::new(entries, current)));
+    }
+
+    pub(super) fn history_key(&mut self, mut h: HistoryView, key: KeyEvent) -> Vec<Effect> {
+        match key.code {
+            KeyCode::Esc | KeyCode::Char('q') => {}
+            KeyCode::Up | KeyCode::Char('k') => {
+                h.step(-1);
+                self.overlay = Some(Overlay::History(h));
+            }
+            KeyCode::Down | KeyCode::Char('j') => {
+                h.step(1);
+                self.overlay = Some(Overlay::History(h));
+            }
+            KeyCode::PageUp => {
+                h.step(-10);
+                self.overlay = Some(Overlay::History(h));
+            }
+            KeyCode::PageDown => {
+                h.step(10);
+                self.overlay = Some(Overlay::History(h));
+            }
+            KeyCode::Enter => {
+                if let Some(e) = h.chosen().cloned() {
+                    self.open_run(e);
+                }
+            }
+            KeyCode::Char('D') | KeyCode::Char('d') => {
+                if let Some(e) = h.chosen().cloned() {
+                    self.mark_diff(&e);
+                }
+            }
+            _ => self.overlay = Some(Overlay::History(h)),
+        }
+        Vec::new()
+    }
+
+    fn load(&mut self, entry: &Entry) -> Option<Trace> {
+        let runs = self.runs()?;
+        match runs.load(entry) {
+            Ok(t) => Some(t),
+            Err(e) => {
+                self.say(e, true);
+                None
+            }
+        }
+    }
+
+    /// Shows a saved run read-only: its node states, records and timeline.
+    pub fn open_run(&mut self, entry: Entry) {
+        let Some(trace) = self.load(&entry) else {
+            return;
+        };
+        let Some(comp) = self.comp.clone() else {
+            self.say("no valid plan to show the run on", true);
+            return;
+        };
+        let hold = self.runs().and_then(|r| r.hold(&entry.id).ok());
+        let stash = match self.viewing.take() {
+            Some(v) => v.stash,
+            None => self.visuals.clone(),
+        };
+        self.visuals = comp
+            .nodes
+            .iter()
+            .enumerate()
+            .map(|(i, n)| {
+                let mut v = NodeVisual {
+                    breakpoint: stash.get(i).is_some_and(|s| s.breakpoint),
+                    mocked: n.mock.is_some(),
+                    ..NodeVisual::default()
+                };
+                if let Some(rec) = trace.nodes.get(&n.id) {
+                    v.status = rec.status;
+                    if !rec.iterations.is_empty() {
+                        v.progress = Some((rec.iterations.len(), rec.iterations.len()));
+                    }
+                    v.record = Some(Arc::new(rec.clone()));
+                }
+                v
+            })
+            .collect();
+        let missing = trace
+            .nodes
+            .keys()
+            .filter(|id| comp.index_of(id).is_none())
+            .count();
+        let mut note = format!(
+            "run {} ({}) open read-only · Esc in the DAG returns",
+            entry.id, entry.status
+        );
+        if missing > 0 {
+            note.push_str(&format!(
+                " · {missing} node(s) of that run are no longer in the file"
+            ));
+        }
+        self.say(note, false);
+        self.viewing = Some(Viewing {
+            entry,
+            trace,
+            _hold: hold,
+            stash,
+        });
+        self.focus = Focus::Dag;
+        let sel = self.dag.selected;
+        self.select(sel, false);
+    }
+
+    /// Back to the live workbench.
+    pub(super) fn leave_viewing(&mut self) {
+        if let Some(v) = self.viewing.take() {
+            self.visuals = v.stash;
+            self.say("back to the live workbench", false);
+            let sel = self.dag.selected;
+            self.select(sel, false);
+        }
+    }
+
+    /// Marks the nodes whose run differs between `entry` and the run on
+    /// screen.
+    fn mark_diff(&mut self, entry: &Entry) {
+        let Some(other) = self.load(entry) else {
+            return;
+        };
+        let Some(base) = self.trace_on_screen() else {
+            self.say(
+                "no run on screen to compare with: run the file or open a run first",
+                true,
+            );
+            return;
+        };
+        let base_id = base.run_id.clone();
+        let changes = crate::engine::run::diff::diff(&other, base, false);
+        let mut nodes: Vec<String> = changes.iter().filter_map(|c| c.node.clone()).collect();
+        nodes.dedup();
+        let comp = self.comp.clone();
+        for (i, v) in self.visuals.iter_mut().enumerate() {
+            let id = comp
+                .as_ref()
+                .and_then(|c| c.nodes.get(i))
+                .map(|n| n.id.as_str());
+            v.changed = id.is_some_and(|id| nodes.iter().any(|n| n == id));
+        }
+        if changes.is_empty() {
+            self.say(
+                format!("runs {} and {base_id} are the same", entry.id),
+                false,
+            );
+        } else {
+            self.say(
+                format!(
+                    "{} → {base_id}: {} difference(s) in {} (marked Δ)",
+                    entry.id,
+                    changes.len(),
+                    if nodes.is_empty() {
+                        "the run's status or output".to_owned()
+                    } else {
+                        nodes.join(", ")
+                    }
+                ),
+                false,
+            );
+        }
+    }
+
+    /// The timeline's rows for what is on screen.
+    pub fn timeline_bars(&self) -> Vec<Bar> {
+        let Some(comp) = &self.comp else {
+            return Vec::new();
+        };
+        let run_start = self
+            .trace_on_screen()
+            .filter(|_| self.viewing.is_some() || self.run != RunState::Running)
+            .and_then(|t| t.composition.started_at.as_deref());
+        let now = match (&self.run, self.viewing.is_some()) {
+            (RunState::Running | RunState::Paused { .. }, false) => self
+                .frozen_now_ms
+                .unwrap_or_else(|| self.run_clock.map_or(0, |c| c.elapsed().as_millis() as u64)),
+            _ => 0,
+        };
+        timeline::bars(comp, &self.visuals, run_start, now)
+    }
+
+    /// The timeline pane's title.
+    pub fn timeline_title(&self) -> String {
+        match &self.viewing {
+            Some(v) => format!(" timeline · run {} (read-only) · T: DAG ", v.entry.id),
+            None => " timeline · T: DAG ".to_owned(),
+        }
+    }
+
+    /// Up and Down walk the timeline's node rows; true when used.
+    pub(super) fn timeline_key(&mut self, key: KeyEvent) -> bool {
+        let delta: i32 = match key.code {
+            KeyCode::Up | KeyCode::Char('k') => -1,
+            KeyCode::Down | KeyCode::Char('j') => 1,
+            _ => return false,
+        };
+        let Some(comp) = self.comp.clone() else {
+            return true;
+        };
+        let at = self
+            .dag
+            .selected
+            .and_then(|s| comp.order.iter().position(|&i| i == s))
+            .unwrap_or(0) as i32;
+        let next = (at + delta).clamp(0, comp.order.len() as i32 - 1) as usize;
+        self.select(comp.order.get(next).copied(), true);
+        true
+    }
+
+    /// A click on a timeline row selects its node.
+    pub(super) fn timeline_click(&mut self, row: u16) {
+        let area = self.areas.dag;
+        // Border, then the axis line.
+        let Some(line) = row.checked_sub(area.y + 2) else {
+            return;
+        };
+        let bars = self.timeline_bars();
+        let rows = area.height.saturating_sub(3) as usize;
+        let sel_row = bars
+            .iter()
+            .position(|b| !b.sub && Some(b.node) == self.dag.selected)
+            .unwrap_or(0);
+        let skip = (sel_row + 1).saturating_sub(rows);
+        if let Some(b) = bars.get(skip + line as usize) {
+            self.select(Some(b.node), true);
+        }
+    }
+}

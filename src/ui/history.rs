@@ -1,0 +1,108 @@
+//! The History overlay: the saved runs of this file, newest first. Enter
+//! opens one read-only (its DAG, inspector and timeline); `D` marks in the
+//! DAG the nodes that differ between it and the run on screen.
+
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::style::{Modifier, Style};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Paragraph, Widget};
+
+use crate::engine::run::store::Entry;
+
+use super::theme::Theme;
+
+/// The list of runs and which one is selected.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HistoryView {
+    /// Newest first.
+    pub entries: Vec<Entry>,
+    pub selected: usize,
+    /// The id of the run on screen (marked in the list), if any.
+    pub current: Option<String>,
+}
+
+impl HistoryView {
+    pub fn new(entries: Vec<Entry>, current: Option<String>) -> HistoryView {
+        HistoryView {
+            entries,
+            selected: 0,
+            current,
+        }
+    }
+
+    pub fn chosen(&self) -> Option<&Entry> {
+        self.entries.get(self.selected)
+    }
+
+    /// Moves the selection by `delta` rows.
+    pub fn step(&mut self, delta: i32) {
+        let last = self.entries.len().saturating_sub(1) as i32;
+        self.selected = (self.selected as i32 + delta).clamp(0, last.max(0)) as usize;
+    }
+
+    /// The title of its frame.
+    pub const TITLE: &'static str =
+        "history · Enter open read-only · D diff with the run on screen";
+
+    /// Draws the list in `r` (already cleared) inside `block`.
+    pub fn render(&self, t: &Theme, r: Rect, block: Block<'_>, buf: &mut Buffer) {
+        let dim = Style::default().fg(t.dim);
+        let mut lines = vec![Line::from(Span::styled(
+            format!(
+                " {:<20}  {:<19}  {:<16}  {:<10}  {:>7}  {:>8}  failed",
+                "run", "time (UTC)", "composition", "status", "duration", "cost"
+            ),
+            dim.add_modifier(Modifier::BOLD),
+        ))];
+        if self.entries.is_empty() {
+            lines.push(Line::from(Span::styled(
+                " no saved runs of this file yet: run it (F5) and they appear here",
+                dim,
+            )));
+        }
+        let room = r.height.saturating_sub(4) as usize;
+        let skip = (self.selected + 1).saturating_sub(room);
+        for (i, e) in self.entries.iter().enumerate().skip(skip).take(room) {
+            let time = e
+                .started_at
+                .as_deref()
+                .map(|s| s.get(..19).unwrap_or(s).replace('T', " "))
+                .unwrap_or_default();
+            let comp = match &e.case {
+                Some(c) => format!("{} [{c}]", e.composition),
+                None => e.composition.clone(),
+            };
+            let comp: String = comp.chars().take(16).collect();
+            let mut style = Style::default().fg(t.fg);
+            if i == self.selected {
+                style = style.bg(t.selection_bg).add_modifier(Modifier::BOLD);
+            }
+            let status_color = match e.status.as_str() {
+                "completed" => t.ok,
+                "cancelled" => t.cancelled,
+                _ => t.failed,
+            };
+            let here = if self.current.as_deref() == Some(e.id.as_str()) {
+                "▸"
+            } else {
+                " "
+            };
+            lines.push(Line::from(vec![
+                Span::styled(here, Style::default().fg(t.accent)),
+                Span::styled(format!("{:<20}  {:<19}  {:<16}  ", e.id, time, comp), style),
+                Span::styled(format!("{:<10}", e.status), style.fg(status_color)),
+                Span::styled(
+                    format!(
+                        "  {:>7}  {:>8}  {}",
+                        format!("{}ms", e.duration_ms),
+                        format!("${:.4}", e.cost_usd),
+                        e.failed_step.as_deref().unwrap_or("")
+                    ),
+                    style,
+                ),
+            ]));
+        }
+        Paragraph::new(lines).block(block).render(r, buf);
+    }
+}

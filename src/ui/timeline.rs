@@ -1,0 +1,265 @@
+//! The Timeline view: one bar per node on a shared time axis (Gantt style),
+//! fan-out iterations as sub-bars under their node, coloured by status, and
+//! the critical path (the chain of nodes that ended last) marked with `★`.
+//! It is drawn from the same node visuals as the DAG, so it moves while a
+//! run goes on; the selected node's row is highlighted.
+
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::style::{Modifier, Style};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Borders, Paragraph, Widget};
+
+use crate::engine::file::model::Composition;
+use crate::engine::run::trace::NodeStatus;
+
+use super::state::NodeVisual;
+use super::theme::Theme;
+
+/// Most iterations drawn under a fanned-out node; the rest are counted.
+const MAX_SUB: usize = 6;
+
+/// One row of the timeline.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Bar {
+    /// The node (index in `Composition::nodes`) this row belongs to.
+    pub node: usize,
+    pub label: String,
+    /// Milliseconds from the start of the run; `None` when it has not run.
+    pub span: Option<(u64, u64)>,
+    pub status: NodeStatus,
+    /// An iteration row under its node.
+    pub sub: bool,
+    pub critical: bool,
+}
+
+/// Milliseconds between two RFC 3339 times (`b` after `a`), if both parse.
+fn offset_ms(a: &str, b: &str) -> Option<u64> {
+    let p = |t: &str| {
+        time::OffsetDateTime::parse(t, &time::format_description::well_known::Rfc3339).ok()
+    };
+    let d = p(b)? - p(a)?;
+    u64::try_from(d.whole_milliseconds()).ok()
+}
+
+/// The rows, in topological order. `run_start` is the run's start (RFC
+/// 3339); `now_ms` how long the run has gone on, for nodes still running.
+pub fn bars(
+    comp: &Composition,
+    visuals: &[NodeVisual],
+    run_start: Option<&str>,
+    now_ms: u64,
+) -> Vec<Bar> {
+    let mut out: Vec<Bar> = Vec::new();
+    let mut ends: Vec<Option<u64>> = vec![None; comp.nodes.len()];
+    for &i in &comp.order {
+        let v = visuals.get(i).cloned().unwrap_or_default();
+        let rec = v.record.as_deref();
+        let start = rec
+            .and_then(|r| r.started_at.as_deref())
+            .zip(run_start)
+            .and_then(|(s, r)| offset_ms(r, s))
+            .or(v.started_ms);
+        let span = start.map(|s| {
+            let end = match (v.status, rec) {
+                (NodeStatus::Running, _) => now_ms.max(s),
+                (_, Some(r)) => s + r.duration_ms,
+                _ => s,
+            };
+            (s, end)
+        });
+        ends[i] = span.map(|s| s.1);
+        out.push(Bar {
+            node: i,
+            label: comp.nodes[i].id.clone(),
+            span,
+            status: v.status,
+            sub: false,
+            critical: false,
+        });
+        if let Some(r) = rec {
+            for it in r.iterations.iter().take(MAX_SUB) {
+                let s = it
+                    .started_at
+                    .as_deref()
+                    .zip(run_start)
+                    .and_then(|(s, r)| offset_ms(r, s));
+                out.push(Bar {
+                    node: i,
+                    label: format!("[{}]", it.index),
+                    span: s.map(|s| (s, s + it.duration_ms)),
+                    status: it.status,
+                    sub: true,
+                    critical: false,
+                });
+            }
+            if r.iterations.len() > MAX_SUB {
+                out.push(Bar {
+                    node: i,
+                    label: format!("+{} more", r.iterations.len() - MAX_SUB),
+                    span: None,
+                    status: NodeStatus::Pending,
+                    sub: true,
+                    critical: false,
+                });
+            }
+        }
+    }
+    // The critical path: from the node that ended last, back through the
+    // parent that ended last each time.
+    let mut at = (0..ends.len())
+        .filter(|&i| ends[i].is_some())
+        .max_by_key(|&i| ends[i]);
+    let mut path = Vec::new();
+    while let Some(i) = at {
+        path.push(i);
+        at = comp.parents[i]
+            .iter()
+            .copied()
+            .filter(|&p| ends[p].is_some())
+            .max_by_key(|&p| ends[p]);
+    }
+    for b in out.iter_mut().filter(|b| !b.sub) {
+        b.critical = path.contains(&b.node);
+    }
+    out
+}
+
+/// The timeline pane.
+pub struct TimelineView<'a> {
+    pub bars: &'a [Bar],
+    pub selected: Option<usize>,
+    pub theme: &'a Theme,
+    pub focused: bool,
+    /// The pane title (it names the tab and, when one is open, the run).
+    pub title: String,
+}
+
+impl Widget for TimelineView<'_> {
+    fn render(self, area: Rect, buf: &mut Buffer) {
+        let t = self.theme;
+        let border = if self.focused {
+            t.border_focused
+        } else {
+            t.border
+        };
+        let block = Block::default()
+            .borders(Borders::ALL)
+            .border_style(Style::default().fg(border))
+            .title(self.title.clone());
+        let inner = block.inner(area);
+        block.render(area, buf);
+        if inner.width < 20 || inner.height < 2 {
+            return;
+        }
+        let ran = self.bars.iter().any(|b| b.span.is_some());
+        let total = self
+            .bars
+            .iter()
+            .filter_map(|b| b.span.map(|s| s.1))
+            .max()
+            .unwrap_or(0)
+            .max(1);
+        let label_w = 16usize.min(inner.width as usize / 3);
+        let track = inner.width as usize - label_w - 1;
+        let base = Style::default().fg(t.fg);
+        let mut lines: Vec<Line> = Vec::new();
+        let axis = if ran {
+            format!(
+                "{:<label_w$} 0ms{:>w$}",
+                "",
+                format!("{total}ms"),
+                w = track.saturating_sub(3)
+            )
+        } else {
+            format!("{:<label_w$} not run yet: bars appear as nodes run", "")
+        };
+        lines.push(Line::from(Span::styled(axis, base.fg(t.dim))));
+        // Keep the selected node's row in view.
+        let rows = inner.height as usize - 1;
+        let sel_row = self
+            .bars
+            .iter()
+            .position(|b| !b.sub && Some(b.node) == self.selected)
+            .unwrap_or(0);
+        let skip = (sel_row + 1).saturating_sub(rows);
+        for b in self.bars.iter().skip(skip).take(rows) {
+            let selected = !b.sub && Some(b.node) == self.selected;
+            let mark = if b.critical { "★" } else { " " };
+            let name: String = if b.sub {
+                format!("  {}", b.label)
+            } else {
+                b.label.clone()
+            };
+            let name: String = name.chars().take(label_w - 1).collect();
+            let mut label_style = base;
+            if b.sub {
+                label_style = label_style.fg(t.dim);
+            }
+            if selected {
+                label_style = label_style.bg(t.selection_bg).add_modifier(Modifier::BOLD);
+            }
+            let mut spans = vec![
+                Span::styled(mark, base.fg(t.warning)),
+                Span::styled(format!("{name:<w$}", w = label_w - 1), label_style),
+                Span::raw(" "),
+            ];
+            match b.span {
+                Some((s, e)) => {
+                    let x0 = ((s as usize * track) / total as usize).min(track - 1);
+                    let x1 = ((e as usize * track).div_ceil(total as usize))
+                        .max(x0 + 1)
+                        .min(track);
+                    let glyph = if b.sub { "▬" } else { "█" };
+                    spans.push(Span::raw(" ".repeat(x0)));
+                    spans.push(Span::styled(
+                        glyph.repeat(x1 - x0),
+                        base.fg(t.status(b.status)),
+                    ));
+                    let tail = track - x1;
+                    let d = format!(" {}ms", e - s);
+                    if d.chars().count() <= tail {
+                        spans.push(Span::styled(d, base.fg(t.dim)));
+                    }
+                }
+                None if !b.sub => {
+                    spans.push(Span::styled(b.status.as_str().to_owned(), base.fg(t.dim)));
+                }
+                None => {}
+            }
+            lines.push(Line::from(spans));
+        }
+        Paragraph::new(lines).render(inner, buf);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::run::trace::NodeRecord;
+    use std::sync::Arc;
+
+    #[test]
+    fn bars_follow_recorded_times_and_the_critical_path_ends_last() {
+        let loaded = crate::engine::file::open::load_str(
+            "compositions:\n  - name: c\n    nodes:\n      - {id: a, tool: t}\n      - {id: fast, tool: t, needs: [a], args: {x: \"${a}\"}}\n      - {id: slow, tool: t, needs: [a], args: {x: \"${a}\"}}\n      - {id: end, tool: t, needs: [fast, slow], args: {x: \"${fast}${slow}\"}}\n",
+        );
+        let comp = loaded.valid().expect("valid").compositions[0].clone();
+        let rec = |start_ms: u64, dur: u64| NodeVisual {
+            status: NodeStatus::Ok,
+            record: Some(Arc::new(NodeRecord {
+                status: NodeStatus::Ok,
+                started_at: Some(format!("2026-11-23T10:00:00.{start_ms:03}Z")),
+                duration_ms: dur,
+                ..NodeRecord::default()
+            })),
+            ..NodeVisual::default()
+        };
+        let vis = vec![rec(0, 10), rec(10, 5), rec(10, 50), rec(60, 5)];
+        let b = bars(&comp, &vis, Some("2026-11-23T10:00:00Z"), 0);
+        let get = |id: &str| b.iter().find(|x| x.label == id).unwrap();
+        assert_eq!(get("slow").span, Some((10, 60)));
+        assert!(get("a").critical && get("slow").critical && get("end").critical);
+        assert!(!get("fast").critical);
+    }
+}
