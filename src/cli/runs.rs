@@ -48,6 +48,7 @@ pub struct ListArgs {
     /// At most N runs.
     #[arg(long, value_name = "N", default_value_t = 20)]
     pub limit: usize,
+    /// A table, or the index entries as JSON.
     #[arg(long, value_enum, default_value_t = ListFormat::Text)]
     pub format: ListFormat,
 }
@@ -57,6 +58,7 @@ pub struct ListArgs {
 pub struct ShowArgs {
     /// A run id, a unique prefix of one, `latest` or `latest~N`.
     pub id: String,
+    /// As `run --format` prints: text, json, junit, fibe or discord.
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub format: Format,
 }
@@ -71,6 +73,7 @@ pub struct DiffArgs {
     /// Count differences in duration too.
     #[arg(long)]
     pub timing: bool,
+    /// Lines per change, or `{a, b, same, changes}` as JSON.
     #[arg(long, value_enum, default_value_t = ListFormat::Text)]
     pub format: ListFormat,
 }

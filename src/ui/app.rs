@@ -38,7 +38,15 @@ mod events;
 mod history;
 mod input;
 
-pub use history::Viewing;
+/// A saved run on screen instead of the live one (History, Enter).
+pub struct Viewing {
+    pub entry: crate::engine::run::store::Entry,
+    pub trace: Trace,
+    /// Keeps the run from being pruned while it is open.
+    _hold: Option<crate::engine::run::store::Hold>,
+    /// The live workbench's node states, put back on Esc.
+    stash: Vec<NodeVisual>,
+}
 
 /// What `pipewright edit` was started with.
 #[derive(Debug, Clone, Default)]

@@ -17,8 +17,6 @@ use crate::engine::run::trace::Trace;
 
 mod prune;
 
-pub use prune::{Hold, Pruned};
-
 /// How many runs are kept when nothing else is said
 /// (`PIPEWRIGHT_MAX_RUNS` changes it; 0 keeps every run).
 pub const DEFAULT_MAX_RUNS: usize = 500;
@@ -56,6 +54,22 @@ pub fn save(trace: &Trace) {
             runs.dir.display()
         );
     }
+}
+
+/// What a prune did.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Pruned {
+    pub removed: Vec<String>,
+    /// Runs that would have gone but are held open.
+    pub held: Vec<String>,
+    pub kept: usize,
+}
+
+/// A run marked as open (by a workbench) until this is dropped; prune
+/// leaves it alone.
+#[derive(Debug)]
+pub struct Hold {
+    marker: PathBuf,
 }
 
 /// One line of the index: what `runs list` shows of a run.

@@ -3,19 +3,9 @@
 //! keys and rows.
 
 use super::*;
-use crate::engine::run::store::{Entry, Hold, Runs};
+use crate::engine::run::store::{Entry, Runs};
 use crate::ui::history::HistoryView;
 use crate::ui::timeline::{self, Bar};
-
-/// A saved run on screen instead of the live one.
-pub struct Viewing {
-    pub entry: Entry,
-    pub trace: Trace,
-    /// Keeps the run from being pruned while it is open.
-    _hold: Option<Hold>,
-    /// The live workbench's node states, put back on Esc.
-    stash: Vec<NodeVisual>,
-}
 
 impl App {
     fn runs(&self) -> Option<Runs> {

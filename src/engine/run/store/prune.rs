@@ -3,23 +3,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use super::{Entry, Runs};
-
-/// What a prune did.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct Pruned {
-    pub removed: Vec<String>,
-    /// Runs that would have gone but are held open.
-    pub held: Vec<String>,
-    pub kept: usize,
-}
-
-/// A run marked as open (by a workbench) until this is dropped; prune
-/// leaves it alone.
-#[derive(Debug)]
-pub struct Hold {
-    marker: PathBuf,
-}
+use super::{Entry, Hold, Pruned, Runs};
 
 impl Drop for Hold {
     fn drop(&mut self) {
