@@ -11,14 +11,13 @@
 use serde_json::Value;
 
 use super::report::usage;
-use super::run::{Format, OnBudget, RunArgs, config};
+use super::run::{Format, OnBudget, RunArgs, Servers, config, servers_of};
 use crate::engine::cost::pricing::{Pricing, Source};
 use crate::engine::file::model::{Case, Composition};
 use crate::engine::mcp::servers;
 use crate::engine::plan::dry_run::{CompositionPlan, Plan, plan_composition, recorded_figures};
 use crate::engine::redact::Redactor;
 use crate::options::exit;
-use crate::options::parse_vars;
 
 /// Plans the file; returns the exit code.
 pub async fn plan(args: RunArgs) -> u8 {
@@ -37,30 +36,14 @@ pub async fn plan(args: RunArgs) -> u8 {
     if args.format == Format::Junit {
         return usage("plan prints text or json, not junit");
     }
-    let file_only = servers::only_declared(&pipeline);
-    for p in &args.servers_from {
-        if let Err(e) = crate::engine::mcp::client_config::add_to(&mut pipeline, p) {
-            return usage(e);
-        }
-    }
-    let cli_vars = match parse_vars(&args.vars) {
-        Ok(v) => v,
-        Err(e) => return usage(e),
-    };
-    let redactor = Redactor::default();
-    let mut file_vars = pipeline.vars.clone();
-    file_vars.extend(cli_vars.clone());
-    let specs = match servers::resolve(
-        &pipeline,
-        &args.servers,
-        args.url.as_deref(),
-        &file_vars,
-        &redactor,
-    ) {
+    let Servers {
+        cli_vars,
+        redactor,
+        specs,
+    } = match servers_of(&args, &mut pipeline) {
         Ok(s) => s,
         Err(e) => return usage(e),
     };
-    servers::assign_default(&mut pipeline, file_only, &specs);
     let comps: Vec<&Composition> = pipeline
         .compositions
         .iter()

@@ -140,6 +140,40 @@ pub fn plans_only(args: &RunArgs) -> bool {
     dry
 }
 
+/// The servers a run of `pipeline` talks to, with what resolving them used.
+pub(crate) struct Servers {
+    pub cli_vars: IndexMap<String, Value>,
+    pub redactor: Redactor,
+    pub specs: IndexMap<String, crate::engine::mcp::ServerSpec>,
+}
+
+/// Adds `--servers-from` files to the pipeline's servers, resolves them
+/// with `--server` and `--url` (and the vars they use), and points nodes
+/// that name no server at the one they call.
+pub(crate) fn servers_of(args: &RunArgs, pipeline: &mut Pipeline) -> Result<Servers, String> {
+    let file_only = servers::only_declared(pipeline);
+    for p in &args.servers_from {
+        crate::engine::mcp::client_config::add_to(pipeline, p)?;
+    }
+    let cli_vars = parse_vars(&args.vars)?;
+    let redactor = Redactor::default();
+    let mut file_vars = pipeline.vars.clone();
+    file_vars.extend(cli_vars.clone());
+    let specs = servers::resolve(
+        pipeline,
+        &args.servers,
+        args.url.as_deref(),
+        &file_vars,
+        &redactor,
+    )?;
+    servers::assign_default(pipeline, file_only, &specs);
+    Ok(Servers {
+        cli_vars,
+        redactor,
+        specs,
+    })
+}
+
 /// Runs the file; returns the exit code.
 pub async fn run(args: RunArgs) -> u8 {
     let name = args.file.display().to_string();
@@ -154,30 +188,14 @@ pub async fn run(args: RunArgs) -> u8 {
     let Some(mut pipeline) = loaded.pipeline else {
         return exit::INVALID;
     };
-    let file_only = servers::only_declared(&pipeline);
-    for p in &args.servers_from {
-        if let Err(e) = crate::engine::mcp::client_config::add_to(&mut pipeline, p) {
-            return usage(e);
-        }
-    }
-    let cli_vars = match parse_vars(&args.vars) {
-        Ok(v) => v,
-        Err(e) => return usage(e),
-    };
-    let redactor = Redactor::default();
-    let mut file_vars = pipeline.vars.clone();
-    file_vars.extend(cli_vars.clone());
-    let specs = match servers::resolve(
-        &pipeline,
-        &args.servers,
-        args.url.as_deref(),
-        &file_vars,
-        &redactor,
-    ) {
+    let Servers {
+        cli_vars,
+        redactor,
+        specs,
+    } = match servers_of(&args, &mut pipeline) {
         Ok(s) => s,
         Err(e) => return usage(e),
     };
-    servers::assign_default(&mut pipeline, file_only, &specs);
     let comps: Vec<&Composition> = pipeline
         .compositions
         .iter()
