@@ -582,13 +582,20 @@ fn save_runs(dir: &tempfile::TempDir, runs: &[Trace]) {
     }
 }
 
-#[test]
-fn screen_history_overlay() {
+/// An app on PIPE with an older completed run and a newer partial one
+/// saved, the newer on screen.
+fn with_two_saved_runs() -> (tempfile::TempDir, App) {
     let (d, mut app) = app_on(PIPE);
     let older = saved_run("20261122-120100-aaaa", 1, "carol@example.com", true);
     let newer = saved_run("20261122-120200-bbbb", 2, "carol.n@example.com", false);
     save_runs(&d, &[older, newer.clone()]);
     app.trace = Some(newer);
+    (d, app)
+}
+
+#[test]
+fn screen_history_overlay() {
+    let (_d, mut app) = with_two_saved_runs();
     app.act(pipewright::ui::keys::Action::History);
     let Some(Overlay::History(h)) = &app.overlay else {
         panic!("no history overlay");
@@ -600,11 +607,7 @@ fn screen_history_overlay() {
 
 #[test]
 fn screen_diff_marked_dag_and_a_run_opened_read_only() {
-    let (d, mut app) = app_on(PIPE);
-    let older = saved_run("20261122-120100-aaaa", 1, "carol@example.com", true);
-    let newer = saved_run("20261122-120200-bbbb", 2, "carol.n@example.com", false);
-    save_runs(&d, &[older, newer.clone()]);
-    app.trace = Some(newer);
+    let (_d, mut app) = with_two_saved_runs();
     app.act(pipewright::ui::keys::Action::History);
     app.on_key(key(KeyCode::Down));
     app.on_key(key(KeyCode::Char('D')));

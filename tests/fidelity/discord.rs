@@ -65,6 +65,15 @@ fn an_unknown_step_n_is_reported_with_how_steps_are_counted() {
     assert!(!stderr.contains("did you mean `step_"), "{stderr}");
 }
 
+/// The envelope of a run that stopped at its second step, and its results.
+fn stopped_after_two(out: &super::Out) -> (serde_json::Value, Vec<serde_json::Value>) {
+    assert_ne!(out.code, 0);
+    let v = out.json();
+    let results = v["results"].as_array().expect("results").clone();
+    assert_eq!(results.len(), 2, "nothing ran after the second step: {v:#}");
+    (v, results)
+}
+
 /// "The result envelope shape: { results: [ { step: 1, tool, ok: true,
 /// data } … ], summary: { total, succeeded, failed } }"
 #[test]
@@ -110,10 +119,7 @@ fn a_failed_step_is_captured_and_no_subsequent_step_runs() {
         ] }"#,
         &["--format", "discord"],
     );
-    assert_ne!(out.code, 0);
-    let v = out.json();
-    let results = v["results"].as_array().expect("results");
-    assert_eq!(results.len(), 2, "the third step never ran: {v:#}");
+    let (v, results) = stopped_after_two(&out);
     assert_eq!(results[1]["step"], 2);
     assert_eq!(results[1]["ok"], false);
     assert_eq!(results[1]["error"]["code"], "TOOL_ERROR");
@@ -138,10 +144,7 @@ fn a_path_not_found_raises_interpolation_failed_and_nothing_else_runs() {
         ] }"#,
         &["--format", "discord"],
     );
-    assert_ne!(out.code, 0);
-    let v = out.json();
-    let results = v["results"].as_array().expect("results");
-    assert_eq!(results.len(), 2, "{v:#}");
+    let (v, results) = stopped_after_two(&out);
     assert_eq!(results[1]["error"]["code"], "INTERPOLATION_FAILED", "{v:#}");
     assert_eq!(v["summary"]["failed"], 1);
 }
