@@ -14,6 +14,7 @@ pub mod report;
 pub mod run;
 pub mod runs;
 pub mod schema;
+pub mod serve;
 pub mod servers;
 pub mod spend;
 pub mod step;
@@ -90,6 +91,9 @@ pub enum Command {
     /// List or call the tools of a server.
     #[command(subcommand)]
     Tools(tools::ToolsCommand),
+    /// Serve pipelines to agents: each composition of each FILE is one MCP
+    /// tool (stdio, or Streamable HTTP with --http).
+    Serve(serve::ServeArgs),
     /// Serve the built-in demo MCP server (stdio, or Streamable HTTP).
     DemoServer(demo::DemoArgs),
     /// Print the native YAML of a Fibe or Discord pipeline file.
@@ -180,6 +184,7 @@ pub fn main() -> ExitCode {
             Command::Tools(cmd) => tools::tools(cmd).await,
             Command::Runs(cmd) => runs::runs(cmd).await,
             Command::DemoServer(args) => demo::demo(args).await,
+            Command::Serve(args) => serve::serve(args).await,
             Command::Convert(args) => convert::convert(&args),
             Command::Servers(cmd) => servers::servers(&cmd),
             Command::Schema => schema::schema(),

@@ -153,6 +153,7 @@ fn short(ev: &Event) -> String {
             format!("{id}[{index}] {}", status.as_str())
         }
         Event::NodeFinished { id, record } => format!("{id} = {}", record.status.as_str()),
+        Event::Compensated { id, ok, .. } => format!("{id} undone {ok}"),
         Event::Paused { reason, before } => match before {
             Some(b) => format!("paused {reason:?} before {b}"),
             None => format!("paused {reason:?}"),

@@ -219,6 +219,7 @@ fn empty_trace() -> Trace {
         failed_step: Some("details".into()),
         output: serde_json::Value::Null,
         expect: Vec::new(),
+        compensations: Vec::new(),
         eval: Vec::new(),
         server_logs: Default::default(),
     }

@@ -159,6 +159,12 @@ pub fn print_text(traces: &[Trace]) {
                 .unwrap_or_else(|| format!("actual {}", e.actual));
             println!("  expect {} {}: {msg}", e.target, e.matcher);
         }
+        for c in &t.compensations {
+            match &c.error {
+                None => println!("  compensated {} ({})", c.node, c.tool),
+                Some(e) => println!("  compensation of {} ({}) failed: {e}", c.node, c.tool),
+            }
+        }
         for row in &t.eval {
             println!("  eval [DEFERRED] {}: {}", row.metric, row.reason);
         }

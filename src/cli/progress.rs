@@ -213,6 +213,13 @@ pub fn plain_line(ev: &Event) -> Option<String> {
             format!("  ↻ {id}  attempt {attempt} failed: {error}; retrying")
         }
         Event::BudgetTripped { cap, detail } => format!("  $ budget `{cap}` exceeded: {detail}"),
+        Event::Compensated { id, ok: true, .. } => format!("  ↶ {id}  undone (compensate)"),
+        Event::Compensated { id, error, .. } => {
+            format!(
+                "  ↶ {id}  compensate failed: {}",
+                error.as_deref().unwrap_or("")
+            )
+        }
         Event::Paused {
             before: Some(id), ..
         } => format!("  ⏸ paused before {id} (breakpoint)"),

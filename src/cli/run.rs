@@ -471,6 +471,7 @@ fn empty_trace(comp: &Composition) -> Trace {
         failed_step: None,
         output: Value::Null,
         expect: Vec::new(),
+        compensations: Vec::new(),
         eval: Vec::new(),
         server_logs: IndexMap::new(),
     }

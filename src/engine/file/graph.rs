@@ -77,6 +77,8 @@ pub fn build(comp: &mut Composition, diags: &mut Vec<Diagnostic>) {
                         .with_hint("`${item}` is the current element of the node's own `for_each`"),
                     );
                 }
+                // An undo reads the output of the node it undoes.
+                Root::Node(id) if site.at.starts_with("compensate") && *id == node.id => {}
                 Root::Node(id) => {
                     let Some(&target) = index.get(id.as_str()) else {
                         let d = Diagnostic::error(

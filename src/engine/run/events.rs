@@ -51,6 +51,12 @@ pub enum Event {
     },
     /// A node reached its end (ok, failed or cancelled) with this record.
     NodeFinished { id: String, record: Box<NodeRecord> },
+    /// After a failed run, node `id`'s `compensate:` call was made.
+    Compensated {
+        id: String,
+        ok: bool,
+        error: Option<String>,
+    },
     /// Nothing new will be dispatched until `Resume` or `Step`; `before` is
     /// the node a breakpoint stopped at.
     Paused {

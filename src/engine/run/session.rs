@@ -10,6 +10,7 @@
 mod commands;
 mod dispatch;
 mod outcomes;
+mod saga;
 
 use std::collections::{HashMap, HashSet};
 use std::panic::AssertUnwindSafe;
@@ -181,6 +182,7 @@ pub fn start(
         run_id: String::new(),
         started_at: None,
         iterations: Arc::default(),
+        compensations: Vec::new(),
         completed: Vec::new(),
         failed_step: None,
         cost_total: 0.0,
@@ -275,6 +277,8 @@ struct Actor {
     started_at: Option<String>,
     /// Fan-out iterations started in this run (`budget.max_iterations`).
     iterations: Arc<std::sync::atomic::AtomicU64>,
+    /// The undo calls made after this run failed.
+    compensations: Vec<crate::engine::run::trace::Compensation>,
     completed: Vec<String>,
     failed_step: Option<String>,
     cost_total: f64,

@@ -180,6 +180,21 @@ pub struct ExpectResult {
     pub message: Option<String>,
 }
 
+/// One `compensate:` call made after the run failed (a saga's undo).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[serde(default)]
+pub struct Compensation {
+    /// The node whose work it undoes.
+    pub node: String,
+    pub tool: String,
+    /// `ok` or `failed`.
+    pub status: String,
+    pub args: Value,
+    pub output: Value,
+    pub error: Option<String>,
+    pub duration_ms: u64,
+}
+
 /// One judged metric of `eval:` and what became of it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
 #[serde(default)]
@@ -216,6 +231,9 @@ pub struct Trace {
     pub failed_step: Option<String>,
     pub output: Value,
     pub expect: Vec<ExpectResult>,
+    /// The undo calls made after a failure, newest completed node first.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub compensations: Vec<Compensation>,
     /// The judged `eval:` metrics: each `deferred` (no model provider), so
     /// they never fail a run.
     #[serde(skip_serializing_if = "Vec::is_empty")]

@@ -136,6 +136,13 @@ impl App {
                     }
                 }
             }
+            Event::Compensated { id, ok, error } => match (ok, error) {
+                (true, _) => self.say(format!("{id}: undone (compensate)"), false),
+                (false, e) => self.say(
+                    format!("{id}: compensate failed: {}", e.unwrap_or_default()),
+                    true,
+                ),
+            },
             Event::Retrying { id, attempt, error } => {
                 self.say(
                     format!("{id}: attempt {attempt} failed, retrying: {error}"),

@@ -109,6 +109,7 @@ impl Actor {
                     self.reset(i);
                 }
                 self.completed.clear();
+                self.compensations.clear();
                 self.iterations
                     .store(0, std::sync::atomic::Ordering::Relaxed);
                 self.failed_step = None;

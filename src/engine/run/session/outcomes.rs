@@ -147,6 +147,10 @@ impl Actor {
                 }
             }
         };
+        // A failed run undoes what completed (a saga), newest first.
+        if matches!(status, RunStatus::Failed | RunStatus::Partial) {
+            self.compensate().await;
+        }
         let trace = self.trace(status);
         self.last_trace = Some(trace.clone());
         self.targets = None;
@@ -202,6 +206,7 @@ impl Actor {
             failed_step: self.failed_step.clone(),
             output,
             expect: Vec::new(),
+            compensations: self.compensations.clone(),
             eval: self
                 .comp
                 .eval

@@ -1,0 +1,343 @@
+//! `pipewright serve FILE…`: every composition as one MCP tool, so an agent
+//! calls a whole chain in one request (stdio, or Streamable HTTP with
+//! `--http`).
+//!
+//! At start each file is loaded, its servers connected once (shared by
+//! every call) and every node checked by preflight; any problem is reported
+//! like `run` reports it and nothing is served (exit 2). A composition that
+//! calls a destructive tool is served only with `--yes`. Each call runs the
+//! composition in its own session with the caller's arguments as its vars,
+//! sends `notifications/progress` as nodes end when asked to, is cancelled
+//! with its upstream calls when the client cancels, and is saved like any
+//! other run.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use clap::Args;
+use indexmap::IndexMap;
+use serde_json::{Map, Value, json};
+
+use crate::engine::cost::pricing::{Pricing, PricingTable};
+use crate::engine::file::model::{Composition, Pipeline};
+use crate::engine::file::open::load_file;
+use crate::engine::lang::reference::Root;
+use crate::engine::mcp::caller::Caller;
+use crate::engine::mcp::servers::{self, ServerPool};
+use crate::engine::mcp::{ConnectOptions, ToolInfo};
+use crate::engine::plan::preflight;
+use crate::engine::redact::Redactor;
+use crate::options::exit;
+
+mod handler;
+mod meta;
+
+/// Arguments of `serve`.
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    /// Pipeline files; each composition is one tool (a `pipe:` file is one
+    /// tool named after the file).
+    #[arg(required = true, value_name = "FILE")]
+    pub files: Vec<PathBuf>,
+    /// Serve Streamable HTTP at ADDR (e.g. `127.0.0.1:8808`; path `/mcp`)
+    /// instead of stdio.
+    #[arg(long, value_name = "ADDR")]
+    pub http: Option<String>,
+    /// Also serve compositions that call tools marked destructive.
+    #[arg(long, short = 'y')]
+    pub yes: bool,
+    /// Also serve `run_pipeline`, which runs an inline pipeline (native,
+    /// Fibe or Discord) against the same servers. Off by default: it lets
+    /// the caller call any upstream tool.
+    #[arg(long)]
+    pub meta_tool: bool,
+    /// Do not save the runs callers make.
+    #[arg(long)]
+    pub no_save: bool,
+}
+
+/// A variable a served tool takes as an argument.
+#[derive(Debug, Clone)]
+pub struct Param {
+    pub name: String,
+    /// The default under `vars:`, if any (the argument is then optional).
+    pub default: Option<Value>,
+}
+
+/// One served tool: a composition and what it runs with.
+pub struct Served {
+    pub name: String,
+    pub definition: Value,
+    pub file: String,
+    pub pipeline: Arc<Pipeline>,
+    pub comp: Arc<Composition>,
+    pub params: Vec<Param>,
+    pub caller: Arc<dyn Caller>,
+    pub pricing: Arc<Pricing>,
+}
+
+/// A file's servers, connected once for every call.
+pub struct Upstream {
+    pub pipeline: Arc<Pipeline>,
+    pub pool: Arc<ServerPool>,
+    pub tools: IndexMap<String, Vec<ToolInfo>>,
+    pub pricing: Arc<Pricing>,
+}
+
+/// `serve`: returns the exit code.
+pub async fn serve(args: ServeArgs) -> u8 {
+    let mut served: Vec<Served> = Vec::new();
+    let mut upstreams: Vec<Arc<Upstream>> = Vec::new();
+    for path in &args.files {
+        match load_and_connect(path, &args).await {
+            Ok((tools, up)) => {
+                for t in tools {
+                    if let Some(other) = served.iter().find(|s| s.name == t.name) {
+                        eprintln!(
+                            "error: two tools would be named `{}`: one from {}, one from {}; rename a composition",
+                            t.name, other.file, t.file
+                        );
+                        return exit::INVALID;
+                    }
+                    served.push(t);
+                }
+                upstreams.push(up);
+            }
+            Err(code) => return code,
+        }
+    }
+    if served.is_empty() && !args.meta_tool {
+        eprintln!("error: nothing to serve");
+        return exit::INVALID;
+    }
+    let names: Vec<&str> = served.iter().map(|s| s.name.as_str()).collect();
+    eprintln!(
+        "pipewright serve: {} tool(s): {}",
+        names.len(),
+        names.join(", ")
+    );
+    let server = handler::PipelineServer::new(served, upstreams, &args);
+    let code = match &args.http {
+        Some(addr) => handler::serve_http(server, addr).await,
+        None => handler::serve_stdio(server).await,
+    };
+    code.unwrap_or_else(|e| {
+        eprintln!("error: {e:#}");
+        exit::FAILED
+    })
+}
+
+async fn load_and_connect(
+    path: &std::path::Path,
+    args: &ServeArgs,
+) -> Result<(Vec<Served>, Arc<Upstream>), u8> {
+    let name = path.display().to_string();
+    let (source, loaded) = load_file(path);
+    if super::report::report_diagnostics(&name, &source, &loaded) {
+        eprintln!("{name}: not served: the file has errors");
+        return Err(exit::INVALID);
+    }
+    let mut pipeline = loaded.pipeline.ok_or(exit::INVALID)?;
+    let file_only = servers::only_declared(&pipeline);
+    let redactor = Redactor::default();
+    let specs = servers::resolve(&pipeline, &[], None, &pipeline.vars, &redactor).map_err(|e| {
+        eprintln!("{name}: {e}");
+        exit::INVALID
+    })?;
+    servers::assign_default(&mut pipeline, file_only, &specs);
+    let mut needed: Vec<String> = Vec::new();
+    for c in &pipeline.compositions {
+        for n in servers::needed(c, &specs) {
+            if !needed.contains(&n) {
+                needed.push(n);
+            }
+        }
+    }
+    let pool = ServerPool::connect(&specs, &needed, &ConnectOptions::default())
+        .await
+        .map_err(|e| {
+            eprintln!("{name}: {}", redactor.text(&e.to_string()));
+            if e.is_unreachable() {
+                exit::UNREACHABLE
+            } else {
+                exit::INVALID
+            }
+        })?;
+    let tools: IndexMap<String, Vec<ToolInfo>> = pool
+        .connections()
+        .map(|c| (c.name().to_owned(), c.tools().to_vec()))
+        .collect();
+    let table = match &pipeline.pricing {
+        Some(v) => PricingTable::bundled().overlay(PricingTable::from_value(v).unwrap_or_default()),
+        None => PricingTable::bundled(),
+    };
+    let default = (specs.len() == 1)
+        .then(|| specs.keys().next().cloned())
+        .flatten();
+    let pricing = Arc::new(Pricing::new(table, default.clone()));
+    let pipeline = Arc::new(pipeline);
+    let pool = Arc::new(pool);
+    let stem = path
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "pipeline".into());
+    let single = pipeline.compositions.len() == 1;
+    let mut out = Vec::new();
+    let mut problems = 0;
+    for comp in &pipeline.compositions {
+        let params = params_of(comp, &pipeline);
+        // Arguments are not known at start: they stand in as "not known
+        // yet", which preflight does not hold against a schema.
+        let mut vars = pipeline.vars.clone();
+        for p in params.iter().filter(|p| p.default.is_none()) {
+            vars.insert(
+                p.name.clone(),
+                Value::String(format!("<from the caller's `{}`>", p.name)),
+            );
+        }
+        let report = preflight::check(&[(comp, vars)], &tools, default.as_deref());
+        for d in &report.problems {
+            eprintln!("{}\n", d.render(&name, Some(&source)));
+        }
+        problems += report.problems.len();
+        let tool_name = tool_name(comp, single, &stem);
+        if !report.destructive.is_empty() && !args.yes {
+            let calls: Vec<String> = report
+                .destructive
+                .iter()
+                .map(|d| format!("{} ({} on {})", d.node, d.tool, d.server))
+                .collect();
+            eprintln!(
+                "{name}: `{tool_name}` is not served: it calls destructive tools ({}); pass --yes to serve it",
+                calls.join(", ")
+            );
+            continue;
+        }
+        let definition = definition(&tool_name, comp, &params, &tools, default.as_deref());
+        out.push(Served {
+            name: tool_name,
+            definition,
+            file: name.clone(),
+            pipeline: pipeline.clone(),
+            comp: Arc::new(comp.clone()),
+            params,
+            caller: pool.clone() as Arc<dyn Caller>,
+            pricing: pricing.clone(),
+        });
+    }
+    if problems > 0 {
+        eprintln!("{name}: preflight failed: {problems} problem(s); nothing is served");
+        return Err(exit::INVALID);
+    }
+    let up = Arc::new(Upstream {
+        pipeline,
+        pool,
+        tools,
+        pricing,
+    });
+    Ok((out, up))
+}
+
+/// The tool name: a `pipe:` file (or a file with one unnamed pipeline) is
+/// named after the file; characters outside `[A-Za-z0-9_.-]` become `_`.
+fn tool_name(comp: &Composition, single: bool, stem: &str) -> String {
+    let unnamed = matches!(comp.name.as_str(), "pipe" | "fibe" | "discord");
+    let raw = if single && unnamed {
+        stem
+    } else {
+        comp.name.as_str()
+    };
+    raw.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-') {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
+
+/// Every `${var.X}` the composition reads, in order of first use.
+fn params_of(comp: &Composition, pipeline: &Pipeline) -> Vec<Param> {
+    let mut out: Vec<Param> = Vec::new();
+    for site in comp.nodes.iter().flat_map(|n| n.refs()) {
+        if let Root::Var(name) = &site.reference.root
+            && !out.iter().any(|p| &p.name == name)
+        {
+            out.push(Param {
+                name: name.clone(),
+                default: pipeline.vars.get(name).cloned(),
+            });
+        }
+    }
+    out
+}
+
+/// The JSON type of a default, for the argument's schema.
+fn json_type(v: Option<&Value>) -> &'static str {
+    match v {
+        Some(Value::Bool(_)) => "boolean",
+        Some(Value::Number(n)) if n.is_i64() || n.is_u64() => "integer",
+        Some(Value::Number(_)) => "number",
+        Some(Value::Array(_)) => "array",
+        Some(Value::Object(_)) => "object",
+        _ => "string",
+    }
+}
+
+/// The `tools/list` entry of a served composition.
+fn definition(
+    name: &str,
+    comp: &Composition,
+    params: &[Param],
+    tools: &IndexMap<String, Vec<ToolInfo>>,
+    default_server: Option<&str>,
+) -> Value {
+    let mut props = Map::new();
+    let mut required = Vec::new();
+    for p in params {
+        let mut prop = json!({ "type": json_type(p.default.as_ref()) });
+        match &p.default {
+            Some(d) => prop["default"] = d.clone(),
+            None => required.push(Value::from(p.name.clone())),
+        }
+        props.insert(p.name.clone(), prop);
+    }
+    let called: Vec<&ToolInfo> = comp
+        .nodes
+        .iter()
+        .filter(|n| n.mock.is_none())
+        .filter_map(|n| {
+            let server = n.server.as_deref().or(default_server)?;
+            tools.get(server)?.iter().find(|t| t.name == n.tool)
+        })
+        .collect();
+    let all = |f: fn(&ToolInfo) -> Option<bool>| called.iter().all(|t| f(t) == Some(true));
+    let any = |f: fn(&ToolInfo) -> Option<bool>| called.iter().any(|t| f(t) == Some(true));
+    let chain: Vec<&str> = comp.nodes.iter().map(|n| n.tool.as_str()).collect();
+    let description = comp.description.clone().unwrap_or_else(|| {
+        format!(
+            "Runs the pipeline `{}` as one call: {}.",
+            comp.name,
+            chain.join(" → ")
+        )
+    });
+    json!({
+        "name": name,
+        "description": description,
+        "inputSchema": {
+            "type": "object",
+            "properties": props,
+            "required": required,
+            "additionalProperties": false,
+        },
+        "annotations": {
+            "title": name,
+            "readOnlyHint": all(|t| t.annotations.read_only),
+            "destructiveHint": any(|t| t.annotations.destructive),
+            "idempotentHint": all(|t| t.annotations.idempotent),
+            "openWorldHint": any(|t| t.annotations.open_world),
+        },
+    })
+}

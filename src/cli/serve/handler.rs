@@ -1,0 +1,404 @@
+//! The MCP side of `serve`: listing the served compositions, and running
+//! one per `tools/call` in its own session.
+
+use std::sync::Arc;
+
+use anyhow::Context as _;
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, Implementation, ListToolsResult,
+    PaginatedRequestParams, ProgressNotificationParam, ServerCapabilities, ServerConfig, Tool,
+};
+use rmcp::service::RequestContext;
+use rmcp::transport::streamable_http_server::{
+    StreamableHttpServerConfig, StreamableHttpService, session::local::LocalSessionManager,
+};
+use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt as _};
+use serde_json::{Map, Value, json};
+use tokio_util::sync::CancellationToken;
+
+use super::{ServeArgs, Served, Upstream};
+use crate::engine::redact::Redactor;
+use crate::engine::run::events::Event;
+use crate::engine::run::session::{self, Command, SessionConfig};
+use crate::engine::run::trace::{RunStatus, Trace};
+use crate::options::exit;
+
+const META_TOOL: &str = "run_pipeline";
+
+/// The served tools, shared by every client.
+#[derive(Clone)]
+pub struct PipelineServer {
+    tools: Arc<Vec<Served>>,
+    upstreams: Arc<Vec<Arc<Upstream>>>,
+    save: bool,
+    meta_tool: bool,
+    yes: bool,
+}
+
+impl PipelineServer {
+    pub fn new(tools: Vec<Served>, upstreams: Vec<Arc<Upstream>>, args: &ServeArgs) -> Self {
+        PipelineServer {
+            tools: Arc::new(tools),
+            upstreams: Arc::new(upstreams),
+            save: !args.no_save,
+            meta_tool: args.meta_tool,
+            yes: args.yes,
+        }
+    }
+
+    fn definitions(&self) -> Vec<Tool> {
+        let mut out: Vec<Tool> = self
+            .tools
+            .iter()
+            .filter_map(|s| serde_json::from_value(s.definition.clone()).ok())
+            .collect();
+        if self.meta_tool
+            && let Ok(t) = serde_json::from_value(json!({
+                "name": META_TOOL,
+                "description": "Run an inline pipeline against this server's upstream servers: `pipeline` is a native file (YAML or JSON text with `pipe:` or `compositions:`), or Fibe or Discord pipeline JSON. Returns the run's output.",
+                "inputSchema": {
+                    "type": "object",
+                    "properties": {
+                        "pipeline": { "type": "string", "description": "The pipeline file's text." },
+                        "vars": { "type": "object", "description": "Values for `${var.X}`." }
+                    },
+                    "required": ["pipeline"],
+                    "additionalProperties": false
+                },
+                "annotations": { "destructiveHint": self.yes, "openWorldHint": true }
+            }))
+        {
+            out.push(t);
+        }
+        out
+    }
+}
+
+impl ServerHandler for PipelineServer {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(
+                Implementation::new("pipewright", env!("CARGO_PKG_VERSION"))
+                    .with_title("pipewright serve"),
+            )
+            .with_instructions(
+                "Each tool runs a whole pipeline of MCP tool calls in one request and returns its combined output; intermediate results stay on this side.",
+            )
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        Ok(ListToolsResult::with_all_items(self.definitions()))
+    }
+
+    fn get_tool(&self, name: &str) -> Option<Tool> {
+        self.definitions().into_iter().find(|t| t.name == name)
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let args = request.arguments.unwrap_or_default();
+        if self.meta_tool && request.name == META_TOOL {
+            return super::meta::call(self, args, context).await;
+        }
+        let Some(served) = self.tools.iter().find(|s| s.name == request.name) else {
+            return Err(ErrorData::invalid_params(
+                format!("unknown tool `{}`", request.name),
+                None,
+            ));
+        };
+        let vars = arguments(served, &args)?;
+        let cfg = SessionConfig {
+            file: served.file.clone(),
+            vars,
+            budget: served.comp.budget.or(served.pipeline.budget),
+            pricing: served.pricing.clone(),
+            expect: served.comp.expect.clone(),
+            ..SessionConfig::default()
+        };
+        let trace = run(served.comp.clone(), served.caller.clone(), cfg, &context).await;
+        Ok(self.answer(trace))
+    }
+}
+
+impl PipelineServer {
+    pub(super) fn upstream(&self) -> Option<&Arc<Upstream>> {
+        self.upstreams.first()
+    }
+
+    pub(super) fn allows_destructive(&self) -> bool {
+        self.yes
+    }
+
+    /// The call's result, after saving the run.
+    pub(super) fn answer(&self, trace: Option<Trace>) -> CallToolResponse {
+        let Some(trace) = trace else {
+            return error_result("the run ended without a trace".into(), json!({}));
+        };
+        if self.save {
+            crate::engine::run::store::save(&trace);
+        }
+        result(&trace)
+    }
+}
+
+/// The caller's arguments as the run's vars, over the file's defaults; a
+/// missing required argument, an unknown one or a wrong type is an
+/// invalid-params error naming it.
+fn arguments(
+    served: &Served,
+    args: &Map<String, Value>,
+) -> Result<indexmap::IndexMap<String, Value>, ErrorData> {
+    let mut vars = served.pipeline.vars.clone();
+    for (k, v) in args {
+        let Some(p) = served.params.iter().find(|p| &p.name == k) else {
+            let known: Vec<&str> = served.params.iter().map(|p| p.name.as_str()).collect();
+            return Err(ErrorData::invalid_params(
+                format!(
+                    "`{}` takes no argument `{k}` (its arguments: {})",
+                    served.name,
+                    if known.is_empty() {
+                        "none".to_owned()
+                    } else {
+                        known.join(", ")
+                    }
+                ),
+                None,
+            ));
+        };
+        let want = super::json_type(p.default.as_ref());
+        let fits = match (want, v) {
+            ("string", Value::String(_))
+            | ("boolean", Value::Bool(_))
+            | ("array", Value::Array(_))
+            | ("object", Value::Object(_)) => true,
+            ("integer", Value::Number(n)) => n.is_i64() || n.is_u64(),
+            ("number", Value::Number(_)) => true,
+            _ => false,
+        };
+        if !fits {
+            return Err(ErrorData::invalid_params(
+                format!(
+                    "argument `{k}` of `{}` must be {} {want}, got {}",
+                    served.name,
+                    if want == "integer" || want == "array" || want == "object" {
+                        "an"
+                    } else {
+                        "a"
+                    },
+                    crate::engine::run::trace::type_name(v)
+                ),
+                None,
+            ));
+        }
+        vars.insert(k.clone(), v.clone());
+    }
+    for p in served.params.iter().filter(|p| p.default.is_none()) {
+        if !args.contains_key(&p.name) {
+            return Err(ErrorData::invalid_params(
+                format!("`{}` needs the argument `{}`", served.name, p.name),
+                None,
+            ));
+        }
+    }
+    Ok(vars)
+}
+
+/// Runs the composition in its own session: progress as nodes end (when
+/// the client asked), cancelled with the client's request.
+pub(super) async fn run(
+    comp: Arc<crate::engine::file::model::Composition>,
+    caller: Arc<dyn crate::engine::mcp::caller::Caller>,
+    cfg: SessionConfig,
+    context: &RequestContext<RoleServer>,
+) -> Option<Trace> {
+    let total = comp.nodes.len();
+    let mut s = session::start(comp, caller, cfg, Redactor::default());
+    s.handle.send(Command::Run);
+    let token = context.meta.get_progress_token();
+    let cancel: CancellationToken = context.ct.clone();
+    let mut cancelled = false;
+    let mut done = 0usize;
+    loop {
+        tokio::select! {
+            ev = s.events.recv() => match ev {
+                Some(Event::NodeFinished { id, .. }) | Some(Event::NodeStatus { id, status: crate::engine::run::trace::NodeStatus::Skipped, .. }) => {
+                    done += 1;
+                    if let Some(t) = &token {
+                        let p = ProgressNotificationParam::new(t.clone(), done as f64)
+                            .with_total(total as f64)
+                            .with_message(id);
+                        let _ = context.peer.notify_progress(p).await;
+                    }
+                }
+                Some(Event::RunFinished { trace, .. }) => {
+                    // rmcp writes each message from its own task: give the
+                    // last progress notification a moment to go out before
+                    // the response, which ends the client's interest in it.
+                    if token.is_some() {
+                        tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+                    }
+                    return Some(*trace);
+                }
+                Some(_) => {}
+                None => return None,
+            },
+            () = cancel.cancelled(), if !cancelled => {
+                cancelled = true;
+                s.handle.send(Command::Cancel);
+            }
+        }
+    }
+}
+
+/// A finished run as a tool result: the output (structured, and as JSON
+/// text), the run id and totals in `_meta`; a failed run is `isError` with
+/// one sentence first and the envelope as structured content.
+fn result(t: &Trace) -> CallToolResponse {
+    let meta = json!({
+        "pipewright/run_id": t.run_id,
+        "pipewright/status": t.composition.status.as_str(),
+        "pipewright/cost_usd": t.composition.cost_total,
+        "pipewright/tokens": t.composition.tokens_total,
+        "pipewright/duration_ms": t.composition.duration_ms,
+    });
+    if t.composition.status == RunStatus::Completed && t.expect.iter().all(|e| e.pass) {
+        let structured = match &t.output {
+            Value::Object(_) => t.output.clone(),
+            other => json!({ "result": other }),
+        };
+        let v = json!({
+            "content": [{ "type": "text", "text": structured.to_string() }],
+            "structuredContent": structured,
+            "isError": false,
+            "_meta": meta,
+        });
+        return serde_json::from_value::<CallToolResult>(v)
+            .map(CallToolResponse::from)
+            .unwrap_or_else(|e| error_result(format!("cannot encode the result: {e}"), json!({})));
+    }
+    let (sentence, error) = match (&t.failed_step, &t.composition.budget_tripped) {
+        (_, Some(cap)) => (
+            format!("The run stopped: budget cap `{cap}` was exceeded."),
+            Value::Null,
+        ),
+        (Some(step), _) => {
+            let rec = t.nodes.get(step);
+            let msg = rec.and_then(|r| r.error.clone()).unwrap_or_default();
+            (
+                format!("Node `{step}` failed: {msg}"),
+                json!({
+                    "message": msg,
+                    "code": rec.and_then(|r| r.error_code.clone()),
+                    "status": rec.and_then(|r| r.error_status),
+                }),
+            )
+        }
+        _ => {
+            let failed: Vec<String> = t
+                .expect
+                .iter()
+                .filter(|e| !e.pass)
+                .map(|e| format!("{} {}", e.target, e.matcher))
+                .collect();
+            if failed.is_empty() {
+                (
+                    format!("The run ended {}.", t.composition.status.as_str()),
+                    Value::Null,
+                )
+            } else {
+                (
+                    format!("The run's expectations failed: {}.", failed.join("; ")),
+                    Value::Null,
+                )
+            }
+        }
+    };
+    let envelope = json!({
+        "status": t.composition.status.as_str(),
+        "failed_step": t.failed_step,
+        "completed_step_ids": t.completed_step_ids,
+        "compensated": t.compensations,
+        "error": error,
+        "run_id": t.run_id,
+    });
+    error_result_with(sentence, envelope, meta)
+}
+
+fn error_result(sentence: String, envelope: Value) -> CallToolResponse {
+    error_result_with(sentence, envelope, json!({}))
+}
+
+fn error_result_with(sentence: String, envelope: Value, meta: Value) -> CallToolResponse {
+    let v = json!({
+        "_meta": meta,
+        "content": [
+            { "type": "text", "text": sentence },
+            { "type": "text", "text": envelope.to_string() }
+        ],
+        "structuredContent": envelope,
+        "isError": true,
+    });
+    serde_json::from_value::<CallToolResult>(v)
+        .map(CallToolResponse::from)
+        .unwrap_or_else(|_| CallToolResponse::from(CallToolResult::error(vec![])))
+}
+
+/// Serves one client on stdin/stdout until it disconnects.
+pub async fn serve_stdio(server: PipelineServer) -> anyhow::Result<u8> {
+    let running = server
+        .serve(rmcp::transport::stdio())
+        .await
+        .context("the MCP handshake on stdin/stdout failed")?;
+    running
+        .waiting()
+        .await
+        .context("the server stopped abnormally")?;
+    Ok(exit::OK)
+}
+
+/// Serves Streamable HTTP at `http://ADDR/mcp` until Ctrl-C; prints the
+/// address on stderr once listening.
+pub async fn serve_http(server: PipelineServer, addr: &str) -> anyhow::Result<u8> {
+    let listener = tokio::net::TcpListener::bind(addr)
+        .await
+        .with_context(|| format!("could not listen on {addr}"))?;
+    let bound = listener.local_addr()?;
+    let cancel = CancellationToken::new();
+    let service = StreamableHttpService::new(
+        move || Ok(server.clone()),
+        Arc::new(LocalSessionManager::default()),
+        StreamableHttpServerConfig::default().with_cancellation_token(cancel.child_token()),
+    );
+    let router = axum::Router::new().nest_service("/mcp", service);
+    eprintln!("pipewright serve listening on http://{bound}/mcp");
+    let stop = cancel.clone();
+    // Ctrl-C or SIGTERM: stop serving; the upstream servers are stopped
+    // as the server is dropped.
+    tokio::spawn(async move {
+        #[cfg(unix)]
+        {
+            use tokio::signal::unix::{SignalKind, signal};
+            if let Ok(mut term) = signal(SignalKind::terminate()) {
+                tokio::select! {
+                    _ = tokio::signal::ctrl_c() => {}
+                    _ = term.recv() => {}
+                }
+                stop.cancel();
+                return;
+            }
+        }
+        let _ = tokio::signal::ctrl_c().await;
+        stop.cancel();
+    });
+    axum::serve(listener, router)
+        .with_graceful_shutdown(cancel.cancelled_owned())
+        .await?;
+    Ok(exit::OK)
+}

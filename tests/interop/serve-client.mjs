@@ -1,0 +1,179 @@
+// The official TypeScript SDK client against `pipewright serve`, over stdio
+// or Streamable HTTP. Upstreams: pipewright's demo server and the reference
+// memory server. Prints one line per check; exits 1 if any failed.
+//
+//   node tests/interop/serve-client.mjs BIN stdio|http
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { spawn } from "node:child_process";
+import { mkdtempSync, writeFileSync, readFileSync, existsSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, dirname } from "node:path";
+import { fileURLToPath } from "node:url";
+
+const [bin, mode] = process.argv.slice(2);
+const here = dirname(fileURLToPath(import.meta.url));
+const memoryBin = join(here, "node_modules/.bin/mcp-server-memory");
+const dir = mkdtempSync(join(tmpdir(), "pw-serve-"));
+const memoryFile = join(dir, "memory.jsonl");
+let failed = 0;
+const check = (name, ok, detail = "") => {
+  console.log(`${ok ? "ok  " : "FAIL"} - [${mode}] ${name}${ok ? "" : `: ${detail}`}`);
+  if (!ok) failed++;
+};
+
+const file = (name, text) => {
+  writeFileSync(join(dir, name), text);
+  return join(dir, name);
+};
+const lookup = file("lookup.yml", `vars: { limit: 1 }
+pipe:
+  - id: find
+    tool: search_users
+    args: { query: "\${var.who}", limit: "\${var.limit}" }
+  - id: details
+    tool: get_user_details
+    args: { user_id: "\${find.users[0].id}" }
+output: details
+`);
+const steps = file("steps.yml", `compositions:
+  - name: three_steps
+    description: Three echoes in a row.
+    nodes:
+      - { id: one, tool: echo, args: { message: a } }
+      - { id: two, needs: [one], tool: echo, args: { message: "\${one}b" } }
+      - { id: three, needs: [two], tool: echo, args: { message: "\${two}c" } }
+    output: three
+  - name: nap
+    nodes:
+      - { id: sleep, tool: slow, args: { ms: 20000 } }
+`);
+const wipe = file("wipe.yml", `compositions:
+  - name: wipe
+    nodes:
+      - { id: del, tool: delete_user, args: { user_id: "\${var.user}" } }
+`);
+const memory = file("memory.yml", `servers:
+  memory: { command: "${memoryBin}", env: { MEMORY_FILE_PATH: "${memoryFile}" } }
+  demo: "${bin} demo-server"
+compositions:
+  - name: remember_then_fail
+    nodes:
+      - id: create
+        server: memory
+        tool: create_entities
+        args: { entities: [ { name: "\${var.name}", entityType: person, observations: [ met today ] } ] }
+        compensate:
+          server: memory
+          tool: delete_entities
+          args: { entityNames: [ "\${var.name}" ] }
+      - id: boom
+        needs: [create]
+        server: demo
+        tool: fail
+        args: { message: "mail server down after \${create.entities[0].name}" }
+`);
+
+async function connect(files, extra) {
+  const args = ["serve", "--no-save", ...extra, ...files];
+  if (mode === "stdio") {
+    const transport = new StdioClientTransport({ command: bin, args, stderr: "pipe" });
+    const client = new Client({ name: "serve-test", version: "1.0.0" });
+    await client.connect(transport);
+    return { client, stop: async () => client.close() };
+  }
+  const child = spawn(bin, [...args, "--http", "127.0.0.1:0"], { stdio: ["ignore", "ignore", "pipe"] });
+  const url = await new Promise((resolve, reject) => {
+    let text = "";
+    child.stderr.on("data", (d) => {
+      text += d;
+      const m = text.match(/listening on (http:\/\/\S+)/);
+      if (m) resolve(m[1]);
+    });
+    child.on("exit", (c) => reject(new Error(`serve exited ${c}: ${text}`)));
+  });
+  const client = new Client({ name: "serve-test", version: "1.0.0" });
+  await client.connect(new StreamableHTTPClientTransport(new URL(url)));
+  return {
+    client,
+    stop: async () => {
+      await client.close();
+      child.kill("SIGTERM");
+    },
+  };
+}
+
+const main = await connect([lookup, steps, wipe], []);
+const c = main.client;
+
+// tools/list: names, schemas, annotations; destructive left out.
+const { tools } = await c.listTools();
+const names = tools.map((t) => t.name).sort();
+check("tools/list names the compositions", JSON.stringify(names) === JSON.stringify(["lookup", "nap", "three_steps"]), JSON.stringify(names));
+const lk = tools.find((t) => t.name === "lookup");
+check("a var without a default is required", JSON.stringify(lk?.inputSchema?.required) === '["who"]', JSON.stringify(lk?.inputSchema));
+check("a var with a default is optional and typed from it", lk?.inputSchema?.properties?.limit?.type === "integer" && lk.inputSchema.properties.limit.default === 1, JSON.stringify(lk?.inputSchema));
+check("annotations follow the tools it calls", lk?.annotations?.readOnlyHint === true && lk.annotations.destructiveHint === false, JSON.stringify(lk?.annotations));
+check("the description comes from the file", tools.find((t) => t.name === "three_steps")?.description === "Three echoes in a row.");
+check("a destructive composition is not served without --yes", !names.includes("wipe"));
+
+// A successful call, with the default var.
+const r = await c.callTool({ name: "lookup", arguments: { who: "bob" } });
+check("a call returns the output as structured content", r.structuredContent?.name === "Bob Okafor" && !r.isError, JSON.stringify(r));
+check("and as JSON text", JSON.parse(r.content[0].text).email === "bob.okafor@example.com");
+check("the run id and totals travel in _meta", /^\d{8}-\d{6}-[0-9a-f]{4}$/.test(r._meta?.["pipewright/run_id"] ?? "") && "pipewright/cost_usd" in r._meta, JSON.stringify(r._meta));
+
+// A bad argument is invalid params naming it.
+try {
+  await c.callTool({ name: "lookup", arguments: { who: 7 } });
+  check("a wrong type is an invalid-params error", false, "no error");
+} catch (e) {
+  check("a wrong type is an invalid-params error", e.code === -32602 && /who/.test(e.message), `${e.code} ${e.message}`);
+}
+try {
+  await c.callTool({ name: "lookup", arguments: {} });
+  check("a missing argument is an invalid-params error", false, "no error");
+} catch (e) {
+  check("a missing argument is an invalid-params error", e.code === -32602 && /who/.test(e.message), `${e.code} ${e.message}`);
+}
+
+// 16 calls at once, each with its own vars and answer.
+const people = Array.from({ length: 16 }, (_, i) => ["anders", "bob", "carol", "dmitri"][i % 4]);
+const all = await Promise.all(people.map((who) => c.callTool({ name: "lookup", arguments: { who } })));
+const own = all.every((res, i) => res.structuredContent?.name?.toLowerCase().includes(people[i]));
+check("16 concurrent calls each get their own answer", own, JSON.stringify(all.map((x) => x.structuredContent?.name)));
+
+// Progress as each node ends.
+const seen = [];
+const three = await c.callTool({ name: "three_steps", arguments: {} }, undefined, { onprogress: (p) => seen.push(p) });
+check("a three-step call answers", three.structuredContent?.result === "abc", JSON.stringify(three));
+check("progress comes as each node ends", seen.length === 3 && seen[2].progress === 3 && seen[2].total === 3 && seen.map((p) => p.message).join(",") === "one,two,three", JSON.stringify(seen));
+
+// Cancellation returns promptly; the server still answers.
+const ac = new AbortController();
+const t0 = Date.now();
+const napping = c.callTool({ name: "nap", arguments: {} }, undefined, { signal: ac.signal });
+setTimeout(() => ac.abort(), 300);
+let aborted = false;
+try {
+  await napping;
+} catch {
+  aborted = true;
+}
+check("cancelling a call returns promptly", aborted && Date.now() - t0 < 3000, `${Date.now() - t0} ms`);
+const after = await c.callTool({ name: "lookup", arguments: { who: "carol" } });
+check("the server still answers after a cancel", after.structuredContent?.name === "Carol Nguyen", JSON.stringify(after));
+await main.stop();
+
+// A failed run compensates: the memory server's entity is removed again.
+const saga = await connect([memory], ["--yes"]);
+const f = await saga.client.callTool({ name: "remember_then_fail", arguments: { name: "Ada" } });
+check("a failed run is isError with one sentence first", f.isError === true && /^Node `boom` failed: mail server down after Ada/.test(f.content[0].text), JSON.stringify(f));
+check("its envelope names the failed step and what was compensated", f.structuredContent?.failed_step === "boom" && f.structuredContent?.compensated?.[0]?.status === "ok" && JSON.stringify(f.structuredContent?.completed_step_ids) === '["create"]', JSON.stringify(f.structuredContent));
+const stored = existsSync(memoryFile) ? readFileSync(memoryFile, "utf8") : "";
+check("the compensation really undid the write", !stored.includes("Ada"), stored);
+await saga.stop();
+
+console.log(`serve-client ${mode}: ${failed === 0 ? "all passed" : `${failed} failed`}`);
+process.exit(failed === 0 ? 0 : 1);

@@ -1,0 +1,194 @@
+//! `pipewright serve` driven by real MCP clients: the official TypeScript
+//! SDK (over stdio and Streamable HTTP, upstreams the demo server and the
+//! reference memory server) and the official Python SDK (over stdio).
+
+use std::path::PathBuf;
+use std::process::Command;
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn bin() -> PathBuf {
+    assert_cmd::cargo::cargo_bin("pipewright")
+}
+
+fn ts_client(mode: &str) {
+    let sdk = root().join("tests/interop/node_modules/@modelcontextprotocol/sdk/package.json");
+    assert!(
+        sdk.exists(),
+        "{} is missing: run `npm ci --prefix tests/interop`",
+        sdk.display()
+    );
+    let out = Command::new("node")
+        .arg(root().join("tests/interop/serve-client.mjs"))
+        .arg(bin())
+        .arg(mode)
+        .output()
+        .expect("node runs");
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(out.status.success(), "{text}");
+    assert!(text.contains("all passed"), "{text}");
+    assert!(!text.contains("FAIL"), "{text}");
+}
+
+#[test]
+fn the_typescript_sdk_client_over_stdio() {
+    ts_client("stdio");
+}
+
+#[test]
+fn the_typescript_sdk_client_over_streamable_http() {
+    ts_client("http");
+}
+
+/// The venv `.ci/run` makes (`target/pyvenv`, with `pip install mcp`), or
+/// `PIPEWRIGHT_PYTHON`.
+fn python() -> PathBuf {
+    let p = std::env::var_os("PIPEWRIGHT_PYTHON")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| root().join("target/pyvenv/bin/python"));
+    assert!(
+        p.exists(),
+        "{} is missing: python3 -m venv target/pyvenv && target/pyvenv/bin/pip install mcp",
+        p.display()
+    );
+    p
+}
+
+#[test]
+fn the_python_sdk_client_calls_a_served_tool_over_stdio() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let file = dir.path().join("lookup.yml");
+    std::fs::write(
+        &file,
+        "pipe:\n  - id: find\n    tool: search_users\n    args: { query: \"${var.who}\", limit: 1 }\n  - id: details\n    tool: get_user_details\n    args: { user_id: \"${find.users[0].id}\" }\noutput: details\n",
+    )
+    .expect("write");
+    let out = Command::new(python())
+        .arg(root().join("tests/interop/serve_client.py"))
+        .arg(bin())
+        .arg(&file)
+        .output()
+        .expect("python runs");
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(out.status.success(), "{text}");
+    assert!(
+        text.contains("lookup -> Carol Nguyen <carol@example.org>"),
+        "{text}"
+    );
+}
+
+fn pw() -> assert_cmd::Command {
+    assert_cmd::Command::cargo_bin("pipewright").expect("binary")
+}
+
+/// Preflight at start: a node calling a tool the server lacks stops
+/// `serve` with the usual diagnostic, and nothing is served.
+#[test]
+fn serve_refuses_to_start_when_preflight_finds_a_problem() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let f = dir.path().join("bad.yml");
+    std::fs::write(
+        &f,
+        "pipe:\n  - id: a\n    tool: serch_users\n    args: { query: x }\n",
+    )
+    .unwrap();
+    let out = pw().arg("serve").arg(&f).output().expect("runs");
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("bad.yml:3:"), "{err}");
+    assert!(err.contains("did you mean `search_users`?"), "{err}");
+    assert!(err.contains("nothing is served"), "{err}");
+}
+
+/// A run a caller makes is saved like any other, so it can be opened
+/// afterwards; `--meta-tool` runs an inline pipeline against the same
+/// servers. The client here is pipewright's own (`tools call`).
+#[test]
+fn served_runs_are_saved_and_the_meta_tool_runs_inline_pipelines() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let f = dir.path().join("lookup.yml");
+    std::fs::write(
+        &f,
+        "pipe:\n  - id: find\n    tool: search_users\n    args: { query: \"${var.who}\", limit: 1 }\noutput: find\n",
+    )
+    .unwrap();
+    let data = dir.path().join("data");
+    let server = format!("s={} serve --meta-tool {}", bin().display(), f.display());
+    let out = pw()
+        .env("PIPEWRIGHT_DATA_DIR", &data)
+        .args([
+            "tools",
+            "call",
+            "lookup",
+            "--server",
+            &server,
+            "--args",
+            r#"{"who":"bob"}"#,
+        ])
+        .output()
+        .expect("runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let list = pw()
+        .env("PIPEWRIGHT_DATA_DIR", &data)
+        .args(["runs", "list", "--format", "json"])
+        .output()
+        .expect("runs");
+    let rows: serde_json::Value = serde_json::from_slice(&list.stdout).expect("json");
+    assert_eq!(rows.as_array().map(Vec::len), Some(1), "{rows:#}");
+    assert_eq!(rows[0]["status"], "completed");
+    let inline = serde_json::json!({
+        "pipeline": "pipe:\n  - id: a\n    tool: add\n    args: { a: \"${var.x}\", b: 2 }\n",
+        "vars": { "x": 40 }
+    });
+    let out = pw()
+        .env("PIPEWRIGHT_DATA_DIR", &data)
+        .args([
+            "tools",
+            "call",
+            "run_pipeline",
+            "--server",
+            &server,
+            "--args",
+            &inline.to_string(),
+        ])
+        .output()
+        .expect("runs");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(text.contains("\"sum\": 42"), "{text}");
+    let destructive = serde_json::json!({
+        "pipeline": "pipe:\n  - id: a\n    tool: delete_user\n    args: { user_id: u1 }\n"
+    });
+    let out = pw()
+        .args([
+            "tools",
+            "call",
+            "run_pipeline",
+            "--server",
+            &server,
+            "--args",
+            &destructive.to_string(),
+        ])
+        .output()
+        .expect("runs");
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--yes"));
+}
