@@ -69,7 +69,24 @@ fn a_failed_run_undoes_what_completed_newest_first_and_records_it() {
         "{msg}"
     );
     assert_eq!(rows[1]["output"], json!(msg));
-    assert!(err.contains("↶ mail  undone"), "{err}");
+    // The text report says what was undone, and what could not be.
+    let dir = tempfile::tempdir().expect("temp dir");
+    let p = dir.path().join("p.yml");
+    std::fs::write(&p, SAGA).expect("write");
+    let out = Command::cargo_bin("pipewright")
+        .expect("binary")
+        .args(["run", "--no-save"])
+        .arg(&p)
+        .output()
+        .expect("runs");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("compensated mail (echo)"), "{text}");
+    assert!(
+        text.contains("compensation of sum (fail) failed: cannot undo 3"),
+        "{text}"
+    );
+    let progress = String::from_utf8_lossy(&out.stderr);
+    assert!(progress.contains("↶ mail  undone"), "{progress}");
 }
 
 #[test]

@@ -241,8 +241,10 @@ pub(super) async fn run(
                     // rmcp writes each message from its own task: give the
                     // last progress notification a moment to go out before
                     // the response, which ends the client's interest in it.
-                    if token.is_some() {
-                        tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+                    if token.is_some() && done > 0 {
+                        for _ in 0..4 {
+                            tokio::task::yield_now().await;
+                        }
                     }
                     return Some(*trace);
                 }
