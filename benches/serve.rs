@@ -21,7 +21,7 @@ use tokio_util::sync::CancellationToken;
 
 const CALLS: usize = 400;
 
-fn stdio(bin: &PathBuf, args: &[&str]) -> ServerSpec {
+fn stdio(bin: &std::path::Path, args: &[&str]) -> ServerSpec {
     ServerSpec::Stdio {
         command: bin.display().to_string(),
         args: args.iter().map(|s| s.to_string()).collect(),
