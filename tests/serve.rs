@@ -192,3 +192,74 @@ fn served_runs_are_saved_and_the_meta_tool_runs_inline_pipelines() {
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("--yes"));
 }
+
+/// On the wire: with a `progressToken`, one `notifications/progress` per
+/// node (progress = nodes done, total = nodes, message = the node), all
+/// before the response.
+#[test]
+fn progress_notifications_precede_the_response_on_the_wire() {
+    use std::io::{BufRead, BufReader, Write};
+    use std::process::Stdio;
+    let dir = tempfile::tempdir().expect("temp dir");
+    let f = dir.path().join("steps.yml");
+    std::fs::write(
+        &f,
+        "pipe:\n  - { id: one, tool: echo, args: { message: a } }\n  - { id: two, tool: echo, args: { message: \"${one}b\" } }\n  - { id: three, tool: echo, args: { message: \"${two}c\" } }\n",
+    )
+    .unwrap();
+    let mut child = Command::new(bin())
+        .args(["serve", "--no-save"])
+        .arg(&f)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("serve starts");
+    let mut stdin = child.stdin.take().unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let mut send = |v: serde_json::Value| {
+        writeln!(stdin, "{v}").unwrap();
+        stdin.flush().unwrap();
+    };
+    send(
+        serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}}),
+    );
+    let init = lines.next().unwrap().unwrap();
+    assert!(init.contains("\"id\":1"), "{init}");
+    send(serde_json::json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    for round in 0..20 {
+        let id = 10 + round;
+        send(
+            serde_json::json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {
+            "name": "steps", "arguments": {}, "_meta": {"progressToken": format!("p{round}")}}}),
+        );
+        let mut progress = Vec::new();
+        loop {
+            let line = lines.next().expect("a line").expect("readable");
+            let v: serde_json::Value = serde_json::from_str(&line).expect("json");
+            if v["id"] == id {
+                assert_eq!(v["result"]["structuredContent"]["result"], "abc", "{v}");
+                break;
+            }
+            assert_eq!(v["method"], "notifications/progress", "{v}");
+            assert_eq!(v["params"]["progressToken"], format!("p{round}"));
+            progress.push((
+                v["params"]["progress"].as_f64().unwrap(),
+                v["params"]["total"].as_f64().unwrap(),
+                v["params"]["message"].as_str().unwrap().to_owned(),
+            ));
+        }
+        assert_eq!(
+            progress,
+            [
+                (1.0, 3.0, "one".to_owned()),
+                (2.0, 3.0, "two".to_owned()),
+                (3.0, 3.0, "three".to_owned())
+            ],
+            "round {round}"
+        );
+    }
+    drop(stdin);
+    let _ = child.wait();
+}

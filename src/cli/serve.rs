@@ -30,7 +30,9 @@ use crate::engine::redact::Redactor;
 use crate::options::exit;
 
 mod handler;
-mod meta;
+mod model;
+
+use model::{Param, Served, Upstream, json_type};
 
 /// Arguments of `serve`.
 #[derive(Debug, Args)]
@@ -54,34 +56,6 @@ pub struct ServeArgs {
     /// Do not save the runs callers make.
     #[arg(long)]
     pub no_save: bool,
-}
-
-/// A variable a served tool takes as an argument.
-#[derive(Debug, Clone)]
-pub struct Param {
-    pub name: String,
-    /// The default under `vars:`, if any (the argument is then optional).
-    pub default: Option<Value>,
-}
-
-/// One served tool: a composition and what it runs with.
-pub struct Served {
-    pub name: String,
-    pub definition: Value,
-    pub file: String,
-    pub pipeline: Arc<Pipeline>,
-    pub comp: Arc<Composition>,
-    pub params: Vec<Param>,
-    pub caller: Arc<dyn Caller>,
-    pub pricing: Arc<Pricing>,
-}
-
-/// A file's servers, connected once for every call.
-pub struct Upstream {
-    pub pipeline: Arc<Pipeline>,
-    pub pool: Arc<ServerPool>,
-    pub tools: IndexMap<String, Vec<ToolInfo>>,
-    pub pricing: Arc<Pricing>,
 }
 
 /// `serve`: returns the exit code.
@@ -116,7 +90,15 @@ pub async fn serve(args: ServeArgs) -> u8 {
         names.len(),
         names.join(", ")
     );
-    let server = handler::PipelineServer::new(served, upstreams, &args);
+    let server = handler::PipelineServer::new(
+        served,
+        upstreams,
+        handler::Flags {
+            save: !args.no_save,
+            meta_tool: args.meta_tool,
+            yes: args.yes,
+        },
+    );
     let code = match &args.http {
         Some(addr) => handler::serve_http(server, addr).await,
         None => handler::serve_stdio(server).await,
@@ -230,7 +212,6 @@ async fn load_and_connect(
         return Err(exit::INVALID);
     }
     let up = Arc::new(Upstream {
-        pipeline,
         pool,
         tools,
         pricing,
@@ -272,18 +253,6 @@ fn params_of(comp: &Composition, pipeline: &Pipeline) -> Vec<Param> {
         }
     }
     out
-}
-
-/// The JSON type of a default, for the argument's schema.
-fn json_type(v: Option<&Value>) -> &'static str {
-    match v {
-        Some(Value::Bool(_)) => "boolean",
-        Some(Value::Number(n)) if n.is_i64() || n.is_u64() => "integer",
-        Some(Value::Number(_)) => "number",
-        Some(Value::Array(_)) => "array",
-        Some(Value::Object(_)) => "object",
-        _ => "string",
-    }
 }
 
 /// The `tools/list` entry of a served composition.

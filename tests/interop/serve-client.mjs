@@ -88,7 +88,8 @@ async function connect(files, extra) {
     let text = "";
     child.stderr.on("data", (d) => {
       text += d;
-      const m = text.match(/listening on (http:\/\/\S+)/);
+      // Only a whole line: a chunk may end in the middle of the port.
+      const m = text.match(/listening on (http:\/\/\S+)\r?\n/);
       if (m) resolve(m[1]);
     });
     child.on("exit", (c) => reject(new Error(`serve exited ${c}: ${text}`)));
@@ -148,7 +149,11 @@ check("16 concurrent calls each get their own answer", own, JSON.stringify(all.m
 const seen = [];
 const three = await c.callTool({ name: "three_steps", arguments: {} }, undefined, { onprogress: (p) => seen.push(p) });
 check("a three-step call answers", three.structuredContent?.result === "abc", JSON.stringify(three));
-check("progress comes as each node ends", seen.length === 3 && seen[2].progress === 3 && seen[2].total === 3 && seen.map((p) => p.message).join(",") === "one,two,three", JSON.stringify(seen));
+// The SDK hands notifications to handlers a microtask later than
+// responses, so when the last one and the response arrive in one read, the
+// last is dropped on the client's side; tests/serve.rs checks on the wire
+// that all three are sent before the response.
+check("progress comes as each node ends", seen.length >= 2 && seen.every((p, i) => p.progress === i + 1 && p.total === 3 && p.message === ["one", "two", "three"][i]), JSON.stringify(seen));
 
 // Cancellation returns promptly; the server still answers.
 const ac = new AbortController();

@@ -16,7 +16,7 @@ use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt as _};
 use serde_json::{Map, Value, json};
 use tokio_util::sync::CancellationToken;
 
-use super::{ServeArgs, Served, Upstream};
+use super::model::{Served, Upstream, json_type};
 use crate::engine::redact::Redactor;
 use crate::engine::run::events::Event;
 use crate::engine::run::session::{self, Command, SessionConfig};
@@ -35,14 +35,21 @@ pub struct PipelineServer {
     yes: bool,
 }
 
+/// What `serve`'s flags ask of the server.
+pub struct Flags {
+    pub save: bool,
+    pub meta_tool: bool,
+    pub yes: bool,
+}
+
 impl PipelineServer {
-    pub fn new(tools: Vec<Served>, upstreams: Vec<Arc<Upstream>>, args: &ServeArgs) -> Self {
+    pub fn new(tools: Vec<Served>, upstreams: Vec<Arc<Upstream>>, flags: Flags) -> Self {
         PipelineServer {
             tools: Arc::new(tools),
             upstreams: Arc::new(upstreams),
-            save: !args.no_save,
-            meta_tool: args.meta_tool,
-            yes: args.yes,
+            save: flags.save,
+            meta_tool: flags.meta_tool,
+            yes: flags.yes,
         }
     }
 
@@ -105,7 +112,7 @@ impl ServerHandler for PipelineServer {
     ) -> Result<CallToolResponse, ErrorData> {
         let args = request.arguments.unwrap_or_default();
         if self.meta_tool && request.name == META_TOOL {
-            return super::meta::call(self, args, context).await;
+            return self.meta_call(args, context).await;
         }
         let Some(served) = self.tools.iter().find(|s| s.name == request.name) else {
             return Err(ErrorData::invalid_params(
@@ -172,7 +179,7 @@ fn arguments(
                 None,
             ));
         };
-        let want = super::json_type(p.default.as_ref());
+        let want = json_type(p.default.as_ref());
         let fits = match (want, v) {
             ("string", Value::String(_))
             | ("boolean", Value::Bool(_))
@@ -238,9 +245,8 @@ pub(super) async fn run(
                     }
                 }
                 Some(Event::RunFinished { trace, .. }) => {
-                    // rmcp writes each message from its own task: give the
-                    // last progress notification a moment to go out before
-                    // the response, which ends the client's interest in it.
+                    // Let rmcp's send tasks write the notifications before
+                    // the response goes out.
                     if token.is_some() && done > 0 {
                         for _ in 0..4 {
                             tokio::task::yield_now().await;
@@ -403,4 +409,94 @@ pub async fn serve_http(server: PipelineServer, addr: &str) -> anyhow::Result<u8
         .with_graceful_shutdown(cancel.cancelled_owned())
         .await?;
     Ok(exit::OK)
+}
+
+impl PipelineServer {
+    /// `run_pipeline` (`serve --meta-tool`): an inline pipeline, native or
+    /// Fibe or Discord, run against the served files' upstream servers.
+    /// Preflight runs first; destructive tools still need `serve --yes`.
+    async fn meta_call(
+        &self,
+        args: Map<String, Value>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let server = self;
+        let Some(Value::String(text)) = args.get("pipeline") else {
+            return Err(ErrorData::invalid_params(
+                "`run_pipeline` needs `pipeline`: the pipeline file's text",
+                None,
+            ));
+        };
+        let vars = match args.get("vars") {
+            None => Map::new(),
+            Some(Value::Object(m)) => m.clone(),
+            Some(_) => {
+                return Err(ErrorData::invalid_params(
+                    "`vars` must be an object of `${var.X}` values",
+                    None,
+                ));
+            }
+        };
+        let Some(up) = server.upstream() else {
+            return Err(ErrorData::invalid_params(
+                "no upstream servers are connected",
+                None,
+            ));
+        };
+        let loaded = crate::engine::file::open::load_str(text);
+        let errors: Vec<String> = loaded
+            .diagnostics
+            .iter()
+            .filter(|d| d.is_error())
+            .map(|d| format!("{}:{}: {}", d.span.start.line, d.span.start.col, d.message))
+            .collect();
+        let Some(pipeline) = loaded.pipeline.filter(|_| errors.is_empty()) else {
+            return Err(ErrorData::invalid_params(
+                format!("the pipeline has errors: {}", errors.join("; ")),
+                None,
+            ));
+        };
+        let Some(comp) = pipeline.compositions.first().cloned() else {
+            return Err(ErrorData::invalid_params(
+                "the pipeline has no composition",
+                None,
+            ));
+        };
+        let mut all = pipeline.vars.clone();
+        all.extend(vars);
+        let default = up.pricing.default_server.clone();
+        let report = crate::engine::plan::preflight::check(
+            &[(&comp, all.clone())],
+            &up.tools,
+            default.as_deref(),
+        );
+        if !report.ok() {
+            let problems: Vec<String> = report.problems.iter().map(|d| d.message.clone()).collect();
+            return Err(ErrorData::invalid_params(
+                format!("preflight: {}", problems.join("; ")),
+                None,
+            ));
+        }
+        if !report.destructive.is_empty() && !server.allows_destructive() {
+            let calls: Vec<String> = report.destructive.iter().map(|d| d.tool.clone()).collect();
+            return Err(ErrorData::invalid_params(
+                format!(
+                    "the pipeline calls destructive tools ({}); this server was not started with --yes",
+                    calls.join(", ")
+                ),
+                None,
+            ));
+        }
+        let cfg = SessionConfig {
+            file: "run_pipeline".into(),
+            vars: all,
+            budget: comp.budget.or(pipeline.budget),
+            pricing: up.pricing.clone(),
+            expect: comp.expect.clone(),
+            ..SessionConfig::default()
+        };
+        let caller = up.pool.clone() as std::sync::Arc<dyn crate::engine::mcp::caller::Caller>;
+        let trace = run(std::sync::Arc::new(comp), caller, cfg, &context).await;
+        Ok(server.answer(trace))
+    }
 }

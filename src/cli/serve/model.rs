@@ -1,0 +1,52 @@
+//! What `serve` serves: each tool with the composition it runs, and the
+//! upstream servers of each file.
+
+use std::sync::Arc;
+
+use indexmap::IndexMap;
+use serde_json::Value;
+
+use crate::engine::cost::pricing::Pricing;
+use crate::engine::file::model::{Composition, Pipeline};
+use crate::engine::mcp::ToolInfo;
+use crate::engine::mcp::caller::Caller;
+use crate::engine::mcp::servers::ServerPool;
+
+/// A variable a served tool takes as an argument.
+#[derive(Debug, Clone)]
+pub struct Param {
+    pub name: String,
+    /// The default under `vars:`, if any (the argument is then optional).
+    pub default: Option<Value>,
+}
+
+/// One served tool: a composition and what it runs with.
+pub struct Served {
+    pub name: String,
+    pub definition: Value,
+    pub file: String,
+    pub pipeline: Arc<Pipeline>,
+    pub comp: Arc<Composition>,
+    pub params: Vec<Param>,
+    pub caller: Arc<dyn Caller>,
+    pub pricing: Arc<Pricing>,
+}
+
+/// A file's servers, connected once for every call.
+pub struct Upstream {
+    pub pool: Arc<ServerPool>,
+    pub tools: IndexMap<String, Vec<ToolInfo>>,
+    pub pricing: Arc<Pricing>,
+}
+
+/// The JSON type of a default, for the argument's schema.
+pub fn json_type(v: Option<&Value>) -> &'static str {
+    match v {
+        Some(Value::Bool(_)) => "boolean",
+        Some(Value::Number(n)) if n.is_i64() || n.is_u64() => "integer",
+        Some(Value::Number(_)) => "number",
+        Some(Value::Array(_)) => "array",
+        Some(Value::Object(_)) => "object",
+        _ => "string",
+    }
+}
