@@ -263,3 +263,20 @@ fn progress_notifications_precede_the_response_on_the_wire() {
     drop(stdin);
     let _ = child.wait();
 }
+
+/// Two files whose compositions would be served under one name stop
+/// `serve` at start, naming both files.
+#[test]
+fn a_tool_name_clash_between_files_is_a_start_up_error() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let text = "compositions:\n  - name: \"look up\"\n    nodes:\n      - { id: a, tool: echo, args: { message: hi } }\n";
+    let a = dir.path().join("a.yml");
+    let b = dir.path().join("b.yml");
+    std::fs::write(&a, text).unwrap();
+    std::fs::write(&b, text).unwrap();
+    let out = pw().arg("serve").arg(&a).arg(&b).output().expect("runs");
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("two tools would be named `look_up`"), "{err}");
+    assert!(err.contains("a.yml") && err.contains("b.yml"), "{err}");
+}
