@@ -8,7 +8,10 @@
 //!
 //! `cargo build --release && cargo bench --bench runs_list [-- --pairs N]`
 
-use std::path::{Path, PathBuf};
+#[path = "common/mod.rs"]
+mod common;
+
+use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
@@ -83,22 +86,8 @@ fn median(v: &mut [Duration]) -> Duration {
 }
 
 fn main() {
-    let args: Vec<String> = std::env::args().collect();
-    let pairs: usize = args
-        .iter()
-        .position(|a| a == "--pairs")
-        .and_then(|i| args.get(i + 1))
-        .and_then(|n| n.parse().ok())
-        .unwrap_or(21);
-    let bin = std::env::var_os("PIPEWRIGHT_BIN")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| {
-            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/release/pipewright")
-        });
-    assert!(
-        bin.exists(),
-        "build the release binary first: cargo build --release"
-    );
+    let pairs = common::pairs(21);
+    let bin = common::release_bin();
     let dir = tempfile::tempdir().expect("temp dir");
     let full = dir.path().join("full");
     let empty = dir.path().join("empty");

@@ -10,7 +10,9 @@
 //!
 //! `cargo build --release && cargo bench --bench serve [-- --pairs N]`
 
-use std::path::PathBuf;
+#[path = "common/mod.rs"]
+mod common;
+
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -61,22 +63,8 @@ fn median(v: &mut [f64]) -> f64 {
 }
 
 fn main() {
-    let args: Vec<String> = std::env::args().collect();
-    let pairs: usize = args
-        .iter()
-        .position(|a| a == "--pairs")
-        .and_then(|i| args.get(i + 1))
-        .and_then(|n| n.parse().ok())
-        .unwrap_or(7);
-    let bin = std::env::var_os("PIPEWRIGHT_BIN")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| {
-            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/release/pipewright")
-        });
-    assert!(
-        bin.exists(),
-        "build the release binary first: cargo build --release"
-    );
+    let pairs = common::pairs(7);
+    let bin = common::release_bin();
     let dir = tempfile::tempdir().expect("temp dir");
     let file = dir.path().join("lookup.yml");
     std::fs::write(

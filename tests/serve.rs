@@ -13,6 +13,18 @@ fn bin() -> PathBuf {
     assert_cmd::cargo::cargo_bin("pipewright")
 }
 
+/// Runs a client script; its stdout and stderr, once it exited 0.
+fn succeeds(cmd: &mut Command) -> String {
+    let out = cmd.output().expect("the client starts");
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(out.status.success(), "{text}");
+    text
+}
+
 fn ts_client(mode: &str) {
     let sdk = root().join("tests/interop/node_modules/@modelcontextprotocol/sdk/package.json");
     assert!(
@@ -20,18 +32,12 @@ fn ts_client(mode: &str) {
         "{} is missing: run `npm ci --prefix tests/interop`",
         sdk.display()
     );
-    let out = Command::new("node")
-        .arg(root().join("tests/interop/serve-client.mjs"))
-        .arg(bin())
-        .arg(mode)
-        .output()
-        .expect("node runs");
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
+    let text = succeeds(
+        Command::new("node")
+            .arg(root().join("tests/interop/serve-client.mjs"))
+            .arg(bin())
+            .arg(mode),
     );
-    assert!(out.status.success(), "{text}");
     assert!(text.contains("all passed"), "{text}");
     assert!(!text.contains("FAIL"), "{text}");
 }
@@ -69,18 +75,12 @@ fn the_python_sdk_client_calls_a_served_tool_over_stdio() {
         "pipe:\n  - id: find\n    tool: search_users\n    args: { query: \"${var.who}\", limit: 1 }\n  - id: details\n    tool: get_user_details\n    args: { user_id: \"${find.users[0].id}\" }\noutput: details\n",
     )
     .expect("write");
-    let out = Command::new(python())
-        .arg(root().join("tests/interop/serve_client.py"))
-        .arg(bin())
-        .arg(&file)
-        .output()
-        .expect("python runs");
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
+    let text = succeeds(
+        Command::new(python())
+            .arg(root().join("tests/interop/serve_client.py"))
+            .arg(bin())
+            .arg(&file),
     );
-    assert!(out.status.success(), "{text}");
     assert!(
         text.contains("lookup -> Carol Nguyen <carol@example.org>"),
         "{text}"
