@@ -42,8 +42,10 @@ const steps = file("steps.yml", `compositions:
     description: Three echoes in a row.
     nodes:
       - { id: one, tool: echo, args: { message: a } }
-      - { id: two, needs: [one], tool: echo, args: { message: "\${one}b" } }
-      - { id: three, needs: [two], tool: echo, args: { message: "\${two}c" } }
+      - { id: nap1, needs: [one], tool: slow, args: { ms: 40 } }
+      - { id: two, needs: [one, nap1], tool: echo, args: { message: "\${one}b" } }
+      - { id: nap2, needs: [two], tool: slow, args: { ms: 40 } }
+      - { id: three, needs: [two, nap2], tool: echo, args: { message: "\${two}c" } }
     output: three
   - name: nap
     nodes:
@@ -151,9 +153,11 @@ const three = await c.callTool({ name: "three_steps", arguments: {} }, undefined
 check("a three-step call answers", three.structuredContent?.result === "abc", JSON.stringify(three));
 // The SDK hands notifications to handlers a microtask later than
 // responses, so when the last one and the response arrive in one read, the
-// last is dropped on the client's side; tests/serve.rs checks on the wire
-// that all three are sent before the response.
-check("progress comes as each node ends", seen.length >= 2 && seen.every((p, i) => p.progress === i + 1 && p.total === 3 && p.message === ["one", "two", "three"][i]), JSON.stringify(seen));
+// last is dropped on the client's side; 40 ms naps keep the others apart,
+// and tests/serve.rs checks on the wire that all are sent before the
+// response.
+const order = ["one", "nap1", "two", "nap2", "three"];
+check("progress comes as each node ends", seen.length >= 4 && seen.every((p, i) => p.progress === i + 1 && p.total === 5 && p.message === order[i]), JSON.stringify(seen));
 
 // Cancellation returns promptly; the server still answers.
 const ac = new AbortController();
