@@ -65,7 +65,6 @@ impl Actor {
                 .or(self.cfg.max_cost_per_call_usd),
             node.max_tokens_per_call,
         );
-        rec.id = id.clone();
         self.records[idx] = rec;
         self.candidates.extend_from_slice(&self.comp.children[idx]);
         if status == NodeStatus::Ok {
@@ -225,7 +224,7 @@ impl Actor {
         trace.check(&self.cfg.expect);
         if !self.redactor.is_empty() {
             for rec in trace.nodes.values_mut() {
-                *rec = self.shown(rec);
+                self.mask(rec);
             }
             trace.output = self.redactor.value(&trace.output);
             for row in &mut trace.expect {
@@ -241,13 +240,19 @@ impl Actor {
     /// (later nodes read them), so secrets in them are masked here.
     pub(super) fn shown(&self, rec: &NodeRecord) -> NodeRecord {
         let mut rec = rec.clone();
-        if !self.redactor.is_empty() {
-            rec.output = self.redactor.value(&rec.output);
-            for it in rec.iterations.iter_mut() {
-                it.output = self.redactor.value(&it.output);
-            }
-        }
+        self.mask(&mut rec);
         rec
+    }
+
+    /// Masks the secrets in a record's outputs, in place.
+    fn mask(&self, rec: &mut NodeRecord) {
+        if self.redactor.is_empty() {
+            return;
+        }
+        rec.output = self.redactor.value(&rec.output);
+        for it in rec.iterations.iter_mut() {
+            it.output = self.redactor.value(&it.output);
+        }
     }
 
     pub(super) fn output(&self) -> Value {
