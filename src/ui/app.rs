@@ -526,10 +526,11 @@ impl App {
 
     /// Rows for the DAG pane: enough for the graph, at most half the
     /// column, never less than 5.
-    pub(crate) fn dag_height(&self, total: u16) -> u16 {
-        if self.timeline {
+    /// The DAG pane's height; `timeline_rows` when it shows the timeline.
+    pub(crate) fn dag_height(&self, total: u16, timeline_rows: Option<usize>) -> u16 {
+        if let Some(rows) = timeline_rows {
             // A row per node and shown iteration, the axis and the borders.
-            let rows = self.timeline_bars().len() as u16;
+            let rows = u16::try_from(rows).unwrap_or(u16::MAX);
             return rows.saturating_add(3).clamp(5, (total * 2 / 3).max(5));
         }
         let layers_tall = self

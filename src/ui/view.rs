@@ -25,7 +25,9 @@ pub fn draw(app: &mut App, f: &mut Frame<'_>) {
             Constraint::Percentage(100 - editor_share),
         ])
         .split(rows[0]);
-    let dag_rows = app.dag_height(cols[1].height);
+    // The timeline's rows are worked out once per frame.
+    let bars = (app.timeline && app.comp.is_some()).then(|| app.timeline_bars());
+    let dag_rows = app.dag_height(cols[1].height, bars.as_ref().map(Vec::len));
     let right = Layout::default()
         .direction(Direction::Vertical)
         .constraints([Constraint::Length(dag_rows), Constraint::Min(3)])
@@ -38,10 +40,9 @@ pub fn draw(app: &mut App, f: &mut Frame<'_>) {
     let buf = f.buffer_mut();
     app.editor
         .render(cols[0], buf, &app.theme, app.focus == Focus::Editor);
-    if app.timeline && app.comp.is_some() {
-        let bars = app.timeline_bars();
+    if let Some(bars) = &bars {
         let view = super::timeline::TimelineView {
-            bars: &bars,
+            bars,
             selected: app.dag.selected,
             theme: &app.theme,
             focused: app.focus == Focus::Dag,
