@@ -188,15 +188,7 @@ fn list(runs: &Runs, a: &ListArgs) -> u8 {
         "id", "time (UTC)", "file", "composition", "status", "duration", "cost", "tokens"
     );
     for e in &rows {
-        let time = e
-            .started_at
-            .as_deref()
-            .map(|t| t.get(..19).unwrap_or(t).replace('T', " "))
-            .unwrap_or_default();
-        let comp = match &e.case {
-            Some(c) => format!("{} [{c}]", e.composition),
-            None => e.composition.clone(),
-        };
+        let (time, comp) = (e.time(), e.label());
         println!(
             "{:<20}  {:<19}  {:<24}  {:<20}  {:<15}  {:>8}  {:>8}  {:>6}  {}",
             e.id,

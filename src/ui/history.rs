@@ -64,16 +64,8 @@ impl HistoryView {
         let room = r.height.saturating_sub(4) as usize;
         let skip = (self.selected + 1).saturating_sub(room);
         for (i, e) in self.entries.iter().enumerate().skip(skip).take(room) {
-            let time = e
-                .started_at
-                .as_deref()
-                .map(|s| s.get(..19).unwrap_or(s).replace('T', " "))
-                .unwrap_or_default();
-            let comp = match &e.case {
-                Some(c) => format!("{} [{c}]", e.composition),
-                None => e.composition.clone(),
-            };
-            let comp: String = comp.chars().take(16).collect();
+            let time = e.time();
+            let comp: String = e.label().chars().take(16).collect();
             let mut style = Style::default().fg(t.fg);
             if i == self.selected {
                 style = style.bg(t.selection_bg).add_modifier(Modifier::BOLD);

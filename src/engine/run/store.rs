@@ -126,6 +126,22 @@ impl Entry {
         }
     }
 
+    /// The start time as `2026-11-23 10:30:12` (UTC), or empty.
+    pub fn time(&self) -> String {
+        self.started_at
+            .as_deref()
+            .map(|t| t.get(..19).unwrap_or(t).replace('T', " "))
+            .unwrap_or_default()
+    }
+
+    /// The composition, and its case in brackets.
+    pub fn label(&self) -> String {
+        match &self.case {
+            Some(c) => format!("{} [{c}]", self.composition),
+            None => self.composition.clone(),
+        }
+    }
+
     /// True when the run was of `file` (as given, or the same file).
     pub fn is_of(&self, file: &Path) -> bool {
         if Path::new(&self.file) == file {
@@ -186,7 +202,11 @@ impl Runs {
             .append(true)
             .open(self.dir.join(INDEX))?
             .write_all(line.as_bytes())?;
-        if cap > 0 && self.entries().len() > cap {
+        // Counting lines is enough to know; only a prune parses the index.
+        let lines = std::fs::read(self.dir.join(INDEX))
+            .map(|b| b.iter().filter(|&&c| c == b'\n').count())
+            .unwrap_or(0);
+        if cap > 0 && lines > cap {
             self.prune(Some(cap), None)?;
         }
         Ok(path)
