@@ -124,19 +124,14 @@ fn served_runs_are_saved_and_the_meta_tool_runs_inline_pipelines() {
     .unwrap();
     let data = dir.path().join("data");
     let server = format!("s={} serve --meta-tool {}", bin().display(), f.display());
-    let out = pw()
-        .env("PIPEWRIGHT_DATA_DIR", &data)
-        .args([
-            "tools",
-            "call",
-            "lookup",
-            "--server",
-            &server,
-            "--args",
-            r#"{"who":"bob"}"#,
-        ])
-        .output()
-        .expect("runs");
+    // `tools call TOOL --args ARGS` on the served tools, in this data dir.
+    let call = |tool: &str, args: &str| {
+        pw().env("PIPEWRIGHT_DATA_DIR", &data)
+            .args(["tools", "call", tool, "--server", &server, "--args", args])
+            .output()
+            .expect("runs")
+    };
+    let out = call("lookup", r#"{"who":"bob"}"#);
     assert!(
         out.status.success(),
         "{}",
@@ -154,19 +149,7 @@ fn served_runs_are_saved_and_the_meta_tool_runs_inline_pipelines() {
         "pipeline": "pipe:\n  - id: a\n    tool: add\n    args: { a: \"${var.x}\", b: 2 }\n",
         "vars": { "x": 40 }
     });
-    let out = pw()
-        .env("PIPEWRIGHT_DATA_DIR", &data)
-        .args([
-            "tools",
-            "call",
-            "run_pipeline",
-            "--server",
-            &server,
-            "--args",
-            &inline.to_string(),
-        ])
-        .output()
-        .expect("runs");
+    let out = call("run_pipeline", &inline.to_string());
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(
         out.status.success(),
@@ -177,18 +160,7 @@ fn served_runs_are_saved_and_the_meta_tool_runs_inline_pipelines() {
     let destructive = serde_json::json!({
         "pipeline": "pipe:\n  - id: a\n    tool: delete_user\n    args: { user_id: u1 }\n"
     });
-    let out = pw()
-        .args([
-            "tools",
-            "call",
-            "run_pipeline",
-            "--server",
-            &server,
-            "--args",
-            &destructive.to_string(),
-        ])
-        .output()
-        .expect("runs");
+    let out = call("run_pipeline", &destructive.to_string());
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("--yes"));
 }
