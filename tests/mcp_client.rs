@@ -105,7 +105,8 @@ async fn stdio_connect_lists_the_tools_with_their_annotations() {
     assert!(info["protocolVersion"].is_string(), "{info}");
     assert!(info["capabilities"]["tools"].is_object(), "{info}");
 
-    let names: Vec<&str> = conn.tools().iter().map(|t| t.name.as_str()).collect();
+    let tools = conn.tools();
+    let names: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();
     for expected in [
         "echo",
         "get-sum",
@@ -927,7 +928,8 @@ async fn connect_probe(json_replies: bool) -> (Connection, Arc<Mutex<probe::Seen
 #[tokio::test]
 async fn tools_list_follows_cursors_once() {
     let (conn, seen) = connect_probe(false).await;
-    let names: Vec<&str> = conn.tools().iter().map(|t| t.name.as_str()).collect();
+    let tools = conn.tools();
+    let names: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();
     assert_eq!(names, ["structured", "fail", "wait", "wipe"]);
     assert_eq!(
         conn.tool("wipe").map(|t| t.annotations.destructive),
@@ -1081,7 +1083,7 @@ async fn plain_json_replies_work_too() {
 }
 
 #[tokio::test]
-async fn server_requests_get_roots_and_ping_answered_and_sampling_refused() {
+async fn server_requests_get_roots_and_ping_answered_and_sampling_declined_without_a_responder() {
     let (conn, _seen) = connect_probe(false).await;
     let asked = call(&conn, "ask", json!({})).await.output();
     assert_eq!(asked["ping"], "ok", "{asked}");
@@ -1090,13 +1092,14 @@ async fn server_requests_get_roots_and_ping_answered_and_sampling_refused() {
         json!([{"uri": "file:///tmp/pipewright-roots-probe", "name": "probe"}]),
         "{asked}"
     );
-    assert_eq!(asked["sampling"]["code"], -32601, "{asked}");
+    // No one to answer: the spec's "user rejected" error.
+    assert_eq!(asked["sampling"]["code"], -1, "{asked}");
     assert_eq!(
-        asked["sampling"]["message"], "pipewright does not answer sampling requests",
+        asked["sampling"]["message"], "the user declined the sampling request",
         "{asked}"
     );
     assert!(
-        conn.log().text().contains("refused a sampling request"),
+        conn.log().text().contains("sampling for no node: decline"),
         "{}",
         conn.log().text()
     );

@@ -82,7 +82,7 @@ impl Demo {
         let never = CancellationToken::new();
         let out = self
             .pool
-            .call(Some("demo"), "call_counts", Map::new(), None, None, &never)
+            .call(Some("demo"), "call_counts", Map::new(), None, None, &never, &Default::default())
             .await
             .unwrap_or_else(|e| panic!("call_counts: {e}"));
         out.output()
@@ -169,6 +169,10 @@ fn short(ev: &Event) -> String {
         Event::BudgetTripped { cap, .. } => format!("budget {cap}"),
         Event::Rejected { command, reason } => format!("rejected {command}: {reason}"),
         Event::RunFinished { status, .. } => format!("finished {}", status.as_str()),
+        Event::Progress { id, note, .. } => format!("{id} progress {}", note.progress),
+        Event::ServerLog { id, line } => format!("{id} log {line}"),
+        Event::Answered { id, kind, action } => format!("{id} {kind} {action}"),
+        Event::ToolsChanged { added, removed } => format!("tools +{added:?} -{removed:?}"),
     }
 }
 

@@ -188,7 +188,7 @@ async fn list(args: ListArgs) -> u8 {
         for c in &conns {
             println!("{} ({} tools)", c.name(), c.tools().len());
             let width = c.tools().iter().map(|t| t.name.len()).max().unwrap_or(0);
-            for t in c.tools() {
+            for t in c.tools().iter() {
                 let mut marks = String::new();
                 if t.annotations.destructive == Some(true) {
                     marks.push_str(" [destructive]");
@@ -316,6 +316,8 @@ struct CallCx<'a> {
     timeout: Option<std::time::Duration>,
     yes: bool,
     spend: Spend,
+    /// Answers the server's questions during the call.
+    scope: crate::engine::mcp::human::CallScope,
 }
 
 impl CallCx<'_> {
@@ -353,7 +355,7 @@ impl CallCx<'_> {
         }
         let cancel = CancellationToken::new();
         match conn
-            .call(tool, args.clone(), None, self.timeout, &cancel)
+            .call_scoped(tool, args.clone(), None, self.timeout, &cancel, &self.scope)
             .await
         {
             Ok(out) => {
@@ -451,6 +453,7 @@ async fn call(a: CallArgs) -> u8 {
         on: a.on.as_deref(),
         timeout,
         yes: a.yes,
+        scope: crate::engine::mcp::human::CallScope::default(),
         spend: Spend {
             table,
             max_cost: a.max_cost,

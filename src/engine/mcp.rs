@@ -14,6 +14,8 @@ mod child;
 pub mod client_config;
 mod error;
 mod handler;
+pub mod human;
+mod inflight;
 mod log;
 mod output;
 pub mod roots;
@@ -26,7 +28,7 @@ use std::{
     fmt,
     path::PathBuf,
     sync::{
-        Arc, Mutex, PoisonError,
+        Arc, Mutex, PoisonError, RwLock,
         atomic::{AtomicBool, Ordering},
     },
     time::Duration,
@@ -49,6 +51,8 @@ pub use child::{DEFAULT_SHUTDOWN_GRACE, set_shutdown_grace, shutdown_grace};
 pub use error::McpError;
 use error::{HumanDuration, chain_message};
 use handler::Client;
+use human::{CallExtras, CallScope};
+use inflight::{InFlight, Ticket};
 pub use log::ServerLog;
 pub use output::{error_text, output_of};
 use roots::Root;
@@ -128,6 +132,37 @@ pub struct ConnectOptions {
     /// How long a stdio server gets to exit once its stdin is closed, and
     /// again after SIGTERM, before it is killed.
     pub shutdown_grace: Duration,
+    /// `--log-level`: sent as `logging/setLevel` to servers that log.
+    pub log_level: Option<LogLevel>,
+}
+
+/// A level of `logging/setLevel` (RFC 5424 names, lowest first).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, clap::ValueEnum)]
+pub enum LogLevel {
+    Debug,
+    Info,
+    Notice,
+    Warning,
+    Error,
+    Critical,
+    Alert,
+    Emergency,
+}
+
+impl LogLevel {
+    /// The level's name on the wire.
+    pub fn name(self) -> &'static str {
+        match self {
+            LogLevel::Debug => "debug",
+            LogLevel::Info => "info",
+            LogLevel::Notice => "notice",
+            LogLevel::Warning => "warning",
+            LogLevel::Error => "error",
+            LogLevel::Critical => "critical",
+            LogLevel::Alert => "alert",
+            LogLevel::Emergency => "emergency",
+        }
+    }
 }
 
 impl Default for ConnectOptions {
@@ -142,6 +177,7 @@ impl Default for ConnectOptions {
                 .map(|dir| vec![Root::from_path(&dir)])
                 .unwrap_or_default(),
             shutdown_grace: shutdown_grace(),
+            log_level: None,
         }
     }
 }
@@ -159,6 +195,9 @@ pub struct CallOutcome {
     pub duration: Duration,
     /// Answered from a cassette, not by a server: the call is free.
     pub replayed: bool,
+    /// The questions the server asked during the call, with their replies,
+    /// and its log lines and progress.
+    pub extras: CallExtras,
 }
 
 impl CallOutcome {
@@ -180,10 +219,12 @@ struct Inner {
     peer: Peer<RoleClient>,
     service: Mutex<Option<RunningService<RoleClient, Client>>>,
     server_info: Value,
-    tools: Vec<ToolInfo>,
+    tools: RwLock<Arc<Vec<ToolInfo>>>,
     log: ServerLog,
     endpoint: Endpoint,
     closed: AtomicBool,
+    calls: InFlight,
+    tools_changed: Arc<AtomicBool>,
 }
 
 /// What is at the other end, and what we know about it.
@@ -215,7 +256,7 @@ impl fmt::Debug for Connection {
         f.debug_struct("Connection")
             .field("name", &self.inner.name)
             .field("pid", &self.pid())
-            .field("tools", &self.inner.tools.len())
+            .field("tools", &self.tools().len())
             .field("closed", &self.is_closed())
             .finish()
     }
@@ -231,12 +272,17 @@ impl Connection {
         opts: &ConnectOptions,
     ) -> Result<Connection, McpError> {
         let log = ServerLog::default();
+        let calls = InFlight::default();
+        let tools_changed = Arc::new(AtomicBool::new(false));
         let client = Client::new(
-            &opts.client_name,
-            &opts.client_version,
+            name,
+            (&opts.client_name, &opts.client_version),
             opts.roots.clone(),
             log.clone(),
+            calls.clone(),
+            tools_changed.clone(),
         );
+        let shared = (log, calls, tools_changed);
         let deadline = Instant::now() + opts.connect_timeout;
         let within = HumanDuration(opts.connect_timeout);
         match spec {
@@ -258,7 +304,7 @@ impl Connection {
                 let stderr_done = CancellationToken::new();
                 match stderr {
                     Some(stderr) => {
-                        tokio::spawn(log::pump(stderr, log.clone(), stderr_done.clone()));
+                        tokio::spawn(log::pump(stderr, shared.0.clone(), stderr_done.clone()));
                     }
                     None => stderr_done.cancel(),
                 }
@@ -270,18 +316,18 @@ impl Connection {
                         return Err(McpError::Handshake {
                             server: name.to_owned(),
                             reason: describe_stdio_init_error(&e),
-                            stderr_tail: endpoint.stderr_tail(&log).await,
+                            stderr_tail: endpoint.stderr_tail(&shared.0).await,
                         });
                     }
                     Err(_) => {
                         return Err(McpError::Handshake {
                             server: name.to_owned(),
                             reason: format!("no answer to `initialize` within {within}"),
-                            stderr_tail: endpoint.stderr_tail(&log).await,
+                            stderr_tail: endpoint.stderr_tail(&shared.0).await,
                         });
                     }
                 };
-                Self::finish(name, service, endpoint, log, deadline, opts).await
+                Self::finish(name, service, endpoint, shared, deadline, opts).await
             }
             ServerSpec::Http { url, headers } => {
                 let transport = http_transport(name, url, headers)?;
@@ -297,7 +343,7 @@ impl Connection {
                         });
                     }
                 };
-                Self::finish(name, service, Endpoint::Http, log, deadline, opts).await
+                Self::finish(name, service, Endpoint::Http, shared, deadline, opts).await
             }
         }
     }
@@ -307,7 +353,7 @@ impl Connection {
         name: &str,
         service: RunningService<RoleClient, Client>,
         endpoint: Endpoint,
-        log: ServerLog,
+        (log, calls, tools_changed): (ServerLog, InFlight, Arc<AtomicBool>),
         deadline: Instant,
         opts: &ConnectOptions,
     ) -> Result<Connection, McpError> {
@@ -320,6 +366,12 @@ impl Connection {
         let has_tools = peer_info
             .as_deref()
             .is_some_and(|info| info.capabilities.tools.is_some());
+        let logs = peer_info
+            .as_deref()
+            .is_some_and(|info| info.capabilities.logging.is_some());
+        if let (Some(level), true) = (opts.log_level, logs) {
+            set_level(&peer, level, &log, deadline).await;
+        }
         let listed = tokio::time::timeout_at(deadline, list_tools(&peer)).await;
         let tools = match listed {
             Ok(Ok(tools)) => Ok(tools),
@@ -343,10 +395,12 @@ impl Connection {
                         peer,
                         service: Mutex::new(Some(service)),
                         server_info,
-                        tools,
+                        tools: RwLock::new(Arc::new(tools)),
                         log,
                         endpoint,
                         closed: AtomicBool::new(false),
+                        calls,
+                        tools_changed,
                     }),
                 });
             }
@@ -372,14 +426,50 @@ impl Connection {
         self.inner.server_info.clone()
     }
 
-    /// Every tool of the server, in listed order.
-    pub fn tools(&self) -> &[ToolInfo] {
-        &self.inner.tools
+    /// Every tool of the server, in listed order (as last read).
+    pub fn tools(&self) -> Arc<Vec<ToolInfo>> {
+        self.inner
+            .tools
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
     }
 
     /// The tool called `name`, if the server has one.
-    pub fn tool(&self, name: &str) -> Option<&ToolInfo> {
-        self.inner.tools.iter().find(|t| t.name == name)
+    pub fn tool(&self, name: &str) -> Option<ToolInfo> {
+        self.tools().iter().find(|t| t.name == name).cloned()
+    }
+
+    /// True once the server said its tool list changed
+    /// (`notifications/tools/list_changed`) and it was not read again yet.
+    pub fn tools_changed(&self) -> bool {
+        self.inner.tools_changed.load(Ordering::SeqCst)
+    }
+
+    /// Reads the tool list again if the server said it changed; the new
+    /// list, or `None` when nothing changed (or the read failed, which is
+    /// noted in the server log).
+    pub async fn reread_tools(&self) -> Option<Arc<Vec<ToolInfo>>> {
+        if !self.inner.tools_changed.swap(false, Ordering::SeqCst) {
+            return None;
+        }
+        match list_tools(&self.inner.peer).await {
+            Ok(tools) => {
+                let tools = Arc::new(tools);
+                *self
+                    .inner
+                    .tools
+                    .write()
+                    .unwrap_or_else(PoisonError::into_inner) = tools.clone();
+                Some(tools)
+            }
+            Err(e) => {
+                self.inner
+                    .log
+                    .push(&format!("[pipewright] reading the changed tool list failed: {e}"));
+                None
+            }
+        }
     }
 
     /// The server's stderr (stdio servers) and log notifications, last 64 KiB.
@@ -403,7 +493,8 @@ impl Connection {
     /// One `tools/call`.
     ///
     /// `meta` goes into the request's `params._meta` (next to the
-    /// `progressToken` rmcp adds). When `timeout` passes, or `cancel` fires,
+    /// `progressToken` rmcp adds). The server's questions are declined (see
+    /// [`Connection::call_scoped`]). When `timeout` passes, or `cancel` fires,
     /// the server is sent `notifications/cancelled` for the request and the
     /// call returns [`McpError::Timeout`] or [`McpError::Cancelled`] at once,
     /// without waiting for the server. Dropping the returned future also
@@ -415,6 +506,22 @@ impl Connection {
         meta: Option<Map<String, Value>>,
         timeout: Option<Duration>,
         cancel: &CancellationToken,
+    ) -> Result<CallOutcome, McpError> {
+        self.call_scoped(tool, args, meta, timeout, cancel, &CallScope::default())
+            .await
+    }
+
+    /// [`Connection::call`] for a node: questions the server asks during
+    /// the call go to `scope`'s responder, and its progress and log lines to
+    /// `scope`'s notify hook and into the outcome's extras.
+    pub async fn call_scoped(
+        &self,
+        tool: &str,
+        args: Map<String, Value>,
+        meta: Option<Map<String, Value>>,
+        timeout: Option<Duration>,
+        cancel: &CancellationToken,
+        scope: &CallScope,
     ) -> Result<CallOutcome, McpError> {
         let server = self.inner.name.clone();
         if cancel.is_cancelled() {
@@ -433,6 +540,10 @@ impl Connection {
         }
         let started = Instant::now();
         let peer = &self.inner.peer;
+        let mut registered = Registered {
+            calls: &self.inner.calls,
+            ticket: Some(self.inner.calls.begin(scope.clone())),
+        };
         let sent = peer
             .send_request_with_option(
                 ClientRequest::CallToolRequest(CallToolRequest::new(params.clone())),
@@ -443,6 +554,11 @@ impl Connection {
             Ok(handle) => handle,
             Err(e) => return Err(self.call_error(e, tool).await),
         };
+        if let Some(ticket) = registered.ticket {
+            self.inner
+                .calls
+                .sent(ticket, handle.id.clone(), handle.progress_token.clone());
+        }
         let request = request_json(
             params,
             meta,
@@ -496,6 +612,12 @@ impl Connection {
             }
         };
         let duration = started.elapsed();
+        // Notifications are handled on their own tasks: let the ones that
+        // came before the answer land.
+        for _ in 0..4 {
+            tokio::task::yield_now().await;
+        }
+        let extras = registered.finish();
         let result = match answer {
             Ok(Ok(result)) => result,
             Ok(Err(e)) => return Err(self.call_error(e, tool).await),
@@ -532,6 +654,7 @@ impl Connection {
             is_error,
             duration,
             replayed: false,
+            extras,
         })
     }
 
@@ -591,6 +714,46 @@ impl Connection {
                 reason: chain_message(&other),
             },
         }
+    }
+}
+
+/// A call's place among the calls in flight, given up when the call ends
+/// however it ends.
+struct Registered<'a> {
+    calls: &'a InFlight,
+    ticket: Option<Ticket>,
+}
+
+impl Registered<'_> {
+    /// Ends the registration and hands back what the call heard.
+    fn finish(&mut self) -> CallExtras {
+        self.ticket
+            .take()
+            .map(|t| self.calls.end(t))
+            .unwrap_or_default()
+    }
+}
+
+impl Drop for Registered<'_> {
+    fn drop(&mut self) {
+        self.finish();
+    }
+}
+
+/// Sends `logging/setLevel`; a server that refuses is noted in its log.
+#[expect(deprecated, reason = "logging is still spoken by servers today")]
+async fn set_level(peer: &Peer<RoleClient>, level: LogLevel, log: &ServerLog, deadline: Instant) {
+    let Ok(level) = serde_json::from_value::<rmcp::model::LoggingLevel>(Value::from(level.name()))
+    else {
+        return;
+    };
+    let sent = tokio::time::timeout_at(
+        deadline,
+        peer.set_level(rmcp::model::SetLevelRequestParams::new(level)),
+    )
+    .await;
+    if !matches!(sent, Ok(Ok(()))) {
+        log.push("[pipewright] the server did not accept `logging/setLevel`");
     }
 }
 

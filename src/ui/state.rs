@@ -23,6 +23,13 @@ pub struct NodeVisual {
     pub started_ms: Option<u64>,
     /// It differs from the run it was compared with (History `D`).
     pub changed: bool,
+    /// The server's last progress report for its call (live).
+    pub note: Option<crate::engine::mcp::human::ProgressNote>,
+    /// What its server logged during its call, as it came (live; the
+    /// record keeps them too).
+    pub logs: Vec<String>,
+    /// A question of its server waits for an answer in the modal.
+    pub asking: bool,
 }
 
 impl Default for NodeVisual {
@@ -36,6 +43,9 @@ impl Default for NodeVisual {
             record: None,
             started_ms: None,
             changed: false,
+            note: None,
+            logs: Vec::new(),
+            asking: false,
         }
     }
 }

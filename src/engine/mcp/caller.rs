@@ -8,13 +8,16 @@ use indexmap::IndexMap;
 use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
-use super::CallOutcome;
 use super::error::McpError;
+use super::human::CallScope;
+use super::{CallOutcome, ToolInfo};
 
 /// Something that can make a `tools/call`: the live server pool, a cassette,
 /// or a test double.
 pub trait Caller: Send + Sync {
-    /// Calls `tool` on `server` (`None`: the only server there is).
+    /// Calls `tool` on `server` (`None`: the only server there is);
+    /// `scope` names the node and answers the server's questions.
+    #[expect(clippy::too_many_arguments, reason = "one call's whole request")]
     fn call<'a>(
         &'a self,
         server: Option<&'a str>,
@@ -23,10 +26,22 @@ pub trait Caller: Send + Sync {
         meta: Option<Map<String, Value>>,
         timeout: Option<Duration>,
         cancel: &'a CancellationToken,
+        scope: &'a CallScope,
     ) -> BoxFuture<'a, Result<CallOutcome, McpError>>;
 
     /// What the servers wrote to stderr (and logged), by server name.
     fn logs(&self) -> IndexMap<String, String> {
         IndexMap::new()
+    }
+
+    /// True when a server said its tool list changed since it was read.
+    fn tools_changed(&self) -> bool {
+        false
+    }
+
+    /// Reads changed tool lists again; every server's list (by name) when
+    /// one changed, else `None`.
+    fn reread_tools(&self) -> BoxFuture<'_, Option<IndexMap<String, Vec<ToolInfo>>>> {
+        Box::pin(async { None })
     }
 }

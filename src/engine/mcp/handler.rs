@@ -1,5 +1,7 @@
 //! pipewright's side of the conversation: what it answers when a server asks
-//! it something, and what it keeps of the server's notifications.
+//! it something (roots, and — through the call's [`Responder`] — forms,
+//! URLs and model completions), and what it keeps of the server's
+//! notifications (logs, progress, a changed tool list).
 // Roots, sampling and logging are deprecated by SEP-2577 but are what the
 // servers in use today speak; pipewright keeps answering them.
 #![expect(
@@ -7,41 +9,115 @@
     reason = "roots/sampling/logging are still spoken by servers today"
 )]
 
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
 use rmcp::{
     ClientHandler,
     model::{
         ClientCapabilities, ClientConfig, CreateMessageRequestParams, CreateMessageResult,
-        ElicitRequestParams, ElicitResult, ErrorCode, ErrorData, Implementation, ListRootsResult,
-        LoggingMessageNotificationParam, ProtocolVersion, RootsCapabilities,
+        ElicitRequestParams, ElicitResult, ElicitationCapability, ErrorCode, ErrorData,
+        FormElicitationCapability, Implementation, ListRootsResult,
+        LoggingMessageNotificationParam, ProgressNotificationParam, ProtocolVersion, RequestId,
+        RootsCapabilities, SamplingCapability, UrlElicitationCapability,
     },
-    service::{NotificationContext, RequestContext, RoleClient},
+    service::{InboundStreamOrigin, NotificationContext, RequestContext, RoleClient},
 };
 use serde_json::Value;
 
+use super::human::{
+    Answer, Ask, Interaction, LogLine, Nobody, Notice, ProgressNote, Question, Reply, Responder,
+    check_reply,
+};
+use super::inflight::InFlight;
 use super::{log::ServerLog, roots::Root};
 
 /// The client handler given to rmcp for one connection.
 pub(crate) struct Client {
     config: ClientConfig,
+    name: String,
     roots: Vec<Root>,
     log: ServerLog,
+    calls: InFlight,
+    /// Set by `notifications/tools/list_changed`; cleared by the re-read.
+    tools_changed: Arc<AtomicBool>,
 }
 
 impl Client {
-    pub(crate) fn new(name: &str, version: &str, roots: Vec<Root>, log: ServerLog) -> Self {
+    pub(crate) fn new(
+        server: &str,
+        (name, version): (&str, &str),
+        roots: Vec<Root>,
+        log: ServerLog,
+        calls: InFlight,
+        tools_changed: Arc<AtomicBool>,
+    ) -> Self {
         let mut capabilities = ClientCapabilities::default();
         capabilities.roots = Some(RootsCapabilities::default());
+        capabilities.sampling = Some(SamplingCapability::default());
+        capabilities.elicitation = Some(
+            ElicitationCapability::new()
+                .with_form(FormElicitationCapability::new())
+                .with_url(UrlElicitationCapability::new()),
+        );
         let config = ClientConfig::new(capabilities, Implementation::new(name, version))
             .with_protocol_version(ProtocolVersion::LATEST_WITH_INITIALIZE);
-        Self { config, roots, log }
+        Self {
+            config,
+            name: server.to_owned(),
+            roots,
+            log,
+            calls,
+            tools_changed,
+        }
     }
 
-    fn refuse(&self, what: &str) -> ErrorData {
-        let message = format!("pipewright does not answer {what} requests");
+    /// Finds who answers, asks, checks the reply and keeps the exchange.
+    async fn ask(&self, ask: Ask, origin: Option<&RequestId>) -> Reply {
+        let asker = self.calls.asker(origin);
+        let (ticket, scope) = match &asker {
+            Some((t, s)) => (Some(*t), Some(s)),
+            None => (None, None),
+        };
+        let question = Question {
+            server: self.name.clone(),
+            node: scope.and_then(|s| s.node.clone()),
+            ask,
+        };
+        let responder: Arc<dyn Responder> = scope
+            .and_then(|s| s.responder.clone())
+            .unwrap_or_else(|| Arc::new(Nobody));
+        let mut answer: Answer = responder.respond(&question).await;
+        if let Err(e) = check_reply(&question.ask, &answer.reply) {
+            answer.error = Some(e);
+            answer.reply = Reply::Cancel;
+        }
+        let who = question.node.as_deref().unwrap_or("no node");
         self.log.push(&format!(
-            "[pipewright] refused a {what} request from the server"
+            "[pipewright] {} for {who}: {}",
+            question.ask.kind(),
+            answer.reply.action()
         ));
-        ErrorData::new(ErrorCode::METHOD_NOT_FOUND, message, None)
+        let interaction = Interaction {
+            kind: question.ask.kind().to_owned(),
+            server: self.name.clone(),
+            request: question.ask.request_json(),
+            reply: answer.reply.json(),
+            by: answer.by,
+            error: answer.error,
+        };
+        if let Some(ticket) = ticket {
+            self.calls.answered(ticket, Notice::Answered(interaction));
+        }
+        answer.reply
+    }
+}
+
+/// The call an inbound message came with, when the transport knows.
+fn origin(extensions: &rmcp::model::Extensions) -> Option<RequestId> {
+    match extensions.get::<InboundStreamOrigin>() {
+        Some(InboundStreamOrigin::OutboundRequest(id)) => Some(id.clone()),
+        _ => None,
     }
 }
 
@@ -70,39 +146,102 @@ impl ClientHandler for Client {
 
     async fn create_message(
         &self,
-        _params: CreateMessageRequestParams,
-        _context: RequestContext<RoleClient>,
+        params: CreateMessageRequestParams,
+        context: RequestContext<RoleClient>,
     ) -> Result<CreateMessageResult, ErrorData> {
-        Err(self.refuse("sampling"))
+        let mut request = serde_json::to_value(&params).unwrap_or(Value::Null);
+        if let Some(map) = request.as_object_mut() {
+            map.remove("_meta");
+        }
+        let reply = self
+            .ask(Ask::Sample { request }, origin(&context.extensions).as_ref())
+            .await;
+        match reply {
+            Reply::Sampled { .. } => serde_json::from_value(reply.json()).map_err(|e| {
+                ErrorData::new(
+                    ErrorCode::INTERNAL_ERROR,
+                    format!("could not build the sampling result: {e}"),
+                    None,
+                )
+            }),
+            // The spec's "user rejected sampling request".
+            _ => Err(ErrorData::new(
+                ErrorCode(-1),
+                "the user declined the sampling request",
+                None,
+            )),
+        }
     }
 
     async fn create_elicitation(
         &self,
-        _request: ElicitRequestParams,
-        _context: RequestContext<RoleClient>,
+        request: ElicitRequestParams,
+        context: RequestContext<RoleClient>,
     ) -> Result<ElicitResult, ErrorData> {
-        Err(self.refuse("elicitation"))
+        let raw = serde_json::to_value(&request).unwrap_or(Value::Null);
+        let text = |k: &str| {
+            raw.get(k)
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_owned()
+        };
+        let ask = match &request {
+            ElicitRequestParams::UrlElicitationParams { .. } => Ask::Url {
+                message: text("message"),
+                url: text("url"),
+                elicitation_id: text("elicitationId"),
+            },
+            _ => Ask::Form {
+                message: text("message"),
+                schema: raw.get("requestedSchema").cloned().unwrap_or(Value::Null),
+            },
+        };
+        let reply = self.ask(ask, origin(&context.extensions).as_ref()).await;
+        serde_json::from_value(reply.json()).map_err(|e| {
+            ErrorData::new(
+                ErrorCode::INTERNAL_ERROR,
+                format!("could not build the elicitation result: {e}"),
+                None,
+            )
+        })
+    }
+
+    async fn on_progress(
+        &self,
+        params: ProgressNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        let note = ProgressNote {
+            progress: params.progress,
+            total: params.total,
+            message: params.message,
+        };
+        self.calls.progress(&params.progress_token, note);
     }
 
     async fn on_logging_message(
         &self,
         params: LoggingMessageNotificationParam,
-        _context: NotificationContext<RoleClient>,
+        context: NotificationContext<RoleClient>,
     ) {
         let level = serde_json::to_value(params.level)
             .ok()
             .and_then(|v| v.as_str().map(str::to_owned))
             .unwrap_or_else(|| "log".to_owned());
-        let data = match &params.data {
-            Value::String(s) => s.clone(),
-            other => other.to_string(),
+        let line = LogLine {
+            level,
+            logger: params.logger,
+            data: params.data,
         };
-        let line = match &params.logger {
-            Some(logger) => format!("[{level} {logger}] {data}"),
-            None => format!("[{level}] {data}"),
-        };
-        for part in line.lines() {
+        for part in line.text().lines() {
             self.log.push(part);
         }
+        self.calls.log(origin(&context.extensions).as_ref(), &line);
+    }
+
+    async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        self.log
+            .push("[pipewright] the server's tool list changed; it is read again before the next call");
+        self.tools_changed.store(true, Ordering::SeqCst);
     }
 }

@@ -15,7 +15,10 @@ use crate::engine::file::model::{Composition, Pipeline, ServerSource};
 use crate::engine::lang::reference;
 use crate::engine::lang::snapshot::Snapshot;
 use crate::engine::mcp::caller::Caller;
-use crate::engine::mcp::{CallOutcome, ConnectOptions, Connection, McpError, ServerSpec};
+use crate::engine::mcp::human::CallScope;
+use crate::engine::mcp::{
+    CallOutcome, ConnectOptions, Connection, McpError, ServerSpec, ToolInfo,
+};
 use crate::engine::redact::Redactor;
 
 /// The name the built-in demo server gets when a file declares no server.
@@ -357,6 +360,7 @@ impl Caller for ServerPool {
         meta: Option<Map<String, Value>>,
         timeout: Option<Duration>,
         cancel: &'a CancellationToken,
+        scope: &'a CallScope,
     ) -> BoxFuture<'a, Result<CallOutcome, McpError>> {
         Box::pin(async move {
             let conn = match server {
@@ -370,7 +374,7 @@ impl Caller for ServerPool {
                     reason: "no connection to this server was opened for the run".to_owned(),
                 });
             };
-            conn.call(tool, args, meta, timeout, cancel).await
+            conn.call_scoped(tool, args, meta, timeout, cancel, scope).await
         })
     }
 
@@ -380,6 +384,25 @@ impl Caller for ServerPool {
             .map(|(k, c)| (k.clone(), c.log().text()))
             .filter(|(_, t)| !t.is_empty())
             .collect()
+    }
+
+    fn tools_changed(&self) -> bool {
+        self.conns.values().any(Connection::tools_changed)
+    }
+
+    fn reread_tools(&self) -> BoxFuture<'_, Option<IndexMap<String, Vec<ToolInfo>>>> {
+        Box::pin(async move {
+            let mut changed = false;
+            for conn in self.conns.values() {
+                changed |= conn.reread_tools().await.is_some();
+            }
+            changed.then(|| {
+                self.conns
+                    .iter()
+                    .map(|(name, c)| (name.clone(), c.tools().to_vec()))
+                    .collect()
+            })
+        })
     }
 }
 

@@ -31,6 +31,10 @@
 //! - Arguments and results are redacted as the trace is: header values and
 //!   `${env.X}` values read `***`. A replay matches on redacted arguments.
 //! - Calls that got no answer (transport errors, timeouts) are not recorded.
+//! - What the server asked during a call (elicitation, sampling) and the
+//!   reply it got are kept in the entry's `interactions`, with its log lines
+//!   (`logs`) and progress (`progress`): a replay hands them back as they
+//!   were, so it answers the same way with no person and no provider.
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -45,6 +49,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::engine::cost::pricing::{FreeCalls, Pricing};
 use crate::engine::mcp::caller::Caller;
+use crate::engine::mcp::human::{CallExtras, CallScope, Interaction, LogLine, Notice, ProgressNote};
 use crate::engine::mcp::{CallOutcome, McpError, output_of};
 use crate::engine::redact::Redactor;
 
@@ -81,6 +86,37 @@ pub struct Entry {
     pub tokens: u64,
     #[serde(default)]
     pub model: Option<String>,
+    /// The server's questions during the call and the replies given.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub interactions: Vec<Interaction>,
+    /// The server's log lines during the call.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub logs: Vec<LogLine>,
+    /// The server's progress notes during the call.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub progress: Vec<ProgressNote>,
+}
+
+impl Entry {
+    fn extras(&self) -> CallExtras {
+        CallExtras {
+            interactions: self.interactions.clone(),
+            logs: self.logs.clone(),
+            progress: self.progress.clone(),
+        }
+    }
+}
+
+/// `extras` with every secret masked.
+pub fn redacted_extras(redactor: &Redactor, extras: &CallExtras) -> CallExtras {
+    if extras.is_empty() || redactor.is_empty() {
+        return extras.clone();
+    }
+    serde_json::to_value(extras)
+        .ok()
+        .map(|v| redactor.value(&v))
+        .and_then(|v| serde_json::from_value(v).ok())
+        .unwrap_or_default()
 }
 
 /// Why a cassette could not be read or written.
@@ -207,11 +243,12 @@ impl Caller for Recorder {
         meta: Option<Map<String, Value>>,
         timeout: Option<Duration>,
         cancel: &'a CancellationToken,
+        scope: &'a CallScope,
     ) -> BoxFuture<'a, Result<CallOutcome, McpError>> {
         Box::pin(async move {
             let out = self
                 .inner
-                .call(server, tool, args.clone(), meta, timeout, cancel)
+                .call(server, tool, args.clone(), meta, timeout, cancel, scope)
                 .await;
             if let Ok(o) = &out
                 && !o.replayed
@@ -229,6 +266,16 @@ impl Caller for Recorder {
                     cost_usd: figures.cost_usd,
                     tokens: figures.tokens,
                     model: figures.model,
+                    interactions: Vec::new(),
+                    logs: Vec::new(),
+                    progress: Vec::new(),
+                };
+                let extras = redacted_extras(&self.redactor, &o.extras);
+                let entry = Entry {
+                    interactions: extras.interactions,
+                    logs: extras.logs,
+                    progress: extras.progress,
+                    ..entry
                 };
                 if let Ok(mut c) = self.cassette.lock() {
                     c.calls.push(entry);
@@ -320,10 +367,21 @@ impl Caller for Replayer {
         meta: Option<Map<String, Value>>,
         timeout: Option<Duration>,
         cancel: &'a CancellationToken,
+        scope: &'a CallScope,
     ) -> BoxFuture<'a, Result<CallOutcome, McpError>> {
         Box::pin(async move {
             let k = self.key_of(server, tool, &args);
             if let Some(e) = self.answer(&k) {
+                let extras = e.extras();
+                for p in &extras.progress {
+                    scope.tell(Notice::Progress(p.clone()));
+                }
+                for l in &extras.logs {
+                    scope.tell(Notice::Log(l.clone()));
+                }
+                for i in &extras.interactions {
+                    scope.tell(Notice::Answered(i.clone()));
+                }
                 return Ok(CallOutcome {
                     request: json!({
                         "jsonrpc": "2.0",
@@ -334,10 +392,13 @@ impl Caller for Replayer {
                     is_error: e.is_error,
                     duration: Duration::ZERO,
                     replayed: true,
+                    extras,
                 });
             }
             if let Some(live) = &self.fallthrough {
-                return live.call(server, tool, args, meta, timeout, cancel).await;
+                return live
+                    .call(server, tool, args, meta, timeout, cancel, scope)
+                    .await;
             }
             let shown = self.redactor.value(&canonical(&Value::Object(args)));
             Err(McpError::Transport {
@@ -381,6 +442,9 @@ mod tests {
             cost_usd: 0.5,
             tokens: 1,
             model: None,
+            interactions: Vec::new(),
+            logs: Vec::new(),
+            progress: Vec::new(),
         };
         let c = Cassette {
             version: VERSION,
@@ -394,7 +458,7 @@ mod tests {
         let mut got = Vec::new();
         for _ in 0..3 {
             let o = r
-                .call(None, "echo", args.clone(), None, None, &cancel)
+                .call(None, "echo", args.clone(), None, None, &cancel, &CallScope::default())
                 .await
                 .unwrap_or_else(|e| panic!("{e}"));
             assert!(o.replayed);
@@ -403,7 +467,7 @@ mod tests {
         assert_eq!(got, [json!(1), json!(2), json!(2)]);
         assert!(r.answers(Some("demo"), "echo", &args));
         let e = r
-            .call(None, "nope", Map::new(), None, None, &cancel)
+            .call(None, "nope", Map::new(), None, None, &cancel, &CallScope::default())
             .await
             .err()
             .map(|e| e.to_string())

@@ -4,6 +4,7 @@
 
 use serde_json::Value;
 
+use crate::engine::mcp::human::ProgressNote;
 use crate::engine::run::trace::{NodeRecord, NodeStatus, RunStatus, Trace};
 
 /// Why a session paused.
@@ -48,6 +49,31 @@ pub enum Event {
         status: NodeStatus,
         done: usize,
         total: usize,
+    },
+    /// The server reported progress on node `id`'s call (`iteration`: which
+    /// fan-out iteration's).
+    Progress {
+        id: String,
+        iteration: Option<usize>,
+        note: ProgressNote,
+    },
+    /// The server of node `id` logged a line (`notifications/message`)
+    /// during its call; secrets masked.
+    ServerLog { id: String, line: String },
+    /// The server of node `id` asked a question (`elicitation` or
+    /// `sampling`) and got this reply (`accept`, `decline`, `cancel`,
+    /// `sampled`).
+    Answered {
+        id: String,
+        kind: String,
+        action: String,
+    },
+    /// A server's tool list changed and was read again: the tools that
+    /// came and went, as `server/tool`. Each node is checked against the
+    /// new list when it is dispatched.
+    ToolsChanged {
+        added: Vec<String>,
+        removed: Vec<String>,
     },
     /// A node reached its end (ok, failed or cancelled) with this record.
     NodeFinished { id: String, record: Box<NodeRecord> },

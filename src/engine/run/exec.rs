@@ -16,7 +16,9 @@ use crate::engine::file::model::{Composition, Mock, Node, OnError};
 use crate::engine::lang::reference::{self, NodeLookup, Scope};
 use crate::engine::lang::snapshot::{Snapshot, resolve_args};
 use crate::engine::mcp::caller::Caller;
+use crate::engine::mcp::human::{CallExtras, CallScope, Notice, Responder};
 use crate::engine::mcp::{McpError, error_text, output_of};
+use crate::engine::run::cassette::redacted_extras;
 use crate::engine::redact::Redactor;
 use crate::engine::run::events::Event;
 use crate::engine::run::trace::{IterationRecord, NodeRecord, NodeStatus};
@@ -38,6 +40,8 @@ pub struct NodeJob {
     pub pricing: Arc<Pricing>,
     /// Fan-out iterations this run has started so far, and the cap on them.
     pub iterations: Option<(Arc<AtomicU64>, u64)>,
+    /// Answers the servers' questions (`None`: they are declined).
+    pub responder: Option<Arc<dyn Responder>>,
 }
 
 /// Longest wait between two retries.
@@ -102,6 +106,7 @@ pub async fn run_node(job: NodeJob) -> NodeRecord {
             rec.tokens = call.tokens;
             rec.model = call.model;
             rec.replayed = call.replayed;
+            rec.extras = redacted_extras(&job.redactor, &call.extras);
             match call.result {
                 Ok(output) => {
                     rec.status = NodeStatus::Ok;
@@ -296,6 +301,7 @@ async fn fan_out(job: &NodeJob, node: &Node, items: Vec<Value>, rec: &mut NodeRe
                     error_status: error.as_ref().and(error_status),
                     error,
                     attempts: call.attempts,
+                    extras: redacted_extras(&job.redactor, &call.extras),
                     started_at: Some(started_at),
                     duration_ms: if node.mock.is_some() { 0 } else { started.elapsed().as_millis() as u64 },
                 });
@@ -352,6 +358,8 @@ struct CallResult {
     /// The failure's code and status (see [`NodeRecord::error_code`]).
     code: Option<String>,
     status: Option<u16>,
+    /// What the server asked and said during every attempt.
+    extras: CallExtras,
 }
 
 impl Default for CallResult {
@@ -367,7 +375,46 @@ impl Default for CallResult {
             replayed: false,
             code: None,
             status: None,
+            extras: CallExtras::default(),
         }
+    }
+}
+
+/// The scope of node `node`'s calls: its id, who answers for it, and a
+/// hook that turns what its server tells into events.
+fn call_scope(job: &NodeJob, node: &Node, iteration: Option<usize>) -> CallScope {
+    let events = job.events.clone();
+    let redactor = job.redactor.clone();
+    let id = node.id.clone();
+    CallScope {
+        node: Some(node.id.clone()),
+        responder: job.responder.clone(),
+        notify: Some(Arc::new(move |_: &str, notice: Notice| {
+            // Never block the connection's reader: a full channel drops
+            // the live notice (the record keeps it).
+            let event = match notice {
+                Notice::Progress(note) => Event::Progress {
+                    id: id.clone(),
+                    iteration,
+                    note,
+                },
+                Notice::Log(line) => Event::ServerLog {
+                    id: id.clone(),
+                    line: redactor.text(&line.text()),
+                },
+                Notice::Answered(interaction) => Event::Answered {
+                    id: id.clone(),
+                    kind: interaction.kind.clone(),
+                    action: interaction
+                        .reply
+                        .get("action")
+                        .and_then(Value::as_str)
+                        .unwrap_or("sampled")
+                        .to_owned(),
+                },
+            };
+            let _ = events.try_send(event);
+        })),
     }
 }
 
@@ -400,6 +447,7 @@ async fn call_with_policy(
     };
     let meta = node.meta.as_ref().and_then(|m| m.as_object().cloned());
     let timeout = node.timeout.or(job.default_timeout);
+    let scope = call_scope(job, node, iteration);
     loop {
         out.attempts += 1;
         if iteration.is_none() {
@@ -420,10 +468,12 @@ async fn call_with_policy(
                 meta.clone(),
                 timeout,
                 &job.cancel,
+                &scope,
             )
             .await;
         let (retryable, message) = match res {
-            Ok(outcome) => {
+            Ok(mut outcome) => {
+                out.extras.extend(std::mem::take(&mut outcome.extras));
                 // Built by moving, not with `json!` (which would serialise
                 // every value again).
                 let mut response = Map::new();

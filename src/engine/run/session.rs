@@ -11,6 +11,7 @@ mod commands;
 mod dispatch;
 mod outcomes;
 mod saga;
+mod tools;
 
 use std::collections::{HashMap, HashSet};
 use std::panic::AssertUnwindSafe;
@@ -32,6 +33,7 @@ use crate::engine::lang::jq;
 use crate::engine::lang::reference;
 use crate::engine::lang::snapshot::{Seen, Snapshot};
 use crate::engine::mcp::caller::Caller;
+use crate::engine::mcp::human::Human;
 use crate::engine::redact::Redactor;
 use crate::engine::run::budget;
 use crate::engine::run::events::{Event, PauseReason};
@@ -104,6 +106,8 @@ pub struct SessionConfig {
     pub pricing: Arc<Pricing>,
     /// `--max-cost-per-call`: a per-call cap for nodes that set none.
     pub max_cost_per_call_usd: Option<f64>,
+    /// Who answers the servers' questions (elicitation, sampling).
+    pub human: Human,
 }
 
 impl Default for SessionConfig {
@@ -119,6 +123,7 @@ impl Default for SessionConfig {
             event_capacity: 1024,
             pricing: Arc::new(Pricing::default()),
             max_cost_per_call_usd: None,
+            human: Human::default(),
         }
     }
 }
@@ -197,6 +202,7 @@ pub fn start(
         cfg,
         redactor,
         last_trace: None,
+        tools: None,
     };
     let task = tokio::spawn(actor.main(cmd_rx, done_rx));
     Session {
@@ -293,6 +299,8 @@ struct Actor {
     cfg: SessionConfig,
     redactor: Redactor,
     last_trace: Option<Trace>,
+    /// Every server's tool list, once one changed mid-run and was re-read.
+    tools: Option<IndexMap<String, Vec<crate::engine::mcp::ToolInfo>>>,
 }
 
 impl Actor {

@@ -7,6 +7,7 @@ use serde_json::{Value, json};
 
 use crate::engine::file::model::{Expectation, Matcher};
 use crate::engine::lang::reference::{self, Root};
+use crate::engine::mcp::human::CallExtras;
 
 /// Where a node is in its life.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
@@ -63,6 +64,9 @@ pub struct IterationRecord {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub started_at: Option<String>,
     pub duration_ms: u64,
+    /// The server's questions and the replies, its log lines and progress.
+    #[serde(flatten)]
+    pub extras: CallExtras,
 }
 
 /// Everything known about one node of a run.
@@ -110,6 +114,11 @@ pub struct NodeRecord {
     /// The JSON-RPC request and response of the last attempt.
     #[serde(skip_serializing_if = "Value::is_null")]
     pub rpc: Value,
+    /// What the server asked during the call and the replies it got
+    /// (`interactions`), its log lines (`logs`) and progress (`progress`),
+    /// over every attempt; secrets redacted.
+    #[serde(flatten)]
+    pub extras: CallExtras,
 }
 
 impl Default for NodeRecord {
@@ -137,6 +146,7 @@ impl Default for NodeRecord {
             replayed: false,
             iterations: Vec::new(),
             rpc: Value::Null,
+            extras: CallExtras::default(),
         }
     }
 }

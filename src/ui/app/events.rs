@@ -112,6 +112,8 @@ impl App {
                     if status == NodeStatus::Pending {
                         v.progress = None;
                         v.record = None;
+                        v.note = None;
+                        v.logs.clear();
                     }
                     if status == NodeStatus::Skipped
                         && let Some(r) = reason
@@ -156,10 +158,42 @@ impl App {
                     self.visuals[i].progress = Some((done, total));
                 }
             }
+            Event::Progress { id, note, .. } => {
+                if let Some(i) = idx(self, &id) {
+                    self.visuals[i].note = Some(note);
+                }
+            }
+            Event::ServerLog { id, line } => {
+                if let Some(i) = idx(self, &id) {
+                    let logs = &mut self.visuals[i].logs;
+                    if logs.len() >= crate::engine::mcp::human::MAX_KEPT {
+                        logs.remove(0);
+                    }
+                    logs.push(line);
+                    if self.dag.selected == Some(i) {
+                        self.refresh_inspector();
+                    }
+                }
+            }
+            Event::Answered { id, kind, action } => {
+                self.say(format!("{id}: {kind} answered: {action}"), false);
+            }
+            Event::ToolsChanged { added, removed } => {
+                let list = |v: &[String]| if v.is_empty() { "none".to_owned() } else { v.join(", ") };
+                self.say(
+                    format!(
+                        "a server's tool list changed: added {}; removed {}",
+                        list(&added),
+                        list(&removed)
+                    ),
+                    !removed.is_empty(),
+                );
+            }
             Event::NodeFinished { id, record } => {
                 if let Some(i) = idx(self, &id) {
                     let v = &mut self.visuals[i];
                     v.status = record.status;
+                    v.asking = false;
                     if !record.iterations.is_empty() {
                         let done = record
                             .iterations

@@ -98,6 +98,7 @@ fn fanout_record() -> NodeRecord {
             let failed = i == 3;
             IterationRecord {
                 index: i,
+                extras: Default::default(),
                 status: if failed {
                     NodeStatus::Failed
                 } else {

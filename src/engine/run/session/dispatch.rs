@@ -126,6 +126,18 @@ impl Actor {
         if self.released == Some(i) {
             self.released = None;
         }
+        self.reread_tools().await;
+        if let Some(problem) = self.tool_problem(i, &scope) {
+            let rec = NodeRecord {
+                status: NodeStatus::Failed,
+                error: Some(problem),
+                error_code: Some("TOOL_CHANGED".into()),
+                ..NodeRecord::default()
+            };
+            let generation = self.gens[i];
+            self.node_done(i, generation, rec).await;
+            return true;
+        }
         if !self.within_budget(i, &scope).await {
             return true;
         }
@@ -269,6 +281,7 @@ impl Actor {
                 .budget
                 .max_iterations
                 .map(|max| (self.iterations.clone(), max)),
+            responder: self.cfg.human.0.clone(),
         };
         let done = self.done_tx.clone();
         tokio::spawn(async move {

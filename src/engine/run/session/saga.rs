@@ -49,6 +49,11 @@ impl Actor {
                             None,
                             self.cfg.default_timeout,
                             &cancel,
+                            &crate::engine::mcp::human::CallScope {
+                                node: Some(id.clone()),
+                                responder: self.cfg.human.0.clone(),
+                                notify: None,
+                            },
                         )
                         .await;
                     match res {

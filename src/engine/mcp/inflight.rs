@@ -1,0 +1,222 @@
+//! The calls a connection has in flight, so that what a server sends in
+//! the middle of a call — a question, a log line, progress — lands with the
+//! call (and node) it belongs to.
+//!
+//! Progress names its call by the `progressToken`. Questions and log lines
+//! name no call on stdio; over HTTP they arrive on the call's own response
+//! stream when the server ties them to it. Otherwise a question goes to the
+//! oldest call in flight, and a log line to every call in flight.
+
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+
+use rmcp::model::{ProgressToken, RequestId};
+
+use super::human::{CallExtras, CallScope, LogLine, Notice, ProgressNote};
+
+/// Progress notes that came before their call's token was known.
+const MAX_EARLY: usize = 32;
+
+/// A call's place in the registry.
+pub(crate) type Ticket = u64;
+
+#[derive(Clone, Default)]
+pub(crate) struct InFlight {
+    inner: Arc<Mutex<Calls>>,
+}
+
+#[derive(Default)]
+struct Calls {
+    next: Ticket,
+    calls: Vec<Call>,
+    early: Vec<(ProgressToken, ProgressNote)>,
+}
+
+struct Call {
+    ticket: Ticket,
+    request: Option<RequestId>,
+    token: Option<ProgressToken>,
+    scope: CallScope,
+    extras: CallExtras,
+}
+
+impl InFlight {
+    fn lock(&self) -> MutexGuard<'_, Calls> {
+        self.inner.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Registers a call before its request is sent.
+    pub(crate) fn begin(&self, scope: CallScope) -> Ticket {
+        let mut calls = self.lock();
+        calls.next += 1;
+        let ticket = calls.next;
+        calls.calls.push(Call {
+            ticket,
+            request: None,
+            token: None,
+            scope,
+            extras: CallExtras::default(),
+        });
+        ticket
+    }
+
+    /// Names the request and progress token of a sent call.
+    pub(crate) fn sent(&self, ticket: Ticket, request: RequestId, token: ProgressToken) {
+        let mut calls = self.lock();
+        let early: Vec<ProgressNote> = {
+            let (mine, rest) = std::mem::take(&mut calls.early)
+                .into_iter()
+                .partition(|(t, _)| *t == token);
+            calls.early = rest;
+            mine.into_iter().map(|(_, n)| n).collect()
+        };
+        if let Some(call) = calls.calls.iter_mut().find(|c| c.ticket == ticket) {
+            call.request = Some(request);
+            call.token = Some(token);
+            for note in early {
+                call.extras.progress(note);
+            }
+        }
+    }
+
+    /// Unregisters a call and hands back what it heard.
+    pub(crate) fn end(&self, ticket: Ticket) -> CallExtras {
+        let mut calls = self.lock();
+        match calls.calls.iter().position(|c| c.ticket == ticket) {
+            Some(i) => calls.calls.remove(i).extras,
+            None => CallExtras::default(),
+        }
+    }
+
+    /// The call a question belongs to: the one whose response stream it
+    /// came on, else the oldest in flight.
+    pub(crate) fn asker(&self, origin: Option<&RequestId>) -> Option<(Ticket, CallScope)> {
+        let calls = self.lock();
+        let call = origin
+            .and_then(|id| calls.calls.iter().find(|c| c.request.as_ref() == Some(id)))
+            .or_else(|| calls.calls.first())?;
+        Some((call.ticket, call.scope.clone()))
+    }
+
+    /// Keeps a question's interaction with its call and tells the driver.
+    pub(crate) fn answered(&self, ticket: Ticket, notice: Notice) {
+        let scope = {
+            let mut calls = self.lock();
+            let Some(call) = calls.calls.iter_mut().find(|c| c.ticket == ticket) else {
+                return;
+            };
+            if let Notice::Answered(i) = &notice {
+                call.extras.interactions.push(i.clone());
+            }
+            call.scope.clone()
+        };
+        scope.tell(notice);
+    }
+
+    /// Files a progress note under the call with `token`.
+    pub(crate) fn progress(&self, token: &ProgressToken, note: ProgressNote) {
+        let scope = {
+            let mut calls = self.lock();
+            match calls
+                .calls
+                .iter_mut()
+                .find(|c| c.token.as_ref() == Some(token))
+            {
+                Some(call) => {
+                    call.extras.progress(note.clone());
+                    call.scope.clone()
+                }
+                None => {
+                    if calls.early.len() >= MAX_EARLY {
+                        calls.early.remove(0);
+                    }
+                    calls.early.push((token.clone(), note));
+                    return;
+                }
+            }
+        };
+        scope.tell(Notice::Progress(note));
+    }
+
+    /// Files a log line under the call whose stream it came on, else under
+    /// every call in flight.
+    pub(crate) fn log(&self, origin: Option<&RequestId>, line: &LogLine) {
+        let scopes: Vec<CallScope> = {
+            let mut calls = self.lock();
+            let exact = origin.and_then(|id| {
+                calls
+                    .calls
+                    .iter()
+                    .position(|c| c.request.as_ref() == Some(id))
+            });
+            calls
+                .calls
+                .iter_mut()
+                .enumerate()
+                .filter(|(i, _)| exact.is_none_or(|e| e == *i))
+                .map(|(_, call)| {
+                    call.extras.log(line.clone());
+                    call.scope.clone()
+                })
+                .collect()
+        };
+        for scope in scopes {
+            scope.tell(Notice::Log(line.clone()));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rmcp::model::NumberOrString;
+
+    fn note(p: f64) -> ProgressNote {
+        ProgressNote {
+            progress: p,
+            total: Some(2.0),
+            message: None,
+        }
+    }
+
+    #[test]
+    fn progress_before_the_token_is_known_is_kept() {
+        let f = InFlight::default();
+        let t = f.begin(CallScope::node("a"));
+        let token = ProgressToken(NumberOrString::Number(1));
+        f.progress(&token, note(1.0));
+        f.sent(t, RequestId::Number(5), token.clone());
+        f.progress(&token, note(2.0));
+        let x = f.end(t);
+        assert_eq!(x.progress.len(), 2);
+        assert_eq!(x.progress[1].progress, 2.0);
+    }
+
+    #[test]
+    fn logs_go_to_their_stream_or_to_every_call() {
+        let f = InFlight::default();
+        let a = f.begin(CallScope::node("a"));
+        let b = f.begin(CallScope::node("b"));
+        f.sent(
+            a,
+            RequestId::Number(1),
+            ProgressToken(NumberOrString::Number(1)),
+        );
+        f.sent(
+            b,
+            RequestId::Number(2),
+            ProgressToken(NumberOrString::Number(2)),
+        );
+        let line = LogLine {
+            level: "info".into(),
+            logger: None,
+            data: "x".into(),
+        };
+        f.log(Some(&RequestId::Number(2)), &line);
+        f.log(None, &line);
+        assert_eq!(f.asker(None).unwrap().0, a);
+        assert_eq!(f.asker(Some(&RequestId::Number(2))).unwrap().0, b);
+        assert_eq!(f.end(a).logs.len(), 1);
+        assert_eq!(f.end(b).logs.len(), 2);
+        assert!(f.asker(None).is_none());
+    }
+}
