@@ -133,6 +133,7 @@ async fn connect_all(opts: &ServerOpts) -> Result<Vec<Connection>, u8> {
             budget: Default::default(),
             pricing: None,
             dry_run: false,
+            sampling: None,
             compositions: Vec::new(),
         },
     };

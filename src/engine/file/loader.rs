@@ -185,6 +185,44 @@ impl<'s> Loader<'s> {
         Some(out)
     }
 
+/// `sampling: {url, model, api_key}`.
+    fn sampling(&mut self, v: &YNode) -> Option<crate::engine::mcp::human::provider::Provider> {
+        let Some(map) = v.as_map() else {
+            self.err(
+                v.span,
+                format!("`sampling` must be a mapping with `url`, `model` and `api_key`, found {}", v.type_name()),
+            );
+            return None;
+        };
+        for (k, _) in map {
+            let key = k.as_str().unwrap_or_default();
+            if !["url", "model", "api_key"].contains(&key) {
+                self.err_hint(
+                    k.span,
+                    format!("unknown key `{key}` in `sampling`"),
+                    "`sampling` takes `url`, `model` and `api_key`",
+                );
+            }
+        }
+        let mut field = |name: &str, required: bool| match v.get(name) {
+            Some(x) => self.string(x, &format!("`sampling.{name}`")),
+            None => {
+                if required {
+                    self.err(v.span, format!("`sampling` needs `{name}`"));
+                }
+                None
+            }
+        };
+        let url = field("url", true);
+        let model = field("model", true);
+        let api_key = field("api_key", false);
+        Some(crate::engine::mcp::human::provider::Provider {
+            url: url?,
+            model: model?,
+            api_key,
+        })
+    }
+
     fn string(&mut self, v: &YNode, what: &str) -> Option<String> {
         match &v.kind {
             YKind::Str(s, _) => Some(s.clone()),
@@ -362,6 +400,7 @@ impl<'s> Loader<'s> {
                 false
             }
         });
+        let sampling = get("sampling").and_then(|(_, v)| self.sampling(v));
         let cli = CLI_SERVERS
             .get()
             .map(|names| {
@@ -444,6 +483,7 @@ impl<'s> Loader<'s> {
             budget,
             pricing,
             dry_run,
+            sampling,
             compositions,
         })
     }

@@ -24,6 +24,9 @@ pub struct Pipeline {
     pub pricing: Option<Value>,
     /// `dry_run: true`: `run` plans and calls nothing.
     pub dry_run: bool,
+    /// `sampling: {url, model, api_key}`: the model that answers servers'
+    /// sampling requests when no person does (strings may hold `${env.X}`).
+    pub sampling: Option<crate::engine::mcp::human::provider::Provider>,
     pub compositions: Vec<Composition>,
 }
 

@@ -32,6 +32,9 @@ pub struct PipelineFile {
     /// Plan only: `run` checks references and arguments and calls nothing
     /// (Fibe's `dry_run`).
     pub dry_run: Option<bool>,
+    /// An OpenAI-compatible chat-completions endpoint that answers the
+    /// servers' sampling requests when no person does.
+    pub sampling: Option<SamplingEntry>,
     /// A linear pipeline: step k runs after step k-1.
     pub pipe: Option<Vec<PipeStepEntry>>,
     /// DAGs of nodes wired by `needs`.
@@ -349,4 +352,16 @@ pub fn json_schema() -> String {
     let mut text = serde_json::to_string_pretty(&schema).unwrap_or_default();
     text.push('\n');
     text
+}
+
+/// Where servers' sampling requests go when no person answers them.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SamplingEntry {
+    /// The chat-completions URL, or the API's base URL (`/chat/completions` is added).
+    pub url: String,
+    /// The model to ask.
+    pub model: String,
+    /// Sent as a bearer token; use `${env.NAME}` (it is masked everywhere).
+    pub api_key: Option<String>,
 }

@@ -1,0 +1,84 @@
+"""An MCP server built with the official Python SDK whose tools turn to a
+person mid-call: they ask for a form (elicitation), ask for a URL to be
+opened, ask the client's model for a completion (sampling), report progress,
+log, and change their own tool list. tests/hitl.rs runs pipelines against it.
+
+    python hitl_server.py              (stdio)
+"""
+
+import warnings
+
+from pydantic import BaseModel, Field
+
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.types import SamplingMessage, TextContent
+
+warnings.simplefilter("ignore")
+
+server = MCPServer("hitl")
+
+
+class Signup(BaseModel):
+    name: str = Field(title="Your name")
+    age: int = Field(description="In years", ge=0)
+    plan: str = Field(default="free", json_schema_extra={"enum": ["free", "pro"]})
+
+
+@server.tool()
+async def signup(reason: str, ctx: Context) -> dict:
+    """Asks for a name, an age and a plan, and returns what it got."""
+    await ctx.info(f"signup asked: {reason}")
+    result = await ctx.elicit(f"Sign up ({reason})", Signup)
+    if result.action == "accept":
+        await ctx.info(f"signed up {result.data.name}")
+        return {"action": "accept", "name": result.data.name, "age": result.data.age, "plan": result.data.plan}
+    await ctx.warning(f"signup: {result.action}")
+    return {"action": result.action}
+
+
+@server.tool()
+async def open_link(ctx: Context) -> dict:
+    """Asks the person to open a URL (URL-mode elicitation)."""
+    result = await ctx.elicit_url("Confirm in your browser", "http://127.0.0.1:9/confirm", "el-1")
+    return {"action": result.action}
+
+
+@server.tool()
+async def summarize(text: str, ctx: Context) -> dict:
+    """Asks the client's model for a one-line summary of `text`."""
+    reply = await ctx.session.create_message(
+        messages=[SamplingMessage(role="user", content=TextContent(type="text", text=f"Summarize: {text}"))],
+        max_tokens=50,
+        system_prompt="You write one-line summaries.",
+    )
+    content = reply.content
+    said = content.text if isinstance(content, TextContent) else str(content)
+    return {"summary": said, "model": reply.model}
+
+
+@server.tool()
+async def count(n: int, ctx: Context) -> dict:
+    """Counts to n, reporting progress and logging each step."""
+    for i in range(1, n + 1):
+        await ctx.report_progress(i, n, f"step {i} of {n}")
+        await ctx.debug(f"tick {i}")
+    await ctx.info(f"counted to {n}")
+    return {"count": n}
+
+
+def extra(x: int) -> dict:
+    """A tool that appears once `unlock` ran."""
+    return {"twice": x * 2}
+
+
+@server.tool()
+async def unlock(ctx: Context) -> dict:
+    """Adds the tool `extra`, removes `summarize`, and says so."""
+    server.add_tool(extra, name="extra")
+    server.remove_tool("summarize")
+    await ctx.session.send_tool_list_changed()
+    return {"unlocked": True}
+
+
+if __name__ == "__main__":
+    server.run()
