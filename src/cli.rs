@@ -1,6 +1,7 @@
 //! The headless command line: one file per subcommand, all of them drivers
 //! of the engine. Exit codes follow SPEC §4.
 
+pub mod ask;
 pub mod check;
 pub mod completions;
 pub mod convert;
@@ -69,6 +70,17 @@ pub struct Cli {
         default_value_t = 50
     )]
     pub fibe_max_iterations: u64,
+    /// Ask servers to log at this level and above (`logging/setLevel`);
+    /// their log lines are kept per node in the trace and shown in the
+    /// workbench's Logs tab.
+    #[arg(
+        long,
+        global = true,
+        value_enum,
+        value_name = "LEVEL",
+        env = "PIPEWRIGHT_LOG_LEVEL"
+    )]
+    pub log_level: Option<crate::engine::mcp::LogLevel>,
 }
 
 /// The subcommands.
@@ -148,6 +160,9 @@ pub fn main() -> ExitCode {
         default_hook(info);
     }));
     let cli = Cli::parse_from(mcptest_argv(std::env::args_os().collect()));
+    if let Some(level) = cli.log_level {
+        crate::engine::mcp::set_log_level(level);
+    }
     match crate::options::duration_flag("shutdown-grace", Some(&cli.shutdown_grace)) {
         Ok(Some(grace)) => crate::engine::mcp::set_shutdown_grace(grace),
         Ok(None) => {}

@@ -27,6 +27,8 @@ pub struct Progress {
     done: usize,
     current: Option<String>,
     fan_out: Option<(String, usize, usize)>,
+    /// The running node's last progress report: percent and message.
+    note: Option<(String, String)>,
     cost: f64,
 }
 
@@ -50,6 +52,7 @@ impl Progress {
             done: 0,
             current: None,
             fan_out: None,
+            note: None,
             cost: 0.0,
         }
     }
@@ -111,6 +114,17 @@ impl Progress {
             Event::Iteration {
                 id, done, total, ..
             } => self.fan_out = Some((id.clone(), *done, *total)),
+            Event::Progress { id, note, .. } => {
+                let mut shown = match note.fraction() {
+                    Some(f) => format!("{:.0}%", f * 100.0),
+                    None => format!("{}", note.progress),
+                };
+                if let Some(m) = &note.message {
+                    shown.push(' ');
+                    shown.push_str(m);
+                }
+                self.note = Some((id.clone(), shown));
+            }
             Event::NodeFinished { id, record } => {
                 self.done += 1;
                 self.cost += record.cost_usd;
@@ -120,13 +134,17 @@ impl Progress {
                 if self.fan_out.as_ref().is_some_and(|(f, _, _)| f == id) {
                     self.fan_out = None;
                 }
+                if self.note.as_ref().is_some_and(|(n, _)| n == id) {
+                    self.note = None;
+                }
             }
             _ => {}
         }
     }
 
     fn redraw(&mut self) {
-        if !self.live || self.total == 0 {
+        // A question on the terminal owns the screen until it is answered.
+        if !self.live || self.total == 0 || super::ask::asking() {
             return;
         }
         let line = self.status_line(self.started.elapsed());
@@ -143,6 +161,9 @@ impl Progress {
             (_, Some((id, done, total))) => line.push_str(&format!(" · {id} {done}/{total}")),
             (Some(id), None) => line.push_str(&format!(" · {id}")),
             (None, None) => {}
+        }
+        if let Some((_, note)) = &self.note {
+            line.push_str(&format!(" · {note}"));
         }
         line.push_str(&format!(" · {:.1}s", elapsed.as_secs_f64()));
         if self.cost > 0.0 {
@@ -224,6 +245,21 @@ pub fn plain_line(ev: &Event) -> Option<String> {
             before: Some(id), ..
         } => format!("  ⏸ paused before {id} (breakpoint)"),
         Event::Rejected { command, reason } => format!("  ! {command}: {reason}"),
+        Event::Answered { id, kind, action } => format!("  ? {id}  {kind}: {action}"),
+        Event::ToolsChanged { added, removed } => {
+            let list = |v: &[String]| {
+                if v.is_empty() {
+                    "-".to_owned()
+                } else {
+                    v.join(", ")
+                }
+            };
+            format!(
+                "  ⟳ the tool list changed: added {}; removed {}",
+                list(added),
+                list(removed)
+            )
+        }
         _ => return None,
     })
 }

@@ -15,6 +15,8 @@ use crate::engine::file::import::Dialect;
 use crate::engine::file::model::{Budget, Composition, Pipeline};
 use crate::engine::file::open::load_file_as;
 use crate::engine::mcp::caller::Caller;
+use crate::engine::mcp::human::answers::Answers;
+use crate::engine::mcp::human::{Chain, Human};
 use crate::engine::mcp::servers::{self, ServerArg};
 use crate::engine::redact::Redactor;
 use crate::engine::run::events::Event;
@@ -105,8 +107,41 @@ pub struct RunArgs {
     /// earlier files'. Repeatable. Nodes may name these servers.
     #[arg(long, value_name = "PATH")]
     pub servers_from: Vec<PathBuf>,
+    /// Replies to the servers' questions (forms, URLs, sampling), per node
+    /// id or `*`, in order (see docs/human-in-the-loop.md). Used before
+    /// asking on the terminal; off a terminal, questions it does not answer
+    /// are declined.
+    #[arg(long, value_name = "FILE")]
+    pub answers: Option<PathBuf>,
     #[command(flatten)]
     pub spend: super::spend::SpendArgs,
+}
+
+/// Who answers the servers' questions in `run`: `--answers`, then the
+/// person at the terminal (when stdin and stderr are one), then the
+/// file's `sampling:` provider for sampling, else decline.
+pub(crate) fn human_of(
+    args: &RunArgs,
+    pipeline: &Pipeline,
+    vars: &IndexMap<String, Value>,
+    redactor: &Redactor,
+) -> Result<Human, String> {
+    use std::io::IsTerminal;
+    let answers = args.answers.as_deref().map(Answers::load).transpose()?;
+    let provider = pipeline
+        .sampling
+        .as_ref()
+        .map(|p| p.resolved(vars, redactor))
+        .transpose()?;
+    let interactive = std::io::stdin().is_terminal() && std::io::stderr().is_terminal();
+    let person = interactive.then(|| {
+        super::ask::Terminal::new(provider.clone()) as Arc<dyn crate::engine::mcp::human::Responder>
+    });
+    Ok(Human(Some(Arc::new(Chain {
+        answers,
+        person,
+        provider,
+    }))))
 }
 
 /// The budget the flags set (`--max-cost`, `--max-tokens`,
@@ -230,6 +265,12 @@ pub async fn run(args: RunArgs) -> u8 {
         Ok(b) => b,
         Err(e) => return usage(e),
     };
+    let mut file_vars = pipeline.vars.clone();
+    file_vars.extend(cli_vars.clone());
+    let human = match human_of(&args, &pipeline, &file_vars, &redactor) {
+        Ok(h) => h,
+        Err(e) => return usage(e),
+    };
 
     let mut needed: Vec<String> = Vec::new();
     for c in &comps {
@@ -294,6 +335,7 @@ pub async fn run(args: RunArgs) -> u8 {
             );
             cfg.pricing = prepared.pricing.clone();
             cfg.max_cost_per_call_usd = args.spend.max_cost_per_call;
+            cfg.human = human.clone();
             let trace = drive(
                 comp,
                 prepared.caller.clone(),

@@ -136,6 +136,14 @@ pub struct ConnectOptions {
     pub log_level: Option<LogLevel>,
 }
 
+static LOG_LEVEL: std::sync::OnceLock<LogLevel> = std::sync::OnceLock::new();
+
+/// Sets the level every later connection asks its server to log at
+/// (`--log-level`); the first call wins.
+pub fn set_log_level(level: LogLevel) {
+    let _ = LOG_LEVEL.set(level);
+}
+
 /// A level of `logging/setLevel` (RFC 5424 names, lowest first).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, clap::ValueEnum)]
 pub enum LogLevel {
@@ -177,7 +185,7 @@ impl Default for ConnectOptions {
                 .map(|dir| vec![Root::from_path(&dir)])
                 .unwrap_or_default(),
             shutdown_grace: shutdown_grace(),
-            log_level: None,
+            log_level: LOG_LEVEL.get().copied(),
         }
     }
 }
@@ -464,9 +472,9 @@ impl Connection {
                 Some(tools)
             }
             Err(e) => {
-                self.inner
-                    .log
-                    .push(&format!("[pipewright] reading the changed tool list failed: {e}"));
+                self.inner.log.push(&format!(
+                    "[pipewright] reading the changed tool list failed: {e}"
+                ));
                 None
             }
         }

@@ -10,12 +10,30 @@ import warnings
 
 from pydantic import BaseModel, Field
 
+from mcp import types
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.types import SamplingMessage, TextContent
 
 warnings.simplefilter("ignore")
 
 server = MCPServer("hitl")
+
+# `logging/setLevel`: the SDK leaves filtering to the application.
+LEVELS = ["debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"]
+state = {"level": "debug"}
+
+
+async def set_level(_ctx, params: types.SetLevelRequestParams) -> types.EmptyResult:
+    state["level"] = params.level
+    return types.EmptyResult()
+
+
+server._lowlevel_server.add_request_handler("logging/setLevel", types.SetLevelRequestParams, set_level)
+
+
+async def log(ctx: Context, level: str, message: str) -> None:
+    if LEVELS.index(level) >= LEVELS.index(state["level"]):
+        await ctx.log(level, message)
 
 
 class Signup(BaseModel):
@@ -27,12 +45,12 @@ class Signup(BaseModel):
 @server.tool()
 async def signup(reason: str, ctx: Context) -> dict:
     """Asks for a name, an age and a plan, and returns what it got."""
-    await ctx.info(f"signup asked: {reason}")
+    await log(ctx, "info", f"signup asked: {reason}")
     result = await ctx.elicit(f"Sign up ({reason})", Signup)
     if result.action == "accept":
-        await ctx.info(f"signed up {result.data.name}")
+        await log(ctx, "info", f"signed up {result.data.name}")
         return {"action": "accept", "name": result.data.name, "age": result.data.age, "plan": result.data.plan}
-    await ctx.warning(f"signup: {result.action}")
+    await log(ctx, "warning", f"signup: {result.action}")
     return {"action": result.action}
 
 
@@ -61,8 +79,8 @@ async def count(n: int, ctx: Context) -> dict:
     """Counts to n, reporting progress and logging each step."""
     for i in range(1, n + 1):
         await ctx.report_progress(i, n, f"step {i} of {n}")
-        await ctx.debug(f"tick {i}")
-    await ctx.info(f"counted to {n}")
+        await log(ctx, "debug", f"tick {i}")
+    await log(ctx, "info", f"counted to {n}")
     return {"count": n}
 
 

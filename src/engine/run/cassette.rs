@@ -49,8 +49,10 @@ use tokio_util::sync::CancellationToken;
 
 use crate::engine::cost::pricing::{FreeCalls, Pricing};
 use crate::engine::mcp::caller::Caller;
-use crate::engine::mcp::human::{CallExtras, CallScope, Interaction, LogLine, Notice, ProgressNote};
-use crate::engine::mcp::{CallOutcome, McpError, output_of};
+use crate::engine::mcp::human::{
+    CallExtras, CallScope, Interaction, LogLine, Notice, ProgressNote,
+};
+use crate::engine::mcp::{CallOutcome, McpError, ToolInfo, output_of};
 use crate::engine::redact::Redactor;
 
 /// The format version this build writes and reads.
@@ -288,6 +290,14 @@ impl Caller for Recorder {
     fn logs(&self) -> IndexMap<String, String> {
         self.inner.logs()
     }
+
+    fn tools_changed(&self) -> bool {
+        self.inner.tools_changed()
+    }
+
+    fn reread_tools(&self) -> BoxFuture<'_, Option<IndexMap<String, Vec<ToolInfo>>>> {
+        self.inner.reread_tools()
+    }
 }
 
 /// Answers calls from a cassette; calls it lacks go to `fallthrough` when
@@ -418,6 +428,17 @@ impl Caller for Replayer {
             .map(|f| f.logs())
             .unwrap_or_default()
     }
+
+    fn tools_changed(&self) -> bool {
+        self.fallthrough.as_ref().is_some_and(|f| f.tools_changed())
+    }
+
+    fn reread_tools(&self) -> BoxFuture<'_, Option<IndexMap<String, Vec<ToolInfo>>>> {
+        match &self.fallthrough {
+            Some(f) => f.reread_tools(),
+            None => Box::pin(async { None }),
+        }
+    }
 }
 
 #[cfg(test)]
@@ -458,7 +479,15 @@ mod tests {
         let mut got = Vec::new();
         for _ in 0..3 {
             let o = r
-                .call(None, "echo", args.clone(), None, None, &cancel, &CallScope::default())
+                .call(
+                    None,
+                    "echo",
+                    args.clone(),
+                    None,
+                    None,
+                    &cancel,
+                    &CallScope::default(),
+                )
                 .await
                 .unwrap_or_else(|e| panic!("{e}"));
             assert!(o.replayed);
@@ -467,7 +496,15 @@ mod tests {
         assert_eq!(got, [json!(1), json!(2), json!(2)]);
         assert!(r.answers(Some("demo"), "echo", &args));
         let e = r
-            .call(None, "nope", Map::new(), None, None, &cancel, &CallScope::default())
+            .call(
+                None,
+                "nope",
+                Map::new(),
+                None,
+                None,
+                &cancel,
+                &CallScope::default(),
+            )
             .await
             .err()
             .map(|e| e.to_string())

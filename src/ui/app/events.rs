@@ -179,7 +179,13 @@ impl App {
                 self.say(format!("{id}: {kind} answered: {action}"), false);
             }
             Event::ToolsChanged { added, removed } => {
-                let list = |v: &[String]| if v.is_empty() { "none".to_owned() } else { v.join(", ") };
+                let list = |v: &[String]| {
+                    if v.is_empty() {
+                        "none".to_owned()
+                    } else {
+                        v.join(", ")
+                    }
+                };
                 self.say(
                     format!(
                         "a server's tool list changed: added {}; removed {}",

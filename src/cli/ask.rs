@@ -1,0 +1,427 @@
+//! `run` on a terminal: a server's question (a form, a URL, a model
+//! completion) is asked on the terminal, one at a time, on stderr, and the
+//! reply read from stdin. Every answer is checked against the form before
+//! it is sent; a bad value asks that field again.
+
+use std::io::{BufRead, Write};
+use std::sync::Arc;
+
+use futures::future::BoxFuture;
+use serde_json::{Map, Value};
+
+use crate::engine::mcp::human::provider::{Provider, message_text};
+use crate::engine::mcp::human::{
+    Answer, Ask, Field, FieldKind, Question, Reply, Responder, Source, check_reply, field_value,
+    fields,
+};
+
+static ASKING: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// True while a question is on the terminal: the live progress line waits.
+pub fn asking() -> bool {
+    ASKING.load(std::sync::atomic::Ordering::SeqCst)
+}
+
+/// Marks the terminal as asking until dropped, and clears the live line.
+struct Turn;
+
+impl Turn {
+    fn take() -> Turn {
+        ASKING.store(true, std::sync::atomic::Ordering::SeqCst);
+        eprint!("\r\x1b[K");
+        Turn
+    }
+}
+
+impl Drop for Turn {
+    fn drop(&mut self) {
+        ASKING.store(false, std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
+/// Asks on the terminal; `provider` is offered for sampling replies.
+pub struct Terminal {
+    one_at_a_time: tokio::sync::Mutex<()>,
+    provider: Option<Provider>,
+}
+
+impl Terminal {
+    pub fn new(provider: Option<Provider>) -> Arc<Terminal> {
+        Arc::new(Terminal {
+            one_at_a_time: tokio::sync::Mutex::new(()),
+            provider,
+        })
+    }
+}
+
+impl Responder for Terminal {
+    fn respond<'a>(&'a self, question: &'a Question) -> BoxFuture<'a, Answer> {
+        Box::pin(async move {
+            let _one = self.one_at_a_time.lock().await;
+            let _turn = Turn::take();
+            let q = question.clone();
+            if let (Ask::Sample { request }, Some(p)) = (&q.ask, &self.provider) {
+                return sample_with_provider(q.clone(), request.clone(), p.clone()).await;
+            }
+            tokio::task::spawn_blocking(move || ask(&q, &mut Console::std()))
+                .await
+                .unwrap_or_else(|_| Answer::new(Reply::Cancel, Source::Terminal))
+        })
+    }
+}
+
+/// Sampling with a provider configured: the person may write the reply,
+/// or type `:ai` to have the provider write it and then approve it.
+async fn sample_with_provider(q: Question, request: Value, p: Provider) -> Answer {
+    let shown = q.clone();
+    let first = tokio::task::spawn_blocking(move || {
+        let mut c = Console::std();
+        show_sampling(&shown, &request, &mut c, true);
+        read_reply(&mut c)
+    })
+    .await
+    .unwrap_or(Typed::Cancel);
+    match first {
+        Typed::Text(text) => Answer::new(
+            Reply::Sampled {
+                text,
+                model: "human".into(),
+            },
+            Source::Terminal,
+        ),
+        Typed::Decline => Answer::new(Reply::Decline, Source::Terminal),
+        Typed::Cancel => Answer::new(Reply::Cancel, Source::Terminal),
+        Typed::Provider => {
+            let request = match &q.ask {
+                Ask::Sample { request } => request.clone(),
+                _ => Value::Null,
+            };
+            match p.complete(&request).await {
+                Ok((text, model)) => tokio::task::spawn_blocking(move || {
+                    let mut c = Console::std();
+                    c.say(&format!("  {model} wrote:"));
+                    for line in text.lines() {
+                        c.say(&format!("  │ {line}"));
+                    }
+                    let ok = c.prompt("  Send it? [Y/n] ");
+                    if matches!(ok.as_deref().map(str::trim), Some("" | "y" | "Y" | "yes")) {
+                        Answer::new(Reply::Sampled { text, model }, Source::Provider)
+                    } else {
+                        Answer::new(Reply::Decline, Source::Terminal)
+                    }
+                })
+                .await
+                .unwrap_or_else(|_| Answer::new(Reply::Cancel, Source::Terminal)),
+                Err(e) => {
+                    eprintln!("  {e}; the request is declined");
+                    Answer {
+                        reply: Reply::Decline,
+                        by: Source::Provider,
+                        error: Some(e),
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Where the questions are asked: stderr and stdin, or a script in tests.
+pub struct Console<'a> {
+    input: Box<dyn BufRead + 'a>,
+    output: Box<dyn Write + 'a>,
+}
+
+impl<'a> Console<'a> {
+    fn std() -> Console<'static> {
+        Console {
+            input: Box::new(std::io::stdin().lock()),
+            output: Box::new(std::io::stderr()),
+        }
+    }
+
+    /// A console reading `input` and writing to `output` (tests).
+    pub fn new(input: impl BufRead + 'a, output: impl Write + 'a) -> Console<'a> {
+        Console {
+            input: Box::new(input),
+            output: Box::new(output),
+        }
+    }
+
+    fn say(&mut self, line: &str) {
+        let _ = writeln!(self.output, "{line}");
+    }
+
+    /// One line, without its newline; `None` once input has ended.
+    fn prompt(&mut self, text: &str) -> Option<String> {
+        let _ = write!(self.output, "{text}");
+        let _ = self.output.flush();
+        let mut line = String::new();
+        match self.input.read_line(&mut line) {
+            Ok(0) | Err(_) => None,
+            Ok(_) => Some(line.trim_end_matches(['\n', '\r']).to_owned()),
+        }
+    }
+}
+
+/// Asks `q` on `c` and returns the reply given.
+pub fn ask(q: &Question, c: &mut Console<'_>) -> Answer {
+    let who = match &q.node {
+        Some(node) => format!("server `{}` (node `{node}`)", q.server),
+        None => format!("server `{}`", q.server),
+    };
+    c.say("");
+    let reply = match &q.ask {
+        Ask::Form { message, schema } => {
+            c.say(&format!("? {who} asks: {message}"));
+            form(schema, c)
+        }
+        Ask::Url { message, url, .. } => {
+            c.say(&format!("? {who} asks you to open a URL: {message}"));
+            c.say(&format!("  {url}"));
+            match c.prompt("  Open it and go on? [y]es / [n]o (decline) / [c]ancel: ") {
+                Some(a) if matches!(a.trim(), "y" | "Y" | "yes") => Reply::Accept(Value::Null),
+                Some(a) if matches!(a.trim(), "n" | "N" | "no") => Reply::Decline,
+                _ => Reply::Cancel,
+            }
+        }
+        Ask::Sample { request } => {
+            show_sampling(q, request, c, false);
+            match read_reply(c) {
+                Typed::Text(text) => Reply::Sampled {
+                    text,
+                    model: "human".into(),
+                },
+                Typed::Decline | Typed::Provider => Reply::Decline,
+                Typed::Cancel => Reply::Cancel,
+            }
+        }
+    };
+    c.say(&format!("  → {}", reply.action()));
+    Answer::new(reply, Source::Terminal)
+}
+
+/// Fills a form field by field; `-` declines and `!` cancels at any field.
+fn form(schema: &Value, c: &mut Console<'_>) -> Reply {
+    let all = fields(schema);
+    c.say("  (Enter keeps the [default]; `-` declines the form, `!` cancels it)");
+    loop {
+        let mut content = Map::new();
+        for field in &all {
+            match field_answer(field, c) {
+                FieldAnswer::Value(Some(v)) => {
+                    content.insert(field.name.clone(), v);
+                }
+                FieldAnswer::Value(None) => {}
+                FieldAnswer::Decline => return Reply::Decline,
+                FieldAnswer::Cancel => return Reply::Cancel,
+            }
+        }
+        let reply = Reply::Accept(Value::Object(content));
+        let ask = Ask::Form {
+            message: String::new(),
+            schema: schema.clone(),
+        };
+        match check_reply(&ask, &reply) {
+            Ok(()) => return reply,
+            Err(e) => c.say(&format!("  {e}; once more:")),
+        }
+    }
+}
+
+enum FieldAnswer {
+    Value(Option<Value>),
+    Decline,
+    Cancel,
+}
+
+fn field_answer(field: &Field, c: &mut Console<'_>) -> FieldAnswer {
+    let label = field.title.clone().unwrap_or_else(|| field.name.clone());
+    let mark = if field.required { "*" } else { "" };
+    let kind = match &field.kind {
+        FieldKind::Text { format: Some(f) } => f.clone(),
+        FieldKind::Text { format: None } => "text".into(),
+        FieldKind::Number => "number".into(),
+        FieldKind::Integer => "whole number".into(),
+        FieldKind::Boolean => "y/n".into(),
+        FieldKind::Choice { titles, .. } => titles
+            .iter()
+            .enumerate()
+            .map(|(i, t)| format!("{} {t}", i + 1))
+            .collect::<Vec<_>>()
+            .join(", "),
+    };
+    if let Some(d) = &field.description {
+        c.say(&format!("  {d}"));
+    }
+    let default = field.default.as_ref().map(|d| match d {
+        Value::String(s) => s.clone(),
+        Value::Bool(true) => "y".into(),
+        Value::Bool(false) => "n".into(),
+        other => other.to_string(),
+    });
+    let shown_default = default
+        .as_ref()
+        .map(|d| format!(" [{d}]"))
+        .unwrap_or_default();
+    loop {
+        let Some(typed) = c.prompt(&format!("  {label}{mark} ({kind}){shown_default}: ")) else {
+            return FieldAnswer::Cancel;
+        };
+        let typed = match typed.trim() {
+            "-" => return FieldAnswer::Decline,
+            "!" => return FieldAnswer::Cancel,
+            "" => default.clone().unwrap_or_default(),
+            t => t.to_owned(),
+        };
+        match field_value(field, &typed) {
+            Ok(v) => return FieldAnswer::Value(v),
+            Err(e) => c.say(&format!("  {e}")),
+        }
+    }
+}
+
+fn show_sampling(q: &Question, request: &Value, c: &mut Console<'_>, provider: bool) {
+    let who = match &q.node {
+        Some(node) => format!("server `{}` (node `{node}`)", q.server),
+        None => format!("server `{}`", q.server),
+    };
+    c.say(&format!("? {who} asks the model for a reply"));
+    if let Some(system) = request.get("systemPrompt").and_then(Value::as_str) {
+        c.say(&format!("  system: {system}"));
+    }
+    if let Some(prefs) = request.get("modelPreferences").filter(|p| !p.is_null()) {
+        c.say(&format!("  model preferences: {prefs}"));
+    }
+    for m in request
+        .get("messages")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
+        let role = m.get("role").and_then(Value::as_str).unwrap_or("user");
+        for (i, line) in message_text(m).lines().enumerate() {
+            let head = if i == 0 { role } else { "" };
+            c.say(&format!("  {head:>9} │ {line}"));
+        }
+    }
+    if let Some(n) = request.get("maxTokens").and_then(Value::as_u64) {
+        c.say(&format!("  (at most {n} tokens)"));
+    }
+    let ai = if provider {
+        ", `:ai` asks the provider"
+    } else {
+        ""
+    };
+    c.say(&format!(
+        "  Write the reply; an empty line ends it. `:decline`, `:cancel`{ai}."
+    ));
+}
+
+enum Typed {
+    Text(String),
+    Decline,
+    Cancel,
+    Provider,
+}
+
+fn read_reply(c: &mut Console<'_>) -> Typed {
+    let mut lines: Vec<String> = Vec::new();
+    loop {
+        let Some(line) = c.prompt("  > ") else {
+            return if lines.is_empty() {
+                Typed::Cancel
+            } else {
+                Typed::Text(lines.join("\n"))
+            };
+        };
+        match (line.trim(), lines.is_empty()) {
+            (":decline", true) => return Typed::Decline,
+            (":cancel", true) => return Typed::Cancel,
+            (":ai", true) => return Typed::Provider,
+            ("", true) => {}
+            ("", false) => return Typed::Text(lines.join("\n")),
+            _ => lines.push(line),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn run(q: &Question, typed: &str) -> (Answer, String) {
+        let mut out = Vec::new();
+        let a = ask(q, &mut Console::new(typed.as_bytes(), &mut out));
+        (a, String::from_utf8(out).unwrap())
+    }
+
+    fn form_q() -> Question {
+        Question {
+            server: "hitl".into(),
+            node: Some("who".into()),
+            ask: Ask::Form {
+                message: "Sign up".into(),
+                schema: json!({
+                    "type": "object",
+                    "properties": {
+                        "name": {"type": "string", "title": "Your name"},
+                        "age": {"type": "integer", "minimum": 0},
+                        "plan": {"type": "string", "enum": ["free", "pro"], "default": "free"}
+                    },
+                    "required": ["name", "age"]
+                }),
+            },
+        }
+    }
+
+    #[test]
+    fn a_form_is_filled_field_by_field_and_bad_values_asked_again() {
+        let (a, shown) = run(&form_q(), "Ada\nold\n-3\n36\n\n");
+        assert_eq!(
+            a.reply,
+            Reply::Accept(json!({"name": "Ada", "age": 36, "plan": "free"})),
+            "{shown}"
+        );
+        assert!(
+            shown.contains("node `who`") && shown.contains("Sign up"),
+            "{shown}"
+        );
+        assert!(shown.contains("Your name*"), "{shown}");
+        assert!(shown.contains("must be a whole number"), "{shown}");
+        // -3 passes the field but not the form's minimum: asked again.
+        assert!(shown.contains("does not fit the form"), "{shown}");
+    }
+
+    #[test]
+    fn a_form_can_be_declined_or_cancelled() {
+        assert_eq!(run(&form_q(), "-\n").0.reply, Reply::Decline);
+        assert_eq!(run(&form_q(), "Ada\n!\n").0.reply, Reply::Cancel);
+        assert_eq!(run(&form_q(), "").0.reply, Reply::Cancel);
+    }
+
+    #[test]
+    fn a_sampling_reply_is_written_by_hand() {
+        let q = Question {
+            server: "hitl".into(),
+            node: Some("sum".into()),
+            ask: Ask::Sample {
+                request: json!({
+                    "systemPrompt": "Be brief.",
+                    "messages": [{"role": "user", "content": {"type": "text", "text": "Summarize: x"}}],
+                    "maxTokens": 50
+                }),
+            },
+        };
+        let (a, shown) = run(&q, "Short.\nVery.\n\n");
+        assert_eq!(
+            a.reply,
+            Reply::Sampled {
+                text: "Short.\nVery.".into(),
+                model: "human".into()
+            }
+        );
+        assert!(shown.contains("system: Be brief.") && shown.contains("Summarize: x"));
+        assert_eq!(run(&q, ":decline\n").0.reply, Reply::Decline);
+    }
+}
