@@ -175,7 +175,15 @@ fn bench(c: &mut Criterion) {
         b.to_async(&rt).iter(|| async {
             for i in 0..STEPS {
                 let out = caller
-                    .call(Some("everything"), "echo", args(i), None, None, &never)
+                    .call(
+                        Some("everything"),
+                        "echo",
+                        args(i),
+                        None,
+                        None,
+                        &never,
+                        &Default::default(),
+                    )
                     .await;
                 assert!(out.is_ok_and(|o| !o.is_error));
             }

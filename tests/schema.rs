@@ -124,6 +124,7 @@ fn tables() -> Vec<(&'static str, Vec<&'static str>)> {
         ("MatcherEntry", MATCHERS.to_vec()),
         ("CaseEntry", CASE_KEYS.to_vec()),
         ("EvalEntry", EVAL_METRICS.to_vec()),
+        ("SamplingEntry", SAMPLING_KEYS.to_vec()),
     ]
 }
 

@@ -12,7 +12,7 @@ use serde_json::{Map, Value};
 use crate::engine::mcp::human::provider::{Provider, message_text};
 use crate::engine::mcp::human::{
     Answer, Ask, Field, FieldKind, Question, Reply, Responder, Source, check_reply, field_value,
-    fields,
+    fields, form_errors,
 };
 
 static ASKING: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
@@ -207,7 +207,7 @@ fn form(schema: &Value, c: &mut Console<'_>) -> Reply {
     loop {
         let mut content = Map::new();
         for field in &all {
-            match field_answer(field, c) {
+            match field_answer(field, schema, c) {
                 FieldAnswer::Value(Some(v)) => {
                     content.insert(field.name.clone(), v);
                 }
@@ -234,7 +234,8 @@ enum FieldAnswer {
     Cancel,
 }
 
-fn field_answer(field: &Field, c: &mut Console<'_>) -> FieldAnswer {
+/// One field, asked until its value fits the field's own schema.
+fn field_answer(field: &Field, schema: &Value, c: &mut Console<'_>) -> FieldAnswer {
     let label = field.title.clone().unwrap_or_else(|| field.name.clone());
     let mark = if field.required { "*" } else { "" };
     let kind = match &field.kind {
@@ -274,7 +275,19 @@ fn field_answer(field: &Field, c: &mut Console<'_>) -> FieldAnswer {
             t => t.to_owned(),
         };
         match field_value(field, &typed) {
-            Ok(v) => return FieldAnswer::Value(v),
+            Ok(Some(v)) => {
+                let own = serde_json::json!({
+                    "type": "object",
+                    "properties": {(field.name.clone()): schema["properties"][&field.name].clone()}
+                });
+                let mut one = Map::new();
+                one.insert(field.name.clone(), v.clone());
+                match form_errors(&own, &Value::Object(one)).first() {
+                    None => return FieldAnswer::Value(Some(v)),
+                    Some(e) => c.say(&format!("  {e}")),
+                }
+            }
+            Ok(None) => return FieldAnswer::Value(None),
             Err(e) => c.say(&format!("  {e}")),
         }
     }
@@ -377,7 +390,7 @@ mod tests {
 
     #[test]
     fn a_form_is_filled_field_by_field_and_bad_values_asked_again() {
-        let (a, shown) = run(&form_q(), "Ada\nold\n-3\n36\n\n");
+        let (a, shown) = run(&form_q(), "Ada\nold\n-3\n36\ngold\n\n");
         assert_eq!(
             a.reply,
             Reply::Accept(json!({"name": "Ada", "age": 36, "plan": "free"})),
@@ -389,8 +402,12 @@ mod tests {
         );
         assert!(shown.contains("Your name*"), "{shown}");
         assert!(shown.contains("must be a whole number"), "{shown}");
-        // -3 passes the field but not the form's minimum: asked again.
-        assert!(shown.contains("does not fit the form"), "{shown}");
+        // -3 is a whole number, but under the field's minimum.
+        assert!(
+            shown.contains("age: -3 is less than the minimum of 0"),
+            "{shown}"
+        );
+        assert!(shown.contains("must be one of: free, pro"), "{shown}");
     }
 
     #[test]

@@ -15,8 +15,10 @@ use crate::engine::file::import::Dialect;
 use crate::engine::file::model::{Budget, Composition, Pipeline};
 use crate::engine::file::open::load_file_as;
 use crate::engine::mcp::caller::Caller;
+use crate::engine::mcp::human::Human;
 use crate::engine::mcp::human::answers::Answers;
-use crate::engine::mcp::human::{Chain, Human};
+use crate::engine::mcp::human::chain::Chain;
+use crate::engine::mcp::human::provider::Provider;
 use crate::engine::mcp::servers::{self, ServerArg};
 use crate::engine::redact::Redactor;
 use crate::engine::run::events::Event;
@@ -131,7 +133,7 @@ pub(crate) fn human_of(
     let provider = pipeline
         .sampling
         .as_ref()
-        .map(|p| p.resolved(vars, redactor))
+        .map(|p| Provider::resolved(p, vars, redactor))
         .transpose()?;
     let interactive = std::io::stdin().is_terminal() && std::io::stderr().is_terminal();
     let person = interactive.then(|| {

@@ -16,6 +16,7 @@ mod error;
 mod handler;
 pub mod human;
 mod inflight;
+mod level;
 mod log;
 mod output;
 pub mod roots;
@@ -52,7 +53,9 @@ pub use error::McpError;
 use error::{HumanDuration, chain_message};
 use handler::Client;
 use human::{CallExtras, CallScope};
-use inflight::{InFlight, Ticket};
+use inflight::{InFlight, Registered};
+use level::{LOG_LEVEL, set_level};
+pub use level::{LogLevel, set_log_level};
 pub use log::ServerLog;
 pub use output::{error_text, output_of};
 use roots::Root;
@@ -134,43 +137,6 @@ pub struct ConnectOptions {
     pub shutdown_grace: Duration,
     /// `--log-level`: sent as `logging/setLevel` to servers that log.
     pub log_level: Option<LogLevel>,
-}
-
-static LOG_LEVEL: std::sync::OnceLock<LogLevel> = std::sync::OnceLock::new();
-
-/// Sets the level every later connection asks its server to log at
-/// (`--log-level`); the first call wins.
-pub fn set_log_level(level: LogLevel) {
-    let _ = LOG_LEVEL.set(level);
-}
-
-/// A level of `logging/setLevel` (RFC 5424 names, lowest first).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, clap::ValueEnum)]
-pub enum LogLevel {
-    Debug,
-    Info,
-    Notice,
-    Warning,
-    Error,
-    Critical,
-    Alert,
-    Emergency,
-}
-
-impl LogLevel {
-    /// The level's name on the wire.
-    pub fn name(self) -> &'static str {
-        match self {
-            LogLevel::Debug => "debug",
-            LogLevel::Info => "info",
-            LogLevel::Notice => "notice",
-            LogLevel::Warning => "warning",
-            LogLevel::Error => "error",
-            LogLevel::Critical => "critical",
-            LogLevel::Alert => "alert",
-            LogLevel::Emergency => "emergency",
-        }
-    }
 }
 
 impl Default for ConnectOptions {
@@ -722,46 +688,6 @@ impl Connection {
                 reason: chain_message(&other),
             },
         }
-    }
-}
-
-/// A call's place among the calls in flight, given up when the call ends
-/// however it ends.
-struct Registered<'a> {
-    calls: &'a InFlight,
-    ticket: Option<Ticket>,
-}
-
-impl Registered<'_> {
-    /// Ends the registration and hands back what the call heard.
-    fn finish(&mut self) -> CallExtras {
-        self.ticket
-            .take()
-            .map(|t| self.calls.end(t))
-            .unwrap_or_default()
-    }
-}
-
-impl Drop for Registered<'_> {
-    fn drop(&mut self) {
-        self.finish();
-    }
-}
-
-/// Sends `logging/setLevel`; a server that refuses is noted in its log.
-#[expect(deprecated, reason = "logging is still spoken by servers today")]
-async fn set_level(peer: &Peer<RoleClient>, level: LogLevel, log: &ServerLog, deadline: Instant) {
-    let Ok(level) = serde_json::from_value::<rmcp::model::LoggingLevel>(Value::from(level.name()))
-    else {
-        return;
-    };
-    let sent = tokio::time::timeout_at(
-        deadline,
-        peer.set_level(rmcp::model::SetLevelRequestParams::new(level)),
-    )
-    .await;
-    if !matches!(sent, Ok(Ok(()))) {
-        log.push("[pipewright] the server did not accept `logging/setLevel`");
     }
 }
 

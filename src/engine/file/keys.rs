@@ -84,6 +84,9 @@ pub const MATCHERS: &[&str] = &[
 ];
 /// `output:` as an object.
 pub const OUTPUT_KEYS: &[&str] = &["assemble"];
+
+/// Keys of `sampling:`.
+pub const SAMPLING_KEYS: &[&str] = &["url", "model", "api_key"];
 /// One entry of `expect:`.
 pub const EXPECTATION_KEYS: &[&str] = &["target", "matcher"];
 /// One row of `cases:`.

@@ -186,7 +186,7 @@ impl<'s> Loader<'s> {
     }
 
     /// `sampling: {url, model, api_key}`.
-    fn sampling(&mut self, v: &YNode) -> Option<crate::engine::mcp::human::provider::Provider> {
+    fn sampling(&mut self, v: &YNode) -> Option<crate::engine::file::model::Sampling> {
         let Some(map) = v.as_map() else {
             self.err(
                 v.span,
@@ -199,7 +199,7 @@ impl<'s> Loader<'s> {
         };
         for (k, _) in map {
             let key = k.as_str().unwrap_or_default();
-            if !["url", "model", "api_key"].contains(&key) {
+            if !crate::engine::file::keys::SAMPLING_KEYS.contains(&key) {
                 self.err_hint(
                     k.span,
                     format!("unknown key `{key}` in `sampling`"),
@@ -219,7 +219,7 @@ impl<'s> Loader<'s> {
         let url = field("url", true);
         let model = field("model", true);
         let api_key = field("api_key", false);
-        Some(crate::engine::mcp::human::provider::Provider {
+        Some(crate::engine::file::model::Sampling {
             url: url?,
             model: model?,
             api_key,

@@ -26,13 +26,32 @@ pub struct Pipeline {
     pub dry_run: bool,
     /// `sampling: {url, model, api_key}`: the model that answers servers'
     /// sampling requests when no person does (strings may hold `${env.X}`).
-    pub sampling: Option<crate::engine::mcp::human::provider::Provider>,
+    pub sampling: Option<Sampling>,
     pub compositions: Vec<Composition>,
 }
 
 impl Pipeline {
     pub fn composition(&self, name: &str) -> Option<&Composition> {
         self.compositions.iter().find(|c| c.name == name)
+    }
+}
+
+/// `sampling: {url, model, api_key}` as written (strings may hold
+/// `${env.X}`).
+#[derive(Clone, PartialEq)]
+pub struct Sampling {
+    pub url: String,
+    pub model: String,
+    pub api_key: Option<String>,
+}
+
+impl std::fmt::Debug for Sampling {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Sampling")
+            .field("url", &self.url)
+            .field("model", &self.model)
+            .field("api_key", &self.api_key.as_ref().map(|_| "…"))
+            .finish()
     }
 }
 

@@ -34,6 +34,11 @@ pub trait Caller: Send + Sync {
         IndexMap::new()
     }
 
+    /// Every server's tool list as last read, by name.
+    fn tool_lists(&self) -> IndexMap<String, Vec<ToolInfo>> {
+        IndexMap::new()
+    }
+
     /// True when a server said its tool list changed since it was read.
     fn tools_changed(&self) -> bool {
         false

@@ -27,7 +27,7 @@ use serde_json::Value;
 
 use super::human::{
     Answer, Ask, Interaction, LogLine, Nobody, Notice, ProgressNote, Question, Reply, Responder,
-    check_reply,
+    check_reply, fields,
 };
 use super::inflight::InFlight;
 use super::{log::ServerLog, roots::Root};
@@ -88,6 +88,11 @@ impl Client {
             .and_then(|s| s.responder.clone())
             .unwrap_or_else(|| Arc::new(Nobody));
         let mut answer: Answer = responder.respond(&question).await;
+        if let (Ask::Form { schema, .. }, Reply::Accept(content)) =
+            (&question.ask, &mut answer.reply)
+        {
+            with_defaults(schema, content);
+        }
         if let Err(e) = check_reply(&question.ask, &answer.reply) {
             answer.error = Some(e);
             answer.reply = Reply::Cancel;
@@ -110,6 +115,20 @@ impl Client {
             self.calls.answered(ticket, Notice::Answered(interaction));
         }
         answer.reply
+    }
+}
+
+/// Fills the fields an answer leaves out with the form's defaults.
+fn with_defaults(schema: &Value, content: &mut Value) {
+    let Some(content) = content.as_object_mut() else {
+        return;
+    };
+    for field in fields(schema) {
+        if let Some(d) = field.default
+            && !content.contains_key(&field.name)
+        {
+            content.insert(field.name, d);
+        }
     }
 }
 

@@ -165,6 +165,29 @@ impl InFlight {
     }
 }
 
+/// A call's place among the calls in flight, given up when the call ends
+/// however it ends.
+pub(crate) struct Registered<'a> {
+    pub(crate) calls: &'a InFlight,
+    pub(crate) ticket: Option<Ticket>,
+}
+
+impl Registered<'_> {
+    /// Ends the registration and hands back what the call heard.
+    pub(crate) fn finish(&mut self) -> CallExtras {
+        self.ticket
+            .take()
+            .map(|t| self.calls.end(t))
+            .unwrap_or_default()
+    }
+}
+
+impl Drop for Registered<'_> {
+    fn drop(&mut self) {
+        self.finish();
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

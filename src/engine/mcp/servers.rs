@@ -385,6 +385,13 @@ impl Caller for ServerPool {
             .collect()
     }
 
+    fn tool_lists(&self) -> IndexMap<String, Vec<ToolInfo>> {
+        self.conns
+            .iter()
+            .map(|(name, c)| (name.clone(), c.tools().to_vec()))
+            .collect()
+    }
+
     fn tools_changed(&self) -> bool {
         self.conns.values().any(Connection::tools_changed)
     }
@@ -395,12 +402,7 @@ impl Caller for ServerPool {
             for conn in self.conns.values() {
                 changed |= conn.reread_tools().await.is_some();
             }
-            changed.then(|| {
-                self.conns
-                    .iter()
-                    .map(|(name, c)| (name.clone(), c.tools().to_vec()))
-                    .collect()
-            })
+            changed.then(|| self.tool_lists())
         })
     }
 }

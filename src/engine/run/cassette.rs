@@ -291,6 +291,10 @@ impl Caller for Recorder {
         self.inner.logs()
     }
 
+    fn tool_lists(&self) -> IndexMap<String, Vec<ToolInfo>> {
+        self.inner.tool_lists()
+    }
+
     fn tools_changed(&self) -> bool {
         self.inner.tools_changed()
     }
@@ -426,6 +430,13 @@ impl Caller for Replayer {
         self.fallthrough
             .as_ref()
             .map(|f| f.logs())
+            .unwrap_or_default()
+    }
+
+    fn tool_lists(&self) -> IndexMap<String, Vec<ToolInfo>> {
+        self.fallthrough
+            .as_ref()
+            .map(|f| f.tool_lists())
             .unwrap_or_default()
     }
 

@@ -381,8 +381,14 @@ impl Default for CallResult {
 }
 
 /// The scope of node `node`'s calls: its id, who answers for it, and a
-/// hook that turns what its server tells into events.
-fn call_scope(job: &NodeJob, node: &Node, iteration: Option<usize>) -> CallScope {
+/// hook that keeps what its server tells in `heard` (whether or not the
+/// call then succeeds) and turns it into events.
+fn call_scope(
+    job: &NodeJob,
+    node: &Node,
+    iteration: Option<usize>,
+    heard: Arc<std::sync::Mutex<CallExtras>>,
+) -> CallScope {
     let events = job.events.clone();
     let redactor = job.redactor.clone();
     let id = node.id.clone();
@@ -390,6 +396,13 @@ fn call_scope(job: &NodeJob, node: &Node, iteration: Option<usize>) -> CallScope
         node: Some(node.id.clone()),
         responder: job.responder.clone(),
         notify: Some(Arc::new(move |_: &str, notice: Notice| {
+            if let Ok(mut h) = heard.lock() {
+                match &notice {
+                    Notice::Progress(p) => h.progress(p.clone()),
+                    Notice::Log(l) => h.log(l.clone()),
+                    Notice::Answered(i) => h.interactions.push(i.clone()),
+                }
+            }
             // Never block the connection's reader: a full channel drops
             // the live notice (the record keeps it).
             let event = match notice {
@@ -441,13 +454,33 @@ async fn call_with_policy(
         };
         return out;
     }
+    let meta = node.meta.as_ref().and_then(|m| m.as_object().cloned());
+    let timeout = node.timeout.or(job.default_timeout);
+    let heard = Arc::new(std::sync::Mutex::new(CallExtras::default()));
+    let scope = call_scope(job, node, iteration, heard.clone());
+    let mut out = call_attempts(job, node, args, iteration, meta, timeout, &scope).await;
+    out.extras = heard
+        .lock()
+        .map(|mut h| std::mem::take(&mut *h))
+        .unwrap_or_default();
+    out
+}
+
+/// The attempts of one call that `on_error` allows.
+async fn call_attempts(
+    job: &NodeJob,
+    node: &Node,
+    args: Map<String, Value>,
+    iteration: Option<usize>,
+    meta: Option<Map<String, Value>>,
+    timeout: Option<Duration>,
+    scope: &CallScope,
+) -> CallResult {
+    let mut out = CallResult::default();
     let (max_attempts, mut backoff) = match node.on_error {
         OnError::Retry { max, backoff } => (max.saturating_add(1), backoff),
         _ => (1, Duration::ZERO),
     };
-    let meta = node.meta.as_ref().and_then(|m| m.as_object().cloned());
-    let timeout = node.timeout.or(job.default_timeout);
-    let scope = call_scope(job, node, iteration);
     loop {
         out.attempts += 1;
         if iteration.is_none() {
@@ -468,12 +501,11 @@ async fn call_with_policy(
                 meta.clone(),
                 timeout,
                 &job.cancel,
-                &scope,
+                scope,
             )
             .await;
         let (retryable, message) = match res {
-            Ok(mut outcome) => {
-                out.extras.extend(std::mem::take(&mut outcome.extras));
+            Ok(outcome) => {
                 // Built by moving, not with `json!` (which would serialise
                 // every value again).
                 let mut response = Map::new();

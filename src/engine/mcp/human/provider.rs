@@ -6,6 +6,7 @@
 use serde::Deserialize;
 use serde_json::{Value, json};
 
+use crate::engine::file::model::Sampling;
 use crate::engine::lang::reference;
 use crate::engine::lang::snapshot::Snapshot;
 use crate::engine::redact::Redactor;
@@ -35,11 +36,11 @@ impl std::fmt::Debug for Provider {
 }
 
 impl Provider {
-    /// The provider with `${env.X}` (and `${var.X}` from `vars`) resolved;
+    /// The provider `decl` names, with `${env.X}` (and `${var.X}` from `vars`) resolved;
     /// the API key (and every env value used) becomes a secret of
     /// `redactor`.
     pub fn resolved(
-        &self,
+        decl: &Sampling,
         vars: &indexmap::IndexMap<String, Value>,
         redactor: &Redactor,
     ) -> Result<Provider, String> {
@@ -64,7 +65,7 @@ impl Provider {
                 other => Ok(other.to_string()),
             }
         };
-        let api_key = match &self.api_key {
+        let api_key = match &decl.api_key {
             Some(k) => {
                 let k = text(k).map_err(|e| format!("`sampling.api_key`: {e}"))?;
                 redactor.add(k.clone());
@@ -73,8 +74,8 @@ impl Provider {
             None => None,
         };
         Ok(Provider {
-            url: text(&self.url).map_err(|e| format!("`sampling.url`: {e}"))?,
-            model: text(&self.model).map_err(|e| format!("`sampling.model`: {e}"))?,
+            url: text(&decl.url).map_err(|e| format!("`sampling.url`: {e}"))?,
+            model: text(&decl.model).map_err(|e| format!("`sampling.model`: {e}"))?,
             api_key,
         })
     }

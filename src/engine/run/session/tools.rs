@@ -17,6 +17,9 @@ impl Actor {
         if !self.caller.tools_changed() {
             return;
         }
+        if self.tools.is_none() {
+            self.tools = Some(self.caller.tool_lists());
+        }
         let Some(lists) = self.caller.reread_tools().await else {
             return;
         };
@@ -31,8 +34,6 @@ impl Actor {
             v.sort();
             v
         };
-        // Before the first change the old names are unknown: report the
-        // whole new list as added.
         self.emit(Event::ToolsChanged {
             added: show(&after, &before),
             removed: show(&before, &after),
