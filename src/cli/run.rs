@@ -110,7 +110,7 @@ pub struct RunArgs {
     #[arg(long, value_name = "PATH")]
     pub servers_from: Vec<PathBuf>,
     /// Replies to the servers' questions (forms, URLs, sampling), per node
-    /// id or `*`, in order (see docs/human-in-the-loop.md). Used before
+    /// id or `*`, in order (see the book's "Servers that ask questions"). Used before
     /// asking on the terminal; off a terminal, questions it does not answer
     /// are declined.
     #[arg(long, value_name = "FILE")]
