@@ -12,9 +12,10 @@ dynamic client registration off and pre-registers the public client
 `preregistered` for any loopback redirect URI.
 
 What the authorization server and the MCP endpoint saw (discovery requests,
-registrations, authorize and token requests with their `resource`, PKCE
-parameters, and every token issued) is served as JSON at `GET /debug/events`
-for the test to assert on. Nothing here is meant for anything but tests.
+registrations, authorize, token and revocation requests with their
+`resource` and PKCE parameters, and every token issued) is served as JSON at `GET /debug/events`
+for the test to assert on; `GET /debug/forget-access-tokens` makes every
+access token issued so far stop working. Nothing here is meant for anything but tests.
 """
 
 import argparse
@@ -39,6 +40,7 @@ from mcp.shared.auth import OAuthClientInformationFull, OAuthToken
 
 SCOPE = "mcp"
 EVENTS: list[dict] = []
+PROVIDER = None
 
 
 class Provider:
@@ -167,13 +169,20 @@ class Recorder:
             )
             await send({"type": "http.response.body", "body": body})
             return
+        if path == "/debug/forget-access-tokens":
+            # Access tokens stop working before their time (as when an
+            # authorization server restarts); refresh tokens still work.
+            PROVIDER.access.clear()
+            await send({"type": "http.response.start", "status": 204, "headers": []})
+            await send({"type": "http.response.body", "body": b""})
+            return
         if path.startswith("/.well-known/"):
             EVENTS.append({"kind": "discovery", "path": path})
         if path == "/mcp":
             headers = dict(scope["headers"])
             auth = headers.get(b"authorization", b"").decode()
             EVENTS.append({"kind": "mcp", "method": scope["method"], "authorization": auth or None})
-        if path == "/token" and scope["method"] == "POST":
+        if path in ("/token", "/revoke") and scope["method"] == "POST":
             body = b""
             more = True
             while more:
@@ -183,10 +192,12 @@ class Recorder:
             form = parse_qs(body.decode())
             EVENTS.append(
                 {
-                    "kind": "token_request",
+                    "kind": path[1:] + "_request",
                     "grant_type": form.get("grant_type", [None])[0],
                     "resource": form.get("resource", [None])[0],
                     "code_verifier": "code_verifier" in form,
+                    "token_type_hint": form.get("token_type_hint", [None])[0],
+                    "client_id": form.get("client_id", [None])[0],
                 }
             )
             replayed = False
@@ -215,7 +226,8 @@ def main() -> None:
     sock.listen(128)
     base = f"http://127.0.0.1:{sock.getsockname()[1]}"
 
-    provider = Provider(args.token_lifetime, args.deny)
+    global PROVIDER
+    provider = PROVIDER = Provider(args.token_lifetime, args.deny)
     if args.no_dcr:
         # A public client registered out of band; RFC 8252 loopback
         # redirects may use any port, which the SDK compares exactly, so

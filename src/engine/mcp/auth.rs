@@ -37,6 +37,8 @@ pub enum Prompt {
     Never,
     /// Print the authorization URL on stderr, open a browser, wait.
     Terminal,
+    /// Print the authorization URL on stderr and wait; open no browser.
+    Print,
     /// Open a browser and wait, printing nothing (the workbench owns the
     /// screen); fails like [`Prompt::Never`] if no browser opens.
     BrowserOnly,
@@ -52,11 +54,21 @@ pub fn set_prompt(prompt: Prompt) {
     *PROMPT.lock().unwrap_or_else(PoisonError::into_inner) = Some(prompt);
 }
 
-/// The prompt in force: as set, else [`Prompt::Terminal`] when stdin and
-/// stderr are terminals, else [`Prompt::Never`].
+/// The prompt in force: `PIPEWRIGHT_AUTH_PROMPT` (`never`, `terminal`,
+/// `print`, `browser`), else as set, else [`Prompt::Terminal`] when stdin
+/// and stderr are terminals, else [`Prompt::Never`].
 pub fn prompt() -> Prompt {
+    let from_env = std::env::var("PIPEWRIGHT_AUTH_PROMPT").ok().and_then(|v| {
+        match v.trim().to_ascii_lowercase().as_str() {
+            "never" => Some(Prompt::Never),
+            "terminal" => Some(Prompt::Terminal),
+            "print" => Some(Prompt::Print),
+            "browser" => Some(Prompt::BrowserOnly),
+            _ => None,
+        }
+    });
     let set = *PROMPT.lock().unwrap_or_else(PoisonError::into_inner);
-    set.unwrap_or_else(|| {
+    from_env.or(set).unwrap_or_else(|| {
         if std::io::stdin().is_terminal() && std::io::stderr().is_terminal() {
             Prompt::Terminal
         } else {
@@ -260,12 +272,14 @@ pub(crate) async fn login_for_connect(server: &str, url: &str) -> Result<(), Mcp
     let opts = LoginOptions {
         browser: match prompt {
             Prompt::BrowserOnly => Browser::Require,
+            Prompt::Print => Browser::Skip,
             _ => Browser::Try,
         },
         ..LoginOptions::default()
     };
+    let printing = matches!(prompt, Prompt::Terminal | Prompt::Print);
     let show = |authorize_url: &str| {
-        if prompt == Prompt::Terminal {
+        if printing {
             eprintln!(
                 "Server `{server}` needs a login. Open this URL in a browser (waiting {} s):\n{authorize_url}",
                 opts.timeout.as_secs()
@@ -279,12 +293,14 @@ pub(crate) async fn login_for_connect(server: &str, url: &str) -> Result<(), Mcp
                 .unwrap_or_else(PoisonError::into_inner)
                 .get_or_insert_with(HashSet::new)
                 .insert(shown.clone());
-            if prompt == Prompt::Terminal {
+            if printing {
                 eprintln!("Logged in to {shown}.");
             }
             Ok(())
         }
-        Err(e) => Err(failed(format!("it needs a login, which failed: {e}; {how}"))),
+        Err(e) => Err(failed(format!(
+            "it needs a login, which failed: {e}; {how}"
+        ))),
     }
 }
 

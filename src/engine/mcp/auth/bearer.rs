@@ -179,9 +179,10 @@ pub(crate) async fn refresh(record: &TokenRecord) -> Result<TokenRecord, OAuthEr
             reason: other.to_string(),
         },
     };
-    let mut manager = AuthorizationManager::new_allowing_private_addresses(record.resource.as_str())
-        .await
-        .map_err(failed)?;
+    let mut manager =
+        AuthorizationManager::new_allowing_private_addresses(record.resource.as_str())
+            .await
+            .map_err(failed)?;
     manager.set_metadata(record.metadata.clone());
     let mut config = OAuthClientConfig::new(record.client_id.clone(), record.redirect_uri.clone())
         .with_scopes(record.scopes().to_vec());

@@ -193,7 +193,10 @@ mod tests {
             }))
         );
         assert_eq!(
-            parse_callback("/callback?state=s%201&code=a%2Bb&iss=https%3A%2F%2Fas", "s 1"),
+            parse_callback(
+                "/callback?state=s%201&code=a%2Bb&iss=https%3A%2F%2Fas",
+                "s 1"
+            ),
             Some(Ok(Callback {
                 code: "a+b".into(),
                 iss: Some("https://as".into())
@@ -256,7 +259,9 @@ mod tests {
         let browser = tokio::spawn(async move {
             let mut replies = Vec::new();
             for target in ["/favicon.ico", "/callback?code=c0de&state=st"] {
-                let mut s = TcpStream::connect(("127.0.0.1", port)).await.expect("connect");
+                let mut s = TcpStream::connect(("127.0.0.1", port))
+                    .await
+                    .expect("connect");
                 s.write_all(format!("GET {target} HTTP/1.1\r\nhost: x\r\n\r\n").as_bytes())
                     .await
                     .expect("write");

@@ -3,8 +3,7 @@
 //! owner only (files 0600, directory 0700 on Unix).
 
 use std::{
-    fmt,
-    fs,
+    fmt, fs,
     io::Write,
     path::{Path, PathBuf},
     time::{SystemTime, UNIX_EPOCH},
@@ -321,7 +320,10 @@ mod tests {
         for (given, canonical) in [
             ("http://127.0.0.1:8000/mcp", "http://127.0.0.1:8000/mcp"),
             ("HTTPS://Example.COM/mcp/", "https://example.com/mcp"),
-            ("https://u:p@example.com/mcp?k=v#f", "https://example.com/mcp"),
+            (
+                "https://u:p@example.com/mcp?k=v#f",
+                "https://example.com/mcp",
+            ),
             ("https://example.com", "https://example.com/"),
             ("https://example.com:443/", "https://example.com/"),
         ] {
@@ -371,7 +373,12 @@ mod tests {
             assert_eq!(mode(&store.path(url)), 0o600);
             assert_eq!(mode(store.dir()), 0o700);
         }
-        assert!(store.load("http://127.0.0.1:9/other").expect("load").is_none());
+        assert!(
+            store
+                .load("http://127.0.0.1:9/other")
+                .expect("load")
+                .is_none()
+        );
         assert!(store.remove(url).expect("remove"));
         assert!(!store.remove(url).expect("remove again"));
         assert!(store.load(url).expect("load").is_none());
