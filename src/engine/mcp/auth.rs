@@ -187,6 +187,7 @@ async fn revoke(record: &TokenRecord) -> bool {
     if let Some(secret) = &record.client_secret {
         form.push(("client_secret", secret));
     }
+    bearer::ensure_tls();
     let Ok(client) = reqwest::Client::builder()
         .timeout(Duration::from_secs(10))
         .redirect(reqwest::redirect::Policy::none())
@@ -307,6 +308,30 @@ pub(crate) async fn login_for_connect(server: &str, url: &str) -> Result<(), Mcp
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_an_auth_challenge_wants_a_login() {
+        use rmcp::transport::{
+            DynamicTransportError, StreamableHttpClientTransport,
+            streamable_http_client::AuthRequiredError,
+        };
+        type Http = StreamableHttpClientTransport<BearerClient>;
+        let failed =
+            |error: StreamableHttpError<reqwest::Error>| ClientInitializeError::TransportError {
+                error: DynamicTransportError::new::<Http, rmcp::RoleClient>(error),
+                context: "send initialize request".into(),
+            };
+        let challenge = AuthRequiredError::new("Bearer".into());
+        assert!(wants_login(&failed(StreamableHttpError::AuthRequired(
+            challenge
+        ))));
+        assert!(!wants_login(&failed(
+            StreamableHttpError::ServerDoesNotSupportSse
+        )));
+        assert!(!wants_login(&ClientInitializeError::ConnectionClosed(
+            "closed".into()
+        )));
+    }
 
     #[test]
     fn form_values_are_encoded() {

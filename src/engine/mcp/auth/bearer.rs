@@ -57,11 +57,19 @@ struct Tokens {
     record: Mutex<Option<Option<TokenRecord>>>,
 }
 
+/// Installs the TLS provider reqwest is built to need (`ring`), so an
+/// OAuth request made outside the binary's `main` cannot panic for want
+/// of one. Installing twice is harmless.
+pub(crate) fn ensure_tls() {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+}
+
 impl BearerClient {
     /// A client for the server at `url`. With `oauth` false (the server's
     /// headers carry their own `Authorization`, or the URL is unusable) it
     /// is rmcp's plain client.
     pub fn new(url: &str, oauth: bool) -> Self {
+        ensure_tls();
         let http = reqwest::Client::builder()
             .pool_max_idle_per_host(0)
             .redirect(same_origin_redirects())

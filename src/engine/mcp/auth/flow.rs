@@ -13,6 +13,7 @@ use rmcp::transport::auth::{
     AuthError, AuthorizationManager, CredentialStore, InMemoryCredentialStore, OAuthClientConfig,
 };
 
+use super::bearer::ensure_tls;
 use super::error::OAuthError;
 use super::loopback::Listener;
 use super::store::{TokenRecord, TokenStore, canonical_url};
@@ -85,6 +86,7 @@ pub async fn login(
     opts: &LoginOptions,
     show_url: &(dyn Fn(&str) + Send + Sync),
 ) -> Result<TokenRecord, OAuthError> {
+    ensure_tls();
     let canonical = canonical_url(url)?;
     let discovery = |e: AuthError| OAuthError::Discovery {
         url: canonical.clone(),
@@ -163,15 +165,8 @@ pub async fn login(
         .get_authorization_url(&scope_refs)
         .await
         .map_err(discovery)?;
-    let param = |name: &str| {
-        reqwest::Url::parse(&authorize_url).ok().and_then(|u| {
-            u.query_pairs()
-                .find(|(k, _)| k == name)
-                .map(|(_, v)| v.into_owned())
-        })
-    };
-    let state = param("state").unwrap_or_default();
-    let resource = param("resource").unwrap_or_else(|| canonical.clone());
+    let state = query_param(&authorize_url, "state").unwrap_or_default();
+    let resource = query_param(&authorize_url, "resource").unwrap_or_else(|| canonical.clone());
     show_url(&authorize_url);
     match opts.browser {
         Browser::Skip => {}
@@ -225,6 +220,15 @@ pub async fn login(
     };
     store.save(&record)?;
     Ok(record)
+}
+
+/// The decoded query parameter `name` of `url`.
+fn query_param(url: &str, name: &str) -> Option<String> {
+    reqwest::Url::parse(url).ok().and_then(|u| {
+        u.query_pairs()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.into_owned())
+    })
 }
 
 /// An unauthenticated request to the server, for its `WWW-Authenticate`
@@ -306,4 +310,135 @@ async fn open_browser(url: &str, confirm: bool) -> bool {
         tokio::time::timeout(Duration::from_secs(10), child.wait()).await,
         Ok(Ok(status)) if status.success()
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rmcp::transport::auth::{
+        AuthorizationMetadata, InMemoryStateStore, StateStore, WWWAuthenticateParams,
+    };
+    use sha2::{Digest, Sha256};
+
+    /// Base64url without padding (RFC 7636 appendix A).
+    fn base64url(bytes: &[u8]) -> String {
+        const ABC: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+        let mut out = String::new();
+        for chunk in bytes.chunks(3) {
+            let n = chunk
+                .iter()
+                .enumerate()
+                .fold(0u32, |n, (i, b)| n | u32::from(*b) << (16 - 8 * i));
+            for i in 0..=chunk.len() {
+                out.push(ABC[(n >> (18 - 6 * i) & 63) as usize] as char);
+            }
+        }
+        out
+    }
+
+    fn metadata() -> AuthorizationMetadata {
+        serde_json::from_value(serde_json::json!({
+            "issuer": "http://127.0.0.1:9",
+            "authorization_endpoint": "http://127.0.0.1:9/authorize",
+            "token_endpoint": "http://127.0.0.1:9/token",
+            "registration_endpoint": "http://127.0.0.1:9/register",
+            "code_challenge_methods_supported": ["S256"],
+            "revocation_endpoint": "http://127.0.0.1:9/revoke",
+        }))
+        .expect("metadata")
+    }
+
+    #[test]
+    fn metadata_keeps_the_fields_a_refresh_and_a_logout_need() {
+        let m = metadata();
+        assert_eq!(m.token_endpoint, "http://127.0.0.1:9/token");
+        assert_eq!(m.issuer.as_deref(), Some("http://127.0.0.1:9"));
+        assert_eq!(
+            m.additional_fields["revocation_endpoint"],
+            "http://127.0.0.1:9/revoke"
+        );
+        let round: AuthorizationMetadata =
+            serde_json::from_value(serde_json::to_value(&m).expect("json")).expect("back");
+        assert_eq!(round.registration_endpoint, m.registration_endpoint);
+    }
+
+    #[test]
+    fn the_challenge_names_the_resource_metadata() {
+        let base = reqwest::Url::parse("http://127.0.0.1:9/mcp").expect("url");
+        let params = WWWAuthenticateParams::parse(
+            r#"Bearer error="invalid_token", resource_metadata="http://127.0.0.1:9/.well-known/oauth-protected-resource/mcp", scope="mcp""#,
+            &base,
+        );
+        assert_eq!(
+            params
+                .resource_metadata_url
+                .as_ref()
+                .map(|u| u.to_string())
+                .as_deref(),
+            Some("http://127.0.0.1:9/.well-known/oauth-protected-resource/mcp")
+        );
+        assert_eq!(params.scope.as_deref(), Some("mcp"));
+        assert!(params.is_invalid_token());
+    }
+
+    #[test]
+    fn the_base64url_helper_matches_rfc_7636() {
+        // RFC 7636 appendix B.
+        let verifier = "dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk";
+        assert_eq!(
+            base64url(&Sha256::digest(verifier.as_bytes())),
+            "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM"
+        );
+    }
+
+    #[tokio::test]
+    async fn the_authorization_url_carries_an_s256_challenge_state_and_resource() {
+        ensure_tls();
+        let mut manager =
+            AuthorizationManager::new_allowing_private_addresses("http://127.0.0.1:9/mcp")
+                .await
+                .expect("manager");
+        let states = InMemoryStateStore::new();
+        manager.set_state_store(states.clone());
+        manager.set_metadata(metadata());
+        manager
+            .configure_client(OAuthClientConfig::new("c1", "http://127.0.0.1:5/callback"))
+            .expect("client");
+        let url = manager
+            .get_authorization_url(&["mcp"])
+            .await
+            .expect("authorization URL");
+        let param = |name| query_param(&url, name);
+        assert!(url.starts_with("http://127.0.0.1:9/authorize?"), "{url}");
+        assert_eq!(param("response_type").as_deref(), Some("code"));
+        assert_eq!(param("client_id").as_deref(), Some("c1"));
+        assert_eq!(param("code_challenge_method").as_deref(), Some("S256"));
+        assert_eq!(param("resource").as_deref(), Some("http://127.0.0.1:9/mcp"));
+        assert_eq!(
+            param("redirect_uri").as_deref(),
+            Some("http://127.0.0.1:5/callback")
+        );
+        assert_eq!(param("scope").as_deref(), Some("mcp"));
+        let state = param("state").expect("state");
+        assert!(state.len() >= 16, "{state}");
+        let kept = states
+            .load(&state)
+            .await
+            .expect("state store")
+            .expect("the verifier is kept under the state");
+        assert!((43..=128).contains(&kept.pkce_verifier.len()));
+        assert_eq!(
+            param("code_challenge"),
+            Some(base64url(&Sha256::digest(kept.pkce_verifier.as_bytes())))
+        );
+        let again = manager
+            .get_authorization_url(&["mcp"])
+            .await
+            .expect("another URL");
+        assert_ne!(
+            query_param(&again, "state"),
+            Some(state),
+            "a fresh state each time"
+        );
+    }
 }
