@@ -319,7 +319,9 @@ fn mode(path: &Path) -> u32 {
 
 #[test]
 fn login_call_refresh_status_logout_and_no_token_leaks() {
-    const LIFETIME: u64 = 4;
+    // Long enough for a slow debug build to make two calls before a refresh
+    // is due (a quarter of it is kept as margin), short enough to wait out.
+    const LIFETIME: u64 = 10;
     let server = Server::start(&["--token-lifetime", &LIFETIME.to_string()]);
     let tmp = tempfile::tempdir().expect("tempdir");
     let data = tmp.path().join("data");

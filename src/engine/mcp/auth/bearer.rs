@@ -158,6 +158,7 @@ impl Tokens {
         if !record.refreshable() {
             return Ok(None);
         }
+        let old = record.access_token().map(str::to_owned);
         match refresh(record).await {
             Ok(fresh) => {
                 self.store.save(&fresh)?;
@@ -165,7 +166,19 @@ impl Tokens {
                 *slot = Some(Some(fresh));
                 Ok(token)
             }
-            Err(OAuthError::Refresh { .. }) => Ok(None),
+            Err(OAuthError::Refresh { .. }) => {
+                // Refresh tokens rotate: another process may have used this
+                // one first and stored what it got.
+                let reloaded = self.store.load(&self.url)?;
+                let token = reloaded
+                    .as_ref()
+                    .filter(|r| r.is_fresh(now_secs()))
+                    .and_then(TokenRecord::access_token)
+                    .filter(|t| Some(*t) != old.as_deref())
+                    .map(str::to_owned);
+                *slot = Some(reloaded);
+                Ok(token)
+            }
             Err(e) => Err(e),
         }
     }
@@ -348,5 +361,62 @@ impl StreamableHttpClient for BearerClient {
             )
         })
         .await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::mcp::auth::store::sample_record;
+
+    fn tokens(store: &TokenStore, url: &str) -> Tokens {
+        Tokens {
+            url: url.to_owned(),
+            store: store.clone(),
+            record: Mutex::new(None),
+        }
+    }
+
+    #[tokio::test]
+    async fn a_fresh_token_is_used_and_a_later_login_is_picked_up() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let store = TokenStore::new(dir.path());
+        let url = "http://127.0.0.1:9/mcp";
+        let t = tokens(&store, url);
+        assert_eq!(t.current().await, Ok(None), "not logged in");
+        store
+            .save(&sample_record(url, now_secs(), Some(3600)))
+            .expect("save");
+        assert_eq!(t.current().await, Ok(Some("at-SECRET".to_owned())));
+    }
+
+    #[tokio::test]
+    async fn an_unreachable_token_endpoint_is_not_a_lost_login() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let store = TokenStore::new(dir.path());
+        let url = "http://127.0.0.1:9/mcp";
+        store
+            .save(&sample_record(url, now_secs() - 7200, Some(3600)))
+            .expect("save");
+        let e = tokens(&store, url)
+            .current()
+            .await
+            .expect_err("the refresh cannot be made");
+        assert!(matches!(e, OAuthError::Unreachable { .. }), "{e}");
+        assert!(!e.to_string().contains("SECRET"), "{e}");
+        assert!(
+            store.load(url).expect("load").is_some(),
+            "the login is kept"
+        );
+    }
+
+    #[test]
+    fn a_server_with_its_own_authorization_header_gets_no_token() {
+        assert!(
+            BearerClient::new("http://127.0.0.1:9/mcp", false)
+                .tokens
+                .is_none()
+        );
+        assert!(BearerClient::new("not a url", true).tokens.is_none());
     }
 }

@@ -278,41 +278,49 @@ impl TokenStore {
     }
 }
 
+/// A record for tests: tokens `at-SECRET` and `rt-SECRET` received at
+/// `received`, living `lifetime` s, from an authorization server at
+/// 127.0.0.1:1 (where nothing listens).
+#[cfg(test)]
+pub(crate) fn sample_record(url: &str, received: u64, lifetime: Option<u64>) -> TokenRecord {
+    use rmcp::transport::auth::OAuthTokenResponse;
+
+    let mut response = serde_json::json!({
+        "access_token": "at-SECRET",
+        "token_type": "bearer",
+        "refresh_token": "rt-SECRET",
+    });
+    if let Some(lifetime) = lifetime {
+        response["expires_in"] = lifetime.into();
+    }
+    let response: OAuthTokenResponse = serde_json::from_value(response).expect("token");
+    TokenRecord {
+        server_url: url.to_owned(),
+        resource: url.to_owned(),
+        metadata: serde_json::from_value(serde_json::json!({
+            "authorization_endpoint": "http://127.0.0.1:1/authorize",
+            "token_endpoint": "http://127.0.0.1:1/token",
+            "issuer": "http://127.0.0.1:1",
+        }))
+        .expect("metadata"),
+        client_id: "c1".into(),
+        client_secret: Some("cs-SECRET".into()),
+        redirect_uri: "http://127.0.0.1:2/callback".into(),
+        credentials: StoredCredentials::new(
+            "c1".into(),
+            Some(response),
+            vec!["mcp".into()],
+            Some(received),
+        ),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use rmcp::transport::auth::OAuthTokenResponse;
 
-    /// A record whose token was received at `received` and lives `lifetime` s.
-    pub(crate) fn record(url: &str, received: u64, lifetime: Option<u64>) -> TokenRecord {
-        let mut response = serde_json::json!({
-            "access_token": "at-SECRET",
-            "token_type": "bearer",
-            "refresh_token": "rt-SECRET",
-        });
-        if let Some(lifetime) = lifetime {
-            response["expires_in"] = lifetime.into();
-        }
-        let response: OAuthTokenResponse = serde_json::from_value(response).expect("token");
-        TokenRecord {
-            server_url: url.to_owned(),
-            resource: url.to_owned(),
-            metadata: serde_json::from_value(serde_json::json!({
-                "authorization_endpoint": "http://127.0.0.1:1/authorize",
-                "token_endpoint": "http://127.0.0.1:1/token",
-                "issuer": "http://127.0.0.1:1",
-            }))
-            .expect("metadata"),
-            client_id: "c1".into(),
-            client_secret: Some("cs-SECRET".into()),
-            redirect_uri: "http://127.0.0.1:2/callback".into(),
-            credentials: StoredCredentials::new(
-                "c1".into(),
-                Some(response),
-                vec!["mcp".into()],
-                Some(received),
-            ),
-        }
+    fn record(url: &str, received: u64, lifetime: Option<u64>) -> TokenRecord {
+        sample_record(url, received, lifetime)
     }
 
     #[test]
