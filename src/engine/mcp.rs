@@ -290,8 +290,6 @@ impl Connection {
                 {
                     Ok(Ok(service)) => service,
                     Ok(Err(e)) if auth::wants_login(&e) => {
-                        // Logging in takes the user's time, not the connect
-                        // timeout's; then connect afresh, once.
                         auth::login_for_connect(name, url).await?;
                         return Box::pin(Self::connect(name, spec, opts)).await;
                     }

@@ -246,7 +246,9 @@ pub(crate) fn wants_login(e: &ClientInitializeError) -> bool {
 
 /// A connection to `server` at `url` was refused for want of a login: log
 /// in as [`prompt`] allows, or say how to. `Ok` means tokens are stored
-/// and the connection should be tried again.
+/// and the caller should connect afresh, once: the login took the user's
+/// time, not the connect timeout's. A second refusal of the same server
+/// in this process is an error, never another login.
 pub(crate) async fn login_for_connect(server: &str, url: &str) -> Result<(), McpError> {
     let shown = canonical_url(url).unwrap_or_else(|_| url.to_owned());
     let failed = |reason: String| McpError::Connect {
