@@ -54,13 +54,12 @@ pub struct LoginArgs {
     #[arg(long, value_name = "ID")]
     pub client_id: Option<String>,
     /// The secret of `--client-id`, for a confidential client (better
-    /// given in the environment variable).
+    /// given in the environment variable); ignored without `--client-id`.
     #[arg(
         long,
         value_name = "SECRET",
         env = "PIPEWRIGHT_OAUTH_CLIENT_SECRET",
-        hide_env_values = true,
-        requires = "client_id"
+        hide_env_values = true
     )]
     pub client_secret: Option<String>,
     /// A scope to ask for (repeatable); by default the scopes the server
@@ -159,8 +158,8 @@ async fn login(args: LoginArgs, store: &TokenStore) -> u8 {
         Err(e) => return crate::cli::report::usage(e),
     };
     let opts = LoginOptions {
+        client_secret: args.client_secret.filter(|_| args.client_id.is_some()),
         client_id: args.client_id,
-        client_secret: args.client_secret,
         scopes: args.scopes,
         browser: if args.no_browser {
             Browser::Skip
