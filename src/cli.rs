@@ -2,6 +2,7 @@
 //! of the engine. Exit codes follow SPEC §4.
 
 pub mod ask;
+pub mod auth;
 pub mod check;
 pub mod completions;
 pub mod convert;
@@ -103,6 +104,9 @@ pub enum Command {
     /// List or call the tools of a server.
     #[command(subcommand)]
     Tools(tools::ToolsCommand),
+    /// Log in to OAuth-protected HTTP servers, or see and forget logins.
+    #[command(subcommand)]
+    Auth(auth::AuthCommand),
     /// Serve pipelines to agents: each composition of each FILE is one MCP
     /// tool (stdio, or Streamable HTTP with --http).
     Serve(serve::ServeArgs),
@@ -190,6 +194,10 @@ pub fn main() -> ExitCode {
             (None, Some(file)) => Command::Edit(crate::ui::EditArgs::from_file(file)),
             (None, None) => return exit::INVALID,
         };
+        if matches!(command, Command::Edit(_)) {
+            // The workbench owns the screen: a login opens a browser only.
+            crate::engine::mcp::auth::set_prompt(crate::engine::mcp::auth::Prompt::BrowserOnly);
+        }
         match command {
             Command::Edit(args) => crate::ui::edit(args).await,
             Command::Run(args) if run::plans_only(&args) => plan::plan(args).await,
@@ -197,6 +205,7 @@ pub fn main() -> ExitCode {
             Command::Plan(args) => plan::plan(args).await,
             Command::Check(args) => check::check(&args),
             Command::Tools(cmd) => tools::tools(cmd).await,
+            Command::Auth(cmd) => auth::auth(cmd).await,
             Command::Runs(cmd) => runs::runs(cmd).await,
             Command::DemoServer(args) => demo::demo(args).await,
             Command::Serve(args) => serve::serve(args).await,

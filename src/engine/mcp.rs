@@ -9,6 +9,7 @@
 //! sends as log notifications goes to a bounded [`ServerLog`], never to the
 //! terminal.
 
+pub mod auth;
 pub mod caller;
 mod child;
 pub mod client_config;
@@ -308,6 +309,10 @@ impl Connection {
                 let service = match tokio::time::timeout_at(deadline, client.serve(transport)).await
                 {
                     Ok(Ok(service)) => service,
+                    Ok(Err(e)) if auth::wants_login(&e) => {
+                        auth::login_for_connect(name, url).await?;
+                        return Box::pin(Self::connect(name, spec, opts)).await;
+                    }
                     Ok(Err(e)) => return Err(http_init_error(name, url, &e)),
                     Err(_) => {
                         return Err(McpError::Connect {

@@ -15,6 +15,7 @@ use rmcp::{
     },
 };
 
+use super::auth::BearerClient;
 use super::child::StdioChild;
 use super::error::{McpError, chain_message};
 
@@ -80,12 +81,14 @@ pub(super) fn spawn_stdio(
         })
 }
 
-/// The Streamable HTTP transport for `url`, with `headers` on every request.
+/// The Streamable HTTP transport for `url`, with `headers` on every request
+/// and, unless they carry their own `Authorization`, the stored OAuth token
+/// (see [`BearerClient`]).
 pub(super) fn http_transport(
     server: &str,
     url: &str,
     headers: &BTreeMap<String, String>,
-) -> Result<StreamableHttpClientTransport<reqwest::Client>, McpError> {
+) -> Result<StreamableHttpClientTransport<BearerClient>, McpError> {
     let invalid = |reason: String| McpError::InvalidSpec {
         server: server.to_owned(),
         reason,
@@ -115,10 +118,14 @@ pub(super) fn http_transport(
     // reqwest is built without a default TLS provider; `ring` is ours.
     // Installing twice is harmless: the second attempt reports an error we ignore.
     let _ = rustls::crypto::ring::default_provider().install_default();
+    let oauth = !custom.contains_key(&reqwest::header::AUTHORIZATION);
     let config = StreamableHttpClientTransportConfig::with_uri(url)
         .custom_headers(custom)
         .max_concurrent_requests(HTTP_CONCURRENCY);
-    Ok(StreamableHttpClientTransport::from_config(config))
+    Ok(StreamableHttpClientTransport::with_client(
+        BearerClient::new(url, oauth),
+        config,
+    ))
 }
 
 /// Why the handshake with a stdio server failed, in words.
