@@ -454,7 +454,18 @@ async fn call(a: CallArgs) -> u8 {
         on: a.on.as_deref(),
         timeout,
         yes: a.yes,
-        scope: crate::engine::mcp::human::CallScope::default(),
+        // On a terminal, a server's question is asked there; off one, it
+        // is declined.
+        scope: crate::engine::mcp::human::CallScope {
+            responder: {
+                use std::io::IsTerminal;
+                (std::io::stdin().is_terminal() && std::io::stderr().is_terminal()).then(|| {
+                    super::ask::Terminal::new(None)
+                        as std::sync::Arc<dyn crate::engine::mcp::human::Responder>
+                })
+            },
+            ..Default::default()
+        },
         spend: Spend {
             table,
             max_cost: a.max_cost,
