@@ -453,3 +453,126 @@ fn walk(dir: &Path) -> Vec<PathBuf> {
     }
     out
 }
+
+/// A tmux session running one command; killed when dropped.
+struct Tmux(String);
+
+impl Tmux {
+    fn start(cmd: &str, cwd: &Path) -> Option<Tmux> {
+        let ok = std::process::Command::new("tmux")
+            .arg("-V")
+            .output()
+            .is_ok_and(|o| o.status.success());
+        if !ok {
+            assert!(
+                std::env::var_os("CI").is_none(),
+                "tmux is required under CI (.ci/run installs it)"
+            );
+            eprintln!("tmux is not installed; the terminal test is skipped");
+            return None;
+        }
+        let name = format!("pw-hitl-{}", std::process::id());
+        let started = std::process::Command::new("tmux")
+            .args([
+                "new-session",
+                "-d",
+                "-x",
+                "120",
+                "-y",
+                "40",
+                "-s",
+                &name,
+                "-c",
+            ])
+            .arg(cwd)
+            .arg(cmd)
+            .status()
+            .expect("tmux runs");
+        assert!(started.success());
+        Some(Tmux(name))
+    }
+
+    fn screen(&self) -> String {
+        let out = std::process::Command::new("tmux")
+            .args(["capture-pane", "-p", "-t", &self.0])
+            .output()
+            .expect("capture");
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    fn wait_for(&self, text: &str) -> String {
+        for _ in 0..300 {
+            let s = self.screen();
+            if s.contains(text) {
+                return s;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+        panic!("`{text}` never showed:\n{}", self.screen());
+    }
+
+    fn keys(&self, keys: &[&str]) {
+        let ok = std::process::Command::new("tmux")
+            .args(["send-keys", "-t", &self.0])
+            .args(keys)
+            .status()
+            .expect("send-keys");
+        assert!(ok.success());
+    }
+}
+
+impl Drop for Tmux {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("tmux")
+            .args(["kill-session", "-t", &self.0])
+            .status();
+    }
+}
+
+#[test]
+fn run_on_a_terminal_asks_the_form_there_and_the_chain_uses_the_typed_value() {
+    let dir = tempfile::tempdir().expect("dir");
+    let steps = format!(
+        "{SIGNUP}  - id: hello\n    tool: summarize\n    args: {{text: \"${{who.name}}\"}}\noutput: hello\n"
+    );
+    let file = pipeline(dir.path(), "", &steps);
+    let out = dir.path().join("out.json");
+    let cmd = format!(
+        "PIPEWRIGHT_DATA_DIR={d} {bin} run {f} --format json > {o}; echo EXIT=$?; sleep 30",
+        d = dir.path().display(),
+        bin = env!("CARGO_BIN_EXE_pipewright"),
+        f = file.display(),
+        o = out.display()
+    );
+    let Some(t) = Tmux::start(&cmd, dir.path()) else {
+        return;
+    };
+    let s = t.wait_for("Your name*");
+    assert!(
+        s.contains("node `who`") && s.contains("Sign up (beta)"),
+        "{s}"
+    );
+    t.keys(&["Grace", "Enter"]);
+    t.wait_for("Age* (whole number)");
+    t.keys(&["many", "Enter"]);
+    t.wait_for("must be a whole number");
+    t.keys(&["85", "Enter"]);
+    t.wait_for("Plan (1 free, 2 pro) [free]");
+    t.keys(&["2", "Enter"]);
+    // Then the sampling request: the person writes the model's reply.
+    let s = t.wait_for("asks the model for a reply");
+    assert!(s.contains("Summarize: Grace"), "{s}");
+    t.keys(&["Grace", "Space", "joined.", "Enter", "Enter"]);
+    t.wait_for("EXIT=0");
+    let trace: Value =
+        serde_json::from_str(&std::fs::read_to_string(&out).expect("out")).expect("trace");
+    assert_eq!(
+        trace["nodes"]["who"]["output"],
+        json!({"action": "accept", "name": "Grace", "age": 85, "plan": "pro"})
+    );
+    assert_eq!(trace["nodes"]["who"]["interactions"][0]["by"], "terminal");
+    assert_eq!(
+        trace["output"],
+        json!({"summary": "Grace joined.", "model": "human"})
+    );
+}
