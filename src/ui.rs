@@ -3,12 +3,14 @@
 //! engine's session. Nothing here is needed by the engine.
 
 pub mod app;
+pub mod ask;
 pub mod config;
 pub mod dag;
 pub mod editor;
 pub mod history;
 pub mod inspector;
 pub mod keys;
+pub mod message;
 pub mod overlay;
 pub mod state;
 pub mod status;

@@ -7,6 +7,10 @@
 //! keys:                  # each entry replaces that action's keys
 //!   run: [F5, ctrl-r]
 //!   quit: [ctrl-q]
+//! sampling:              # writes servers' sampling replies on request
+//!   url: https://api.openai.com/v1
+//!   model: gpt-4o-mini
+//!   api_key: ${env.OPENAI_API_KEY}
 //! ```
 
 use std::collections::BTreeMap;
@@ -16,6 +20,7 @@ use serde::Deserialize;
 
 use super::keys::Keymap;
 use super::theme::Theme;
+use crate::engine::mcp::human::provider::Provider;
 
 /// Where config, themes and data live.
 #[derive(Debug, Clone, Default)]
@@ -45,6 +50,7 @@ struct ConfigFile {
     theme: Option<String>,
     #[serde(default)]
     keys: BTreeMap<String, Vec<String>>,
+    sampling: Option<Provider>,
 }
 
 /// The settings the workbench starts with.
@@ -52,6 +58,9 @@ struct ConfigFile {
 pub struct Config {
     pub theme: Theme,
     pub keymap: Keymap,
+    /// The provider that may write a sampling reply when the person asks
+    /// (the pipeline file's `sampling:` wins over it).
+    pub sampling: Option<Provider>,
 }
 
 impl Config {
@@ -73,7 +82,11 @@ impl Config {
             Some(p) => format!("{}: {e}", p.display()),
             None => e,
         })?;
-        Ok(Config { theme, keymap })
+        Ok(Config {
+            theme,
+            keymap,
+            sampling: file.sampling,
+        })
     }
 }
 
