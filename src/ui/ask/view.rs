@@ -192,7 +192,7 @@ fn form_lines(p: &Pending, f: &Form, t: &Theme) -> (Vec<Line<'static>>, usize) {
         let mut spans = vec![
             Span::styled(if focused { "› " } else { "  " }, label_style),
             Span::styled(
-                if field.required { "*" } else { " " },
+                if field.required { "* " } else { "  " },
                 Style::default().fg(t.error).add_modifier(Modifier::BOLD),
             ),
             Span::styled(format!("{:<width$}  ", labels[i]), label_style),
@@ -230,7 +230,7 @@ fn form_lines(p: &Pending, f: &Form, t: &Theme) -> (Vec<Line<'static>>, usize) {
             (Input::Choice(_), _) => {}
         }
         lines.push(Line::from(spans));
-        let pad = " ".repeat(width + 5);
+        let pad = " ".repeat(width + 6);
         let h = hint(&field.kind, field.description.as_deref());
         if !h.is_empty() {
             lines.push(Line::styled(format!("{pad}{h}"), dim));
@@ -302,7 +302,7 @@ fn sample_lines(s: &Sample, provider: Option<&str>, t: &Theme) -> (Vec<Line<'sta
         for (j, l) in text.lines().enumerate() {
             let who = if j == 0 { role.as_str() } else { "" };
             lines.push(Line::from(vec![
-                Span::styled(format!("  {who:<9}"), Style::default().fg(t.accent)),
+                Span::styled(format!("  {who:<10} "), Style::default().fg(t.accent)),
                 Span::styled(l.to_owned(), plain),
             ]));
         }

@@ -243,6 +243,10 @@ impl Inspector {
                     ));
                 }
             }
+            None if self.live.running => spans.push(Span::styled(
+                format!("{} running", status_glyph(NodeStatus::Running, false, 0)),
+                Style::default().fg(theme.running),
+            )),
             None => spans.push(Span::styled(
                 format!(
                     "{} not run yet",
