@@ -29,7 +29,10 @@ fn story(script: &str) {
         .expect("bash runs");
     let text = String::from_utf8_lossy(&out.stdout);
     eprintln!("{text}{}", String::from_utf8_lossy(&out.stderr));
-    assert!(out.status.success(), "the tmux story {script} failed:\n{text}");
+    assert!(
+        out.status.success(),
+        "the tmux story {script} failed:\n{text}"
+    );
     assert!(text.contains(", 0 failed"), "{text}");
 }
 

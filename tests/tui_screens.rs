@@ -75,7 +75,6 @@ fn app_on(text: &str) -> (tempfile::TempDir, App) {
     let config = Config {
         theme: Theme::dark(),
         keymap: Keymap::default(),
-        sampling: None,
     };
     let opts = Options {
         file: Path::new("pipeline.yml").to_path_buf(),

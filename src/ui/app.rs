@@ -244,7 +244,7 @@ impl App {
             viewing: None,
             frozen_now_ms: None,
             asks: Asks::default(),
-            sampling: config.sampling,
+            sampling: None,
         }
     }
 

@@ -58,9 +58,6 @@ struct ConfigFile {
 pub struct Config {
     pub theme: Theme,
     pub keymap: Keymap,
-    /// The provider that may write a sampling reply when the person asks
-    /// (the pipeline file's `sampling:` wins over it).
-    pub sampling: Option<Provider>,
 }
 
 impl Config {
@@ -68,6 +65,16 @@ impl Config {
     /// the defaults); `theme_override` (the `--theme` flag) wins over it.
     /// Errors name the file and what is wrong with it.
     pub fn load(dirs: &Dirs, theme_override: Option<&str>) -> Result<Config, String> {
+        Config::load_with_sampling(dirs, theme_override).map(|(c, _)| c)
+    }
+
+    /// Like [`Config::load`], with the file's `sampling:` provider: the
+    /// model that may write a sampling reply when the person asks (the
+    /// pipeline file's `sampling:` wins over it).
+    pub fn load_with_sampling(
+        dirs: &Dirs,
+        theme_override: Option<&str>,
+    ) -> Result<(Config, Option<Provider>), String> {
         let path = dirs.config.as_ref().map(|d| d.join("config.yaml"));
         let file = match path.as_deref().map(std::fs::read_to_string) {
             Some(Ok(text)) => parse(&text, path.as_deref())?,
@@ -82,11 +89,7 @@ impl Config {
             Some(p) => format!("{}: {e}", p.display()),
             None => e,
         })?;
-        Ok(Config {
-            theme,
-            keymap,
-            sampling: file.sampling,
-        })
+        Ok((Config { theme, keymap }, file.sampling))
     }
 }
 
@@ -144,6 +147,13 @@ mod tests {
             .replace("name: dark", "name: mine");
         std::fs::write(d.path().join("themes/mine.yaml"), text).unwrap();
         assert_eq!(Config::load(&dirs, None).unwrap().theme.name, "mine");
+    }
+
+    #[test]
+    fn config_may_name_a_sampling_provider() {
+        let (_d, dirs) = dirs_with("sampling:\n  url: http://127.0.0.1:9/v1\n  model: m1\n");
+        let (_, p) = Config::load_with_sampling(&dirs, None).unwrap();
+        assert_eq!(p.map(|p| p.model), Some("m1".to_owned()));
     }
 
     #[test]
