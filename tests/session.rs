@@ -82,15 +82,7 @@ impl Demo {
         let never = CancellationToken::new();
         let out = self
             .pool
-            .call(
-                Some("demo"),
-                "call_counts",
-                Map::new(),
-                None,
-                None,
-                &never,
-                &Default::default(),
-            )
+            .call(Some("demo"), "call_counts", Map::new(), None, None, &never, &Default::default())
             .await
             .unwrap_or_else(|e| panic!("call_counts: {e}"));
         out.output()

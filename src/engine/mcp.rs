@@ -464,9 +464,9 @@ impl Connection {
                 Some(tools)
             }
             Err(e) => {
-                self.inner.log.push(&format!(
-                    "[pipewright] reading the changed tool list failed: {e}"
-                ));
+                self.inner
+                    .log
+                    .push(&format!("[pipewright] reading the changed tool list failed: {e}"));
                 None
             }
         }

@@ -185,15 +185,12 @@ impl<'s> Loader<'s> {
         Some(out)
     }
 
-    /// `sampling: {url, model, api_key}`.
+/// `sampling: {url, model, api_key}`.
     fn sampling(&mut self, v: &YNode) -> Option<crate::engine::mcp::human::provider::Provider> {
         let Some(map) = v.as_map() else {
             self.err(
                 v.span,
-                format!(
-                    "`sampling` must be a mapping with `url`, `model` and `api_key`, found {}",
-                    v.type_name()
-                ),
+                format!("`sampling` must be a mapping with `url`, `model` and `api_key`, found {}", v.type_name()),
             );
             return None;
         };

@@ -154,10 +154,7 @@ impl ClientHandler for Client {
             map.remove("_meta");
         }
         let reply = self
-            .ask(
-                Ask::Sample { request },
-                origin(&context.extensions).as_ref(),
-            )
+            .ask(Ask::Sample { request }, origin(&context.extensions).as_ref())
             .await;
         match reply {
             Reply::Sampled { .. } => serde_json::from_value(reply.json()).map_err(|e| {
@@ -243,9 +240,8 @@ impl ClientHandler for Client {
     }
 
     async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
-        self.log.push(
-            "[pipewright] the server's tool list changed; it is read again before the next call",
-        );
+        self.log
+            .push("[pipewright] the server's tool list changed; it is read again before the next call");
         self.tools_changed.store(true, Ordering::SeqCst);
     }
 }

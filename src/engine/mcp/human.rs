@@ -51,9 +51,7 @@ impl Ask {
                 message,
                 url,
                 elicitation_id,
-            } => {
-                json!({"mode": "url", "message": message, "url": url, "elicitationId": elicitation_id})
-            }
+            } => json!({"mode": "url", "message": message, "url": url, "elicitationId": elicitation_id}),
             Ask::Sample { request } => request.clone(),
         }
     }
@@ -159,11 +157,7 @@ pub struct Human(pub Option<Arc<dyn Responder>>);
 
 impl std::fmt::Debug for Human {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(if self.0.is_some() {
-            "Human(..)"
-        } else {
-            "Human(none)"
-        })
+        f.write_str(if self.0.is_some() { "Human(..)" } else { "Human(none)" })
     }
 }
 
@@ -202,9 +196,7 @@ impl Responder for Chain {
             }
             if let (Ask::Sample { request }, Some(p)) = (&question.ask, &self.provider) {
                 return match p.complete(request).await {
-                    Ok((text, model)) => {
-                        Answer::new(Reply::Sampled { text, model }, Source::Provider)
-                    }
+                    Ok((text, model)) => Answer::new(Reply::Sampled { text, model }, Source::Provider),
                     Err(e) => Answer {
                         reply: Reply::Decline,
                         by: Source::Provider,
@@ -230,10 +222,7 @@ pub fn check_reply(ask: &Ask, reply: &Reply) -> Result<(), String> {
             if errors.is_empty() {
                 Ok(())
             } else {
-                Err(format!(
-                    "the answer does not fit the form: {}",
-                    errors.join("; ")
-                ))
+                Err(format!("the answer does not fit the form: {}", errors.join("; ")))
             }
         }
         (Ask::Url { .. }, Reply::Accept(_)) => Ok(()),
@@ -255,11 +244,7 @@ pub fn form_errors(schema: &Value, content: &Value) -> Vec<String> {
     validator
         .iter_errors(content)
         .map(|e| {
-            let path = e
-                .instance_path()
-                .as_str()
-                .trim_start_matches('/')
-                .to_owned();
+            let path = e.instance_path().as_str().trim_start_matches('/').to_owned();
             if path.is_empty() {
                 e.to_string()
             } else {
@@ -284,17 +269,12 @@ pub struct Field {
 #[derive(Debug, Clone, PartialEq)]
 pub enum FieldKind {
     /// Free text; `format` is `email`, `uri`, `date` or `date-time` when set.
-    Text {
-        format: Option<String>,
-    },
+    Text { format: Option<String> },
     Number,
     Integer,
     Boolean,
     /// One of `values`, each shown with its title.
-    Choice {
-        values: Vec<String>,
-        titles: Vec<String>,
-    },
+    Choice { values: Vec<String>, titles: Vec<String> },
 }
 
 /// The fields of a requested schema (`properties`, `required`).
@@ -626,11 +606,7 @@ mod tests {
         assert!(field_value(&f[1], "3.5").is_err());
         assert_eq!(field_value(&f[2], "Pro"), Ok(Some(json!("pro"))));
         assert_eq!(field_value(&f[2], "1"), Ok(Some(json!("free"))));
-        assert!(
-            field_value(&f[2], "gold")
-                .unwrap_err()
-                .contains("Free, Pro")
-        );
+        assert!(field_value(&f[2], "gold").unwrap_err().contains("Free, Pro"));
         assert_eq!(field_value(&f[4], "yes"), Ok(Some(json!(true))));
     }
 
@@ -656,7 +632,9 @@ mod tests {
             )
             .is_err()
         );
-        let sample = Ask::Sample { request: json!({}) };
+        let sample = Ask::Sample {
+            request: json!({}),
+        };
         assert!(check_reply(&sample, &Reply::Accept(json!({}))).is_err());
     }
 

@@ -16,7 +16,9 @@ use crate::engine::lang::reference;
 use crate::engine::lang::snapshot::Snapshot;
 use crate::engine::mcp::caller::Caller;
 use crate::engine::mcp::human::CallScope;
-use crate::engine::mcp::{CallOutcome, ConnectOptions, Connection, McpError, ServerSpec, ToolInfo};
+use crate::engine::mcp::{
+    CallOutcome, ConnectOptions, Connection, McpError, ServerSpec, ToolInfo,
+};
 use crate::engine::redact::Redactor;
 
 /// The name the built-in demo server gets when a file declares no server.
@@ -372,8 +374,7 @@ impl Caller for ServerPool {
                     reason: "no connection to this server was opened for the run".to_owned(),
                 });
             };
-            conn.call_scoped(tool, args, meta, timeout, cancel, scope)
-                .await
+            conn.call_scoped(tool, args, meta, timeout, cancel, scope).await
         })
     }
 

@@ -49,9 +49,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::engine::cost::pricing::{FreeCalls, Pricing};
 use crate::engine::mcp::caller::Caller;
-use crate::engine::mcp::human::{
-    CallExtras, CallScope, Interaction, LogLine, Notice, ProgressNote,
-};
+use crate::engine::mcp::human::{CallExtras, CallScope, Interaction, LogLine, Notice, ProgressNote};
 use crate::engine::mcp::{CallOutcome, McpError, output_of};
 use crate::engine::redact::Redactor;
 
@@ -460,15 +458,7 @@ mod tests {
         let mut got = Vec::new();
         for _ in 0..3 {
             let o = r
-                .call(
-                    None,
-                    "echo",
-                    args.clone(),
-                    None,
-                    None,
-                    &cancel,
-                    &CallScope::default(),
-                )
+                .call(None, "echo", args.clone(), None, None, &cancel, &CallScope::default())
                 .await
                 .unwrap_or_else(|e| panic!("{e}"));
             assert!(o.replayed);
@@ -477,15 +467,7 @@ mod tests {
         assert_eq!(got, [json!(1), json!(2), json!(2)]);
         assert!(r.answers(Some("demo"), "echo", &args));
         let e = r
-            .call(
-                None,
-                "nope",
-                Map::new(),
-                None,
-                None,
-                &cancel,
-                &CallScope::default(),
-            )
+            .call(None, "nope", Map::new(), None, None, &cancel, &CallScope::default())
             .await
             .err()
             .map(|e| e.to_string())

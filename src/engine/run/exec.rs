@@ -18,8 +18,8 @@ use crate::engine::lang::snapshot::{Snapshot, resolve_args};
 use crate::engine::mcp::caller::Caller;
 use crate::engine::mcp::human::{CallExtras, CallScope, Notice, Responder};
 use crate::engine::mcp::{McpError, error_text, output_of};
-use crate::engine::redact::Redactor;
 use crate::engine::run::cassette::redacted_extras;
+use crate::engine::redact::Redactor;
 use crate::engine::run::events::Event;
 use crate::engine::run::trace::{IterationRecord, NodeRecord, NodeStatus};
 

@@ -58,8 +58,8 @@ impl Answers {
         for (node, items) in raw {
             let mut q = VecDeque::new();
             for (n, item) in items.into_iter().enumerate() {
-                let reply =
-                    reply_of(item).map_err(|e| format!("`{node}`, answer {}: {e}", n + 1))?;
+                let reply = reply_of(item)
+                    .map_err(|e| format!("`{node}`, answer {}: {e}", n + 1))?;
                 q.push_back(reply);
             }
             queues.insert(node, q);
@@ -82,7 +82,8 @@ impl Answers {
     }
 }
 
-const SHAPES: &str = "expected `accept`, `accept: {fields}`, `decline`, `cancel`, `sample: TEXT` or `sample: {text, model}`";
+const SHAPES: &str =
+    "expected `accept`, `accept: {fields}`, `decline`, `cancel`, `sample: TEXT` or `sample: {text, model}`";
 
 fn reply_of(item: Item) -> Result<Reply, String> {
     match item {
@@ -161,10 +162,7 @@ mod tests {
     #[test]
     fn bad_entries_are_named() {
         let e = Answers::parse("signup:\n  - maybe\n").unwrap_err();
-        assert!(
-            e.contains("`signup`, answer 1") && e.contains("`maybe`"),
-            "{e}"
-        );
+        assert!(e.contains("`signup`, answer 1") && e.contains("`maybe`"), "{e}");
         let e = Answers::parse("x:\n  - accept: 3\n").unwrap_err();
         assert!(e.contains("mapping"), "{e}");
         assert!(Answers::parse("- a\n").is_err());

@@ -132,12 +132,10 @@ impl Provider {
             .await
             .map_err(|e| format!("the sampling provider did not answer: {}", e.without_url()))?;
         let status = resp.status();
-        let body: Value = resp.json().await.map_err(|e| {
-            format!(
-                "the sampling provider's answer is not JSON: {}",
-                e.without_url()
-            )
-        })?;
+        let body: Value = resp
+            .json()
+            .await
+            .map_err(|e| format!("the sampling provider's answer is not JSON: {}", e.without_url()))?;
         if !status.is_success() {
             let why = body
                 .pointer("/error/message")
