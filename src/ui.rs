@@ -3,12 +3,14 @@
 //! engine's session. Nothing here is needed by the engine.
 
 pub mod app;
+pub mod ask;
 pub mod config;
 pub mod dag;
 pub mod editor;
 pub mod history;
 pub mod inspector;
 pub mod keys;
+pub mod message;
 pub mod overlay;
 pub mod state;
 pub mod status;
@@ -78,7 +80,7 @@ pub async fn edit(args: EditArgs) -> u8 {
         }
     };
     let dirs = config::Dirs::locate();
-    let cfg = match config::Config::load(&dirs, args.theme.as_deref()) {
+    let (cfg, sampling) = match config::Config::load_with_sampling(&dirs, args.theme.as_deref()) {
         Ok(c) => c,
         Err(e) => {
             eprintln!("error: {e}");
@@ -107,7 +109,8 @@ pub async fn edit(args: EditArgs) -> u8 {
         theme: args.theme,
         timeout,
     };
-    let app = app::App::new(opts, dirs, cfg, editor);
+    let mut app = app::App::new(opts, dirs, cfg, editor);
+    app.sampling = sampling;
     match terminal::run(app).await {
         Ok(code) => code,
         Err(e) => {

@@ -1,30 +1,51 @@
-//! Runs `tests/tui_e2e.sh`: the real binary in tmux, driven by keys. Where
-//! tmux is missing the test says so and passes, except under CI (`CI` set),
-//! where `.ci/run` installs tmux and a missing one is a failure.
+//! Runs `tests/tui_e2e.sh` and `tests/tui_e2e_hitl.sh`: the real binary in
+//! tmux, driven by keys. Where tmux is missing the tests say so and pass,
+//! except under CI (`CI` set), where `.ci/run` installs tmux and a missing
+//! one is a failure. The second story needs the SDK venv at `target/pyvenv`
+//! and fails (it does not skip) without it.
 
 use std::process::Command;
 
-#[test]
-fn workbench_story_in_a_real_terminal() {
-    let has_tmux = Command::new("tmux")
+fn has_tmux() -> bool {
+    let has = Command::new("tmux")
         .arg("-V")
         .output()
         .is_ok_and(|o| o.status.success());
-    if !has_tmux {
+    if !has {
         assert!(
             std::env::var_os("CI").is_none(),
             "tmux is required under CI (.ci/run installs it)"
         );
         eprintln!("tui_e2e: tmux is not installed; skipped (install tmux to run it)");
-        return;
     }
+    has
+}
+
+fn story(script: &str) {
     let out = Command::new("bash")
-        .arg(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/tui_e2e.sh"))
+        .arg(format!("{}/tests/{script}", env!("CARGO_MANIFEST_DIR")))
         .env("PIPEWRIGHT_BIN", env!("CARGO_BIN_EXE_pipewright"))
         .output()
         .expect("bash runs");
     let text = String::from_utf8_lossy(&out.stdout);
     eprintln!("{text}{}", String::from_utf8_lossy(&out.stderr));
-    assert!(out.status.success(), "the tmux story failed:\n{text}");
+    assert!(
+        out.status.success(),
+        "the tmux story {script} failed:\n{text}"
+    );
     assert!(text.contains(", 0 failed"), "{text}");
+}
+
+#[test]
+fn workbench_story_in_a_real_terminal() {
+    if has_tmux() {
+        story("tui_e2e.sh");
+    }
+}
+
+#[test]
+fn a_server_asks_and_the_person_answers_in_the_workbench() {
+    if has_tmux() {
+        story("tui_e2e_hitl.sh");
+    }
 }

@@ -696,3 +696,204 @@ fn screen_timeline_finished_with_a_failure() {
     );
     insta::assert_snapshot!(screen(&mut app, 120, 30));
 }
+
+// ---- servers' questions ----
+
+const HITL: &str = "\
+servers:
+  hitl:
+    command: python
+    args: [hitl_server.py]
+pipe:
+  - id: who
+    tool: signup
+    args: {reason: demo}
+  - id: c
+    tool: count
+    args: {n: 3}
+";
+
+use pipewright::engine::mcp::human::{
+    Answer, Ask, CallExtras, Interaction, LogLine, ProgressNote, Question, Reply, Source,
+};
+use pipewright::ui::message::Message;
+use tokio::sync::oneshot;
+
+/// Node `id` is running and its server asks `ask`; the receiver is where
+/// the answer goes.
+fn asked(app: &mut App, id: &str, ask: Ask) -> oneshot::Receiver<Answer> {
+    app.on_session(Event::NodeStarted {
+        id: id.into(),
+        attempt: 1,
+    });
+    let (reply, rx) = oneshot::channel();
+    app.on_message(Message::Question {
+        question: Question {
+            server: "hitl".into(),
+            node: Some(id.into()),
+            ask,
+        },
+        reply,
+        generation: 1,
+    });
+    rx
+}
+
+fn signup_form() -> Ask {
+    Ask::Form {
+        message: "Sign up (demo)".into(),
+        schema: json!({
+            "type": "object",
+            "properties": {
+                "name": {"type": "string", "title": "Your name"},
+                "age": {"type": "integer", "minimum": 0, "description": "In years"},
+                "plan": {"type": "string", "enum": ["free", "pro"], "enumNames": ["Free plan", "Pro plan"], "default": "free"},
+                "email": {"type": "string", "format": "email"},
+                "news": {"type": "boolean", "default": true}
+            },
+            "required": ["name", "age"]
+        }),
+    }
+}
+
+fn type_text(app: &mut App, text: &str) {
+    for c in text.chars() {
+        app.on_key(key(KeyCode::Char(c)));
+    }
+}
+
+#[test]
+fn a_question_pauses_its_node_until_the_modal_answers_it() {
+    let (_d, mut app) = app_on(HITL);
+    let mut rx = asked(&mut app, "who", signup_form());
+    assert!(app.visuals[0].asking);
+    // The modal has the keys: `q` is text, not quit.
+    type_text(&mut app, "q");
+    assert!(!app.quit);
+    app.on_key(key(KeyCode::Backspace));
+    type_text(&mut app, "Ada");
+    app.on_key(key(KeyCode::Tab));
+    type_text(&mut app, "36");
+    app.on_key(key(KeyCode::Enter));
+    let a = rx.try_recv().unwrap();
+    assert_eq!(
+        a.reply,
+        Reply::Accept(json!({"name": "Ada", "age": 36, "plan": "free", "news": true}))
+    );
+    assert!(!app.visuals[0].asking);
+    assert!(app.asks.is_empty());
+    // Quitting (or dropping the session) with a question open cancels it.
+    let mut rx = asked(&mut app, "who", signup_form());
+    app.cancel_questions("the workbench was closed");
+    assert_eq!(rx.try_recv().unwrap().reply, Reply::Cancel);
+    assert!(!app.visuals[0].asking);
+}
+
+#[test]
+fn screen_elicitation_form_with_an_error() {
+    let (_d, mut app) = app_on(HITL);
+    app.on_session(Event::RunStarted {
+        composition: "main".into(),
+        case: None,
+        nodes: 2,
+    });
+    let _rx = asked(&mut app, "who", signup_form());
+    let _rx2 = asked(
+        &mut app,
+        "c",
+        Ask::Url {
+            message: "Confirm in your browser".into(),
+            url: "http://127.0.0.1:9/confirm".into(),
+            elicitation_id: "el-1".into(),
+        },
+    );
+    type_text(&mut app, "Ada");
+    app.on_key(key(KeyCode::Tab));
+    type_text(&mut app, "-3");
+    app.on_key(key(KeyCode::Enter));
+    insta::assert_snapshot!(screen(&mut app, 120, 36));
+}
+
+#[test]
+fn screen_sampling_modal() {
+    let (_d, mut app) = app_on(HITL);
+    let _rx = asked(
+        &mut app,
+        "c",
+        Ask::Sample {
+            request: json!({
+                "messages": [
+                    {"role": "user", "content": {"type": "text", "text": "Summarize: the quarterly report"}},
+                    {"role": "assistant", "content": {"type": "text", "text": "Which part?"}},
+                    {"role": "user", "content": {"type": "text", "text": "All of it, in one line."}}
+                ],
+                "systemPrompt": "You write one-line summaries.",
+                "modelPreferences": {"hints": [{"name": "claude-3-haiku"}, {"name": "gpt-4o-mini"}], "costPriority": 0.8, "intelligencePriority": 0.3},
+                "maxTokens": 50
+            }),
+        },
+    );
+    type_text(&mut app, "Revenue up, costs flat.");
+    app.on_key(key(KeyCode::Enter));
+    type_text(&mut app, "Hiring paused");
+    insta::assert_snapshot!(screen(&mut app, 120, 36));
+}
+
+#[test]
+fn screen_logs_tab() {
+    let (_d, mut app) = app_on(HITL);
+    let log = |level: &str, text: &str| LogLine {
+        level: level.into(),
+        logger: None,
+        data: json!(text),
+    };
+    let mut record = ok_record(
+        json!({"reason": "demo"}),
+        json!({"action": "accept", "name": "Ada", "age": 36, "plan": "free"}),
+    );
+    record.extras = CallExtras {
+        interactions: vec![Interaction {
+            kind: "elicitation".into(),
+            server: "hitl".into(),
+            request: json!({"mode": "form", "message": "Sign up (demo)"}),
+            reply: json!({"action": "accept", "content": {"name": "Ada", "age": 36}}),
+            by: Source::Workbench,
+            error: None,
+        }],
+        logs: vec![
+            log("info", "signup asked: demo"),
+            log("info", "signed up Ada"),
+            log("warning", "plan defaulted to free"),
+        ],
+        progress: vec![ProgressNote {
+            progress: 1.0,
+            total: Some(1.0),
+            message: Some("done".into()),
+        }],
+    };
+    finish(&mut app, "who", record);
+    // `c` runs, reporting progress.
+    app.on_session(Event::NodeStarted {
+        id: "c".into(),
+        attempt: 1,
+    });
+    app.on_session(Event::Progress {
+        id: "c".into(),
+        iteration: None,
+        note: ProgressNote {
+            progress: 2.0,
+            total: Some(3.0),
+            message: Some("step 2 of 3".into()),
+        },
+    });
+    app.on_session(Event::ServerLog {
+        id: "c".into(),
+        line: "[debug] tick 2".into(),
+    });
+    app.select(Some(0), true);
+    app.inspector.set_tab(Tab::Logs);
+    app.focus = Focus::Inspector;
+    insta::assert_snapshot!("screen_logs_tab_finished", screen(&mut app, 120, 32));
+    app.select(Some(1), true);
+    insta::assert_snapshot!("screen_logs_tab_running", screen(&mut app, 120, 32));
+}

@@ -25,6 +25,7 @@ use crate::engine::run::events::{Event, PauseReason};
 use crate::engine::run::session::{Command, SessionConfig};
 use crate::engine::run::trace::{NodeRecord, NodeStatus, RunStatus, Trace};
 
+use super::ask::Asks;
 use super::config::{Config, Dirs};
 use super::dag::{DagLayout, DagState};
 use super::editor::{Editor, EditorEvent};
@@ -34,6 +35,7 @@ use super::overlay::{self, Overlay, Palette, PaletteItem};
 use super::state::NodeVisual;
 use super::theme::Theme;
 
+mod ask;
 mod events;
 mod history;
 mod input;
@@ -109,6 +111,15 @@ pub enum Effect {
     ExternalEditor,
     /// Keep a finished run's trace where `pipewright run` keeps them.
     SaveTrace(Box<Trace>),
+    /// Ask the sampling provider to write the reply to question `ticket`;
+    /// its answer comes back as a message.
+    AskProvider {
+        ticket: u64,
+        provider: Box<crate::engine::mcp::human::provider::Provider>,
+        request: Value,
+    },
+    /// Open a server's link in the browser (asked for with a key).
+    OpenUrl(String),
     Quit,
 }
 
@@ -184,6 +195,10 @@ pub struct App {
     /// A fixed "now" (ms into the run) for the timeline, instead of the
     /// clock: screenshots of a live run are drawn with it.
     pub frozen_now_ms: Option<u64>,
+    /// Servers' questions waiting for the person; the first is shown.
+    pub asks: Asks,
+    /// config.yaml's `sampling:` provider (the file's wins).
+    pub sampling: Option<crate::engine::mcp::human::provider::Provider>,
 }
 
 impl App {
@@ -228,6 +243,8 @@ impl App {
             run_clock: None,
             viewing: None,
             frozen_now_ms: None,
+            asks: Asks::default(),
+            sampling: None,
         }
     }
 
@@ -419,6 +436,27 @@ impl App {
         };
         self.inspector
             .set_node_shared(&node.id, Some(node), record, preview.as_ref());
+        self.sync_live();
+    }
+
+    /// Gives the inspector the selected node's live state (Logs tab).
+    pub(crate) fn sync_live(&mut self) {
+        let Some(v) = self.dag.selected.and_then(|i| self.visuals.get(i)) else {
+            return;
+        };
+        self.inspector.set_live(crate::ui::inspector::Live {
+            running: v.status == NodeStatus::Running,
+            asking: v.asking,
+            note: v.note.clone(),
+            logs: v.logs.clone(),
+        });
+    }
+
+    /// Re-syncs the inspector when node `i` is the selected one.
+    fn sync_live_of(&mut self, i: usize) {
+        if self.dag.selected == Some(i) {
+            self.sync_live();
+        }
     }
 
     /// A node's args resolved as far as the outputs recorded so far allow;

@@ -7,6 +7,10 @@
 //! keys:                  # each entry replaces that action's keys
 //!   run: [F5, ctrl-r]
 //!   quit: [ctrl-q]
+//! sampling:              # writes servers' sampling replies on request
+//!   url: https://api.openai.com/v1
+//!   model: gpt-4o-mini
+//!   api_key: ${env.OPENAI_API_KEY}
 //! ```
 
 use std::collections::BTreeMap;
@@ -16,6 +20,7 @@ use serde::Deserialize;
 
 use super::keys::Keymap;
 use super::theme::Theme;
+use crate::engine::mcp::human::provider::Provider;
 
 /// Where config, themes and data live.
 #[derive(Debug, Clone, Default)]
@@ -45,6 +50,7 @@ struct ConfigFile {
     theme: Option<String>,
     #[serde(default)]
     keys: BTreeMap<String, Vec<String>>,
+    sampling: Option<Provider>,
 }
 
 /// The settings the workbench starts with.
@@ -59,6 +65,16 @@ impl Config {
     /// the defaults); `theme_override` (the `--theme` flag) wins over it.
     /// Errors name the file and what is wrong with it.
     pub fn load(dirs: &Dirs, theme_override: Option<&str>) -> Result<Config, String> {
+        Config::load_with_sampling(dirs, theme_override).map(|(c, _)| c)
+    }
+
+    /// Like [`Config::load`], with the file's `sampling:` provider: the
+    /// model that may write a sampling reply when the person asks (the
+    /// pipeline file's `sampling:` wins over it).
+    pub fn load_with_sampling(
+        dirs: &Dirs,
+        theme_override: Option<&str>,
+    ) -> Result<(Config, Option<Provider>), String> {
         let path = dirs.config.as_ref().map(|d| d.join("config.yaml"));
         let file = match path.as_deref().map(std::fs::read_to_string) {
             Some(Ok(text)) => parse(&text, path.as_deref())?,
@@ -73,7 +89,7 @@ impl Config {
             Some(p) => format!("{}: {e}", p.display()),
             None => e,
         })?;
-        Ok(Config { theme, keymap })
+        Ok((Config { theme, keymap }, file.sampling))
     }
 }
 
@@ -131,6 +147,13 @@ mod tests {
             .replace("name: dark", "name: mine");
         std::fs::write(d.path().join("themes/mine.yaml"), text).unwrap();
         assert_eq!(Config::load(&dirs, None).unwrap().theme.name, "mine");
+    }
+
+    #[test]
+    fn config_may_name_a_sampling_provider() {
+        let (_d, dirs) = dirs_with("sampling:\n  url: http://127.0.0.1:9/v1\n  model: m1\n");
+        let (_, p) = Config::load_with_sampling(&dirs, None).unwrap();
+        assert_eq!(p.map(|p| p.model), Some("m1".to_owned()));
     }
 
     #[test]

@@ -271,15 +271,41 @@ impl DagView<'_> {
         if v.paused_before {
             name = name.add_modifier(Modifier::BOLD | Modifier::UNDERLINED);
         }
-        let mut pieces = vec![
-            (marker.to_string(), marker_style),
+        // A server's question waits for the person: `?` instead of the
+        // spinner.
+        let glyph = if v.asking {
+            (
+                "?".to_string(),
+                base.fg(t.warning).add_modifier(Modifier::BOLD),
+            )
+        } else {
             (
                 status_glyph(v.status, v.mocked, self.tick).to_string(),
                 base.fg(glyph_color),
-            ),
+            )
+        };
+        let mut pieces = vec![
+            (marker.to_string(), marker_style),
+            glyph,
             (" ".to_string(), base),
-            (self.comp.nodes[i].id.clone(), name),
         ];
+        let id = &self.comp.nodes[i].id;
+        // The server's progress report fills the id from the left like a
+        // bar while the call runs.
+        let filled = match (&v.note, v.status) {
+            (Some(n), NodeStatus::Running) => n.fraction().map(|f| {
+                ((f * id.chars().count() as f64).round() as usize).min(id.chars().count())
+            }),
+            _ => None,
+        };
+        match filled {
+            Some(k) if k > 0 => {
+                let bar = name.fg(t.running).add_modifier(Modifier::REVERSED);
+                pieces.push((id.chars().take(k).collect(), bar));
+                pieces.push((id.chars().skip(k).collect(), name));
+            }
+            _ => pieces.push((id.clone(), name)),
+        }
         if let Some((done, total)) = v.progress {
             let c = if v.status == NodeStatus::Running {
                 t.running

@@ -1,6 +1,7 @@
 //! The per-node trace inspector pane: tabs for a node's resolved args, its
 //! output as a foldable JSON tree with a jq filter box, its error, timing,
-//! fan-out iterations and the raw JSON-RPC exchange.
+//! fan-out iterations, the raw JSON-RPC exchange, and what the server said
+//! besides its result (progress, questions, log lines).
 //!
 //! Nothing here walks a whole value on the input or render path: trees
 //! flatten only what is open and draw only what is on screen; jq filters and
@@ -11,6 +12,7 @@ mod details;
 mod filter;
 mod iterations;
 pub mod json_tree;
+mod logs;
 mod pretty;
 mod render;
 mod shared;
@@ -31,14 +33,15 @@ use crate::engine::run::trace::{NodeRecord, NodeStatus};
 use filter::{Edit, FilterBox, FilterDone};
 use iterations::IterationsView;
 use json_tree::JsonTree;
+pub use logs::Live;
 use pretty::{PrettyText, TextView};
 use shared::SharedValue;
 
 /// The inspector's keys, for the help overlay: (keys, what they do).
 pub const HELP: &[(&str, &str)] = &[
     (
-        "←/→ 1-6",
-        "switch tab (Args Output Error Timing Iterations Raw)",
+        "←/→ 1-7",
+        "switch tab (Args Output Error Timing Iterations Raw Logs)",
     ),
     ("↑/↓ PgUp/PgDn Home/End", "move in the tree, table or text"),
     (
@@ -62,17 +65,20 @@ pub enum Tab {
     Timing,
     Iterations,
     Raw,
+    /// The server's progress, questions and log lines.
+    Logs,
 }
 
 impl Tab {
-    /// Every tab, in display order (keys 1-6).
-    pub const ALL: [Tab; 6] = [
+    /// Every tab, in display order (keys 1-7).
+    pub const ALL: [Tab; 7] = [
         Tab::Args,
         Tab::Output,
         Tab::Error,
         Tab::Timing,
         Tab::Iterations,
         Tab::Raw,
+        Tab::Logs,
     ];
 
     /// The tab's name in the title bar.
@@ -84,6 +90,7 @@ impl Tab {
             Tab::Timing => "Timing",
             Tab::Iterations => "Iterations",
             Tab::Raw => "Raw",
+            Tab::Logs => "Logs",
         }
     }
 
@@ -205,6 +212,9 @@ pub struct Inspector {
     iterations: IterationsView,
     raw: RawText,
     raw_view: TextView,
+    /// The shown node's live state (Logs tab).
+    live: Live,
+    logs_scroll: u16,
     /// Bumped whenever the shown node or record changes.
     generation: u64,
     done_tx: Sender<Done>,
@@ -232,6 +242,8 @@ impl Inspector {
             iterations: IterationsView::default(),
             raw: RawText::NotStarted,
             raw_view: TextView::default(),
+            live: Live::default(),
+            logs_scroll: 0,
             generation: 0,
             done_tx,
             done_rx,
@@ -296,6 +308,9 @@ impl Inspector {
             .map(|r| JsonTree::new(SharedValue::Output(Arc::clone(r))));
         self.filtered = None;
         self.error_scroll = 0;
+        if !same_node {
+            self.logs_scroll = 0;
+        }
         self.raw = RawText::NotStarted;
         self.raw_view = TextView::default();
         let n_iter = record.as_ref().map_or(0, |r| r.iterations.len());
@@ -331,6 +346,12 @@ impl Inspector {
         self.iterations.reset();
         self.raw = RawText::NotStarted;
         self.raw_view = TextView::default();
+    }
+
+    /// What the shown node is doing now, for the Logs tab: set by the app
+    /// with each progress report, log line and question.
+    pub fn set_live(&mut self, live: Live) {
+        self.live = live;
     }
 
     /// The active tab.
@@ -399,7 +420,7 @@ impl Inspector {
                 self.set_tab(self.tab.step(1));
                 return true;
             }
-            KeyCode::Char(c @ '1'..='6') => {
+            KeyCode::Char(c @ '1'..='7') => {
                 self.set_tab(Tab::ALL[c as usize - '1' as usize]);
                 return true;
             }
@@ -418,6 +439,7 @@ impl Inspector {
             Tab::Timing => false,
             Tab::Iterations => self.iterations_key(key.code),
             Tab::Raw => self.raw_key(key.code),
+            Tab::Logs => scroll_text(&mut self.logs_scroll, key.code),
         }
     }
 
@@ -538,16 +560,7 @@ impl Inspector {
     }
 
     fn scroll_error(&mut self, code: KeyCode) -> bool {
-        let s = &mut self.error_scroll;
-        match code {
-            KeyCode::Up | KeyCode::Char('k') => *s = s.saturating_sub(1),
-            KeyCode::Down | KeyCode::Char('j') => *s = s.saturating_add(1),
-            KeyCode::PageUp => *s = s.saturating_sub(10),
-            KeyCode::PageDown => *s = s.saturating_add(10),
-            KeyCode::Home => *s = 0,
-            _ => return false,
-        }
-        true
+        scroll_text(&mut self.error_scroll, code)
     }
 
     fn iteration_count(&self) -> usize {
@@ -628,6 +641,11 @@ impl Inspector {
                 true
             }
             Tab::Timing => false,
+            Tab::Logs => {
+                self.logs_scroll =
+                    (self.logs_scroll as isize + delta).clamp(0, u16::MAX as isize) as u16;
+                true
+            }
             Tab::Iterations => {
                 let n = self.iteration_count();
                 match self.iterations.detail_mut() {
@@ -690,6 +708,7 @@ fn copy_record(r: &NodeRecord) -> NodeRecord {
         mocked: r.mocked,
         iterations: r.iterations.clone(),
         rpc: r.rpc.clone(),
+        extras: r.extras.clone(),
         // Fields added later are not shown by the inspector.
         ..NodeRecord::default()
     }
@@ -712,6 +731,19 @@ fn tree_click(t: &mut JsonTree, dy: usize, dx: usize) -> bool {
 
 #[cfg(test)]
 mod tests;
+
+/// Scrolling keys of a text tab; true when the key scrolled.
+fn scroll_text(s: &mut u16, code: KeyCode) -> bool {
+    match code {
+        KeyCode::Up | KeyCode::Char('k') => *s = s.saturating_sub(1),
+        KeyCode::Down | KeyCode::Char('j') => *s = s.saturating_add(1),
+        KeyCode::PageUp => *s = s.saturating_sub(10),
+        KeyCode::PageDown => *s = s.saturating_add(10),
+        KeyCode::Home => *s = 0,
+        _ => return false,
+    }
+    true
+}
 
 /// Tree navigation keys; true when the key did something tree-like.
 fn tree_key(t: &mut JsonTree, code: KeyCode) -> bool {

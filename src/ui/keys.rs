@@ -34,6 +34,29 @@ pub enum Action {
     Quit,
     Timeline,
     History,
+    /// In a server's question: the next form field.
+    AskNextField,
+    /// In a server's question: the previous form field.
+    AskPrevField,
+    /// In a server's question: the next choice of an enum field, or flip a
+    /// yes/no field.
+    AskChoose,
+    /// In a server's question: the previous choice of an enum field.
+    AskChooseBack,
+    /// In a server's question: accept (send the form, or say the link was
+    /// opened).
+    AskAccept,
+    /// In a server's sampling request: send the written reply.
+    AskSend,
+    /// In a server's sampling request: ask the configured provider to write
+    /// the reply (shown for approval before it is sent).
+    AskProvider,
+    /// In a server's URL question: open the link in the browser.
+    AskOpenUrl,
+    /// In a server's question: decline.
+    AskDecline,
+    /// In a server's question: cancel (dismiss without choosing).
+    AskCancel,
 }
 
 impl Action {
@@ -60,7 +83,35 @@ impl Action {
         Action::Palette,
         Action::Help,
         Action::Quit,
+        Action::AskNextField,
+        Action::AskPrevField,
+        Action::AskChoose,
+        Action::AskChooseBack,
+        Action::AskAccept,
+        Action::AskSend,
+        Action::AskProvider,
+        Action::AskOpenUrl,
+        Action::AskDecline,
+        Action::AskCancel,
     ];
+
+    /// Whether the action belongs to the modal a server's question opens:
+    /// those keys act only there, and the others never do.
+    pub fn is_modal(self) -> bool {
+        matches!(
+            self,
+            Action::AskNextField
+                | Action::AskPrevField
+                | Action::AskChoose
+                | Action::AskChooseBack
+                | Action::AskAccept
+                | Action::AskSend
+                | Action::AskProvider
+                | Action::AskOpenUrl
+                | Action::AskDecline
+                | Action::AskCancel
+        )
+    }
 
     /// The name used in the config file and the palette.
     pub fn name(self) -> &'static str {
@@ -86,6 +137,16 @@ impl Action {
             Action::Quit => "quit",
             Action::Timeline => "timeline",
             Action::History => "history",
+            Action::AskNextField => "ask-next-field",
+            Action::AskPrevField => "ask-prev-field",
+            Action::AskChoose => "ask-choose",
+            Action::AskChooseBack => "ask-choose-back",
+            Action::AskAccept => "ask-accept",
+            Action::AskSend => "ask-send",
+            Action::AskProvider => "ask-provider",
+            Action::AskOpenUrl => "ask-open-url",
+            Action::AskDecline => "ask-decline",
+            Action::AskCancel => "ask-cancel",
         }
     }
 
@@ -113,6 +174,18 @@ impl Action {
             Action::Quit => "quit (asks when there are unsaved edits)",
             Action::Timeline => "switch the DAG pane to the timeline and back",
             Action::History => "the saved runs of this file (open, diff)",
+            Action::AskNextField => "server's question: next form field",
+            Action::AskPrevField => "server's question: previous form field",
+            Action::AskChoose => "server's question: next choice, or flip yes/no",
+            Action::AskChooseBack => "server's question: previous choice",
+            Action::AskAccept => "server's question: accept (send the form; the link is done)",
+            Action::AskSend => "sampling request: send the reply written (Enter is a new line)",
+            Action::AskProvider => {
+                "sampling request: let the configured provider write it, to approve or edit"
+            }
+            Action::AskOpenUrl => "server's URL question: open the link in the browser",
+            Action::AskDecline => "server's question: decline",
+            Action::AskCancel => "server's question: cancel (dismiss without choosing)",
         }
     }
 
@@ -304,6 +377,23 @@ impl Default for Keymap {
         b.insert(Palette, vec![Key::plain(':'), Key::ctrl('p')]);
         b.insert(Help, vec![Key::plain('?'), f(1)]);
         b.insert(Quit, vec![Key::plain('q'), Key::ctrl('q')]);
+        let key = |code| Key::new(code, KeyModifiers::NONE);
+        b.insert(AskNextField, vec![key(KeyCode::Tab)]);
+        b.insert(
+            AskPrevField,
+            vec![Key::new(KeyCode::Tab, KeyModifiers::SHIFT)],
+        );
+        b.insert(AskChoose, vec![Key::plain(' '), key(KeyCode::Right)]);
+        b.insert(AskChooseBack, vec![key(KeyCode::Left)]);
+        b.insert(AskAccept, vec![key(KeyCode::Enter)]);
+        b.insert(
+            AskSend,
+            vec![Key::ctrl('s'), Key::new(KeyCode::Enter, KeyModifiers::ALT)],
+        );
+        b.insert(AskProvider, vec![Key::ctrl('g')]);
+        b.insert(AskOpenUrl, vec![Key::plain('o')]);
+        b.insert(AskDecline, vec![key(KeyCode::Esc)]);
+        b.insert(AskCancel, vec![Key::ctrl('c')]);
         Keymap { bindings: b }
     }
 }
@@ -335,9 +425,24 @@ impl Keymap {
         if in_editor && !key.is_global() {
             return None;
         }
+        self.find(key, false)
+    }
+
+    /// The action of a key press in a server's question (the modal): only
+    /// the `ask-*` actions. `typing` (a text field or the reply area has
+    /// the keys) drops plain characters, which are typed.
+    pub fn modal_action(&self, ev: &KeyEvent, typing: bool) -> Option<Action> {
+        let key = Key::from_event(ev);
+        if typing && matches!(key.code, KeyCode::Char(_)) && !key.is_global() {
+            return None;
+        }
+        self.find(key, true)
+    }
+
+    fn find(&self, key: Key, modal: bool) -> Option<Action> {
         self.bindings
             .iter()
-            .find(|(_, keys)| keys.contains(&key))
+            .find(|(a, keys)| a.is_modal() == modal && keys.contains(&key))
             .map(|(a, _)| *a)
     }
 
@@ -481,6 +586,30 @@ mod tests {
             Some(Action::Run)
         );
         assert_eq!(m.label(Action::Run), "Ctrl-R");
+    }
+
+    #[test]
+    fn the_modal_keys_act_only_in_the_modal() {
+        let m = Keymap::default();
+        let tab = ev(KeyCode::Tab, KeyModifiers::NONE);
+        let ctrl_c = ev(KeyCode::Char('c'), KeyModifiers::CONTROL);
+        let ctrl_s = ev(KeyCode::Char('s'), KeyModifiers::CONTROL);
+        assert_eq!(m.action(&tab, false), Some(Action::NextPane));
+        assert_eq!(m.modal_action(&tab, true), Some(Action::AskNextField));
+        assert_eq!(m.action(&ctrl_c, false), Some(Action::Cancel));
+        assert_eq!(m.modal_action(&ctrl_c, true), Some(Action::AskCancel));
+        assert_eq!(m.action(&ctrl_s, true), Some(Action::Save));
+        assert_eq!(m.modal_action(&ctrl_s, true), Some(Action::AskSend));
+        let enter = ev(KeyCode::Enter, KeyModifiers::NONE);
+        assert_eq!(m.action(&enter, false), None);
+        // Typing: letters and Space are text; without a text field, `o`
+        // opens the link and Space chooses.
+        let o = ev(KeyCode::Char('o'), KeyModifiers::NONE);
+        let space = ev(KeyCode::Char(' '), KeyModifiers::NONE);
+        assert_eq!(m.modal_action(&o, true), None);
+        assert_eq!(m.modal_action(&o, false), Some(Action::AskOpenUrl));
+        assert_eq!(m.modal_action(&space, true), None);
+        assert_eq!(m.modal_action(&space, false), Some(Action::AskChoose));
     }
 
     #[test]

@@ -356,17 +356,23 @@ pub fn render(
                 Style::default().fg(t.dim),
             )));
             lines.push(Line::default());
-            for a in Action::ALL {
-                let keys: Vec<String> = keymap.keys(*a).iter().map(ToString::to_string).collect();
-                lines.push(Line::from(vec![
+            let action_line = |a: Action| {
+                let keys: Vec<String> = keymap.keys(a).iter().map(ToString::to_string).collect();
+                Line::from(vec![
                     Span::styled(
                         format!("{:<16}", keys.join(" ")),
                         Style::default().fg(t.accent),
                     ),
                     Span::styled(format!("{:<16}", a.name()), Style::default().fg(t.fg)),
                     Span::styled(a.describe(), Style::default().fg(t.dim)),
-                ]));
-            }
+                ])
+            };
+            lines.extend(
+                Action::ALL
+                    .iter()
+                    .filter(|a| !a.is_modal())
+                    .map(|a| action_line(*a)),
+            );
             lines.push(Line::default());
             for (k, what) in [
                 (
@@ -375,7 +381,7 @@ pub fn render(
                 ),
                 ("Enter / i", "DAG: to the inspector / to the editor"),
                 ("Esc", "editor and inspector: back to the DAG"),
-                ("1-6, ← →", "inspector tabs; / filters the output with jq"),
+                ("1-7, ← →", "inspector tabs; / filters the output with jq"),
                 (
                     "Ctrl-Z Ctrl-Y",
                     "editor: undo, redo; Ctrl-F search; Ctrl-G go to line",
@@ -387,6 +393,17 @@ pub fn render(
                     Span::styled(what, Style::default().fg(t.dim)),
                 ]));
             }
+            lines.push(Line::default());
+            lines.push(Line::from(Span::styled(
+                "When a server asks (the modal over the screen has every key):",
+                Style::default().add_modifier(Modifier::BOLD),
+            )));
+            lines.extend(
+                Action::ALL
+                    .iter()
+                    .filter(|a| a.is_modal())
+                    .map(|a| action_line(*a)),
+            );
             Paragraph::new(lines)
                 .block(frame("help".into(), t))
                 .scroll((*scroll, 0))

@@ -30,6 +30,8 @@ use crate::engine::run::session::{self, Command, Session};
 use crate::engine::plan::preflight::{self, Preflight, ToolLists};
 
 use super::app::{App, Effect, Preflighted};
+use super::ask::responder::{self, Asker};
+use super::message::Message;
 
 type Term = Terminal<CrosstermBackend<Stdout>>;
 
@@ -102,6 +104,9 @@ pub async fn run(mut app: App) -> io::Result<u8> {
     // Commands given while the session is still connecting.
     let mut queued: Vec<Command> = Vec::new();
     let mut generation: u64 = 0;
+    // Background tasks (a server's question, the provider's reply) send
+    // here; only the loop hands them to the app.
+    let (msg_tx, mut msg_rx) = mpsc::unbounded_channel::<Message>();
     let mut term_sig = signal(tokio::signal::unix::SignalKind::terminate());
     let mut hup_sig = signal(tokio::signal::unix::SignalKind::hangup());
 
@@ -122,8 +127,12 @@ pub async fn run(mut app: App) -> io::Result<u8> {
                     if let Some(old) = live.take() {
                         close(old);
                     }
+                    app.cancel_questions("the session was replaced");
                     generation += 1;
                     let tx = start_tx.clone();
+                    let mut cfg = cfg;
+                    // The person at the workbench answers the servers.
+                    cfg.human = Asker::new(msg_tx.clone(), generation).human();
                     let opts = app.opts.clone();
                     let g = generation;
                     let mut then_all: Vec<Command> = breakpoints
@@ -187,6 +196,7 @@ pub async fn run(mut app: App) -> io::Result<u8> {
                     }
                 }
                 Effect::DropSession => {
+                    app.cancel_questions("the session was dropped");
                     generation += 1;
                     queued.clear();
                     if let Some((old, _)) = held.take() {
@@ -206,6 +216,18 @@ pub async fn run(mut app: App) -> io::Result<u8> {
                     term.clear()?;
                 }
                 Effect::SaveTrace(trace) => crate::engine::run::store::save(&trace),
+                Effect::AskProvider {
+                    ticket,
+                    provider,
+                    request,
+                } => {
+                    let tx = msg_tx.clone();
+                    tokio::spawn(async move {
+                        let result = provider.complete(&request).await;
+                        let _ = tx.send(Message::Sampled { ticket, result });
+                    });
+                }
+                Effect::OpenUrl(url) => open_url(&mut app, &url),
                 Effect::Quit => app.quit = true,
             }
         }
@@ -255,6 +277,14 @@ pub async fn run(mut app: App) -> io::Result<u8> {
                     }
                 }
             },
+            msg = msg_rx.recv() => match msg {
+                // A question of a session dropped since: nobody shows it.
+                Some(Message::Question { reply, generation: g, .. }) if g != generation => {
+                    let _ = reply.send(responder::cancelled("the session was dropped"));
+                }
+                Some(m) => pending.extend(app.on_message(m)),
+                None => {}
+            },
             _ = ticker.tick() => pending.extend(app.on_tick(Instant::now())),
             _ = term_sig.recv() => { app.editor_flush_recovery(); break; }
             _ = hup_sig.recv() => { app.editor_flush_recovery(); break; }
@@ -273,6 +303,8 @@ pub async fn run(mut app: App) -> io::Result<u8> {
         }
         term.draw(|f| super::view::draw(&mut app, f))?;
     }
+    // No server is left waiting on a question nobody will see.
+    app.cancel_questions("the workbench was closed");
     if let Some(l) = live.take() {
         l.session.handle.send(Command::Cancel);
         close(l);
@@ -314,6 +346,34 @@ fn close(l: Live) {
             pool.close().await;
         }
     });
+}
+
+/// Asks the desktop to open `url` (`xdg-open`, `open` on macOS); only ever
+/// on the person's key.
+fn open_url(app: &mut App, url: &str) {
+    let opener = if cfg!(target_os = "macos") {
+        "open"
+    } else {
+        "xdg-open"
+    };
+    let started = tokio::process::Command::new(opener)
+        .arg(url)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn();
+    match started {
+        Ok(mut child) => {
+            tokio::spawn(async move {
+                let _ = child.wait().await;
+            });
+            app.say(format!("asked {opener} to open {url}"), false);
+        }
+        Err(e) => app.say(
+            format!("cannot open the link ({opener}: {e}); open it by hand"),
+            true,
+        ),
+    }
 }
 
 fn on_terminal(app: &mut App, ev: TermEvent) -> Vec<Effect> {

@@ -74,4 +74,14 @@ pub fn draw(app: &mut App, f: &mut Frame<'_>) {
     if let Some(ov) = &app.overlay {
         overlay::render(ov, &app.theme, &app.keymap, &app.budget(), area, buf);
     }
+    // A server's question is drawn over everything: it has the keys.
+    let provider = app.sampling_provider().map(|p| p.model.clone());
+    super::ask::view::render(
+        &app.asks,
+        provider.as_deref(),
+        &app.theme,
+        &app.keymap,
+        area,
+        buf,
+    );
 }

@@ -27,6 +27,7 @@ impl App {
             }
         }
         self.inspector.poll();
+        self.prune_questions();
         if let Some(m) = &self.message
             && now.duration_since(m.at) > Duration::from_secs(6)
         {
@@ -124,6 +125,7 @@ impl App {
                             ..NodeRecord::default()
                         }));
                     }
+                    self.sync_live_of(i);
                 }
             }
             Event::NodeStarted { id, .. } => {
@@ -136,6 +138,7 @@ impl App {
                     if v.started_ms.is_none() {
                         v.started_ms = at;
                     }
+                    self.sync_live_of(i);
                 }
             }
             Event::Compensated { id, ok, error } => match (ok, error) {
@@ -161,6 +164,7 @@ impl App {
             Event::Progress { id, note, .. } => {
                 if let Some(i) = idx(self, &id) {
                     self.visuals[i].note = Some(note);
+                    self.sync_live_of(i);
                 }
             }
             Event::ServerLog { id, line } => {
@@ -170,9 +174,7 @@ impl App {
                         logs.remove(0);
                     }
                     logs.push(line);
-                    if self.dag.selected == Some(i) {
-                        self.refresh_inspector();
-                    }
+                    self.sync_live_of(i);
                 }
             }
             Event::Answered { id, kind, action } => {

@@ -8,6 +8,10 @@ use crate::ui::keys::Key;
 impl App {
     /// A key press.
     pub fn on_key(&mut self, key: KeyEvent) -> Vec<Effect> {
+        // A server's question takes every key while it is open.
+        if !self.asks.is_empty() {
+            return self.ask_key(key);
+        }
         if let Some(ov) = self.overlay.take() {
             return self.on_overlay_key(ov, key);
         }
@@ -85,7 +89,7 @@ impl App {
 
     /// A mouse event, routed to the pane under it.
     pub fn on_mouse(&mut self, ev: MouseEvent) -> Vec<Effect> {
-        if self.overlay.is_some() {
+        if self.overlay.is_some() || !self.asks.is_empty() {
             return Vec::new();
         }
         let at = Position::new(ev.column, ev.row);
@@ -128,6 +132,10 @@ impl App {
 
     /// Text pasted into the terminal goes into the editor as one edit.
     pub fn on_paste(&mut self, text: &str) {
+        if !self.asks.is_empty() {
+            self.asks.paste(text);
+            return;
+        }
         if self.focus != Focus::Editor || self.overlay.is_some() {
             return;
         }
@@ -219,6 +227,20 @@ impl App {
                 self.overlay = Some(Overlay::Help { scroll: 0 });
                 Vec::new()
             }
+            // The modal's keys act only in a server's question.
+            Action::AskNextField
+            | Action::AskPrevField
+            | Action::AskChoose
+            | Action::AskChooseBack
+            | Action::AskAccept
+            | Action::AskSend
+            | Action::AskProvider
+            | Action::AskOpenUrl
+            | Action::AskDecline
+            | Action::AskCancel => {
+                self.say("no server is asking anything now", false);
+                Vec::new()
+            }
             Action::Quit => {
                 if self.editor.is_dirty() {
                     self.overlay = Some(Overlay::ConfirmQuit);
@@ -302,6 +324,7 @@ impl App {
     pub(super) fn palette_items(&self) -> Vec<PaletteItem> {
         let mut items: Vec<PaletteItem> = Action::ALL
             .iter()
+            .filter(|a| !a.is_modal())
             .map(|a| PaletteItem::Action(*a, self.keymap.label(*a)))
             .collect();
         for (name, _) in crate::ui::theme::BUILTIN {

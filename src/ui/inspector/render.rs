@@ -9,7 +9,7 @@ use ratatui::widgets::{Block, BorderType, Paragraph, Widget, Wrap};
 
 use super::filter::{self, FilterState};
 use super::json_tree::JsonTree;
-use super::{ArgsSource, Inspector, RawText, Tab, details, text};
+use super::{ArgsSource, Inspector, RawText, Tab, details, logs, text};
 use crate::engine::run::trace::NodeStatus;
 use crate::ui::theme::{Theme, status_glyph};
 
@@ -145,6 +145,12 @@ impl Inspector {
                     .map_or(&[][..], |r| r.iterations.as_slice());
                 self.iterations.render(items, body, buf, theme, focused);
             }
+            Tab::Logs => {
+                Paragraph::new(logs::lines(shown.record.as_deref(), &self.live, theme))
+                    .wrap(Wrap { trim: false })
+                    .scroll((self.logs_scroll, 0))
+                    .render(body, buf);
+            }
             Tab::Raw => {
                 if shown.record.is_some() {
                     self.start_raw();
@@ -211,7 +217,7 @@ impl Inspector {
                 )),
                 _ => None,
             },
-            Tab::Error | Tab::Timing => None,
+            Tab::Error | Tab::Timing | Tab::Logs => None,
         }
         .unwrap_or_default()
     }
@@ -237,6 +243,10 @@ impl Inspector {
                     ));
                 }
             }
+            None if self.live.running => spans.push(Span::styled(
+                format!("{} running", status_glyph(NodeStatus::Running, false, 0)),
+                Style::default().fg(theme.running),
+            )),
             None => spans.push(Span::styled(
                 format!(
                     "{} not run yet",

@@ -198,9 +198,11 @@ fn tabs_switch_with_arrows_digits_and_wrap() {
     assert!(press(&mut i, KeyCode::Char('1')));
     assert_eq!(i.tab(), Tab::Args);
     assert!(press(&mut i, KeyCode::Left));
-    assert_eq!(i.tab(), Tab::Raw);
+    assert_eq!(i.tab(), Tab::Logs);
     assert!(press(&mut i, KeyCode::Right));
     assert_eq!(i.tab(), Tab::Args);
+    assert!(press(&mut i, KeyCode::Char('7')));
+    assert_eq!(i.tab(), Tab::Logs);
     assert!(press(&mut i, KeyCode::Char('5')));
     assert_eq!(i.tab(), Tab::Iterations);
     i.set_tab(Tab::Timing);

@@ -1,0 +1,103 @@
+//! A server's questions in the workbench: they arrive as messages from the
+//! session's responder, wait in the modal (their node shows `?`), take the
+//! keys while open, and go back answered — or cancelled when the session
+//! is dropped or the workbench quits.
+
+use super::*;
+use crate::engine::mcp::human::provider::Provider;
+use crate::engine::redact::Redactor;
+use crate::ui::ask::Outcome;
+use crate::ui::message::Message;
+
+impl App {
+    /// A message from a background task.
+    pub fn on_message(&mut self, msg: Message) -> Vec<Effect> {
+        match msg {
+            Message::Question {
+                question, reply, ..
+            } => {
+                if let Some(i) = self.node_index(question.node.as_deref()) {
+                    self.visuals[i].asking = true;
+                    self.sync_live_of(i);
+                }
+                self.asks.push(question, reply);
+            }
+            Message::Sampled { ticket, result } => self.asks.provided(ticket, result),
+        }
+        Vec::new()
+    }
+
+    fn node_index(&self, id: Option<&str>) -> Option<usize> {
+        self.comp.as_ref()?.index_of(id?)
+    }
+
+    /// Whether node `id` (if any) still has a question waiting; its `?`
+    /// follows.
+    fn update_asking(&mut self, id: Option<&str>) {
+        if let (Some(id), Some(i)) = (id, self.node_index(id)) {
+            self.visuals[i].asking = self.asks.asks_node(id);
+            self.sync_live_of(i);
+        }
+    }
+
+    /// A key while a question is open: the modal takes every key.
+    pub(super) fn ask_key(&mut self, key: KeyEvent) -> Vec<Effect> {
+        let provider = self.sampling_provider().is_some();
+        match self.asks.key(&self.keymap, key, provider) {
+            Outcome::Nothing => Vec::new(),
+            Outcome::Answered { node, action } => {
+                self.update_asking(node.as_deref());
+                let who = node.map(|n| format!("{n}: ")).unwrap_or_default();
+                self.say(format!("{who}answered {action}"), false);
+                Vec::new()
+            }
+            Outcome::OpenUrl(url) => vec![Effect::OpenUrl(url)],
+            Outcome::AskProvider { ticket, request } => {
+                let redactor = Redactor::default();
+                let vars = match (&self.pipeline, &self.comp) {
+                    (Some(p), Some(c)) => self.vars(p, c),
+                    _ => IndexMap::new(),
+                };
+                let resolved = self
+                    .sampling_provider()
+                    .map(|p| p.resolved(&vars, &redactor));
+                match resolved {
+                    Some(Ok(provider)) => vec![Effect::AskProvider {
+                        ticket,
+                        provider: Box::new(provider),
+                        request,
+                    }],
+                    Some(Err(e)) => {
+                        self.asks.provided(ticket, Err(redactor.text(&e)));
+                        Vec::new()
+                    }
+                    None => Vec::new(),
+                }
+            }
+        }
+    }
+
+    /// The sampling provider: the file's `sampling:`, else config.yaml's.
+    pub fn sampling_provider(&self) -> Option<&Provider> {
+        self.pipeline
+            .as_ref()
+            .and_then(|p| p.sampling.as_ref())
+            .or(self.sampling.as_ref())
+    }
+
+    /// Answers every open question `cancel` (the session is dropped, or the
+    /// workbench quits), so no server waits on a closed modal.
+    pub fn cancel_questions(&mut self, why: &str) {
+        for id in self.asks.cancel_all(why) {
+            self.update_asking(Some(&id));
+        }
+    }
+
+    /// Drops the questions whose call stopped waiting (timed out,
+    /// cancelled).
+    pub(super) fn prune_questions(&mut self) {
+        for id in self.asks.prune() {
+            self.update_asking(Some(&id));
+        }
+    }
+}

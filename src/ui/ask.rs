@@ -1,0 +1,271 @@
+//! Questions servers ask in the middle of a call, waiting in the workbench:
+//! a queue of them (the first is shown in a modal, "1 of 2"), each with the
+//! state of its form, link or sampling reply, and the one-shot channel its
+//! call waits on. Keys come in as the keymap's `ask-*` actions (editing keys
+//! go to the focused text); an answer leaves only once it fits the question.
+
+pub mod form;
+pub mod responder;
+pub mod sample;
+pub mod text;
+pub mod view;
+
+use std::collections::VecDeque;
+
+use crossterm::event::KeyEvent;
+use serde_json::Value;
+use tokio::sync::oneshot;
+
+use crate::engine::mcp::human::{Answer, Ask, Question, Reply, Source};
+
+use super::keys::{Action, Keymap};
+use form::Form;
+use sample::Sample;
+
+/// What the modal holds for one question.
+#[derive(Debug, Clone, PartialEq)]
+pub enum State {
+    /// A form to fill in.
+    Form(Form),
+    /// A link to open; `opened` once the browser was asked to.
+    Url { opened: bool },
+    /// A model reply to write.
+    Sample(Sample),
+}
+
+/// One open question.
+#[derive(Debug)]
+pub struct Pending {
+    pub question: Question,
+    pub state: State,
+    /// Names this question to the provider's answer.
+    pub ticket: u64,
+    reply: Option<oneshot::Sender<Answer>>,
+}
+
+impl Pending {
+    /// Whether the call still waits for the answer.
+    fn waiting(&self) -> bool {
+        self.reply.as_ref().is_some_and(|r| !r.is_closed())
+    }
+}
+
+/// What a key in the modal asks the app to do.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Outcome {
+    /// Nothing beyond redrawing.
+    Nothing,
+    /// The question of node `node` was answered with `action`.
+    Answered {
+        node: Option<String>,
+        action: &'static str,
+    },
+    /// Ask the sampling provider for question `ticket`.
+    AskProvider { ticket: u64, request: Value },
+    /// Open this link in the browser.
+    OpenUrl(String),
+}
+
+/// The questions waiting for the person, oldest first.
+#[derive(Debug, Default)]
+pub struct Asks {
+    queue: VecDeque<Pending>,
+    next_ticket: u64,
+}
+
+impl Asks {
+    /// Queues a question; its call waits on `reply`.
+    pub fn push(&mut self, question: Question, reply: oneshot::Sender<Answer>) {
+        let state = match &question.ask {
+            Ask::Form { schema, .. } => State::Form(Form::new(schema)),
+            Ask::Url { .. } => State::Url { opened: false },
+            Ask::Sample { request } => State::Sample(Sample::new(request.clone())),
+        };
+        self.next_ticket += 1;
+        self.queue.push_back(Pending {
+            question,
+            state,
+            ticket: self.next_ticket,
+            reply: Some(reply),
+        });
+    }
+
+    /// The question shown in the modal.
+    pub fn current(&self) -> Option<&Pending> {
+        self.queue.front()
+    }
+
+    /// How many questions wait (the shown one included).
+    pub fn len(&self) -> usize {
+        self.queue.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.queue.is_empty()
+    }
+
+    /// Whether a question of node `id` waits.
+    pub fn asks_node(&self, id: &str) -> bool {
+        self.queue
+            .iter()
+            .any(|p| p.question.node.as_deref() == Some(id))
+    }
+
+    /// Answers the shown question and takes it off the queue.
+    fn answer(&mut self, answer: Answer) -> Outcome {
+        let Some(mut p) = self.queue.pop_front() else {
+            return Outcome::Nothing;
+        };
+        let action = answer.reply.action();
+        if let Some(tx) = p.reply.take() {
+            // The call may have ended meanwhile (timeout, cancel): then no
+            // one listens, and that is fine.
+            let _ = tx.send(answer);
+        }
+        Outcome::Answered {
+            node: p.question.node,
+            action,
+        }
+    }
+
+    /// Answers every waiting question `cancel` (the session is dropped or
+    /// the workbench quits); the nodes that were asking.
+    pub fn cancel_all(&mut self, why: &str) -> Vec<String> {
+        let mut nodes = Vec::new();
+        while let Some(mut p) = self.queue.pop_front() {
+            if let Some(tx) = p.reply.take() {
+                let _ = tx.send(responder::cancelled(why));
+            }
+            nodes.extend(p.question.node);
+        }
+        nodes
+    }
+
+    /// Drops the questions whose call stopped waiting (it timed out or was
+    /// cancelled); the nodes they were for.
+    pub fn prune(&mut self) -> Vec<String> {
+        let mut gone = Vec::new();
+        self.queue.retain(|p| {
+            let keep = p.waiting();
+            if !keep {
+                gone.extend(p.question.node.clone());
+            }
+            keep
+        });
+        gone
+    }
+
+    /// The provider answered question `ticket`.
+    pub fn provided(&mut self, ticket: u64, result: Result<(String, String), String>) {
+        if let Some(p) = self.queue.iter_mut().find(|p| p.ticket == ticket)
+            && let State::Sample(s) = &mut p.state
+        {
+            s.provided(result);
+        }
+    }
+
+    /// Whether the shown question's focused input takes typed characters.
+    fn typing(&self) -> bool {
+        match self.current().map(|p| &p.state) {
+            Some(State::Form(f)) => f.typing(),
+            Some(State::Sample(_)) => true,
+            _ => false,
+        }
+    }
+
+    /// Text pasted while the modal is open: into the focused input.
+    pub fn paste(&mut self, text: &str) {
+        match self.queue.front_mut().map(|p| &mut p.state) {
+            Some(State::Form(f)) => f.paste(text),
+            Some(State::Sample(s)) => s.reply.insert(text),
+            _ => {}
+        }
+    }
+
+    /// A key while the modal is open. `provider` says whether a sampling
+    /// provider is configured.
+    pub fn key(&mut self, keymap: &Keymap, key: KeyEvent, provider: bool) -> Outcome {
+        let action = keymap.modal_action(&key, self.typing());
+        match action {
+            Some(Action::AskCancel) => {
+                return self.answer(Answer::new(Reply::Cancel, Source::Workbench));
+            }
+            Some(Action::AskDecline) => {
+                return self.answer(Answer::new(Reply::Decline, Source::Workbench));
+            }
+            _ => {}
+        }
+        let Some(p) = self.queue.front_mut() else {
+            return Outcome::Nothing;
+        };
+        match &mut p.state {
+            State::Form(form) => match action {
+                Some(Action::AskAccept) => match form.submit() {
+                    Some(content) => {
+                        self.answer(Answer::new(Reply::Accept(content), Source::Workbench))
+                    }
+                    None => Outcome::Nothing,
+                },
+                Some(Action::AskNextField) => {
+                    form.move_focus(1);
+                    Outcome::Nothing
+                }
+                Some(Action::AskPrevField) => {
+                    form.move_focus(-1);
+                    Outcome::Nothing
+                }
+                // A text field takes its editing keys (← → move the
+                // cursor); a choice or yes/no field takes the choosing keys.
+                _ if form.edit(key) => Outcome::Nothing,
+                Some(Action::AskChoose) => {
+                    form.choose(1);
+                    Outcome::Nothing
+                }
+                Some(Action::AskChooseBack) => {
+                    form.choose(-1);
+                    Outcome::Nothing
+                }
+                _ => Outcome::Nothing,
+            },
+            State::Url { opened } => match (action, &p.question.ask) {
+                (Some(Action::AskAccept), _) => {
+                    self.answer(Answer::new(Reply::Accept(Value::Null), Source::Workbench))
+                }
+                (Some(Action::AskOpenUrl), Ask::Url { url, .. }) => {
+                    *opened = true;
+                    Outcome::OpenUrl(url.clone())
+                }
+                _ => Outcome::Nothing,
+            },
+            State::Sample(s) => match action {
+                Some(Action::AskSend) => match s.answer() {
+                    Some(a) => self.answer(a),
+                    None => Outcome::Nothing,
+                },
+                Some(Action::AskProvider) if !provider => {
+                    s.error = Some(
+                        "no sampling provider: set `sampling: {url, model, api_key}` in the file or in config.yaml".into(),
+                    );
+                    Outcome::Nothing
+                }
+                Some(Action::AskProvider) if !s.waiting => {
+                    s.waiting = true;
+                    s.error = None;
+                    Outcome::AskProvider {
+                        ticket: p.ticket,
+                        request: s.request.clone(),
+                    }
+                }
+                _ => {
+                    if s.reply.key(key) {
+                        s.error = None;
+                    }
+                    Outcome::Nothing
+                }
+            },
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

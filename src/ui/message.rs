@@ -1,0 +1,25 @@
+//! What background tasks tell the workbench's loop. They never touch the
+//! view state: they send a [`Message`], and the loop hands it to the app.
+
+use tokio::sync::oneshot;
+
+use crate::engine::mcp::human::{Answer, Question};
+
+/// Something a background task tells the app loop.
+#[derive(Debug)]
+pub enum Message {
+    /// A server asked a question during a call of the session started as
+    /// `generation`; the call waits until `reply` is answered (a dropped
+    /// `reply` reads as cancel).
+    Question {
+        question: Question,
+        reply: oneshot::Sender<Answer>,
+        generation: u64,
+    },
+    /// The sampling provider wrote (or failed to write) the reply asked for
+    /// question `ticket`: the text and the model that wrote it.
+    Sampled {
+        ticket: u64,
+        result: Result<(String, String), String>,
+    },
+}
