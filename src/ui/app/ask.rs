@@ -4,6 +4,7 @@
 //! is dropped or the workbench quits.
 
 use super::*;
+use crate::engine::file::model::Sampling;
 use crate::engine::mcp::human::provider::Provider;
 use crate::engine::redact::Redactor;
 use crate::ui::ask::Outcome;
@@ -60,7 +61,7 @@ impl App {
                 };
                 let resolved = self
                     .sampling_provider()
-                    .map(|p| p.resolved(&vars, &redactor));
+                    .map(|p| Provider::resolved(&p, &vars, &redactor));
                 match resolved {
                     Some(Ok(provider)) => vec![Effect::AskProvider {
                         ticket,
@@ -78,11 +79,17 @@ impl App {
     }
 
     /// The sampling provider: the file's `sampling:`, else config.yaml's.
-    pub fn sampling_provider(&self) -> Option<&Provider> {
+    pub fn sampling_provider(&self) -> Option<Sampling> {
         self.pipeline
             .as_ref()
-            .and_then(|p| p.sampling.as_ref())
-            .or(self.sampling.as_ref())
+            .and_then(|p| p.sampling.clone())
+            .or_else(|| {
+                self.sampling.as_ref().map(|p| Sampling {
+                    url: p.url.clone(),
+                    model: p.model.clone(),
+                    api_key: p.api_key.clone(),
+                })
+            })
     }
 
     /// Answers every open question `cancel` (the session is dropped, or the

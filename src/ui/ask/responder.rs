@@ -8,7 +8,8 @@ use std::sync::Arc;
 use futures::future::BoxFuture;
 use tokio::sync::{mpsc, oneshot};
 
-use crate::engine::mcp::human::{Answer, Chain, Human, Question, Reply, Responder, Source};
+use crate::engine::mcp::human::chain::Chain;
+use crate::engine::mcp::human::{Answer, Human, Question, Reply, Responder, Source};
 use crate::ui::message::Message;
 
 /// Sends questions to the workbench's loop.
