@@ -458,7 +458,7 @@ fn walk(dir: &Path) -> Vec<PathBuf> {
 struct Tmux(String);
 
 impl Tmux {
-    fn start(cmd: &str, cwd: &Path) -> Option<Tmux> {
+    fn start(tag: &str, cmd: &str, cwd: &Path) -> Option<Tmux> {
         let ok = std::process::Command::new("tmux")
             .arg("-V")
             .output()
@@ -471,7 +471,7 @@ impl Tmux {
             eprintln!("tmux is not installed; the terminal test is skipped");
             return None;
         }
-        let name = format!("pw-hitl-{}", std::process::id());
+        let name = format!("pw-hitl-{tag}-{}", std::process::id());
         let started = std::process::Command::new("tmux")
             .args([
                 "new-session",
@@ -501,7 +501,7 @@ impl Tmux {
     }
 
     fn wait_for(&self, text: &str) -> String {
-        for _ in 0..300 {
+        for _ in 0..600 {
             let s = self.screen();
             if s.contains(text) {
                 return s;
@@ -544,7 +544,7 @@ fn run_on_a_terminal_asks_the_form_there_and_the_chain_uses_the_typed_value() {
         f = file.display(),
         o = out.display()
     );
-    let Some(t) = Tmux::start(&cmd, dir.path()) else {
+    let Some(t) = Tmux::start("form", &cmd, dir.path()) else {
         return;
     };
     let s = t.wait_for("Your name*");
@@ -574,5 +574,36 @@ fn run_on_a_terminal_asks_the_form_there_and_the_chain_uses_the_typed_value() {
     assert_eq!(
         trace["output"],
         json!({"summary": "Grace joined.", "model": "human"})
+    );
+}
+
+#[test]
+fn a_question_whose_call_timed_out_leaves_the_terminal_to_the_next_one() {
+    let dir = tempfile::tempdir().expect("dir");
+    let steps = "  - id: slow\n    tool: signup\n    args: {reason: first}\n    timeout: 2s\n    on_error: continue\n  - id: next\n    tool: signup\n    args: {reason: second}\n";
+    let file = pipeline(dir.path(), "", steps);
+    let out = dir.path().join("out.json");
+    let cmd = format!(
+        "PIPEWRIGHT_DATA_DIR={d} {bin} run {f} --format json > {o}; echo EXIT=$?; sleep 30",
+        d = dir.path().display(),
+        bin = env!("CARGO_BIN_EXE_pipewright"),
+        f = file.display(),
+        o = out.display()
+    );
+    let Some(t) = Tmux::start("timeout", &cmd, dir.path()) else {
+        return;
+    };
+    t.wait_for("Sign up (first)");
+    // Nobody answers; the call times out and takes its question along.
+    t.wait_for("Sign up (second)");
+    t.keys(&["Linus", "Enter", "56", "Enter", "Enter"]);
+    t.wait_for("EXIT=0");
+    let trace: Value =
+        serde_json::from_str(&std::fs::read_to_string(&out).expect("out")).expect("trace");
+    assert_eq!(trace["nodes"]["slow"]["status"], "failed");
+    assert_eq!(trace["nodes"]["slow"]["error_code"], "TIMEOUT");
+    assert_eq!(
+        trace["nodes"]["next"]["output"],
+        json!({"action": "accept", "name": "Linus", "age": 56, "plan": "free"})
     );
 }

@@ -59,23 +59,37 @@ impl Responder for Terminal {
         Box::pin(async move {
             let _one = self.one_at_a_time.lock().await;
             let _turn = Turn::take();
+            // Dropped when the question is given up: the reader stops.
+            let guard = StopOnDrop(Stop::default());
+            let stop = guard.0.clone();
             let q = question.clone();
             if let (Ask::Sample { request }, Some(p)) = (&q.ask, &self.provider) {
-                return sample_with_provider(q.clone(), request.clone(), p.clone()).await;
+                return sample_with_provider(q.clone(), request.clone(), p.clone(), stop).await;
             }
-            tokio::task::spawn_blocking(move || ask(&q, &mut Console::std()))
+            tokio::task::spawn_blocking(move || ask(&q, &mut Console::std(&stop)))
                 .await
                 .unwrap_or_else(|_| Answer::new(Reply::Cancel, Source::Terminal))
         })
     }
 }
 
+/// Sets the stop flag when the question's future is dropped.
+struct StopOnDrop(Stop);
+
+impl Drop for StopOnDrop {
+    fn drop(&mut self) {
+        self.0.store(true, std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
 /// Sampling with a provider configured: the person may write the reply,
 /// or type `:ai` to have the provider write it and then approve it.
-async fn sample_with_provider(q: Question, request: Value, p: Provider) -> Answer {
+async fn sample_with_provider(q: Question, request: Value, p: Provider, stop: Stop) -> Answer {
     let shown = q.clone();
+    let first_stop = stop.clone();
     let first = tokio::task::spawn_blocking(move || {
-        let mut c = Console::std();
+        let stop = first_stop;
+        let mut c = Console::std(&stop);
         show_sampling(&shown, &request, &mut c, true);
         read_reply(&mut c)
     })
@@ -98,7 +112,7 @@ async fn sample_with_provider(q: Question, request: Value, p: Provider) -> Answe
             };
             match p.complete(&request).await {
                 Ok((text, model)) => tokio::task::spawn_blocking(move || {
-                    let mut c = Console::std();
+                    let mut c = Console::std(&stop);
                     c.say(&format!("  {model} wrote:"));
                     for line in text.lines() {
                         c.say(&format!("  │ {line}"));
@@ -127,39 +141,78 @@ async fn sample_with_provider(q: Question, request: Value, p: Provider) -> Answe
 
 /// Where the questions are asked: stderr and stdin, or a script in tests.
 pub struct Console<'a> {
-    input: Box<dyn BufRead + 'a>,
-    output: Box<dyn Write + 'a>,
+    input: Box<dyn FnMut() -> Option<String> + Send + 'a>,
+    output: Box<dyn Write + Send + 'a>,
 }
 
+/// Stdin's lines, read by one thread for the life of the process, so a
+/// question given up (its call ended) stops waiting without leaving a
+/// reader behind that would swallow the next answer.
+fn stdin_lines() -> &'static std::sync::Mutex<std::sync::mpsc::Receiver<String>> {
+    static LINES: std::sync::OnceLock<std::sync::Mutex<std::sync::mpsc::Receiver<String>>> =
+        std::sync::OnceLock::new();
+    LINES.get_or_init(|| {
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            for line in std::io::stdin().lock().lines() {
+                let Ok(line) = line else { break };
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        std::sync::Mutex::new(rx)
+    })
+}
+
+/// Set when the question is given up: the console stops reading.
+pub type Stop = Arc<std::sync::atomic::AtomicBool>;
+
 impl<'a> Console<'a> {
-    fn std() -> Console<'static> {
+    fn std(stop: &Stop) -> Console<'static> {
+        let stop = stop.clone();
         Console {
-            input: Box::new(std::io::stdin().lock()),
+            input: Box::new(move || {
+                let lines = stdin_lines().lock().ok()?;
+                loop {
+                    if stop.load(std::sync::atomic::Ordering::SeqCst) {
+                        return None;
+                    }
+                    match lines.recv_timeout(std::time::Duration::from_millis(100)) {
+                        Ok(line) => return Some(line),
+                        Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {}
+                        Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => return None,
+                    }
+                }
+            }),
             output: Box::new(std::io::stderr()),
         }
     }
 
     /// A console reading `input` and writing to `output` (tests).
-    pub fn new(input: impl BufRead + 'a, output: impl Write + 'a) -> Console<'a> {
+    pub fn new(input: impl BufRead + Send + 'a, output: impl Write + Send + 'a) -> Console<'a> {
+        let mut input = input;
         Console {
-            input: Box::new(input),
+            input: Box::new(move || {
+                let mut line = String::new();
+                match input.read_line(&mut line) {
+                    Ok(0) | Err(_) => None,
+                    Ok(_) => Some(line),
+                }
+            }),
             output: Box::new(output),
         }
     }
 
     fn say(&mut self, line: &str) {
-        let _ = writeln!(self.output, "{line}");
+        let _ = writeln!(self.output, "{}", clean(line));
     }
 
     /// One line, without its newline; `None` once input has ended.
     fn prompt(&mut self, text: &str) -> Option<String> {
-        let _ = write!(self.output, "{text}");
+        let _ = write!(self.output, "{}", clean(text));
         let _ = self.output.flush();
-        let mut line = String::new();
-        match self.input.read_line(&mut line) {
-            Ok(0) | Err(_) => None,
-            Ok(_) => Some(line.trim_end_matches(['\n', '\r']).to_owned()),
-        }
+        (self.input)().map(|line| line.trim_end_matches(['\n', '\r']).to_owned())
     }
 }
 
@@ -204,7 +257,9 @@ pub fn ask(q: &Question, c: &mut Console<'_>) -> Answer {
 fn form(schema: &Value, c: &mut Console<'_>) -> Reply {
     let all = fields(schema);
     c.say("  (Enter keeps the [default]; `-` declines the form, `!` cancels it)");
-    loop {
+    // A form that never fits (a schema requiring fields it does not
+    // describe) is given up rather than asked forever.
+    for _ in 0..3 {
         let mut content = Map::new();
         for field in &all {
             match field_answer(field, schema, c) {
@@ -223,9 +278,24 @@ fn form(schema: &Value, c: &mut Console<'_>) -> Reply {
         };
         match check_reply(&ask, &reply) {
             Ok(()) => return reply,
+            Err(e) if all.is_empty() => {
+                c.say(&format!("  {e}; the form cannot be filled in here"));
+                return Reply::Cancel;
+            }
             Err(e) => c.say(&format!("  {e}; once more:")),
         }
     }
+    c.say("  the answer still does not fit; the form is cancelled");
+    Reply::Cancel
+}
+
+/// Server text made safe to print: control characters (escape sequences,
+/// carriage returns) are shown as `?`, so a message cannot redraw the
+/// terminal or hide a URL.
+fn clean(text: &str) -> String {
+    text.chars()
+        .map(|c| if c.is_control() && c != '\n' { '?' } else { c })
+        .collect()
 }
 
 enum FieldAnswer {
@@ -408,6 +478,33 @@ mod tests {
             "{shown}"
         );
         assert!(shown.contains("must be one of: free, pro"), "{shown}");
+    }
+
+    #[test]
+    fn server_text_cannot_drive_the_terminal() {
+        let mut q = form_q();
+        q.ask = Ask::Url {
+            message: "go\x1b[2J\rthere".into(),
+            url: "http://a\x1b]8;;http://evil\x07".into(),
+            elicitation_id: "e".into(),
+        };
+        let (a, shown) = run(&q, "n\n");
+        assert_eq!(a.reply, Reply::Decline);
+        assert!(
+            !shown.contains('\x1b') && !shown.contains('\r'),
+            "{shown:?}"
+        );
+        assert!(shown.contains("go?[2J?there"), "{shown}");
+    }
+
+    #[test]
+    fn a_form_that_cannot_fit_is_given_up() {
+        let mut q = form_q();
+        q.ask = Ask::Form {
+            message: "broken".into(),
+            schema: json!({"type": "object", "required": ["ghost"]}),
+        };
+        assert_eq!(run(&q, "").0.reply, Reply::Cancel);
     }
 
     #[test]

@@ -27,6 +27,9 @@ pub struct Progress {
     done: usize,
     current: Option<String>,
     fan_out: Option<(String, usize, usize)>,
+    /// Lines that came while a question was on the terminal, printed once
+    /// it is answered.
+    held: Vec<String>,
     /// The running node's last progress report: percent and message.
     note: Option<(String, String)>,
     cost: f64,
@@ -52,6 +55,7 @@ impl Progress {
             done: 0,
             current: None,
             fan_out: None,
+            held: Vec::new(),
             note: None,
             cost: 0.0,
         }
@@ -67,9 +71,23 @@ impl Progress {
     pub fn event(&mut self, ev: &Event) {
         self.track(ev);
         if let Some(line) = plain_line(ev) {
-            self.println(&line);
+            if super::ask::asking() {
+                self.held.push(line);
+            } else {
+                for held in std::mem::take(&mut self.held) {
+                    self.println(&held);
+                }
+                self.println(&line);
+            }
         }
         self.redraw();
+    }
+
+    /// Prints the lines held back while a question was asked.
+    pub fn flush_held(&mut self) {
+        for held in std::mem::take(&mut self.held) {
+            self.println(&held);
+        }
     }
 
     /// Advances the spinner and the clock.

@@ -135,7 +135,11 @@ pub(crate) fn human_of(
         .as_ref()
         .map(|p| Provider::resolved(p, vars, redactor))
         .transpose()?;
-    let interactive = std::io::stdin().is_terminal() && std::io::stderr().is_terminal();
+    // `--step` and `--break` read stdin themselves: questions then go to
+    // the answers file, the provider, or are declined.
+    let stepping = args.step || !args.breaks.is_empty();
+    let interactive =
+        !stepping && std::io::stdin().is_terminal() && std::io::stderr().is_terminal();
     let person = interactive.then(|| {
         super::ask::Terminal::new(provider.clone()) as Arc<dyn crate::engine::mcp::human::Responder>
     });
@@ -475,7 +479,12 @@ async fn drive(
                 Some(ev) => shown.event(&ev),
                 None => break,
             },
-            _ = ticker.tick(), if shown.is_live() => shown.tick(),
+            _ = ticker.tick(), if shown.is_live() => {
+                if !super::ask::asking() {
+                    shown.flush_held();
+                }
+                shown.tick();
+            }
             _ = tokio::signal::ctrl_c() => {
                 interrupts += 1;
                 if interrupts > 1 {
@@ -486,6 +495,7 @@ async fn drive(
             }
         }
     }
+    shown.flush_held();
     shown.clear();
     drop(s.handle);
     let from_task = s.task.await.ok().flatten();

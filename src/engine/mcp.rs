@@ -76,6 +76,9 @@ const CLOSE_WAIT: Duration = Duration::from_secs(10);
 /// Lines of stderr quoted in an error message.
 const TAIL_LINES: usize = 20;
 const TAIL_BYTES: usize = 4 * 1024;
+/// How long a changed tool list may take to read again; past it the old
+/// list stays (and the session goes on).
+const REREAD_WAIT: Duration = Duration::from_secs(5);
 /// A server that pages `tools/list` more often than this is looping.
 const MAX_TOOL_PAGES: usize = 1000;
 
@@ -432,7 +435,8 @@ impl Connection {
         if !self.inner.tools_changed.swap(false, Ordering::SeqCst) {
             return None;
         }
-        match list_tools(&self.inner.peer).await {
+        let read = tokio::time::timeout(REREAD_WAIT, list_tools(&self.inner.peer)).await;
+        match read.unwrap_or(Err(ListError::TooSlow(REREAD_WAIT))) {
             Ok(tools) => {
                 let tools = Arc::new(tools);
                 *self
@@ -728,6 +732,8 @@ enum ListError {
     RepeatedCursor(String),
     #[error("the server kept paging after {MAX_TOOL_PAGES} pages")]
     TooManyPages,
+    #[error("no complete answer within {}", HumanDuration(*.0))]
+    TooSlow(Duration),
 }
 
 /// Every tool, following `nextCursor` until the server stops paging.

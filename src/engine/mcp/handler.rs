@@ -24,10 +24,11 @@ use rmcp::{
     service::{InboundStreamOrigin, NotificationContext, RequestContext, RoleClient},
 };
 use serde_json::Value;
+use tokio_util::sync::CancellationToken;
 
 use super::human::{
     Answer, Ask, Interaction, LogLine, Nobody, Notice, ProgressNote, Question, Reply, Responder,
-    check_reply, fields,
+    Source, check_reply, fields,
 };
 use super::inflight::InFlight;
 use super::{log::ServerLog, roots::Root};
@@ -73,11 +74,12 @@ impl Client {
     }
 
     /// Finds who answers, asks, checks the reply and keeps the exchange.
-    async fn ask(&self, ask: Ask, origin: Option<&RequestId>) -> Reply {
+    /// `stop` fires when the server cancels its request.
+    async fn ask(&self, ask: Ask, origin: Option<&RequestId>, stop: CancellationToken) -> Reply {
         let asker = self.calls.asker(origin);
-        let (ticket, scope) = match &asker {
-            Some((t, s)) => (Some(*t), Some(s)),
-            None => (None, None),
+        let (ticket, scope, done) = match &asker {
+            Some((t, s, d)) => (Some(*t), Some(s), d.clone()),
+            None => (None, None, CancellationToken::new()),
         };
         let question = Question {
             server: self.name.clone(),
@@ -87,7 +89,21 @@ impl Client {
         let responder: Arc<dyn Responder> = scope
             .and_then(|s| s.responder.clone())
             .unwrap_or_else(|| Arc::new(Nobody));
-        let mut answer: Answer = responder.respond(&question).await;
+        // A call that ends (timed out, cancelled) or a request the server
+        // cancels takes its open question with it.
+        let mut answer: Answer = tokio::select! {
+            a = responder.respond(&question) => a,
+            () = done.cancelled() => Answer {
+                reply: Reply::Cancel,
+                by: Source::Nobody,
+                error: Some("the call ended before the question was answered".to_owned()),
+            },
+            () = stop.cancelled() => Answer {
+                reply: Reply::Cancel,
+                by: Source::Nobody,
+                error: Some("the server withdrew the question".to_owned()),
+            },
+        };
         if let (Ask::Form { schema, .. }, Reply::Accept(content)) =
             (&question.ask, &mut answer.reply)
         {
@@ -176,6 +192,7 @@ impl ClientHandler for Client {
             .ask(
                 Ask::Sample { request },
                 origin(&context.extensions).as_ref(),
+                context.ct.clone(),
             )
             .await;
         match reply {
@@ -218,7 +235,13 @@ impl ClientHandler for Client {
                 schema: raw.get("requestedSchema").cloned().unwrap_or(Value::Null),
             },
         };
-        let reply = self.ask(ask, origin(&context.extensions).as_ref()).await;
+        let reply = self
+            .ask(
+                ask,
+                origin(&context.extensions).as_ref(),
+                context.ct.clone(),
+            )
+            .await;
         serde_json::from_value(reply.json()).map_err(|e| {
             ErrorData::new(
                 ErrorCode::INTERNAL_ERROR,

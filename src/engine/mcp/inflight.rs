@@ -10,6 +10,7 @@
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use rmcp::model::{ProgressToken, RequestId};
+use tokio_util::sync::CancellationToken;
 
 use super::human::{CallExtras, CallScope, LogLine, Notice, ProgressNote};
 
@@ -33,6 +34,9 @@ struct Calls {
 
 struct Call {
     ticket: Ticket,
+    /// Cancelled when the call ends, so a question still open for it is
+    /// given up.
+    done: CancellationToken,
     request: Option<RequestId>,
     token: Option<ProgressToken>,
     scope: CallScope,
@@ -51,6 +55,7 @@ impl InFlight {
         let ticket = calls.next;
         calls.calls.push(Call {
             ticket,
+            done: CancellationToken::new(),
             request: None,
             token: None,
             scope,
@@ -69,12 +74,18 @@ impl InFlight {
             calls.early = rest;
             mine.into_iter().map(|(_, n)| n).collect()
         };
-        if let Some(call) = calls.calls.iter_mut().find(|c| c.ticket == ticket) {
-            call.request = Some(request);
-            call.token = Some(token);
-            for note in early {
-                call.extras.progress(note);
-            }
+        let Some(call) = calls.calls.iter_mut().find(|c| c.ticket == ticket) else {
+            return;
+        };
+        call.request = Some(request);
+        call.token = Some(token);
+        for note in &early {
+            call.extras.progress(note.clone());
+        }
+        let scope = call.scope.clone();
+        drop(calls);
+        for note in early {
+            scope.tell(Notice::Progress(note));
         }
     }
 
@@ -82,19 +93,29 @@ impl InFlight {
     pub(crate) fn end(&self, ticket: Ticket) -> CallExtras {
         let mut calls = self.lock();
         match calls.calls.iter().position(|c| c.ticket == ticket) {
-            Some(i) => calls.calls.remove(i).extras,
+            Some(i) => {
+                let call = calls.calls.remove(i);
+                call.done.cancel();
+                call.extras
+            }
             None => CallExtras::default(),
         }
     }
 
     /// The call a question belongs to: the one whose response stream it
-    /// came on, else the oldest in flight.
-    pub(crate) fn asker(&self, origin: Option<&RequestId>) -> Option<(Ticket, CallScope)> {
+    /// came on, else (no stream named) the oldest in flight; with the token
+    /// that fires when that call ends. A question that names a call no
+    /// longer in flight belongs to none.
+    pub(crate) fn asker(
+        &self,
+        origin: Option<&RequestId>,
+    ) -> Option<(Ticket, CallScope, CancellationToken)> {
         let calls = self.lock();
-        let call = origin
-            .and_then(|id| calls.calls.iter().find(|c| c.request.as_ref() == Some(id)))
-            .or_else(|| calls.calls.first())?;
-        Some((call.ticket, call.scope.clone()))
+        let call = match origin {
+            Some(id) => calls.calls.iter().find(|c| c.request.as_ref() == Some(id)),
+            None => calls.calls.first(),
+        }?;
+        Some((call.ticket, call.scope.clone(), call.done.clone()))
     }
 
     /// Keeps a question's interaction with its call and tells the driver.
@@ -142,17 +163,19 @@ impl InFlight {
     pub(crate) fn log(&self, origin: Option<&RequestId>, line: &LogLine) {
         let scopes: Vec<CallScope> = {
             let mut calls = self.lock();
-            let exact = origin.and_then(|id| {
+            let exact = origin.map(|id| {
                 calls
                     .calls
                     .iter()
                     .position(|c| c.request.as_ref() == Some(id))
             });
+            // A line tied to a call that has ended is filed nowhere (the
+            // server log keeps it).
             calls
                 .calls
                 .iter_mut()
                 .enumerate()
-                .filter(|(i, _)| exact.is_none_or(|e| e == *i))
+                .filter(|(i, _)| exact.is_none_or(|e| e == Some(*i)))
                 .map(|(_, call)| {
                     call.extras.log(line.clone());
                     call.scope.clone()
@@ -237,6 +260,7 @@ mod tests {
         f.log(Some(&RequestId::Number(2)), &line);
         f.log(None, &line);
         assert_eq!(f.asker(None).unwrap().0, a);
+        assert!(f.asker(Some(&RequestId::Number(9))).is_none());
         assert_eq!(f.asker(Some(&RequestId::Number(2))).unwrap().0, b);
         assert_eq!(f.end(a).logs.len(), 1);
         assert_eq!(f.end(b).logs.len(), 2);

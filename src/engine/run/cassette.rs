@@ -111,14 +111,23 @@ impl Entry {
 
 /// `extras` with every secret masked.
 pub fn redacted_extras(redactor: &Redactor, extras: &CallExtras) -> CallExtras {
+    let mut out = extras.clone();
     if extras.is_empty() || redactor.is_empty() {
-        return extras.clone();
+        return out;
     }
-    serde_json::to_value(extras)
-        .ok()
-        .map(|v| redactor.value(&v))
-        .and_then(|v| serde_json::from_value(v).ok())
-        .unwrap_or_default()
+    for i in &mut out.interactions {
+        i.request = redactor.value(&i.request);
+        i.reply = redactor.value(&i.reply);
+        i.error = i.error.as_deref().map(|e| redactor.text(e));
+    }
+    for l in &mut out.logs {
+        l.data = redactor.value(&l.data);
+        l.logger = l.logger.as_deref().map(|x| redactor.text(x));
+    }
+    for p in &mut out.progress {
+        p.message = p.message.as_deref().map(|m| redactor.text(m));
+    }
+    out
 }
 
 /// Why a cassette could not be read or written.

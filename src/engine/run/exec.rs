@@ -406,11 +406,14 @@ fn call_scope(
             // Never block the connection's reader: a full channel drops
             // the live notice (the record keeps it).
             let event = match notice {
-                Notice::Progress(note) => Event::Progress {
-                    id: id.clone(),
-                    iteration,
-                    note,
-                },
+                Notice::Progress(mut note) => {
+                    note.message = note.message.map(|m| redactor.text(&m));
+                    Event::Progress {
+                        id: id.clone(),
+                        iteration,
+                        note,
+                    }
+                }
                 Notice::Log(line) => Event::ServerLog {
                     id: id.clone(),
                     line: redactor.text(&line.text()),

@@ -203,6 +203,7 @@ pub fn start(
         redactor,
         last_trace: None,
         tools: None,
+        tools_at_start: None,
     };
     let task = tokio::spawn(actor.main(cmd_rx, done_rx));
     Session {
@@ -301,6 +302,8 @@ struct Actor {
     last_trace: Option<Trace>,
     /// Every server's tool list, once one changed mid-run and was re-read.
     tools: Option<IndexMap<String, Vec<crate::engine::mcp::ToolInfo>>>,
+    /// The tool lists before the first change, to tell a changed schema.
+    tools_at_start: Option<IndexMap<String, Vec<crate::engine::mcp::ToolInfo>>>,
 }
 
 impl Actor {

@@ -130,7 +130,8 @@ impl Actor {
         if let Some(problem) = self.tool_problem(i, &scope) {
             let rec = NodeRecord {
                 status: NodeStatus::Failed,
-                error: Some(problem),
+                // Schema errors quote the resolved (possibly secret) values.
+                error: Some(self.redactor.text(&problem)),
                 error_code: Some("TOOL_CHANGED".into()),
                 ..NodeRecord::default()
             };

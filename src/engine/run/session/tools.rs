@@ -18,7 +18,9 @@ impl Actor {
             return;
         }
         if self.tools.is_none() {
-            self.tools = Some(self.caller.tool_lists());
+            let lists = self.caller.tool_lists();
+            self.tools_at_start = Some(lists.clone());
+            self.tools = Some(lists);
         }
         let Some(lists) = self.caller.reread_tools().await else {
             return;
@@ -72,7 +74,14 @@ impl Actor {
                 node.tool
             ));
         };
-        if node.for_each.is_some() {
+        // Arguments are checked again only against a schema that changed:
+        // a tool that did not change keeps the leniency it had.
+        let before = self
+            .tools_at_start
+            .as_ref()
+            .and_then(|l| l.get(&server))
+            .and_then(|tools| tools.iter().find(|t| t.name == node.tool));
+        if node.for_each.is_some() || before.is_some_and(|b| b.input_schema == tool.input_schema) {
             return None;
         }
         let args = resolve_args(&node.args, scope).ok()?;
