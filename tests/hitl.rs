@@ -13,23 +13,8 @@ use std::sync::{Arc, Mutex};
 use assert_cmd::Command;
 use serde_json::{Value, json};
 
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
-/// The venv `.ci/run` makes (`target/pyvenv`, with `pip install mcp`), or
-/// `PIPEWRIGHT_PYTHON`.
-fn python() -> PathBuf {
-    let p = std::env::var_os("PIPEWRIGHT_PYTHON")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| root().join("target/pyvenv/bin/python"));
-    assert!(
-        p.exists(),
-        "{} is missing: python3 -m venv target/pyvenv && target/pyvenv/bin/pip install mcp==2.3.0",
-        p.display()
-    );
-    p
-}
+mod common;
+use common::{python, root};
 
 /// A pipeline file on the SDK server with `steps` as its `pipe:`.
 fn pipeline(dir: &Path, extra: &str, steps: &str) -> PathBuf {
@@ -52,12 +37,22 @@ const SIGNUP: &str = "  - id: who\n    tool: signup\n    args: {reason: \"beta\"
 /// Runs `pipewright run FILE ARGS… --format json` off a terminal; the
 /// trace and the exit code.
 fn run(file: &Path, args: &[&str]) -> (Value, i32, String) {
+    let mut all = vec!["--no-save"];
+    all.extend_from_slice(args);
+    let (trace, code, _, stderr) = invoke(file, &all, &[]);
+    (trace, code, stderr)
+}
+
+/// `pipewright run FILE ARGS… --format json` with `envs` set and the data
+/// directory beside FILE: the trace, the exit code, stdout and stderr.
+fn invoke(file: &Path, args: &[&str], envs: &[(&str, &str)]) -> (Value, i32, String, String) {
     let out = Command::cargo_bin("pipewright")
         .expect("the binary")
         .arg("run")
         .arg(file)
-        .args(["--format", "json", "--no-save"])
+        .args(["--format", "json"])
         .args(args)
+        .envs(envs.iter().copied())
         .env("PIPEWRIGHT_DATA_DIR", file.parent().expect("dir"))
         .timeout(std::time::Duration::from_secs(60))
         .output()
@@ -66,7 +61,7 @@ fn run(file: &Path, args: &[&str]) -> (Value, i32, String) {
     let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
     let trace: Value = serde_json::from_str(&stdout)
         .unwrap_or_else(|e| panic!("not a trace ({e}):\n{stdout}\n{stderr}"));
-    (trace, out.status.code().unwrap_or(-1), stderr)
+    (trace, out.status.code().unwrap_or(-1), stdout, stderr)
 }
 
 fn answers(dir: &Path, text: &str) -> String {
@@ -400,20 +395,12 @@ fn with_a_provider_configured_sampling_is_answered_by_it_and_its_key_stays_secre
     );
     let cassette = dir.path().join("c.json");
     let c = cassette.display().to_string();
-    let out = Command::cargo_bin("pipewright")
-        .expect("bin")
-        .arg("run")
-        .arg(&file)
-        .args(["--format", "json", "--record", &c])
-        .env("HITL_TEST_KEY", "sk-very-secret-key")
-        .env("PIPEWRIGHT_DATA_DIR", dir.path())
-        .timeout(std::time::Duration::from_secs(60))
-        .output()
-        .expect("run");
-    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
-    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
-    assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
-    let trace: Value = serde_json::from_str(&stdout).expect("trace");
+    let (trace, code, stdout, stderr) = invoke(
+        &file,
+        &["--record", &c],
+        &[("HITL_TEST_KEY", "sk-very-secret-key")],
+    );
+    assert_eq!(code, 0, "{stdout}\n{stderr}");
     assert_eq!(
         trace["nodes"]["s"]["output"],
         json!({"summary": "stub: Summarize: the news", "model": "stub-1"})

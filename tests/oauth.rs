@@ -17,26 +17,11 @@ use std::{
 
 use serde_json::Value;
 
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
+mod common;
+use common::{python, root};
 
 fn bin() -> PathBuf {
     assert_cmd::cargo::cargo_bin("pipewright")
-}
-
-/// The venv `.ci/run` makes (`target/pyvenv`, with `pip install mcp`), or
-/// `PIPEWRIGHT_PYTHON`.
-fn python() -> PathBuf {
-    let p = std::env::var_os("PIPEWRIGHT_PYTHON")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| root().join("target/pyvenv/bin/python"));
-    assert!(
-        p.exists(),
-        "{} is missing: python3 -m venv target/pyvenv && target/pyvenv/bin/pip install mcp==2.3.0",
-        p.display()
-    );
-    p
 }
 
 /// A child process killed (and reaped) when the test ends, however it ends.

@@ -5,9 +5,8 @@
 use std::path::PathBuf;
 use std::process::Command;
 
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
+mod common;
+use common::{python, root};
 
 fn bin() -> PathBuf {
     assert_cmd::cargo::cargo_bin("pipewright")
@@ -50,20 +49,6 @@ fn the_typescript_sdk_client_over_stdio() {
 #[test]
 fn the_typescript_sdk_client_over_streamable_http() {
     ts_client("http");
-}
-
-/// The venv `.ci/run` makes (`target/pyvenv`, with `pip install mcp`), or
-/// `PIPEWRIGHT_PYTHON`.
-fn python() -> PathBuf {
-    let p = std::env::var_os("PIPEWRIGHT_PYTHON")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| root().join("target/pyvenv/bin/python"));
-    assert!(
-        p.exists(),
-        "{} is missing: python3 -m venv target/pyvenv && target/pyvenv/bin/pip install mcp",
-        p.display()
-    );
-    p
 }
 
 #[test]

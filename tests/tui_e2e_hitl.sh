@@ -48,26 +48,8 @@ pipe:
     args: {n: "\${who.age}"}
 YAML
 
-passed=0
-failed=0
-check() { # check NAME PATTERN: the screen shows PATTERN
-  if screen | grep -qE -- "$2"; then
-    echo "ok   - $1"; passed=$((passed + 1))
-  else
-    echo "FAIL - $1 (wanted /$2/)"; failed=$((failed + 1))
-    screen | sed 's/^/     | /'
-  fi
-}
-screen() { tmux -L "$SOCK" capture-pane -p -t e2e; }
-keys() { tmux -L "$SOCK" send-keys -t e2e "$@"; sleep 0.3; }
-wait_for() { # wait_for PATTERN [SECONDS]
-  local until=$((SECONDS + ${2:-20}))
-  while [ $SECONDS -lt $until ]; do
-    screen | grep -qE -- "$1" && return 0
-    sleep 0.2
-  done
-  return 1
-}
+# shellcheck source=tests/tmux_lib.sh
+source "$(dirname "$0")/tmux_lib.sh"
 
 tmux -L "$SOCK" new-session -d -s e2e -x 140 -y 40 \
   "cd '$WORK' && PIPEWRIGHT_DATA_DIR='$WORK/data' PIPEWRIGHT_CONFIG_DIR='$WORK/config' '$BIN' edit flow.yml; echo EXITED \$?; sleep 30"
