@@ -9,7 +9,7 @@ use std::sync::Arc;
 use futures::future::BoxFuture;
 use serde_json::{Map, Value};
 
-use crate::engine::mcp::human::provider::{Provider, message_text};
+use crate::engine::mcp::human::provider::{Provider, messages_of};
 use crate::engine::mcp::human::{
     Answer, Ask, Field, FieldKind, Question, Reply, Responder, Source, check_reply, field_value,
     fields, form_errors,
@@ -375,15 +375,9 @@ fn show_sampling(q: &Question, request: &Value, c: &mut Console<'_>, provider: b
     if let Some(prefs) = request.get("modelPreferences").filter(|p| !p.is_null()) {
         c.say(&format!("  model preferences: {prefs}"));
     }
-    for m in request
-        .get("messages")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-    {
-        let role = m.get("role").and_then(Value::as_str).unwrap_or("user");
-        for (i, line) in message_text(m).lines().enumerate() {
-            let head = if i == 0 { role } else { "" };
+    for (role, text) in messages_of(request) {
+        for (i, line) in text.lines().enumerate() {
+            let head = if i == 0 { role.as_str() } else { "" };
             c.say(&format!("  {head:>9} │ {line}"));
         }
     }

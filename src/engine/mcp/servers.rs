@@ -111,6 +111,28 @@ pub fn demo_spec() -> ServerSpec {
     }
 }
 
+/// A setting's text with its `${env.X}` and `${var.X}` resolved against
+/// `scope`; every env value it reads becomes a secret of `redactor`.
+pub fn setting_text(s: &str, scope: &Snapshot, redactor: &Redactor) -> Result<String, String> {
+    if !s.contains("${") {
+        return Ok(s.to_owned());
+    }
+    let t = reference::parse_template(s).map_err(|e| e.to_string())?;
+    for r in t.refs() {
+        if let reference::Root::Env(name) = &r.root
+            && let Ok(v) = std::env::var(name)
+        {
+            redactor.add(v);
+        }
+    }
+    Ok(
+        match reference::resolve_template(&t, scope).map_err(|e| e.to_string())? {
+            Value::String(s) => s,
+            other => other.to_string(),
+        },
+    )
+}
+
 /// The servers a run may use, by name. `${env.X}` and `${var.X}` in
 /// declarations are resolved here; header values and every resolved
 /// `${env.X}` become secrets of `redactor`.
@@ -126,25 +148,7 @@ pub fn resolve(
         ..Snapshot::default()
     };
     let text = |s: &str, secret: bool| -> Result<String, String> {
-        if !s.contains("${") {
-            if secret {
-                redactor.add(s);
-            }
-            return Ok(s.to_owned());
-        }
-        let t = reference::parse_template(s).map_err(|e| e.to_string())?;
-        for r in t.refs() {
-            if let reference::Root::Env(name) = &r.root
-                && let Ok(v) = std::env::var(name)
-            {
-                redactor.add(v);
-            }
-        }
-        let v = reference::resolve_template(&t, &scope).map_err(|e| e.to_string())?;
-        let out = match v {
-            Value::String(s) => s,
-            other => other.to_string(),
-        };
+        let out = setting_text(s, &scope, redactor)?;
         if secret {
             redactor.add(out.clone());
         }

@@ -7,8 +7,8 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use crate::engine::file::model::Sampling;
-use crate::engine::lang::reference;
 use crate::engine::lang::snapshot::Snapshot;
+use crate::engine::mcp::servers::setting_text;
 use crate::engine::redact::Redactor;
 
 /// Where sampling requests go when no person writes the reply.
@@ -48,23 +48,7 @@ impl Provider {
             vars: std::sync::Arc::new(vars.clone()),
             ..Snapshot::default()
         };
-        let text = |s: &str| -> Result<String, String> {
-            if !s.contains("${") {
-                return Ok(s.to_owned());
-            }
-            let t = reference::parse_template(s).map_err(|e| e.to_string())?;
-            for r in t.refs() {
-                if let reference::Root::Env(name) = &r.root
-                    && let Ok(v) = std::env::var(name)
-                {
-                    redactor.add(v);
-                }
-            }
-            match reference::resolve_template(&t, &scope).map_err(|e| e.to_string())? {
-                Value::String(s) => Ok(s),
-                other => Ok(other.to_string()),
-            }
-        };
+        let text = |s: &str| setting_text(s, &scope, redactor);
         let api_key = match &decl.api_key {
             Some(k) => {
                 let k = text(k).map_err(|e| format!("`sampling.api_key`: {e}"))?;
@@ -95,14 +79,8 @@ impl Provider {
         if let Some(system) = request.get("systemPrompt").and_then(Value::as_str) {
             messages.push(json!({"role": "system", "content": system}));
         }
-        for m in request
-            .get("messages")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-        {
-            let role = m.get("role").and_then(Value::as_str).unwrap_or("user");
-            messages.push(json!({"role": role, "content": message_text(m)}));
+        for (role, text) in messages_of(request) {
+            messages.push(json!({"role": role, "content": text}));
         }
         let mut body = json!({"model": self.model, "messages": messages});
         if let Some(n) = request.get("maxTokens").and_then(Value::as_u64) {
@@ -156,6 +134,20 @@ impl Provider {
             .unwrap_or(&self.model);
         Ok((text.to_owned(), model.to_owned()))
     }
+}
+
+/// A sampling request's messages as (role, text), in order.
+pub fn messages_of(request: &Value) -> Vec<(String, String)> {
+    request
+        .get("messages")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .map(|m| {
+            let role = m.get("role").and_then(Value::as_str).unwrap_or("user");
+            (role.to_owned(), message_text(m))
+        })
+        .collect()
 }
 
 /// A sampling message's text (image and audio parts are named, not sent).
