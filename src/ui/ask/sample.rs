@@ -5,7 +5,7 @@
 
 use serde_json::Value;
 
-use crate::engine::mcp::human::provider::message_text;
+use crate::engine::mcp::human::provider::messages_of;
 use crate::engine::mcp::human::{Answer, Reply, Source};
 
 use super::text::TextInput;
@@ -92,16 +92,7 @@ impl Sample {
 
     /// The messages as (role, text).
     pub fn messages(&self) -> Vec<(String, String)> {
-        self.request
-            .get("messages")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-            .map(|m| {
-                let role = m.get("role").and_then(Value::as_str).unwrap_or("user");
-                (role.to_owned(), message_text(m))
-            })
-            .collect()
+        messages_of(&self.request)
     }
 
     /// The model preferences in one line: hints, then the priorities
