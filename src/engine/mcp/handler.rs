@@ -27,8 +27,8 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use super::human::{
-    Answer, Ask, Interaction, LogLine, Nobody, Notice, ProgressNote, Question, Reply, Responder,
-    Source, check_reply, fields,
+    Answer, Ask, Interaction, LogLine, Nobody, ProgressNote, Question, Reply, Responder, Source,
+    check_reply, fields,
 };
 use super::inflight::InFlight;
 use super::{log::ServerLog, roots::Root};
@@ -128,7 +128,7 @@ impl Client {
             error: answer.error,
         };
         if let Some(ticket) = ticket {
-            self.calls.answered(ticket, Notice::Answered(interaction));
+            self.calls.answered(ticket, interaction);
         }
         answer.reply
     }

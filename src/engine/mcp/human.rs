@@ -465,17 +465,6 @@ impl CallExtras {
         }
         self.progress.push(note);
     }
-
-    /// Appends `other` (a retry's extras after the first attempt's).
-    pub fn extend(&mut self, other: CallExtras) {
-        self.interactions.extend(other.interactions);
-        for l in other.logs {
-            self.log(l);
-        }
-        for p in other.progress {
-            self.progress(p);
-        }
-    }
 }
 
 /// Something that happened during a call, told as it happens.
@@ -487,8 +476,8 @@ pub enum Notice {
     Answered(Interaction),
 }
 
-/// Told about every [`Notice`] of a call, with the call's node id.
-pub type Notify = Arc<dyn Fn(&str, Notice) + Send + Sync>;
+/// Told about every [`Notice`] of a call.
+pub type Notify = Arc<dyn Fn(Notice) + Send + Sync>;
 
 /// Who a call belongs to and who answers for it.
 #[derive(Clone, Default)]
@@ -511,18 +500,10 @@ impl std::fmt::Debug for CallScope {
 }
 
 impl CallScope {
-    /// A scope for node `node`.
-    pub fn node(node: &str) -> Self {
-        Self {
-            node: Some(node.to_owned()),
-            ..Self::default()
-        }
-    }
-
     /// Tells the notify hook, if any.
     pub fn tell(&self, notice: Notice) {
         if let Some(notify) = &self.notify {
-            notify(self.node.as_deref().unwrap_or(""), notice);
+            notify(notice);
         }
     }
 }

@@ -12,7 +12,7 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use rmcp::model::{ProgressToken, RequestId};
 use tokio_util::sync::CancellationToken;
 
-use super::human::{CallExtras, CallScope, LogLine, Notice, ProgressNote};
+use super::human::{CallExtras, CallScope, Interaction, LogLine, Notice, ProgressNote};
 
 /// Progress notes that came before their call's token was known.
 const MAX_EARLY: usize = 32;
@@ -119,18 +119,16 @@ impl InFlight {
     }
 
     /// Keeps a question's interaction with its call and tells the driver.
-    pub(crate) fn answered(&self, ticket: Ticket, notice: Notice) {
+    pub(crate) fn answered(&self, ticket: Ticket, interaction: Interaction) {
         let scope = {
             let mut calls = self.lock();
             let Some(call) = calls.calls.iter_mut().find(|c| c.ticket == ticket) else {
                 return;
             };
-            if let Notice::Answered(i) = &notice {
-                call.extras.interactions.push(i.clone());
-            }
+            call.extras.interactions.push(interaction.clone());
             call.scope.clone()
         };
-        scope.tell(notice);
+        scope.tell(Notice::Answered(interaction));
     }
 
     /// Files a progress note under the call with `token`.
@@ -216,6 +214,13 @@ mod tests {
     use super::*;
     use rmcp::model::NumberOrString;
 
+    fn scope(node: &str) -> CallScope {
+        CallScope {
+            node: Some(node.to_owned()),
+            ..CallScope::default()
+        }
+    }
+
     fn note(p: f64) -> ProgressNote {
         ProgressNote {
             progress: p,
@@ -227,7 +232,7 @@ mod tests {
     #[test]
     fn progress_before_the_token_is_known_is_kept() {
         let f = InFlight::default();
-        let t = f.begin(CallScope::node("a"));
+        let t = f.begin(scope("a"));
         let token = ProgressToken(NumberOrString::Number(1));
         f.progress(&token, note(1.0));
         f.sent(t, RequestId::Number(5), token.clone());
@@ -240,8 +245,8 @@ mod tests {
     #[test]
     fn logs_go_to_their_stream_or_to_every_call() {
         let f = InFlight::default();
-        let a = f.begin(CallScope::node("a"));
-        let b = f.begin(CallScope::node("b"));
+        let a = f.begin(scope("a"));
+        let b = f.begin(scope("b"));
         f.sent(
             a,
             RequestId::Number(1),

@@ -267,6 +267,7 @@ impl Caller for Recorder {
                 let figures =
                     self.pricing
                         .actual(server, tool, &args, &o.result, &output_of(&o.result));
+                let extras = redacted_extras(&self.redactor, &o.extras);
                 let entry = Entry {
                     server: server.unwrap_or(&self.default_server).to_owned(),
                     tool: tool.to_owned(),
@@ -277,16 +278,9 @@ impl Caller for Recorder {
                     cost_usd: figures.cost_usd,
                     tokens: figures.tokens,
                     model: figures.model,
-                    interactions: Vec::new(),
-                    logs: Vec::new(),
-                    progress: Vec::new(),
-                };
-                let extras = redacted_extras(&self.redactor, &o.extras);
-                let entry = Entry {
                     interactions: extras.interactions,
                     logs: extras.logs,
                     progress: extras.progress,
-                    ..entry
                 };
                 if let Ok(mut c) = self.cassette.lock() {
                     c.calls.push(entry);

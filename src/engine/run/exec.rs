@@ -395,7 +395,7 @@ fn call_scope(
     CallScope {
         node: Some(node.id.clone()),
         responder: job.responder.clone(),
-        notify: Some(Arc::new(move |_: &str, notice: Notice| {
+        notify: Some(Arc::new(move |notice: Notice| {
             if let Ok(mut h) = heard.lock() {
                 match &notice {
                     Notice::Progress(p) => h.progress(p.clone()),
