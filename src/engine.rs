@@ -16,13 +16,14 @@
 //! - [`cost`]: what a call costs and how many tokens it uses.
 //! - [`mcp`]: which servers a run talks to, and the MCP client that talks.
 //! - [`diag`] and [`redact`]: positions and diagnostics, and the masking of
-//!   secrets, which every stage uses.
+//!   secrets, which every stage uses; [`dirs`]: where data and config live.
 //!
 //! Dependencies run one way: `plan → run → mcp → file → lang`, with `cost`,
-//! `diag` and `redact` as leaves (`tests/architecture.rs` checks it).
+//! `diag`, `dirs` and `redact` as leaves (`tests/architecture.rs` checks it).
 
 pub mod cost;
 pub mod diag;
+pub mod dirs;
 pub mod file;
 pub mod lang;
 pub mod mcp;

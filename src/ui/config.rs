@@ -33,14 +33,10 @@ impl Dirs {
     /// The platform's directories; `PIPEWRIGHT_CONFIG_DIR` and
     /// `PIPEWRIGHT_DATA_DIR` override them (tests and portable setups).
     pub fn locate() -> Dirs {
-        let project = directories::ProjectDirs::from("dev", "pipewright", "pipewright");
-        let config = std::env::var_os("PIPEWRIGHT_CONFIG_DIR")
-            .map(PathBuf::from)
-            .or_else(|| project.as_ref().map(|p| p.config_dir().to_path_buf()));
-        let data = std::env::var_os("PIPEWRIGHT_DATA_DIR")
-            .map(PathBuf::from)
-            .or_else(|| project.as_ref().map(|p| p.data_dir().to_path_buf()));
-        Dirs { config, data }
+        Dirs {
+            config: crate::engine::dirs::config_dir(),
+            data: crate::engine::dirs::data_dir(),
+        }
     }
 }
 

@@ -32,15 +32,7 @@ pub fn label(t: &Trace) -> String {
     }
 }
 
-/// The user data directory: `PIPEWRIGHT_DATA_DIR`, else the platform's.
-pub fn data_dir() -> Option<PathBuf> {
-    std::env::var_os("PIPEWRIGHT_DATA_DIR")
-        .map(PathBuf::from)
-        .or_else(|| {
-            directories::ProjectDirs::from("dev", "pipewright", "pipewright")
-                .map(|p| p.data_dir().to_path_buf())
-        })
-}
+pub use crate::engine::dirs::data_dir;
 
 /// Keeps the trace in the runs directory; failure to save is only a
 /// warning on stderr.

@@ -54,18 +54,9 @@ pub fn canonical_url(url: &str) -> Result<String, OAuthError> {
     })
 }
 
-/// The directory tokens are kept in: `auth/` in `PIPEWRIGHT_DATA_DIR`, else
-/// in the platform's data directory. (The same place as the runs store's
-/// `data_dir`; `engine::run` imports `engine::mcp`, so it is not imported
-/// here.)
+/// The directory tokens are kept in: `auth/` in the data directory.
 pub fn default_dir() -> Option<PathBuf> {
-    std::env::var_os("PIPEWRIGHT_DATA_DIR")
-        .map(PathBuf::from)
-        .or_else(|| {
-            directories::ProjectDirs::from("dev", "pipewright", "pipewright")
-                .map(|p| p.data_dir().to_path_buf())
-        })
-        .map(|dir| dir.join("auth"))
+    crate::engine::dirs::data_dir().map(|dir| dir.join("auth"))
 }
 
 /// Everything a login leaves behind for one server: where to refresh, as
