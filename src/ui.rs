@@ -6,6 +6,7 @@ pub mod app;
 pub mod ask;
 pub mod config;
 pub mod dag;
+pub mod driver;
 pub mod editor;
 pub mod history;
 pub mod inspector;

@@ -153,7 +153,7 @@ fn short(ev: &Event) -> String {
     match ev {
         Event::RunStarted { nodes, .. } => format!("run {nodes}"),
         Event::NodeStatus { id, status, .. } => format!("{id} {}", status.as_str()),
-        Event::NodeStarted { id, attempt } => format!("{id} call {attempt}"),
+        Event::NodeStarted { id, attempt, .. } => format!("{id} call {attempt}"),
         Event::Retrying { id, attempt, .. } => format!("{id} retry {attempt}"),
         Event::Iteration {
             id, index, status, ..
@@ -391,7 +391,21 @@ async fn a_breakpoint_pauses_before_the_call_is_made() {
     // Stepping: one node per step, paused in between.
     d.send(Command::Step);
     let (seen, _) = d.until(|e| matches!(e, Event::Paused { .. })).await;
-    assert_eq!(seen, ["run 5", "a running", "paused Step"]);
+    // A fresh run first says that every node of the last run is pending
+    // again, so a driver draws a clean slate.
+    assert_eq!(
+        seen,
+        [
+            "a pending",
+            "b pending",
+            "c pending",
+            "d pending",
+            "e pending",
+            "run 5",
+            "a running",
+            "paused Step"
+        ]
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -156,6 +156,7 @@ fn running_pipe(app: &mut App) {
     app.on_session(Event::NodeStarted {
         id: "find".into(),
         attempt: 1,
+        args: None,
     });
     finish(
         app,
@@ -168,6 +169,7 @@ fn running_pipe(app: &mut App) {
     app.on_session(Event::NodeStarted {
         id: "details".into(),
         attempt: 1,
+        args: None,
     });
 }
 
@@ -308,7 +310,7 @@ fn command_keys_are_text_in_the_editor_and_global_keys_are_not() {
     // Quitting with unsaved edits asks first.
     let effects = app.on_key(KeyEvent::new(KeyCode::Char('q'), KeyModifiers::CONTROL));
     assert!(effects.is_empty());
-    assert!(matches!(app.overlay, Some(Overlay::ConfirmQuit)));
+    assert!(matches!(app.overlay, Some(Overlay::ConfirmQuit { .. })));
     let effects = app.on_key(key(KeyCode::Esc));
     assert!(effects.is_empty() && app.overlay.is_none() && !app.quit);
 }
@@ -393,6 +395,7 @@ fn screen_fan_out_running() {
     app.on_session(Event::NodeStarted {
         id: "enrich".into(),
         attempt: 1,
+        args: None,
     });
     app.on_session(Event::Iteration {
         id: "enrich".into(),
@@ -725,6 +728,7 @@ fn asked(app: &mut App, id: &str, ask: Ask) -> oneshot::Receiver<Answer> {
     app.on_session(Event::NodeStarted {
         id: id.into(),
         attempt: 1,
+        args: None,
     });
     let (reply, rx) = oneshot::channel();
     app.on_message(Message::Question {
@@ -876,6 +880,7 @@ fn screen_logs_tab() {
     app.on_session(Event::NodeStarted {
         id: "c".into(),
         attempt: 1,
+        args: None,
     });
     app.on_session(Event::Progress {
         id: "c".into(),

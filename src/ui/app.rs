@@ -298,15 +298,24 @@ impl App {
         let key = session_key(&pipeline, &comp);
         let mut effects = Vec::new();
         let same_session = self.has_session && self.session_key.as_deref() == Some(key.as_str());
+        let same_comp = self.comp.as_ref().is_some_and(|c| c.name == comp.name);
         if self.has_session && !same_session {
             effects.push(Effect::DropSession);
             self.has_session = false;
             self.session_key = None;
+            if self.run_in_progress() {
+                self.run = RunState::Idle;
+                self.say(
+                    "the file's servers changed: the run was stopped; F5 starts a new one",
+                    true,
+                );
+            }
         }
         // Keep what each surviving node showed; the session says which of
-        // them went stale.
+        // them went stale. Without a session (its servers changed), the
+        // nodes on a changed server and their descendants are stale here.
         let old: IndexMap<String, NodeVisual> = match &self.comp {
-            Some(c) if same_session => c
+            Some(c) if same_comp => c
                 .nodes
                 .iter()
                 .map(|n| n.id.clone())
@@ -314,13 +323,34 @@ impl App {
                 .collect(),
             _ => IndexMap::new(),
         };
+        let servers_stale = if same_comp && !same_session {
+            self.pipeline
+                .as_ref()
+                .map(|p| stale_by_servers(p, &pipeline, &comp))
+                .unwrap_or_default()
+        } else {
+            Vec::new()
+        };
         self.visuals = comp
             .nodes
             .iter()
-            .map(|n| {
+            .enumerate()
+            .map(|(i, n)| {
                 let mut v = old.get(&n.id).cloned().unwrap_or_default();
                 v.mocked = n.mock.is_some();
                 v.breakpoint = self.breakpoints.contains(&n.id);
+                if servers_stale.contains(&i) && v.record.is_some() {
+                    v.status = NodeStatus::Stale;
+                }
+                if !same_session {
+                    // Nothing runs without a session.
+                    v.paused_before = false;
+                    v.asking = false;
+                    v.live_args = None;
+                    if v.status == NodeStatus::Running {
+                        v.status = NodeStatus::Cancelled;
+                    }
+                }
                 v
             })
             .collect();
@@ -328,6 +358,8 @@ impl App {
         self.layout = Some(DagLayout::new(&comp));
         if same_session {
             effects.push(Effect::Send(Command::ReplacePlan(comp.clone())));
+            // A changed `vars:` (or case row) makes its readers stale.
+            effects.push(Effect::Send(Command::SetVars(self.vars(&pipeline, &comp))));
         }
         self.pipeline = Some(pipeline);
         self.comp = Some(comp.clone());
@@ -429,13 +461,19 @@ impl App {
         self.selected = Some(node.id.clone());
         // Shared, not copied: a record may hold megabytes of output.
         let record = self.visuals.get(i).and_then(|v| v.record.clone());
-        let preview = if record.is_none() {
-            Some(self.preview_args(&comp, i))
-        } else {
-            None
+        // A call in flight shows the arguments it was really called with;
+        // a node not run yet, a preview from this run's recorded parents.
+        let live_args = self.visuals.get(i).and_then(|v| v.live_args.clone());
+        let preview = match (&record, &live_args) {
+            (Some(_), _) => None,
+            (None, Some(args)) => Some(args.clone()),
+            (None, None) => Some(self.preview_args(&comp, i)),
         };
         self.inspector
             .set_node_shared(&node.id, Some(node), record, preview.as_ref());
+        if live_args.is_some() {
+            self.inspector.mark_args_live();
+        }
         self.sync_live();
     }
 
@@ -444,12 +482,32 @@ impl App {
         let Some(v) = self.dag.selected.and_then(|i| self.visuals.get(i)) else {
             return;
         };
+        let elapsed_ms = match (v.status, v.started_ms) {
+            (NodeStatus::Running, Some(at)) => Some(self.now_ms().saturating_sub(at)),
+            _ => None,
+        };
         self.inspector.set_live(crate::ui::inspector::Live {
             running: v.status == NodeStatus::Running,
             asking: v.asking,
             note: v.note.clone(),
             logs: v.logs.clone(),
+            elapsed_ms,
         });
+    }
+
+    /// Milliseconds since the current run started (the frozen time in
+    /// screenshots).
+    pub(crate) fn now_ms(&self) -> u64 {
+        self.frozen_now_ms
+            .unwrap_or_else(|| self.run_clock.map_or(0, |c| c.elapsed().as_millis() as u64))
+    }
+
+    /// Whether a run is starting, running or paused.
+    pub fn run_in_progress(&self) -> bool {
+        matches!(
+            self.run,
+            RunState::Connecting | RunState::Running | RunState::Paused { .. }
+        )
     }
 
     /// Re-syncs the inspector when node `i` is the selected one.
@@ -592,8 +650,36 @@ fn pricing_of(p: &Pipeline) -> Pricing {
     Pricing::new(table, None)
 }
 
+/// The nodes of `comp` whose server's declaration differs between `old`
+/// and `new`, and their descendants (indices into `comp.nodes`).
+fn stale_by_servers(old: &Pipeline, new: &Pipeline, comp: &Composition) -> Vec<usize> {
+    let source = |p: &Pipeline, n: &str| p.servers.get(n).map(|d| d.source.clone());
+    let changed = |name: Option<&String>| match name {
+        Some(n) => source(old, n) != source(new, n),
+        // The default server: any change of the declarations may move it.
+        None => server_sources(old) != server_sources(new),
+    };
+    let mut out: BTreeSet<usize> = BTreeSet::new();
+    for (i, n) in comp.nodes.iter().enumerate() {
+        if n.mock.is_none() && changed(n.server.as_ref()) {
+            out.insert(i);
+            out.extend(comp.descendants(i));
+        }
+    }
+    out.into_iter().collect()
+}
+
 /// What a session depends on besides the plan: the composition chosen and
 /// the server declarations.
 fn session_key(p: &Pipeline, c: &Composition) -> String {
-    format!("{}\u{0}{:?}", c.name, p.servers)
+    format!("{}\u{0}{:?}", c.name, server_sources(p))
+}
+
+/// The servers as declared, without where they are in the file: moving a
+/// declaration is not a change.
+fn server_sources(p: &Pipeline) -> Vec<(&str, &crate::engine::file::model::ServerSource)> {
+    p.servers
+        .iter()
+        .map(|(name, d)| (name.as_str(), &d.source))
+        .collect()
 }

@@ -120,6 +120,17 @@ pub struct Editor {
     events: Vec<EditorEvent>,
     /// Where a mouse drag started.
     drag_from: Option<(usize, usize)>,
+    /// Hashes of the texts halfway through a whole-text replacement, which
+    /// undo and redo step over.
+    midpoints: std::collections::HashSet<u64>,
+}
+
+/// A hash of a buffer's lines.
+fn text_hash(lines: &[String]) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    lines.hash(&mut h);
+    h.finish()
 }
 
 impl Drop for Editor {
@@ -212,6 +223,7 @@ impl Editor {
             },
             events: Vec::new(),
             drag_from: None,
+            midpoints: std::collections::HashSet::new(),
         })
     }
 
@@ -257,6 +269,18 @@ impl Editor {
                 new[start..].join("\n"),
             )
         };
+        // The text area records a replacement as a deletion and an
+        // insertion; remember the text between them, so one undo (or redo)
+        // steps over it and the replacement is one edit.
+        if start != end && !replacement.is_empty() {
+            let mut mid: Vec<String> = old[..start.0].to_vec();
+            let tail_from = end.0;
+            let mut joined = old[start.0].chars().take(start.1).collect::<String>();
+            joined.extend(old[tail_from].chars().skip(end.1));
+            mid.push(joined);
+            mid.extend(old[tail_from + 1..].iter().cloned());
+            self.midpoints.insert(text_hash(&mid));
+        }
         self.area.cancel_selection();
         self.jump(start.0, start.1);
         self.area.start_selection();
@@ -273,6 +297,12 @@ impl Editor {
     /// The file this buffer edits.
     pub fn path(&self) -> &Path {
         &self.path
+    }
+
+    /// Whether a re-validation of the latest edit is still to come (the
+    /// app has not seen the buffer's newest plan yet).
+    pub fn validating(&self) -> bool {
+        self.validator.busy()
     }
 
     /// Whether the buffer has edits the file does not.
@@ -558,11 +588,15 @@ impl Editor {
 
     /// Undo or redo, which may touch any line: the cache finds out which.
     fn history(&mut self, redo: bool) -> bool {
-        let modified = if redo {
-            self.area.redo()
-        } else {
-            self.area.undo()
-        };
+        let step = |area: &mut TextArea<'static>| if redo { area.redo() } else { area.undo() };
+        let mut modified = step(&mut self.area);
+        // Halfway through a replacement (see `set_text`): finish the step.
+        if modified
+            && !self.midpoints.is_empty()
+            && self.midpoints.contains(&text_hash(self.area.lines()))
+        {
+            modified |= step(&mut self.area);
+        }
         if modified {
             if let Some(h) = &mut self.highlight {
                 h.invalidate_changed(self.area.lines());

@@ -111,6 +111,8 @@ enum ArgsSource {
     Resolved,
     /// A preview resolved from the parents' recorded outputs.
     Preview,
+    /// The arguments of the call in flight.
+    Live,
     /// The args as written in the file (references unresolved).
     AsWritten,
 }
@@ -135,8 +137,9 @@ struct ShownKey {
     id: String,
     node_hash: Option<String>,
     record: Option<RecordKey>,
-    /// Address of the preview value.
-    preview: Option<usize>,
+    /// A hash of the preview's text (previews are small, and a new one
+    /// may sit where the last one was).
+    preview: Option<u64>,
 }
 
 /// The fields of a record that change between runs, and the addresses of
@@ -173,7 +176,12 @@ impl ShownKey {
                 output_at: std::ptr::from_ref(&r.output) as usize,
                 args_at: std::ptr::from_ref(&r.args) as usize,
             }),
-            preview: preview.map(|p| std::ptr::from_ref(p) as usize),
+            preview: preview.map(|p| {
+                use std::hash::{Hash, Hasher};
+                let mut h = std::collections::hash_map::DefaultHasher::new();
+                p.to_string().hash(&mut h);
+                h.finish()
+            }),
         }
     }
 }
@@ -346,6 +354,16 @@ impl Inspector {
         self.iterations.reset();
         self.raw = RawText::NotStarted;
         self.raw_view = TextView::default();
+    }
+
+    /// Says that the preview given to `set_node*` is the arguments of the
+    /// shown node's call in flight, not a preview.
+    pub fn mark_args_live(&mut self) {
+        if let Some(s) = &mut self.shown
+            && s.args_source == ArgsSource::Preview
+        {
+            s.args_source = ArgsSource::Live;
+        }
     }
 
     /// What the shown node is doing now, for the Logs tab: set by the app

@@ -30,7 +30,11 @@ pub enum Overlay {
         body: Vec<String>,
         scroll: u16,
     },
-    ConfirmQuit,
+    /// `q` with unsaved edits or a run in progress.
+    ConfirmQuit {
+        unsaved: bool,
+        running: bool,
+    },
     /// Preflight found destructive calls; `calls` are asked about.
     ConfirmDestructive {
         calls: Vec<String>,
@@ -556,33 +560,38 @@ pub fn render(
                 .wrap(Wrap { trim: false })
                 .render(r, buf);
         }
-        Overlay::ConfirmQuit => {
+        Overlay::ConfirmQuit { unsaved, running } => {
             let r = centred(area, 50, 20);
-            let r = Rect::new(r.x, r.y, r.width, r.height.max(5));
+            let r = Rect::new(r.x, r.y, r.width, r.height.max(6));
             Clear.render(r, buf);
-            Paragraph::new(vec![
-                Line::from("The buffer has unsaved edits."),
-                Line::from(vec![
-                    Span::styled(
-                        "s",
-                        Style::default().fg(t.accent).add_modifier(Modifier::BOLD),
-                    ),
-                    Span::raw(" save and quit   "),
-                    Span::styled(
-                        "q",
-                        Style::default().fg(t.accent).add_modifier(Modifier::BOLD),
-                    ),
-                    Span::raw(" quit without saving   "),
-                    Span::styled(
-                        "Esc",
-                        Style::default().fg(t.accent).add_modifier(Modifier::BOLD),
-                    ),
-                    Span::raw(" stay"),
-                ]),
-            ])
-            .wrap(Wrap { trim: true })
-            .block(frame("quit?".into(), t))
-            .render(r, buf);
+            let key = |k: &'static str| {
+                Span::styled(
+                    k,
+                    Style::default().fg(t.accent).add_modifier(Modifier::BOLD),
+                )
+            };
+            let mut lines = Vec::new();
+            if *running {
+                lines.push(Line::from(
+                    "A run is in progress: quitting cancels it and saves its trace.",
+                ));
+            }
+            if *unsaved {
+                lines.push(Line::from("The buffer has unsaved edits."));
+            }
+            let mut keys = Vec::new();
+            if *unsaved {
+                keys.extend([key("s"), Span::raw(" save and quit   ")]);
+                keys.extend([key("q"), Span::raw(" quit without saving   ")]);
+            } else {
+                keys.extend([key("q"), Span::raw(" cancel the run and quit   ")]);
+            }
+            keys.extend([key("Esc"), Span::raw(" stay")]);
+            lines.push(Line::from(keys));
+            Paragraph::new(lines)
+                .wrap(Wrap { trim: true })
+                .block(frame("quit?".into(), t))
+                .render(r, buf);
         }
     }
 }

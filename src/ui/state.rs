@@ -30,6 +30,9 @@ pub struct NodeVisual {
     pub logs: Vec<String>,
     /// A question of its server waits for an answer in the modal.
     pub asking: bool,
+    /// The arguments its call in flight was made with (masked), until its
+    /// record arrives.
+    pub live_args: Option<serde_json::Value>,
 }
 
 impl Default for NodeVisual {
@@ -46,6 +49,7 @@ impl Default for NodeVisual {
             note: None,
             logs: Vec::new(),
             asking: false,
+            live_args: None,
         }
     }
 }

@@ -5,7 +5,6 @@
 //! is restored on every way out: return, error, panic, SIGTERM and SIGHUP.
 
 use std::io::{self, Stdout};
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crossterm::event::{
@@ -19,19 +18,9 @@ use crossterm::terminal::{
 use futures::StreamExt;
 use ratatui::Terminal;
 use ratatui::backend::CrosstermBackend;
-use tokio::sync::mpsc;
 
-use crate::engine::mcp::ConnectOptions;
-use crate::engine::mcp::servers::{self, ServerPool};
-use crate::engine::redact::Redactor;
-use crate::engine::run::events::Event;
-use crate::engine::run::session::{self, Command, Session};
-
-use crate::engine::plan::preflight::{self, Preflight, ToolLists};
-
-use super::app::{App, Effect, Preflighted};
-use super::ask::responder::{self, Asker};
-use super::message::Message;
+use super::app::{App, Effect};
+use super::driver::Driver;
 
 type Term = Terminal<CrosstermBackend<Stdout>>;
 
@@ -81,14 +70,6 @@ fn install_panic_hook() {
     }));
 }
 
-/// A started session and the pool it calls through.
-struct Live {
-    session: Session,
-    pool: Arc<ServerPool>,
-}
-
-type Started = Result<(Live, Preflight), String>;
-
 /// Runs the workbench until the user quits; returns the exit code.
 pub async fn run(mut app: App) -> io::Result<u8> {
     install_panic_hook();
@@ -97,115 +78,18 @@ pub async fn run(mut app: App) -> io::Result<u8> {
     let mut input = EventStream::new();
     let mut ticker = tokio::time::interval(TICK);
     ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
-    let (start_tx, mut start_rx) = mpsc::unbounded_channel::<(u64, Started, Vec<Command>)>();
-    let mut live: Option<Live> = None;
-    // A session waiting for the user to allow its destructive calls.
-    let mut held: Option<(Live, Vec<Command>)> = None;
-    // Commands given while the session is still connecting.
-    let mut queued: Vec<Command> = Vec::new();
-    let mut generation: u64 = 0;
-    // Background tasks (a server's question, the provider's reply) send
-    // here; only the loop hands them to the app.
-    let (msg_tx, mut msg_rx) = mpsc::unbounded_channel::<Message>();
+    let mut driver = Driver::new();
     let mut term_sig = signal(tokio::signal::unix::SignalKind::terminate());
     let mut hup_sig = signal(tokio::signal::unix::SignalKind::hangup());
 
-    let effects = app.on_tick(Instant::now());
-    let mut pending = effects;
+    let mut pending = app.on_tick(Instant::now());
     term.draw(|f| super::view::draw(&mut app, f))?;
     loop {
-        // Carry out what the last reactions asked for.
-        for eff in pending.drain(..) {
+        // Carry out what the last reactions asked for; the driver leaves
+        // what needs the terminal.
+        let effects = std::mem::take(&mut pending);
+        for eff in driver.apply(&mut app, effects) {
             match eff {
-                Effect::Start {
-                    pipeline,
-                    comp,
-                    cfg,
-                    breakpoints,
-                    then,
-                } => {
-                    if let Some(old) = live.take() {
-                        close(old);
-                    }
-                    app.cancel_questions("the session was replaced");
-                    generation += 1;
-                    let tx = start_tx.clone();
-                    let mut cfg = cfg;
-                    // The person at the workbench answers the servers.
-                    cfg.human = Asker::new(msg_tx.clone(), generation).human();
-                    let opts = app.opts.clone();
-                    let g = generation;
-                    let mut then_all: Vec<Command> = breakpoints
-                        .into_iter()
-                        .map(Command::ToggleBreakpoint)
-                        .collect();
-                    then_all.extend(then);
-                    tokio::spawn(async move {
-                        let redactor = Redactor::default();
-                        let mut vars = pipeline.vars.clone();
-                        vars.extend(cfg.vars.clone());
-                        let started = async {
-                            let specs = servers::resolve(
-                                &pipeline,
-                                &opts.servers,
-                                opts.url.as_deref(),
-                                &vars,
-                                &redactor,
-                            )?;
-                            let needed = servers::needed(&comp, &specs);
-                            let pool =
-                                ServerPool::connect(&specs, &needed, &ConnectOptions::default())
-                                    .await
-                                    .map_err(|e| redactor.text(&e.to_string()))?;
-                            // Preflight on the tool lists just fetched: a
-                            // bad node or a destructive call is known before
-                            // anything is called.
-                            let tools: ToolLists = pool
-                                .connections()
-                                .map(|c| (c.name().to_owned(), c.tools().to_vec()))
-                                .collect();
-                            let default = (specs.len() == 1)
-                                .then(|| specs.keys().next().cloned())
-                                .flatten();
-                            let report = preflight::check(
-                                &[(&*comp, cfg.vars.clone())],
-                                &tools,
-                                default.as_deref(),
-                            );
-                            let pool = Arc::new(pool);
-                            let session =
-                                session::start(comp, pool.clone(), *cfg, redactor.clone());
-                            Ok::<(Live, Preflight), String>((Live { session, pool }, report))
-                        }
-                        .await;
-                        let _ = tx.send((g, started, then_all));
-                    });
-                }
-                Effect::Send(cmd) => match &live {
-                    Some(l) => {
-                        l.session.handle.send(cmd);
-                    }
-                    None => queued.push(cmd),
-                },
-                Effect::Proceed => {
-                    if let Some((l, then)) = held.take() {
-                        for c in then.into_iter().chain(queued.drain(..)) {
-                            l.session.handle.send(c);
-                        }
-                        live = Some(l);
-                    }
-                }
-                Effect::DropSession => {
-                    app.cancel_questions("the session was dropped");
-                    generation += 1;
-                    queued.clear();
-                    if let Some((old, _)) = held.take() {
-                        close(old);
-                    }
-                    if let Some(old) = live.take() {
-                        close(old);
-                    }
-                }
                 Effect::ExternalEditor => {
                     drop(input);
                     let res = external_editor(&mut app, &mut term);
@@ -215,20 +99,8 @@ pub async fn run(mut app: App) -> io::Result<u8> {
                     }
                     term.clear()?;
                 }
-                Effect::SaveTrace(trace) => crate::engine::run::store::save(&trace),
-                Effect::AskProvider {
-                    ticket,
-                    provider,
-                    request,
-                } => {
-                    let tx = msg_tx.clone();
-                    tokio::spawn(async move {
-                        let result = provider.complete(&request).await;
-                        let _ = tx.send(Message::Sampled { ticket, result });
-                    });
-                }
                 Effect::OpenUrl(url) => open_url(&mut app, &url),
-                Effect::Quit => app.quit = true,
+                _ => {}
             }
         }
         if app.quit {
@@ -237,81 +109,29 @@ pub async fn run(mut app: App) -> io::Result<u8> {
 
         // Wait for the next thing to happen, then take in whatever else is
         // already waiting before drawing once.
-        let session_rx = live.as_mut().map(|l| &mut l.session.events);
         tokio::select! {
             ev = input.next() => match ev {
                 Some(Ok(ev)) => pending.extend(on_terminal(&mut app, ev)),
                 Some(Err(e)) => { app.say(format!("terminal: {e}"), true); }
                 None => break,
             },
-            ev = recv(session_rx) => match ev {
-                Some(ev) => pending.extend(app.on_session(ev)),
-                None => {
-                    // The session ended (it cannot while we hold its handle;
-                    // this is a crash of the actor): start afresh next run.
-                    live = None;
-                    app.on_start_failed("the session ended unexpectedly; F5 starts a new one");
-                }
-            },
-            started = start_rx.recv() => {
-                if let Some((g, started, then)) = started {
-                    if g != generation {
-                        if let Ok((l, _)) = started { close(l); }
-                        continue;
-                    }
-                    match started {
-                        Ok((l, report)) => match app.on_preflight(&report) {
-                            Preflighted::Go => {
-                                for c in then.into_iter().chain(queued.drain(..)) {
-                                    l.session.handle.send(c);
-                                }
-                                live = Some(l);
-                            }
-                            Preflighted::Ask => held = Some((l, then)),
-                            Preflighted::Stop => {
-                                queued.clear();
-                                close(l);
-                            }
-                        },
-                        Err(e) => { queued.clear(); app.on_start_failed(&e); }
-                    }
-                }
-            },
-            msg = msg_rx.recv() => match msg {
-                // A question of a session dropped since: nobody shows it.
-                Some(Message::Question { reply, generation: g, .. }) if g != generation => {
-                    let _ = reply.send(responder::cancelled("the session was dropped"));
-                }
-                Some(m) => pending.extend(app.on_message(m)),
-                None => {}
-            },
+            incoming = driver.next() => pending.extend(driver.take(&mut app, incoming)),
             _ = ticker.tick() => pending.extend(app.on_tick(Instant::now())),
             _ = term_sig.recv() => { app.editor_flush_recovery(); break; }
             _ = hup_sig.recv() => { app.editor_flush_recovery(); break; }
         }
-        if let Some(l) = live.as_mut() {
-            let mut taken = 0;
-            while taken < 4096 {
-                match l.session.events.try_recv() {
-                    Ok(ev) => {
-                        pending.extend(app.on_session(ev));
-                        taken += 1;
-                    }
-                    Err(_) => break,
-                }
-            }
-        }
+        pending.extend(driver.drain(&mut app, 4096));
         term.draw(|f| super::view::draw(&mut app, f))?;
     }
-    // No server is left waiting on a question nobody will see.
-    app.cancel_questions("the workbench was closed");
-    if let Some(l) = live.take() {
-        l.session.handle.send(Command::Cancel);
-        close(l);
-    }
+    // A run under way is cancelled and its trace saved; no server is left
+    // waiting on a question nobody will see.
+    driver.shutdown(&mut app, QUIT_GRACE).await;
     drop(guard);
     Ok(0)
 }
+
+/// How long quitting waits for a cancelled run to end and be saved.
+const QUIT_GRACE: Duration = Duration::from_secs(5);
 
 fn signal(kind: tokio::signal::unix::SignalKind) -> Signal {
     Signal(tokio::signal::unix::signal(kind).ok())
@@ -329,23 +149,6 @@ impl Signal {
             None => std::future::pending().await,
         }
     }
-}
-
-async fn recv(rx: Option<&mut mpsc::Receiver<Event>>) -> Option<Event> {
-    match rx {
-        Some(rx) => rx.recv().await,
-        None => std::future::pending().await,
-    }
-}
-
-fn close(l: Live) {
-    tokio::spawn(async move {
-        drop(l.session.handle);
-        let _ = tokio::time::timeout(Duration::from_secs(2), l.session.task).await;
-        if let Ok(pool) = Arc::try_unwrap(l.pool) {
-            pool.close().await;
-        }
-    });
 }
 
 /// Asks the desktop to open `url` (`xdg-open`, `open` on macOS); only ever

@@ -34,8 +34,14 @@ pub enum Event {
         status: NodeStatus,
         reason: Option<String>,
     },
-    /// An attempt of a node's call started.
-    NodeStarted { id: String, attempt: u32 },
+    /// An attempt of a node's call started, with the arguments it was
+    /// called with (secrets masked; `None` for a fan-out, whose iterations
+    /// each have their own).
+    NodeStarted {
+        id: String,
+        attempt: u32,
+        args: Option<Value>,
+    },
     /// An attempt failed and another follows after the backoff.
     Retrying {
         id: String,

@@ -309,10 +309,16 @@ async fn fan_out(job: &NodeJob, node: &Node, items: Vec<Value>, rec: &mut NodeRe
             _ = paused.changed() => {}
         }
     }
-    let records: Vec<IterationRecord> = iterations.into_iter().flatten().collect();
+    let started = iterations.iter().filter(|r| r.is_some()).count();
+    // Items never started (the run was cancelled or stopped) are kept as
+    // cancelled iterations, so the record accounts for every item.
+    let records: Vec<IterationRecord> = iterations
+        .into_iter()
+        .enumerate()
+        .map(|(index, r)| r.unwrap_or_else(|| never_started(index)))
+        .collect();
     let failed = records.iter().find(|r| r.status == NodeStatus::Failed);
-    let cancelled =
-        records.len() < total || records.iter().any(|r| r.status == NodeStatus::Cancelled);
+    let cancelled = started < total || records.iter().any(|r| r.status == NodeStatus::Cancelled);
     rec.args =
         json!({ "for_each": node.for_each.as_ref().map(|f| f.source.clone()), "items": total });
     if let Some(f) = failed {
@@ -327,14 +333,30 @@ async fn fan_out(job: &NodeJob, node: &Node, items: Vec<Value>, rec: &mut NodeRe
     } else if cancelled {
         rec.status = NodeStatus::Cancelled;
         rec.error = Some(format!(
-            "cancelled after {} of {total} iterations",
-            records.len()
+            "cancelled after {started} of {total} iterations started"
         ));
     } else {
         rec.status = NodeStatus::Ok;
         rec.output = Value::Array(outputs);
     }
     rec.iterations = records;
+}
+
+/// An iteration the run stopped before it started.
+fn never_started(index: usize) -> IterationRecord {
+    IterationRecord {
+        index,
+        status: NodeStatus::Cancelled,
+        args: Value::Null,
+        output: Value::Null,
+        error: Some("not started: the run stopped first".into()),
+        error_code: None,
+        error_status: None,
+        attempts: 0,
+        extras: CallExtras::default(),
+        started_at: None,
+        duration_ms: 0,
+    }
 }
 
 /// Why a call produced no output.
@@ -492,6 +514,7 @@ async fn call_attempts(
                 .send(Event::NodeStarted {
                     id: node.id.clone(),
                     attempt: out.attempts,
+                    args: Some(redacted(&job.redactor, Value::Object(args.clone()))),
                 })
                 .await;
         }

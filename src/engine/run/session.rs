@@ -60,6 +60,13 @@ pub enum Command {
     Rerun(String),
     /// Re-run this node and every descendant, in order.
     RerunFrom(String),
+    /// Start a fresh run of this node and its ancestors only (nothing
+    /// downstream): how a node with no recorded parents is run on its own.
+    RunTo(String),
+    /// The `${var.X}` values changed (the file's `vars:`, a case row):
+    /// taken with the next plan adoption, and every node that reads a
+    /// changed variable (and its descendants) becomes stale.
+    SetVars(IndexMap<String, Value>),
     /// Mark a pending node skipped (its children follow the skip rules).
     Skip(String),
     /// Cancel every call in flight (the servers get `notifications/cancelled`)
@@ -193,6 +200,7 @@ pub fn start(
         cost_total: 0.0,
         tokens_total: 0,
         pending_plan: None,
+        pending_vars: None,
         run_cancel: CancellationToken::new(),
         paused_tx,
         done_tx,
@@ -291,6 +299,8 @@ struct Actor {
     cost_total: f64,
     tokens_total: u64,
     pending_plan: Option<Arc<Composition>>,
+    /// New `${var.X}` values, adopted with the next plan.
+    pending_vars: Option<IndexMap<String, Value>>,
     run_cancel: CancellationToken,
     paused_tx: watch::Sender<bool>,
     done_tx: mpsc::UnboundedSender<(usize, u64, NodeRecord)>,

@@ -28,6 +28,15 @@ impl App {
         }
         self.inspector.poll();
         self.prune_questions();
+        // The selected node's elapsed time moves while it runs.
+        if self
+            .dag
+            .selected
+            .and_then(|i| self.visuals.get(i))
+            .is_some_and(|v| v.status == NodeStatus::Running)
+        {
+            self.sync_live();
+        }
         if let Some(m) = &self.message
             && now.duration_since(m.at) > Duration::from_secs(6)
         {
@@ -85,6 +94,37 @@ impl App {
         Preflighted::Ask
     }
 
+    /// Whether the selected node has no record yet (its Args preview
+    /// depends on the parents' records).
+    fn selected_waits(&self) -> bool {
+        self.dag
+            .selected
+            .and_then(|i| self.visuals.get(i))
+            .is_some_and(|v| v.record.is_none())
+    }
+
+    /// After a run with a failure: the first failed node (in run order) is
+    /// selected and its Error tab shown, unless a failed node already is.
+    fn show_first_failure(&mut self) {
+        let Some(comp) = self.comp.clone() else {
+            return;
+        };
+        let failed = |i: usize| {
+            self.visuals
+                .get(i)
+                .is_some_and(|v| v.status == NodeStatus::Failed)
+        };
+        if self.dag.selected.is_some_and(failed) {
+            self.inspector.set_tab(crate::ui::inspector::Tab::Error);
+            return;
+        }
+        if let Some(&i) = comp.order.iter().find(|&&i| failed(i)) {
+            // The editor's cursor stays where the person is typing.
+            self.select(Some(i), self.focus != Focus::Editor);
+            self.inspector.set_tab(crate::ui::inspector::Tab::Error);
+        }
+    }
+
     /// The session could not start (a server did not answer, …).
     pub fn on_start_failed(&mut self, error: &str) {
         self.has_session = false;
@@ -105,16 +145,21 @@ impl App {
                     v.started_ms = None;
                     v.changed = false;
                 }
+                self.refresh_inspector();
             }
             Event::NodeStatus { id, status, reason } => {
                 if let Some(i) = idx(self, &id) {
                     let v = &mut self.visuals[i];
                     v.status = status;
                     if status == NodeStatus::Pending {
+                        // A clean slate: nothing of an earlier run shows.
                         v.progress = None;
                         v.record = None;
                         v.note = None;
                         v.logs.clear();
+                        v.started_ms = None;
+                        v.live_args = None;
+                        v.changed = false;
                     }
                     if status == NodeStatus::Skipped
                         && let Some(r) = reason
@@ -125,20 +170,28 @@ impl App {
                             ..NodeRecord::default()
                         }));
                     }
-                    self.sync_live_of(i);
+                    if self.dag.selected == Some(i) {
+                        self.refresh_inspector();
+                    }
                 }
             }
-            Event::NodeStarted { id, .. } => {
+            Event::NodeStarted { id, args, .. } => {
                 let at = self.run_clock.map(|c| c.elapsed().as_millis() as u64);
                 if let Some(i) = idx(self, &id) {
                     let v = &mut self.visuals[i];
                     v.status = NodeStatus::Running;
                     v.paused_before = false;
+                    v.record = None;
+                    if args.is_some() {
+                        v.live_args = args;
+                    }
                     // A retry keeps the first attempt's start.
                     if v.started_ms.is_none() {
                         v.started_ms = at;
                     }
-                    self.sync_live_of(i);
+                    if self.dag.selected == Some(i) {
+                        self.refresh_inspector();
+                    }
                 }
             }
             Event::Compensated { id, ok, error } => match (ok, error) {
@@ -202,16 +255,33 @@ impl App {
                     let v = &mut self.visuals[i];
                     v.status = record.status;
                     v.asking = false;
+                    v.live_args = None;
                     if !record.iterations.is_empty() {
+                        // Items that never ran (a cancelled fan-out) count
+                        // in the total, not as done.
                         let done = record
                             .iterations
                             .iter()
-                            .filter(|r| r.status.is_terminal())
+                            .filter(|r| {
+                                matches!(
+                                    r.status,
+                                    NodeStatus::Ok | NodeStatus::Failed | NodeStatus::Skipped
+                                )
+                            })
                             .count();
                         v.progress = Some((done, record.iterations.len()));
                     }
+                    let ok = record.status == NodeStatus::Ok;
                     v.record = Some(Arc::from(record));
                     if self.dag.selected == Some(i) {
+                        // A node that now succeeded has no error to show.
+                        if ok && self.inspector.tab() == crate::ui::inspector::Tab::Error {
+                            self.inspector.set_tab(crate::ui::inspector::Tab::Output);
+                        }
+                        self.refresh_inspector();
+                    } else if self.selected_waits() {
+                        // The selected node's preview reads this run's
+                        // parents: it changes as they finish.
                         self.refresh_inspector();
                     }
                 }
@@ -226,6 +296,7 @@ impl App {
                     self.visuals[i].paused_before = true;
                 }
                 self.run = RunState::Paused { reason, before };
+                self.refresh_inspector();
             }
             Event::Resumed => {
                 for v in &mut self.visuals {
@@ -275,7 +346,9 @@ impl App {
                 self.run = RunState::Finished(status);
                 for v in &mut self.visuals {
                     v.paused_before = false;
+                    v.live_args = None;
                 }
+                self.show_first_failure();
                 self.refresh_inspector();
                 self.trace = Some((*trace).clone());
                 return vec![Effect::SaveTrace(trace)];

@@ -8,6 +8,9 @@ use crate::ui::keys::Key;
 impl App {
     /// A key press.
     pub fn on_key(&mut self, key: KeyEvent) -> Vec<Effect> {
+        // The status line says what the last action did; the next one
+        // clears it, so it never shows something no longer true.
+        self.message = None;
         // A server's question takes every key while it is open.
         if !self.asks.is_empty() {
             return self.ask_key(key);
@@ -242,8 +245,10 @@ impl App {
                 Vec::new()
             }
             Action::Quit => {
-                if self.editor.is_dirty() {
-                    self.overlay = Some(Overlay::ConfirmQuit);
+                let running = self.run_in_progress();
+                let unsaved = self.editor.is_dirty();
+                if running || unsaved {
+                    self.overlay = Some(Overlay::ConfirmQuit { unsaved, running });
                     Vec::new()
                 } else {
                     self.quit = true;
@@ -251,6 +256,44 @@ impl App {
                 }
             }
         }
+    }
+
+    /// "the file has 2 error(s); the first, at 7:12: …", for refusals.
+    pub(super) fn errors_sentence(&self) -> String {
+        use crate::engine::diag::Severity;
+        let first = self
+            .editor
+            .diagnostics()
+            .iter()
+            .filter(|d| d.severity == Severity::Error)
+            .min_by_key(|d| d.span.start);
+        match first {
+            Some(d) => format!(
+                "the file has {} error(s); fix them to run (the first, at line {}, column {}: {})",
+                self.errors, d.span.start.line, d.span.start.col, d.message
+            ),
+            None => format!("the file has {} error(s); fix them to run", self.errors),
+        }
+    }
+
+    /// Whether a parent of node `id` has no usable record (never ran in
+    /// this session, or the run was reset).
+    pub(super) fn parents_missing(&self, id: &str) -> bool {
+        let Some(comp) = &self.comp else {
+            return false;
+        };
+        let Some(i) = comp.index_of(id) else {
+            return false;
+        };
+        if !self.has_session {
+            // A new session has no records at all.
+            return true;
+        }
+        comp.parents[i].iter().any(|&p| {
+            self.visuals.get(p).is_none_or(|v| {
+                v.record.is_none() || !(v.status.is_terminal() || v.status == NodeStatus::Stale)
+            })
+        })
     }
 
     pub(super) fn no_selection(&mut self) -> Vec<Effect> {
@@ -265,6 +308,44 @@ impl App {
 
     /// Sends `cmd` to the session, starting one first when `start` allows.
     pub(super) fn command(&mut self, cmd: Command, start: bool) -> Vec<Effect> {
+        let runs_something = matches!(
+            cmd,
+            Command::Run
+                | Command::Step
+                | Command::Resume
+                | Command::Rerun(_)
+                | Command::RerunFrom(_)
+                | Command::RunTo(_)
+        );
+        if runs_something && self.errors > 0 && self.viewing.is_none() {
+            let why = self.errors_sentence();
+            self.say(format!("not run: {why}"), true);
+            return Vec::new();
+        }
+        // A node whose parents have no record in this session cannot be
+        // re-run on them: it runs with its ancestors, and nothing
+        // downstream.
+        let cmd = match cmd {
+            Command::Rerun(id) | Command::RerunFrom(id)
+                if self.viewing.is_none() && self.parents_missing(&id) =>
+            {
+                let alone = self
+                    .comp
+                    .as_ref()
+                    .and_then(|c| c.index_of(&id).map(|i| c.parents[i].is_empty()))
+                    .unwrap_or(true);
+                let text = if alone {
+                    format!("running `{id}` on its own (nothing downstream)")
+                } else {
+                    format!(
+                        "`{id}` has no recorded parents yet: running its ancestors, then `{id}` (nothing downstream)"
+                    )
+                };
+                self.say(text, false);
+                Command::RunTo(id)
+            }
+            other => other,
+        };
         if let Some(v) = &self.viewing {
             let id = v.entry.id.clone();
             self.say(
@@ -275,10 +356,10 @@ impl App {
             );
             return Vec::new();
         }
+        if matches!(cmd, Command::Run | Command::RunTo(_)) {
+            self.trace = None;
+        }
         if self.has_session {
-            if matches!(cmd, Command::Run) {
-                self.trace = None;
-            }
             return vec![Effect::Send(cmd)];
         }
         if !start {
@@ -295,19 +376,15 @@ impl App {
             return Vec::new();
         }
         if self.errors > 0 && self.pipeline.is_none() {
-            self.say("the file has errors; fix them to run", true);
+            let why = self.errors_sentence();
+            self.say(format!("not run: {why}"), true);
             return Vec::new();
         }
         let (Some(p), Some(c)) = (self.pipeline.clone(), self.comp.clone()) else {
             self.say("no valid plan yet", true);
             return Vec::new();
         };
-        let then = match cmd {
-            // A re-run needs its parents' outputs: without a session there
-            // are none, so run up to it instead.
-            Command::Rerun(_) | Command::RerunFrom(_) => vec![Command::Run],
-            other => vec![other],
-        };
+        let then = vec![cmd];
         self.has_session = true;
         self.session_key = Some(session_key(&p, &c));
         self.run = RunState::Connecting;
@@ -345,8 +422,8 @@ impl App {
 
     pub(super) fn on_overlay_key(&mut self, ov: Overlay, key: KeyEvent) -> Vec<Effect> {
         match ov {
-            Overlay::ConfirmQuit => match key.code {
-                KeyCode::Char('s') | KeyCode::Char('S') => {
+            Overlay::ConfirmQuit { unsaved, running } => match key.code {
+                KeyCode::Char('s') | KeyCode::Char('S') if unsaved => {
                     let mut e = self.act(Action::Save);
                     if !self.editor.is_dirty() {
                         self.quit = true;
@@ -355,11 +432,22 @@ impl App {
                     e
                 }
                 KeyCode::Char('q') | KeyCode::Char('Q') | KeyCode::Char('y') => {
-                    self.editor.discard_recovery();
+                    if unsaved {
+                        self.editor.discard_recovery();
+                    }
+                    if running {
+                        // The loop cancels the run and saves its trace
+                        // before the servers are shut down.
+                        self.say("cancelling the run and saving its trace…", false);
+                    }
                     self.quit = true;
                     vec![Effect::Quit]
                 }
-                _ => Vec::new(),
+                KeyCode::Esc => Vec::new(),
+                _ => {
+                    self.overlay = Some(Overlay::ConfirmQuit { unsaved, running });
+                    Vec::new()
+                }
             },
             Overlay::ConfirmDestructive { calls, .. } => {
                 if matches!(key.code, KeyCode::Char('y') | KeyCode::Char('Y')) {

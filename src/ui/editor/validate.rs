@@ -64,6 +64,12 @@ impl Validator {
         fresh
     }
 
+    /// Whether a load is wanted or running: the last edit's result has not
+    /// been delivered yet.
+    pub fn busy(&self) -> bool {
+        self.due.is_some() || self.in_flight.is_some()
+    }
+
     /// Whether a load should start now (its debounce passed and no other
     /// load is running).
     pub fn due(&self, now: Instant) -> bool {

@@ -23,6 +23,8 @@ pub struct Live {
     pub note: Option<ProgressNote>,
     /// The server's log lines so far.
     pub logs: Vec<String>,
+    /// How long its call has been running.
+    pub elapsed_ms: Option<u64>,
 }
 
 const BAR: usize = 20;

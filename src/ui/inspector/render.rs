@@ -243,10 +243,17 @@ impl Inspector {
                     ));
                 }
             }
-            None if self.live.running => spans.push(Span::styled(
-                format!("{} running", status_glyph(NodeStatus::Running, false, 0)),
-                Style::default().fg(theme.running),
-            )),
+            None if self.live.running => {
+                spans.push(Span::styled(
+                    format!("{} running", status_glyph(NodeStatus::Running, false, 0)),
+                    Style::default().fg(theme.running),
+                ));
+                // Whole seconds, so a screen drawn twice in a second reads
+                // the same.
+                if let Some(ms) = self.live.elapsed_ms.filter(|ms| *ms >= 1000) {
+                    spans.push(Span::styled(format!(" · {} s", ms / 1000), dim));
+                }
+            }
             None => spans.push(Span::styled(
                 format!(
                     "{} not run yet",
@@ -266,6 +273,7 @@ impl Inspector {
             let note = match s.args_source {
                 ArgsSource::Resolved => " · resolved args",
                 ArgsSource::Preview => " · preview from recorded parents",
+                ArgsSource::Live => " · args of the call in flight",
                 ArgsSource::AsWritten => " · args as written",
             };
             spans.push(Span::styled(note, dim));

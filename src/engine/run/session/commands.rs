@@ -78,8 +78,20 @@ impl Actor {
                 self.stop(Stop::Cancel);
                 self.set_mode(Mode::Running);
             }
+            Command::RunTo(id) => self.run_to(&id).await,
             Command::ReplacePlan(plan) => {
                 self.pending_plan = Some(plan);
+            }
+            Command::SetVars(vars) => {
+                if *self.vars != vars {
+                    self.pending_vars = Some(vars);
+                    // Adopted like an edit: now when idle, else at the next
+                    // run (a run in progress keeps the values it started
+                    // with).
+                    if self.pending_plan.is_none() {
+                        self.pending_plan = Some(self.comp.clone());
+                    }
+                }
             }
             Command::Pin(id) => self.pin(&id).await,
         }
@@ -106,7 +118,18 @@ impl Actor {
         let count = match &targets {
             None => {
                 for i in 0..self.records.len() {
+                    // A fresh run starts from a clean slate: the driver
+                    // hears that every node with a record is pending again.
+                    let had = self.records[i].status != NodeStatus::Pending;
                     self.reset(i);
+                    if had {
+                        self.emit(Event::NodeStatus {
+                            id: self.comp.nodes[i].id.clone(),
+                            status: NodeStatus::Pending,
+                            reason: None,
+                        })
+                        .await;
+                    }
                 }
                 self.completed.clear();
                 self.compensations.clear();
@@ -213,6 +236,47 @@ impl Actor {
         }
     }
 
+    /// A fresh run of node `id` and its ancestors: every record is reset
+    /// (like `Run`), and only those nodes are dispatched.
+    pub(super) async fn run_to(&mut self, id: &str) {
+        if self.index(id).is_none() {
+            return self
+                .reject("run-to", format!("there is no node `{id}`"))
+                .await;
+        }
+        if !self.in_flight.is_empty() || matches!(self.mode, Mode::Running) {
+            return self.reject("run-to", "a run is already in progress").await;
+        }
+        if self.pending_plan.is_some() {
+            self.apply_plan().await;
+        }
+        let Some(i) = self.index(id) else {
+            return self
+                .reject("run-to", format!("there is no node `{id}` any more"))
+                .await;
+        };
+        let mut set: HashSet<usize> = self.comp.ancestors(i).into_iter().collect();
+        set.insert(i);
+        for n in 0..self.records.len() {
+            let had = self.records[n].status != NodeStatus::Pending;
+            self.reset(n);
+            if had {
+                self.emit(Event::NodeStatus {
+                    id: self.comp.nodes[n].id.clone(),
+                    status: NodeStatus::Pending,
+                    reason: None,
+                })
+                .await;
+            }
+        }
+        self.completed.clear();
+        self.compensations.clear();
+        self.failed_step = None;
+        self.cost_total = 0.0;
+        self.tokens_total = 0;
+        self.begin(Some(set), false).await;
+    }
+
     pub(super) async fn pin(&mut self, id: &str) {
         let Some(i) = self.index(id) else {
             return self.reject("pin", format!("there is no node `{id}`")).await;
@@ -271,6 +335,28 @@ impl Actor {
         let Some(new) = self.pending_plan.take() else {
             return;
         };
+        // Variables whose value changed (or came or went) with this plan.
+        let changed_vars: HashSet<String> = match self.pending_vars.take() {
+            Some(vars) => {
+                let mut names: HashSet<String> = vars
+                    .iter()
+                    .filter(|(k, v)| self.vars.get(*k) != Some(*v))
+                    .map(|(k, _)| k.clone())
+                    .collect();
+                names.extend(self.vars.keys().filter(|k| !vars.contains_key(*k)).cloned());
+                self.vars = Arc::new(vars.clone());
+                self.cfg.vars = vars;
+                names
+            }
+            None => HashSet::new(),
+        };
+        let reads_changed = |node: &crate::engine::file::model::Node| {
+            !changed_vars.is_empty()
+                && node.refs().any(|site| match &site.reference.root {
+                    reference::Root::Var(name) => changed_vars.contains(name),
+                    _ => false,
+                })
+        };
         let mut old: HashMap<&str, (usize, &str)> = HashMap::new();
         for (i, n) in self.comp.nodes.iter().enumerate() {
             old.insert(n.id.as_str(), (i, n.hash.as_str()));
@@ -285,7 +371,7 @@ impl Actor {
                 Some(&(i, hash)) => {
                     records[j] = self.records[i].clone();
                     gens[j] = self.gens[i] + 1;
-                    changed[j] = hash != node.hash;
+                    changed[j] = hash != node.hash || reads_changed(node);
                 }
                 None => added.push(node.id.clone()),
             }

@@ -1,0 +1,527 @@
+//! The workbench driven as a person drives it: keys go through
+//! `App::on_key`, effects through the same `Driver` the terminal loop uses,
+//! sessions run against the real demo server over stdio, and screens are
+//! drawn with ratatui's `TestBackend`. Each test reproduces one way the
+//! workbench once showed something untrue (issue 23).
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+
+use pipewright::engine::run::trace::NodeStatus;
+use pipewright::ui::app::{App, Effect, Options, RunState};
+use pipewright::ui::config::{Config, Dirs};
+use pipewright::ui::driver::Driver;
+use pipewright::ui::editor::Editor;
+use pipewright::ui::inspector::Tab;
+use pipewright::ui::keys::Keymap;
+use pipewright::ui::overlay::Overlay;
+use pipewright::ui::theme::Theme;
+
+/// A workbench on a file, its driver, and the directories it uses.
+struct Bench {
+    app: App,
+    driver: Driver,
+    dir: tempfile::TempDir,
+}
+
+/// The binary under test, run as the demo server.
+fn demo_server() -> String {
+    format!("demo={} demo-server", env!("CARGO_BIN_EXE_pipewright"))
+}
+
+impl Bench {
+    /// A workbench on a file with `text`, validated, with nothing run.
+    async fn open(text: &str) -> Bench {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("pipeline.yml");
+        std::fs::write(&file, text).unwrap();
+        let data = dir.path().join("data");
+        let editor = Editor::open(&file, Some(&data)).unwrap();
+        let config = Config {
+            theme: Theme::dark(),
+            keymap: Keymap::default(),
+        };
+        let opts = Options {
+            file: file.clone(),
+            servers: vec![demo_server().parse().unwrap()],
+            ..Options::default()
+        };
+        let dirs = Dirs {
+            config: Some(dir.path().join("config")),
+            data: Some(data),
+        };
+        let app = App::new(opts, dirs, config, editor);
+        let mut bench = Bench {
+            app,
+            driver: Driver::new(),
+            dir,
+        };
+        bench
+            .until("the file validates", |a| a.comp.is_some())
+            .await;
+        bench
+    }
+
+    fn apply(&mut self, effects: Vec<Effect>) {
+        // Effects that need a real terminal ($EDITOR, a browser) are not
+        // asked for in these tests.
+        let rest = self.driver.apply(&mut self.app, effects);
+        assert!(rest.is_empty(), "unexpected terminal effects: {rest:?}");
+    }
+
+    /// One pass of the loop: whatever the engine sends, or a tick.
+    async fn pump(&mut self) {
+        let effects = tokio::select! {
+            incoming = self.driver.next() => self.driver.take(&mut self.app, incoming),
+            () = tokio::time::sleep(Duration::from_millis(40)) => self.app.on_tick(Instant::now()),
+        };
+        self.apply(effects);
+        let more = self.driver.drain(&mut self.app, 4096);
+        self.apply(more);
+    }
+
+    /// Runs the loop until `cond` holds; fails with the screen after 30 s.
+    async fn until(&mut self, what: &str, cond: impl Fn(&App) -> bool) {
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while !cond(&self.app) {
+            assert!(
+                Instant::now() < deadline,
+                "timed out waiting until {what}; the screen:\n{}",
+                self.screen(120, 30)
+            );
+            self.pump().await;
+        }
+    }
+
+    /// A key press, through the app's real input handling.
+    fn press(&mut self, key: KeyEvent) {
+        let effects = self.app.on_key(key);
+        self.apply(effects);
+    }
+
+    fn key(&mut self, code: KeyCode) {
+        self.press(KeyEvent::new(code, KeyModifiers::NONE));
+    }
+
+    fn ctrl(&mut self, c: char) {
+        self.press(KeyEvent::new(KeyCode::Char(c), KeyModifiers::CONTROL));
+    }
+
+    /// Selects node `id` in the DAG (as the palette or a click would).
+    fn select(&mut self, id: &str) {
+        let i = self.app.comp.as_ref().and_then(|c| c.index_of(id));
+        assert!(i.is_some(), "no node {id}");
+        self.app.select(i, true);
+    }
+
+    fn status_of(&self, id: &str) -> NodeStatus {
+        let i = self.app.comp.as_ref().unwrap().index_of(id).unwrap();
+        self.app.visuals[i].status
+    }
+
+    /// Replaces the buffer's text, as typing it would.
+    async fn edit_to(&mut self, text: &str) {
+        let before = self.app.editor.text();
+        assert_ne!(before, text);
+        self.app.editor.set_text(text);
+        // The debounced re-validation adopts the new plan.
+        let want = text.to_owned();
+        self.until("the edit is validated", move |a| {
+            a.editor.text() == want && !a.editor.validating()
+        })
+        .await;
+        // Two passes more: the session hears of the new plan and answers.
+        for _ in 0..5 {
+            self.pump().await;
+        }
+    }
+
+    /// The screen as text.
+    fn screen(&mut self, w: u16, h: u16) -> String {
+        let mut term = Terminal::new(TestBackend::new(w, h)).unwrap();
+        term.draw(|f| pipewright::ui::view::draw(&mut self.app, f))
+            .unwrap();
+        let buf = term.backend().buffer();
+        let mut out = String::new();
+        for y in 0..h {
+            for x in 0..w {
+                out.push_str(buf[(x, y)].symbol());
+            }
+            out.push('\n');
+        }
+        out
+    }
+
+    fn status_line(&mut self) -> String {
+        let s = self.screen(160, 30);
+        s.lines().last().unwrap_or_default().to_owned()
+    }
+
+    fn runs_dir(&self) -> PathBuf {
+        self.dir.path().join("data").join("runs")
+    }
+
+    /// F5, and the loop until this run (not the last one) finished.
+    async fn run_to_end(&mut self) {
+        self.key(KeyCode::F(5));
+        assert!(self.app.trace.is_none(), "F5 did not start a run");
+        self.until("the run finishes", |a| {
+            matches!(a.run, RunState::Finished(_)) && a.trace.is_some()
+        })
+        .await;
+    }
+}
+
+fn finished(a: &App) -> bool {
+    matches!(a.run, RunState::Finished(_))
+}
+
+const FOUR: &str = "\
+pipe:
+  - id: first
+    tool: slow
+    args: { ms: 700 }
+  - id: second
+    tool: echo
+    args: { message: two }
+  - id: third
+    tool: fail
+    args: { message: three fails }
+    on_error: continue
+  - id: fourth
+    tool: echo
+    args: { message: four }
+";
+
+/// Item 1: a second run starts from a clean slate; a step counts only
+/// what this run did.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_new_run_shows_nothing_of_the_last_one() {
+    let mut b = Bench::open(FOUR).await;
+    b.run_to_end().await;
+    assert_eq!(b.status_of("second"), NodeStatus::Ok);
+    assert_eq!(b.status_of("third"), NodeStatus::Failed);
+
+    b.key(KeyCode::F(5));
+    b.until("first runs again", |a| {
+        a.visuals[0].status == NodeStatus::Running
+    })
+    .await;
+    for id in ["second", "third", "fourth"] {
+        assert_eq!(b.status_of(id), NodeStatus::Pending, "{id}");
+    }
+    let screen = b.screen(120, 30);
+    assert!(
+        !screen.contains("✓ second") && !screen.contains("✗ third"),
+        "the last run's results show during a new run:\n{screen}"
+    );
+    assert!(b.status_line().contains("0/4 ok"), "{}", b.status_line());
+    b.until("it finishes", finished).await;
+
+    // One step: one node ran, nothing failed yet.
+    b.key(KeyCode::F(10));
+    b.until("the step pauses", |a| {
+        matches!(a.run, RunState::Paused { .. }) && a.visuals[0].status == NodeStatus::Ok
+    })
+    .await;
+    let line = b.status_line();
+    assert!(line.contains("STEP"), "{line}");
+    assert!(line.contains("1/4 ok"), "{line}");
+    assert!(
+        !line.contains("failed"),
+        "a step shows the last run's failure: {line}"
+    );
+}
+
+/// Item 2: a running node shows its live call (the args it was called
+/// with, running), and a node paused at a breakpoint shows args resolved
+/// from this run's parents.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn running_and_paused_nodes_show_this_run() {
+    let text = |ms: u32| {
+        format!(
+            "vars:\n  MS: {ms}\npipe:\n  - id: wait\n    tool: slow\n    args: {{ ms: \"${{var.MS}}\" }}\n  - id: find\n    tool: search_users\n    args: {{ query: carol }}\n  - id: details\n    tool: get_user_details\n    args:\n      user_id: ${{find.users[0].id}}\n"
+        )
+    };
+    let mut b = Bench::open(&text(100)).await;
+    b.run_to_end().await;
+    b.edit_to(&text(2500)).await;
+    b.select("wait");
+    b.app.inspector.set_tab(Tab::Args);
+    b.key(KeyCode::F(5));
+    b.until("wait runs", |a| a.visuals[0].status == NodeStatus::Running)
+        .await;
+    let screen = b.screen(140, 34);
+    assert!(screen.contains("running"), "{screen}");
+    assert!(
+        screen.contains("2500") && !screen.contains("\"ms\": 100"),
+        "the running node shows the last run's args:\n{screen}"
+    );
+    assert!(screen.contains("args of the call in flight"), "{screen}");
+    assert!(!screen.contains("✓ ok"), "{screen}");
+    b.until("it finishes", finished).await;
+
+    // A breakpoint on details: its args come from this run's `find`.
+    b.select("details");
+    b.key(KeyCode::Char('b'));
+    b.key(KeyCode::F(5));
+    b.until(
+        "the run stops at details",
+        |a| matches!(&a.run, RunState::Paused { before: Some(d), .. } if d == "details"),
+    )
+    .await;
+    let screen = b.screen(140, 34);
+    assert!(
+        !screen.contains("<from find"),
+        "details shows unresolved args though find ran:\n{screen}"
+    );
+    assert!(screen.contains("\"u3\""), "carol is u3:\n{screen}");
+    b.key(KeyCode::F(8));
+    b.until("it finishes", finished).await;
+}
+
+/// Item 5: a file with errors does not run, and the status says why and
+/// where.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_file_with_errors_does_not_run() {
+    let good = "pipe:\n  - id: a\n    tool: echo\n    args: { message: one }\n  - id: b\n    tool: echo\n    args: { message: \"${a.message}\" }\n";
+    let mut b = Bench::open(good).await;
+    b.run_to_end().await;
+    let runs = std::fs::read_dir(b.runs_dir()).unwrap().count();
+    let before = b.app.run.clone();
+    b.edit_to(&good.replace("${a.message}", "${nope.message}"))
+        .await;
+    assert!(b.app.errors > 0);
+    b.key(KeyCode::F(5));
+    for _ in 0..10 {
+        b.pump().await;
+    }
+    let line = b.status_line();
+    assert!(line.contains("not run: the file has 1 error(s)"), "{line}");
+    assert!(line.contains("line 7"), "the status says where: {line}");
+    assert_eq!(b.app.run, before);
+    assert_eq!(
+        std::fs::read_dir(b.runs_dir()).unwrap().count(),
+        runs,
+        "a run happened"
+    );
+    // Re-running a node and stepping are refused too.
+    b.select("b");
+    b.key(KeyCode::Char('r'));
+    assert!(b.status_line().contains("not run"), "{}", b.status_line());
+    b.key(KeyCode::F(10));
+    assert!(b.status_line().contains("not run"), "{}", b.status_line());
+}
+
+const THREE: &str = "\
+vars:
+  USER_QUERY: carol
+pipe:
+  - id: find
+    tool: search_users
+    args:
+      query: ${var.USER_QUERY}
+  - id: details
+    tool: get_user_details
+    args:
+      user_id: ${find.users[0].id}
+  - id: notify
+    tool: send_email
+    args:
+      to: ${details.email}
+      subject: hello
+      body: hi
+";
+
+/// Item 6: editing `vars:` marks their readers and their descendants
+/// stale.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn editing_vars_marks_their_readers_stale() {
+    let mut b = Bench::open(THREE).await;
+    b.run_to_end().await;
+    assert!(b.app.visuals.iter().all(|v| v.status == NodeStatus::Ok));
+    b.edit_to(&THREE.replace("carol", "dave")).await;
+    b.until("the readers are stale", |a| {
+        a.visuals.iter().all(|v| v.status == NodeStatus::Stale)
+    })
+    .await;
+    // A new run uses the new value.
+    b.run_to_end().await;
+    let rec = b.app.visuals[0].record.clone().unwrap();
+    assert_eq!(rec.args["query"], "dave");
+}
+
+/// Item 9: `r` with nothing run runs the node and its ancestors only,
+/// and says so.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rerun_with_no_run_yet_runs_only_up_to_the_node() {
+    let mut b = Bench::open(THREE).await;
+    b.select("details");
+    b.key(KeyCode::Char('r'));
+    assert!(
+        b.status_line().contains("no recorded parents yet"),
+        "{}",
+        b.status_line()
+    );
+    b.until("the run finishes", finished).await;
+    assert_eq!(b.status_of("find"), NodeStatus::Ok);
+    assert_eq!(b.status_of("details"), NodeStatus::Ok);
+    assert_eq!(
+        b.status_of("notify"),
+        NodeStatus::Pending,
+        "downstream of the re-run node ran"
+    );
+}
+
+/// Item 9: `q` during a run asks, then cancels the run and saves it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn quitting_during_a_run_saves_it_cancelled() {
+    let mut b = Bench::open("pipe:\n  - id: long\n    tool: slow\n    args: { ms: 20000 }\n").await;
+    b.key(KeyCode::F(5));
+    b.until("long runs", |a| a.visuals[0].status == NodeStatus::Running)
+        .await;
+    b.key(KeyCode::Char('q'));
+    assert!(
+        matches!(
+            b.app.overlay,
+            Some(Overlay::ConfirmQuit { running: true, .. })
+        ),
+        "q quit at once during a run"
+    );
+    assert!(!b.app.quit);
+    assert!(b.screen(160, 40).contains("A run is in progress"));
+    b.key(KeyCode::Char('q'));
+    assert!(b.app.quit);
+    let started = Instant::now();
+    b.driver.shutdown(&mut b.app, Duration::from_secs(5)).await;
+    assert!(started.elapsed() < Duration::from_secs(5));
+    let saved: Vec<_> = std::fs::read_dir(b.runs_dir())
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .filter(|e| e.path().extension().is_some_and(|x| x == "json"))
+        .collect();
+    assert_eq!(saved.len(), 1, "the cancelled run was not saved");
+    let text = std::fs::read_to_string(saved[0].path()).unwrap();
+    assert!(text.contains("\"cancelled\""), "{text}");
+}
+
+/// Item 9: after a run, the failed node is selected with its Error tab;
+/// after a successful re-run of it, the inspector leaves the Error tab.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failure_is_shown_and_a_fix_leaves_the_error_tab() {
+    let text = "vars:\n  ID: u-404\npipe:\n  - id: find\n    tool: search_users\n    args: { query: carol }\n  - id: details\n    tool: get_user_details\n    args: { user_id: \"${var.ID}\" }\n";
+    let mut b = Bench::open(text).await;
+    b.run_to_end().await;
+    assert_eq!(
+        b.app.selected_index(),
+        Some(1),
+        "the failed node is not selected"
+    );
+    assert_eq!(b.app.inspector.tab(), Tab::Error);
+    assert!(b.screen(140, 30).contains("no user with id"));
+    b.edit_to(&text.replace("u-404", "u1")).await;
+    b.until("details is stale", |a| {
+        a.visuals[1].status == NodeStatus::Stale
+    })
+    .await;
+    b.key(KeyCode::Char('r'));
+    b.until("details is ok", |a| a.visuals[1].status == NodeStatus::Ok)
+        .await;
+    b.until("the re-run ends", finished).await;
+    assert_eq!(
+        b.app.inspector.tab(),
+        Tab::Output,
+        "the inspector stays on an empty Error tab"
+    );
+    assert_eq!(b.status_of("find"), NodeStatus::Ok);
+}
+
+/// Item 9: a cancelled fan-out accounts for every item, started or not.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cancelled_fan_out_counts_every_item() {
+    let text = "\
+compositions:
+  - name: fan
+    nodes:
+      - id: items
+        tool: echo
+        mock: { result: [20, 20, 20, 20, 20, 20, 20, 20, 20000, 20000, 20000, 20000, 20000, 20000, 20000, 20000] }
+      - id: each
+        needs: [items]
+        for_each: ${items[*]}
+        max_concurrency: 4
+        tool: slow
+        args: { ms: \"${item}\" }
+";
+    let mut b = Bench::open(text).await;
+    b.key(KeyCode::F(5));
+    b.until("eight items are done", |a| {
+        a.visuals[1].progress.is_some_and(|(done, _)| done >= 8)
+    })
+    .await;
+    // Let the slow ones start.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    b.key(KeyCode::Char('x'));
+    b.until("the run is cancelled", finished).await;
+    assert_eq!(b.app.visuals[1].progress, Some((8, 16)));
+    let rec = b.app.visuals[1].record.clone().unwrap();
+    assert_eq!(rec.iterations.len(), 16, "items that never ran are missing");
+    assert!(
+        rec.iterations
+            .iter()
+            .any(|i| i.status == NodeStatus::Cancelled && i.started_at.is_none()),
+        "no never-started item is recorded"
+    );
+    let screen = b.screen(140, 30);
+    assert!(screen.contains("8/16"), "{screen}");
+}
+
+/// Item 9: one Ctrl-Z undoes a reload from disk, and the other nodes keep
+/// their results.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_undo_takes_back_a_reload() {
+    let mut b = Bench::open(THREE).await;
+    b.run_to_end().await;
+    let path: PathBuf = b.app.editor.path().to_path_buf();
+    // Another program rewrites the file (mtime must move on).
+    tokio::time::sleep(Duration::from_millis(1100)).await;
+    std::fs::write(&path, THREE.replace("subject: hello", "subject: changed")).unwrap();
+    b.until("the change is reloaded and adopted", |a| {
+        a.editor.text().contains("changed") && a.visuals[2].status == NodeStatus::Stale
+    })
+    .await;
+    b.app.focus = pipewright::ui::app::Focus::Editor;
+    b.ctrl('z');
+    assert_eq!(
+        b.app.editor.text(),
+        THREE,
+        "one undo does not restore the text"
+    );
+    b.until("the plan is adopted", |a| !a.editor.validating())
+        .await;
+    for _ in 0..5 {
+        b.pump().await;
+    }
+    assert_eq!(b.status_of("find"), NodeStatus::Ok);
+    assert_eq!(b.status_of("details"), NodeStatus::Ok);
+    assert!(b.app.visuals[0].record.is_some());
+    let _ = Path::new("");
+}
+
+/// Item 9: the status line says what is true now, not an old message.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_status_line_drops_stale_messages() {
+    let mut b = Bench::open(THREE).await;
+    b.app.focus = pipewright::ui::app::Focus::Editor;
+    b.key(KeyCode::Char('#'));
+    b.ctrl('s');
+    assert!(b.status_line().contains("saved"), "{}", b.status_line());
+    b.key(KeyCode::Char('#'));
+    let line = b.status_line();
+    assert!(line.contains("unsaved"), "{line}");
+    assert!(!line.contains("saved /"), "stale: {line}");
+}
