@@ -333,7 +333,10 @@ fn an_edit_to_a_running_plan_is_sent_to_the_session() {
     let effects = app.on_validated(&pipewright::engine::file::open::load_str(&edited));
     assert!(matches!(
         effects.as_slice(),
-        [Effect::Send(Command::ReplacePlan(_))]
+        [
+            Effect::Send(Command::ReplacePlan(_)),
+            Effect::Send(Command::SetVars(_))
+        ]
     ));
     app.on_session(Event::PlanReplaced {
         stale: vec!["notify".into()],
