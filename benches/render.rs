@@ -102,6 +102,7 @@ fn app() -> (tempfile::TempDir, App) {
     app.on_session(Event::NodeStarted {
         id: comp.nodes[150].id.clone(),
         attempt: 1,
+        args: None,
     });
     app.select(Some(149), true);
     app.inspector.set_tab(Tab::Output);
