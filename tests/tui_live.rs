@@ -253,8 +253,10 @@ async fn running_and_paused_nodes_show_this_run() {
     b.select("wait");
     b.app.inspector.set_tab(Tab::Args);
     b.key(KeyCode::F(5));
-    b.until("wait runs", |a| a.visuals[0].status == NodeStatus::Running)
-        .await;
+    b.until("wait's call is made", |a| {
+        a.visuals[0].status == NodeStatus::Running && a.visuals[0].live_args.is_some()
+    })
+    .await;
     let screen = b.screen(140, 34);
     assert!(screen.contains("running"), "{screen}");
     assert!(
@@ -428,6 +430,11 @@ async fn a_failure_is_shown_and_a_fix_leaves_the_error_tab() {
         a.visuals[1].status == NodeStatus::Stale
     })
     .await;
+    let screen = b.screen(140, 30);
+    assert!(
+        screen.contains("stale · last run: ✗ failed"),
+        "a stale node's header reads as if current:\n{screen}"
+    );
     b.key(KeyCode::Char('r'));
     b.until("details is ok", |a| a.visuals[1].status == NodeStatus::Ok)
         .await;

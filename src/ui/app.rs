@@ -492,6 +492,7 @@ impl App {
             note: v.note.clone(),
             logs: v.logs.clone(),
             elapsed_ms,
+            stale: v.status == NodeStatus::Stale,
         });
     }
 

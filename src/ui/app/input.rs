@@ -327,7 +327,9 @@ impl App {
         // downstream.
         let cmd = match cmd {
             Command::Rerun(id) | Command::RerunFrom(id)
-                if self.viewing.is_none() && !self.run_in_progress() && self.parents_missing(&id) =>
+                if self.viewing.is_none()
+                    && !self.run_in_progress()
+                    && self.parents_missing(&id) =>
             {
                 let alone = self
                     .comp

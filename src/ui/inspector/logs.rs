@@ -25,6 +25,8 @@ pub struct Live {
     pub logs: Vec<String>,
     /// How long its call has been running.
     pub elapsed_ms: Option<u64>,
+    /// Its definition (or what it reads) changed since its record was made.
+    pub stale: bool,
 }
 
 const BAR: usize = 20;

@@ -228,6 +228,15 @@ impl Inspector {
         let mut spans = Vec::new();
         match &s.record {
             Some(rec) => {
+                if self.live.stale {
+                    spans.push(Span::styled(
+                        format!(
+                            "{} stale · last run: ",
+                            status_glyph(NodeStatus::Stale, false, 0)
+                        ),
+                        Style::default().fg(theme.status(NodeStatus::Stale)),
+                    ));
+                }
                 spans.push(Span::styled(
                     format!(
                         "{} {}",
