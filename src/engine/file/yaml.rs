@@ -181,6 +181,7 @@ pub fn parse(source: &str) -> Result<YNode, Diagnostic> {
         parser: Parser::new_from_str(source),
         anchors: HashMap::new(),
         depth: 0,
+        expanded: 0,
     };
     builder.document()
 }
@@ -189,10 +190,18 @@ pub fn parse(source: &str) -> Result<YNode, Diagnostic> {
 /// the stack.
 const MAX_DEPTH: usize = 256;
 
+/// Most nodes that aliases may copy into one document. Each `*alias` copies
+/// its anchor's whole subtree, so a few lines of nested aliases (a "billion
+/// laughs" file) would otherwise expand without end.
+pub const MAX_ALIAS_NODES: usize = 100_000;
+
 struct Builder<'a> {
     parser: Parser<'a, serde_saphyr::granit_parser::StrInput<'a>>,
-    anchors: HashMap<usize, YNode>,
+    /// Each anchor's node and how many nodes it holds.
+    anchors: HashMap<usize, (YNode, usize)>,
     depth: usize,
+    /// Nodes copied by aliases so far.
+    expanded: usize,
 }
 
 impl<'a> Builder<'a> {
@@ -310,10 +319,21 @@ impl<'a> Builder<'a> {
                 Ok(node)
             }
             Event::Alias(id) => match self.anchors.get(&id) {
-                Some(target) => Ok(YNode {
-                    kind: target.kind.clone(),
-                    span: start,
-                }),
+                Some((target, size)) => {
+                    self.expanded = self.expanded.saturating_add(*size);
+                    if self.expanded > MAX_ALIAS_NODES {
+                        return Err(Diagnostic::error(
+                            start,
+                            format!(
+                                "aliases expand to more than {MAX_ALIAS_NODES} nodes; the file is refused (an alias bomb?)"
+                            ),
+                        ));
+                    }
+                    Ok(YNode {
+                        kind: target.kind.clone(),
+                        span: start,
+                    })
+                }
                 None => Err(Diagnostic::error(start, "alias to an unknown anchor")),
             },
             Event::UnresolvedAlias(name) => Err(Diagnostic::error(
@@ -340,8 +360,22 @@ impl<'a> Builder<'a> {
 
     fn remember(&mut self, anchor: usize, node: &YNode) {
         if anchor != 0 {
-            self.anchors.insert(anchor, node.clone());
+            self.anchors.insert(anchor, (node.clone(), count_nodes(node)));
         }
+    }
+}
+
+/// How many nodes `node` holds, itself included.
+fn count_nodes(node: &YNode) -> usize {
+    match &node.kind {
+        YKind::Seq(items) => 1 + items.iter().map(count_nodes).sum::<usize>(),
+        YKind::Map(pairs) => {
+            1 + pairs
+                .iter()
+                .map(|(k, v)| count_nodes(k) + count_nodes(v))
+                .sum::<usize>()
+        }
+        _ => 1,
     }
 }
 
@@ -470,6 +504,35 @@ mod tests {
     fn anchors_and_aliases_expand() {
         let n = p("base: &b {x: 1}\nother: *b\n");
         assert_eq!(n.to_json()["other"]["x"], 1);
+    }
+
+    /// Nine levels of nine aliases each would be 9^9 (387 million) copies.
+    fn alias_bomb() -> String {
+        let mut src = String::from("a0: &a0 [x, x, x, x, x, x, x, x, x]\n");
+        for level in 1..=9 {
+            let prev = format!("*a{}", level - 1);
+            let items = vec![prev.as_str(); 9].join(", ");
+            src.push_str(&format!("a{level}: &a{level} [{items}]\n"));
+        }
+        src
+    }
+
+    #[test]
+    fn an_alias_bomb_is_refused_at_its_alias() {
+        let src = alias_bomb();
+        assert!(src.len() < 1024);
+        let d = parse(&src).err().unwrap_or_else(|| panic!("the bomb was accepted"));
+        assert!(d.message.contains("aliases expand to more than"), "{}", d.message);
+        assert!(d.span.start.line >= 2, "no position: {:?}", d.span);
+    }
+
+    #[test]
+    fn ordinary_aliases_stay_well_under_the_cap() {
+        let mut src = String::from("base: &b {x: 1, y: [1, 2, 3]}\n");
+        for i in 0..1000 {
+            src.push_str(&format!("k{i}: *b\n"));
+        }
+        assert!(parse(&src).is_ok());
     }
 
     #[test]
