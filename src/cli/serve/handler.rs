@@ -217,6 +217,36 @@ fn arguments(
     Ok(vars)
 }
 
+/// Why an inline pipeline from a caller reaches past what a caller may:
+/// `${env.X}` (the server's environment), declared servers (processes to
+/// start, files to import) or a sampling provider (keys). `None` when it
+/// only uses the upstream servers and its own variables.
+fn untrusted_reach(p: &crate::engine::file::model::Pipeline) -> Option<String> {
+    use crate::engine::lang::reference::Root;
+    if let Some(decl) = p.servers.values().next() {
+        return Some(format!(
+            "{}:{}: an inline pipeline may not declare servers (`{}`); it runs against this server's upstream servers",
+            decl.span.start.line, decl.span.start.col, decl.name
+        ));
+    }
+    if p.sampling.is_some() {
+        return Some("an inline pipeline may not name a sampling provider".to_owned());
+    }
+    for comp in &p.compositions {
+        for node in &comp.nodes {
+            for site in node.refs() {
+                if let Root::Env(name) = &site.reference.root {
+                    return Some(format!(
+                        "node `{}`: an inline pipeline may not read the server's environment (`${{env.{name}}}`); pass values as `vars`",
+                        node.id
+                    ));
+                }
+            }
+        }
+    }
+    None
+}
+
 /// Runs the composition in its own session: progress as nodes end (when
 /// the client asked), cancelled with the client's request.
 pub(super) async fn run(
@@ -443,7 +473,10 @@ impl PipelineServer {
                 None,
             ));
         };
-        let loaded = crate::engine::file::open::load_str(text);
+        // The caller is not trusted: its jq programs compile without `env`
+        // and `halt`, and what it may refer to is checked below.
+        let loaded =
+            crate::engine::lang::jq::sandboxed(|| crate::engine::file::open::load_str(text));
         let errors: Vec<String> = loaded
             .diagnostics
             .iter()
@@ -456,6 +489,9 @@ impl PipelineServer {
                 None,
             ));
         };
+        if let Some(why) = untrusted_reach(&pipeline) {
+            return Err(ErrorData::invalid_params(why, None));
+        }
         let Some(comp) = pipeline.compositions.first().cloned() else {
             return Err(ErrorData::invalid_params(
                 "the pipeline has no composition",

@@ -360,7 +360,8 @@ impl<'a> Builder<'a> {
 
     fn remember(&mut self, anchor: usize, node: &YNode) {
         if anchor != 0 {
-            self.anchors.insert(anchor, (node.clone(), count_nodes(node)));
+            self.anchors
+                .insert(anchor, (node.clone(), count_nodes(node)));
         }
     }
 }
@@ -521,8 +522,14 @@ mod tests {
     fn an_alias_bomb_is_refused_at_its_alias() {
         let src = alias_bomb();
         assert!(src.len() < 1024);
-        let d = parse(&src).err().unwrap_or_else(|| panic!("the bomb was accepted"));
-        assert!(d.message.contains("aliases expand to more than"), "{}", d.message);
+        let d = parse(&src)
+            .err()
+            .unwrap_or_else(|| panic!("the bomb was accepted"));
+        assert!(
+            d.message.contains("aliases expand to more than"),
+            "{}",
+            d.message
+        );
         assert!(d.span.start.line >= 2, "no position: {:?}", d.span);
     }
 

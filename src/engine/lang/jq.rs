@@ -331,11 +331,37 @@ fn reachable_prelude(src: &str) -> Vec<load::parse::Def<&'static str>> {
         .collect()
 }
 
-/// The natively implemented filters that go with [`prelude`].
+/// The natively implemented filters that go with [`prelude`]; in a
+/// [`sandboxed`] load, without `env`.
 fn natives() -> impl Iterator<Item = jaq_core::native::Fun<Data>> {
+    let sandboxed = SANDBOXED.with(std::cell::Cell::get);
     jaq_core::funs()
         .chain(jaq_std::funs())
         .chain(jaq_json::funs())
+        .filter(move |(name, _, _)| !(sandboxed && UNTRUSTED_OFF.contains(name)))
+}
+
+/// Filters a program from an untrusted caller may not use: `env` reads the
+/// process's environment, `halt` ends the process, and the `debug` and
+/// `stderr` natives write to its standard error.
+const UNTRUSTED_OFF: &[&str] = &["env", "halt", "debug_empty", "stderr_empty"];
+
+thread_local! {
+    static SANDBOXED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Runs `f` (a load of text from an untrusted caller, such as `serve`'s
+/// `run_pipeline`) with every jq program compiled without the filters that
+/// read the environment: a program that calls `env` does not compile.
+pub fn sandboxed<T>(f: impl FnOnce() -> T) -> T {
+    struct Reset(bool);
+    impl Drop for Reset {
+        fn drop(&mut self) {
+            SANDBOXED.with(|s| s.set(self.0));
+        }
+    }
+    let _reset = Reset(SANDBOXED.with(|s| s.replace(true)));
+    f()
 }
 
 /// Every filter name the prelude and natives define, with its arity, for
@@ -1057,6 +1083,28 @@ mod tests {
             compile_err("input").first().unwrap().message,
             "undefined function `input/0`"
         );
+    }
+
+    #[test]
+    fn a_sandboxed_program_cannot_read_the_environment_or_halt() {
+        for src in [
+            "env.HOME",
+            "env | keys",
+            "halt",
+            "[env[]] | tostring | explode",
+            "debug",
+        ] {
+            let err = sandboxed(|| JqProgram::compile(src)).err();
+            let err = err.unwrap_or_else(|| panic!("`{src}` compiled in the sandbox"));
+            assert!(
+                err.problems.iter().all(|p| p.offset <= src.len()),
+                "{src}: {err:?}"
+            );
+        }
+        // Everything else compiles as before, and outside the sandbox `env`
+        // is back.
+        assert!(sandboxed(|| JqProgram::compile(".a | tostring | explode")).is_ok());
+        assert!(JqProgram::compile("env | length").is_ok());
     }
 
     #[test]

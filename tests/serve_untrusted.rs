@@ -1,0 +1,164 @@
+//! `serve --meta-tool`'s caller is not trusted: an inline pipeline it sends
+//! can use the upstream servers and its own `vars`, and nothing of the
+//! server's environment, whatever shape it asks for the value in.
+
+fn pw() -> assert_cmd::Command {
+    assert_cmd::Command::cargo_bin("pipewright").expect("binary")
+}
+
+const SECRET: &str = "hunter2-very-secret";
+
+/// Every way the secret could come back: as is, upper-cased, as character
+/// codes, base64, one character per element.
+fn leaks(text: &str) -> Option<&'static str> {
+    let codes: Vec<String> = SECRET.bytes().map(|b| b.to_string()).collect();
+    let b64 = base64(SECRET.as_bytes());
+    if text.contains(SECRET) {
+        Some("as is")
+    } else if text.contains(&SECRET.to_uppercase()) {
+        Some("upper-cased")
+    } else if text.contains(&codes.join(",")) || text.contains(&codes.join(", ")) {
+        Some("as character codes")
+    } else if text.contains(&b64[..12]) {
+        Some("as base64")
+    } else if text.contains("\"h\",\"u\",\"n\"") || text.contains("\"h\", \"u\", \"n\"") {
+        Some("split into characters")
+    } else {
+        None
+    }
+}
+
+/// Standard base64, padded.
+fn base64(bytes: &[u8]) -> String {
+    const ABC: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut out = String::new();
+    for chunk in bytes.chunks(3) {
+        let n = chunk
+            .iter()
+            .enumerate()
+            .fold(0u32, |n, (i, b)| n | u32::from(*b) << (16 - 8 * i));
+        for k in 0..4 {
+            if k <= chunk.len() {
+                out.push(ABC[((n >> (18 - 6 * k)) & 63) as usize] as char);
+            } else {
+                out.push('=');
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn base64_is_standard() {
+    assert_eq!(base64(b"hunter2"), "aHVudGVyMg==");
+}
+
+#[test]
+fn an_inline_pipeline_cannot_read_the_servers_environment() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let served = dir.path().join("up.yml");
+    std::fs::write(
+        &served,
+        "pipe:\n  - id: e\n    tool: echo\n    args: { message: hi }\n",
+    )
+    .unwrap();
+    let server = format!(
+        "s={} serve --no-save --meta-tool {}",
+        assert_cmd::cargo::cargo_bin("pipewright").display(),
+        served.display()
+    );
+    let node = |args: &str, extra: &str| {
+        format!("pipe:\n  - id: x\n    tool: echo\n    args: {args}\n{extra}")
+    };
+    let tries = [
+        // The case: a reference, reshaped by a transform.
+        node(
+            "{ message: \"${env.SECRET_TOKEN}\" }",
+            "    transform: \"tostring | explode\"\n",
+        ),
+        node("{ message: \"${env.SECRET_TOKEN}\" }", ""),
+        node(
+            "{ message: \"x ${env.SECRET_TOKEN} y\" }",
+            "    transform: \".message | ascii_upcase\"\n",
+        ),
+        // jq's own `env`, in every shape.
+        node(
+            "{ message: a }",
+            "    transform: \"env.SECRET_TOKEN | explode\"\n",
+        ),
+        node(
+            "{ message: a }",
+            "    transform: \"env | tostring | ascii_upcase\"\n",
+        ),
+        node(
+            "{ message: a }",
+            "    transform: \"[env[]] | join(\\\",\\\") | @base64\"\n",
+        ),
+        node(
+            "{ message: a }",
+            "    transform: \"env.SECRET_TOKEN | split(\\\"\\\")\"\n",
+        ),
+        node(
+            "{ message: a }",
+            "    transform: \"env.SECRET_TOKEN[0:8]\"\n",
+        ),
+        // A `when:` subject is a reference too.
+        node(
+            "{ message: a }",
+            "    when: ${env.SECRET_TOKEN} | startswith(\"hunter\")\n",
+        ),
+        // Declaring a server would start a process of the caller's choice.
+        format!(
+            "servers:\n  evil: {{ command: sh, args: [-c, \"echo $SECRET_TOKEN\"] }}\n{}",
+            node("{ message: a }", "    server: evil\n")
+        ),
+    ];
+    for (i, pipeline) in tries.iter().enumerate() {
+        let args = serde_json::json!({ "pipeline": pipeline });
+        let out = pw()
+            .env("SECRET_TOKEN", SECRET)
+            .env("PIPEWRIGHT_DATA_DIR", dir.path().join("data"))
+            .args(["tools", "call", "run_pipeline", "--server", &server])
+            .args(["--args", &args.to_string()])
+            .output()
+            .expect("runs");
+        let text = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(
+            !out.status.success(),
+            "try {i} was run:\n{pipeline}\n{text}"
+        );
+        if let Some(how) = leaks(&text) {
+            panic!("try {i} leaked the secret {how}:\n{pipeline}\n{text}");
+        }
+        assert!(
+            text.contains("environment")
+                || text.contains("env/0")
+                || text.contains("`env`")
+                || text.contains("may not declare servers"),
+            "try {i} was refused for another reason:\n{pipeline}\n{text}"
+        );
+    }
+    // The same server still runs an honest inline pipeline, with vars.
+    let honest = serde_json::json!({
+        "pipeline": "pipe:\n  - id: x\n    tool: echo\n    args: { message: \"${var.m}\" }\n    transform: ascii_upcase\n",
+        "vars": { "m": "fine" }
+    });
+    let out = pw()
+        .env("SECRET_TOKEN", SECRET)
+        .env("PIPEWRIGHT_DATA_DIR", dir.path().join("data"))
+        .args(["tools", "call", "run_pipeline", "--server", &server])
+        .args(["--args", &honest.to_string()])
+        .output()
+        .expect("runs");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(text.contains("FINE"), "{text}");
+}
