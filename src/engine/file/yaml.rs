@@ -512,7 +512,7 @@ mod tests {
         let mut src = String::from("a0: &a0 [x, x, x, x, x, x, x, x, x]\n");
         for level in 1..=9 {
             let prev = format!("*a{}", level - 1);
-            let items = vec![prev.as_str(); 9].join(", ");
+            let items = [prev.as_str(); 9].join(", ");
             src.push_str(&format!("a{level}: &a{level} [{items}]\n"));
         }
         src
