@@ -532,3 +532,22 @@ async fn the_status_line_drops_stale_messages() {
     assert!(line.contains("unsaved"), "{line}");
     assert!(!line.contains("saved /"), "stale: {line}");
 }
+
+/// Letters typed into the inspector's jq box arrive once, even those
+/// bound to actions (`s`, `e`, `r`, `d` …).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_jq_box_gets_each_letter_once() {
+    let mut b = Bench::open(THREE).await;
+    b.run_to_end().await;
+    b.select("find");
+    while b.app.focus != pipewright::ui::app::Focus::Inspector {
+        b.key(KeyCode::Tab);
+    }
+    b.key(KeyCode::Char('/'));
+    for c in ".users | length".chars() {
+        b.key(KeyCode::Char(c));
+    }
+    assert_eq!(b.app.inspector.filter_text(), ".users | length");
+    assert!(b.app.overlay.is_none(), "a letter also ran its action");
+    assert!(!b.app.quit);
+}

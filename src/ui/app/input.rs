@@ -21,11 +21,13 @@ impl App {
         let in_editor = self.focus == Focus::Editor;
         let action = self.keymap.action(&key, in_editor);
         // The pane gets the key first unless it is a global binding; the
-        // inspector's filter box takes letters while it is open.
-        if let Some(a) = action
-            && (in_editor || !self.pane_wants(key))
-        {
-            return self.act(a);
+        // inspector's filter box takes letters while it is open. A key the
+        // pane took is done: it is not handled a second time below.
+        if let Some(a) = action {
+            if in_editor || !self.pane_wants(key) {
+                return self.act(a);
+            }
+            return Vec::new();
         }
         match self.focus {
             Focus::Editor => {
