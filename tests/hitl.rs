@@ -594,3 +594,46 @@ fn a_question_whose_call_timed_out_leaves_the_terminal_to_the_next_one() {
         json!({"action": "accept", "name": "Linus", "age": 56, "plan": "free"})
     );
 }
+
+/// Two nodes of one wave on one stdio server both ask: both questions are
+/// answered, neither is cancelled when the other's call ends, and each
+/// node keeps its own exchange.
+#[test]
+fn parallel_questions_on_one_stdio_server_are_each_answered() {
+    let dir = tempfile::tempdir().expect("dir");
+    let file = dir.path().join("both.yml");
+    let server = root().join("tests/interop/hitl_server.py");
+    std::fs::write(
+        &file,
+        format!(
+            "servers:\n  hitl:\n    command: {}\n    args: [{}]\ncompositions:\n  - name: both\n    nodes:\n      - id: a\n        tool: signup\n        args: {{reason: one}}\n      - id: b\n        tool: signup\n        args: {{reason: two}}\n",
+            python().display(),
+            server.display()
+        ),
+    )
+    .expect("write");
+    let a = answers(
+        dir.path(),
+        "'*':\n  - accept: {name: Ada, age: 36}\n  - accept: {name: Bob, age: 40}\n",
+    );
+    let (trace, code, stderr) = run(&file, &["--answers", &a]);
+    assert_eq!(code, 0, "{stderr}\n{trace:#}");
+    // On stdio a question names no call: which node keeps which exchange
+    // is a guess (the call that asked least, first sent), but both are
+    // kept, and none is withdrawn when the other call ends.
+    let mut names = Vec::new();
+    let mut kept = 0;
+    for id in ["a", "b"] {
+        let node = &trace["nodes"][id];
+        assert_eq!(node["output"]["action"], "accept", "{id}: {node:#}");
+        names.push(node["output"]["name"].as_str().unwrap_or("").to_owned());
+        let exchanges = node["interactions"].as_array().cloned().unwrap_or_default();
+        for x in &exchanges {
+            assert_eq!(x["reply"]["action"], "accept", "{id}: {node:#}");
+        }
+        kept += exchanges.len();
+    }
+    assert_eq!(kept, 2, "{trace:#}");
+    names.sort();
+    assert_eq!(names, ["Ada", "Bob"]);
+}

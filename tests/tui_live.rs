@@ -551,3 +551,68 @@ async fn the_jq_box_gets_each_letter_once() {
     assert!(b.app.overlay.is_none(), "a letter also ran its action");
     assert!(!b.app.quit);
 }
+
+/// Item 8: two nodes of one wave on one stdio server both ask. Both
+/// questions reach the person, queued ("1 of 2"), each node shows `?`;
+/// answering the first does not cancel the second; each node ends with the
+/// values typed for it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_questions_at_once_both_reach_the_person() {
+    let python = std::env::var_os("PIPEWRIGHT_PYTHON")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("target/pyvenv/bin/python"));
+    assert!(
+        python.exists(),
+        "{} is missing: python3 -m venv target/pyvenv && target/pyvenv/bin/pip install mcp==2.3.0",
+        python.display()
+    );
+    let server = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/interop/hitl_server.py");
+    let text = format!(
+        "servers:\n  hitl:\n    command: {}\n    args: [{}]\ncompositions:\n  - name: both\n    nodes:\n      - id: a\n        server: hitl\n        tool: signup\n        args: {{reason: one}}\n      - id: b\n        server: hitl\n        tool: signup\n        args: {{reason: two}}\n",
+        python.display(),
+        server.display()
+    );
+    let mut b = Bench::open(&text).await;
+    b.key(KeyCode::F(5));
+    b.until("both questions wait", |a| a.asks.len() == 2).await;
+    assert!(
+        b.app.visuals.iter().all(|v| v.asking),
+        "a queued node shows no ?"
+    );
+    let screen = b.screen(120, 34);
+    assert!(screen.contains("1 of 2"), "{screen}");
+    let first = b.app.asks.current().and_then(|p| p.question.node.clone());
+    for name in ["Ada", "Bob"] {
+        b.until("a question is open", |a| !a.asks.is_empty()).await;
+        for c in name.chars() {
+            b.key(KeyCode::Char(c));
+        }
+        b.key(KeyCode::Tab);
+        b.key(KeyCode::Char('4'));
+        b.key(KeyCode::Char('2'));
+        b.key(KeyCode::Enter);
+        // The answer goes out; the other question stays.
+        for _ in 0..5 {
+            b.pump().await;
+        }
+    }
+    b.until("the run finishes", finished).await;
+    // On stdio a question names no call, so which node's trace keeps an
+    // exchange is pipewright's best guess; that both were asked, answered
+    // and kept is not.
+    let mut names = Vec::new();
+    let mut kept = 0;
+    for (i, v) in b.app.visuals.iter().enumerate() {
+        let rec = v
+            .record
+            .clone()
+            .unwrap_or_else(|| panic!("node {i} has no record"));
+        assert_eq!(rec.output["action"], "accept", "node {i}: {:#}", rec.output);
+        kept += rec.extras.interactions.len();
+        names.push(rec.output["name"].as_str().unwrap_or("").to_owned());
+    }
+    assert_eq!(kept, 2, "an exchange was not kept");
+    assert!(first.is_some());
+    names.sort();
+    assert_eq!(names, ["Ada", "Bob"]);
+}

@@ -77,9 +77,15 @@ impl Client {
     /// `stop` fires when the server cancels its request.
     async fn ask(&self, ask: Ask, origin: Option<&RequestId>, stop: CancellationToken) -> Reply {
         let asker = self.calls.asker(origin);
-        let (ticket, scope, done) = match &asker {
-            Some((t, s, d)) => (Some(*t), Some(s), d.clone()),
-            None => (None, None, CancellationToken::new()),
+        let scope = asker.as_ref().map(|a| &a.scope);
+        // Given up when every call that could have asked it has ended (a
+        // question filed under no call waits for its answer or the server).
+        let until = asker.as_ref().map(|a| a.until.clone()).unwrap_or_default();
+        let ended = async move {
+            if until.is_empty() {
+                std::future::pending::<()>().await;
+            }
+            futures::future::join_all(until.iter().map(CancellationToken::cancelled)).await;
         };
         let question = Question {
             server: self.name.clone(),
@@ -93,7 +99,7 @@ impl Client {
         // cancels takes its open question with it.
         let mut answer: Answer = tokio::select! {
             a = responder.respond(&question) => a,
-            () = done.cancelled() => Answer {
+            () = ended => Answer {
                 reply: Reply::Cancel,
                 by: Source::Nobody,
                 error: Some("the call ended before the question was answered".to_owned()),
@@ -127,8 +133,8 @@ impl Client {
             by: answer.by,
             error: answer.error,
         };
-        if let Some(ticket) = ticket {
-            self.calls.answered(ticket, interaction);
+        if let Some(a) = &asker {
+            self.calls.answered(a.ticket, &a.others, interaction);
         }
         answer.reply
     }

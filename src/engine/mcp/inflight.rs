@@ -5,7 +5,11 @@
 //! Progress names its call by the `progressToken`. Questions and log lines
 //! name no call on stdio; over HTTP they arrive on the call's own response
 //! stream when the server ties them to it. Otherwise a question goes to the
-//! oldest call in flight, and a log line to every call in flight.
+//! call in flight that has asked the fewest questions so far (the oldest
+//! among equals: parallel calls that each ask once are told apart), and it
+//! stays open until every call that could have asked it has ended, since
+//! the one that did cannot end before it is answered. A log line goes to
+//! every call in flight.
 
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
@@ -28,6 +32,8 @@ pub(crate) struct InFlight {
 #[derive(Default)]
 struct Calls {
     next: Ticket,
+    /// Requests sent so far.
+    sent: u64,
     calls: Vec<Call>,
     early: Vec<(ProgressToken, ProgressNote)>,
 }
@@ -41,6 +47,23 @@ struct Call {
     token: Option<ProgressToken>,
     scope: CallScope,
     extras: CallExtras,
+    /// Questions filed under it so far.
+    asked: u32,
+    /// Its place in the order requests went out (`None`: not sent yet, so
+    /// it cannot have asked anything).
+    sent: Option<u64>,
+}
+
+/// Who a question is filed under, and when it is given up.
+pub(crate) struct Asking {
+    pub(crate) ticket: Ticket,
+    pub(crate) scope: CallScope,
+    /// The question is given up once every one of these has fired: the
+    /// calls that could have asked it have all ended.
+    pub(crate) until: Vec<CancellationToken>,
+    /// The other calls that could have asked it, in case the one it is
+    /// filed under ends first.
+    pub(crate) others: Vec<Ticket>,
 }
 
 impl InFlight {
@@ -60,6 +83,8 @@ impl InFlight {
             token: None,
             scope,
             extras: CallExtras::default(),
+            asked: 0,
+            sent: None,
         });
         ticket
     }
@@ -74,9 +99,12 @@ impl InFlight {
             calls.early = rest;
             mine.into_iter().map(|(_, n)| n).collect()
         };
+        calls.sent += 1;
+        let seq = calls.sent;
         let Some(call) = calls.calls.iter_mut().find(|c| c.ticket == ticket) else {
             return;
         };
+        call.sent = Some(seq);
         call.request = Some(request);
         call.token = Some(token);
         for note in &early {
@@ -103,28 +131,60 @@ impl InFlight {
     }
 
     /// The call a question belongs to: the one whose response stream it
-    /// came on, else (no stream named) the oldest in flight; with the token
-    /// that fires when that call ends. A question that names a call no
-    /// longer in flight belongs to none.
-    pub(crate) fn asker(
-        &self,
-        origin: Option<&RequestId>,
-    ) -> Option<(Ticket, CallScope, CancellationToken)> {
-        let calls = self.lock();
-        let call = match origin {
-            Some(id) => calls.calls.iter().find(|c| c.request.as_ref() == Some(id)),
-            None => calls.calls.first(),
-        }?;
-        Some((call.ticket, call.scope.clone(), call.done.clone()))
+    /// came on, else (no stream named) the call in flight that has asked
+    /// the fewest questions, the first sent among equals (a server works
+    /// through its requests in order). A question that names
+    /// a call no longer in flight belongs to none.
+    pub(crate) fn asker(&self, origin: Option<&RequestId>) -> Option<Asking> {
+        let mut calls = self.lock();
+        let at = match origin {
+            Some(id) => calls
+                .calls
+                .iter()
+                .position(|c| c.request.as_ref() == Some(id))?,
+            None => calls
+                .calls
+                .iter()
+                .enumerate()
+                .min_by_key(|(_, c)| (c.asked, c.sent.is_none(), c.sent, c.ticket))
+                .map(|(i, _)| i)?,
+        };
+        calls.calls[at].asked += 1;
+        let call = &calls.calls[at];
+        let (until, others) = if origin.is_some() {
+            (vec![call.done.clone()], Vec::new())
+        } else {
+            (
+                calls.calls.iter().map(|c| c.done.clone()).collect(),
+                calls
+                    .calls
+                    .iter()
+                    .map(|c| c.ticket)
+                    .filter(|t| *t != call.ticket)
+                    .collect(),
+            )
+        };
+        Some(Asking {
+            ticket: call.ticket,
+            scope: call.scope.clone(),
+            until,
+            others,
+        })
     }
 
-    /// Keeps a question's interaction with its call and tells the driver.
-    pub(crate) fn answered(&self, ticket: Ticket, interaction: Interaction) {
+    /// Keeps a question's interaction with its call and tells the driver;
+    /// when that call has ended, with the first of `others` still in
+    /// flight (one of them asked: the asker waits for its answer).
+    pub(crate) fn answered(&self, ticket: Ticket, others: &[Ticket], interaction: Interaction) {
         let scope = {
             let mut calls = self.lock();
-            let Some(call) = calls.calls.iter_mut().find(|c| c.ticket == ticket) else {
+            let found = std::iter::once(ticket)
+                .chain(others.iter().copied())
+                .find_map(|t| calls.calls.iter().position(|c| c.ticket == t));
+            let Some(at) = found else {
                 return;
             };
+            let call = &mut calls.calls[at];
             call.extras.interactions.push(interaction.clone());
             call.scope.clone()
         };
@@ -264,11 +324,50 @@ mod tests {
         };
         f.log(Some(&RequestId::Number(2)), &line);
         f.log(None, &line);
-        assert_eq!(f.asker(None).unwrap().0, a);
+        assert_eq!(f.asker(None).unwrap().ticket, a);
         assert!(f.asker(Some(&RequestId::Number(9))).is_none());
-        assert_eq!(f.asker(Some(&RequestId::Number(2))).unwrap().0, b);
+        assert_eq!(f.asker(Some(&RequestId::Number(2))).unwrap().ticket, b);
         assert_eq!(f.end(a).logs.len(), 1);
         assert_eq!(f.end(b).logs.len(), 2);
         assert!(f.asker(None).is_none());
+    }
+
+    /// Two parallel calls on stdio each ask once: the second question goes
+    /// to the call that has not asked, and it outlives the first call.
+    #[test]
+    fn parallel_questions_go_to_different_calls_and_outlive_the_first() {
+        let f = InFlight::default();
+        // Registered in one order, sent in the other: the send order counts.
+        let b = f.begin(scope("b"));
+        let a = f.begin(scope("a"));
+        for (t, id) in [(a, 1), (b, 2)] {
+            f.sent(
+                t,
+                RequestId::Number(id),
+                ProgressToken(rmcp::model::NumberOrString::Number(id)),
+            );
+        }
+        let first = f.asker(None).unwrap();
+        assert_eq!(first.ticket, a);
+        let second = f.asker(None).unwrap();
+        assert_eq!(second.ticket, b, "both questions went to the oldest call");
+        assert_eq!(second.scope.node.as_deref(), Some("b"));
+        f.end(a);
+        assert!(
+            !second.until.iter().all(CancellationToken::is_cancelled),
+            "the second question was given up when the first call ended"
+        );
+        let interaction = Interaction {
+            kind: "elicitation".into(),
+            server: "s".into(),
+            request: serde_json::Value::Null,
+            reply: serde_json::Value::Null,
+            by: super::super::human::Source::Answers,
+            error: None,
+        };
+        // Filed under `a`, which has ended: it goes to `b`, still waiting.
+        f.answered(first.ticket, &first.others, interaction);
+        assert_eq!(f.end(b).interactions.len(), 1);
+        assert!(second.until.iter().all(CancellationToken::is_cancelled));
     }
 }
