@@ -616,3 +616,45 @@ async fn two_questions_at_once_both_reach_the_person() {
     names.sort();
     assert_eq!(names, ["Ada", "Bob"]);
 }
+
+/// Item 3: under a cap below a cent, `e` says what `plan` says (4 calls,
+/// $0.0060, OVER BUDGET) and F5 stops before the first paid call with
+/// `run`'s words, spending nothing; the cap never reads `$0.00`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_workbench_plans_and_spends_like_the_cli() {
+    let text = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/paid-digest.yml"),
+    )
+    .unwrap()
+    .replace("max_cost_usd: 0.01,", "max_cost_usd: 0.003,");
+    let mut b = Bench::open(&text).await;
+    b.key(KeyCode::Char('e'));
+    let screen = b.screen(160, 40);
+    assert!(screen.contains("total 4 call(s) · $0.0060"), "{screen}");
+    assert!(screen.contains("OVER BUDGET"), "{screen}");
+    assert!(screen.contains("max_cost_usd $0.0030"), "{screen}");
+    b.key(KeyCode::Esc);
+    b.key(KeyCode::F(5));
+    let mut said = String::new();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !(finished(&b.app) && b.app.trace.is_some()) {
+        assert!(Instant::now() < deadline, "the run did not end");
+        b.pump().await;
+        if let Some(m) = &b.app.message {
+            said = m.text.clone();
+        }
+    }
+    assert_eq!(
+        b.app.run,
+        RunState::Finished(pipewright::engine::run::trace::RunStatus::BudgetExceeded)
+    );
+    assert!(
+        said.contains(
+            "$0.0000 spent plus $0.0060 projected for `summaries` would exceed the cap of $0.0030"
+        ),
+        "{said}"
+    );
+    let line = b.status_line();
+    assert!(line.contains("$0.0000 of $0.0030"), "{line}");
+    assert_eq!(b.status_of("summaries"), NodeStatus::Skipped);
+}

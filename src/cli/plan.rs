@@ -8,14 +8,12 @@
 //! failed preflight, 3 the projection exceeds a budget cap (unless
 //! `--on-budget-exceeded warn`), 4 a server could not be reached.
 
-use serde_json::Value;
-
 use super::report::usage;
 use super::run::{Format, OnBudget, RunArgs, Servers, config, servers_of};
-use crate::engine::cost::pricing::{Pricing, Source};
+use crate::engine::cost::pricing::Pricing;
 use crate::engine::file::model::{Case, Composition};
 use crate::engine::mcp::servers;
-use crate::engine::plan::dry_run::{CompositionPlan, Plan, plan_composition, recorded_figures};
+use crate::engine::plan::dry_run::{Plan, plan_composition, recorded_figures};
 use crate::engine::redact::Redactor;
 use crate::options::exit;
 
@@ -110,7 +108,8 @@ pub async fn plan(args: RunArgs) -> u8 {
             );
             let mut pricing: Pricing = (*prepared.pricing).clone();
             if args.spend.replay.is_none()
-                && let Some(t) = latest_run(&name, &comp.name, cfg.case.as_deref())
+                && let Some(t) = crate::engine::run::store::Runs::open()
+                    .and_then(|r| r.latest_of(&name, &comp.name, cfg.case.as_deref()))
             {
                 pricing.recorded = recorded_figures(&t);
             }
@@ -160,31 +159,11 @@ fn register_env_secrets(comps: &[&Composition], redactor: &Redactor) {
     }
 }
 
-/// The newest saved trace of `file`'s composition `comp` (and case).
-fn latest_run(file: &str, comp: &str, case: Option<&str>) -> Option<Value> {
-    let runs = crate::engine::run::store::Runs::open()?;
-    let entry = runs.entries().into_iter().rev().take(500).find(|e| {
-        e.is_of(std::path::Path::new(file)) && e.composition == comp && e.case.as_deref() == case
-    })?;
-    let trace = runs.load(&entry).ok()?;
-    serde_json::to_value(trace).ok()
-}
-
-fn source_label(s: Source) -> &'static str {
-    match s {
-        Source::Meta => "server _meta",
-        Source::Table => "pricing table",
-        Source::Recorded => "last run",
-        Source::Cassette => "cassette, free",
-        Source::None => "no price",
-    }
-}
-
 /// The plan as text, one line per node.
 pub fn render(plan: &Plan) -> String {
     let mut out = String::new();
     for c in &plan.compositions {
-        render_composition(&mut out, &plan.file, c);
+        out.push_str(&crate::engine::plan::text::composition(&plan.file, c));
     }
     let p = &plan.preflight;
     out.push_str(&format!("preflight: {} problem(s)", p.problems.len()));
@@ -202,100 +181,4 @@ pub fn render(plan: &Plan) -> String {
         ));
     }
     out
-}
-
-fn render_composition(out: &mut String, file: &str, c: &CompositionPlan) {
-    let case = c
-        .case
-        .as_ref()
-        .map(|k| format!(" [{k}]"))
-        .unwrap_or_default();
-    out.push_str(&format!(
-        "plan {file} · {}{case} · {} wave(s)\n",
-        c.name,
-        c.waves.len()
-    ));
-    let id_w = c.calls.iter().map(|n| n.id.len()).max().unwrap_or(0);
-    let tool_w = c
-        .calls
-        .iter()
-        .map(|n| call_name(n).chars().count())
-        .max()
-        .unwrap_or(0);
-    for n in &c.calls {
-        let p = &n.projection;
-        let calls = match (n.mocked, p.calls_known, p.calls) {
-            (true, _, _) => "mock".to_owned(),
-            (_, false, _) => "×?".to_owned(),
-            (_, true, k) => format!("×{k}"),
-        };
-        let price = if n.mocked {
-            String::new()
-        } else {
-            format!(
-                "${:.4} {:>6} tok  ({})",
-                p.total.cost_usd,
-                p.total.tokens,
-                source_label(p.total.source)
-            )
-        };
-        let line = format!(
-            "  {}  {:<id_w$}  {:<tool_w$}  {:<4}  {}",
-            n.wave,
-            n.id,
-            call_name(n),
-            calls,
-            price
-        );
-        out.push_str(line.trim_end());
-        out.push('\n');
-        if !n.mocked {
-            out.push_str(&format!("       args {}\n", n.args));
-        }
-        for e in &n.errors {
-            out.push_str(&format!("       ! {e}\n"));
-        }
-    }
-    out.push_str(&format!(
-        "  total {} call(s) · ${:.4} · {} tok\n",
-        c.calls_total, c.cost_total, c.tokens_total
-    ));
-    let b = &c.budget;
-    let mut caps = Vec::new();
-    if let Some(v) = b.max_cost_usd {
-        caps.push(format!("max_cost_usd ${v:.4}"));
-    }
-    if let Some(v) = b.max_tokens {
-        caps.push(format!("max_tokens {v}"));
-    }
-    if let Some(v) = b.max_duration_ms {
-        caps.push(format!("max_duration {v} ms"));
-    }
-    if let Some(v) = b.max_cost_per_call_usd {
-        caps.push(format!("max_cost_per_call ${v:.4}"));
-    }
-    let caps = if caps.is_empty() {
-        "no caps".to_owned()
-    } else {
-        caps.join(" · ")
-    };
-    if c.verdict.within_budget {
-        out.push_str(&format!("  budget {caps} → within budget\n"));
-    } else {
-        out.push_str(&format!("  budget {caps} → OVER BUDGET\n"));
-        for b in &c.verdict.breaches {
-            out.push_str(&format!(
-                "    {} trips at `{}`: {}\n",
-                b.breach.cap, b.node, b.breach.detail
-            ));
-        }
-    }
-}
-
-fn call_name(n: &crate::engine::plan::dry_run::PlannedCall) -> String {
-    match (&n.server, n.mocked) {
-        (_, true) => n.tool.clone(),
-        (Some(s), false) => format!("{s}/{}", n.tool),
-        (None, false) => n.tool.clone(),
-    }
 }

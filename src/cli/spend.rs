@@ -64,13 +64,6 @@ pub fn pricing_table(spend: &SpendArgs, pipeline: &Pipeline) -> Result<PricingTa
     }
 }
 
-/// The name of the server nodes call when they name none.
-pub fn default_server(specs: &IndexMap<String, ServerSpec>) -> Option<String> {
-    (specs.len() == 1)
-        .then(|| specs.keys().next().cloned())
-        .flatten()
-}
-
 /// Everything a run calls through, ready to use.
 pub struct Prepared {
     pub caller: Arc<dyn Caller>,
@@ -92,7 +85,7 @@ pub async fn prepare(
     needed: &[String],
     redactor: &Redactor,
 ) -> Result<Prepared, u8> {
-    let default = default_server(specs);
+    let default = crate::engine::mcp::servers::default_server(specs);
     let mut pricing = Pricing::new(table, default.clone());
     let cassette = match &spend.replay {
         Some(path) => Some(Cassette::load(path).map_err(|e| fail(exit::INVALID, &e))?),

@@ -4,3 +4,4 @@
 
 pub mod dry_run;
 pub mod preflight;
+pub mod text;

@@ -20,7 +20,6 @@ use crate::engine::lang::reference;
 use crate::engine::lang::snapshot::{Seen, Snapshot};
 use crate::engine::mcp::servers::ServerArg;
 use crate::engine::plan::preflight::Preflight;
-use crate::engine::run::budget::{self, Projection};
 use crate::engine::run::events::{Event, PauseReason};
 use crate::engine::run::session::{Command, SessionConfig};
 use crate::engine::run::trace::{NodeRecord, NodeStatus, RunStatus, Trace};
@@ -411,7 +410,7 @@ impl App {
         let vars = self.vars(pipeline, comp);
         let expect = crate::engine::file::model::Case::expectations(row, comp);
         SessionConfig {
-            pricing: Arc::new(pricing_of(pipeline)),
+            pricing: Arc::new(self.pricing(pipeline, comp)),
             file: self.opts.file.display().to_string(),
             case: row.map(|r| r.name.clone()),
             vars,
@@ -420,6 +419,58 @@ impl App {
             expect,
             ..SessionConfig::default()
         }
+    }
+
+    /// The prices a run is checked against, built as `run` and `plan`
+    /// build them: the bundled table with the file's `pricing:` over it (a
+    /// bad inline table is the loader's to report), and the server that
+    /// nodes naming none call.
+    pub(crate) fn pricing(&self, pipeline: &Pipeline, comp: &Composition) -> Pricing {
+        let base = PricingTable::bundled();
+        let table = match pipeline.pricing.as_ref().map(PricingTable::from_value) {
+            Some(Ok(over)) => base.overlay(over),
+            _ => base,
+        };
+        let vars = self.vars(pipeline, comp);
+        let default = crate::engine::mcp::servers::resolve(
+            pipeline,
+            &self.opts.servers,
+            self.opts.url.as_deref(),
+            &vars,
+            &crate::engine::redact::Redactor::default(),
+        )
+        .ok()
+        .and_then(|specs| crate::engine::mcp::servers::default_server(&specs));
+        Pricing::new(table, default)
+    }
+
+    /// What `pipewright plan` says of the composition and case on screen:
+    /// the same function on the same inputs (prices, the recorded figures
+    /// of this file's latest saved run, the vars, the budget in force).
+    pub fn plan_model(&self) -> Option<crate::engine::plan::dry_run::CompositionPlan> {
+        let (p, c) = (self.pipeline.as_deref()?, self.comp.as_deref()?);
+        let mut pricing = self.pricing(p, c);
+        let case = self.case_row(c).map(|r| r.name.clone());
+        let file = self.opts.file.display().to_string();
+        if let Some(d) = &self.dirs.data
+            && let Some(t) = crate::engine::run::store::Runs::at(d.join("runs")).latest_of(
+                &file,
+                &c.name,
+                case.as_deref(),
+            )
+        {
+            pricing.recorded = crate::engine::plan::dry_run::recorded_figures(&t);
+        }
+        let vars = self.vars(p, c);
+        Some(crate::engine::plan::dry_run::plan_composition(
+            c,
+            case,
+            &vars,
+            self.budget(),
+            None,
+            &pricing,
+            &crate::engine::redact::Redactor::default(),
+        ))
     }
 
     /// The budget in force, for the status bar.
@@ -638,17 +689,6 @@ impl App {
         let want = layers_tall.saturating_mul(2).saturating_add(3);
         want.clamp(5, (total / 2).max(5))
     }
-}
-
-/// The bundled pricing table with the file's `pricing:` over it; a bad
-/// inline table falls back to the bundled one (the loader reports it).
-fn pricing_of(p: &Pipeline) -> Pricing {
-    let base = PricingTable::bundled();
-    let table = match p.pricing.as_ref().map(PricingTable::from_value) {
-        Some(Ok(over)) => base.overlay(over),
-        _ => base,
-    };
-    Pricing::new(table, None)
 }
 
 /// The nodes of `comp` whose server's declaration differs between `old`

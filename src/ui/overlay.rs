@@ -1,21 +1,16 @@
 //! Windows drawn over the panes: the help, the command palette, the dry-run
 //! plan, a text viewer (pinned mocks) and the unsaved-changes question.
 
+use crate::engine::plan::dry_run::CompositionPlan;
 use crossterm::event::{KeyCode, KeyEvent};
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Clear, Paragraph, Widget, Wrap};
-use serde_json::Value;
-
-use crate::engine::file::model::{Budget, Composition, Mock};
-use crate::engine::run::budget::Projection;
-use crate::engine::run::trace::NodeStatus;
 
 use super::keys::{Action, Keymap};
-use super::state::NodeVisual;
-use super::theme::{Theme, status_glyph};
+use super::theme::Theme;
 
 /// An open overlay.
 #[derive(Debug, Clone)]
@@ -202,101 +197,32 @@ fn subsequence(q: &[char], text: &str) -> bool {
     it.peek().is_none()
 }
 
-/// A row of the dry-run view.
-#[derive(Debug, Clone, PartialEq)]
-pub enum PlanRow {
-    Wave(usize),
-    Node {
-        id: String,
-        status: NodeStatus,
-        mocked: bool,
-        call: String,
-        args: String,
-        /// Unresolved references left in the args.
-        waits: bool,
-        fan_out: Option<String>,
-        cost: Option<String>,
-    },
-}
-
-/// The dry-run plan: waves of nodes with their resolved args.
+/// The dry-run plan and cost estimate (`d`, `e`): the engine's plan of the
+/// composition and case on screen, in the words `pipewright plan` prints.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PlanView {
+    /// Opened as the cost estimate (`e`) rather than the dry run (`d`).
     pub estimate: bool,
-    pub rows: Vec<PlanRow>,
+    /// What `plan` computes for the same file, composition and case.
+    pub plan: CompositionPlan,
+    /// `plan`'s text of it, a line each.
+    pub lines: Vec<String>,
     pub scroll: u16,
-    pub total_cost: f64,
-    pub calls: usize,
 }
 
-/// Builds the dry-run view from the plan, the node states and each node's
-/// partially resolved args.
-pub fn plan_lines(
-    comp: &Composition,
-    visuals: &[NodeVisual],
-    args: &[Value],
-    projections: Option<&[Projection]>,
-) -> PlanView {
-    let estimate = projections.is_some();
-    let mut rows = Vec::new();
-    let mut total_cost = 0.0;
-    let mut calls = 0;
-    for (w, wave) in comp.waves.iter().enumerate() {
-        rows.push(PlanRow::Wave(w + 1));
-        for &i in wave {
-            let n = &comp.nodes[i];
-            let v = visuals.get(i).cloned().unwrap_or_default();
-            let args_text = serde_json::to_string(&args[i]).unwrap_or_default();
-            let waits = args_text.contains("<from ");
-            let call = match (&n.server, &n.mock) {
-                (_, Some(Mock::Error(_))) => format!("{} (mock error)", n.tool),
-                (_, Some(Mock::Result(_))) => format!("{} (mocked)", n.tool),
-                (Some(s), None) => format!("{s}/{}", n.tool),
-                (None, None) => n.tool.clone(),
-            };
-            if n.mock.is_none() {
-                calls += 1;
-            }
-            let cost = projections.and_then(|p| p.get(i)).map(|p| {
-                if n.mock.is_some() {
-                    return "$0 (mock)".to_owned();
-                }
-                total_cost += p.total.cost_usd;
-                let calls = if p.calls_known {
-                    format!("{} call(s)", p.calls)
-                } else {
-                    "≥1 call (fan-out size unknown)".to_owned()
-                };
-                let tokens = if p.total.tokens > 0 {
-                    format!(", {} tok", p.total.tokens)
-                } else {
-                    String::new()
-                };
-                format!("${:.4}{tokens} · {calls}", p.total.cost_usd)
-            });
-            rows.push(PlanRow::Node {
-                id: n.id.clone(),
-                status: v.status,
-                mocked: v.mocked,
-                call,
-                args: args_text,
-                waits,
-                fan_out: n.for_each.as_ref().map(|f| {
-                    format!(
-                        "for each {} (max {} at once)",
-                        f.site.reference, n.max_concurrency
-                    )
-                }),
-                cost,
-            });
+impl PlanView {
+    /// The view of `plan` for `file`.
+    pub fn new(file: &str, plan: CompositionPlan, estimate: bool) -> PlanView {
+        let lines = crate::engine::plan::text::composition(file, &plan)
+            .lines()
+            .map(str::to_owned)
+            .collect();
+        PlanView {
+            estimate,
+            plan,
+            lines,
+            scroll: 0,
         }
-    }
-    PlanView {
-        estimate,
-        rows,
-        scroll: 0,
-        total_cost,
-        calls,
     }
 }
 
@@ -327,16 +253,8 @@ pub(crate) fn frame<'a>(title: String, theme: &Theme) -> Block<'a> {
         .style(theme.base())
 }
 
-/// Draws an overlay over the screen: help lists `keymap`, an estimate
-/// weighs its total against `budget`.
-pub fn render(
-    ov: &Overlay,
-    t: &Theme,
-    keymap: &Keymap,
-    budget: &Budget,
-    area: Rect,
-    buf: &mut Buffer,
-) {
+/// Draws an overlay over the screen: help lists `keymap`.
+pub fn render(ov: &Overlay, t: &Theme, keymap: &Keymap, area: Rect, buf: &mut Buffer) {
     match ov {
         Overlay::History(h) => {
             let r = centred(area, 90, 70);
@@ -451,80 +369,30 @@ pub fn render(
         Overlay::Plan(plan) => {
             let r = centred(area, 90, 85);
             Clear.render(r, buf);
-            let mut lines = Vec::new();
             let title = if plan.estimate {
                 "plan and cost estimate"
             } else {
                 "dry run"
             };
-            lines.push(Line::from(Span::styled(
-                format!(
-                    "{} call(s) in {} wave(s); nothing is called. <from x.y> waits on a node that has not run.",
-                    plan.calls,
-                    plan.rows.iter().filter(|r| matches!(r, PlanRow::Wave(_))).count()
-                ),
+            let mut lines = vec![Line::from(Span::styled(
+                "nothing is called; <from x.y> waits on a node that has not run (as `pipewright plan` prints it)",
                 Style::default().fg(t.dim),
-            )));
-            for row in &plan.rows {
-                match row {
-                    PlanRow::Wave(w) => lines.push(Line::from(Span::styled(
-                        format!("wave {w}"),
-                        Style::default().fg(t.accent).add_modifier(Modifier::BOLD),
-                    ))),
-                    PlanRow::Node {
-                        id,
-                        status,
-                        mocked,
-                        call,
-                        args,
-                        waits,
-                        fan_out,
-                        cost,
-                    } => {
-                        let mut spans = vec![
-                            Span::styled(
-                                format!("  {} ", status_glyph(*status, *mocked, 0)),
-                                Style::default().fg(t.status(*status)),
-                            ),
-                            Span::styled(
-                                format!("{id:<14} "),
-                                Style::default().fg(t.fg).add_modifier(Modifier::BOLD),
-                            ),
-                            Span::styled(format!("{call} "), Style::default().fg(t.accent)),
-                            Span::styled(
-                                args.clone(),
-                                Style::default().fg(if *waits { t.dim } else { t.fg }),
-                            ),
-                        ];
-                        if let Some(c) = cost {
-                            spans.push(Span::styled(
-                                format!("  {c}"),
-                                Style::default().fg(t.warning),
-                            ));
-                        }
-                        lines.push(Line::from(spans));
-                        if let Some(f) = fan_out {
-                            lines.push(Line::from(Span::styled(
-                                format!("      {f}"),
-                                Style::default().fg(t.dim),
-                            )));
-                        }
-                    }
-                }
-            }
-            if plan.estimate {
-                let cap = budget
-                    .max_cost_usd
-                    .map(|c| format!(" of ${c:.2} budget"))
-                    .unwrap_or_default();
-                lines.push(Line::default());
-                lines.push(Line::from(Span::styled(
-                    format!(
-                        "projected total: ${:.4}{cap} (known figures only)",
-                        plan.total_cost
-                    ),
-                    Style::default().fg(t.warning),
-                )));
+            ))];
+            for l in &plan.lines {
+                let style = if l.contains("OVER BUDGET") || l.contains(" trips at ") {
+                    Style::default().fg(t.failed).add_modifier(Modifier::BOLD)
+                } else if l.contains("within budget") {
+                    Style::default().fg(t.ok)
+                } else if l.starts_with("plan ") || l.trim_start().starts_with("total ") {
+                    Style::default().fg(t.accent).add_modifier(Modifier::BOLD)
+                } else if l.trim_start().starts_with("args ") {
+                    Style::default().fg(t.dim)
+                } else if l.trim_start().starts_with('!') {
+                    Style::default().fg(t.error)
+                } else {
+                    Style::default().fg(t.fg)
+                };
+                lines.push(Line::from(Span::styled(l.clone(), style)));
             }
             Paragraph::new(lines)
                 .block(frame(title.into(), t))

@@ -22,6 +22,18 @@ pub fn short_count(n: u64) -> String {
     }
 }
 
+/// A budget in dollars: cents when it is whole cents (`$0.50`), else to
+/// the hundredth of a cent (`$0.0030`), so a cap below a cent never reads
+/// `$0.00`.
+pub fn money(v: f64) -> String {
+    let cents = v * 100.0;
+    if (cents - cents.round()).abs() < 1e-9 {
+        format!("${v:.2}")
+    } else {
+        format!("${v:.4}")
+    }
+}
+
 /// The run state as the first word(s) of the bar.
 pub fn state_label(app: &App) -> String {
     if let Some(v) = &app.viewing {
@@ -82,7 +94,7 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
     let budget = app.budget();
     spans.push(sep());
     let cost_text = match budget.max_cost_usd {
-        Some(cap) => format!("${cost:.4} of ${cap:.2}"),
+        Some(cap) => format!("${cost:.4} of {}", money(cap)),
         None => format!("${cost:.4}"),
     };
     let over = budget.max_cost_usd.is_some_and(|c| cost > c)
@@ -150,6 +162,14 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn money_below_a_cent_is_never_zero() {
+        assert_eq!(money(0.003), "$0.0030");
+        assert_eq!(money(0.5), "$0.50");
+        assert_eq!(money(0.01), "$0.01");
+        assert_eq!(money(0.00005), "$0.0001");
+    }
 
     #[test]
     fn counts_are_short() {

@@ -72,7 +72,7 @@ pub fn draw(app: &mut App, f: &mut Frame<'_>) {
         .render(right[1], buf, &app.theme, app.focus == Focus::Inspector);
     status::render(app, rows[1], buf);
     if let Some(ov) = &app.overlay {
-        overlay::render(ov, &app.theme, &app.keymap, &app.budget(), area, buf);
+        overlay::render(ov, &app.theme, &app.keymap, area, buf);
     }
     // A server's question is drawn over everything: it has the keys.
     let provider = app.sampling_provider().map(|p| p.model.clone());

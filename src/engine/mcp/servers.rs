@@ -98,6 +98,13 @@ fn spec_from_arg(value: &str) -> Result<ServerSpec, String> {
     })
 }
 
+/// The name of the server nodes call when they name none: the only one.
+pub fn default_server(specs: &IndexMap<String, ServerSpec>) -> Option<String> {
+    (specs.len() == 1)
+        .then(|| specs.keys().next().cloned())
+        .flatten()
+}
+
 /// The built-in demo server: this very executable, over stdio.
 pub fn demo_spec() -> ServerSpec {
     let command = std::env::current_exe()

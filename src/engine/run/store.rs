@@ -159,6 +159,22 @@ impl Runs {
         Runs { dir }
     }
 
+    /// The newest saved trace of `file`'s composition `comp` (and case), as
+    /// JSON: what a plan reads its recorded figures from (`plan` and the
+    /// workbench's estimate alike).
+    pub fn latest_of(
+        &self,
+        file: &str,
+        comp: &str,
+        case: Option<&str>,
+    ) -> Option<serde_json::Value> {
+        let entry = self.entries().into_iter().rev().take(500).find(|e| {
+            e.is_of(Path::new(file)) && e.composition == comp && e.case.as_deref() == case
+        })?;
+        let trace = self.load(&entry).ok()?;
+        serde_json::to_value(trace).ok()
+    }
+
     /// Writes the trace and its index line, then keeps the directory under
     /// its cap (`PIPEWRIGHT_MAX_RUNS`, else [`DEFAULT_MAX_RUNS`]); returns
     /// the trace's path.

@@ -509,39 +509,18 @@ impl App {
     }
 
     pub(super) fn plan_overlay(&self, estimate: bool) -> Overlay {
-        let Some(comp) = &self.comp else {
-            return Overlay::Text {
+        match self.plan_model() {
+            Some(plan) => Overlay::Plan(overlay::PlanView::new(
+                &self.opts.file.display().to_string(),
+                plan,
+                estimate,
+            )),
+            None => Overlay::Text {
                 title: "plan".into(),
                 body: vec!["no valid plan: fix the file's errors first".into()],
                 scroll: 0,
-            };
-        };
-        // One scope for the whole plan, not one per node.
-        let scope = self.scope(comp, None);
-        let args: Vec<Value> = comp
-            .nodes
-            .iter()
-            .map(|n| reference::resolve_value_partial(&n.args, &scope).value)
-            .collect();
-        let projections: Vec<Projection> = if estimate {
-            let pricing = self
-                .pipeline
-                .as_deref()
-                .map(pricing_of)
-                .unwrap_or_else(|| Pricing::new(PricingTable::bundled(), None));
-            comp.nodes
-                .iter()
-                .map(|n| budget::project_node(&pricing, n, &scope))
-                .collect()
-        } else {
-            Vec::new()
-        };
-        Overlay::Plan(overlay::plan_lines(
-            comp,
-            &self.visuals,
-            &args,
-            estimate.then_some(projections.as_slice()),
-        ))
+            },
+        }
     }
 
     // ----- ticks and session events ------------------------------------
