@@ -658,3 +658,85 @@ async fn the_workbench_plans_and_spends_like_the_cli() {
     assert!(line.contains("$0.0000 of $0.0030"), "{line}");
     assert_eq!(b.status_of("summaries"), NodeStatus::Skipped);
 }
+
+/// Item 4: every case runs (`A`), and the Results view lists each with
+/// PASS/FAIL, its expectations and the output, in `run`'s words; `c`
+/// picks a case for the next run, and the status bar names it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_case_runs_and_the_results_show_each() {
+    let text =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/cases.yml"))
+            .unwrap()
+            // One case that fails its expectation, so FAIL shows too.
+            .replace("matcher: { gte: 5 }", "matcher: { gte: 50 }");
+    let mut b = Bench::open(&text).await;
+    assert!(
+        b.status_line().contains("lookup [one-match]"),
+        "{}",
+        b.status_line()
+    );
+    b.key(KeyCode::Char('A'));
+    b.until("three cases ran", |a| {
+        a.results.len() == 3 && finished(a) && a.trace.is_some()
+    })
+    .await;
+    b.key(KeyCode::Char('v'));
+    let screen = b.screen(160, 40);
+    for line in [
+        "composition [PASS] lookup [one-match]",
+        "composition [FAIL] lookup [everyone]",
+        "composition [PASS] lookup [nobody]",
+        "✓ output.count {\"exact\":1} → actual 1",
+        "✗ output.count {\"gte\":50.0} → actual 8",
+        "results: 2 passed, 1 failed",
+    ] {
+        assert!(screen.contains(line), "missing {line:?}:\n{screen}");
+    }
+    assert!(screen.contains("\"count\":1}"), "{screen}");
+    b.key(KeyCode::Esc);
+    // Three runs were saved, one per case.
+    let saved = std::fs::read_dir(b.runs_dir())
+        .unwrap()
+        .filter(|e| {
+            e.as_ref()
+                .is_ok_and(|e| e.path().extension().is_some_and(|x| x == "json"))
+        })
+        .count();
+    assert_eq!(saved, 3);
+    // `c` picks the next case; F5 runs it alone.
+    b.key(KeyCode::Char('c'));
+    assert!(b.status_line().contains("lookup ["), "{}", b.status_line());
+    let before = b.app.opts.case.clone();
+    b.run_to_end().await;
+    assert_eq!(
+        b.app.trace.as_ref().unwrap().composition.case,
+        before,
+        "F5 ran another case than the one picked"
+    );
+}
+
+/// Item 4: moving the editor's cursor into another composition switches
+/// the DAG (and the next run) to it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_cursor_in_another_composition_switches_to_it() {
+    let text = "compositions:\n  - name: first\n    nodes:\n      - id: a\n        tool: echo\n        args: { message: one }\n  - name: second\n    nodes:\n      - id: b\n        tool: echo\n        args: { message: two }\n      - id: c\n        tool: echo\n        args: { message: three }\n";
+    let mut b = Bench::open(text).await;
+    assert_eq!(b.app.comp.as_ref().unwrap().name, "first");
+    b.app.focus = pipewright::ui::app::Focus::Editor;
+    for _ in 0..9 {
+        b.key(KeyCode::Down);
+    }
+    assert_eq!(b.app.comp.as_ref().unwrap().name, "second");
+    assert!(
+        b.screen(120, 30).contains("DAG second"),
+        "{}",
+        b.screen(120, 30)
+    );
+    b.run_to_end().await;
+    assert_eq!(b.app.trace.as_ref().unwrap().composition.name, "second");
+    b.key(KeyCode::Up);
+    for _ in 0..8 {
+        b.key(KeyCode::Up);
+    }
+    assert_eq!(b.app.comp.as_ref().unwrap().name, "first");
+}

@@ -35,6 +35,7 @@ use super::state::NodeVisual;
 use super::theme::Theme;
 
 mod ask;
+mod cases;
 mod events;
 mod history;
 mod input;
@@ -198,6 +199,11 @@ pub struct App {
     pub asks: Asks,
     /// config.yaml's `sampling:` provider (the file's wins).
     pub sampling: Option<crate::engine::mcp::human::provider::Provider>,
+    /// Each composition and case run since the workbench opened, latest
+    /// verdict each (the Results view).
+    pub results: Vec<super::results::CaseResult>,
+    /// Cases still to run after this one (`A`).
+    case_queue: Vec<String>,
 }
 
 impl App {
@@ -244,6 +250,8 @@ impl App {
             frozen_now_ms: None,
             asks: Asks::default(),
             sampling: None,
+            results: Vec::new(),
+            case_queue: Vec::new(),
         }
     }
 
@@ -382,6 +390,8 @@ impl App {
             return Vec::new();
         }
         self.opts.composition = Some(name.to_owned());
+        // A case row belongs to its composition.
+        self.opts.case = None;
         self.comp = None;
         self.selected = None;
         self.adopt(p)
@@ -621,17 +631,21 @@ impl App {
         })
     }
 
-    fn follow_editor_cursor(&mut self) {
+    /// The cursor moved in the editor: the node it is in is selected, and
+    /// moving into another composition switches to it.
+    fn follow_editor_cursor(&mut self) -> Vec<Effect> {
         let line = self.editor.cursor().0;
         if line == self.last_cursor_line {
-            return;
+            return Vec::new();
         }
         self.last_cursor_line = line;
+        let effects = self.follow_composition(line);
         if let Some(i) = self.node_at_line(line)
             && self.dag.selected != Some(i)
         {
             self.select(Some(i), false);
         }
+        effects
     }
 
     // ----- input ------------------------------------------------------

@@ -34,6 +34,13 @@ pub enum Action {
     Quit,
     Timeline,
     History,
+    /// The Results view: each case run, PASS or FAIL, its expectations and
+    /// the composition's output.
+    Results,
+    /// Run every case of the composition, one after another.
+    RunCases,
+    /// Use the composition's next case for the next run.
+    NextCase,
     /// In a server's question: the next form field.
     AskNextField,
     /// In a server's question: the previous form field.
@@ -76,6 +83,9 @@ impl Action {
         Action::Estimate,
         Action::Timeline,
         Action::History,
+        Action::Results,
+        Action::RunCases,
+        Action::NextCase,
         Action::NextPane,
         Action::PrevPane,
         Action::Save,
@@ -137,6 +147,9 @@ impl Action {
             Action::Quit => "quit",
             Action::Timeline => "timeline",
             Action::History => "history",
+            Action::Results => "results",
+            Action::RunCases => "run-cases",
+            Action::NextCase => "next-case",
             Action::AskNextField => "ask-next-field",
             Action::AskPrevField => "ask-prev-field",
             Action::AskChoose => "ask-choose",
@@ -174,6 +187,9 @@ impl Action {
             Action::Quit => "quit (asks when there are unsaved edits)",
             Action::Timeline => "switch the DAG pane to the timeline and back",
             Action::History => "the saved runs of this file (open, diff)",
+            Action::Results => "results: each case's PASS/FAIL, expectations and output",
+            Action::RunCases => "run every case of the composition, one after another",
+            Action::NextCase => "use the composition's next case for the next run",
             Action::AskNextField => "server's question: next form field",
             Action::AskPrevField => "server's question: previous form field",
             Action::AskChoose => "server's question: next choice, or flip yes/no",
@@ -370,6 +386,9 @@ impl Default for Keymap {
         b.insert(Estimate, vec![Key::plain('e')]);
         b.insert(Timeline, vec![Key::plain('T')]);
         b.insert(History, vec![Key::plain('H')]);
+        b.insert(Results, vec![Key::plain('v')]);
+        b.insert(RunCases, vec![Key::plain('A')]);
+        b.insert(NextCase, vec![Key::plain('c')]);
         b.insert(NextPane, vec![Key::new(KeyCode::Tab, KeyModifiers::NONE)]);
         b.insert(PrevPane, vec![Key::new(KeyCode::Tab, KeyModifiers::SHIFT)]);
         b.insert(Save, vec![Key::ctrl('s')]);

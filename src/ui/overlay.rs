@@ -78,6 +78,8 @@ pub enum PaletteItem {
     Action(Action, String),
     Theme(String),
     Composition(String),
+    /// Use this case row of the composition.
+    Case(String),
     /// Jump to a node.
     Node(String),
 }
@@ -89,6 +91,7 @@ impl PaletteItem {
             PaletteItem::Action(a, _) => a.name().to_owned(),
             PaletteItem::Theme(t) => format!("theme {t}"),
             PaletteItem::Composition(c) => format!("composition {c}"),
+            PaletteItem::Case(c) => format!("case {c}"),
             PaletteItem::Node(n) => format!("node {n}"),
         }
     }
@@ -98,6 +101,7 @@ impl PaletteItem {
             PaletteItem::Action(a, _) => format!("{} — {}", a.name(), a.describe()),
             PaletteItem::Theme(t) => format!("theme {t}"),
             PaletteItem::Composition(c) => format!("composition {c}"),
+            PaletteItem::Case(c) => format!("case {c}: run with this case row's vars"),
             PaletteItem::Node(n) => format!("go to node {n}"),
         }
     }

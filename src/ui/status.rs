@@ -81,6 +81,12 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
             .add_modifier(Modifier::BOLD),
     )];
     let sep = || Span::styled(" · ", base);
+    if let Some(label) = app.run_label() {
+        spans.push(Span::styled(
+            format!(" {label}"),
+            base.add_modifier(Modifier::BOLD),
+        ));
+    }
     let (ok, failed, cost, tokens) = app.totals();
     let total = app.visuals.len();
     spans.push(Span::styled(format!(" {ok}/{total} ok"), base));

@@ -351,7 +351,10 @@ impl App {
                 self.show_first_failure();
                 self.refresh_inspector();
                 self.trace = Some((*trace).clone());
-                return vec![Effect::SaveTrace(trace)];
+                let next = self.record_result(&trace);
+                let mut effects = vec![Effect::SaveTrace(trace)];
+                effects.extend(next);
+                return effects;
             }
         }
         Vec::new()

@@ -38,7 +38,7 @@ impl App {
                 if key.code != KeyCode::Esc {
                     self.editor.handle_key(key);
                 }
-                self.follow_editor_cursor();
+                return self.follow_editor_cursor();
             }
             Focus::Inspector => {
                 if !self.inspector.handle_key(key) && key.code == KeyCode::Esc {
@@ -125,7 +125,7 @@ impl App {
                 self.focus = Focus::Editor;
             }
             self.editor.handle_mouse(ev, a.editor);
-            self.follow_editor_cursor();
+            return self.follow_editor_cursor();
         } else if a.inspector.contains(at) {
             if matches!(ev.kind, MouseEventKind::Down(_)) {
                 self.focus = Focus::Inspector;
@@ -145,7 +145,9 @@ impl App {
             return;
         }
         self.editor.paste_text(text);
-        self.follow_editor_cursor();
+        // A paste moves the cursor within what it pasted; the composition
+        // follows on the next key.
+        let _ = self.follow_editor_cursor();
     }
 
     /// Carries out an action.
@@ -202,6 +204,12 @@ impl App {
                 self.open_history();
                 Vec::new()
             }
+            Action::Results => {
+                self.overlay = Some(self.results_overlay());
+                Vec::new()
+            }
+            Action::RunCases => self.run_cases(),
+            Action::NextCase => self.next_case(),
             Action::DryRun | Action::Estimate => {
                 self.overlay = Some(self.plan_overlay(action == Action::Estimate));
                 Vec::new()
@@ -417,6 +425,9 @@ impl App {
             }
         }
         if let Some(c) = &self.comp {
+            for k in &c.cases {
+                items.push(PaletteItem::Case(k.name.clone()));
+            }
             for n in &c.nodes {
                 items.push(PaletteItem::Node(n.id.clone()));
             }
@@ -499,7 +510,18 @@ impl App {
                 }
                 Vec::new()
             }
-            PaletteItem::Composition(name) => self.choose_composition(&name),
+            PaletteItem::Composition(name) => {
+                let mut effects = if self.has_session {
+                    self.has_session = false;
+                    self.session_key = None;
+                    vec![Effect::DropSession]
+                } else {
+                    Vec::new()
+                };
+                effects.extend(self.choose_composition(&name));
+                effects
+            }
+            PaletteItem::Case(name) => self.choose_case(&name),
             PaletteItem::Node(id) => {
                 let i = self.comp.as_ref().and_then(|c| c.index_of(&id));
                 self.select(i, true);

@@ -1,0 +1,21 @@
+//! A finished run's verdict as the Results view lists it: each composition
+//! and case, PASS or FAIL, its expectations and its output.
+
+use serde_json::Value;
+
+use crate::engine::run::trace::{ExpectResult, RunStatus};
+
+/// One finished run of a composition and case, as the Results view lists
+/// it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CaseResult {
+    pub composition: String,
+    pub case: Option<String>,
+    /// What `pipewright run` counts as passed: completed (or partial with
+    /// only `continue`d failures) and every expectation met.
+    pub passed: bool,
+    pub status: RunStatus,
+    pub expect: Vec<ExpectResult>,
+    pub output: Value,
+    pub run_id: String,
+}
