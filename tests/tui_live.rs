@@ -740,3 +740,93 @@ async fn the_cursor_in_another_composition_switches_to_it() {
     }
     assert_eq!(b.app.comp.as_ref().unwrap().name, "first");
 }
+
+/// Item 7: History opens a run as it was — its own DAG from the file it
+/// ran (renamed nodes do not leak in, the failed node is there), its real
+/// timeline, read-only; Esc brings back the live workbench as it is now;
+/// `D` shows `runs diff`'s field-level differences.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn history_opens_a_run_as_it_was() {
+    let mut b = Bench::open(FOUR).await;
+    b.run_to_end().await;
+    let first_run = b.app.trace.clone().unwrap();
+    // The file changes: a node renamed, an argument changed.
+    let edited = FOUR
+        .replace("id: second", "id: renamed")
+        .replace("message: four", "message: vier");
+    b.edit_to(&edited).await;
+    b.run_to_end().await;
+    let second_run = b.app.trace.clone().unwrap();
+
+    b.key(KeyCode::Char('H'));
+    // Newest first: the older run is the second row.
+    b.key(KeyCode::Down);
+    b.key(KeyCode::Enter);
+    let ids: Vec<String> = b
+        .app
+        .comp
+        .as_ref()
+        .unwrap()
+        .nodes
+        .iter()
+        .map(|n| n.id.clone())
+        .collect();
+    assert_eq!(ids, ["first", "second", "third", "fourth"]);
+    let screen = b.screen(140, 34);
+    assert!(screen.contains("✗ third"), "{screen}");
+    assert!(
+        !screen.contains("renamed"),
+        "today's file leaks in:\n{screen}"
+    );
+    assert!(screen.contains(&first_run.run_id), "{screen}");
+    // Its timeline: the bars end where the run ended.
+    b.key(KeyCode::Char('T'));
+    let end = b
+        .app
+        .timeline_bars()
+        .iter()
+        .filter_map(|bar| bar.span.map(|s| s.1))
+        .max()
+        .unwrap();
+    let total = first_run.composition.duration_ms;
+    assert!(
+        end <= total && end + 200 >= total,
+        "timeline ends at {end} ms of a {total} ms run"
+    );
+    assert!(b.screen(140, 34).contains(&format!("{total} ms")));
+    b.key(KeyCode::Char('T'));
+    // Run keys are refused while it is open.
+    b.key(KeyCode::F(5));
+    assert!(b.status_line().contains("read-only"), "{}", b.status_line());
+    // Esc: the live workbench, with today's nodes and records.
+    b.key(KeyCode::Esc);
+    assert!(b.app.viewing.is_none());
+    let live_ids: Vec<String> = b
+        .app
+        .comp
+        .as_ref()
+        .unwrap()
+        .nodes
+        .iter()
+        .map(|n| n.id.clone())
+        .collect();
+    assert_eq!(live_ids, ["first", "renamed", "third", "fourth"]);
+    assert!(b.app.visuals[1].record.is_some());
+    assert_eq!(b.app.editor.text(), edited, "the buffer changed");
+
+    // D on the older run: field-level differences against the last run.
+    b.key(KeyCode::Char('H'));
+    b.key(KeyCode::Down);
+    b.key(KeyCode::Char('D'));
+    let screen = b.screen(160, 40);
+    assert!(
+        screen.contains(&format!(
+            "runs {} → {}",
+            first_run.run_id, second_run.run_id
+        )),
+        "{screen}"
+    );
+    assert!(screen.contains("node fourth"), "{screen}");
+    assert!(screen.contains("\"four\" → \"vier\""), "{screen}");
+    assert!(screen.contains("difference(s)"), "{screen}");
+}

@@ -619,7 +619,21 @@ fn screen_diff_marked_dag_and_a_run_opened_read_only() {
     app.act(pipewright::ui::keys::Action::History);
     app.on_key(key(KeyCode::Down));
     app.on_key(key(KeyCode::Char('D')));
-    assert!(app.overlay.is_none(), "the marks are on the DAG");
+    // The field-level differences, as `runs diff` prints them.
+    match &app.overlay {
+        Some(Overlay::Text { title, body, .. }) => {
+            assert!(title.starts_with("diff "), "{title}");
+            assert!(
+                body.iter().any(|l| l.contains("difference(s)")),
+                "{body:?}"
+            );
+            assert!(body.iter().any(|l| l == "node details"), "{body:?}");
+        }
+        _ => panic!("no diff view"),
+    }
+    // Closed, the marks are on the DAG.
+    app.on_key(key(KeyCode::Esc));
+    assert!(app.overlay.is_none());
     let changed: Vec<bool> = app.visuals.iter().map(|v| v.changed).collect();
     assert_eq!(
         changed,

@@ -353,7 +353,7 @@ pub async fn run(args: RunArgs) -> u8 {
             .await;
             let stop = trace.composition.status == RunStatus::Cancelled;
             if !args.no_save {
-                store::save(&trace);
+                store::save_with_source(&trace, &source);
             }
             traces.push(trace);
             if stop {

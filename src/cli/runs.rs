@@ -240,40 +240,7 @@ fn diff_runs(runs: &Runs, a: &DiffArgs) -> u8 {
 }
 
 fn print_changes(a: &Entry, b: &Entry, changes: &[Change]) {
-    println!("runs {} → {}", a.id, b.id);
-    if changes.is_empty() {
-        println!("no differences");
-        return;
-    }
-    let mut node: Option<&str> = None;
-    for c in changes {
-        if c.node.as_deref() != node {
-            node = c.node.as_deref();
-            if let Some(n) = node {
-                println!("node {n}");
-            }
-        }
-        let indent = if c.node.is_some() { "  " } else { "" };
-        match (&c.before, &c.after) {
-            (serde_json::Value::Null, after) if c.node.as_deref() == Some(c.path.as_str()) => {
-                println!("{indent}+ {} added ({})", c.path, diff::short(after, 40));
-            }
-            (before, serde_json::Value::Null) if c.node.as_deref() == Some(c.path.as_str()) => {
-                println!(
-                    "{indent}- {} removed (was {})",
-                    c.path,
-                    diff::short(before, 40)
-                );
-            }
-            (before, after) => println!(
-                "{indent}{}: {} → {}",
-                c.path,
-                diff::short(before, 60),
-                diff::short(after, 60)
-            ),
-        }
-    }
-    println!("{} difference(s)", changes.len());
+    print!("{}", diff::text(&a.id, &b.id, changes));
 }
 
 fn prune(runs: &Runs, a: &PruneArgs) -> u8 {

@@ -46,8 +46,23 @@ pub struct Viewing {
     pub trace: Trace,
     /// Keeps the run from being pruned while it is open.
     _hold: Option<crate::engine::run::store::Hold>,
-    /// The live workbench's node states, put back on Esc.
-    stash: Vec<NodeVisual>,
+    /// The live workbench, put back on Esc (and kept up to date meanwhile).
+    stash: Stash,
+    /// The run's DAG comes from the file text saved with it (not from a
+    /// rebuild of its node list).
+    pub from_snapshot: bool,
+    /// The file text it ran, shown in the editor's place (read-only).
+    pub source: Option<String>,
+}
+
+/// What the screen shows of a plan: swapped out while a saved run is open.
+#[derive(Default)]
+pub(crate) struct Stash {
+    pipeline: Option<Arc<Pipeline>>,
+    comp: Option<Arc<Composition>>,
+    layout: Option<DagLayout>,
+    visuals: Vec<NodeVisual>,
+    selected: Option<usize>,
 }
 
 /// What `pipewright edit` was started with.
@@ -192,6 +207,11 @@ pub struct App {
     pub run_clock: Option<Instant>,
     /// A saved run opened read-only from History.
     pub viewing: Option<Viewing>,
+    /// The text of the last plan that loaded without errors.
+    plan_source: Option<String>,
+    /// The text of the plan the current (or last) run started from, saved
+    /// with its trace.
+    pub(crate) run_source: Option<String>,
     /// A fixed "now" (ms into the run) for the timeline, instead of the
     /// clock: screenshots of a live run are drawn with it.
     pub frozen_now_ms: Option<u64>,
@@ -247,6 +267,8 @@ impl App {
             timeline: false,
             run_clock: None,
             viewing: None,
+            plan_source: None,
+            run_source: None,
             frozen_now_ms: None,
             asks: Asks::default(),
             sampling: None,
@@ -283,7 +305,37 @@ impl App {
         let Some(pipeline) = loaded.pipeline.clone() else {
             return Vec::new();
         };
-        self.adopt(Arc::new(pipeline))
+        self.plan_source = Some(self.editor.text());
+        let pipeline = Arc::new(pipeline);
+        // A saved run on screen: the live plan behind it is kept current.
+        self.behind_viewing(|app| app.adopt(pipeline))
+    }
+
+    /// Runs `f` on the live workbench: when a saved run is on screen, the
+    /// live state is swapped in for `f` and out again after.
+    pub(crate) fn behind_viewing<T>(&mut self, f: impl FnOnce(&mut App) -> T) -> T {
+        let Some(mut v) = self.viewing.take() else {
+            return f(self);
+        };
+        self.swap_stash(&mut v.stash);
+        let out = f(self);
+        self.swap_stash(&mut v.stash);
+        self.viewing = Some(v);
+        let sel = self.dag.selected;
+        self.dag.select(sel);
+        self.refresh_inspector();
+        out
+    }
+
+    /// Exchanges what the screen shows with `stash`.
+    pub(crate) fn swap_stash(&mut self, stash: &mut Stash) {
+        std::mem::swap(&mut self.pipeline, &mut stash.pipeline);
+        std::mem::swap(&mut self.comp, &mut stash.comp);
+        std::mem::swap(&mut self.layout, &mut stash.layout);
+        std::mem::swap(&mut self.visuals, &mut stash.visuals);
+        let sel = self.dag.selected;
+        self.dag.select(stash.selected);
+        stash.selected = sel;
     }
 
     fn adopt(&mut self, pipeline: Arc<Pipeline>) -> Vec<Effect> {
@@ -501,6 +553,8 @@ impl App {
     /// caused it, the editor moves to its definition.
     pub fn select(&mut self, i: Option<usize>, move_editor: bool) {
         self.dag.select(i);
+        // A saved run's nodes are not where the buffer's are.
+        let move_editor = move_editor && self.viewing.is_none();
         if move_editor && let (Some(i), Some(comp)) = (i, &self.comp) {
             let span = comp.nodes[i].id_span;
             self.editor

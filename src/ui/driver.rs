@@ -324,7 +324,7 @@ fn save_trace(app: &mut App, trace: &crate::engine::run::trace::Trace) {
         return;
     };
     let runs = crate::engine::run::store::Runs::at(dir.join("runs"));
-    if let Err(e) = runs.save(trace) {
+    if let Err(e) = runs.save_with_source(trace, app.run_source.as_deref()) {
         app.say(
             format!("could not save the run to {}: {e}", runs.dir.display()),
             true,

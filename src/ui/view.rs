@@ -38,8 +38,23 @@ pub fn draw(app: &mut App, f: &mut Frame<'_>) {
         inspector: right[1],
     };
     let buf = f.buffer_mut();
-    app.editor
-        .render(cols[0], buf, &app.theme, app.focus == Focus::Editor);
+    match app
+        .viewing
+        .as_ref()
+        .and_then(|v| v.source.as_deref().map(|s| (v, s)))
+    {
+        Some((v, source)) => {
+            let line = app
+                .dag
+                .selected
+                .and_then(|i| app.comp.as_ref()?.nodes.get(i))
+                .map_or(1, |n| n.span.start.line as usize);
+            snapshot(source, &v.entry.id, line, cols[0], buf, &app.theme);
+        }
+        None => app
+            .editor
+            .render(cols[0], buf, &app.theme, app.focus == Focus::Editor),
+    }
     if let Some(bars) = &bars {
         let view = super::timeline::TimelineView {
             bars,
@@ -84,4 +99,45 @@ pub fn draw(app: &mut App, f: &mut Frame<'_>) {
         area,
         buf,
     );
+}
+
+/// A saved run's file text in the editor's place: read-only, numbered, the
+/// selected node's line in view and marked.
+fn snapshot(
+    source: &str,
+    run: &str,
+    line: usize,
+    area: ratatui::layout::Rect,
+    buf: &mut ratatui::buffer::Buffer,
+    theme: &super::theme::Theme,
+) {
+    use ratatui::style::{Modifier, Style};
+    use ratatui::text::{Line, Span};
+    use ratatui::widgets::{Block, Paragraph, Widget};
+    let block = Block::bordered()
+        .title(format!(" run {run} · the file as it ran (read-only) "))
+        .border_style(theme.border_style(false));
+    let inner = block.inner(area);
+    block.render(area, buf);
+    let rows = inner.height as usize;
+    let top = line.saturating_sub(rows / 3).max(1);
+    let lines: Vec<Line> = source
+        .lines()
+        .enumerate()
+        .skip(top - 1)
+        .take(rows)
+        .map(|(i, text)| {
+            let n = i + 1;
+            let style = if n == line {
+                Style::default().fg(theme.fg).add_modifier(Modifier::BOLD)
+            } else {
+                Style::default().fg(theme.fg)
+            };
+            Line::from(vec![
+                Span::styled(format!("{n:>4} "), Style::default().fg(theme.dim)),
+                Span::styled(text.to_owned(), style),
+            ])
+        })
+        .collect();
+    Paragraph::new(lines).render(inner, buf);
 }

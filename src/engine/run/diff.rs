@@ -21,6 +21,44 @@ pub struct Change {
     pub after: Value,
 }
 
+/// The differences as `runs diff` prints them (and the workbench's History
+/// shows them): grouped by node, one line per field, and a count.
+pub fn text(a: &str, b: &str, changes: &[Change]) -> String {
+    let mut out = format!("runs {a} → {b}\n");
+    if changes.is_empty() {
+        out.push_str("no differences\n");
+        return out;
+    }
+    let mut node: Option<&str> = None;
+    for c in changes {
+        if c.node.as_deref() != node {
+            node = c.node.as_deref();
+            if let Some(n) = node {
+                out.push_str(&format!("node {n}\n"));
+            }
+        }
+        let indent = if c.node.is_some() { "  " } else { "" };
+        let line = match (&c.before, &c.after) {
+            (Value::Null, after) if c.node.as_deref() == Some(c.path.as_str()) => {
+                format!("{indent}+ {} added ({})", c.path, short(after, 40))
+            }
+            (before, Value::Null) if c.node.as_deref() == Some(c.path.as_str()) => {
+                format!("{indent}- {} removed (was {})", c.path, short(before, 40))
+            }
+            (before, after) => format!(
+                "{indent}{}: {} → {}",
+                c.path,
+                short(before, 60),
+                short(after, 60)
+            ),
+        };
+        out.push_str(&line);
+        out.push('\n');
+    }
+    out.push_str(&format!("{} difference(s)\n", changes.len()));
+    out
+}
+
 /// Every difference between run `a` and run `b`.
 pub fn diff(a: &Trace, b: &Trace, timing: bool) -> Vec<Change> {
     let mut out = Vec::new();

@@ -48,6 +48,20 @@ pub fn save(trace: &Trace) {
     }
 }
 
+/// [`save`] with the file's text kept beside the run (History draws the
+/// run on it).
+pub fn save_with_source(trace: &Trace, source: &str) {
+    let Some(runs) = Runs::open() else {
+        return;
+    };
+    if let Err(e) = runs.save_with_source(trace, Some(source)) {
+        eprintln!(
+            "warning: could not save the trace to {}: {e}",
+            runs.dir.display()
+        );
+    }
+}
+
 /// What a prune did.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Pruned {
@@ -143,6 +157,48 @@ impl Entry {
     }
 }
 
+/// The suffix of the file text kept beside a saved run.
+pub const SOURCE: &str = ".source";
+
+/// A saved run's file name: its id and label.
+fn file_name(trace: &Trace) -> String {
+    let safe: String = label(trace)
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    format!("{}-{safe}.json", trace.run_id)
+}
+
+/// The file text with every literal header value and server `env:` value
+/// masked: they are secrets, and the copy lives in the data directory.
+fn masked_source(text: &str) -> String {
+    let Some(p) = crate::engine::file::open::load_str(text).pipeline else {
+        return text.to_owned();
+    };
+    let mut out = text.to_owned();
+    for decl in p.servers.values() {
+        let values: Vec<&String> = match &decl.source {
+            crate::engine::file::model::ServerSource::Http { headers, .. } => {
+                headers.values().collect()
+            }
+            crate::engine::file::model::ServerSource::Stdio { env, .. } => env.values().collect(),
+            crate::engine::file::model::ServerSource::Import { .. } => Vec::new(),
+        };
+        for v in values {
+            if v.len() >= 4 && !v.starts_with("${") {
+                out = out.replace(v.as_str(), "<redacted>");
+            }
+        }
+    }
+    out
+}
+
 /// The runs directory.
 #[derive(Debug, Clone)]
 pub struct Runs {
@@ -186,20 +242,31 @@ impl Runs {
         self.save_capped(trace, cap)
     }
 
+    /// [`Runs::save`], with the text of the file the run ran kept beside it
+    /// (header and `env:` values masked), so History can show the run on
+    /// its own DAG after the file changed.
+    pub fn save_with_source(
+        &self,
+        trace: &Trace,
+        source: Option<&str>,
+    ) -> std::io::Result<PathBuf> {
+        if let Some(text) = source {
+            std::fs::create_dir_all(&self.dir)?;
+            let path = self.dir.join(format!("{}{SOURCE}", file_name(trace)));
+            std::fs::write(path, masked_source(text))?;
+        }
+        self.save(trace)
+    }
+
+    /// The file text a run was saved with, if it was.
+    pub fn source(&self, entry: &Entry) -> Option<String> {
+        std::fs::read_to_string(self.dir.join(format!("{}{SOURCE}", entry.path))).ok()
+    }
+
     /// [`Runs::save`] with the cap given (0: no cap).
     pub fn save_capped(&self, trace: &Trace, cap: usize) -> std::io::Result<PathBuf> {
         std::fs::create_dir_all(&self.dir)?;
-        let safe: String = label(trace)
-            .chars()
-            .map(|c| {
-                if c.is_ascii_alphanumeric() || c == '-' {
-                    c
-                } else {
-                    '_'
-                }
-            })
-            .collect();
-        let name = format!("{}-{safe}.json", trace.run_id);
+        let name = file_name(trace);
         let path = self.dir.join(&name);
         std::fs::write(&path, serde_json::to_vec_pretty(trace).unwrap_or_default())?;
         let mut line = serde_json::to_string(&Entry::of(trace, &name)).unwrap_or_default();
@@ -339,6 +406,46 @@ mod tests {
             id: id.to_owned(),
             ..Entry::default()
         }
+    }
+
+    fn run(id: &str) -> Trace {
+        Trace {
+            run_id: id.to_owned(),
+            file: "f.yml".into(),
+            composition: crate::engine::run::trace::RunSummary {
+                name: "pipe".into(),
+                started_at: Some("2026-11-25T10:00:00Z".into()),
+                ..Default::default()
+            },
+            ..Trace::default()
+        }
+    }
+
+    #[test]
+    fn a_run_keeps_its_file_with_secrets_masked_and_old_runs_have_none() {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let runs = Runs::at(dir.path().join("runs"));
+        let text = "servers:\n  api:\n    url: http://127.0.0.1:9/mcp\n    headers: { X-Key: sk-literal-123 }\npipe:\n  - id: a\n    tool: echo\n";
+        runs.save_with_source(&run("20261125-100000-aaaa"), Some(text))
+            .unwrap_or_else(|e| panic!("{e}"));
+        runs.save(&run("20261125-100001-bbbb"))
+            .unwrap_or_else(|e| panic!("{e}"));
+        let entries = runs.entries();
+        let kept = runs.source(&entries[0]).unwrap_or_default();
+        assert!(kept.contains("id: a"), "{kept}");
+        assert!(
+            !kept.contains("sk-literal-123"),
+            "a header value was copied: {kept}"
+        );
+        assert!(runs.source(&entries[1]).is_none());
+        // A prune takes the file text along with its run.
+        runs.prune(Some(1), None).unwrap_or_else(|e| panic!("{e}"));
+        let left: Vec<_> = std::fs::read_dir(dir.path().join("runs"))
+            .unwrap_or_else(|e| panic!("{e}"))
+            .filter_map(|e| e.ok())
+            .filter(|e| e.file_name().to_string_lossy().ends_with(SOURCE))
+            .collect();
+        assert!(left.is_empty(), "{left:?}");
     }
 
     #[test]

@@ -133,12 +133,18 @@ impl App {
         self.say(error.to_owned(), true);
     }
 
-    /// A session event: the panes redraw from the state it leaves.
+    /// A session event: the panes redraw from the state it leaves (the
+    /// live state behind a saved run on screen, when one is).
     pub fn on_session(&mut self, ev: Event) -> Vec<Effect> {
+        self.behind_viewing(|app| app.on_live_session(ev))
+    }
+
+    fn on_live_session(&mut self, ev: Event) -> Vec<Effect> {
         let idx = |app: &App, id: &str| app.comp.as_ref().and_then(|c| c.index_of(id));
         match ev {
             Event::RunStarted { .. } => {
                 self.run = RunState::Running;
+                self.run_source = self.plan_source.clone();
                 self.run_clock = Some(Instant::now());
                 for v in &mut self.visuals {
                     v.paused_before = false;

@@ -7,6 +7,33 @@ use crate::engine::run::store::{Entry, Runs};
 use crate::ui::history::HistoryView;
 use crate::ui::timeline::{self, Bar};
 
+/// The plan a saved run is drawn on: its saved file text's composition,
+/// else a pipe of its nodes in the order they ran (tool names kept).
+fn run_plan(source: Option<&str>, trace: &Trace) -> Option<(Arc<Pipeline>, Arc<Composition>)> {
+    let name = &trace.composition.name;
+    if let Some(p) = source.and_then(|s| crate::engine::file::open::load_str(s).pipeline)
+        && let Some(c) = p.composition(name).cloned()
+    {
+        return Some((Arc::new(p), Arc::new(c)));
+    }
+    let mut text = String::from("pipe:\n");
+    for (id, rec) in &trace.nodes {
+        let tool = if rec.tool.is_empty() {
+            "unknown"
+        } else {
+            &rec.tool
+        };
+        text.push_str(&format!(
+            "  - id: {}\n    tool: {}\n",
+            serde_json::to_string(id).ok()?,
+            serde_json::to_string(tool).ok()?
+        ));
+    }
+    let p = crate::engine::file::open::load_str(&text).pipeline?;
+    let c = p.compositions.first().cloned()?;
+    Some((Arc::new(p), Arc::new(c)))
+}
+
 impl App {
     fn runs(&self) -> Option<Runs> {
         self.dirs.data.as_ref().map(|d| Runs::at(d.join("runs")))
@@ -82,53 +109,79 @@ impl App {
         }
     }
 
-    /// Shows a saved run read-only: its node states, records and timeline.
+    /// Shows a saved run read-only, as it was: the DAG of the file it ran
+    /// (kept beside the run; for a run saved without it, its nodes in the
+    /// order they ran), every node's record, its real timeline. The live
+    /// workbench waits behind it, kept current, until Esc.
     pub fn open_run(&mut self, entry: Entry) {
         let Some(trace) = self.load(&entry) else {
             return;
         };
-        let Some(comp) = self.comp.clone() else {
-            self.say("no valid plan to show the run on", true);
+        let source = self.runs().and_then(|r| r.source(&entry));
+        let from_snapshot = source.is_some();
+        let Some((pipeline, comp)) = run_plan(source.as_deref(), &trace) else {
+            self.say(
+                format!(
+                    "run {} cannot be drawn: its nodes do not form a plan",
+                    entry.id
+                ),
+                true,
+            );
             return;
         };
         let hold = self.runs().and_then(|r| r.hold(&entry.id).ok());
-        let stash = match self.viewing.take() {
-            Some(v) => v.stash,
-            None => self.visuals.clone(),
+        // Back to the live state first when another run is open.
+        let mut stash = match self.viewing.take() {
+            Some(mut v) => {
+                self.swap_stash(&mut v.stash);
+                Stash::default()
+            }
+            None => Stash::default(),
         };
-        self.visuals = comp
+        stash.pipeline = Some(pipeline);
+        stash.layout = Some(DagLayout::new(&comp));
+        stash.visuals = comp
             .nodes
             .iter()
-            .enumerate()
-            .map(|(i, n)| {
+            .map(|n| {
                 let mut v = NodeVisual {
-                    breakpoint: stash.get(i).is_some_and(|s| s.breakpoint),
                     mocked: n.mock.is_some(),
                     ..NodeVisual::default()
                 };
                 if let Some(rec) = trace.nodes.get(&n.id) {
                     v.status = rec.status;
                     if !rec.iterations.is_empty() {
-                        v.progress = Some((rec.iterations.len(), rec.iterations.len()));
+                        let done = rec
+                            .iterations
+                            .iter()
+                            .filter(|r| {
+                                matches!(
+                                    r.status,
+                                    NodeStatus::Ok | NodeStatus::Failed | NodeStatus::Skipped
+                                )
+                            })
+                            .count();
+                        v.progress = Some((done, rec.iterations.len()));
                     }
                     v.record = Some(Arc::new(rec.clone()));
                 }
                 v
             })
             .collect();
-        let missing = trace
-            .nodes
-            .keys()
-            .filter(|id| comp.index_of(id).is_none())
-            .count();
+        stash.selected = trace
+            .failed_step
+            .as_deref()
+            .and_then(|f| comp.index_of(f))
+            .or(if comp.nodes.is_empty() { None } else { Some(0) });
+        stash.comp = Some(comp);
+        // The run goes on screen; the live state goes into the stash.
+        self.swap_stash(&mut stash);
         let mut note = format!(
-            "run {} ({}) open read-only · Esc in the DAG returns",
-            entry.id, entry.status
+            "run {} ({}, {} ms) open read-only · Esc in the DAG returns",
+            entry.id, entry.status, trace.composition.duration_ms
         );
-        if missing > 0 {
-            note.push_str(&format!(
-                " · {missing} node(s) of that run are no longer in the file"
-            ));
+        if !from_snapshot {
+            note.push_str(" · saved without its file: its nodes in run order");
         }
         self.say(note, false);
         self.viewing = Some(Viewing {
@@ -136,16 +189,18 @@ impl App {
             trace,
             _hold: hold,
             stash,
+            from_snapshot,
+            source,
         });
         self.focus = Focus::Dag;
         let sel = self.dag.selected;
         self.select(sel, false);
     }
 
-    /// Back to the live workbench.
+    /// Back to the live workbench, as it is now.
     pub(super) fn leave_viewing(&mut self) {
-        if let Some(v) = self.viewing.take() {
-            self.visuals = v.stash;
+        if let Some(mut v) = self.viewing.take() {
+            self.swap_stash(&mut v.stash);
             self.say("back to the live workbench", false);
             let sel = self.dag.selected;
             self.select(sel, false);
@@ -177,6 +232,14 @@ impl App {
                 .map(|n| n.id.as_str());
             v.changed = id.is_some_and(|id| nodes.iter().any(|n| n == id));
         }
+        self.overlay = Some(Overlay::Text {
+            title: format!("diff {} → {base_id}", entry.id),
+            body: crate::engine::run::diff::text(&entry.id, &base_id, &changes)
+                .lines()
+                .map(str::to_owned)
+                .collect(),
+            scroll: 0,
+        });
         if changes.is_empty() {
             self.say(
                 format!("runs {} and {base_id} are the same", entry.id),
@@ -220,7 +283,10 @@ impl App {
     /// The timeline pane's title.
     pub fn timeline_title(&self) -> String {
         match &self.viewing {
-            Some(v) => format!(" timeline · run {} (read-only) · T: DAG ", v.entry.id),
+            Some(v) => format!(
+                " timeline · run {} (read-only, {} ms) · T: DAG ",
+                v.entry.id, v.trace.composition.duration_ms
+            ),
             None => " timeline · T: DAG ".to_owned(),
         }
     }

@@ -18,6 +18,11 @@ impl App {
         if let Some(ov) = self.overlay.take() {
             return self.on_overlay_key(ov, key);
         }
+        // A saved run on screen is read-only: the editor's place shows its
+        // file, and keys never reach the buffer hidden behind it.
+        if self.viewing.is_some() && self.focus == Focus::Editor {
+            self.focus = Focus::Dag;
+        }
         let in_editor = self.focus == Focus::Editor;
         let action = self.keymap.action(&key, in_editor);
         // The pane gets the key first unless it is a global binding; the
@@ -120,6 +125,8 @@ impl App {
                 MouseEventKind::ScrollLeft => self.dag.scroll_by(-4, 0),
                 _ => {}
             }
+        } else if a.editor.contains(at) && self.viewing.is_some() {
+            // The saved run's file, read-only.
         } else if a.editor.contains(at) {
             if matches!(ev.kind, MouseEventKind::Down(_)) {
                 self.focus = Focus::Editor;
@@ -141,7 +148,7 @@ impl App {
             self.asks.paste(text);
             return;
         }
-        if self.focus != Focus::Editor || self.overlay.is_some() {
+        if self.focus != Focus::Editor || self.overlay.is_some() || self.viewing.is_some() {
             return;
         }
         self.editor.paste_text(text);

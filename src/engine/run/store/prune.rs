@@ -83,6 +83,7 @@ impl Runs {
                 kept.push(e);
             } else {
                 let _ = std::fs::remove_file(self.dir.join(&e.path));
+                let _ = std::fs::remove_file(self.dir.join(format!("{}{}", e.path, super::SOURCE)));
                 out.removed.push(e.id);
             }
         }
