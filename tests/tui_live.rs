@@ -830,3 +830,59 @@ async fn history_opens_a_run_as_it_was() {
     assert!(screen.contains("\"four\" → \"vier\""), "{screen}");
     assert!(screen.contains("difference(s)"), "{screen}");
 }
+
+/// Item 10: the Raw tab shows the wire messages — the request and the
+/// response with `jsonrpc` and `id`, and the notifications the server sent
+/// during the call — while the record keeps the result once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_raw_tab_shows_the_wire_messages() {
+    let python = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/pyvenv/bin/python");
+    let python = std::env::var_os("PIPEWRIGHT_PYTHON")
+        .map(PathBuf::from)
+        .unwrap_or(python);
+    assert!(
+        python.exists(),
+        "{} is missing: python3 -m venv target/pyvenv && target/pyvenv/bin/pip install mcp==2.3.0",
+        python.display()
+    );
+    let server = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/interop/hitl_server.py");
+    let text = format!(
+        "servers:\n  hitl:\n    command: {}\n    args: [{}]\npipe:\n  - id: counted\n    server: hitl\n    tool: count\n    args: {{ n: 2 }}\n",
+        python.display(),
+        server.display()
+    );
+    let mut b = Bench::open(&text).await;
+    b.run_to_end().await;
+    let rec = b.app.visuals[0].record.clone().unwrap();
+    assert_eq!(
+        rec.rpc["response"]["result"],
+        serde_json::json!({"$ref": "#/raw"}),
+        "the exchange holds a second copy of the result"
+    );
+    b.select("counted");
+    b.app.inspector.set_tab(Tab::Raw);
+    let mut screen = String::new();
+    for _ in 0..50 {
+        b.pump().await;
+        screen = b.screen(200, 70);
+        if screen.contains("notifications/progress") {
+            break;
+        }
+    }
+    assert!(screen.contains("\"jsonrpc\": \"2.0\""), "{screen}");
+    assert!(screen.contains("\"method\": \"tools/call\""), "{screen}");
+    assert!(screen.contains("notifications/progress"), "{screen}");
+    assert!(screen.contains("notifications/message"), "{screen}");
+    // The response (below the fold here) carries the result, and the id
+    // of the request it answers.
+    let wire = pipewright::engine::run::trace::wire_messages(&rec);
+    let msgs = wire.as_array().unwrap();
+    let response = msgs.last().unwrap();
+    assert_eq!(response["jsonrpc"], "2.0");
+    assert_eq!(response["id"], msgs[0]["id"]);
+    let result = response["result"].to_string();
+    assert!(
+        result.contains("count") && result.contains("\"content\""),
+        "{result}"
+    );
+}

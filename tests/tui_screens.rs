@@ -623,10 +623,7 @@ fn screen_diff_marked_dag_and_a_run_opened_read_only() {
     match &app.overlay {
         Some(Overlay::Text { title, body, .. }) => {
             assert!(title.starts_with("diff "), "{title}");
-            assert!(
-                body.iter().any(|l| l.contains("difference(s)")),
-                "{body:?}"
-            );
+            assert!(body.iter().any(|l| l.contains("difference(s)")), "{body:?}");
             assert!(body.iter().any(|l| l == "node details"), "{body:?}");
         }
         _ => panic!("no diff view"),

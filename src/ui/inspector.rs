@@ -564,15 +564,18 @@ impl Inspector {
         let Some(rec) = self.shown.as_ref().and_then(|s| s.record.as_ref()) else {
             return;
         };
-        let value = SharedValue::Exchange(Arc::clone(rec));
-        if value.get().is_null() {
+        if rec.rpc.is_null() && rec.raw.is_null() {
             return;
         }
+        let rec = Arc::clone(rec);
         self.raw = RawText::Pending;
         let generation = self.generation;
         let tx = self.done_tx.clone();
+        // The wire messages are put together off the UI thread: the result
+        // may be megabytes.
         std::thread::spawn(move || {
-            let text = PrettyText::of(value.get());
+            let wire = crate::engine::run::trace::wire_messages(&rec);
+            let text = PrettyText::of(&wire);
             let _ = tx.send(Done::Pretty { generation, text });
         });
     }
@@ -700,20 +703,15 @@ impl Inspector {
     }
 }
 
-/// A copy of `r` for the inspector. The raw result is left out when the
-/// JSON-RPC exchange (which holds it) was kept: it can be as big as the
-/// output.
+/// A copy of `r` for the inspector.
 #[allow(clippy::needless_update)]
 fn copy_record(r: &NodeRecord) -> NodeRecord {
     NodeRecord {
         status: r.status,
         args: r.args.clone(),
         output: r.output.clone(),
-        raw: if r.rpc.is_null() {
-            r.raw.clone()
-        } else {
-            Value::Null
-        },
+        // The exchange refers to it rather than holding a copy.
+        raw: r.raw.clone(),
         error: r.error.clone(),
         error_code: r.error_code.clone(),
         skip_reason: r.skip_reason.clone(),

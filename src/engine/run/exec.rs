@@ -534,8 +534,15 @@ async fn call_attempts(
             Ok(outcome) => {
                 // Built by moving, not with `json!` (which would serialise
                 // every value again).
+                // The result itself is kept once, in `raw`; the exchange
+                // refers to it (`engine::run::trace::RAW_REF`).
                 let mut response = Map::new();
-                response.insert("result".into(), outcome.result.clone());
+                response.insert("jsonrpc".into(), Value::from("2.0"));
+                response.insert(
+                    "id".into(),
+                    outcome.request.get("id").cloned().unwrap_or(Value::Null),
+                );
+                response.insert("result".into(), crate::engine::run::trace::raw_ref());
                 let mut rpc = Map::new();
                 rpc.insert("request".into(), outcome.request);
                 rpc.insert("response".into(), Value::Object(response));

@@ -69,6 +69,74 @@ pub struct IterationRecord {
     pub extras: CallExtras,
 }
 
+/// Where a record's JSON-RPC exchange (`rpc.response.result`) and its
+/// saved form refer to a value kept elsewhere in the same record, instead
+/// of holding a second copy: `{"$ref": "#/raw"}`.
+pub const RAW_REF: &str = "#/raw";
+
+/// `{"$ref": "#/raw"}`: the call's result is the record's `raw`.
+pub fn raw_ref() -> Value {
+    let mut m = serde_json::Map::new();
+    m.insert("$ref".into(), Value::from(RAW_REF));
+    Value::Object(m)
+}
+
+/// The value a `{"$ref": …}` names in `rec`, if `v` is such a reference.
+pub fn resolve_ref<'a>(rec: &'a NodeRecord, v: &Value) -> Option<&'a Value> {
+    let target = v
+        .as_object()
+        .filter(|m| m.len() == 1)?
+        .get("$ref")?
+        .as_str()?;
+    match target {
+        RAW_REF => Some(&rec.raw),
+        "#/raw/structuredContent" => rec.raw.get("structuredContent"),
+        _ => None,
+    }
+}
+
+/// The call's exchange as it went over the wire: the request, what the
+/// server sent during the call (progress and log notifications), and the
+/// response with its result.
+pub fn wire_messages(rec: &NodeRecord) -> Value {
+    if rec.rpc.is_null() {
+        return rec.raw.clone();
+    }
+    let mut out = Vec::new();
+    if let Some(req) = rec.rpc.get("request") {
+        out.push(req.clone());
+    }
+    let token = rec
+        .rpc
+        .pointer("/request/params/_meta/progressToken")
+        .cloned()
+        .unwrap_or(Value::Null);
+    for p in &rec.extras.progress {
+        out.push(serde_json::json!({
+            "jsonrpc": "2.0",
+            "method": "notifications/progress",
+            "params": { "progressToken": token, "progress": p.progress, "total": p.total, "message": p.message },
+        }));
+    }
+    for l in &rec.extras.logs {
+        out.push(serde_json::json!({
+            "jsonrpc": "2.0",
+            "method": "notifications/message",
+            "params": { "level": l.level, "logger": l.logger, "data": l.data },
+        }));
+    }
+    if let Some(resp) = rec.rpc.get("response") {
+        let mut resp = resp.clone();
+        if let Some(r) = resp.get_mut("result")
+            && let Some(real) = resolve_ref(rec, r)
+        {
+            *r = real.clone();
+        }
+        out.push(resp);
+    }
+    Value::Array(out)
+}
+
 /// Everything known about one node of a run.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default)]

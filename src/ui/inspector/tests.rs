@@ -459,8 +459,9 @@ fn raw_is_pretty_printed_in_the_background() {
     let RawText::Ready(t) = &i.raw else {
         panic!("raw not ready")
     };
-    assert_eq!(t.line(0), "{");
-    assert_eq!(t.line(1), "  \"request\": {");
+    // The wire messages, in order: the request first.
+    assert_eq!(t.line(0), "[");
+    assert_eq!(t.line(1), "  {");
     assert!(press(&mut i, KeyCode::PageDown));
     assert!(i.raw_view.offset > 0);
     assert!(press(&mut i, KeyCode::Home));
