@@ -21,6 +21,8 @@ use pipewright::ui::keys::Keymap;
 use pipewright::ui::overlay::Overlay;
 use pipewright::ui::theme::Theme;
 
+mod common;
+
 /// A workbench on a file, its driver, and the directories it uses.
 struct Bench {
     app: App,
@@ -558,14 +560,7 @@ async fn the_jq_box_gets_each_letter_once() {
 /// values typed for it.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_questions_at_once_both_reach_the_person() {
-    let python = std::env::var_os("PIPEWRIGHT_PYTHON")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("target/pyvenv/bin/python"));
-    assert!(
-        python.exists(),
-        "{} is missing: python3 -m venv target/pyvenv && target/pyvenv/bin/pip install mcp==2.3.0",
-        python.display()
-    );
+    let python = common::python();
     let server = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/interop/hitl_server.py");
     let text = format!(
         "servers:\n  hitl:\n    command: {}\n    args: [{}]\ncompositions:\n  - name: both\n    nodes:\n      - id: a\n        server: hitl\n        tool: signup\n        args: {{reason: one}}\n      - id: b\n        server: hitl\n        tool: signup\n        args: {{reason: two}}\n",
@@ -836,15 +831,7 @@ async fn history_opens_a_run_as_it_was() {
 /// during the call — while the record keeps the result once.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_raw_tab_shows_the_wire_messages() {
-    let python = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/pyvenv/bin/python");
-    let python = std::env::var_os("PIPEWRIGHT_PYTHON")
-        .map(PathBuf::from)
-        .unwrap_or(python);
-    assert!(
-        python.exists(),
-        "{} is missing: python3 -m venv target/pyvenv && target/pyvenv/bin/pip install mcp==2.3.0",
-        python.display()
-    );
+    let python = common::python();
     let server = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/interop/hitl_server.py");
     let text = format!(
         "servers:\n  hitl:\n    command: {}\n    args: [{}]\npipe:\n  - id: counted\n    server: hitl\n    tool: count\n    args: {{ n: 2 }}\n",

@@ -53,3 +53,23 @@ impl Default for NodeVisual {
         }
     }
 }
+
+/// A fan-out's progress as its record tells it: the iterations that ran to
+/// an end (ok, failed, skipped) of every item, those that never started
+/// included.
+pub fn fan_out_progress(record: &NodeRecord) -> Option<(usize, usize)> {
+    if record.iterations.is_empty() {
+        return None;
+    }
+    let done = record
+        .iterations
+        .iter()
+        .filter(|r| {
+            matches!(
+                r.status,
+                NodeStatus::Ok | NodeStatus::Failed | NodeStatus::Skipped
+            )
+        })
+        .count();
+    Some((done, record.iterations.len()))
+}

@@ -262,20 +262,8 @@ impl App {
                     v.status = record.status;
                     v.asking = false;
                     v.live_args = None;
-                    if !record.iterations.is_empty() {
-                        // Items that never ran (a cancelled fan-out) count
-                        // in the total, not as done.
-                        let done = record
-                            .iterations
-                            .iter()
-                            .filter(|r| {
-                                matches!(
-                                    r.status,
-                                    NodeStatus::Ok | NodeStatus::Failed | NodeStatus::Skipped
-                                )
-                            })
-                            .count();
-                        v.progress = Some((done, record.iterations.len()));
+                    if let Some(p) = crate::ui::state::fan_out_progress(&record) {
+                        v.progress = Some(p);
                     }
                     let ok = record.status == NodeStatus::Ok;
                     v.record = Some(Arc::from(record));

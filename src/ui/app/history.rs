@@ -150,19 +150,7 @@ impl App {
                 };
                 if let Some(rec) = trace.nodes.get(&n.id) {
                     v.status = rec.status;
-                    if !rec.iterations.is_empty() {
-                        let done = rec
-                            .iterations
-                            .iter()
-                            .filter(|r| {
-                                matches!(
-                                    r.status,
-                                    NodeStatus::Ok | NodeStatus::Failed | NodeStatus::Skipped
-                                )
-                            })
-                            .count();
-                        v.progress = Some((done, rec.iterations.len()));
-                    }
+                    v.progress = crate::ui::state::fan_out_progress(rec);
                     v.record = Some(Arc::new(rec.clone()));
                 }
                 v

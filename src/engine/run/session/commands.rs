@@ -117,27 +117,7 @@ impl Actor {
         }
         let count = match &targets {
             None => {
-                for i in 0..self.records.len() {
-                    // A fresh run starts from a clean slate: the driver
-                    // hears that every node with a record is pending again.
-                    let had = self.records[i].status != NodeStatus::Pending;
-                    self.reset(i);
-                    if had {
-                        self.emit(Event::NodeStatus {
-                            id: self.comp.nodes[i].id.clone(),
-                            status: NodeStatus::Pending,
-                            reason: None,
-                        })
-                        .await;
-                    }
-                }
-                self.completed.clear();
-                self.compensations.clear();
-                self.iterations
-                    .store(0, std::sync::atomic::Ordering::Relaxed);
-                self.failed_step = None;
-                self.cost_total = 0.0;
-                self.tokens_total = 0;
+                self.clean_slate().await;
                 self.comp.nodes.len()
             }
             Some(t) => t.len(),
@@ -257,12 +237,20 @@ impl Actor {
         };
         let mut set: HashSet<usize> = self.comp.ancestors(i).into_iter().collect();
         set.insert(i);
-        for n in 0..self.records.len() {
-            let had = self.records[n].status != NodeStatus::Pending;
-            self.reset(n);
+        self.clean_slate().await;
+        self.begin(Some(set), false).await;
+    }
+
+    /// Every record reset, and the run's totals: a fresh run starts from a
+    /// clean slate, and the driver hears that every node that had a record
+    /// is pending again.
+    async fn clean_slate(&mut self) {
+        for i in 0..self.records.len() {
+            let had = self.records[i].status != NodeStatus::Pending;
+            self.reset(i);
             if had {
                 self.emit(Event::NodeStatus {
-                    id: self.comp.nodes[n].id.clone(),
+                    id: self.comp.nodes[i].id.clone(),
                     status: NodeStatus::Pending,
                     reason: None,
                 })
@@ -271,10 +259,11 @@ impl Actor {
         }
         self.completed.clear();
         self.compensations.clear();
+        self.iterations
+            .store(0, std::sync::atomic::Ordering::Relaxed);
         self.failed_step = None;
         self.cost_total = 0.0;
         self.tokens_total = 0;
-        self.begin(Some(set), false).await;
     }
 
     pub(super) async fn pin(&mut self, id: &str) {
