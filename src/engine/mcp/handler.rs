@@ -76,21 +76,26 @@ impl Client {
     /// Finds who answers, asks, checks the reply and keeps the exchange.
     /// `stop` fires when the server cancels its request.
     async fn ask(&self, ask: Ask, origin: Option<&RequestId>, stop: CancellationToken) -> Reply {
-        let asker = self.calls.asker(origin);
-        let (ticket, scope, done) = match &asker {
-            Some((t, s, d)) => (Some(*t), Some(s), d.clone()),
+        let filing = self.calls.asker(origin);
+        let (filed, scope, done) = match &filing {
+            Some(f) => (Some(f.id), Some(&f.scope), f.withdrawn.clone()),
             None => (None, None, CancellationToken::new()),
         };
         let question = Question {
             server: self.name.clone(),
             node: scope.and_then(|s| s.node.clone()),
+            candidates: filing
+                .as_ref()
+                .map(|f| f.candidates.clone())
+                .unwrap_or_default(),
             ask,
         };
         let responder: Arc<dyn Responder> = scope
             .and_then(|s| s.responder.clone())
             .unwrap_or_else(|| Arc::new(Nobody));
-        // A call that ends (timed out, cancelled) or a request the server
-        // cancels takes its open question with it.
+        // The call it belongs to ending (timed out, cancelled; for a
+        // question that named no call: every call that may have asked it)
+        // or the server cancelling its request takes the question with it.
         let mut answer: Answer = tokio::select! {
             a = responder.respond(&question) => a,
             () = done.cancelled() => Answer {
@@ -127,8 +132,8 @@ impl Client {
             by: answer.by,
             error: answer.error,
         };
-        if let Some(ticket) = ticket {
-            self.calls.answered(ticket, interaction);
+        if let Some(filed) = filed {
+            self.calls.answered(filed, interaction);
         }
         answer.reply
     }

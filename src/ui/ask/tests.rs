@@ -26,6 +26,7 @@ fn question(node: &str, ask: Ask) -> Question {
     Question {
         server: "hitl".into(),
         node: Some(node.into()),
+        candidates: Vec::new(),
         ask,
     }
 }
