@@ -74,6 +74,7 @@ wait_for "✓ a" 20 || true
 check "a finished" "✓ a"
 check "b's question is still open after a's call ended" "Name for b"
 check "b still waits for the person" "\? b"
+check "the modal now names b alone" "hitl asks · node b"
 
 keys -l "Bob"
 keys Enter
