@@ -178,15 +178,17 @@ impl InFlight {
         let filed = call.ticket;
         let scope = call.scope.clone();
         let tickets: Vec<Ticket> = calls.calls.iter().map(|c| c.ticket).collect();
-        let candidates = if tickets.len() > 1 {
-            calls
-                .calls
-                .iter()
-                .map(|c| c.scope.node.clone().unwrap_or_else(|| "?".to_owned()))
-                .collect()
-        } else {
-            Vec::new()
-        };
+        // By node: the iterations of one fan-out node are one candidate.
+        let mut candidates: Vec<String> = Vec::new();
+        for c in &calls.calls {
+            let node = c.scope.node.clone().unwrap_or_else(|| "?".to_owned());
+            if !candidates.contains(&node) {
+                candidates.push(node);
+            }
+        }
+        if candidates.len() < 2 {
+            candidates.clear();
+        }
         calls.next += 1;
         let id = calls.next;
         let withdrawn = CancellationToken::new();
@@ -436,12 +438,17 @@ mod tests {
     }
 
     #[test]
-    fn a_lone_call_is_named_without_doubt() {
+    fn a_lone_node_is_named_without_doubt() {
         let f = InFlight::default();
-        let a = f.begin(scope("a"));
+        // Two iterations of one fan-out node.
+        let a1 = f.begin(scope("a"));
+        let a2 = f.begin(scope("a"));
         let q = f.asker(None).expect("a call is in flight");
         assert!(q.candidates.is_empty());
-        f.end(a);
+        assert_eq!(q.scope.node.as_deref(), Some("a"));
+        f.end(a1);
+        assert!(!q.withdrawn.is_cancelled());
+        f.end(a2);
         assert!(q.withdrawn.is_cancelled());
     }
 }
