@@ -1,8 +1,9 @@
-//! Runs `tests/tui_e2e.sh` and `tests/tui_e2e_hitl.sh`: the real binary in
+//! Runs `tests/tui_e2e.sh`, `tests/tui_e2e_hitl.sh` and
+//! `tests/tui_e2e_hitl_parallel.sh`: the real binary in
 //! tmux, driven by keys. Where tmux is missing the tests say so and pass,
 //! except under CI (`CI` set), where `.ci/run` installs tmux and a missing
-//! one is a failure. The second story needs the SDK venv at `target/pyvenv`
-//! and fails (it does not skip) without it.
+//! one is a failure. The HITL stories need the SDK venv at `target/pyvenv`
+//! and fail (they do not skip) without it.
 
 use std::process::Command;
 
@@ -47,5 +48,12 @@ fn workbench_story_in_a_real_terminal() {
 fn a_server_asks_and_the_person_answers_in_the_workbench() {
     if has_tmux() {
         story("tui_e2e_hitl.sh");
+    }
+}
+
+#[test]
+fn two_parallel_questions_on_one_stdio_server_both_reach_the_person() {
+    if has_tmux() {
+        story("tui_e2e_hitl_parallel.sh");
     }
 }

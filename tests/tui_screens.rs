@@ -750,6 +750,7 @@ fn asked(app: &mut App, id: &str, ask: Ask) -> oneshot::Receiver<Answer> {
         question: Question {
             server: "hitl".into(),
             node: Some(id.into()),
+            candidates: Vec::new(),
             ask,
         },
         reply,

@@ -216,12 +216,18 @@ impl<'a> Console<'a> {
     }
 }
 
+/// "server `s` (node `a`)", or "(one of: `a`, `b`)" when it is not known
+/// which node's call asks.
+fn asker(q: &Question) -> String {
+    match q.who("`") {
+        Some(who) => format!("server `{}` ({who})", q.server),
+        None => format!("server `{}`", q.server),
+    }
+}
+
 /// Asks `q` on `c` and returns the reply given.
 pub fn ask(q: &Question, c: &mut Console<'_>) -> Answer {
-    let who = match &q.node {
-        Some(node) => format!("server `{}` (node `{node}`)", q.server),
-        None => format!("server `{}`", q.server),
-    };
+    let who = asker(q);
     c.say("");
     let reply = match &q.ask {
         Ask::Form { message, schema } => {
@@ -364,10 +370,7 @@ fn field_answer(field: &Field, schema: &Value, c: &mut Console<'_>) -> FieldAnsw
 }
 
 fn show_sampling(q: &Question, request: &Value, c: &mut Console<'_>, provider: bool) {
-    let who = match &q.node {
-        Some(node) => format!("server `{}` (node `{node}`)", q.server),
-        None => format!("server `{}`", q.server),
-    };
+    let who = asker(q);
     c.say(&format!("? {who} asks the model for a reply"));
     if let Some(system) = request.get("systemPrompt").and_then(Value::as_str) {
         c.say(&format!("  system: {system}"));
@@ -437,6 +440,7 @@ mod tests {
         Question {
             server: "hitl".into(),
             node: Some("who".into()),
+            candidates: Vec::new(),
             ask: Ask::Form {
                 message: "Sign up".into(),
                 schema: json!({
@@ -513,6 +517,7 @@ mod tests {
         let q = Question {
             server: "hitl".into(),
             node: Some("sum".into()),
+            candidates: Vec::new(),
             ask: Ask::Sample {
                 request: json!({
                     "systemPrompt": "Be brief.",

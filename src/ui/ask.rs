@@ -155,6 +155,28 @@ impl Asks {
         gone
     }
 
+    /// Node `id` finished: it no longer may be asking. A question that
+    /// named no call and was filed under it moves to the first other node
+    /// that may be asking, as the engine files its answer; the nodes whose
+    /// `?` may have changed.
+    pub fn node_ended(&mut self, id: &str) -> Vec<String> {
+        let mut moved = Vec::new();
+        for p in &mut self.queue {
+            let q = &mut p.question;
+            if !q.candidates.iter().any(|c| c == id) {
+                continue;
+            }
+            q.candidates.retain(|c| c != id);
+            if q.node.as_deref() == Some(id)
+                && let Some(next) = q.candidates.first()
+            {
+                q.node = Some(next.clone());
+                moved.push(next.clone());
+            }
+        }
+        moved
+    }
+
     /// The provider answered question `ticket`.
     pub fn provided(&mut self, ticket: u64, result: Result<(String, String), String>) {
         if let Some(p) = self.queue.iter_mut().find(|p| p.ticket == ticket)

@@ -8,6 +8,8 @@ log, and change their own tool list. tests/hitl.rs runs pipelines against it.
 
 import warnings
 
+import anyio
+
 from pydantic import BaseModel, Field
 
 from mcp import types
@@ -52,6 +54,22 @@ async def signup(reason: str, ctx: Context) -> dict:
         return {"action": "accept", "name": result.data.name, "age": result.data.age, "plan": result.data.plan}
     await log(ctx, "warning", f"signup: {result.action}")
     return {"action": result.action}
+
+
+class Name(BaseModel):
+    name: str = Field(title="Name")
+
+
+@server.tool()
+async def ask_name(who: str, ctx: Context, before: float = 0, after: float = 0) -> dict:
+    """Waits `before` seconds, asks for a name for `who`, waits `after`
+    seconds (the call stays in flight) and returns what it got."""
+    await anyio.sleep(before)
+    result = await ctx.elicit(f"Name for {who}", Name)
+    await anyio.sleep(after)
+    if result.action == "accept":
+        return {"who": who, "name": result.data.name}
+    return {"who": who, "action": result.action}
 
 
 @server.tool()

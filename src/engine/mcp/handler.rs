@@ -76,30 +76,29 @@ impl Client {
     /// Finds who answers, asks, checks the reply and keeps the exchange.
     /// `stop` fires when the server cancels its request.
     async fn ask(&self, ask: Ask, origin: Option<&RequestId>, stop: CancellationToken) -> Reply {
-        let asker = self.calls.asker(origin);
-        let scope = asker.as_ref().map(|a| &a.scope);
-        // Given up when every call that could have asked it has ended (a
-        // question filed under no call waits for its answer or the server).
-        let until = asker.as_ref().map(|a| a.until.clone()).unwrap_or_default();
-        let ended = async move {
-            if until.is_empty() {
-                std::future::pending::<()>().await;
-            }
-            futures::future::join_all(until.iter().map(CancellationToken::cancelled)).await;
+        let filing = self.calls.asker(origin);
+        let (filed, scope, done) = match &filing {
+            Some(f) => (Some(f.id), Some(&f.scope), f.withdrawn.clone()),
+            None => (None, None, CancellationToken::new()),
         };
         let question = Question {
             server: self.name.clone(),
             node: scope.and_then(|s| s.node.clone()),
+            candidates: filing
+                .as_ref()
+                .map(|f| f.candidates.clone())
+                .unwrap_or_default(),
             ask,
         };
         let responder: Arc<dyn Responder> = scope
             .and_then(|s| s.responder.clone())
             .unwrap_or_else(|| Arc::new(Nobody));
-        // A call that ends (timed out, cancelled) or a request the server
-        // cancels takes its open question with it.
+        // The call it belongs to ending (timed out, cancelled; for a
+        // question that named no call: every call that may have asked it)
+        // or the server cancelling its request takes the question with it.
         let mut answer: Answer = tokio::select! {
             a = responder.respond(&question) => a,
-            () = ended => Answer {
+            () = done.cancelled() => Answer {
                 reply: Reply::Cancel,
                 by: Source::Nobody,
                 error: Some("the call ended before the question was answered".to_owned()),
@@ -133,8 +132,8 @@ impl Client {
             by: answer.by,
             error: answer.error,
         };
-        if let Some(a) = &asker {
-            self.calls.answered(a.ticket, &a.others, interaction);
+        if let Some(filed) = filed {
+            self.calls.answered(filed, interaction);
         }
         answer.reply
     }

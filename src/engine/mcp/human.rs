@@ -65,10 +65,33 @@ impl Ask {
 pub struct Question {
     /// The server's name as declared.
     pub server: String,
-    /// The node whose call was in flight when the question came (`None`
-    /// when no call was).
+    /// The node whose call the question is filed under (`None` when no
+    /// call was in flight): its answers-file entries answer it, and its
+    /// trace keeps the exchange.
     pub node: Option<String>,
+    /// The nodes whose calls may have asked, when the question named no
+    /// call and more than one was in flight (stdio names none); empty when
+    /// `node` surely asks.
+    pub candidates: Vec<String>,
     pub ask: Ask,
+}
+
+impl Question {
+    /// Who asks, for a person, each node name wrapped in `quote`:
+    /// "node a", or "one of: a, b" when it is not known which.
+    pub fn who(&self, quote: &str) -> Option<String> {
+        if self.candidates.len() > 1 {
+            let names: Vec<String> = self
+                .candidates
+                .iter()
+                .map(|n| format!("{quote}{n}{quote}"))
+                .collect();
+            return Some(format!("one of: {}", names.join(", ")));
+        }
+        self.node
+            .as_ref()
+            .map(|n| format!("node {quote}{n}{quote}"))
+    }
 }
 
 /// The reply to a [`Question`].

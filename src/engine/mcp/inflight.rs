@@ -4,12 +4,12 @@
 //!
 //! Progress names its call by the `progressToken`. Questions and log lines
 //! name no call on stdio; over HTTP they arrive on the call's own response
-//! stream when the server ties them to it. Otherwise a question goes to the
-//! call in flight that has asked the fewest questions so far (the oldest
-//! among equals: parallel calls that each ask once are told apart), and it
-//! stays open until every call that could have asked it has ended, since
-//! the one that did cannot end before it is answered. A log line goes to
-//! every call in flight.
+//! stream when the server ties them to it. Otherwise a log line goes to
+//! every call in flight, and a question is filed under the likeliest of the
+//! calls in flight (the oldest with no question open, then with the fewest
+//! asked), its *candidates* kept: it is withdrawn only when every candidate
+//! has ended, and its answer lands with the filed call, or the oldest
+//! candidate still in flight if that one ended first.
 
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
@@ -32,10 +32,42 @@ pub(crate) struct InFlight {
 #[derive(Default)]
 struct Calls {
     next: Ticket,
-    /// Requests sent so far.
-    sent: u64,
     calls: Vec<Call>,
     early: Vec<(ProgressToken, ProgressNote)>,
+    /// Questions open that name no call.
+    open: Vec<Open>,
+}
+
+/// A question open that names no call: the calls that may have asked it.
+struct Open {
+    id: u64,
+    /// Where its answer goes while that call is in flight.
+    filed: Ticket,
+    /// The calls in flight when it came that have not ended since.
+    candidates: Vec<Ticket>,
+    /// Fires when the last candidate ends.
+    withdrawn: CancellationToken,
+}
+
+/// Whom a question is filed under, and when it is given up.
+pub(crate) struct Filing {
+    /// Names the question to [`InFlight::answered`].
+    pub(crate) id: Filed,
+    pub(crate) scope: CallScope,
+    /// The nodes of the calls that may have asked, when more than one may
+    /// have (the question named none); empty when it is known.
+    pub(crate) candidates: Vec<String>,
+    /// Fires when the call the question belongs to has surely ended.
+    pub(crate) withdrawn: CancellationToken,
+}
+
+/// How an open question is found again when it is answered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Filed {
+    /// Its call is known.
+    Call(Ticket),
+    /// It named no call; an entry of `open`.
+    Guessed(u64),
 }
 
 struct Call {
@@ -47,23 +79,6 @@ struct Call {
     token: Option<ProgressToken>,
     scope: CallScope,
     extras: CallExtras,
-    /// Questions filed under it so far.
-    asked: u32,
-    /// Its place in the order requests went out (`None`: not sent yet, so
-    /// it cannot have asked anything).
-    sent: Option<u64>,
-}
-
-/// Who a question is filed under, and when it is given up.
-pub(crate) struct Asking {
-    pub(crate) ticket: Ticket,
-    pub(crate) scope: CallScope,
-    /// The question is given up once every one of these has fired: the
-    /// calls that could have asked it have all ended.
-    pub(crate) until: Vec<CancellationToken>,
-    /// The other calls that could have asked it, in case the one it is
-    /// filed under ends first.
-    pub(crate) others: Vec<Ticket>,
 }
 
 impl InFlight {
@@ -83,8 +98,6 @@ impl InFlight {
             token: None,
             scope,
             extras: CallExtras::default(),
-            asked: 0,
-            sent: None,
         });
         ticket
     }
@@ -99,12 +112,9 @@ impl InFlight {
             calls.early = rest;
             mine.into_iter().map(|(_, n)| n).collect()
         };
-        calls.sent += 1;
-        let seq = calls.sent;
         let Some(call) = calls.calls.iter_mut().find(|c| c.ticket == ticket) else {
             return;
         };
-        call.sent = Some(seq);
         call.request = Some(request);
         call.token = Some(token);
         for note in &early {
@@ -124,6 +134,13 @@ impl InFlight {
             Some(i) => {
                 let call = calls.calls.remove(i);
                 call.done.cancel();
+                for open in &mut calls.open {
+                    open.candidates.retain(|t| *t != ticket);
+                    if open.candidates.is_empty() {
+                        open.withdrawn.cancel();
+                    }
+                }
+                calls.open.retain(|o| !o.candidates.is_empty());
                 call.extras
             }
             None => CallExtras::default(),
@@ -131,60 +148,87 @@ impl InFlight {
     }
 
     /// The call a question belongs to: the one whose response stream it
-    /// came on, else (no stream named) the call in flight that has asked
-    /// the fewest questions, the first sent among equals (a server works
-    /// through its requests in order). A question that names
-    /// a call no longer in flight belongs to none.
-    pub(crate) fn asker(&self, origin: Option<&RequestId>) -> Option<Asking> {
+    /// came on, else (no stream named) a guess among the calls in flight.
+    /// A question that names a call no longer in flight, or comes when none
+    /// is, belongs to none.
+    pub(crate) fn asker(&self, origin: Option<&RequestId>) -> Option<Filing> {
         let mut calls = self.lock();
-        let at = match origin {
-            Some(id) => calls
+        if let Some(id) = origin {
+            let call = calls
                 .calls
                 .iter()
-                .position(|c| c.request.as_ref() == Some(id))?,
-            None => calls
-                .calls
-                .iter()
-                .enumerate()
-                .min_by_key(|(_, c)| (c.asked, c.sent.is_none(), c.sent, c.ticket))
-                .map(|(i, _)| i)?,
-        };
-        calls.calls[at].asked += 1;
-        let call = &calls.calls[at];
-        let (until, others) = if origin.is_some() {
-            (vec![call.done.clone()], Vec::new())
-        } else {
-            (
-                calls.calls.iter().map(|c| c.done.clone()).collect(),
-                calls
-                    .calls
-                    .iter()
-                    .map(|c| c.ticket)
-                    .filter(|t| *t != call.ticket)
-                    .collect(),
-            )
-        };
-        Some(Asking {
-            ticket: call.ticket,
-            scope: call.scope.clone(),
-            until,
-            others,
+                .find(|c| c.request.as_ref() == Some(id))?;
+            return Some(Filing {
+                id: Filed::Call(call.ticket),
+                scope: call.scope.clone(),
+                candidates: Vec::new(),
+                withdrawn: call.done.clone(),
+            });
+        }
+        // A call waiting for an answer seldom asks again before it has
+        // one, and one already answered has likely had its say: the oldest
+        // call with the fewest questions open, then asked, is the guess.
+        let open_of = |t: Ticket| calls.open.iter().filter(|o| o.filed == t).count();
+        let call = calls
+            .calls
+            .iter()
+            .enumerate()
+            .min_by_key(|(i, c)| (open_of(c.ticket), c.extras.interactions.len(), *i))
+            .map(|(_, c)| c)?;
+        let filed = call.ticket;
+        let scope = call.scope.clone();
+        let tickets: Vec<Ticket> = calls.calls.iter().map(|c| c.ticket).collect();
+        // By node: the iterations of one fan-out node are one candidate.
+        let mut candidates: Vec<String> = Vec::new();
+        for c in &calls.calls {
+            let node = c.scope.node.clone().unwrap_or_else(|| "?".to_owned());
+            if !candidates.contains(&node) {
+                candidates.push(node);
+            }
+        }
+        if candidates.len() < 2 {
+            candidates.clear();
+        }
+        calls.next += 1;
+        let id = calls.next;
+        let withdrawn = CancellationToken::new();
+        calls.open.push(Open {
+            id,
+            filed,
+            candidates: tickets,
+            withdrawn: withdrawn.clone(),
+        });
+        Some(Filing {
+            id: Filed::Guessed(id),
+            scope,
+            candidates,
+            withdrawn,
         })
     }
 
-    /// Keeps a question's interaction with its call and tells the driver;
-    /// when that call has ended, with the first of `others` still in
-    /// flight (one of them asked: the asker waits for its answer).
-    pub(crate) fn answered(&self, ticket: Ticket, others: &[Ticket], interaction: Interaction) {
+    /// Keeps a question's interaction with its call and tells the driver.
+    /// A question that named no call goes to the call it was filed under,
+    /// or, if that one has ended, the oldest candidate still in flight.
+    pub(crate) fn answered(&self, filed: Filed, interaction: Interaction) {
         let scope = {
             let mut calls = self.lock();
-            let found = std::iter::once(ticket)
-                .chain(others.iter().copied())
-                .find_map(|t| calls.calls.iter().position(|c| c.ticket == t));
-            let Some(at) = found else {
+            let ticket = match filed {
+                Filed::Call(t) => Some(t),
+                Filed::Guessed(id) => {
+                    let at = calls.open.iter().position(|o| o.id == id);
+                    at.map(|i| calls.open.remove(i)).and_then(|o| {
+                        let live = |t: &Ticket| calls.calls.iter().any(|c| c.ticket == *t);
+                        if live(&o.filed) {
+                            Some(o.filed)
+                        } else {
+                            o.candidates.into_iter().find(|t| live(t))
+                        }
+                    })
+                }
+            };
+            let Some(call) = calls.calls.iter_mut().find(|c| Some(c.ticket) == ticket) else {
                 return;
             };
-            let call = &mut calls.calls[at];
             call.extras.interactions.push(interaction.clone());
             call.scope.clone()
         };
@@ -324,50 +368,87 @@ mod tests {
         };
         f.log(Some(&RequestId::Number(2)), &line);
         f.log(None, &line);
-        assert_eq!(f.asker(None).unwrap().ticket, a);
         assert!(f.asker(Some(&RequestId::Number(9))).is_none());
-        assert_eq!(f.asker(Some(&RequestId::Number(2))).unwrap().ticket, b);
+        assert_eq!(
+            f.asker(Some(&RequestId::Number(2))).map(|q| q.id),
+            Some(Filed::Call(b))
+        );
         assert_eq!(f.end(a).logs.len(), 1);
         assert_eq!(f.end(b).logs.len(), 2);
         assert!(f.asker(None).is_none());
     }
 
-    /// Two parallel calls on stdio each ask once: the second question goes
-    /// to the call that has not asked, and it outlives the first call.
-    #[test]
-    fn parallel_questions_go_to_different_calls_and_outlive_the_first() {
-        let f = InFlight::default();
-        // Registered in one order, sent in the other: the send order counts.
-        let b = f.begin(scope("b"));
-        let a = f.begin(scope("a"));
-        for (t, id) in [(a, 1), (b, 2)] {
-            f.sent(
-                t,
-                RequestId::Number(id),
-                ProgressToken(rmcp::model::NumberOrString::Number(id)),
-            );
-        }
-        let first = f.asker(None).unwrap();
-        assert_eq!(first.ticket, a);
-        let second = f.asker(None).unwrap();
-        assert_eq!(second.ticket, b, "both questions went to the oldest call");
-        assert_eq!(second.scope.node.as_deref(), Some("b"));
-        f.end(a);
-        assert!(
-            !second.until.iter().all(CancellationToken::is_cancelled),
-            "the second question was given up when the first call ended"
-        );
-        let interaction = Interaction {
+    fn asked(node: &str) -> Interaction {
+        Interaction {
             kind: "elicitation".into(),
             server: "s".into(),
-            request: serde_json::Value::Null,
-            reply: serde_json::Value::Null,
+            request: serde_json::json!({"node": node}),
+            reply: serde_json::json!({"action": "accept"}),
             by: super::super::human::Source::Answers,
             error: None,
-        };
-        // Filed under `a`, which has ended: it goes to `b`, still waiting.
-        f.answered(first.ticket, &first.others, interaction);
-        assert_eq!(f.end(b).interactions.len(), 1);
-        assert!(second.until.iter().all(CancellationToken::is_cancelled));
+        }
+    }
+
+    #[test]
+    fn unnamed_questions_go_one_to_each_call_and_outlive_the_first_call() {
+        let f = InFlight::default();
+        let a = f.begin(scope("a"));
+        let b = f.begin(scope("b"));
+        let first = f.asker(None).expect("a call is in flight");
+        let second = f.asker(None).expect("a call is in flight");
+        // Neither names its call: both say who may ask, and the second is
+        // filed under the call that has no question open yet.
+        assert_eq!(first.candidates, ["a", "b"]);
+        assert_eq!(first.scope.node.as_deref(), Some("a"));
+        assert_eq!(second.scope.node.as_deref(), Some("b"));
+        // `a` ends: the second question may still be `b`'s, so it stays.
+        f.answered(first.id, asked("a"));
+        assert_eq!(f.end(a).interactions, [asked("a")]);
+        assert!(!second.withdrawn.is_cancelled());
+        f.answered(second.id, asked("b"));
+        assert_eq!(f.end(b).interactions, [asked("b")]);
+    }
+
+    #[test]
+    fn an_unnamed_question_is_withdrawn_when_every_candidate_ended() {
+        let f = InFlight::default();
+        let a = f.begin(scope("a"));
+        let b = f.begin(scope("b"));
+        let q = f.asker(None).expect("a call is in flight");
+        // A call that began after the question cannot have asked it.
+        let c = f.begin(scope("c"));
+        f.end(a);
+        assert!(!q.withdrawn.is_cancelled());
+        f.end(b);
+        assert!(q.withdrawn.is_cancelled());
+        f.answered(q.id, asked("x"));
+        assert!(f.end(c).interactions.is_empty());
+    }
+
+    #[test]
+    fn an_answer_whose_filed_call_ended_goes_to_a_candidate_in_flight() {
+        let f = InFlight::default();
+        let a = f.begin(scope("a"));
+        let b = f.begin(scope("b"));
+        let q = f.asker(None).expect("a call is in flight");
+        assert_eq!(q.scope.node.as_deref(), Some("a"));
+        assert!(f.end(a).interactions.is_empty());
+        f.answered(q.id, asked("a?"));
+        assert_eq!(f.end(b).interactions, [asked("a?")]);
+    }
+
+    #[test]
+    fn a_lone_node_is_named_without_doubt() {
+        let f = InFlight::default();
+        // Two iterations of one fan-out node.
+        let a1 = f.begin(scope("a"));
+        let a2 = f.begin(scope("a"));
+        let q = f.asker(None).expect("a call is in flight");
+        assert!(q.candidates.is_empty());
+        assert_eq!(q.scope.node.as_deref(), Some("a"));
+        f.end(a1);
+        assert!(!q.withdrawn.is_cancelled());
+        f.end(a2);
+        assert!(q.withdrawn.is_cancelled());
     }
 }

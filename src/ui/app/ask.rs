@@ -100,6 +100,14 @@ impl App {
         }
     }
 
+    /// Node `id` finished: the questions that may have been its move on
+    /// to the other nodes that may be asking.
+    pub(super) fn node_ended(&mut self, id: &str) {
+        for node in self.asks.node_ended(id) {
+            self.update_asking(Some(&node));
+        }
+    }
+
     /// Drops the questions whose call stopped waiting (timed out,
     /// cancelled).
     pub(super) fn prune_questions(&mut self) {

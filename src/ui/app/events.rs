@@ -279,6 +279,7 @@ impl App {
                         self.refresh_inspector();
                     }
                 }
+                self.node_ended(&id);
             }
             Event::Paused { reason, before } => {
                 for v in &mut self.visuals {

@@ -73,6 +73,7 @@ mod tests {
         Question {
             server: "hitl".into(),
             node: Some("who".into()),
+            candidates: Vec::new(),
             ask: Ask::Form {
                 message: "name?".into(),
                 schema: json!({"type": "object"}),

@@ -26,6 +26,7 @@ fn question(node: &str, ask: Ask) -> Question {
     Question {
         server: "hitl".into(),
         node: Some(node.into()),
+        candidates: Vec::new(),
         ask,
     }
 }
@@ -265,4 +266,18 @@ fn cancel_all_and_prune_leave_no_call_waiting() {
     let a = rx.try_recv().unwrap();
     assert_eq!(a.reply, Reply::Cancel);
     assert!(asks.is_empty());
+}
+
+#[test]
+fn a_question_of_a_finished_node_moves_to_the_other_candidate() {
+    let mut q = form_question("a");
+    q.candidates = vec!["a".into(), "b".into()];
+    assert_eq!(q.who("").as_deref(), Some("one of: a, b"));
+    let (mut asks, _rx) = asks_with(q);
+    assert_eq!(asks.node_ended("c"), Vec::<String>::new());
+    assert_eq!(asks.node_ended("a"), vec!["b".to_owned()]);
+    let shown = &asks.current().expect("still open").question;
+    assert_eq!(shown.node.as_deref(), Some("b"));
+    assert_eq!(shown.who("").as_deref(), Some("node b"));
+    assert!(asks.asks_node("b") && !asks.asks_node("a"));
 }

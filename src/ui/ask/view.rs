@@ -59,8 +59,8 @@ fn block<'a>(asks: &Asks, p: &Pending, provider: bool, t: &Theme, k: &Keymap) ->
         Ask::Sample { .. } => "asks for a model reply",
     };
     let mut title = format!(" {} {what}", p.question.server);
-    if let Some(n) = &p.question.node {
-        title.push_str(&format!(" · node {n}"));
+    if let Some(who) = p.question.who("") {
+        title.push_str(&format!(" · {who}"));
     }
     if asks.len() > 1 {
         title.push_str(&format!(" · 1 of {}", asks.len()));
