@@ -12,6 +12,7 @@ pub mod history;
 pub mod inspector;
 pub mod keys;
 pub mod message;
+pub mod messages;
 pub mod overlay;
 pub mod results;
 pub mod state;
@@ -82,13 +83,19 @@ pub async fn edit(args: EditArgs) -> u8 {
         }
     };
     let dirs = config::Dirs::locate();
-    let (cfg, sampling) = match config::Config::load_with_sampling(&dirs, args.theme.as_deref()) {
+    let (mut cfg, sampling) = match config::Config::load_with_sampling(&dirs, args.theme.as_deref())
+    {
         Ok(c) => c,
         Err(e) => {
             eprintln!("error: {e}");
             return exit::INVALID;
         }
     };
+    // NO_COLOR: no colour at all; focus, selection and tabs show by bold,
+    // reverse video and markers.
+    if theme::Theme::no_color_env() {
+        cfg.theme = cfg.theme.monochrome();
+    }
     // Nodes may name the servers `--server` adds.
     if let Err(e) = crate::engine::mcp::servers::announce_cli_servers(&args.servers, &[]) {
         eprintln!("error: {e}");

@@ -158,9 +158,10 @@ impl Bench {
         out
     }
 
+    /// The status bar: the row above the footer.
     fn status_line(&mut self) -> String {
         let s = self.screen(160, 30);
-        s.lines().last().unwrap_or_default().to_owned()
+        s.lines().rev().nth(1).unwrap_or_default().to_owned()
     }
 
     fn runs_dir(&self) -> PathBuf {

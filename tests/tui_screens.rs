@@ -67,13 +67,18 @@ compositions:
 
 /// An app on a file with this text, after its first validation.
 fn app_on(text: &str) -> (tempfile::TempDir, App) {
+    app_themed(text, Theme::dark(), true)
+}
+
+/// An app on a file with this text in `theme`; `wait` for a plan to load.
+fn app_themed(text: &str, theme: Theme, wait: bool) -> (tempfile::TempDir, App) {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("pipeline.yml");
     std::fs::write(&file, text).unwrap();
     let data = dir.path().join("data");
     let editor = Editor::open(&file, Some(&data)).unwrap();
     let config = Config {
-        theme: Theme::dark(),
+        theme,
         keymap: Keymap::default(),
     };
     let opts = Options {
@@ -87,12 +92,21 @@ fn app_on(text: &str) -> (tempfile::TempDir, App) {
     let mut app = App::new(opts, dirs, config, editor);
     let until = Instant::now() + Duration::from_secs(10);
     let mut now = Instant::now();
-    while app.comp.is_none() && Instant::now() < until {
+    let done = |app: &App| {
+        if wait {
+            app.comp.is_some()
+        } else {
+            !app.editor.validating() && app.editor.diagnostics().len() + app.visuals.len() > 0
+        }
+    };
+    while !done(&app) && Instant::now() < until {
         now += Duration::from_millis(400);
         app.on_tick(now);
         std::thread::sleep(Duration::from_millis(5));
     }
-    assert!(app.comp.is_some(), "the file did not validate");
+    if wait {
+        assert!(app.comp.is_some(), "the file did not validate");
+    }
     (dir, app)
 }
 
@@ -917,4 +931,503 @@ fn screen_logs_tab() {
     insta::assert_snapshot!("screen_logs_tab_finished", screen(&mut app, 120, 32));
     app.select(Some(1), true);
     insta::assert_snapshot!("screen_logs_tab_running", screen(&mut app, 120, 32));
+}
+
+// ----- the interaction model: modes, focus, messages, layout -------------
+
+use crossterm::event::{MouseButton, MouseEvent, MouseEventKind};
+use pipewright::ui::app::Mode;
+use pipewright::ui::keys::Action;
+use ratatui::buffer::Buffer;
+use ratatui::style::{Color, Modifier};
+
+/// The frame as drawn (cells with their styles).
+fn frame(app: &mut App, w: u16, h: u16) -> Buffer {
+    app.tick = 0;
+    let mut term = Terminal::new(TestBackend::new(w, h)).unwrap();
+    term.draw(|f| pipewright::ui::view::draw(app, f)).unwrap();
+    term.backend().buffer().clone()
+}
+
+/// Row `y` of a frame as text.
+fn row(buf: &Buffer, y: u16) -> String {
+    (0..buf.area.width).map(|x| buf[(x, y)].symbol()).collect()
+}
+
+/// The status bar (the row above the footer).
+fn status_row(app: &mut App, w: u16, h: u16) -> String {
+    row(&frame(app, w, h), h - 2)
+}
+
+/// The footer (the last row).
+fn footer_row(app: &mut App, w: u16, h: u16) -> String {
+    row(&frame(app, w, h), h - 1)
+}
+
+/// The text of the cells drawn with `m` on, row by row: what shows
+/// without colour.
+fn marked(buf: &Buffer, m: Modifier) -> Vec<String> {
+    let mut out = Vec::new();
+    for y in 0..buf.area.height {
+        let text: String = (0..buf.area.width)
+            .filter(|&x| buf[(x, y)].modifier.contains(m))
+            .map(|x| buf[(x, y)].symbol())
+            .collect();
+        if !text.trim().is_empty() {
+            out.push(format!("{y:>2}: {}", text.trim()));
+        }
+    }
+    out
+}
+
+fn mouse(kind: MouseEventKind, x: u16, y: u16) -> MouseEvent {
+    MouseEvent {
+        kind,
+        column: x,
+        row: y,
+        modifiers: KeyModifiers::NONE,
+    }
+}
+
+/// A finished run of FAN with every iteration of `enrich` recorded.
+fn finished_fan(app: &mut App, iterations: usize) {
+    app.on_session(Event::RunStarted {
+        composition: "enrich".into(),
+        case: None,
+        nodes: 4,
+    });
+    let mut t = timed(
+        NodeStatus::Ok,
+        0,
+        20,
+        json!([{"name": "mcp-kit", "about": "a long description of the package that does not fit on one line of a narrow pane at all"}]),
+    );
+    t.args = json!({"query": "mcp"});
+    finish(app, "search", Box::new(t));
+    let mut e = timed(NodeStatus::Ok, 20, 900, json!([]));
+    e.iterations = (0..iterations)
+        .map(|k| pipewright::engine::run::trace::IterationRecord {
+            index: k,
+            status: NodeStatus::Ok,
+            started_at: Some(format!("2026-11-22T12:00:00.{:03}Z", 20 + k * 10)),
+            duration_ms: 100,
+            ..Default::default()
+        })
+        .collect();
+    finish(app, "enrich", Box::new(e));
+    finish(
+        app,
+        "readme",
+        Box::new(timed(NodeStatus::Ok, 20, 30, json!({"text": "# mcp-kit"}))),
+    );
+    finish(
+        app,
+        "report",
+        Box::new(timed(NodeStatus::Ok, 920, 5, json!("done"))),
+    );
+    let mut trace = empty_trace();
+    trace.composition.status = RunStatus::Completed;
+    trace.composition.started_at = Some("2026-11-22T12:00:00Z".into());
+    app.on_session(Event::RunFinished {
+        status: RunStatus::Completed,
+        trace: Box::new(trace),
+    });
+    app.message = None;
+    app.log.clear();
+}
+
+/// Item 1: a key typed into the jq box is typed once, however it is bound.
+#[test]
+fn issue24_item1_the_jq_box_types_each_key_once() {
+    let (_d, mut app) = app_on(PIPE);
+    failed_pipe(&mut app);
+    app.select(Some(0), true);
+    app.inspector.set_tab(Tab::Output);
+    app.on_key(key(KeyCode::Enter));
+    assert_eq!(app.mode(), Mode::Inspect);
+    app.on_key(key(KeyCode::Char('/')));
+    assert_eq!(app.mode(), Mode::Filter);
+    // Every letter here is bound to an action in the DAG.
+    type_text(&mut app, ".users | map(.name) bdepqrsxHPRT");
+    let text = screen(&mut app, 120, 32);
+    assert!(
+        text.contains("jq › .users | map(.name) bdepqrsxHPRT"),
+        "{text}"
+    );
+    assert!(status_row(&mut app, 120, 32).starts_with(" FILTER "));
+    assert!(footer_row(&mut app, 120, 32).contains("Enter keep it"));
+    assert!(!app.quit && app.overlay.is_none());
+}
+
+/// Item 2: the mode is the status bar's first word, the focused pane's
+/// title has `▶`, and without colour the selection and the active tab are
+/// in reverse video.
+#[test]
+fn issue24_item2_mode_and_focus_show_without_colour() {
+    let (_d, mut app) = app_themed(PIPE, Theme::dark().monochrome(), true);
+    failed_pipe(&mut app);
+    app.select(Some(1), true);
+    app.inspector.set_tab(Tab::Error);
+    let mut seen = Vec::new();
+    for (press, mode, pane) in [
+        (None, "DAG", "DAG pipe"),
+        (Some(KeyCode::Tab), "INSPECT", "details ─"),
+        (Some(KeyCode::Tab), "EDIT", "/"),
+    ] {
+        if let Some(k) = press {
+            app.on_key(key(k));
+        }
+        let buf = frame(&mut app, 120, 32);
+        // No colour anywhere.
+        for y in 0..32 {
+            for x in 0..120 {
+                let c = &buf[(x, y)];
+                assert!(
+                    c.fg == Color::Reset && c.bg == Color::Reset,
+                    "a colour at {x},{y} with NO_COLOR"
+                );
+            }
+        }
+        let status = row(&buf, 30);
+        assert!(status.starts_with(&format!(" {mode} ")), "{status}");
+        let marks: Vec<String> = (0..32)
+            .map(|y| row(&buf, y))
+            .filter(|r| r.contains('▶') && !r.contains("━▶"))
+            .collect();
+        assert!(
+            marks.iter().any(|r| r.contains(&format!("▶ {pane}"))),
+            "{mode}: the focused pane's title is marked: {marks:?}"
+        );
+        let reversed = marked(&buf, Modifier::REVERSED);
+        // The selected node and the active tab are in reverse video.
+        assert!(
+            reversed.iter().any(|l| l.contains("details")),
+            "{reversed:?}"
+        );
+        assert!(reversed.iter().any(|l| l.contains("Err")), "{reversed:?}");
+        seen.push(format!(
+            "== {mode}\n{}\nreverse video:\n{}\n",
+            (0..32)
+                .map(|y| row(&buf, y).trim_end().to_owned())
+                .collect::<Vec<_>>()
+                .join("\n"),
+            reversed.join("\n")
+        ));
+    }
+    let all = seen.join("\n").replace(
+        &app.editor.path().parent().unwrap().display().to_string(),
+        "TMP",
+    );
+    insta::assert_snapshot!("no_color_modes", all);
+}
+
+/// Item 3: a new file and a broken one open in the editor, typing is text,
+/// `i` and Enter reach the editor from the DAG, Esc goes back.
+#[test]
+fn issue24_item3_new_and_broken_files_open_in_the_editor() {
+    let (_d, mut app) = app_themed("", Theme::dark(), false);
+    assert_eq!(app.mode(), Mode::Edit, "a new file starts in the editor");
+    type_text(&mut app, "pipe:");
+    assert_eq!(app.editor.text(), "pipe:");
+    assert!(app.overlay.is_none() && !app.has_session);
+    app.on_key(key(KeyCode::Esc));
+    assert_eq!(app.mode(), Mode::Dag);
+    assert!(footer_row(&mut app, 100, 30).contains("i edit the file"));
+    // Letters in a DAG with no plan do nothing but say how to edit.
+    app.on_key(key(KeyCode::Char('p')));
+    assert!(
+        app.message
+            .as_ref()
+            .unwrap()
+            .text
+            .contains("i (or Enter) edits")
+    );
+    app.on_key(key(KeyCode::Char('i')));
+    assert_eq!(app.mode(), Mode::Edit);
+    app.on_key(key(KeyCode::Esc));
+    app.on_key(key(KeyCode::Enter));
+    assert_eq!(
+        app.mode(),
+        Mode::Edit,
+        "Enter edits while there is no graph"
+    );
+
+    let (_d2, mut broken) = app_themed("pipe:\n  - id: a\n    tool: [\n", Theme::dark(), false);
+    assert!(broken.errors > 0 && broken.comp.is_none());
+    assert_eq!(
+        broken.mode(),
+        Mode::Edit,
+        "a broken file starts in the editor"
+    );
+    insta::assert_snapshot!("broken_file_80x24", screen(&mut broken, 80, 24));
+}
+
+/// Item 4: a server's error longer than the status line is read whole in
+/// the Messages pane and on the Error tab of the nodes it kept from
+/// running.
+#[test]
+fn issue24_item4_a_long_server_error_is_read_whole() {
+    let (_d, mut app) = app_on(PIPE);
+    let error = "server `py` could not start: it exited with status 1 before answering initialize; its stderr ends with:\n    Traceback (most recent call last):\n      File \"<string>\", line 1, in <module>\n    ModuleNotFoundError: No module named 'nope_module'";
+    app.on_start_failed(error);
+    let status = status_row(&mut app, 200, 40);
+    assert!(status.contains("(m: all of it)"), "{status}");
+    // The Error tab of the selected node (not run) holds the whole error.
+    let text = screen(&mut app, 200, 40);
+    assert!(
+        text.contains("ModuleNotFoundError: No module named 'nope_module'"),
+        "{text}"
+    );
+    assert!(
+        text.contains("not run: the session could not start"),
+        "{text}"
+    );
+    // The Messages pane has it, with its time.
+    app.on_key(key(KeyCode::Char('m')));
+    assert_eq!(app.mode(), Mode::Overlay);
+    let text = screen(&mut app, 120, 40);
+    assert!(text.contains("ModuleNotFoundError"), "{text}");
+    assert!(
+        text.contains("Traceback (most recent call last):"),
+        "{text}"
+    );
+    // Times (hh:mm:ss) read --:--:--.
+    let mut masked: Vec<char> = text.chars().collect();
+    for i in 0..masked.len().saturating_sub(8) {
+        let d = |k: usize| masked[i + k].is_ascii_digit();
+        if d(0)
+            && d(1)
+            && masked[i + 2] == ':'
+            && d(3)
+            && d(4)
+            && masked[i + 5] == ':'
+            && d(6)
+            && d(7)
+        {
+            for k in [0, 1, 3, 4, 6, 7] {
+                masked[i + k] = '-';
+            }
+        }
+    }
+    let masked: String = masked.into_iter().collect();
+    insta::assert_snapshot!("messages_pane", masked);
+    app.on_key(key(KeyCode::Esc));
+    assert!(app.overlay.is_none());
+}
+
+/// Item 6: at 80x24 the tab bar and History keep what matters; `z` zooms
+/// the focused pane; `w` wraps long lines; a resize re-fits the editor's
+/// horizontal scroll.
+#[test]
+fn issue24_item6_layout_zoom_wrap_and_resize() {
+    let (d, mut app) = app_on(FAN);
+    finished_fan(&mut app, 3);
+    app.select(Some(0), true);
+    app.focus = Focus::Inspector;
+    let buf = frame(&mut app, 80, 24);
+    let tabs = (0..24)
+        .map(|y| row(&buf, y))
+        .find(|r| r.contains("search ─"))
+        .unwrap();
+    for k in ["1", "Output", "3", "4", "5", "6", "7"] {
+        assert!(tabs.contains(k), "{tabs}");
+    }
+    assert!(
+        tabs.trim_end().ends_with('┐'),
+        "the tab bar is whole: {tabs}"
+    );
+    // Zoom: the inspector has the whole screen.
+    app.on_key(key(KeyCode::Char('z')));
+    let buf = frame(&mut app, 80, 24);
+    assert!(row(&buf, 0).starts_with("┌ ▶ search ─"), "{}", row(&buf, 0));
+    assert!(status_row(&mut app, 80, 24).starts_with(" INSPECT ZOOM "));
+    // Wrap: the long string is read whole.
+    let long =
+        "a long description of the package that does not fit on one line of a narrow pane at all";
+    app.inspector.set_tab(Tab::Output);
+    for _ in 0..3 {
+        app.on_key(key(KeyCode::Down));
+    }
+    let cut = screen(&mut app, 80, 24);
+    assert!(!cut.contains("narrow pane at all"), "{cut}");
+    app.on_key(key(KeyCode::Char('w')));
+    let wrapped = screen(&mut app, 80, 24).replace(['│', '\n'], "");
+    let squeezed: String = wrapped.split_whitespace().collect();
+    assert!(
+        squeezed.contains(&long.split_whitespace().collect::<String>()),
+        "{wrapped}"
+    );
+    app.on_key(key(KeyCode::Char('z')));
+    // History at 80 columns keeps duration, cost and failed.
+    save_runs(&d, &[saved_run("20261122-120100-aaaa", 1, "c@x", false)]);
+    app.on_key(key(KeyCode::Char('H')));
+    let text = screen(&mut app, 80, 24);
+    for col in ["duration", "cost", "failed", "notify"] {
+        assert!(text.contains(col), "{col}:\n{text}");
+    }
+    app.on_key(key(KeyCode::Esc));
+    // Resize: a long line's end in a narrow editor, then a wide screen
+    // shows it from its first column.
+    app.on_key(key(KeyCode::Char('i')));
+    app.editor.goto(7, 80);
+    let narrow = screen(&mut app, 60, 24);
+    assert!(!narrow.contains("        args: { query: mcp }"), "{narrow}");
+    let wide = screen(&mut app, 200, 24);
+    assert!(wide.contains("args: { query: mcp }"), "{wide}");
+}
+
+/// Item 7: a question can be hidden to look at the nodes and Ctrl-Q still
+/// quits; the palette edits like a shell; the mouse scrolls and closes
+/// overlays; the help is a table that scrolls and says where it is.
+#[test]
+fn issue24_item7_overlays_questions_and_the_mouse() {
+    let (_d, mut app) = app_on(HITL);
+    let _rx = asked(&mut app, "who", signup_form());
+    let _rx2 = asked(&mut app, "c", signup_form());
+    assert!(
+        app.visuals[0].asking && app.visuals[1].asking,
+        "both show ?"
+    );
+    assert_eq!(app.mode(), Mode::Ask);
+    assert!(footer_row(&mut app, 120, 32).contains("F2 hide"));
+    app.on_key(key(KeyCode::F(2)));
+    assert_eq!(app.mode(), Mode::Dag, "the question is hidden");
+    app.on_key(key(KeyCode::Enter));
+    assert_eq!(app.mode(), Mode::Inspect, "the nodes can be looked at");
+    app.on_key(key(KeyCode::Esc));
+    assert!(status_row(&mut app, 120, 32).contains("question(s) waiting: F2"));
+    app.on_key(key(KeyCode::F(2)));
+    assert_eq!(app.mode(), Mode::Ask);
+    app.on_key(KeyEvent::new(KeyCode::Char('q'), KeyModifiers::CONTROL));
+    assert!(
+        matches!(app.overlay, Some(Overlay::ConfirmQuit { .. })) || app.quit,
+        "Ctrl-Q leaves a question"
+    );
+    app.overlay = None;
+
+    let (_d, mut app) = app_on(PIPE);
+    app.on_key(key(KeyCode::Char(':')));
+    type_text(&mut app, "rerun");
+    app.on_key(KeyEvent::new(KeyCode::Char('u'), KeyModifiers::CONTROL));
+    match &app.overlay {
+        Some(Overlay::Palette(p)) => assert_eq!(p.input, "", "Ctrl-U clears, not types u"),
+        other => panic!("{other:?}"),
+    }
+    // A click outside closes it.
+    frame(&mut app, 120, 32);
+    app.on_mouse(mouse(MouseEventKind::Down(MouseButton::Left), 0, 0));
+    assert!(app.overlay.is_none());
+    // The help at 80x24: a table whose columns never touch, scrolled by
+    // the wheel, saying which lines show.
+    app.on_key(key(KeyCode::Char('?')));
+    let first = screen(&mut app, 80, 24);
+    assert!(first.contains(" 1–"), "{first}");
+    app.on_mouse(mouse(MouseEventKind::ScrollDown, 40, 12));
+    let later = screen(&mut app, 80, 24);
+    assert!(later.contains(" 4–"), "{later}");
+    for _ in 0..40 {
+        app.on_key(key(KeyCode::PageDown));
+    }
+    let end = screen(&mut app, 80, 24);
+    assert!(end.contains("ask-hide"), "the end is reachable:\n{end}");
+    assert!(end.contains("Ctrl-S Alt-Enter "), "{end}");
+    insta::assert_snapshot!("help_80x24_end", end);
+    app.on_key(key(KeyCode::Esc));
+}
+
+/// Item 8: the light theme paints its own background; the selected node's
+/// edges are heavy and bold; a bar reaching the right edge keeps its
+/// duration; `+N more` opens with Enter.
+#[test]
+fn issue24_item8_light_theme_edges_and_timeline() {
+    let light = Theme::load("light", None).unwrap();
+    let bg = light.bg;
+    assert_ne!(bg, Color::Reset);
+    let (_d, mut app) = app_themed(FAN, light, true);
+    finished_fan(&mut app, 12);
+    app.select(Some(1), true);
+    let buf = frame(&mut app, 120, 32);
+    let unpainted = (0..30)
+        .flat_map(|y| (0..120).map(move |x| (x, y)))
+        .filter(|&(x, y)| buf[(x, y)].bg == Color::Reset)
+        .count();
+    assert_eq!(unpainted, 0, "every pane cell has the theme's background");
+    let heavy: Vec<String> = (0..32)
+        .map(|y| row(&buf, y))
+        .filter(|r| r.contains('━'))
+        .collect();
+    assert!(!heavy.is_empty(), "the selected node's edges are heavy");
+    let bold_edges = marked(&buf, Modifier::BOLD).iter().any(|l| l.contains('━'));
+    assert!(bold_edges);
+    // The timeline: enrich ends at the right edge and keeps its label.
+    app.on_key(key(KeyCode::Char('T')));
+    let text = screen(&mut app, 120, 40);
+    assert!(text.contains("900ms"), "{text}");
+    assert!(text.contains("+6 more"), "{text}");
+    app.on_key(key(KeyCode::Enter));
+    let text = screen(&mut app, 120, 40);
+    assert!(!text.contains("more"), "all iterations show:\n{text}");
+    assert!(text.contains("[11]"), "{text}");
+    insta::assert_snapshot!("timeline_expanded", text);
+}
+
+/// Every pane with the focus, at 80x24, 120x35 and 200x50, in colour and
+/// with NO_COLOR (the reverse-video cells listed under each).
+#[test]
+fn every_pane_at_three_sizes_and_without_colour() {
+    for mono in [false, true] {
+        let theme = if mono {
+            Theme::dark().monochrome()
+        } else {
+            Theme::dark()
+        };
+        let (_d, mut app) = app_themed(FAN, theme, true);
+        finished_fan(&mut app, 12);
+        app.select(Some(1), true);
+        let tmp = app.editor.path().parent().unwrap().display().to_string();
+        for (w, h) in [(80u16, 24u16), (120, 35), (200, 50)] {
+            let mut shots = Vec::new();
+            let mut shoot = |app: &mut App, name: &str| {
+                let buf = frame(app, w, h);
+                let mut text = format!("== {name}\n");
+                for y in 0..h {
+                    text.push_str(row(&buf, y).trim_end());
+                    text.push('\n');
+                }
+                if mono {
+                    text.push_str("reverse video:\n");
+                    text.push_str(&marked(&buf, Modifier::REVERSED).join("\n"));
+                    text.push('\n');
+                }
+                shots.push(text.replace(&tmp, "TMP"));
+            };
+            app.focus = Focus::Dag;
+            shoot(&mut app, "dag");
+            app.focus = Focus::Inspector;
+            for tab in [
+                Tab::Args,
+                Tab::Output,
+                Tab::Timing,
+                Tab::Iterations,
+                Tab::Logs,
+            ] {
+                app.inspector.set_tab(tab);
+                shoot(&mut app, &format!("inspector {}", tab.name()));
+            }
+            app.focus = Focus::Editor;
+            shoot(&mut app, "editor");
+            app.focus = Focus::Dag;
+            app.act(Action::Timeline);
+            shoot(&mut app, "timeline");
+            app.act(Action::Timeline);
+            app.act(Action::Messages);
+            shoot(&mut app, "messages");
+            app.overlay = None;
+            app.act(Action::Help);
+            shoot(&mut app, "help");
+            app.overlay = None;
+            let name = format!("panes_{w}x{h}{}", if mono { "_no_color" } else { "" });
+            insta::assert_snapshot!(name, shots.join("\n"));
+        }
+    }
 }

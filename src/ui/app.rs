@@ -39,6 +39,7 @@ mod cases;
 mod events;
 mod history;
 mod input;
+mod pin;
 
 /// A saved run on screen instead of the live one (History, Enter).
 pub struct Viewing {
@@ -149,6 +150,51 @@ pub enum Preflighted {
     Stop,
 }
 
+/// What the keys do now, shown first in the status bar and in the footer
+/// (which lists that mode's keys).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    /// The DAG (or the timeline) has the keys: command keys act.
+    Dag,
+    /// The inspector has the keys: tabs, the tree, command keys act.
+    Inspect,
+    /// The editor has the keys: letters are text.
+    Edit,
+    /// The inspector's jq box has the keys.
+    Filter,
+    /// A server's question has the keys.
+    Ask,
+    /// An overlay (help, palette, plan, history, messages…) has the keys.
+    Overlay,
+}
+
+impl Mode {
+    /// The word the status bar shows.
+    pub fn label(self) -> &'static str {
+        match self {
+            Mode::Dag => "DAG",
+            Mode::Inspect => "INSPECT",
+            Mode::Edit => "EDIT",
+            Mode::Filter => "FILTER",
+            Mode::Ask => "ASK",
+            Mode::Overlay => "OVERLAY",
+        }
+    }
+}
+
+/// One line of the Messages pane: a status message, a server's error in
+/// full, a refusal; kept for the whole session.
+#[derive(Debug, Clone)]
+pub struct LogEntry {
+    /// Seconds since the Unix epoch.
+    pub at: u64,
+    pub text: String,
+    pub error: bool,
+}
+
+/// The Messages pane keeps this many entries (the oldest go first).
+pub const LOG_CAP: usize = 2000;
+
 /// A line at the bottom that fades after a few seconds.
 #[derive(Debug, Clone)]
 pub struct Message {
@@ -163,6 +209,8 @@ pub(crate) struct Areas {
     pub(crate) editor: Rect,
     pub(crate) dag: Rect,
     pub(crate) inspector: Rect,
+    /// The open overlay's window.
+    pub(crate) overlay: Rect,
 }
 
 /// The whole workbench.
@@ -224,14 +272,29 @@ pub struct App {
     pub results: Vec<super::results::CaseResult>,
     /// Cases still to run after this one (`A`).
     case_queue: Vec<String>,
+    /// Every message of the session, in full (the Messages pane).
+    pub log: Vec<LogEntry>,
+    /// The focused pane fills the screen (`z`).
+    pub zoom: bool,
+    /// A server's question is waiting but its modal is hidden (F2), so
+    /// the person can look at the nodes before answering.
+    pub asks_hidden: bool,
+    /// Why the last session could not start (a server's error in full,
+    /// stderr included): the Error tab of a node that did not run shows it.
+    pub start_error: Option<String>,
+    /// Whether the first validation has come in.
+    validated_once: bool,
+    /// Fan-out nodes whose every iteration the timeline shows.
+    pub(crate) timeline_open: BTreeSet<usize>,
 }
 
 impl App {
     /// A workbench on an opened editor; the first validation arrives with
     /// the editor's first tick.
     pub fn new(opts: Options, dirs: Dirs, config: Config, editor: Editor) -> App {
-        // A recovery question waits in the editor: give it the keys.
-        let focus = if editor.recovery_pending() {
+        // A recovery question waits in the editor: give it the keys. A new
+        // or empty file has nothing to show but the editor: start there.
+        let focus = if editor.recovery_pending() || editor.text().trim().is_empty() {
             Focus::Editor
         } else {
             Focus::Dag
@@ -274,13 +337,49 @@ impl App {
             sampling: None,
             results: Vec::new(),
             case_queue: Vec::new(),
+            log: Vec::new(),
+            zoom: false,
+            asks_hidden: false,
+            start_error: None,
+            validated_once: false,
+            timeline_open: BTreeSet::new(),
+        }
+    }
+
+    /// What the keys do now.
+    pub fn mode(&self) -> Mode {
+        if !self.asks.is_empty() && !self.asks_hidden {
+            return Mode::Ask;
+        }
+        if self.overlay.is_some() {
+            return Mode::Overlay;
+        }
+        match self.focus {
+            Focus::Editor if self.viewing.is_none() => Mode::Edit,
+            Focus::Inspector if self.inspector.filter_editing() => Mode::Filter,
+            Focus::Inspector => Mode::Inspect,
+            _ => Mode::Dag,
         }
     }
 
     /// Shows a message in the status bar for a few seconds.
+    /// The whole text goes to the Messages pane.
     pub fn say(&mut self, text: impl Into<String>, error: bool) {
+        let text = text.into();
+        let at = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs());
+        self.log.push(LogEntry {
+            at,
+            text: text.clone(),
+            error,
+        });
+        if self.log.len() > LOG_CAP {
+            let extra = self.log.len() - LOG_CAP;
+            self.log.drain(..extra);
+        }
         self.message = Some(Message {
-            text: text.into(),
+            text,
             error,
             at: Instant::now(),
         });
@@ -299,7 +398,14 @@ impl App {
             .count();
         self.warnings = loaded.diagnostics.len() - self.errors;
         self.editor.set_diagnostics(loaded.diagnostics.clone());
+        let first = !self.validated_once;
+        self.validated_once = true;
         if loaded.has_errors() {
+            // A file that does not load at all has nothing to show but the
+            // editor: start there, so typing is text and not commands.
+            if first && self.comp.is_none() && self.overlay.is_none() {
+                self.focus = Focus::Editor;
+            }
             return Vec::new();
         }
         let Some(pipeline) = loaded.pipeline.clone() else {
@@ -608,6 +714,7 @@ impl App {
             logs: v.logs.clone(),
             elapsed_ms,
             stale: v.status == NodeStatus::Stale,
+            start_error: self.start_error.clone(),
         });
     }
 

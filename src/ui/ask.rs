@@ -27,10 +27,24 @@ use sample::Sample;
 pub enum State {
     /// A form to fill in.
     Form(Form),
-    /// A link to open; `opened` once the browser was asked to.
-    Url { opened: bool },
+    /// A link to open, and what became of asking the browser to.
+    Url { opened: Opened },
     /// A model reply to write.
     Sample(Sample),
+}
+
+/// What became of asking the browser to open a question's link: the
+/// modal says what really happened, as the status line does.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Opened {
+    /// Not asked yet.
+    No,
+    /// Asked; the opener has not been started yet.
+    Asking,
+    /// The opener (`xdg-open`, `open`) was started.
+    Started(String),
+    /// It could not be started: why.
+    Failed(String),
 }
 
 /// One open question.
@@ -78,7 +92,7 @@ impl Asks {
     pub fn push(&mut self, question: Question, reply: oneshot::Sender<Answer>) {
         let state = match &question.ask {
             Ask::Form { schema, .. } => State::Form(Form::new(schema)),
-            Ask::Url { .. } => State::Url { opened: false },
+            Ask::Url { .. } => State::Url { opened: Opened::No },
             Ask::Sample { request } => State::Sample(Sample::new(request.clone())),
         };
         self.next_ticket += 1;
@@ -93,6 +107,17 @@ impl Asks {
     /// The question shown in the modal.
     pub fn current(&self) -> Option<&Pending> {
         self.queue.front()
+    }
+
+    /// The first question's link was (or could not be) handed to the
+    /// browser.
+    pub fn url_opened(&mut self, result: Result<String, String>) {
+        if let Some(State::Url { opened }) = self.queue.front_mut().map(|p| &mut p.state) {
+            *opened = match result {
+                Ok(opener) => Opened::Started(opener),
+                Err(e) => Opened::Failed(e),
+            };
+        }
     }
 
     /// How many questions wait (the shown one included).
@@ -254,7 +279,7 @@ impl Asks {
                     self.answer(Answer::new(Reply::Accept(Value::Null), Source::Workbench))
                 }
                 (Some(Action::AskOpenUrl), Ask::Url { url, .. }) => {
-                    *opened = true;
+                    *opened = Opened::Asking;
                     Outcome::OpenUrl(url.clone())
                 }
                 _ => Outcome::Nothing,

@@ -185,9 +185,37 @@ pub struct DagView<'a> {
 }
 
 impl DagView<'_> {
-    fn title(&self) -> String {
+    fn title(&self, width: u16) -> String {
+        let full = self.full_title();
+        if full.chars().count() + 2 <= width as usize {
+            return full;
+        }
+        // Narrow: the counts as glyphs.
         let count = |s: NodeStatus| self.nodes.iter().filter(|v| v.status == s).count();
-        let mut t = format!(" DAG {} · {} nodes", self.comp.name, self.comp.nodes.len());
+        let mark = if self.focused { "▶ " } else { "" };
+        let mut t = format!(" {mark}DAG {} · {}", self.comp.name, self.comp.nodes.len());
+        for (s, g) in [
+            (NodeStatus::Ok, "✓"),
+            (NodeStatus::Running, "●"),
+            (NodeStatus::Failed, "✗"),
+        ] {
+            let c = count(s);
+            if c > 0 {
+                t.push_str(&format!(" {g}{c}"));
+            }
+        }
+        t.push(' ');
+        t
+    }
+
+    fn full_title(&self) -> String {
+        let count = |s: NodeStatus| self.nodes.iter().filter(|v| v.status == s).count();
+        let mark = if self.focused { "▶ " } else { "" };
+        let mut t = format!(
+            " {mark}DAG {} · {} nodes",
+            self.comp.name,
+            self.comp.nodes.len()
+        );
         for (s, word) in [
             (NodeStatus::Ok, "ok"),
             (NodeStatus::Running, "running"),
@@ -236,7 +264,12 @@ impl DagView<'_> {
             if x >= x0 && x < to {
                 let at = (inner.x + (x - x0) as u16, inner.y + (y - y0) as u16);
                 if let Some(cell) = buf.cell_mut(at) {
+                    // Heavy lines in the accent colour: the selected node's
+                    // edges stand out in a dense graph, and without colour.
+                    let heavy = heavy_glyph(cell.symbol());
+                    cell.set_symbol(heavy);
                     cell.set_fg(self.theme.accent);
+                    cell.modifier.insert(Modifier::BOLD);
                 }
             }
         }
@@ -317,7 +350,7 @@ impl DagView<'_> {
         }
         if selected {
             for (_, s) in pieces.iter_mut().skip(1) {
-                *s = s.bg(t.selection_bg).add_modifier(Modifier::BOLD);
+                *s = s.patch(t.selected());
             }
             if let Some(last) = pieces.last_mut().filter(|p| p.0 == " ") {
                 last.1 = base;
@@ -336,7 +369,7 @@ impl StatefulWidget for DagView<'_> {
             .border_type(BorderType::Plain)
             .border_style(self.theme.border_style(self.focused))
             .style(self.theme.base())
-            .title(self.title());
+            .title(self.title(area.width));
         let inner = block.inner(area);
         state.settle(self.layout, inner);
         let hint = Self::more_hint(state, self.layout, inner);
@@ -402,6 +435,25 @@ impl StatefulWidget for DagView<'_> {
                 }
             }
         }
+    }
+}
+
+/// The heavy box-drawing glyph of a light one (the selected node's edges).
+fn heavy_glyph(light: &str) -> &'static str {
+    match light {
+        "─" => "━",
+        "│" => "┃",
+        "┼" => "╋",
+        "┴" => "┻",
+        "┬" => "┳",
+        "┤" => "┫",
+        "├" => "┣",
+        "┌" => "┏",
+        "┐" => "┓",
+        "└" => "┗",
+        "┘" => "┛",
+        "▶" => "▶",
+        _ => "━",
     }
 }
 

@@ -78,6 +78,11 @@ struct ViewState {
     rows: Vec<ScreenRow>,
     /// The text area (right of the gutter) of the last frame.
     text: ratatui::layout::Rect,
+    /// Diagnostics under their lines wrap instead of being cut.
+    wrap: bool,
+    /// The text area's width at the last frame: a resize re-fits the
+    /// horizontal scroll.
+    last_width: usize,
 }
 
 /// What one screen row of the text area shows.
@@ -413,6 +418,12 @@ impl Editor {
             .get(&row)
             .and_then(|l| l.first())
             .map(|i| self.diagnostics[*i].severity)
+    }
+
+    /// Diagnostics under their lines wrap (`true`) or are cut at the
+    /// pane's edge.
+    pub fn set_wrap(&mut self, on: bool) {
+        self.view.wrap = on;
     }
 
     /// A recovery copy newer than the file was found at open: the pane shows

@@ -42,16 +42,31 @@ impl HistoryView {
     }
 
     /// The title of its frame.
-    pub const TITLE: &'static str =
-        "history · Enter open read-only · D diff with the run on screen";
+    pub const TITLE: &'static str = "history · Enter open read-only · D diff";
 
     /// Draws the list in `r` (already cleared) inside `block`.
     pub fn render(&self, t: &Theme, r: Rect, block: Block<'_>, buf: &mut Buffer) {
         let dim = Style::default().fg(t.dim);
+        // Narrow: a shorter time, no composition column; the duration,
+        // cost and failed columns always stay.
+        let wide = r.width >= 100;
+        let (time_w, comp_w) = if wide { (19, 16) } else { (11, 0) };
+        let comp_col = |text: &str| {
+            if wide {
+                format!("{text:<comp_w$}  ")
+            } else {
+                String::new()
+            }
+        };
         let mut lines = vec![Line::from(Span::styled(
             format!(
-                " {:<20}  {:<19}  {:<16}  {:<10}  {:>7}  {:>8}  failed",
-                "run", "time (UTC)", "composition", "status", "duration", "cost"
+                " {:<20}  {:<time_w$}  {}{:<10}  {:>7}  {:>8}  failed",
+                "run",
+                "time (UTC)",
+                comp_col("composition"),
+                "status",
+                "duration",
+                "cost"
             ),
             dim.add_modifier(Modifier::BOLD),
         ))];
@@ -65,10 +80,15 @@ impl HistoryView {
         let skip = (self.selected + 1).saturating_sub(room);
         for (i, e) in self.entries.iter().enumerate().skip(skip).take(room) {
             let time = e.time();
+            let time: String = if wide {
+                time
+            } else {
+                time.chars().skip(5).take(time_w).collect()
+            };
             let comp: String = e.label().chars().take(16).collect();
             let mut style = Style::default().fg(t.fg);
             if i == self.selected {
-                style = style.bg(t.selection_bg).add_modifier(Modifier::BOLD);
+                style = style.patch(t.selected());
             }
             let status_color = match e.status.as_str() {
                 "completed" => t.ok,
@@ -82,7 +102,10 @@ impl HistoryView {
             };
             lines.push(Line::from(vec![
                 Span::styled(here, Style::default().fg(t.accent)),
-                Span::styled(format!("{:<20}  {:<19}  {:<16}  ", e.id, time, comp), style),
+                Span::styled(
+                    format!("{:<20}  {:<time_w$}  {}", e.id, time, comp_col(&comp)),
+                    style,
+                ),
                 Span::styled(format!("{:<10}", e.status), style.fg(status_color)),
                 Span::styled(
                     format!(

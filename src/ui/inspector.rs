@@ -94,6 +94,19 @@ impl Tab {
         }
     }
 
+    /// The name in a narrow pane.
+    pub fn short(self) -> &'static str {
+        match self {
+            Tab::Args => "Args",
+            Tab::Output => "Out",
+            Tab::Error => "Err",
+            Tab::Timing => "Time",
+            Tab::Iterations => "Iter",
+            Tab::Raw => "Raw",
+            Tab::Logs => "Logs",
+        }
+    }
+
     fn index(self) -> usize {
         Tab::ALL.iter().position(|t| *t == self).unwrap_or(0)
     }
@@ -223,6 +236,14 @@ pub struct Inspector {
     /// The shown node's live state (Logs tab).
     live: Live,
     logs_scroll: u16,
+    /// Long lines wrap (`w`): the selected tree row is drawn whole, Raw's
+    /// lines continue on the next rows.
+    wrap: bool,
+    /// How much the tab names are cut to fit the pane (set at each draw):
+    /// 0 whole, 1 short, 2 the active tab's name and the others' keys.
+    pub(crate) compact: u8,
+    /// Whether the pane had the focus at the last draw (its title's mark).
+    focused: bool,
     /// Bumped whenever the shown node or record changes.
     generation: u64,
     done_tx: Sender<Done>,
@@ -252,6 +273,9 @@ impl Inspector {
             raw_view: TextView::default(),
             live: Live::default(),
             logs_scroll: 0,
+            wrap: false,
+            compact: 0,
+            focused: false,
             generation: 0,
             done_tx,
             done_rx,
@@ -403,6 +427,16 @@ impl Inspector {
     }
 
     /// Whether the jq filter box takes the keys.
+    /// Whether long lines wrap.
+    pub fn wrap(&self) -> bool {
+        self.wrap
+    }
+
+    /// Wraps long lines (or cuts them).
+    pub fn set_wrap(&mut self, on: bool) {
+        self.wrap = on;
+    }
+
     pub fn filter_editing(&self) -> bool {
         self.tab == Tab::Output && self.filter.editing()
     }

@@ -41,6 +41,18 @@ pub enum Action {
     RunCases,
     /// Use the composition's next case for the next run.
     NextCase,
+    /// The Messages pane: every message, server error and diagnostic in
+    /// full, with times.
+    Messages,
+    /// The focused pane fills the screen, and back.
+    Zoom,
+    /// Wrap long lines in the inspector and the editor's diagnostics, or
+    /// cut them.
+    Wrap,
+    /// Show a server's question again after hiding it.
+    Questions,
+    /// In a server's question: hide it, to look at the nodes first.
+    AskHide,
     /// In a server's question: the next form field.
     AskNextField,
     /// In a server's question: the previous form field.
@@ -86,6 +98,10 @@ impl Action {
         Action::Results,
         Action::RunCases,
         Action::NextCase,
+        Action::Messages,
+        Action::Zoom,
+        Action::Wrap,
+        Action::Questions,
         Action::NextPane,
         Action::PrevPane,
         Action::Save,
@@ -103,6 +119,7 @@ impl Action {
         Action::AskOpenUrl,
         Action::AskDecline,
         Action::AskCancel,
+        Action::AskHide,
     ];
 
     /// Whether the action belongs to the modal a server's question opens:
@@ -120,6 +137,7 @@ impl Action {
                 | Action::AskOpenUrl
                 | Action::AskDecline
                 | Action::AskCancel
+                | Action::AskHide
         )
     }
 
@@ -150,6 +168,11 @@ impl Action {
             Action::Results => "results",
             Action::RunCases => "run-cases",
             Action::NextCase => "next-case",
+            Action::Messages => "messages",
+            Action::Zoom => "zoom",
+            Action::Wrap => "wrap",
+            Action::Questions => "questions",
+            Action::AskHide => "ask-hide",
             Action::AskNextField => "ask-next-field",
             Action::AskPrevField => "ask-prev-field",
             Action::AskChoose => "ask-choose",
@@ -175,7 +198,7 @@ impl Action {
             Action::RerunFrom => "re-run the selected node and its descendants",
             Action::Skip => "skip the selected node",
             Action::Cancel => "cancel the run (in-flight calls are cancelled)",
-            Action::Pin => "pin the selected node's output as a mock",
+            Action::Pin => "pin: write the selected node's output into the file as its mock:",
             Action::DryRun => "show the plan: waves and resolved args",
             Action::Estimate => "show the plan with projected cost",
             Action::NextPane => "focus the next pane",
@@ -190,6 +213,13 @@ impl Action {
             Action::Results => "results: each case's PASS/FAIL, expectations and output",
             Action::RunCases => "run every case of the composition, one after another",
             Action::NextCase => "use the composition's next case for the next run",
+            Action::Messages => "messages: every status line, server error and diagnostic in full",
+            Action::Zoom => "zoom: the focused pane fills the screen, and back",
+            Action::Wrap => "wrap long lines in the inspector and the diagnostics, or cut them",
+            Action::Questions => "show the server's question again (after hiding it)",
+            Action::AskHide => {
+                "server's question: hide it to look at the nodes (F2 brings it back)"
+            }
             Action::AskNextField => "server's question: next form field",
             Action::AskPrevField => "server's question: previous form field",
             Action::AskChoose => "server's question: next choice, or flip yes/no",
@@ -389,6 +419,10 @@ impl Default for Keymap {
         b.insert(Results, vec![Key::plain('v')]);
         b.insert(RunCases, vec![Key::plain('A')]);
         b.insert(NextCase, vec![Key::plain('c')]);
+        b.insert(Messages, vec![Key::plain('m')]);
+        b.insert(Zoom, vec![Key::plain('z')]);
+        b.insert(Wrap, vec![Key::plain('w')]);
+        b.insert(Questions, vec![f(2)]);
         b.insert(NextPane, vec![Key::new(KeyCode::Tab, KeyModifiers::NONE)]);
         b.insert(PrevPane, vec![Key::new(KeyCode::Tab, KeyModifiers::SHIFT)]);
         b.insert(Save, vec![Key::ctrl('s')]);
@@ -413,6 +447,7 @@ impl Default for Keymap {
         b.insert(AskOpenUrl, vec![Key::plain('o')]);
         b.insert(AskDecline, vec![key(KeyCode::Esc)]);
         b.insert(AskCancel, vec![Key::ctrl('c')]);
+        b.insert(AskHide, vec![f(2)]);
         Keymap { bindings: b }
     }
 }

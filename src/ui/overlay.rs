@@ -37,6 +37,12 @@ pub enum Overlay {
     },
     /// The saved runs of this file.
     History(super::history::HistoryView),
+    /// Every message of the session in full, the file's diagnostics, and
+    /// the last server error with its stderr (`m`).
+    Messages {
+        scroll: u16,
+        wrap: bool,
+    },
 }
 
 impl Overlay {
@@ -47,12 +53,17 @@ impl Overlay {
             KeyCode::Up | KeyCode::Char('k') => -1,
             KeyCode::PageDown | KeyCode::Char(' ') => 10,
             KeyCode::PageUp => -10,
-            KeyCode::Home => -10_000,
+            KeyCode::Home | KeyCode::Char('g') => -100_000,
+            KeyCode::End | KeyCode::Char('G') => 100_000,
             _ => 0,
         };
         let mv = |s: u16| (s as i32 + delta).clamp(0, u16::MAX as i32) as u16;
         match self {
             Overlay::Help { scroll } => Overlay::Help { scroll: mv(scroll) },
+            Overlay::Messages { scroll, wrap } => Overlay::Messages {
+                scroll: mv(scroll),
+                wrap,
+            },
             Overlay::Plan(mut p) => {
                 p.scroll = mv(p.scroll);
                 Overlay::Plan(p)
@@ -67,6 +78,32 @@ impl Overlay {
                 scroll: mv(scroll),
             },
             other => other,
+        }
+    }
+
+    /// The scroll offset of a scrolling overlay.
+    pub fn scroll_mut(&mut self) -> Option<&mut u16> {
+        match self {
+            Overlay::Help { scroll }
+            | Overlay::Messages { scroll, .. }
+            | Overlay::Text { scroll, .. } => Some(scroll),
+            Overlay::Plan(p) => Some(&mut p.scroll),
+            _ => None,
+        }
+    }
+
+    /// The word the status bar shows for it.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Overlay::Help { .. } => "help",
+            Overlay::Palette(_) => "palette",
+            Overlay::Plan(p) if p.estimate => "estimate",
+            Overlay::Plan(_) => "dry run",
+            Overlay::Text { .. } => "text",
+            Overlay::ConfirmQuit { .. } => "quit?",
+            Overlay::ConfirmDestructive { .. } => "destructive?",
+            Overlay::History(_) => "history",
+            Overlay::Messages { .. } => "messages",
         }
     }
 }
@@ -162,6 +199,25 @@ impl Palette {
     }
 
     pub fn key(&mut self, key: KeyEvent) {
+        use crossterm::event::KeyModifiers;
+        if key
+            .modifiers
+            .intersects(KeyModifiers::CONTROL | KeyModifiers::ALT)
+        {
+            // Line editing as in a shell; other chords are not text.
+            match key.code {
+                KeyCode::Char('u') => self.input.clear(),
+                KeyCode::Char('w') => {
+                    let keep = self.input.trim_end().rfind(' ').map_or(0, |i| i + 1);
+                    self.input.truncate(keep);
+                }
+                KeyCode::Char('n') if self.selected + 1 < self.shown.len() => self.selected += 1,
+                KeyCode::Char('p') => self.selected = self.selected.saturating_sub(1),
+                _ => return,
+            }
+            self.filter();
+            return;
+        }
         match key.code {
             KeyCode::Char(c) => {
                 self.input.push(c);
@@ -183,6 +239,21 @@ impl Palette {
     /// The highlighted item.
     pub fn chosen(&self) -> Option<&PaletteItem> {
         self.shown.get(self.selected).map(|&i| &self.items[i])
+    }
+
+    /// Makes the `row`-th item shown the highlighted one (a click).
+    pub fn select_shown(&mut self, row: usize) -> bool {
+        if row < self.shown.len() {
+            self.selected = row;
+            true
+        } else {
+            false
+        }
+    }
+
+    /// The first item drawn when `room` rows show items.
+    pub fn first_drawn(&self, room: usize) -> usize {
+        self.selected.saturating_sub(room.saturating_sub(1))
     }
 
     /// The items shown now, in order.
@@ -243,7 +314,13 @@ pub(crate) fn centred(area: Rect, pw: u16, ph: u16) -> Rect {
 }
 
 pub(crate) fn frame<'a>(title: String, theme: &Theme) -> Block<'a> {
-    Block::bordered()
+    frame_at(title, theme, None)
+}
+
+/// An overlay's frame with where the view is (` 12–40 of 60 `) in its
+/// bottom border, beside how to close it.
+pub(crate) fn frame_at<'a>(title: String, theme: &Theme, at: Option<String>) -> Block<'a> {
+    let mut b = Block::bordered()
         .title(Span::styled(
             format!(" {title} "),
             Style::default()
@@ -254,14 +331,224 @@ pub(crate) fn frame<'a>(title: String, theme: &Theme) -> Block<'a> {
             Line::from(Span::styled(" Esc close ", Style::default().fg(theme.dim))).right_aligned(),
         )
         .border_style(theme.border_style(true))
-        .style(theme.base())
+        .style(theme.base());
+    if let Some(at) = at {
+        b = b.title_bottom(
+            Line::from(Span::styled(at, Style::default().fg(theme.dim))).left_aligned(),
+        );
+    }
+    b
 }
 
-/// Draws an overlay over the screen: help lists `keymap`.
-pub fn render(ov: &Overlay, t: &Theme, keymap: &Keymap, area: Rect, buf: &mut Buffer) {
+/// ` 1–20 of 64 ↓ `: which lines of `total` show in `rows` from `top`,
+/// and which way there is more.
+pub(crate) fn position(top: usize, rows: usize, total: usize) -> Option<String> {
+    if total <= rows {
+        return None;
+    }
+    let last = (top + rows).min(total);
+    let up = if top > 0 { "↑" } else { "" };
+    let down = if last < total { "↓" } else { "" };
+    Some(format!(" {}–{last} of {total} {up}{down} ", top + 1))
+}
+
+/// Scrolls `lines` in a frame: the scroll is clamped to the content, the
+/// frame says where the view is. Returns the clamped scroll.
+pub(crate) fn scrolled_lines(
+    lines: Vec<Line<'_>>,
+    title: String,
+    t: &Theme,
+    r: Rect,
+    scroll: u16,
+    wrap: bool,
+    buf: &mut Buffer,
+) -> u16 {
+    let inner = Block::bordered().inner(r);
+    let width = inner.width.max(1) as usize;
+    // Rows the text takes: wrapped lines take more than one.
+    let heights: Vec<usize> = lines
+        .iter()
+        .map(|l| {
+            if wrap {
+                l.width().div_ceil(width).max(1)
+            } else {
+                1
+            }
+        })
+        .collect();
+    let total: usize = heights.iter().sum();
+    let rows = inner.height as usize;
+    let max = total.saturating_sub(rows);
+    let top = (scroll as usize).min(max);
+    let block = frame_at(title, t, position(top, rows, total));
+    let mut p = Paragraph::new(lines).block(block);
+    if wrap {
+        p = p.wrap(Wrap { trim: false });
+    }
+    p.scroll((u16::try_from(top).unwrap_or(u16::MAX), 0))
+        .render(r, buf);
+    u16::try_from(top).unwrap_or(u16::MAX)
+}
+
+/// Breaks `text` into lines of at most `width` columns at spaces (a word
+/// longer than a line is cut).
+pub(crate) fn wrap_words(text: &str, width: usize) -> Vec<String> {
+    use unicode_width::UnicodeWidthStr;
+    let width = width.max(8);
+    let mut out = Vec::new();
+    let mut line = String::new();
+    for word in text.split(' ') {
+        let need = if line.is_empty() { 0 } else { 1 } + word.width();
+        if !line.is_empty() && line.width() + need > width {
+            out.push(std::mem::take(&mut line));
+        }
+        if !line.is_empty() {
+            line.push(' ');
+        }
+        line.push_str(word);
+    }
+    out.push(line);
+    out
+}
+
+/// The help: a table generated from the keymap, its columns as wide as
+/// their longest entry, descriptions wrapped under their own column.
+pub fn help_lines(keymap: &Keymap, t: &Theme, width: u16) -> Vec<Line<'static>> {
+    use unicode_width::UnicodeWidthStr;
+    let keys_of = |a: Action| -> String {
+        keymap
+            .keys(a)
+            .iter()
+            .map(ToString::to_string)
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    let extra: &[(&str, &str)] = &[
+        (
+            "← ↓ ↑ → h j k l",
+            "DAG: move (left: parents, right: children)",
+        ),
+        ("Enter", "DAG: to the inspector; a row: open or fold it"),
+        ("i", "DAG: to the editor (also on an empty or broken file)"),
+        ("Esc", "back: editor, inspector and overlays to the DAG"),
+        ("1-7  [ ]", "inspector: the tabs"),
+        ("/", "inspector Output: filter with jq (Enter keeps it)"),
+        (
+            "Ctrl-Z Ctrl-Y",
+            "editor: undo, redo (a pin or reload is one step)",
+        ),
+        ("Ctrl-F  Ctrl-G", "editor: find, go to line"),
+        (
+            "mouse",
+            "click selects or focuses; the wheel scrolls; overlays too",
+        ),
+    ];
+    let global: Vec<Action> = Action::ALL
+        .iter()
+        .copied()
+        .filter(|a| !a.is_modal())
+        .collect();
+    let modal: Vec<Action> = Action::ALL
+        .iter()
+        .copied()
+        .filter(|a| a.is_modal())
+        .collect();
+    let key_w = global
+        .iter()
+        .chain(&modal)
+        .map(|a| keys_of(*a).width())
+        .chain(extra.iter().map(|(k, _)| k.width()))
+        .max()
+        .unwrap_or(8)
+        + 2;
+    let name_w = Action::ALL
+        .iter()
+        .map(|a| a.name().len())
+        .max()
+        .unwrap_or(8)
+        + 2;
+    let inner = width.saturating_sub(2) as usize;
+    // On a narrow screen the description goes under the key.
+    let narrow = inner < key_w + name_w + 24;
+    let desc_at = if narrow { 4 } else { key_w + name_w };
+    let desc_w = inner.saturating_sub(desc_at).max(16);
+    let bold = Style::default().add_modifier(Modifier::BOLD);
+    let mut lines = vec![
+        Line::from(Span::styled(
+            "Keys, from the keymap (rebind them in config.yaml under keys:)",
+            bold,
+        )),
+        Line::from(Span::styled(
+            "Plain keys act in the DAG and the inspector; in the editor they are text.",
+            Style::default().fg(t.dim),
+        )),
+        Line::default(),
+    ];
+    let row = |lines: &mut Vec<Line<'static>>, keys: String, name: &str, what: &str| {
+        let parts = wrap_words(what, desc_w);
+        let mut first = vec![Span::styled(
+            format!("{keys:<key_w$}"),
+            Style::default().fg(t.accent).add_modifier(Modifier::BOLD),
+        )];
+        if narrow {
+            first.push(Span::styled(name.to_owned(), Style::default().fg(t.fg)));
+            lines.push(Line::from(first));
+            for p in parts {
+                lines.push(Line::from(Span::styled(
+                    format!("{:desc_at$}{p}", ""),
+                    Style::default().fg(t.dim),
+                )));
+            }
+            return;
+        }
+        first.push(Span::styled(
+            format!("{name:<name_w$}"),
+            Style::default().fg(t.fg),
+        ));
+        let mut parts = parts.into_iter();
+        first.push(Span::styled(
+            parts.next().unwrap_or_default(),
+            Style::default().fg(t.dim),
+        ));
+        lines.push(Line::from(first));
+        for p in parts {
+            lines.push(Line::from(Span::styled(
+                format!("{:desc_at$}{p}", ""),
+                Style::default().fg(t.dim),
+            )));
+        }
+    };
+    for a in &global {
+        row(&mut lines, keys_of(*a), a.name(), a.describe());
+    }
+    lines.push(Line::default());
+    lines.push(Line::from(Span::styled("Moving around", bold)));
+    for (k, what) in extra {
+        row(&mut lines, (*k).to_owned(), "", what);
+    }
+    lines.push(Line::default());
+    lines.push(Line::from(Span::styled(
+        "When a server asks (the modal has the keys; Ctrl-Q still quits):",
+        bold,
+    )));
+    for a in &modal {
+        row(&mut lines, keys_of(*a), a.name(), a.describe());
+    }
+    lines
+}
+
+/// Draws an overlay over the screen: help lists `keymap`. Returns the
+/// scroll offset clamped to what there is to see (for the caller to keep).
+pub fn render(
+    ov: &Overlay,
+    t: &Theme,
+    keymap: &Keymap,
+    area: Rect,
+    buf: &mut Buffer,
+) -> Option<u16> {
     match ov {
         Overlay::History(h) => {
-            let r = centred(area, 90, 70);
+            let r = rect_of(ov, area);
             Clear.render(r, buf);
             h.render(
                 t,
@@ -271,70 +558,20 @@ pub fn render(ov: &Overlay, t: &Theme, keymap: &Keymap, area: Rect, buf: &mut Bu
             );
         }
         Overlay::Help { scroll } => {
-            let r = centred(area, 70, 80);
+            let r = centred(area, 80, 90);
             Clear.render(r, buf);
-            let mut lines = vec![Line::from(Span::styled(
-                "Keys (rebind them in config.yaml under keys:)",
-                Style::default().add_modifier(Modifier::BOLD),
-            ))];
-            lines.push(Line::from(Span::styled(
-                "Plain keys act in the DAG and inspector; in the editor they are text.",
-                Style::default().fg(t.dim),
-            )));
-            lines.push(Line::default());
-            let action_line = |a: Action| {
-                let keys: Vec<String> = keymap.keys(a).iter().map(ToString::to_string).collect();
-                Line::from(vec![
-                    Span::styled(
-                        format!("{:<16}", keys.join(" ")),
-                        Style::default().fg(t.accent),
-                    ),
-                    Span::styled(format!("{:<16}", a.name()), Style::default().fg(t.fg)),
-                    Span::styled(a.describe(), Style::default().fg(t.dim)),
-                ])
-            };
-            lines.extend(
-                Action::ALL
-                    .iter()
-                    .filter(|a| !a.is_modal())
-                    .map(|a| action_line(*a)),
-            );
-            lines.push(Line::default());
-            for (k, what) in [
-                (
-                    "arrows h j k l",
-                    "move in the DAG (left: parents, right: children)",
-                ),
-                ("Enter / i", "DAG: to the inspector / to the editor"),
-                ("Esc", "editor and inspector: back to the DAG"),
-                ("1-7, ← →", "inspector tabs; / filters the output with jq"),
-                (
-                    "Ctrl-Z Ctrl-Y",
-                    "editor: undo, redo; Ctrl-F search; Ctrl-G go to line",
-                ),
-                ("mouse", "click to select or focus; wheel scrolls"),
-            ] {
-                lines.push(Line::from(vec![
-                    Span::styled(format!("{k:<16}"), Style::default().fg(t.accent)),
-                    Span::styled(what, Style::default().fg(t.dim)),
-                ]));
-            }
-            lines.push(Line::default());
-            lines.push(Line::from(Span::styled(
-                "When a server asks (the modal over the screen has every key):",
-                Style::default().add_modifier(Modifier::BOLD),
-            )));
-            lines.extend(
-                Action::ALL
-                    .iter()
-                    .filter(|a| a.is_modal())
-                    .map(|a| action_line(*a)),
-            );
-            Paragraph::new(lines)
-                .block(frame("help".into(), t))
-                .scroll((*scroll, 0))
-                .render(r, buf);
+            let lines = help_lines(keymap, t, r.width);
+            return Some(scrolled_lines(
+                lines,
+                "help".into(),
+                t,
+                r,
+                *scroll,
+                false,
+                buf,
+            ));
         }
+        Overlay::Messages { .. } => {}
         Overlay::Palette(p) => {
             let r = centred(area, 60, 60);
             Clear.render(r, buf);
@@ -347,13 +584,10 @@ pub fn render(ov: &Overlay, t: &Theme, keymap: &Keymap, area: Rect, buf: &mut Bu
                 Line::default(),
             ];
             let room = r.height.saturating_sub(4) as usize;
-            let skip = p.selected.saturating_sub(room.saturating_sub(1));
+            let skip = p.first_drawn(room);
             for (i, item) in p.shown().enumerate().skip(skip).take(room) {
                 let style = if i == p.selected {
-                    Style::default()
-                        .bg(t.selection_bg)
-                        .fg(t.fg)
-                        .add_modifier(Modifier::BOLD)
+                    Style::default().fg(t.fg).patch(t.selected())
                 } else {
                     Style::default().fg(t.fg)
                 };
@@ -398,10 +632,15 @@ pub fn render(ov: &Overlay, t: &Theme, keymap: &Keymap, area: Rect, buf: &mut Bu
                 };
                 lines.push(Line::from(Span::styled(l.clone(), style)));
             }
-            Paragraph::new(lines)
-                .block(frame(title.into(), t))
-                .scroll((plan.scroll, 0))
-                .render(r, buf);
+            return Some(scrolled_lines(
+                lines,
+                title.into(),
+                t,
+                r,
+                plan.scroll,
+                false,
+                buf,
+            ));
         }
         Overlay::Text {
             title,
@@ -411,11 +650,15 @@ pub fn render(ov: &Overlay, t: &Theme, keymap: &Keymap, area: Rect, buf: &mut Bu
             let r = centred(area, 70, 70);
             Clear.render(r, buf);
             let lines: Vec<Line> = body.iter().map(|l| Line::from(l.clone())).collect();
-            Paragraph::new(lines)
-                .block(frame(title.clone(), t))
-                .wrap(Wrap { trim: false })
-                .scroll((*scroll, 0))
-                .render(r, buf);
+            return Some(scrolled_lines(
+                lines,
+                title.clone(),
+                t,
+                r,
+                *scroll,
+                true,
+                buf,
+            ));
         }
         Overlay::ConfirmDestructive { body, .. } => {
             let r = centred(area, 70, 40);
@@ -466,19 +709,40 @@ pub fn render(ov: &Overlay, t: &Theme, keymap: &Keymap, area: Rect, buf: &mut Bu
                 .render(r, buf);
         }
     }
+    None
+}
+
+/// Where an overlay is drawn on a screen of `area` (for the mouse).
+pub fn rect_of(ov: &Overlay, area: Rect) -> Rect {
+    match ov {
+        // Its columns need the whole width of a narrow screen.
+        Overlay::History(_) if area.width < 100 => centred(area, 100, 70),
+        Overlay::History(_) => centred(area, 90, 70),
+        Overlay::Help { .. } => centred(area, 80, 90),
+        Overlay::Palette(_) => centred(area, 60, 60),
+        Overlay::Plan(_) => centred(area, 90, 85),
+        Overlay::Text { .. } => centred(area, 70, 70),
+        Overlay::Messages { .. } => centred(area, 90, 85),
+        Overlay::ConfirmDestructive { .. } => centred(area, 70, 40),
+        Overlay::ConfirmQuit { .. } => {
+            let r = centred(area, 50, 20);
+            Rect::new(r.x, r.y, r.width, r.height.max(6))
+        }
+    }
 }
 
 /// The DAG pane before any plan loaded.
 pub fn empty_dag(area: Rect, buf: &mut Buffer, t: &Theme, errors: usize, focused: bool) {
     let text = if errors > 0 {
-        format!("no plan: the file has {errors} error(s); see the editor")
+        format!("no plan: the file has {errors} error(s); see the editor (i edits, m lists them)")
     } else {
-        "loading…".to_owned()
+        "no plan yet: i (or Enter) edits the file".to_owned()
     };
     Paragraph::new(Span::styled(text, Style::default().fg(t.dim)))
+        .wrap(Wrap { trim: true })
         .block(
             Block::bordered()
-                .title(" DAG ")
+                .title(t.pane_title("DAG", focused))
                 .border_style(t.border_style(focused))
                 .style(t.base()),
         )

@@ -10,7 +10,8 @@ use ratatui::widgets::{Paragraph, Widget};
 use crate::engine::run::events::PauseReason;
 use crate::engine::run::trace::RunStatus;
 
-use super::app::{App, RunState};
+use super::app::{App, Mode, RunState};
+use super::inspector::Tab;
 use super::keys::Action;
 
 /// `1234` → `1.2k`.
@@ -73,13 +74,43 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
         RunState::Finished(_) => t.failed,
         RunState::Idle => t.dim,
     };
-    let mut spans = vec![Span::styled(
-        format!(" {} ", state_label(app)),
+    // The mode first, in reverse video so it shows without colour; then
+    // the run's state.
+    let mode = app.mode();
+    let mode_text = match (&app.overlay, mode) {
+        (Some(ov), Mode::Overlay) => format!(" {} {} ", mode.label(), ov.name().to_uppercase()),
+        _ if app.zoom => format!(" {} ZOOM ", mode.label()),
+        _ => format!(" {} ", mode.label()),
+    };
+    let badge = if t.mono {
+        Style::default().add_modifier(Modifier::REVERSED | Modifier::BOLD)
+    } else {
         Style::default()
             .fg(t.status_bar_bg)
             .bg(state_colour)
-            .add_modifier(Modifier::BOLD),
-    )];
+            .add_modifier(Modifier::BOLD)
+    };
+    let mut spans = vec![
+        Span::styled(
+            mode_text,
+            Style::default()
+                .fg(t.bg)
+                .bg(t.accent)
+                .add_modifier(Modifier::BOLD | Modifier::REVERSED),
+        ),
+        Span::styled(format!(" {} ", state_label(app)), badge),
+    ];
+    if !app.asks.is_empty() && app.asks_hidden {
+        spans.push(Span::styled(
+            format!(
+                " ? {} question(s) waiting: {} ",
+                app.asks.len(),
+                app.keymap.label(Action::Questions)
+            ),
+            base.fg(t.warning)
+                .add_modifier(Modifier::BOLD | Modifier::REVERSED),
+        ));
+    }
     let sep = || Span::styled(" · ", base);
     if let Some(label) = app.run_label() {
         spans.push(Span::styled(
@@ -133,8 +164,35 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
     }
     if let Some(m) = &app.message {
         spans.push(sep());
+        // The status line has one row: a message longer than the room, or
+        // of several lines, says where the whole of it is.
+        let used: usize = spans.iter().map(|s| s.width()).sum();
+        let room = (area.width as usize).saturating_sub(used + 1);
+        let first = m.text.lines().next().unwrap_or_default();
+        let more = m.text.lines().nth(1).is_some();
+        let fits = !more && Span::raw(first).width() <= room;
+        let text = if fits {
+            first.to_owned()
+        } else {
+            let key = app.keymap.label(Action::Messages);
+            let tail = format!(" … ({key}: all of it)");
+            let tail = if room < Span::raw(&tail).width() + 8 {
+                " …".to_owned()
+            } else {
+                tail
+            };
+            let keep = room.saturating_sub(Span::raw(&tail).width());
+            let mut cut = String::new();
+            for c in first.chars() {
+                if Span::raw(format!("{cut}{c}")).width() > keep {
+                    break;
+                }
+                cut.push(c);
+            }
+            format!("{cut}{tail}")
+        };
         spans.push(Span::styled(
-            m.text.clone(),
+            text,
             if m.error {
                 base.fg(t.error).add_modifier(Modifier::BOLD)
             } else {
@@ -143,22 +201,129 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
         ));
     }
     let left_len: usize = spans.iter().map(|s| s.width()).sum();
-    let k = &app.keymap;
-    let hints = format!(
-        "{} run {} step {} cont {} help ",
-        k.label(Action::Run),
-        k.label(Action::Step),
-        k.label(Action::Continue),
-        k.label(Action::Help)
-    );
     let room = (area.width as usize).saturating_sub(left_len);
-    if room > hints.chars().count() + 1 {
-        spans.push(Span::styled(
-            format!("{:>width$}", hints, width = room),
-            base.fg(t.dim),
-        ));
-    } else {
-        spans.push(Span::styled(" ".repeat(room), base));
+    spans.push(Span::styled(" ".repeat(room), base));
+    Paragraph::new(Line::from(spans))
+        .style(base)
+        .render(area, buf);
+}
+
+/// The keys of the mode the workbench is in, most useful first, as many
+/// as fit: `key what · key what`.
+pub fn mode_keys(app: &App) -> Vec<(String, &'static str)> {
+    let k = |a: Action| app.keymap.label(a);
+    let mut out: Vec<(String, &'static str)> = Vec::new();
+    match app.mode() {
+        Mode::Ask => {
+            out.push(("Tab".into(), "next field"));
+            out.push((k(Action::AskAccept), "accept"));
+            out.push((k(Action::AskDecline), "decline"));
+            out.push((k(Action::AskCancel), "cancel"));
+            out.push((k(Action::AskHide), "hide (look at the nodes)"));
+            out.push((k(Action::Quit).replace("q ", ""), "quit"));
+        }
+        Mode::Overlay => match &app.overlay {
+            Some(super::overlay::Overlay::Palette(_)) => {
+                out.push(("type".into(), "filter"));
+                out.push(("↑↓".into(), "choose"));
+                out.push(("Enter".into(), "do it"));
+                out.push(("Ctrl-U".into(), "clear"));
+                out.push(("Esc".into(), "close"));
+            }
+            Some(super::overlay::Overlay::History(_)) => {
+                out.push(("↑↓".into(), "choose"));
+                out.push(("Enter".into(), "open the run"));
+                out.push(("D".into(), "diff with the live one"));
+                out.push(("Esc".into(), "close"));
+            }
+            Some(super::overlay::Overlay::ConfirmQuit { .. })
+            | Some(super::overlay::Overlay::ConfirmDestructive { .. }) => {
+                out.push(("y/q/s".into(), "as the window says"));
+                out.push(("Esc".into(), "stay"));
+            }
+            Some(super::overlay::Overlay::Messages { .. }) => {
+                out.push(("↑↓ PgUp PgDn".into(), "scroll"));
+                out.push(("g G".into(), "first, last"));
+                out.push((k(Action::Wrap), "wrap"));
+                out.push(("Esc".into(), "close"));
+            }
+            _ => {
+                out.push(("↑↓ PgUp PgDn".into(), "scroll"));
+                out.push(("g G".into(), "top, end"));
+                out.push(("Esc".into(), "close"));
+            }
+        },
+        Mode::Edit => {
+            out.push(("Esc".into(), "to the DAG"));
+            out.push((k(Action::Save), "save"));
+            out.push((k(Action::Run), "run"));
+            out.push(("Ctrl-Z".into(), "undo"));
+            out.push(("Ctrl-F".into(), "find"));
+            out.push((k(Action::NextPane), "next pane"));
+            out.push((k(Action::Help), "help"));
+        }
+        Mode::Filter => {
+            out.push(("type".into(), "a jq filter"));
+            out.push(("Enter".into(), "keep it"));
+            out.push(("Esc".into(), "close"));
+        }
+        Mode::Inspect => {
+            out.push(("1-7".into(), "tabs"));
+            out.push(("↑↓".into(), "move"));
+            if app.inspector.tab() == Tab::Output {
+                out.push(("/".into(), "jq filter"));
+            }
+            out.push((k(Action::Wrap), "wrap"));
+            out.push((k(Action::Zoom), "zoom"));
+            out.push((k(Action::Pin), "pin as mock"));
+            out.push(("Esc".into(), "to the DAG"));
+            out.push((k(Action::Messages), "messages"));
+            out.push((k(Action::Help), "help"));
+        }
+        Mode::Dag => {
+            if app.comp.is_none() {
+                out.push(("i".into(), "edit the file"));
+                out.push((k(Action::Messages), "messages"));
+                out.push((k(Action::Help), "help"));
+                out.push((k(Action::Quit), "quit"));
+                return out;
+            }
+            if app.viewing.is_some() {
+                out.push(("Esc".into(), "back to the live run"));
+            }
+            out.push(("←↓↑→".into(), "move"));
+            out.push(("Enter".into(), "inspect"));
+            out.push(("i".into(), "edit"));
+            out.push((k(Action::Run), "run"));
+            out.push((k(Action::Step), "step"));
+            out.push((k(Action::Breakpoint), "break"));
+            out.push((k(Action::Rerun), "re-run"));
+            out.push((k(Action::Zoom), "zoom"));
+            out.push((k(Action::Messages), "messages"));
+            out.push((k(Action::Palette), "palette"));
+            out.push((k(Action::Help), "help"));
+            out.push((k(Action::Quit), "quit"));
+        }
+    }
+    out
+}
+
+/// The footer: the mode's keys, as many as fit the row.
+pub fn footer(app: &App, area: Rect, buf: &mut Buffer) {
+    let t = &app.theme;
+    let base = t.base();
+    let key = Style::default().fg(t.accent).add_modifier(Modifier::BOLD);
+    let dim = Style::default().fg(t.dim);
+    let mut spans = vec![Span::raw(" ")];
+    let mut used = 1;
+    for (k, what) in mode_keys(app) {
+        let w = Span::raw(&k).width() + 1 + what.len() + 2;
+        if used + w > area.width as usize {
+            break;
+        }
+        used += w;
+        spans.push(Span::styled(k, key));
+        spans.push(Span::styled(format!(" {what}  "), dim));
     }
     Paragraph::new(Line::from(spans))
         .style(base)

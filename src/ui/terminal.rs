@@ -171,11 +171,15 @@ fn open_url(app: &mut App, url: &str) {
                 let _ = child.wait().await;
             });
             app.say(format!("asked {opener} to open {url}"), false);
+            app.asks.url_opened(Ok(opener.to_owned()));
         }
-        Err(e) => app.say(
-            format!("cannot open the link ({opener}: {e}); open it by hand"),
-            true,
-        ),
+        Err(e) => {
+            app.say(
+                format!("cannot open the link ({opener}: {e}); open it by hand"),
+                true,
+            );
+            app.asks.url_opened(Err(format!("{opener}: {e}")));
+        }
     }
 }
 

@@ -52,6 +52,9 @@ pub struct Theme {
     pub error: Color,
     pub warning: Color,
     pub line_number: Color,
+    /// No colour at all (`NO_COLOR`): focus, selection and the active tab
+    /// are shown with bold and reverse video only.
+    pub mono: bool,
 }
 
 #[derive(Deserialize)]
@@ -152,6 +155,7 @@ impl Theme {
             error: k("error", &c.error)?,
             warning: k("warning", &c.warning)?,
             line_number: k("line_number", &c.line_number)?,
+            mono: false,
         })
     }
 
@@ -174,6 +178,82 @@ impl Theme {
     /// The default dark theme; it is compiled in and known to parse.
     pub fn dark() -> Theme {
         Theme::parse(BUILTIN[0].1).unwrap_or_else(|e| panic!("built-in theme: {e}"))
+    }
+
+    /// This theme without colour, for `NO_COLOR` (<https://no-color.org>)
+    /// and monochrome terminals: every colour is the terminal's own, and
+    /// what colour showed (focus, selection, the active tab) is carried by
+    /// bold, reverse video and markers.
+    pub fn monochrome(mut self) -> Theme {
+        for c in [
+            &mut self.bg,
+            &mut self.fg,
+            &mut self.dim,
+            &mut self.accent,
+            &mut self.border,
+            &mut self.border_focused,
+            &mut self.selection_bg,
+            &mut self.status_bar_bg,
+            &mut self.status_bar_fg,
+            &mut self.pending,
+            &mut self.running,
+            &mut self.ok,
+            &mut self.failed,
+            &mut self.skipped,
+            &mut self.stale,
+            &mut self.cancelled,
+            &mut self.mocked,
+            &mut self.breakpoint,
+            &mut self.json_key,
+            &mut self.json_string,
+            &mut self.json_number,
+            &mut self.json_bool,
+            &mut self.json_null,
+            &mut self.error,
+            &mut self.warning,
+            &mut self.line_number,
+        ] {
+            *c = Color::Reset;
+        }
+        self.mono = true;
+        self
+    }
+
+    /// Whether the environment asks for no colour: `NO_COLOR` set to
+    /// anything but the empty string.
+    pub fn no_color_env() -> bool {
+        std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty())
+    }
+
+    /// The selected row or node: its background colour, and reverse video
+    /// without colour. Always bold.
+    pub fn selected(&self) -> Style {
+        if self.mono {
+            Style::default().add_modifier(Modifier::REVERSED | Modifier::BOLD)
+        } else {
+            Style::default()
+                .bg(self.selection_bg)
+                .add_modifier(Modifier::BOLD)
+        }
+    }
+
+    /// The active tab of a tab bar: reverse video and bold in every theme,
+    /// so it shows without colour too.
+    pub fn active_tab(&self) -> Style {
+        Style::default()
+            .fg(self.accent)
+            .add_modifier(Modifier::BOLD | Modifier::REVERSED)
+    }
+
+    /// A pane's title: `▶ ` before it when the pane has the focus, so the
+    /// focus shows without colour.
+    pub fn pane_title(&self, title: &str, focused: bool) -> String {
+        let t = title.trim();
+        if focused {
+            format!(" ▶ {t} ")
+        } else {
+            format!(" {t} ")
+        }
     }
 
     /// The colour of a node status (glyphs are in [`status_glyph`]).

@@ -50,6 +50,18 @@ pub fn bars(
     run_start: Option<&str>,
     now_ms: u64,
 ) -> Vec<Bar> {
+    bars_expanded(comp, visuals, run_start, now_ms, &|_| false)
+}
+
+/// [`bars`], with every iteration of the nodes `expanded` says are open
+/// (Enter on a fan-out's row), not only the first few.
+pub fn bars_expanded(
+    comp: &Composition,
+    visuals: &[NodeVisual],
+    run_start: Option<&str>,
+    now_ms: u64,
+    expanded: &dyn Fn(usize) -> bool,
+) -> Vec<Bar> {
     let mut out: Vec<Bar> = Vec::new();
     let mut ends: Vec<Option<u64>> = vec![None; comp.nodes.len()];
     for &i in &comp.order {
@@ -78,7 +90,12 @@ pub fn bars(
             critical: false,
         });
         if let Some(r) = rec {
-            for it in r.iterations.iter().take(MAX_SUB) {
+            let shown = if expanded(i) {
+                r.iterations.len()
+            } else {
+                MAX_SUB
+            };
+            for it in r.iterations.iter().take(shown) {
                 let s = it
                     .started_at
                     .as_deref()
@@ -93,10 +110,10 @@ pub fn bars(
                     critical: false,
                 });
             }
-            if r.iterations.len() > MAX_SUB {
+            if r.iterations.len() > shown {
                 out.push(Bar {
                     node: i,
-                    label: format!("+{} more", r.iterations.len() - MAX_SUB),
+                    label: format!("+{} more ⏎", r.iterations.len() - shown),
                     span: None,
                     status: NodeStatus::Pending,
                     sub: true,
@@ -138,15 +155,11 @@ pub struct TimelineView<'a> {
 impl Widget for TimelineView<'_> {
     fn render(self, area: Rect, buf: &mut Buffer) {
         let t = self.theme;
-        let border = if self.focused {
-            t.border_focused
-        } else {
-            t.border
-        };
         let block = Block::default()
             .borders(Borders::ALL)
-            .border_style(Style::default().fg(border))
-            .title(self.title.clone());
+            .border_style(t.border_style(self.focused))
+            .style(t.base())
+            .title(t.pane_title(&self.title, self.focused));
         let inner = block.inner(area);
         block.render(area, buf);
         if inner.width < 20 || inner.height < 2 {
@@ -197,7 +210,7 @@ impl Widget for TimelineView<'_> {
                 label_style = label_style.fg(t.dim);
             }
             if selected {
-                label_style = label_style.bg(t.selection_bg).add_modifier(Modifier::BOLD);
+                label_style = label_style.patch(t.selected());
             }
             let mut spans = vec![
                 Span::styled(mark, base.fg(t.warning)),
@@ -211,15 +224,34 @@ impl Widget for TimelineView<'_> {
                         .max(x0 + 1)
                         .min(track);
                     let glyph = if b.sub { "▬" } else { "█" };
-                    spans.push(Span::raw(" ".repeat(x0)));
-                    spans.push(Span::styled(
-                        glyph.repeat(x1 - x0),
-                        base.fg(t.status(b.status)),
-                    ));
+                    let bar = Span::styled(glyph.repeat(x1 - x0), base.fg(t.status(b.status)));
                     let tail = track - x1;
-                    let d = format!(" {}ms", e - s);
-                    if d.chars().count() <= tail {
+                    let d = format!("{}ms", e - s);
+                    let dw = d.chars().count();
+                    if dw < tail {
+                        // After the bar.
+                        spans.push(Span::raw(" ".repeat(x0)));
+                        spans.push(bar);
+                        spans.push(Span::styled(format!(" {d}"), base.fg(t.dim)));
+                    } else if dw < x0 {
+                        // A bar that reaches the right edge: before it.
+                        spans.push(Span::raw(" ".repeat(x0 - dw - 1)));
                         spans.push(Span::styled(d, base.fg(t.dim)));
+                        spans.push(Span::raw(" "));
+                        spans.push(bar);
+                    } else {
+                        // A bar across the whole track: inside its end.
+                        let keep = (x1 - x0).saturating_sub(dw);
+                        spans.push(Span::raw(" ".repeat(x0)));
+                        spans.push(Span::styled(
+                            glyph.repeat(keep),
+                            base.fg(t.status(b.status)),
+                        ));
+                        spans.push(Span::styled(
+                            d.chars().take(x1 - x0).collect::<String>(),
+                            base.fg(t.status(b.status))
+                                .add_modifier(Modifier::REVERSED | Modifier::BOLD),
+                        ));
                     }
                 }
                 None if !b.sub => {

@@ -5,17 +5,30 @@
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Direction, Layout};
 
+use ratatui::layout::Rect;
+
 use super::app::{App, Areas, Focus};
 use super::dag::DagView;
+use super::overlay::Overlay;
 use super::{overlay, status};
 
 /// Draws the whole screen and remembers where each pane went, for the
 /// mouse.
 pub fn draw(app: &mut App, f: &mut Frame<'_>) {
     let area = f.area();
+    // The theme's background under everything (a light theme on a dark
+    // terminal stays light).
+    f.buffer_mut().set_style(area, app.theme.base());
+    // The status bar, and under it the footer with the mode's keys (left
+    // out on a screen too short to spare the row).
+    let footer_rows = if area.height >= 12 { 1 } else { 0 };
     let rows = Layout::default()
         .direction(Direction::Vertical)
-        .constraints([Constraint::Min(3), Constraint::Length(1)])
+        .constraints([
+            Constraint::Min(3),
+            Constraint::Length(1),
+            Constraint::Length(footer_rows),
+        ])
         .split(area);
     let editor_share = if area.width >= 160 { 42 } else { 50 };
     let cols = Layout::default()
@@ -32,30 +45,59 @@ pub fn draw(app: &mut App, f: &mut Frame<'_>) {
         .direction(Direction::Vertical)
         .constraints([Constraint::Length(dag_rows), Constraint::Min(3)])
         .split(cols[1]);
-    app.areas = Areas {
+    let mut areas = Areas {
         editor: cols[0],
         dag: right[0],
         inspector: right[1],
+        overlay: Rect::default(),
     };
-    let buf = f.buffer_mut();
-    match app
-        .viewing
-        .as_ref()
-        .and_then(|v| v.source.as_deref().map(|s| (v, s)))
-    {
-        Some((v, source)) => {
-            let line = app
-                .dag
-                .selected
-                .and_then(|i| app.comp.as_ref()?.nodes.get(i))
-                .map_or(1, |n| n.span.start.line as usize);
-            snapshot(source, &v.entry.id, line, cols[0], buf, &app.theme);
+    // Zoomed, the focused pane has the whole screen and the others none.
+    if app.zoom {
+        let whole = rows[0];
+        areas = Areas {
+            editor: Rect::default(),
+            dag: Rect::default(),
+            inspector: Rect::default(),
+            overlay: Rect::default(),
+        };
+        match app.focus {
+            Focus::Editor => areas.editor = whole,
+            Focus::Dag => areas.dag = whole,
+            Focus::Inspector => areas.inspector = whole,
         }
-        None => app
-            .editor
-            .render(cols[0], buf, &app.theme, app.focus == Focus::Editor),
     }
-    if let Some(bars) = &bars {
+    app.areas = areas;
+    let buf = f.buffer_mut();
+    if !areas.editor.is_empty() {
+        match app
+            .viewing
+            .as_ref()
+            .and_then(|v| v.source.as_deref().map(|s| (v, s)))
+        {
+            Some((v, source)) => {
+                let line = app
+                    .dag
+                    .selected
+                    .and_then(|i| app.comp.as_ref()?.nodes.get(i))
+                    .map_or(1, |n| n.span.start.line as usize);
+                let focused = app.focus == Focus::Editor;
+                snapshot(
+                    source,
+                    &v.entry.id,
+                    line,
+                    areas.editor,
+                    buf,
+                    &app.theme,
+                    focused,
+                );
+            }
+            None => app
+                .editor
+                .render(areas.editor, buf, &app.theme, app.focus == Focus::Editor),
+        }
+    }
+    if areas.dag.is_empty() {
+    } else if let Some(bars) = &bars {
         let view = super::timeline::TimelineView {
             bars,
             selected: app.dag.selected,
@@ -63,7 +105,7 @@ pub fn draw(app: &mut App, f: &mut Frame<'_>) {
             focused: app.focus == Focus::Dag,
             title: app.timeline_title(),
         };
-        ratatui::widgets::Widget::render(view, right[0], buf);
+        ratatui::widgets::Widget::render(view, areas.dag, buf);
     } else if let (Some(comp), Some(layout)) = (&app.comp, &app.layout) {
         let view = DagView {
             comp,
@@ -73,32 +115,60 @@ pub fn draw(app: &mut App, f: &mut Frame<'_>) {
             tick: app.tick,
             focused: app.focus == Focus::Dag,
         };
-        ratatui::widgets::StatefulWidget::render(view, right[0], buf, &mut app.dag);
+        ratatui::widgets::StatefulWidget::render(view, areas.dag, buf, &mut app.dag);
     } else {
         overlay::empty_dag(
-            right[0],
+            areas.dag,
             buf,
             &app.theme,
             app.errors,
             app.focus == Focus::Dag,
         );
     }
-    app.inspector
-        .render(right[1], buf, &app.theme, app.focus == Focus::Inspector);
+    if !areas.inspector.is_empty() {
+        app.inspector.render(
+            areas.inspector,
+            buf,
+            &app.theme,
+            app.focus == Focus::Inspector,
+        );
+    }
     status::render(app, rows[1], buf);
+    if footer_rows > 0 {
+        status::footer(app, rows[2], buf);
+    }
     if let Some(ov) = &app.overlay {
-        overlay::render(ov, &app.theme, &app.keymap, area, buf);
+        app.areas.overlay = overlay::rect_of(ov, area);
+        let kept = match ov {
+            Overlay::Messages { scroll, wrap } => Some(super::messages::render(
+                &app.log,
+                app.editor.diagnostics(),
+                *scroll,
+                *wrap,
+                &app.theme,
+                area,
+                buf,
+            )),
+            other => overlay::render(other, &app.theme, &app.keymap, area, buf),
+        };
+        // The scroll stays within what there is: the next key moves it
+        // from what is on screen.
+        if let (Some(kept), Some(s)) = (kept, app.overlay.as_mut().and_then(Overlay::scroll_mut)) {
+            *s = kept;
+        }
     }
     // A server's question is drawn over everything: it has the keys.
-    let provider = app.sampling_provider().map(|p| p.model.clone());
-    super::ask::view::render(
-        &app.asks,
-        provider.as_deref(),
-        &app.theme,
-        &app.keymap,
-        area,
-        buf,
-    );
+    if !app.asks_hidden {
+        let provider = app.sampling_provider().map(|p| p.model.clone());
+        super::ask::view::render(
+            &app.asks,
+            provider.as_deref(),
+            &app.theme,
+            &app.keymap,
+            area,
+            buf,
+        );
+    }
 }
 
 /// A saved run's file text in the editor's place: read-only, numbered, the
@@ -110,13 +180,17 @@ fn snapshot(
     area: ratatui::layout::Rect,
     buf: &mut ratatui::buffer::Buffer,
     theme: &super::theme::Theme,
+    focused: bool,
 ) {
     use ratatui::style::{Modifier, Style};
     use ratatui::text::{Line, Span};
     use ratatui::widgets::{Block, Paragraph, Widget};
     let block = Block::bordered()
-        .title(format!(" run {run} · the file as it ran (read-only) "))
-        .border_style(theme.border_style(false));
+        .title(theme.pane_title(
+            &format!("run {run} · the file as it ran (read-only)"),
+            focused,
+        ))
+        .border_style(theme.border_style(focused));
     let inner = block.inner(area);
     block.render(area, buf);
     let rows = inner.height as usize;

@@ -131,6 +131,19 @@ impl App {
         self.session_key = None;
         self.run = RunState::Idle;
         self.say(error.to_owned(), true);
+        // The nodes that did not run say why on their Error tab, and the
+        // failing server's error is shown there whole.
+        self.start_error = Some(error.to_owned());
+        if self.inspector.tab() != crate::ui::inspector::Tab::Error
+            && self
+                .dag
+                .selected
+                .and_then(|i| self.visuals.get(i))
+                .is_some_and(|v| v.record.is_none())
+        {
+            self.inspector.set_tab(crate::ui::inspector::Tab::Error);
+        }
+        self.sync_live();
     }
 
     /// A session event: the panes redraw from the state it leaves (the
@@ -144,6 +157,7 @@ impl App {
         match ev {
             Event::RunStarted { .. } => {
                 self.run = RunState::Running;
+                self.start_error = None;
                 self.run_source = self.plan_source.clone();
                 self.run_clock = Some(Instant::now());
                 for v in &mut self.visuals {
@@ -319,18 +333,7 @@ impl App {
                     self.refresh_inspector();
                 }
             }
-            Event::Pinned { id, yaml, .. } => {
-                let mut body = vec![
-                    format!("# paste under node `{id}` to answer from this output without a call"),
-                    String::new(),
-                ];
-                body.extend(yaml.lines().map(str::to_owned));
-                self.overlay = Some(Overlay::Text {
-                    title: format!("mock for {id}"),
-                    body,
-                    scroll: 0,
-                });
-            }
+            Event::Pinned { id, yaml, .. } => self.write_pin(&id, &yaml),
             Event::BudgetTripped { cap, detail } => {
                 self.say(format!("budget: {cap} tripped: {detail}"), true);
             }

@@ -265,7 +265,8 @@ impl App {
                 .unwrap_or_else(|| self.run_clock.map_or(0, |c| c.elapsed().as_millis() as u64)),
             _ => 0,
         };
-        timeline::bars(comp, &self.visuals, run_start, now)
+        let open = &self.timeline_open;
+        timeline::bars_expanded(comp, &self.visuals, run_start, now, &|i| open.contains(&i))
     }
 
     /// The timeline pane's title.
@@ -275,7 +276,7 @@ impl App {
                 " timeline · run {} (read-only, {} ms) · T: DAG ",
                 v.entry.id, v.trace.composition.duration_ms
             ),
-            None => " timeline · T: DAG ".to_owned(),
+            None => " timeline · T: DAG · Enter: all iterations ".to_owned(),
         }
     }
 
@@ -284,6 +285,16 @@ impl App {
         let delta: i32 = match key.code {
             KeyCode::Up | KeyCode::Char('k') => -1,
             KeyCode::Down | KeyCode::Char('j') => 1,
+            // A fan-out's row shows its first iterations and `+N more`:
+            // Enter shows them all, and folds them again.
+            KeyCode::Enter => {
+                if let Some(i) = self.dag.selected
+                    && !self.timeline_open.remove(&i)
+                {
+                    self.timeline_open.insert(i);
+                }
+                return true;
+            }
             _ => return false,
         };
         let Some(comp) = self.comp.clone() else {

@@ -11,8 +11,26 @@ impl App {
         // The status line says what the last action did; the next one
         // clears it, so it never shows something no longer true.
         self.message = None;
-        // A server's question takes every key while it is open.
-        if !self.asks.is_empty() {
+        if self.asks.is_empty() {
+            self.asks_hidden = false;
+        }
+        // A server's question takes the keys while it is shown, but for
+        // the two that leave it: hide it (to look at the nodes first) and
+        // quit.
+        if !self.asks.is_empty() && !self.asks_hidden {
+            if self.keymap.modal_action(&key, false) == Some(Action::AskHide) {
+                self.asks_hidden = true;
+                let k = self.keymap.label(Action::Questions);
+                self.say(
+                    format!("the question waits (its node shows ?): {k} brings it back"),
+                    false,
+                );
+                return Vec::new();
+            }
+            if self.keymap.action(&key, true) == Some(Action::Quit) {
+                self.asks_hidden = true;
+                return self.act(Action::Quit);
+            }
             return self.ask_key(key);
         }
         if let Some(ov) = self.overlay.take() {
@@ -25,6 +43,26 @@ impl App {
         }
         let in_editor = self.focus == Focus::Editor;
         let action = self.keymap.action(&key, in_editor);
+        // No plan yet (a new or broken file): a letter in the DAG is not
+        // a run command; it is most likely text meant for the editor.
+        if self.focus == Focus::Dag
+            && self.comp.is_none()
+            && matches!(key.code, KeyCode::Char(_))
+            && !Key::from(key).is_global()
+            && !matches!(
+                action,
+                Some(
+                    Action::Help
+                        | Action::Palette
+                        | Action::Quit
+                        | Action::Messages
+                        | Action::History
+                )
+            )
+        {
+            self.dag_key(key);
+            return Vec::new();
+        }
         // The pane gets the key first unless it is a global binding; the
         // inspector's filter box takes letters while it is open. A key the
         // pane took is done: it is not handled a second time below.
@@ -36,12 +74,18 @@ impl App {
         }
         match self.focus {
             Focus::Editor => {
+                let answering = self.editor.recovery_pending();
                 if key.code == KeyCode::Esc && !self.editor.handle_key(key) {
                     self.focus = Focus::Dag;
                     return Vec::new();
                 }
                 if key.code != KeyCode::Esc {
                     self.editor.handle_key(key);
+                }
+                // The recovery question was answered: the keys go back to
+                // the DAG, so the next `q` is not typed into the file.
+                if answering && !self.editor.recovery_pending() && self.comp.is_some() {
+                    self.focus = Focus::Dag;
                 }
                 return self.follow_editor_cursor();
             }
@@ -72,7 +116,22 @@ impl App {
         if self.timeline && self.timeline_key(key) {
             return;
         }
+        // `i` always reaches the editor, and Enter does too while there is
+        // no graph to inspect (a new or broken file).
+        if key.code == KeyCode::Char('i') && key.modifiers.is_empty()
+            || key.code == KeyCode::Enter && self.layout.is_none()
+        {
+            self.focus = Focus::Editor;
+            return;
+        }
         let Some(layout) = &self.layout else {
+            if let KeyCode::Char(_) = key.code {
+                let k = self.keymap.label(Action::Help);
+                self.say(
+                    format!("no plan yet: i (or Enter) edits the file; {k} lists the keys"),
+                    false,
+                );
+            }
             return;
         };
         let before = self.dag.selected;
@@ -85,10 +144,6 @@ impl App {
                 self.focus = Focus::Inspector;
                 return;
             }
-            KeyCode::Char('i') => {
-                self.focus = Focus::Editor;
-                return;
-            }
             _ => return,
         }
         if self.dag.selected != before {
@@ -99,8 +154,11 @@ impl App {
 
     /// A mouse event, routed to the pane under it.
     pub fn on_mouse(&mut self, ev: MouseEvent) -> Vec<Effect> {
-        if self.overlay.is_some() || !self.asks.is_empty() {
+        if !self.asks.is_empty() && !self.asks_hidden {
             return Vec::new();
+        }
+        if self.overlay.is_some() {
+            return self.overlay_mouse(ev);
         }
         let at = Position::new(ev.column, ev.row);
         let a = self.areas;
@@ -140,6 +198,80 @@ impl App {
             self.inspector.handle_mouse(ev, a.inspector);
         }
         Vec::new()
+    }
+
+    /// The mouse over an overlay: the wheel scrolls it (or moves the
+    /// choice of a list), a click on a palette row does that row, a click
+    /// outside closes it.
+    fn overlay_mouse(&mut self, ev: MouseEvent) -> Vec<Effect> {
+        let at = Position::new(ev.column, ev.row);
+        let r = self.areas.overlay;
+        let key = |code| KeyEvent::new(code, crossterm::event::KeyModifiers::NONE);
+        match ev.kind {
+            MouseEventKind::ScrollDown => {
+                let k = match self.overlay {
+                    Some(Overlay::Palette(_) | Overlay::History(_)) => KeyCode::Down,
+                    _ => KeyCode::Char('j'),
+                };
+                let mut e = self.on_key(key(k));
+                if let Some(
+                    Overlay::Help { .. }
+                    | Overlay::Messages { .. }
+                    | Overlay::Text { .. }
+                    | Overlay::Plan(_),
+                ) = self.overlay
+                {
+                    e.extend(self.on_key(key(k)));
+                    e.extend(self.on_key(key(k)));
+                }
+                e
+            }
+            MouseEventKind::ScrollUp => {
+                let k = match self.overlay {
+                    Some(Overlay::Palette(_) | Overlay::History(_)) => KeyCode::Up,
+                    _ => KeyCode::Char('k'),
+                };
+                let mut e = self.on_key(key(k));
+                if let Some(
+                    Overlay::Help { .. }
+                    | Overlay::Messages { .. }
+                    | Overlay::Text { .. }
+                    | Overlay::Plan(_),
+                ) = self.overlay
+                {
+                    e.extend(self.on_key(key(k)));
+                    e.extend(self.on_key(key(k)));
+                }
+                e
+            }
+            MouseEventKind::Down(MouseButton::Left) if !r.contains(at) => {
+                // Outside: close it, unless it asks a question.
+                match self.overlay {
+                    Some(Overlay::ConfirmQuit { .. } | Overlay::ConfirmDestructive { .. }) => {
+                        Vec::new()
+                    }
+                    _ => {
+                        self.overlay = None;
+                        Vec::new()
+                    }
+                }
+            }
+            MouseEventKind::Down(MouseButton::Left) => {
+                let Some(Overlay::Palette(p)) = &mut self.overlay else {
+                    return Vec::new();
+                };
+                // The frame, the input line and a blank line, then rows.
+                let room = r.height.saturating_sub(4) as usize;
+                let Some(row) = ev.row.checked_sub(r.y + 3) else {
+                    return Vec::new();
+                };
+                if (row as usize) < room && p.select_shown(p.first_drawn(room) + row as usize) {
+                    return self.on_key(key(KeyCode::Enter));
+                }
+                Vec::new()
+            }
+            _ => Vec::new(),
+        }
     }
 
     /// Text pasted into the terminal goes into the editor as one edit.
@@ -217,6 +349,37 @@ impl App {
             }
             Action::RunCases => self.run_cases(),
             Action::NextCase => self.next_case(),
+            Action::Messages => {
+                self.overlay = Some(Overlay::Messages {
+                    scroll: u16::MAX,
+                    wrap: true,
+                });
+                Vec::new()
+            }
+            Action::Zoom => {
+                self.zoom = !self.zoom;
+                Vec::new()
+            }
+            Action::Wrap => {
+                let on = !self.inspector.wrap();
+                self.inspector.set_wrap(on);
+                self.editor.set_wrap(on);
+                let what = if on {
+                    "wrap on: long lines continue on the next rows"
+                } else {
+                    "wrap off: long lines are cut (scroll sideways)"
+                };
+                self.say(what, false);
+                Vec::new()
+            }
+            Action::Questions => {
+                if self.asks.is_empty() {
+                    self.say("no server is asking anything now", false);
+                } else {
+                    self.asks_hidden = false;
+                }
+                Vec::new()
+            }
             Action::DryRun | Action::Estimate => {
                 self.overlay = Some(self.plan_overlay(action == Action::Estimate));
                 Vec::new()
@@ -257,7 +420,8 @@ impl App {
             | Action::AskProvider
             | Action::AskOpenUrl
             | Action::AskDecline
-            | Action::AskCancel => {
+            | Action::AskCancel
+            | Action::AskHide => {
                 self.say("no server is asking anything now", false);
                 Vec::new()
             }
@@ -286,7 +450,7 @@ impl App {
             .min_by_key(|d| d.span.start);
         match first {
             Some(d) => format!(
-                "the file has {} error(s); fix them to run (the first, at line {}, column {}: {})",
+                "the file has {} error(s), the first at line {}, column {}: {} (fix them to run)",
                 self.errors, d.span.start.line, d.span.start.col, d.message
             ),
             None => format!("the file has {} error(s); fix them to run", self.errors),
@@ -314,7 +478,14 @@ impl App {
     }
 
     pub(super) fn no_selection(&mut self) -> Vec<Effect> {
-        self.say("select a node first", true);
+        if self.comp.is_none() {
+            self.say(
+                "no plan yet: the file does not load (i edits it; m shows every message)",
+                true,
+            );
+        } else {
+            self.say("select a node first (arrows in the DAG)", true);
+        }
         Vec::new()
     }
 
@@ -481,6 +652,23 @@ impl App {
                 }
             }
             Overlay::History(h) => self.history_key(h, key),
+            Overlay::Messages { scroll, wrap } => {
+                let closes = matches!(key.code, KeyCode::Esc | KeyCode::Char('q'))
+                    || self.keymap.action(&key, false) == Some(Action::Messages);
+                if closes {
+                    return Vec::new();
+                }
+                let ov = if self.keymap.action(&key, false) == Some(Action::Wrap) {
+                    Overlay::Messages {
+                        scroll,
+                        wrap: !wrap,
+                    }
+                } else {
+                    Overlay::Messages { scroll, wrap }.scrolled(key)
+                };
+                self.overlay = Some(ov);
+                Vec::new()
+            }
             Overlay::Palette(mut p) => match key.code {
                 KeyCode::Esc => Vec::new(),
                 KeyCode::Enter => match p.chosen().cloned() {
@@ -510,7 +698,8 @@ impl App {
             PaletteItem::Theme(name) => {
                 match Theme::load(&name, self.dirs.config.as_deref()) {
                     Ok(t) => {
-                        self.theme = t;
+                        // NO_COLOR stays in force whatever the theme.
+                        self.theme = if self.theme.mono { t.monochrome() } else { t };
                         self.say(format!("theme {name}"), false);
                     }
                     Err(e) => self.say(e.to_string(), true),

@@ -31,7 +31,7 @@ pub fn render(
     let Some(p) = asks.current() else { return };
     let (lines, focus_line) = match &p.state {
         State::Form(f) => form_lines(p, f, t),
-        State::Url { opened } => (url_lines(p, *opened, t), 0),
+        State::Url { opened } => (url_lines(p, opened, t), 0),
         State::Sample(s) => sample_lines(s, provider, t),
     };
     let r = centred(area, 76, 85);
@@ -254,7 +254,7 @@ fn form_lines(p: &Pending, f: &Form, t: &Theme) -> (Vec<Line<'static>>, usize) {
     (lines, focus_line)
 }
 
-fn url_lines(p: &Pending, opened: bool, t: &Theme) -> Vec<Line<'static>> {
+fn url_lines(p: &Pending, opened: &super::Opened, t: &Theme) -> Vec<Line<'static>> {
     let mut lines = message_lines(p, t);
     if let Ask::Url { url, .. } = &p.question.ask {
         lines.push(Line::styled(
@@ -265,14 +265,23 @@ fn url_lines(p: &Pending, opened: bool, t: &Theme) -> Vec<Line<'static>> {
         ));
     }
     lines.push(Line::default());
-    lines.push(Line::styled(
-        if opened {
-            "asked the browser to open it; come back here when you are done"
-        } else {
-            "nothing is opened until you ask; accept once you are done there"
-        },
-        Style::default().fg(t.dim),
-    ));
+    use super::Opened;
+    let (text, style) = match opened {
+        Opened::No => (
+            "nothing is opened until you ask; accept once you are done there".to_owned(),
+            Style::default().fg(t.dim),
+        ),
+        Opened::Asking => ("opening…".to_owned(), Style::default().fg(t.dim)),
+        Opened::Started(opener) => (
+            format!("asked {opener} to open it; come back here when you are done"),
+            Style::default().fg(t.dim),
+        ),
+        Opened::Failed(why) => (
+            format!("could not open it ({why}): copy the link into a browser, then accept"),
+            Style::default().fg(t.error).add_modifier(Modifier::BOLD),
+        ),
+    };
+    lines.push(Line::styled(text, style));
     lines
 }
 

@@ -613,7 +613,7 @@ fn an_edited_buffer_asks_before_reloading() {
     );
     let buf = render(&mut e, 60, 8, true);
     assert!(
-        row_text(&buf, 6).contains("[r]eload / [k]eep mine"),
+        row_text(&buf, 6).contains("[r]eload [k]eep mine"),
         "{:?}",
         screen(&buf)
     );

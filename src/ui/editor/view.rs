@@ -67,10 +67,13 @@ impl Editor {
     /// name (` [+]` when dirty), the text, and any ask bar or prompt in the
     /// bottom rows. The cursor is drawn only when `focused`.
     pub fn render(&mut self, area: Rect, buf: &mut Buffer, theme: &Theme, focused: bool) {
-        let title = format!(
-            " {}{} ",
-            self.path.display(),
-            if self.is_dirty() { " [+]" } else { "" }
+        let title = theme.pane_title(
+            &format!(
+                "{}{}",
+                self.path.display(),
+                if self.is_dirty() { " [+]" } else { "" }
+            ),
+            focused,
         );
         let block = Block::bordered()
             .title(title)
@@ -163,6 +166,12 @@ impl Editor {
             }
         }
         let x = display_col(&self.area.lines()[row], col);
+        // After a resize the offset is worked out again: no columns are
+        // hidden on the left that the new width could show.
+        if width != self.view.last_width {
+            self.view.last_width = width;
+            self.view.left = (x + 1).saturating_sub(width.max(1));
+        }
         if x < self.view.left {
             self.view.left = x;
         } else if width > 0 && x >= self.view.left + width {
@@ -171,9 +180,60 @@ impl Editor {
     }
 
     fn diag_rows(&self, row: usize) -> usize {
-        self.diag_lines
-            .get(&row)
-            .map_or(0, |l| l.len().min(MAX_DIAG_ROWS))
+        let Some(list) = self.diag_lines.get(&row) else {
+            return 0;
+        };
+        let shown = list.len().min(MAX_DIAG_ROWS);
+        if !self.view.wrap {
+            return shown;
+        }
+        (0..shown).map(|k| self.diag_pieces(row, k)).sum()
+    }
+
+    /// Screen rows the `k`-th diagnostic under `row` takes (one unless
+    /// wrapping).
+    fn diag_pieces(&self, row: usize, k: usize) -> usize {
+        if !self.view.wrap {
+            return 1;
+        }
+        let width = usize::from(self.view.text.width).max(1);
+        Span::raw(self.diag_message(row, k))
+            .width()
+            .div_ceil(width)
+            .clamp(1, 12)
+    }
+
+    /// The text of the `k`-th diagnostic row under `row`.
+    fn diag_message(&self, row: usize, k: usize) -> String {
+        let Some(list) = self.diag_lines.get(&row) else {
+            return String::new();
+        };
+        let Some(d) = list.get(k).map(|i| &self.diagnostics[*i]) else {
+            return String::new();
+        };
+        let mut message = format!("└ {}", d.message);
+        if let Some(hint) = &d.hint {
+            message.push_str(&format!(" ({hint})"));
+        }
+        let more = list.len().saturating_sub(MAX_DIAG_ROWS);
+        if k + 1 == MAX_DIAG_ROWS && more > 0 {
+            message.push_str(&format!(" (+{more} more)"));
+        }
+        message
+    }
+
+    /// Which diagnostic and which piece of it screen row `n` under `row`
+    /// shows.
+    fn diag_piece(&self, row: usize, mut n: usize) -> Option<(usize, usize)> {
+        let shown = self.diag_lines.get(&row)?.len().min(MAX_DIAG_ROWS);
+        for k in 0..shown {
+            let p = self.diag_pieces(row, k);
+            if n < p {
+                return Some((k, n));
+            }
+            n -= p;
+        }
+        None
     }
 
     fn layout_rows(&mut self, height: usize) {
@@ -235,7 +295,12 @@ impl Editor {
         focused: bool,
     ) {
         let line = &self.area.lines()[row];
-        let colors = self.highlight.as_ref().and_then(|h| h.line(row));
+        // Without colour (NO_COLOR) the text is not highlighted.
+        let colors = if theme.mono {
+            None
+        } else {
+            self.highlight.as_ref().and_then(|h| h.line(row))
+        };
         let cursor = self.pos();
         let selection = self.area.selection_range();
         let underlines: Vec<(usize, usize)> = self
@@ -325,6 +390,9 @@ impl Editor {
         let Some(list) = self.diag_lines.get(&row) else {
             return;
         };
+        let Some((k, piece)) = self.diag_piece(row, k) else {
+            return;
+        };
         let Some(d) = list.get(k).map(|i| &self.diagnostics[*i]) else {
             return;
         };
@@ -332,13 +400,34 @@ impl Editor {
         let line = &self.area.lines()[row];
         let caret = display_col(line, d.span.start.col.max(1) as usize - 1);
         let width = usize::from(text.width);
-        let mut message = format!("└ {}", d.message);
-        if let Some(hint) = &d.hint {
-            message.push_str(&format!(" ({hint})"));
-        }
-        let more = list.len().saturating_sub(MAX_DIAG_ROWS);
-        if k + 1 == MAX_DIAG_ROWS && more > 0 {
-            message.push_str(&format!(" (+{more} more)"));
+        let message = self.diag_message(row, k);
+        let x = text.x;
+        if self.view.wrap {
+            // The piece of the message this row holds, from the left edge.
+            let chars: Vec<char> = message.chars().collect();
+            let mut at = 0;
+            let mut cols = 0;
+            let mut pieces = 0;
+            let mut start = 0;
+            while at < chars.len() {
+                let w = Span::raw(chars[at].to_string()).width();
+                if cols + w > width {
+                    pieces += 1;
+                    cols = 0;
+                    if pieces > piece {
+                        break;
+                    }
+                    start = at;
+                }
+                cols += w;
+                at += 1;
+            }
+            if pieces < piece {
+                return;
+            }
+            let part: String = chars[start..at].iter().collect();
+            buf.set_stringn(x, y, part, width, theme.base().patch(style));
+            return;
         }
         let len = Span::raw(&message).width();
         // Under the offending column when it fits, else from the left edge.
@@ -360,26 +449,25 @@ impl Editor {
         let mut out = Vec::new();
         if let Some(found) = &self.recovery_offer {
             out.push(
+                // The keys first, so a narrow pane never cuts them off.
                 Line::from(vec![
                     Span::styled(" [r]", key),
+                    Span::raw("ecover "),
+                    Span::styled("[d]", key),
                     Span::raw(format!(
-                        "ecover unsaved text from {}",
+                        "iscard · unsaved text from {}",
                         format_time(found.saved_at)
                     )),
-                    Span::raw(" / "),
-                    Span::styled("[d]", key),
-                    Span::raw("iscard "),
                 ])
                 .style(ask),
             );
         } else if self.external.is_some() {
             out.push(
                 Line::from(vec![
-                    Span::raw(" Changed on disk: "),
-                    Span::styled("[r]", key),
-                    Span::raw("eload / "),
+                    Span::styled(" [r]", key),
+                    Span::raw("eload "),
                     Span::styled("[k]", key),
-                    Span::raw("eep mine "),
+                    Span::raw("eep mine · changed on disk"),
                 ])
                 .style(ask),
             );

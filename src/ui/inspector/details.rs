@@ -10,9 +10,22 @@ use crate::engine::run::trace::NodeStatus;
 use crate::ui::theme::{Theme, status_glyph};
 
 /// The lines of the Error tab; the caller wraps them.
-pub fn error_lines(shown: &Shown, theme: &Theme) -> Vec<Line<'static>> {
+pub fn error_lines(shown: &Shown, start_error: Option<&str>, theme: &Theme) -> Vec<Line<'static>> {
     let dim = Style::default().fg(theme.dim);
     let Some(r) = &shown.record else {
+        // The run did not start: the server's error, whole, is why.
+        if let Some(e) = start_error {
+            let red = Style::default().fg(theme.error);
+            let mut lines = vec![
+                Line::styled(
+                    "✗ not run: the session could not start",
+                    red.add_modifier(Modifier::BOLD),
+                ),
+                Line::default(),
+            ];
+            lines.extend(e.lines().map(|l| Line::styled(l.to_owned(), red)));
+            return lines;
+        }
         return vec![Line::styled("not run yet: no error", dim)];
     };
     let mut lines = Vec::new();

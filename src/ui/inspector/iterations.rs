@@ -165,9 +165,9 @@ impl IterationsView {
                 ),
             ]);
             if i == self.selected {
-                let mut style = Style::default().bg(theme.selection_bg);
-                if focused {
-                    style = style.add_modifier(Modifier::BOLD);
+                let mut style = theme.selected();
+                if !focused {
+                    style = style.remove_modifier(Modifier::BOLD);
                 }
                 buf.set_style(Rect::new(area.x, y, area.width, 1), style);
             }

@@ -16,6 +16,7 @@ use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
+use ratatui::widgets::{Paragraph, Widget, Wrap};
 use serde_json::Value;
 
 use super::shared::SharedValue;
@@ -147,6 +148,11 @@ pub struct JsonTree {
     visits: usize,
     /// "Expand all" hit [`MAX_ROWS`] and left some containers closed.
     capped: bool,
+    /// The selected row is drawn whole, over as many lines as it takes.
+    pub wrap: bool,
+    /// The extra lines the selected row took at the last draw (for the
+    /// mouse): (its line on screen, extra lines).
+    wrapped: (usize, usize),
 }
 
 impl JsonTree {
@@ -162,6 +168,8 @@ impl JsonTree {
             page: 10,
             visits: 0,
             capped: false,
+            wrap: false,
+            wrapped: (0, 0),
         };
         tree.open_initial();
         tree.rebuild();
@@ -421,6 +429,14 @@ impl JsonTree {
     /// The row under a screen line `dy` lines below the top of the last
     /// drawn area.
     pub fn row_at(&self, dy: usize) -> Option<usize> {
+        let (at, extra) = self.wrapped;
+        let dy = if dy > at + extra {
+            dy - extra
+        } else if dy > at {
+            at
+        } else {
+            dy
+        };
         let i = self.offset + dy;
         (i < self.rows.len()).then_some(i)
     }
@@ -441,21 +457,41 @@ impl JsonTree {
         if area.is_empty() {
             return;
         }
-        self.follow(area.height as usize);
-        let end = (self.offset + area.height as usize).min(self.rows.len());
-        for (line_no, i) in (self.offset..end).enumerate() {
-            let y = area.y + line_no as u16;
+        let width = area.width.max(1) as usize;
+        // Wrapped, the selected row takes the lines its text needs (at most
+        // the pane's height); the rows after it move down.
+        let extra = match self.rows.get(self.selected) {
+            Some(row) if self.wrap => (row_line(row, theme).width().div_ceil(width).max(1) - 1)
+                .min(area.height.saturating_sub(1) as usize),
+            _ => 0,
+        };
+        self.follow((area.height as usize).saturating_sub(extra).max(1));
+        self.wrapped = (0, 0);
+        let mut y = area.y;
+        let mut i = self.offset;
+        while y < area.bottom() && i < self.rows.len() {
             let row = &self.rows[i];
             let line = row_line(row, theme);
             let selected = i == self.selected;
+            let height = if selected { 1 + extra as u16 } else { 1 }.min(area.bottom() - y);
+            let r = Rect::new(area.x, y, area.width, height);
             if selected {
-                let mut style = Style::default().bg(theme.selection_bg);
-                if focused {
-                    style = style.add_modifier(Modifier::BOLD);
+                let mut style = theme.selected();
+                if !focused {
+                    style = style.remove_modifier(Modifier::BOLD);
                 }
-                buf.set_style(Rect::new(area.x, y, area.width, 1), style);
+                buf.set_style(r, style);
             }
-            buf.set_line(area.x, y, &line, area.width);
+            if selected && extra > 0 {
+                self.wrapped = ((y - area.y) as usize, extra);
+                Paragraph::new(line)
+                    .wrap(Wrap { trim: false })
+                    .render(r, buf);
+            } else {
+                buf.set_line(area.x, y, &line, area.width);
+            }
+            y += height;
+            i += 1;
         }
     }
 

@@ -27,6 +27,9 @@ pub struct Live {
     pub elapsed_ms: Option<u64>,
     /// Its definition (or what it reads) changed since its record was made.
     pub stale: bool,
+    /// The run could not start (its server failed to start, with the
+    /// server's stderr): why this node did not run.
+    pub start_error: Option<String>,
 }
 
 const BAR: usize = 20;
@@ -96,6 +99,19 @@ pub fn lines(record: Option<&NodeRecord>, live: &Live, theme: &Theme) -> Vec<Lin
         .fg(theme.accent)
         .add_modifier(Modifier::BOLD);
     let mut out = Vec::new();
+    if let (None, Some(e)) = (record, &live.start_error) {
+        out.push(Line::styled(
+            "✗ not run: the session could not start",
+            Style::default()
+                .fg(theme.error)
+                .add_modifier(Modifier::BOLD),
+        ));
+        out.extend(
+            e.lines()
+                .map(|l| Line::styled(l.to_owned(), Style::default().fg(theme.error))),
+        );
+        out.push(Line::default());
+    }
     if live.asking {
         out.push(Line::styled(
             "? waiting for you: the server's question is open",

@@ -70,10 +70,30 @@ impl TextView {
     }
 
     /// Draws the lines on screen.
-    pub fn render(&mut self, text: &PrettyText, area: Rect, buf: &mut Buffer, theme: &Theme) {
+    /// Wrapped, a long line continues on the next rows.
+    pub fn render(
+        &mut self,
+        text: &PrettyText,
+        area: Rect,
+        buf: &mut Buffer,
+        theme: &Theme,
+        wrap: bool,
+    ) {
         self.page = area.height as usize;
         self.scroll_by(0, text.line_count());
         let end = (self.offset + area.height as usize).min(text.line_count());
+        if wrap {
+            let lines: Vec<Line> = (self.offset..end)
+                .map(|i| json_line(text.line(i), theme))
+                .collect();
+            ratatui::widgets::Widget::render(
+                ratatui::widgets::Paragraph::new(lines)
+                    .wrap(ratatui::widgets::Wrap { trim: false }),
+                area,
+                buf,
+            );
+            return;
+        }
         for (n, i) in (self.offset..end).enumerate() {
             let line = json_line(text.line(i), theme);
             buf.set_line(area.x, area.y + n as u16, &line, area.width);

@@ -28,19 +28,49 @@ impl Inspector {
     /// The title's text before the tab names.
     pub(super) fn title_prefix(&self) -> String {
         let name = self.shown.as_ref().map_or("inspector", |s| s.id.as_str());
-        let name: String = if name.chars().count() > 24 {
-            name.chars().take(23).chain(['…']).collect()
+        let max = if self.compact > 0 { 12 } else { 24 };
+        let name: String = if name.chars().count() > max {
+            name.chars().take(max - 1).chain(['…']).collect()
         } else {
             name.to_owned()
         };
-        format!(" {name} ─ ")
+        let mark = if self.focused { "▶ " } else { "" };
+        format!(" {mark}{name} ─ ")
+    }
+
+    /// A tab's name as the title shows it (short in a narrow pane).
+    pub(super) fn tab_label(&self, t: Tab) -> &'static str {
+        const KEYS: [&str; 7] = ["1", "2", "3", "4", "5", "6", "7"];
+        match self.compact {
+            0 => t.name(),
+            1 => t.short(),
+            _ if t == self.tab => t.name(),
+            _ => KEYS[t.index()],
+        }
+    }
+
+    /// How much the tab names must be cut to fit a pane `width` wide.
+    fn compact_for(&mut self, width: u16) -> u8 {
+        for level in 0..2u8 {
+            self.compact = level;
+            let name = self.title_prefix().chars().count();
+            let tabs: usize = Tab::ALL
+                .iter()
+                .map(|t| self.tab_label(*t).chars().count() + 1)
+                .sum();
+            // The corners, the node's name, the tabs and a blank.
+            if 2 + name + tabs < width as usize {
+                return level;
+            }
+        }
+        2
     }
 
     /// The tab whose name is drawn at column `x` of the title row.
     pub(super) fn tab_at(&self, area: Rect, x: u16) -> Option<Tab> {
         let mut at = area.x as usize + 1 + self.title_prefix().chars().count();
         for t in Tab::ALL {
-            let w = t.name().len();
+            let w = self.tab_label(t).chars().count();
             if (x as usize) >= at && (x as usize) < at + w {
                 return Some(t);
             }
@@ -86,6 +116,8 @@ impl Inspector {
         if area.width < 3 || area.height < 3 {
             return;
         }
+        self.focused = focused;
+        self.compact = self.compact_for(area.width);
         let block = Block::bordered()
             .border_type(BorderType::Plain)
             .border_style(theme.border_style(focused))
@@ -105,7 +137,9 @@ impl Inspector {
         };
         match self.tab {
             Tab::Args => {
+                let wrap = self.wrap;
                 if let Some(t) = &mut self.args {
+                    t.wrap = wrap;
                     t.render(body, buf, theme, focused);
                 }
             }
@@ -125,15 +159,23 @@ impl Inspector {
                     Paragraph::new(Line::styled(msg, dim))
                         .wrap(Wrap { trim: false })
                         .render(body, buf);
-                } else if let Some(t) = self.output_tree_mut() {
-                    t.render(body, buf, theme, focused);
+                } else {
+                    let wrap = self.wrap;
+                    if let Some(t) = self.output_tree_mut() {
+                        t.wrap = wrap;
+                        t.render(body, buf, theme, focused);
+                    }
                 }
             }
             Tab::Error => {
-                Paragraph::new(details::error_lines(shown, theme))
-                    .wrap(Wrap { trim: false })
-                    .scroll((self.error_scroll, 0))
-                    .render(body, buf);
+                Paragraph::new(details::error_lines(
+                    shown,
+                    self.live.start_error.as_deref(),
+                    theme,
+                ))
+                .wrap(Wrap { trim: false })
+                .scroll((self.error_scroll, 0))
+                .render(body, buf);
             }
             Tab::Timing => {
                 Paragraph::new(details::timing_lines(shown, theme)).render(body, buf);
@@ -156,7 +198,7 @@ impl Inspector {
                     self.start_raw();
                 }
                 match &self.raw {
-                    RawText::Ready(text) => self.raw_view.render(text, body, buf, theme),
+                    RawText::Ready(text) => self.raw_view.render(text, body, buf, theme, self.wrap),
                     RawText::Pending => {
                         Paragraph::new(Line::styled("formatting…", dim)).render(body, buf)
                     }
@@ -180,13 +222,11 @@ impl Inspector {
                 spans.push(Span::raw(" "));
             }
             let style = if *t == self.tab {
-                Style::default()
-                    .fg(theme.accent)
-                    .add_modifier(Modifier::BOLD | Modifier::UNDERLINED)
+                theme.active_tab()
             } else {
                 Style::default().fg(theme.dim)
             };
-            spans.push(Span::styled(t.name(), style));
+            spans.push(Span::styled(self.tab_label(*t), style));
         }
         spans.push(Span::raw(" "));
         Line::from(spans)

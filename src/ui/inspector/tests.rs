@@ -233,7 +233,7 @@ fn a_click_on_a_tab_name_switches_to_it() {
     let text = screen(&mut i, 100, 30);
     let _ = text;
     // Title: "┌ search ─ Args Output Error Timing Iterations Raw ─"
-    let prefix = " search ─ ".chars().count() as u16;
+    let prefix = i.title_prefix().chars().count() as u16;
     let args_x = area.x + 1 + prefix;
     assert!(i.handle_mouse(click(args_x, area.y), area));
     assert_eq!(i.tab(), Tab::Args);
