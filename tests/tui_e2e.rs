@@ -1,6 +1,6 @@
-//! Runs `tests/tui_e2e.sh`, `tests/tui_e2e_hitl.sh` and
-//! `tests/tui_e2e_hitl_parallel.sh`: the real binary in
-//! tmux, driven by keys. Where tmux is missing the tests say so and pass,
+//! Runs `tests/tui_e2e.sh`, `tests/tui_e2e_hitl.sh`,
+//! `tests/tui_e2e_hitl_parallel.sh` and `tests/tui_e2e_modes.sh`: the real
+//! binary in tmux, driven by keys. Where tmux is missing the tests say so and pass,
 //! except under CI (`CI` set), where `.ci/run` installs tmux and a missing
 //! one is a failure. The HITL stories need the SDK venv at `target/pyvenv`
 //! and fail (they do not skip) without it.
@@ -55,5 +55,12 @@ fn a_server_asks_and_the_person_answers_in_the_workbench() {
 fn two_parallel_questions_on_one_stdio_server_both_reach_the_person() {
     if has_tmux() {
         story("tui_e2e_hitl_parallel.sh");
+    }
+}
+
+#[test]
+fn the_interaction_model_in_a_real_terminal_at_80x24() {
+    if has_tmux() {
+        story("tui_e2e_modes.sh");
     }
 }

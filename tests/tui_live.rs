@@ -874,3 +874,70 @@ async fn the_raw_tab_shows_the_wire_messages() {
         "{result}"
     );
 }
+
+/// Issue 24, item 4: a server that dies at start-up with a Python
+/// traceback. The status line says where the rest is; the Messages pane
+/// and the node's Error tab hold the traceback's last line.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_that_dies_at_start_shows_its_whole_stderr() {
+    let text = "\
+servers:
+  py:
+    command: python3
+    args: [-c, \"import nope_module_for_the_test\"]
+pipe:
+  - id: first
+    server: py
+    tool: anything
+";
+    let mut b = Bench::open(text).await;
+    b.key(KeyCode::F(5));
+    b.until("the start fails", |a| {
+        a.run == RunState::Idle && a.log.iter().any(|e| e.error)
+    })
+    .await;
+    let line = b.status_line();
+    assert!(line.contains("m: all of it"), "{line}");
+    let screen = b.screen(200, 50);
+    assert!(
+        screen.contains("ModuleNotFoundError: No module named 'nope_module_for_the_test'"),
+        "the Error tab holds the server's last words:\n{screen}"
+    );
+    b.key(KeyCode::Char('m'));
+    let screen = b.screen(200, 50);
+    assert!(
+        screen.contains("Traceback (most recent call last):"),
+        "{screen}"
+    );
+    assert!(screen.contains("ModuleNotFoundError"), "{screen}");
+}
+
+/// Issue 24, item 5: `P` writes the recorded output into the file as the
+/// node's `mock:`, one Ctrl-Z takes it back, and the node shows mocked.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pin_writes_the_mock_into_the_file_as_one_undoable_edit() {
+    let mut b = Bench::open(THREE).await;
+    b.run_to_end().await;
+    b.select("find");
+    b.app.focus = pipewright::ui::app::Focus::Dag;
+    b.key(KeyCode::Char('P'));
+    b.until("the mock is written", |a| a.editor.text().contains("mock:"))
+        .await;
+    b.until("the plan has the mock", |a| {
+        !a.editor.validating() && a.visuals.first().is_some_and(|v| v.mocked)
+    })
+    .await;
+    let text = b.app.editor.text();
+    let at = text
+        .find("    mock:\n      result:")
+        .expect("under find, at its keys");
+    assert!(at < text.find("- id: details").unwrap(), "{text}");
+    assert!(text.contains("Carol"), "the recorded output: {text}");
+    assert!(b.status_line().contains("pinned"), "{}", b.status_line());
+    b.key(KeyCode::Char('i'));
+    b.ctrl('z');
+    assert_eq!(
+        b.app.editor.text(),
+        THREE.trim_end_matches('\n').to_owned() + "\n"
+    );
+}
