@@ -13,6 +13,7 @@ pub mod inspector;
 pub mod keys;
 pub mod message;
 pub mod messages;
+pub mod mode;
 pub mod overlay;
 pub mod results;
 pub mod state;

@@ -1431,3 +1431,86 @@ fn every_pane_at_three_sizes_and_without_colour() {
         }
     }
 }
+
+/// Item 7: the URL question's window says what became of opening the
+/// link, as the status line does.
+#[test]
+fn issue24_item7_the_url_window_says_whether_the_link_opened() {
+    let (_d, mut app) = app_on(HITL);
+    let _rx = asked(
+        &mut app,
+        "who",
+        Ask::Url {
+            message: "Confirm in the browser".into(),
+            url: "http://127.0.0.1:9/confirm".into(),
+            elicitation_id: "e1".into(),
+        },
+    );
+    assert!(screen(&mut app, 120, 32).contains("nothing is opened until you ask"));
+    let effects = app.on_key(key(KeyCode::Char('o')));
+    assert!(matches!(effects.as_slice(), [Effect::OpenUrl(u)] if u.ends_with("/confirm")));
+    assert!(screen(&mut app, 120, 32).contains("opening…"));
+    // What the terminal loop does when no opener can start.
+    app.asks
+        .url_opened(Err("xdg-open: No such file or directory".into()));
+    let text = screen(&mut app, 120, 32);
+    assert!(
+        text.contains("could not open it (xdg-open: No such file or directory)"),
+        "{text}"
+    );
+    assert!(!text.contains("asked the browser"), "{text}");
+}
+
+/// Item 7: the recovery bar shows its keys whole in a narrow pane, and
+/// answering it gives the keys back to the DAG, so the next `q` quits
+/// instead of being typed into the file.
+#[test]
+fn issue24_item7_answering_the_recovery_bar_gives_the_keys_back() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("pipeline.yml");
+    std::fs::write(&file, PIPE).unwrap();
+    let data = dir.path().join("data");
+    pipewright::ui::editor::recovery::Recovery::for_file(&file, &data)
+        .write(&format!("# unsaved\n{PIPE}"))
+        .unwrap();
+    let editor = Editor::open(&file, Some(&data)).unwrap();
+    assert!(editor.recovery_pending());
+    let config = Config {
+        theme: Theme::dark(),
+        keymap: Keymap::default(),
+    };
+    let opts = Options {
+        file: file.clone(),
+        ..Options::default()
+    };
+    let dirs = Dirs {
+        config: None,
+        data: Some(data),
+    };
+    let mut app = App::new(opts, dirs, config, editor);
+    let mut now = Instant::now();
+    for _ in 0..50 {
+        now += Duration::from_millis(400);
+        app.on_tick(now);
+        if app.comp.is_some() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    assert_eq!(app.mode(), Mode::Edit, "the question has the keys");
+    let text = screen(&mut app, 80, 24);
+    assert!(text.contains("[r]ecover [d]iscard"), "{text}");
+    app.on_key(key(KeyCode::Char('r')));
+    assert!(app.editor.text().starts_with("# unsaved"));
+    assert_eq!(app.mode(), Mode::Dag, "the keys go back to the DAG");
+    let before = app.editor.text();
+    app.on_key(key(KeyCode::Char('q')));
+    assert_eq!(app.editor.text(), before, "q is not typed into the file");
+    assert!(
+        matches!(
+            app.overlay,
+            Some(Overlay::ConfirmQuit { unsaved: true, .. })
+        ),
+        "q asks to quit (the recovered text is unsaved)"
+    );
+}

@@ -39,7 +39,11 @@ mod cases;
 mod events;
 mod history;
 mod input;
+mod mode;
 mod pin;
+mod plan;
+
+pub use super::mode::{LOG_CAP, LogEntry, Mode};
 
 /// A saved run on screen instead of the live one (History, Enter).
 pub struct Viewing {
@@ -149,51 +153,6 @@ pub enum Preflighted {
     /// Close it: a node would fail (unknown tool, invalid args).
     Stop,
 }
-
-/// What the keys do now, shown first in the status bar and in the footer
-/// (which lists that mode's keys).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Mode {
-    /// The DAG (or the timeline) has the keys: command keys act.
-    Dag,
-    /// The inspector has the keys: tabs, the tree, command keys act.
-    Inspect,
-    /// The editor has the keys: letters are text.
-    Edit,
-    /// The inspector's jq box has the keys.
-    Filter,
-    /// A server's question has the keys.
-    Ask,
-    /// An overlay (help, palette, plan, history, messages…) has the keys.
-    Overlay,
-}
-
-impl Mode {
-    /// The word the status bar shows.
-    pub fn label(self) -> &'static str {
-        match self {
-            Mode::Dag => "DAG",
-            Mode::Inspect => "INSPECT",
-            Mode::Edit => "EDIT",
-            Mode::Filter => "FILTER",
-            Mode::Ask => "ASK",
-            Mode::Overlay => "OVERLAY",
-        }
-    }
-}
-
-/// One line of the Messages pane: a status message, a server's error in
-/// full, a refusal; kept for the whole session.
-#[derive(Debug, Clone)]
-pub struct LogEntry {
-    /// Seconds since the Unix epoch.
-    pub at: u64,
-    pub text: String,
-    pub error: bool,
-}
-
-/// The Messages pane keeps this many entries (the oldest go first).
-pub const LOG_CAP: usize = 2000;
 
 /// A line at the bottom that fades after a few seconds.
 #[derive(Debug, Clone)]
@@ -344,45 +303,6 @@ impl App {
             validated_once: false,
             timeline_open: BTreeSet::new(),
         }
-    }
-
-    /// What the keys do now.
-    pub fn mode(&self) -> Mode {
-        if !self.asks.is_empty() && !self.asks_hidden {
-            return Mode::Ask;
-        }
-        if self.overlay.is_some() {
-            return Mode::Overlay;
-        }
-        match self.focus {
-            Focus::Editor if self.viewing.is_none() => Mode::Edit,
-            Focus::Inspector if self.inspector.filter_editing() => Mode::Filter,
-            Focus::Inspector => Mode::Inspect,
-            _ => Mode::Dag,
-        }
-    }
-
-    /// Shows a message in the status bar for a few seconds.
-    /// The whole text goes to the Messages pane.
-    pub fn say(&mut self, text: impl Into<String>, error: bool) {
-        let text = text.into();
-        let at = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_secs());
-        self.log.push(LogEntry {
-            at,
-            text: text.clone(),
-            error,
-        });
-        if self.log.len() > LOG_CAP {
-            let extra = self.log.len() - LOG_CAP;
-            self.log.drain(..extra);
-        }
-        self.message = Some(Message {
-            text,
-            error,
-            at: Instant::now(),
-        });
     }
 
     // ----- plan -------------------------------------------------------
@@ -553,100 +473,6 @@ impl App {
         self.comp = None;
         self.selected = None;
         self.adopt(p)
-    }
-
-    /// The case row in use: `--case`, else the composition's first.
-    fn case_row<'c>(&self, comp: &'c Composition) -> Option<&'c crate::engine::file::model::Case> {
-        match &self.opts.case {
-            Some(name) => comp.cases.iter().find(|c| &c.name == name),
-            None => comp.cases.first(),
-        }
-    }
-
-    /// `${var.X}` values: file `vars:` < case row < `--var`.
-    fn vars(&self, pipeline: &Pipeline, comp: &Composition) -> IndexMap<String, Value> {
-        let mut vars = pipeline.vars.clone();
-        if let Some(r) = self.case_row(comp) {
-            vars.extend(r.vars.clone());
-        }
-        vars.extend(self.opts.vars.clone());
-        vars
-    }
-
-    fn session_config(&self, pipeline: &Pipeline, comp: &Composition) -> SessionConfig {
-        let row = self.case_row(comp);
-        let vars = self.vars(pipeline, comp);
-        let expect = crate::engine::file::model::Case::expectations(row, comp);
-        SessionConfig {
-            pricing: Arc::new(self.pricing(pipeline, comp)),
-            file: self.opts.file.display().to_string(),
-            case: row.map(|r| r.name.clone()),
-            vars,
-            budget: comp.budget.or(pipeline.budget),
-            default_timeout: self.opts.timeout,
-            expect,
-            ..SessionConfig::default()
-        }
-    }
-
-    /// The prices a run is checked against, built as `run` and `plan`
-    /// build them: the bundled table with the file's `pricing:` over it (a
-    /// bad inline table is the loader's to report), and the server that
-    /// nodes naming none call.
-    pub(crate) fn pricing(&self, pipeline: &Pipeline, comp: &Composition) -> Pricing {
-        let base = PricingTable::bundled();
-        let table = match pipeline.pricing.as_ref().map(PricingTable::from_value) {
-            Some(Ok(over)) => base.overlay(over),
-            _ => base,
-        };
-        let vars = self.vars(pipeline, comp);
-        let default = crate::engine::mcp::servers::resolve(
-            pipeline,
-            &self.opts.servers,
-            self.opts.url.as_deref(),
-            &vars,
-            &crate::engine::redact::Redactor::default(),
-        )
-        .ok()
-        .and_then(|specs| crate::engine::mcp::servers::default_server(&specs));
-        Pricing::new(table, default)
-    }
-
-    /// What `pipewright plan` says of the composition and case on screen:
-    /// the same function on the same inputs (prices, the recorded figures
-    /// of this file's latest saved run, the vars, the budget in force).
-    pub fn plan_model(&self) -> Option<crate::engine::plan::dry_run::CompositionPlan> {
-        let (p, c) = (self.pipeline.as_deref()?, self.comp.as_deref()?);
-        let mut pricing = self.pricing(p, c);
-        let case = self.case_row(c).map(|r| r.name.clone());
-        let file = self.opts.file.display().to_string();
-        if let Some(d) = &self.dirs.data
-            && let Some(t) = crate::engine::run::store::Runs::at(d.join("runs")).latest_of(
-                &file,
-                &c.name,
-                case.as_deref(),
-            )
-        {
-            pricing.recorded = crate::engine::plan::dry_run::recorded_figures(&t);
-        }
-        let vars = self.vars(p, c);
-        Some(crate::engine::plan::dry_run::plan_composition(
-            c,
-            case,
-            &vars,
-            self.budget(),
-            None,
-            &pricing,
-            &crate::engine::redact::Redactor::default(),
-        ))
-    }
-
-    /// The budget in force, for the status bar.
-    pub fn budget(&self) -> Budget {
-        match (&self.pipeline, &self.comp) {
-            (Some(p), Some(c)) => c.budget.or(p.budget),
-            _ => Budget::default(),
-        }
     }
 
     // ----- selection --------------------------------------------------

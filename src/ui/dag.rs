@@ -191,40 +191,38 @@ impl DagView<'_> {
             return full;
         }
         // Narrow: the counts as glyphs.
-        let count = |s: NodeStatus| self.nodes.iter().filter(|v| v.status == s).count();
         let mark = if self.focused { "▶ " } else { "" };
         let mut t = format!(" {mark}DAG {} · {}", self.comp.name, self.comp.nodes.len());
-        for (s, g) in [
-            (NodeStatus::Ok, "✓"),
-            (NodeStatus::Running, "●"),
-            (NodeStatus::Failed, "✗"),
-        ] {
-            let c = count(s);
-            if c > 0 {
-                t.push_str(&format!(" {g}{c}"));
-            }
+        for (c, glyph, _) in self.counts() {
+            t.push_str(&format!(" {glyph}{c}"));
         }
         t.push(' ');
         t
     }
 
+    /// How many nodes are ok, running and failed (the ones there are),
+    /// with their glyph and word.
+    fn counts(&self) -> Vec<(usize, &'static str, &'static str)> {
+        [
+            (NodeStatus::Ok, "✓", "ok"),
+            (NodeStatus::Running, "●", "running"),
+            (NodeStatus::Failed, "✗", "failed"),
+        ]
+        .into_iter()
+        .map(|(s, g, w)| (self.nodes.iter().filter(|v| v.status == s).count(), g, w))
+        .filter(|(c, _, _)| *c > 0)
+        .collect()
+    }
+
     fn full_title(&self) -> String {
-        let count = |s: NodeStatus| self.nodes.iter().filter(|v| v.status == s).count();
         let mark = if self.focused { "▶ " } else { "" };
         let mut t = format!(
             " {mark}DAG {} · {} nodes",
             self.comp.name,
             self.comp.nodes.len()
         );
-        for (s, word) in [
-            (NodeStatus::Ok, "ok"),
-            (NodeStatus::Running, "running"),
-            (NodeStatus::Failed, "failed"),
-        ] {
-            let c = count(s);
-            if c > 0 {
-                t.push_str(&format!(" · {c} {word}"));
-            }
+        for (c, _, word) in self.counts() {
+            t.push_str(&format!(" · {c} {word}"));
         }
         t.push(' ');
         t

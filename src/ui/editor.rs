@@ -5,7 +5,7 @@
 
 mod highlight;
 mod keys;
-mod recovery;
+pub mod recovery;
 mod search;
 mod validate;
 mod view;

@@ -208,42 +208,8 @@ impl App {
         let r = self.areas.overlay;
         let key = |code| KeyEvent::new(code, crossterm::event::KeyModifiers::NONE);
         match ev.kind {
-            MouseEventKind::ScrollDown => {
-                let k = match self.overlay {
-                    Some(Overlay::Palette(_) | Overlay::History(_)) => KeyCode::Down,
-                    _ => KeyCode::Char('j'),
-                };
-                let mut e = self.on_key(key(k));
-                if let Some(
-                    Overlay::Help { .. }
-                    | Overlay::Messages { .. }
-                    | Overlay::Text { .. }
-                    | Overlay::Plan(_),
-                ) = self.overlay
-                {
-                    e.extend(self.on_key(key(k)));
-                    e.extend(self.on_key(key(k)));
-                }
-                e
-            }
-            MouseEventKind::ScrollUp => {
-                let k = match self.overlay {
-                    Some(Overlay::Palette(_) | Overlay::History(_)) => KeyCode::Up,
-                    _ => KeyCode::Char('k'),
-                };
-                let mut e = self.on_key(key(k));
-                if let Some(
-                    Overlay::Help { .. }
-                    | Overlay::Messages { .. }
-                    | Overlay::Text { .. }
-                    | Overlay::Plan(_),
-                ) = self.overlay
-                {
-                    e.extend(self.on_key(key(k)));
-                    e.extend(self.on_key(key(k)));
-                }
-                e
-            }
+            MouseEventKind::ScrollDown => self.overlay_wheel(true),
+            MouseEventKind::ScrollUp => self.overlay_wheel(false),
             MouseEventKind::Down(MouseButton::Left) if !r.contains(at) => {
                 // Outside: close it, unless it asks a question.
                 match self.overlay {
@@ -272,6 +238,30 @@ impl App {
             }
             _ => Vec::new(),
         }
+    }
+
+    /// The wheel over an overlay: a list's choice moves a row, a text
+    /// scrolls three lines.
+    fn overlay_wheel(&mut self, down: bool) -> Vec<Effect> {
+        let list = matches!(
+            self.overlay,
+            Some(Overlay::Palette(_) | Overlay::History(_))
+        );
+        let code = match (list, down) {
+            (true, true) => KeyCode::Down,
+            (true, false) => KeyCode::Up,
+            (false, true) => KeyCode::Char('j'),
+            (false, false) => KeyCode::Char('k'),
+        };
+        let times = if list { 1 } else { 3 };
+        let mut effects = Vec::new();
+        for _ in 0..times {
+            if self.overlay.is_none() {
+                break;
+            }
+            effects.extend(self.on_key(KeyEvent::new(code, crossterm::event::KeyModifiers::NONE)));
+        }
+        effects
     }
 
     /// Text pasted into the terminal goes into the editor as one edit.

@@ -1,0 +1,46 @@
+//! The mode the workbench is in (what the keys do now) and the messages
+//! it keeps for the Messages pane.
+
+use super::*;
+use crate::ui::mode::{LOG_CAP, LogEntry};
+
+impl App {
+    /// What the keys do now.
+    pub fn mode(&self) -> Mode {
+        if !self.asks.is_empty() && !self.asks_hidden {
+            return Mode::Ask;
+        }
+        if self.overlay.is_some() {
+            return Mode::Overlay;
+        }
+        match self.focus {
+            Focus::Editor if self.viewing.is_none() => Mode::Edit,
+            Focus::Inspector if self.inspector.filter_editing() => Mode::Filter,
+            Focus::Inspector => Mode::Inspect,
+            _ => Mode::Dag,
+        }
+    }
+
+    /// Shows a message in the status bar for a few seconds.
+    /// The whole text goes to the Messages pane.
+    pub fn say(&mut self, text: impl Into<String>, error: bool) {
+        let text = text.into();
+        let at = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs());
+        self.log.push(LogEntry {
+            at,
+            text: text.clone(),
+            error,
+        });
+        if self.log.len() > LOG_CAP {
+            let extra = self.log.len() - LOG_CAP;
+            self.log.drain(..extra);
+        }
+        self.message = Some(Message {
+            text,
+            error,
+            at: Instant::now(),
+        });
+    }
+}

@@ -1,0 +1,104 @@
+//! What the workbench asks the engine about the plan on screen: the
+//! vars, prices, budget and plan `run` and `plan` would use for the same
+//! file, composition and case.
+
+use super::*;
+
+impl App {
+    /// The case row in use: `--case`, else the composition's first.
+    pub(super) fn case_row<'c>(
+        &self,
+        comp: &'c Composition,
+    ) -> Option<&'c crate::engine::file::model::Case> {
+        match &self.opts.case {
+            Some(name) => comp.cases.iter().find(|c| &c.name == name),
+            None => comp.cases.first(),
+        }
+    }
+
+    /// `${var.X}` values: file `vars:` < case row < `--var`.
+    pub(super) fn vars(&self, pipeline: &Pipeline, comp: &Composition) -> IndexMap<String, Value> {
+        let mut vars = pipeline.vars.clone();
+        if let Some(r) = self.case_row(comp) {
+            vars.extend(r.vars.clone());
+        }
+        vars.extend(self.opts.vars.clone());
+        vars
+    }
+
+    pub(super) fn session_config(&self, pipeline: &Pipeline, comp: &Composition) -> SessionConfig {
+        let row = self.case_row(comp);
+        let vars = self.vars(pipeline, comp);
+        let expect = crate::engine::file::model::Case::expectations(row, comp);
+        SessionConfig {
+            pricing: Arc::new(self.pricing(pipeline, comp)),
+            file: self.opts.file.display().to_string(),
+            case: row.map(|r| r.name.clone()),
+            vars,
+            budget: comp.budget.or(pipeline.budget),
+            default_timeout: self.opts.timeout,
+            expect,
+            ..SessionConfig::default()
+        }
+    }
+
+    /// The prices a run is checked against, built as `run` and `plan`
+    /// build them: the bundled table with the file's `pricing:` over it (a
+    /// bad inline table is the loader's to report), and the server that
+    /// nodes naming none call.
+    pub(crate) fn pricing(&self, pipeline: &Pipeline, comp: &Composition) -> Pricing {
+        let base = PricingTable::bundled();
+        let table = match pipeline.pricing.as_ref().map(PricingTable::from_value) {
+            Some(Ok(over)) => base.overlay(over),
+            _ => base,
+        };
+        let vars = self.vars(pipeline, comp);
+        let default = crate::engine::mcp::servers::resolve(
+            pipeline,
+            &self.opts.servers,
+            self.opts.url.as_deref(),
+            &vars,
+            &crate::engine::redact::Redactor::default(),
+        )
+        .ok()
+        .and_then(|specs| crate::engine::mcp::servers::default_server(&specs));
+        Pricing::new(table, default)
+    }
+
+    /// What `pipewright plan` says of the composition and case on screen:
+    /// the same function on the same inputs (prices, the recorded figures
+    /// of this file's latest saved run, the vars, the budget in force).
+    pub fn plan_model(&self) -> Option<crate::engine::plan::dry_run::CompositionPlan> {
+        let (p, c) = (self.pipeline.as_deref()?, self.comp.as_deref()?);
+        let mut pricing = self.pricing(p, c);
+        let case = self.case_row(c).map(|r| r.name.clone());
+        let file = self.opts.file.display().to_string();
+        if let Some(d) = &self.dirs.data
+            && let Some(t) = crate::engine::run::store::Runs::at(d.join("runs")).latest_of(
+                &file,
+                &c.name,
+                case.as_deref(),
+            )
+        {
+            pricing.recorded = crate::engine::plan::dry_run::recorded_figures(&t);
+        }
+        let vars = self.vars(p, c);
+        Some(crate::engine::plan::dry_run::plan_composition(
+            c,
+            case,
+            &vars,
+            self.budget(),
+            None,
+            &pricing,
+            &crate::engine::redact::Redactor::default(),
+        ))
+    }
+
+    /// The budget in force, for the status bar.
+    pub fn budget(&self) -> Budget {
+        match (&self.pipeline, &self.comp) {
+            (Some(p), Some(c)) => c.budget.or(p.budget),
+            _ => Budget::default(),
+        }
+    }
+}

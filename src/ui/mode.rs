@@ -1,0 +1,47 @@
+//! What the keys do now (the mode the status bar leads with) and one line
+//! of the Messages pane.
+
+/// What the keys do now, shown first in the status bar and in the footer
+/// (which lists that mode's keys).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    /// The DAG (or the timeline) has the keys: command keys act.
+    Dag,
+    /// The inspector has the keys: tabs, the tree, command keys act.
+    Inspect,
+    /// The editor has the keys: letters are text.
+    Edit,
+    /// The inspector's jq box has the keys.
+    Filter,
+    /// A server's question has the keys.
+    Ask,
+    /// An overlay (help, palette, plan, history, messages…) has the keys.
+    Overlay,
+}
+
+impl Mode {
+    /// The word the status bar shows.
+    pub fn label(self) -> &'static str {
+        match self {
+            Mode::Dag => "DAG",
+            Mode::Inspect => "INSPECT",
+            Mode::Edit => "EDIT",
+            Mode::Filter => "FILTER",
+            Mode::Ask => "ASK",
+            Mode::Overlay => "OVERLAY",
+        }
+    }
+}
+
+/// One line of the Messages pane: a status message, a server's error in
+/// full, a refusal; kept for the whole session.
+#[derive(Debug, Clone)]
+pub struct LogEntry {
+    /// Seconds since the Unix epoch.
+    pub at: u64,
+    pub text: String,
+    pub error: bool,
+}
+
+/// The Messages pane keeps this many entries (the oldest go first).
+pub const LOG_CAP: usize = 2000;
