@@ -1055,6 +1055,7 @@ fn issue24_item1_the_jq_box_types_each_key_once() {
         "{text}"
     );
     assert!(status_row(&mut app, 120, 32).starts_with(" FILTER "));
+    insta::assert_snapshot!("jq_box_typed_once", screen(&mut app, 120, 32));
     assert!(footer_row(&mut app, 120, 32).contains("Enter keep it"));
     assert!(!app.quit && app.overlay.is_none());
 }
@@ -1257,6 +1258,7 @@ fn issue24_item6_layout_zoom_wrap_and_resize() {
         squeezed.contains(&long.split_whitespace().collect::<String>()),
         "{wrapped}"
     );
+    insta::assert_snapshot!("zoomed_and_wrapped_80x24", screen(&mut app, 80, 24));
     app.on_key(key(KeyCode::Char('z')));
     // History at 80 columns keeps duration, cost and failed.
     save_runs(&d, &[saved_run("20261122-120100-aaaa", 1, "c@x", false)]);
@@ -1425,6 +1427,15 @@ fn every_pane_at_three_sizes_and_without_colour() {
             app.overlay = None;
             app.act(Action::Help);
             shoot(&mut app, "help");
+            app.overlay = None;
+            app.act(Action::Palette);
+            shoot(&mut app, "palette");
+            app.overlay = None;
+            app.act(Action::DryRun);
+            shoot(&mut app, "dry run");
+            app.overlay = None;
+            app.act(Action::History);
+            shoot(&mut app, "history");
             app.overlay = None;
             let name = format!("panes_{w}x{h}{}", if mono { "_no_color" } else { "" });
             insta::assert_snapshot!(name, shots.join("\n"));
