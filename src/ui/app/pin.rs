@@ -11,7 +11,14 @@ impl App {
     /// text to paste instead.
     pub(super) fn write_pin(&mut self, id: &str, yaml: &str) {
         let text = self.editor.text();
-        match pinned_text(&text, id, yaml) {
+        // Where the node is in the buffer (another composition may have a
+        // node of the same id).
+        let at = self
+            .comp
+            .as_ref()
+            .and_then(|c| c.nodes.iter().find(|n| n.id == id))
+            .map_or(0, |n| (n.id_span.start.line as usize).saturating_sub(1));
+        match pinned_text(&text, id, yaml, at) {
             Some(new) => {
                 self.editor.set_text(&new);
                 self.say(
@@ -40,8 +47,9 @@ impl App {
 }
 
 /// The buffer `text` with `yaml` as node `id`'s `mock:`, or `None` when
-/// the node is not a block mapping in a YAML list (`- id: NAME`).
-pub(crate) fn pinned_text(text: &str, id: &str, yaml: &str) -> Option<String> {
+/// the node is not a block mapping in a YAML list (`- id: NAME`). The
+/// node is looked for from line `from` (0-based) on, then from the top.
+pub(crate) fn pinned_text(text: &str, id: &str, yaml: &str, from: usize) -> Option<String> {
     let lines: Vec<&str> = text.lines().collect();
     let indent = |l: &str| l.len() - l.trim_start().len();
     // The line `- id: NAME` (or `id: NAME` under a `-` line).
@@ -53,7 +61,13 @@ pub(crate) fn pinned_text(text: &str, id: &str, yaml: &str) -> Option<String> {
         let v = rest.split(" #").next().unwrap_or_default().trim();
         v.trim_matches(|c| c == '"' || c == '\'') == id
     };
-    let at = lines.iter().position(|l| is_id(l))?;
+    let at = lines
+        .iter()
+        .enumerate()
+        .skip(from)
+        .find(|(_, l)| is_id(l))
+        .or_else(|| lines.iter().enumerate().find(|(_, l)| is_id(l)))
+        .map(|(i, _)| i)?;
     let line = lines[at];
     let key_col = line.find("id:")?;
     if line[..key_col].contains('{') {
@@ -120,12 +134,12 @@ mod tests {
     fn the_mock_goes_under_the_node_at_its_keys_indent() {
         let text =
             "pipe:\n  - id: find\n    tool: t\n    args: {q: 1}\n  - id: next\n    tool: u\n";
-        let out = pinned_text(text, "find", YAML).unwrap();
+        let out = pinned_text(text, "find", YAML, 0).unwrap();
         assert_eq!(
             out,
             "pipe:\n  - id: find\n    tool: t\n    args: {q: 1}\n    mock:\n      result: {\"a\": 1}\n  - id: next\n    tool: u\n"
         );
-        let last = pinned_text(text, "next", YAML).unwrap();
+        let last = pinned_text(text, "next", YAML, 0).unwrap();
         assert!(
             last.ends_with("    tool: u\n    mock:\n      result: {\"a\": 1}\n"),
             "{last}"
@@ -135,12 +149,25 @@ mod tests {
     #[test]
     fn an_existing_mock_is_replaced_and_flow_nodes_are_refused() {
         let text = "pipe:\n  - id: find\n    mock:\n      result: 0\n    tool: t\n";
-        let out = pinned_text(text, "find", YAML).unwrap();
+        let out = pinned_text(text, "find", YAML, 0).unwrap();
         assert_eq!(
             out,
             "pipe:\n  - id: find\n    tool: t\n    mock:\n      result: {\"a\": 1}\n"
         );
-        assert!(pinned_text("pipe:\n  - {id: find, tool: t}\n", "find", YAML).is_none());
-        assert!(pinned_text("pipe:\n  - id: other\n", "find", YAML).is_none());
+        assert!(pinned_text("pipe:\n  - {id: find, tool: t}\n", "find", YAML, 0).is_none());
+        assert!(pinned_text("pipe:\n  - id: other\n", "find", YAML, 0).is_none());
+    }
+
+    #[test]
+    fn the_node_of_the_composition_on_screen_gets_it() {
+        let text = "compositions:\n  - name: a\n    nodes:\n      - id: n\n        tool: t\n  - name: b\n    nodes:\n      - id: n\n        tool: u\n";
+        let out = pinned_text(text, "n", YAML, 7).unwrap();
+        assert!(
+            out.ends_with("        tool: u\n        mock:\n          result: {\"a\": 1}\n"),
+            "{out}"
+        );
+        assert!(out.starts_with(
+            "compositions:\n  - name: a\n    nodes:\n      - id: n\n        tool: t\n  - name"
+        ));
     }
 }
