@@ -291,8 +291,14 @@ pub fn mode_keys(app: &App) -> Vec<(String, &'static str)> {
             if app.viewing.is_some() {
                 out.push(("Esc".into(), "back to the live run"));
             }
-            out.push(("←↓↑→".into(), "move"));
-            out.push(("Enter".into(), "inspect"));
+            if app.timeline {
+                out.push(("↑↓".into(), "move"));
+                out.push(("Enter".into(), "all iterations"));
+                out.push((k(Action::Timeline), "graph"));
+            } else {
+                out.push(("←↓↑→".into(), "move"));
+                out.push(("Enter".into(), "inspect"));
+            }
             out.push(("i".into(), "edit"));
             out.push((k(Action::Run), "run"));
             out.push((k(Action::Step), "step"));

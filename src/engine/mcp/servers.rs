@@ -378,8 +378,25 @@ impl Caller for ServerPool {
                 None => None,
             };
             let Some(conn) = conn else {
+                let Some(name) = server else {
+                    // No `server:` on the node, and not exactly one server.
+                    let names: Vec<&str> = self.conns.keys().map(String::as_str).collect();
+                    let reason = if names.is_empty() {
+                        "no server was opened for the run".to_owned()
+                    } else {
+                        format!(
+                            "the node names no `server:` and the run has {} servers ({}): name one of them",
+                            names.len(),
+                            names.join(", ")
+                        )
+                    };
+                    return Err(McpError::Transport {
+                        server: "(none named)".to_owned(),
+                        reason,
+                    });
+                };
                 return Err(McpError::Transport {
-                    server: server.unwrap_or("?").to_owned(),
+                    server: name.to_owned(),
                     reason: "no connection to this server was opened for the run".to_owned(),
                 });
             };
