@@ -56,10 +56,38 @@ pub struct ServeArgs {
     /// Do not save the runs callers make.
     #[arg(long)]
     pub no_save: bool,
+    /// With --http: every request must carry `Authorization: Bearer TOKEN`,
+    /// TOKEN being the value of the environment variable NAME. Required to
+    /// listen on an address other than loopback.
+    #[arg(long, value_name = "NAME")]
+    pub token_env: Option<String>,
+    /// With --http: the largest request body taken, in bytes (a larger one
+    /// is answered 413 unread).
+    #[arg(long, value_name = "BYTES", default_value_t = handler::DEFAULT_MAX_BODY)]
+    pub max_body: usize,
 }
 
 /// `serve`: returns the exit code.
 pub async fn serve(args: ServeArgs) -> u8 {
+    // What --http needs is checked before any upstream server starts.
+    let http = match &args.http {
+        Some(addr) => match http_options(addr, &args).await {
+            Ok(opts) => Some((addr.clone(), opts)),
+            Err(e) => {
+                eprintln!("error: {e}");
+                return exit::INVALID;
+            }
+        },
+        None => {
+            if args.token_env.is_some() {
+                eprintln!(
+                    "error: --token-env applies to --http only (stdio has one client: its parent)"
+                );
+                return exit::INVALID;
+            }
+            None
+        }
+    };
     let mut served: Vec<Served> = Vec::new();
     let mut upstreams: Vec<Arc<Upstream>> = Vec::new();
     for path in &args.files {
@@ -99,13 +127,46 @@ pub async fn serve(args: ServeArgs) -> u8 {
             yes: args.yes,
         },
     );
-    let code = match &args.http {
-        Some(addr) => handler::serve_http(server, addr).await,
+    let code = match http {
+        Some((addr, opts)) => handler::serve_http(server, &addr, opts).await,
         None => handler::serve_stdio(server).await,
     };
     code.unwrap_or_else(|e| {
         eprintln!("error: {e:#}");
         exit::FAILED
+    })
+}
+
+/// The token (from `--token-env`) and body limit for `--http ADDR`; an
+/// address off loopback without a token is refused.
+async fn http_options(addr: &str, args: &ServeArgs) -> Result<handler::HttpOptions, String> {
+    let token = match &args.token_env {
+        Some(name) => match std::env::var(name) {
+            Ok(v) if !v.trim().is_empty() => Some(v.trim().to_owned()),
+            _ => {
+                return Err(format!(
+                    "--token-env {name}: the environment variable `{name}` is not set (or empty)"
+                ));
+            }
+        },
+        None => None,
+    };
+    let resolved: Vec<std::net::SocketAddr> = tokio::net::lookup_host(addr)
+        .await
+        .map_err(|e| format!("--http {addr}: not an address to listen on ({e})"))?
+        .collect();
+    let loopback = !resolved.is_empty() && resolved.iter().all(|a| a.ip().is_loopback());
+    if !loopback && token.is_none() {
+        return Err(format!(
+            "--http {addr} is not a loopback address: anyone who reaches it could call the served tools; give a token with --token-env NAME, or listen on 127.0.0.1"
+        ));
+    }
+    if args.max_body == 0 {
+        return Err("--max-body must be at least 1 byte".into());
+    }
+    Ok(handler::HttpOptions {
+        token,
+        max_body: args.max_body,
     })
 }
 

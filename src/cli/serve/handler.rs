@@ -401,9 +401,40 @@ pub async fn serve_stdio(server: PipelineServer) -> anyhow::Result<u8> {
     Ok(exit::OK)
 }
 
+/// The largest request body `serve --http` takes by default (4 MiB).
+pub const DEFAULT_MAX_BODY: usize = 4 * 1024 * 1024;
+
+/// How `serve --http` guards its door.
+#[derive(Debug, Clone)]
+pub struct HttpOptions {
+    /// Every request must carry `Authorization: Bearer <token>`.
+    pub token: Option<String>,
+    /// Request bodies larger than this are answered 413 unread.
+    pub max_body: usize,
+}
+
+/// Whether `header` is `Bearer <token>`, compared in constant time.
+fn bearer_matches(header: Option<&axum::http::HeaderValue>, token: &str) -> bool {
+    let Some(given) = header
+        .and_then(|h| h.to_str().ok())
+        .and_then(|h| h.strip_prefix("Bearer "))
+    else {
+        return false;
+    };
+    let (a, b) = (given.trim().as_bytes(), token.as_bytes());
+    if a.len() != b.len() {
+        return false;
+    }
+    a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
 /// Serves Streamable HTTP at `http://ADDR/mcp` until Ctrl-C; prints the
 /// address on stderr once listening.
-pub async fn serve_http(server: PipelineServer, addr: &str) -> anyhow::Result<u8> {
+pub async fn serve_http(
+    server: PipelineServer,
+    addr: &str,
+    opts: HttpOptions,
+) -> anyhow::Result<u8> {
     let listener = tokio::net::TcpListener::bind(addr)
         .await
         .with_context(|| format!("could not listen on {addr}"))?;
@@ -414,7 +445,30 @@ pub async fn serve_http(server: PipelineServer, addr: &str) -> anyhow::Result<u8
         Arc::new(LocalSessionManager::default()),
         StreamableHttpServerConfig::default().with_cancellation_token(cancel.child_token()),
     );
-    let router = axum::Router::new().nest_service("/mcp", service);
+    let router = axum::Router::new()
+        .nest_service("/mcp", service)
+        // A body over the limit is refused before it is read.
+        .layer(tower_http::limit::RequestBodyLimitLayer::new(opts.max_body));
+    let router = match opts.token {
+        Some(token) => router.layer(axum::middleware::from_fn(
+            move |req: axum::extract::Request, next: axum::middleware::Next| {
+                let ok =
+                    bearer_matches(req.headers().get(axum::http::header::AUTHORIZATION), &token);
+                async move {
+                    if ok {
+                        next.run(req).await
+                    } else {
+                        axum::response::IntoResponse::into_response((
+                            axum::http::StatusCode::UNAUTHORIZED,
+                            [(axum::http::header::WWW_AUTHENTICATE, "Bearer")],
+                            "a bearer token is required (serve --token-env)\n",
+                        ))
+                    }
+                }
+            },
+        )),
+        None => router,
+    };
     eprintln!("pipewright serve listening on http://{bound}/mcp");
     let stop = cancel.clone();
     // Ctrl-C or SIGTERM: stop serving; the upstream servers are stopped

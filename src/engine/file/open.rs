@@ -16,9 +16,63 @@ pub fn load_file(path: &Path) -> (String, Loaded) {
     load_file_as(path, Dialect::Auto)
 }
 
+/// Pipeline files (and inline pipelines sent to `serve`) larger than this
+/// many MiB are refused before they are parsed; `PIPEWRIGHT_MAX_FILE_MB`
+/// raises it.
+pub const DEFAULT_MAX_FILE_MB: u64 = 8;
+
+/// The size limit in force, in bytes.
+pub fn max_file_bytes() -> u64 {
+    std::env::var("PIPEWRIGHT_MAX_FILE_MB")
+        .ok()
+        .and_then(|v| v.trim().parse::<u64>().ok())
+        .filter(|mb| *mb > 0)
+        .unwrap_or(DEFAULT_MAX_FILE_MB)
+        .saturating_mul(1024 * 1024)
+}
+
+/// The error for a text of `len` bytes over the limit.
+fn too_large(what: &str, len: u64, limit: u64) -> Loaded {
+    let mb = |b: u64| b as f64 / (1024.0 * 1024.0);
+    Loaded {
+        pipeline: None,
+        diagnostics: vec![
+            Diagnostic::error(
+                Span::at(Pos::new(1, 1)),
+                format!(
+                    "{what} is {:.1} MiB; pipeline files are read up to {:.0} MiB, so it is refused unread",
+                    mb(len),
+                    mb(limit)
+                ),
+            )
+            .with_hint("raise the limit with PIPEWRIGHT_MAX_FILE_MB=N if the file is meant to be this big"),
+        ],
+    }
+}
+
 /// Reads and loads a file written in `dialect` (`Auto` detects it).
 pub fn load_file_as(path: &Path, dialect: Dialect) -> (String, Loaded) {
-    match std::fs::read_to_string(path) {
+    let limit = max_file_bytes();
+    // Refused before it is read: a huge file costs neither time nor memory.
+    if let Ok(meta) = std::fs::metadata(path)
+        && meta.is_file()
+        && meta.len() > limit
+    {
+        let what = format!("`{}`", path.display());
+        return (String::new(), too_large(&what, meta.len(), limit));
+    }
+    let read = std::fs::File::open(path).and_then(|f| {
+        use std::io::Read;
+        let mut text = String::new();
+        // A file that grew since it was measured is read up to the limit.
+        f.take(limit + 1).read_to_string(&mut text)?;
+        Ok(text)
+    });
+    match read {
+        Ok(source) if source.len() as u64 > limit => {
+            let what = format!("`{}`", path.display());
+            (String::new(), too_large(&what, source.len() as u64, limit))
+        }
         Ok(source) => {
             let loaded = load_str_as(&source, dialect);
             (source, loaded)
@@ -45,6 +99,10 @@ pub fn load_str(source: &str) -> Loaded {
 /// Loads any pipeline file: native files go to the native loader, imports
 /// are converted first and their diagnostics and spans mapped back.
 pub fn load_str_as(source: &str, dialect: Dialect) -> Loaded {
+    let limit = max_file_bytes();
+    if source.len() as u64 > limit {
+        return too_large("the pipeline text", source.len() as u64, limit);
+    }
     let root = match yaml::parse(source) {
         Ok(root) => root,
         Err(d) => {

@@ -47,6 +47,10 @@ pub struct NodeJob {
 /// Longest wait between two retries.
 const MAX_BACKOFF: Duration = Duration::from_secs(10);
 
+/// How many items one `for_each` may fan out over when the file sets no
+/// `budget.max_iterations` (which replaces this cap).
+pub const DEFAULT_MAX_FOR_EACH: usize = 10_000;
+
 /// Runs the node to its end and returns its record.
 pub async fn run_node(job: NodeJob) -> NodeRecord {
     let node = &job.comp.nodes[job.idx];
@@ -75,6 +79,21 @@ pub async fn run_node(job: NodeJob) -> NodeRecord {
                 }
                 Err(e) => return fail(rec, started, e.to_string(), INTERPOLATION_FAILED),
             };
+            // Without a budget of iterations, one node fans out over at
+            // most DEFAULT_MAX_FOR_EACH items: a reply of a million items
+            // is refused before any call, not dispatched.
+            if job.iterations.is_none() && items.len() > DEFAULT_MAX_FOR_EACH {
+                return fail(
+                    rec,
+                    started,
+                    format!(
+                        "`for_each: {}` has {} items; a node fans out over at most {DEFAULT_MAX_FOR_EACH} unless the file sets `budget: {{max_iterations: N}}`",
+                        fe.source,
+                        items.len()
+                    ),
+                    "ITERATION_LIMIT",
+                );
+            }
             if let Some((used, max)) = &job.iterations {
                 let n = items.len() as u64;
                 let before = used.fetch_add(n, Ordering::Relaxed);
