@@ -1291,7 +1291,9 @@ fn issue24_item7_overlays_questions_and_the_mouse() {
         "both show ?"
     );
     assert_eq!(app.mode(), Mode::Ask);
-    assert!(footer_row(&mut app, 120, 32).contains("F2 hide"));
+    let footer = footer_row(&mut app, 120, 32);
+    assert!(footer.contains("F2 hide"), "{footer}");
+    assert!(footer.contains("Ctrl-Q quit"), "{footer}");
     app.on_key(key(KeyCode::F(2)));
     assert_eq!(app.mode(), Mode::Dag, "the question is hidden");
     app.on_key(key(KeyCode::Enter));

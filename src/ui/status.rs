@@ -220,7 +220,16 @@ pub fn mode_keys(app: &App) -> Vec<(String, &'static str)> {
             out.push((k(Action::AskDecline), "decline"));
             out.push((k(Action::AskCancel), "cancel"));
             out.push((k(Action::AskHide), "hide (look at the nodes)"));
-            out.push((k(Action::Quit).replace("q ", ""), "quit"));
+            // Letters are typed into the form: only a chord quits.
+            let quit = app
+                .keymap
+                .keys(Action::Quit)
+                .iter()
+                .find(|key| key.is_global())
+                .map(ToString::to_string);
+            if let Some(q) = quit {
+                out.push((q, "quit"));
+            }
         }
         Mode::Overlay => match &app.overlay {
             Some(super::overlay::Overlay::Palette(_)) => {

@@ -266,7 +266,7 @@ impl App {
 
     /// Text pasted into the terminal goes into the editor as one edit.
     pub fn on_paste(&mut self, text: &str) {
-        if !self.asks.is_empty() {
+        if !self.asks.is_empty() && !self.asks_hidden {
             self.asks.paste(text);
             return;
         }
