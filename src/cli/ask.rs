@@ -295,13 +295,9 @@ fn form(schema: &Value, c: &mut Console<'_>) -> Reply {
     Reply::Cancel
 }
 
-/// Server text made safe to print: control characters (escape sequences,
-/// carriage returns) are shown as `?`, so a message cannot redraw the
-/// terminal or hide a URL.
+/// Server text made safe to print (see [`super::output::printable`]).
 fn clean(text: &str) -> String {
-    text.chars()
-        .map(|c| if c.is_control() && c != '\n' { '?' } else { c })
-        .collect()
+    super::output::printable(text).into_owned()
 }
 
 enum FieldAnswer {

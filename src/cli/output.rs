@@ -150,19 +150,28 @@ pub fn print_text(traces: &[Trace]) {
                 }
                 _ => String::new(),
             };
-            println!("  status {}{why}", t.composition.status.as_str());
+            println!(
+                "  status {}{}",
+                t.composition.status.as_str(),
+                printable(&why)
+            );
         }
         for e in t.expect.iter().filter(|e| !e.pass) {
             let msg = e
                 .message
                 .clone()
                 .unwrap_or_else(|| format!("actual {}", e.actual));
-            println!("  expect {} {}: {msg}", e.target, e.matcher);
+            println!("  expect {} {}: {}", e.target, e.matcher, printable(&msg));
         }
         for c in &t.compensations {
             match &c.error {
                 None => println!("  compensated {} ({})", c.node, c.tool),
-                Some(e) => println!("  compensation of {} ({}) failed: {e}", c.node, c.tool),
+                Some(e) => println!(
+                    "  compensation of {} ({}) failed: {}",
+                    c.node,
+                    c.tool,
+                    printable(e)
+                ),
             }
         }
         for row in &t.eval {
@@ -222,4 +231,17 @@ pub fn junit(file: &str, traces: &[Trace]) -> String {
     }
     out.push_str("  </testsuite>\n</testsuites>\n");
     out
+}
+
+/// Text from a server (names, descriptions, results, errors) made safe to
+/// print on a terminal: control characters (escape sequences, carriage
+/// returns, bells) are shown as `?`, so a server cannot change the title,
+/// clear the screen, hide a link or overwrite a line. New lines and tabs
+/// stay.
+pub(crate) fn printable(text: &str) -> std::borrow::Cow<'_, str> {
+    let bad = |c: char| c.is_control() && c != '\n' && c != '\t';
+    if !text.contains(bad) {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    std::borrow::Cow::Owned(text.chars().map(|c| if bad(c) { '?' } else { c }).collect())
 }

@@ -99,7 +99,7 @@ impl Progress {
     /// Prints a line of its own above the live line.
     pub fn println(&mut self, line: &str) {
         self.clear();
-        let _ = writeln!(self.out, "{line}");
+        let _ = writeln!(self.out, "{}", super::output::printable(line));
     }
 
     /// Removes the live line (before a prompt, and at the end of a run).
@@ -166,7 +166,7 @@ impl Progress {
             return;
         }
         let line = self.status_line(self.started.elapsed());
-        let _ = write!(self.out, "{CLEAR_LINE}{line}");
+        let _ = write!(self.out, "{CLEAR_LINE}{}", super::output::printable(&line));
         let _ = self.out.flush();
         self.drawn = true;
     }

@@ -14,6 +14,6 @@ pub fn report_diagnostics(file: &str, source: &str, loaded: &Loaded) -> bool {
 
 /// Prints a usage error and gives its exit code.
 pub(crate) fn usage(msg: impl std::fmt::Display) -> u8 {
-    eprintln!("error: {msg}");
+    eprintln!("error: {}", super::output::printable(&msg.to_string()));
     exit::INVALID
 }

@@ -240,7 +240,8 @@ fn diff_runs(runs: &Runs, a: &DiffArgs) -> u8 {
 }
 
 fn print_changes(a: &Entry, b: &Entry, changes: &[Change]) {
-    print!("{}", diff::text(&a.id, &b.id, changes));
+    let text = diff::text(&a.id, &b.id, changes);
+    print!("{}", super::output::printable(&text));
 }
 
 fn prune(runs: &Runs, a: &PruneArgs) -> u8 {

@@ -204,7 +204,8 @@ async fn list(args: ListArgs) -> u8 {
                     .lines()
                     .next()
                     .unwrap_or("");
-                println!("  {:width$}{marks}  {desc}", t.name);
+                let name = super::output::printable(&t.name);
+                println!("  {name:width$}{marks}  {}", super::output::printable(desc));
             }
         }
     }
@@ -526,7 +527,7 @@ async fn call(a: CallArgs) -> u8 {
     match result {
         Ok(v) => {
             match v {
-                Value::String(s) => println!("{s}"),
+                Value::String(s) => println!("{}", super::output::printable(&s)),
                 other => println!(
                     "{}",
                     serde_json::to_string_pretty(&other).unwrap_or_default()
@@ -545,7 +546,7 @@ async fn call(a: CallArgs) -> u8 {
             }
         }
         Err((code, msg)) => {
-            eprintln!("error: {msg}");
+            eprintln!("error: {}", super::output::printable(&msg));
             code
         }
     }
