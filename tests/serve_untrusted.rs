@@ -162,3 +162,52 @@ fn an_inline_pipeline_cannot_read_the_servers_environment() {
     );
     assert!(text.contains("FINE"), "{text}");
 }
+
+/// `--allow-env NAME` lets inline pipelines read that variable, and only
+/// that one: the secret beside it stays out of reach.
+#[test]
+fn allow_env_opens_one_variable_and_no_other() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let served = dir.path().join("up.yml");
+    std::fs::write(
+        &served,
+        "pipe:\n  - id: e\n    tool: echo\n    args: { message: hi }\n",
+    )
+    .unwrap();
+    let server = format!(
+        "s={} serve --no-save --meta-tool --allow-env PUBLIC_REGION {}",
+        assert_cmd::cargo::cargo_bin("pipewright").display(),
+        served.display()
+    );
+    let call = |pipeline: &str| {
+        let args = serde_json::json!({ "pipeline": pipeline });
+        let out = pw()
+            .env("SECRET_TOKEN", SECRET)
+            .env("PUBLIC_REGION", "eu-west-3")
+            .env("PIPEWRIGHT_DATA_DIR", dir.path().join("data"))
+            .args(["tools", "call", "run_pipeline", "--server", &server])
+            .args(["--args", &args.to_string()])
+            .output()
+            .expect("runs");
+        let text = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        (out.status.success(), text)
+    };
+    // The value is used: the call gets it, and what comes back holds it,
+    // masked like every environment value.
+    let (ok, text) =
+        call("pipe:\n  - id: x\n    tool: echo\n    args: { message: \"${env.PUBLIC_REGION}\" }\n");
+    assert!(ok, "{text}");
+    assert!(
+        text.contains("***") && !text.contains("eu-west-3"),
+        "{text}"
+    );
+    let (ok, text) =
+        call("pipe:\n  - id: x\n    tool: echo\n    args: { message: \"${env.SECRET_TOKEN}\" }\n");
+    assert!(!ok, "{text}");
+    assert!(text.contains("environment"), "{text}");
+    assert!(leaks(&text).is_none(), "{text}");
+}

@@ -56,6 +56,11 @@ pub struct ServeArgs {
     /// Do not save the runs callers make.
     #[arg(long)]
     pub no_save: bool,
+    /// Let `run_pipeline`'s inline pipelines read this environment variable
+    /// as `${env.NAME}` (repeatable). None by default: a caller reads
+    /// nothing of the server's environment. jq's `env` stays off.
+    #[arg(long, value_name = "NAME")]
+    pub allow_env: Vec<String>,
     /// With --http: every request must carry `Authorization: Bearer TOKEN`,
     /// TOKEN being the value of the environment variable NAME. Required to
     /// listen on an address other than loopback.
@@ -125,6 +130,7 @@ pub async fn serve(args: ServeArgs) -> u8 {
             save: !args.no_save,
             meta_tool: args.meta_tool,
             yes: args.yes,
+            allow_env: args.allow_env.clone(),
         },
     );
     let code = match http {

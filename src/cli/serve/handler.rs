@@ -33,6 +33,7 @@ pub struct PipelineServer {
     save: bool,
     meta_tool: bool,
     yes: bool,
+    allow_env: Arc<Vec<String>>,
 }
 
 /// What `serve`'s flags ask of the server.
@@ -40,6 +41,9 @@ pub struct Flags {
     pub save: bool,
     pub meta_tool: bool,
     pub yes: bool,
+    /// The environment variables an inline pipeline may read as
+    /// `${env.NAME}` (`--allow-env`); none by default.
+    pub allow_env: Vec<String>,
 }
 
 impl PipelineServer {
@@ -50,6 +54,7 @@ impl PipelineServer {
             save: flags.save,
             meta_tool: flags.meta_tool,
             yes: flags.yes,
+            allow_env: Arc::new(flags.allow_env),
         }
     }
 
@@ -221,7 +226,7 @@ fn arguments(
 /// `${env.X}` (the server's environment), declared servers (processes to
 /// start, files to import) or a sampling provider (keys). `None` when it
 /// only uses the upstream servers and its own variables.
-fn untrusted_reach(p: &crate::engine::file::model::Pipeline) -> Option<String> {
+fn untrusted_reach(p: &crate::engine::file::model::Pipeline, allowed: &[String]) -> Option<String> {
     use crate::engine::lang::reference::Root;
     if let Some(decl) = p.servers.values().next() {
         return Some(format!(
@@ -235,7 +240,9 @@ fn untrusted_reach(p: &crate::engine::file::model::Pipeline) -> Option<String> {
     for comp in &p.compositions {
         for node in &comp.nodes {
             for site in node.refs() {
-                if let Root::Env(name) = &site.reference.root {
+                if let Root::Env(name) = &site.reference.root
+                    && !allowed.iter().any(|a| a == name)
+                {
                     return Some(format!(
                         "node `{}`: an inline pipeline may not read the server's environment (`${{env.{name}}}`); pass values as `vars`",
                         node.id
@@ -543,7 +550,7 @@ impl PipelineServer {
                 None,
             ));
         };
-        if let Some(why) = untrusted_reach(&pipeline) {
+        if let Some(why) = untrusted_reach(&pipeline, &self.allow_env) {
             return Err(ErrorData::invalid_params(why, None));
         }
         let Some(comp) = pipeline.compositions.first().cloned() else {
