@@ -53,20 +53,26 @@ fn base64_is_standard() {
     assert_eq!(base64(b"hunter2"), "aHVudGVyMg==");
 }
 
-#[test]
-fn an_inline_pipeline_cannot_read_the_servers_environment() {
-    let dir = tempfile::tempdir().expect("temp dir");
-    let served = dir.path().join("up.yml");
+/// `--server` for `serve --meta-tool` (with `flags`) on a one-node file
+/// written in `dir`.
+fn meta_tool_server(dir: &std::path::Path, flags: &str) -> String {
+    let served = dir.join("up.yml");
     std::fs::write(
         &served,
         "pipe:\n  - id: e\n    tool: echo\n    args: { message: hi }\n",
     )
     .unwrap();
-    let server = format!(
-        "s={} serve --no-save --meta-tool {}",
+    format!(
+        "s={} serve --no-save --meta-tool {flags}{}",
         assert_cmd::cargo::cargo_bin("pipewright").display(),
         served.display()
-    );
+    )
+}
+
+#[test]
+fn an_inline_pipeline_cannot_read_the_servers_environment() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let server = meta_tool_server(dir.path(), "");
     let node = |args: &str, extra: &str| {
         format!("pipe:\n  - id: x\n    tool: echo\n    args: {args}\n{extra}")
     };
@@ -168,17 +174,7 @@ fn an_inline_pipeline_cannot_read_the_servers_environment() {
 #[test]
 fn allow_env_opens_one_variable_and_no_other() {
     let dir = tempfile::tempdir().expect("temp dir");
-    let served = dir.path().join("up.yml");
-    std::fs::write(
-        &served,
-        "pipe:\n  - id: e\n    tool: echo\n    args: { message: hi }\n",
-    )
-    .unwrap();
-    let server = format!(
-        "s={} serve --no-save --meta-tool --allow-env PUBLIC_REGION {}",
-        assert_cmd::cargo::cargo_bin("pipewright").display(),
-        served.display()
-    );
+    let server = meta_tool_server(dir.path(), "--allow-env PUBLIC_REGION ");
     let call = |pipeline: &str| {
         let args = serde_json::json!({ "pipeline": pipeline });
         let out = pw()
