@@ -53,6 +53,35 @@ fn base64_is_standard() {
     assert_eq!(base64(b"hunter2"), "aHVudGVyMg==");
 }
 
+/// Calls `run_pipeline` on `server` with `pipeline`, `SECRET_TOKEN` (and
+/// `env`) in the server's environment: whether it succeeded, and all it
+/// printed.
+fn run_pipeline(
+    server: &str,
+    data: &std::path::Path,
+    pipeline: &str,
+    env: &[(&str, &str)],
+) -> (bool, String) {
+    let args = serde_json::json!({ "pipeline": pipeline });
+    let mut cmd = pw();
+    cmd.env("SECRET_TOKEN", SECRET)
+        .env("PIPEWRIGHT_DATA_DIR", data);
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let out = cmd
+        .args(["tools", "call", "run_pipeline", "--server", server])
+        .args(["--args", &args.to_string()])
+        .output()
+        .expect("runs");
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (out.status.success(), text)
+}
+
 /// `--server` for `serve --meta-tool` (with `flags`) on a one-node file
 /// written in `dir`.
 fn meta_tool_server(dir: &std::path::Path, flags: &str) -> String {
@@ -120,23 +149,8 @@ fn an_inline_pipeline_cannot_read_the_servers_environment() {
         ),
     ];
     for (i, pipeline) in tries.iter().enumerate() {
-        let args = serde_json::json!({ "pipeline": pipeline });
-        let out = pw()
-            .env("SECRET_TOKEN", SECRET)
-            .env("PIPEWRIGHT_DATA_DIR", dir.path().join("data"))
-            .args(["tools", "call", "run_pipeline", "--server", &server])
-            .args(["--args", &args.to_string()])
-            .output()
-            .expect("runs");
-        let text = format!(
-            "{}{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        );
-        assert!(
-            !out.status.success(),
-            "try {i} was run:\n{pipeline}\n{text}"
-        );
+        let (ok, text) = run_pipeline(&server, &dir.path().join("data"), pipeline, &[]);
+        assert!(!ok, "try {i} was run:\n{pipeline}\n{text}");
         if let Some(how) = leaks(&text) {
             panic!("try {i} leaked the secret {how}:\n{pipeline}\n{text}");
         }
@@ -175,23 +189,9 @@ fn an_inline_pipeline_cannot_read_the_servers_environment() {
 fn allow_env_opens_one_variable_and_no_other() {
     let dir = tempfile::tempdir().expect("temp dir");
     let server = meta_tool_server(dir.path(), "--allow-env PUBLIC_REGION ");
-    let call = |pipeline: &str| {
-        let args = serde_json::json!({ "pipeline": pipeline });
-        let out = pw()
-            .env("SECRET_TOKEN", SECRET)
-            .env("PUBLIC_REGION", "eu-west-3")
-            .env("PIPEWRIGHT_DATA_DIR", dir.path().join("data"))
-            .args(["tools", "call", "run_pipeline", "--server", &server])
-            .args(["--args", &args.to_string()])
-            .output()
-            .expect("runs");
-        let text = format!(
-            "{}{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        );
-        (out.status.success(), text)
-    };
+    let data = dir.path().join("data");
+    let call =
+        |pipeline: &str| run_pipeline(&server, &data, pipeline, &[("PUBLIC_REGION", "eu-west-3")]);
     // The value is used: the call gets it, and what comes back holds it,
     // masked like every environment value.
     let (ok, text) =

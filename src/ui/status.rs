@@ -182,13 +182,16 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
                 tail
             };
             let keep = room.saturating_sub(Span::raw(&tail).width());
-            let mut cut = String::new();
-            for c in first.chars() {
-                if Span::raw(format!("{cut}{c}")).width() > keep {
-                    break;
-                }
-                cut.push(c);
-            }
+            // One pass over the characters: this runs every frame, and a
+            // server's stderr may be long.
+            let mut used = 0;
+            let cut: String = first
+                .chars()
+                .take_while(|c| {
+                    used += unicode_width::UnicodeWidthChar::width(*c).unwrap_or(0);
+                    used <= keep
+                })
+                .collect();
             format!("{cut}{tail}")
         };
         spans.push(Span::styled(

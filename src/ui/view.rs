@@ -97,6 +97,7 @@ pub fn draw(app: &mut App, f: &mut Frame<'_>) {
         }
     }
     if areas.dag.is_empty() {
+        // Zoomed on another pane: the DAG is not drawn.
     } else if let Some(bars) = &bars {
         let view = super::timeline::TimelineView {
             bars,
