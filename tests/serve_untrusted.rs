@@ -207,3 +207,49 @@ fn allow_env_opens_one_variable_and_no_other() {
     assert!(text.contains("environment"), "{text}");
     assert!(leaks(&text).is_none(), "{text}");
 }
+
+/// A caller's jq cannot hold the server's CPU or take it down: a program
+/// that never ends is stopped after its steps, one that recurses without
+/// end is stopped before the stack runs out (it aborted the whole `serve`
+/// process), and one nested past the compiler's limit is refused unread.
+/// Each comes back to the caller as an error, with the limit named.
+#[test]
+fn a_callers_endless_or_bottomless_jq_is_stopped_and_the_server_survives() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let server = meta_tool_server(dir.path(), "");
+    let data = dir.path().join("data");
+    let node = |program: &str| {
+        format!(
+            "pipe:\n  - id: x\n    tool: echo\n    args: {{ message: hi }}\n    transform: '{program}'\n"
+        )
+    };
+    let cases = [
+        ("last(range(1e12))", "stopped after 200000 steps"),
+        ("[repeat(1)] | length", "stopped after 200000 steps"),
+        ("def f: f; f", "stopped after 200000 steps"),
+        (
+            "try last(range(1e12)) catch \"swallowed\"",
+            "stopped after 200000 steps",
+        ),
+        ("def f: 1 + f; f", "recursed too deeply"),
+        ("def f: [f]; f", "recursed too deeply"),
+    ];
+    for (program, said) in cases {
+        let (ok, text) = run_pipeline(
+            &server,
+            &data,
+            &node(program),
+            &[("PIPEWRIGHT_JQ_STEPS", "200000")],
+        );
+        assert!(!ok, "{program}: {text}");
+        assert!(text.contains(said), "{program}: {text}");
+        assert!(!text.contains("closed the connection"), "{text}");
+    }
+    let deep = node(&format!("{}1{}", "[".repeat(1000), "]".repeat(1000)));
+    let (ok, text) = run_pipeline(&server, &data, &deep, &[]);
+    assert!(!ok, "{text}");
+    assert!(
+        text.contains("nests brackets more than 256 levels"),
+        "{text}"
+    );
+}

@@ -22,6 +22,10 @@ use serde_json::{Map, Number, Value};
 
 use crate::engine::diag::suggest;
 
+mod limits;
+
+pub use limits::{DEFAULT_SECONDS as DEFAULT_JQ_SECONDS, DEFAULT_STEPS as DEFAULT_JQ_STEPS};
+
 /// The data kind jaq runs our filters with: plain JSON values, no global data.
 type Data = data::JustLut<Val>;
 
@@ -48,6 +52,9 @@ pub struct JqProgram {
 struct Compiled {
     source: String,
     filter: jaq_core::Filter<Data>,
+    /// How deep the program's syntax tree is: evaluation gets a stack with
+    /// room for it.
+    depth: usize,
 }
 
 /// One problem found while compiling a jq program.
@@ -136,16 +143,25 @@ impl JqProgram {
     /// Compiles `src`. Lex, parse and name-resolution problems are all
     /// reported, each with a byte range in `src`.
     pub fn compile(src: &str) -> Result<JqProgram, JqCompileError> {
+        let tokens = check_nesting(src)?;
+        limits::with_stack(tokens, || {
+            let depth = check_depth(src)?;
+            Self::compile_pruned(src, depth)
+        })
+    }
+
+    fn compile_pruned(src: &str, depth: usize) -> Result<JqProgram, JqCompileError> {
         // Compiling jaq's whole library costs ~0.4 ms a program; a program
         // only needs the definitions it can reach. Should that pruning ever
         // miss one (a name the compiler inserts itself), the full library
         // decides, so results never depend on the shortcut.
-        Self::compile_with(src, reachable_prelude(src))
-            .or_else(|_| Self::compile_with(src, prelude().collect()))
+        Self::compile_with(src, depth, reachable_prelude(src))
+            .or_else(|_| Self::compile_with(src, depth, prelude().collect()))
     }
 
     fn compile_with(
         src: &str,
+        depth: usize,
         defs: Vec<load::parse::Def<&'static str>>,
     ) -> Result<JqProgram, JqCompileError> {
         let arena = Arena::default();
@@ -178,6 +194,7 @@ impl JqProgram {
             inner: Arc::new(Compiled {
                 source: src.to_owned(),
                 filter,
+                depth,
             }),
         })
     }
@@ -190,10 +207,13 @@ impl JqProgram {
     /// Every output of the program on `input`, or the first runtime error.
     ///
     /// `halt` ends the outputs early (what came before it is kept). A program
-    /// that never stops (`repeat(.)`) makes this never return: callers that
-    /// run untrusted programs should do so off the async runtime with a
-    /// timeout.
+    /// that would never stop (`repeat(.)`), run too long or recurse past the
+    /// stack is stopped with an error (see [`limits`]).
     pub fn run(&self, input: &Value) -> Result<Vec<Value>, JqRunError> {
+        limits::guarded(self.inner.depth, || self.run_all(input))
+    }
+
+    fn run_all(&self, input: &Value) -> Result<Vec<Value>, JqRunError> {
         let input = to_val(input, 0)?;
         let lut = &self.inner.filter.lut;
         let ctx = Ctx::<Data>::new(lut, Vars::new([]));
@@ -229,6 +249,10 @@ impl JqProgram {
 
     /// The first output, if any, without running the program any further.
     fn first(&self, input: &Value) -> Result<Option<Value>, JqRunError> {
+        limits::guarded(self.inner.depth, || self.run_first(input))
+    }
+
+    fn run_first(&self, input: &Value) -> Result<Option<Value>, JqRunError> {
         let input = to_val(input, 0)?;
         let lut = &self.inner.filter.lut;
         let ctx = Ctx::<Data>::new(lut, Vars::new([]));
@@ -430,6 +454,47 @@ fn describe(found: &str) -> String {
     } else {
         format!("`{short}`")
     }
+}
+
+/// Refuses a program nested too deeply for jaq's recursive lexer, parser
+/// and compiler (see [`limits`]). `Ok` carries how many tokens the program
+/// has, an upper bound on how deep its syntax tree can be.
+fn check_nesting(src: &str) -> Result<usize, JqCompileError> {
+    if let Some(at) = limits::check_nesting(src) {
+        return Err(JqCompileError::new(vec![JqProblem {
+            offset: at,
+            len: first_char(&src[at..]).len(),
+            message: format!(
+                "the program nests brackets more than {} levels deep",
+                limits::MAX_NESTING
+            ),
+            hint: None,
+        }]));
+    }
+    // A program that does not lex gets its errors from the loader.
+    Ok(load::lex::Lexer::new(src)
+        .lex()
+        .map_or(0, |tokens| limits::count_tokens(&tokens)))
+}
+
+/// How deep `src`'s syntax tree is, or the error that it is too deep to
+/// compile. Runs on a stack with room for the parse.
+fn check_depth(src: &str) -> Result<usize, JqCompileError> {
+    // A program that does not parse as a term gets its errors from the
+    // loader, which parses it again.
+    let depth = load::parse(src, |p| p.term()).map_or(0, |t| limits::tree_depth(&t));
+    if depth > limits::MAX_TREE_DEPTH {
+        return Err(JqCompileError::new(vec![JqProblem {
+            offset: 0,
+            len: src.len(),
+            message: format!(
+                "the program is {depth} terms deep (a chain of that many operators, keys or branches?); programs are compiled up to {} deep",
+                limits::MAX_TREE_DEPTH
+            ),
+            hint: Some("split it into several nodes or `def`s".to_owned()),
+        }]));
+    }
+    Ok(depth)
 }
 
 fn load_errors(src: &str, errs: load::Errors<&str, ()>) -> JqCompileError {
@@ -648,6 +713,7 @@ fn exception(out: jaq_core::ValX<'_, Val>) -> Result<Option<Val>, JqRunError> {
         Err(exn) => exn,
     };
     match exn.get_halt() {
+        Ok(limits::HALT_CODE) if let Some(stop) = limits::take_stop() => Err(JqRunError::new(stop)),
         Ok(0) => Ok(None),
         Ok(code) => Err(JqRunError::new(format!(
             "the program stopped with `halt_error` (exit code {code})"

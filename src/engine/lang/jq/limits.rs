@@ -1,0 +1,460 @@
+//! What a jq program may spend: steps, time and stack.
+//!
+//! A program from a pipeline file or a `serve` caller can be written never
+//! to end (`last(range(1e12))`, `[repeat(1)]`, `def f: f; f`) or to recurse
+//! until the thread's stack overflows (`def f: 1 + f; f`), which aborts the
+//! whole process. jaq evaluates lazily and has no budget of its own, so
+//! pipewright keeps a patched jaq-core (`vendor/jaq-core`) that calls a hook
+//! on the evaluating thread before each evaluation step. The hook here
+//! counts steps, looks at the clock every [`CLOCK_EVERY`] steps and at the
+//! stack every step; past a limit it halts the program. jaq's `try` does not
+//! catch a halt, so the program cannot swallow the stop and go on.
+//!
+//! The program text is bounded too: jaq parses and compiles recursively, so
+//! [`check_nesting`] refuses brackets nested deeper than [`MAX_NESTING`]
+//! before the parser sees them, and [`check_depth`] refuses a syntax tree
+//! deeper than [`MAX_TREE_DEPTH`] (a chain of 10,000 `+` is 10,000 deep).
+
+use std::cell::Cell;
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+use jaq_core::load::lex::{StrPart, Tok, Token};
+use jaq_core::load::parse::{BinaryOp, Pattern, Term};
+use jaq_core::path::Part;
+
+/// Steps a program may take, unless `PIPEWRIGHT_JQ_STEPS` says otherwise.
+/// A step is one term starting to run on one value: `[range(1e6)]` takes
+/// about two million, `map(select(.ok))` over 100,000 items about 400,000.
+pub const DEFAULT_STEPS: u64 = 20_000_000;
+
+/// Seconds a program may run, unless `PIPEWRIGHT_JQ_SECONDS` says otherwise.
+pub const DEFAULT_SECONDS: u64 = 10;
+
+/// Brackets (`(`, `[`, `{`, `\(`) nested deeper than this are refused
+/// before parsing.
+pub const MAX_NESTING: usize = 256;
+
+/// A syntax tree deeper than this is refused before compiling.
+pub const MAX_TREE_DEPTH: usize = 2_000;
+
+/// The clock is read once every this many steps.
+const CLOCK_EVERY: u64 = 4096;
+
+/// Evaluation stops when less stack than this is left on the thread.
+const RED_ZONE: usize = 256 * 1024;
+
+/// Stack a program is given at least, per level of its syntax tree and in
+/// all; a thread with less left runs the program on a fresh stack.
+const STACK_PER_LEVEL: usize = 32 * 1024;
+const STACK_BASE: usize = 1024 * 1024;
+
+/// The halt code the hook stops a program with; [`take_stop`] tells a stop
+/// from a `halt_error` the program raised itself.
+pub const HALT_CODE: i32 = 0x7077_6a71;
+
+/// Why a program was stopped.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Stop {
+    Steps(u64),
+    Time(Duration),
+    Stack,
+}
+
+#[derive(Clone, Copy)]
+struct Budget {
+    steps_left: u64,
+    steps: u64,
+    started: Instant,
+    time: Duration,
+    stop: Option<Stop>,
+}
+
+thread_local! {
+    static BUDGET: Cell<Option<Budget>> = const { Cell::new(None) };
+    /// Limits a test sets for its own thread, instead of the environment's.
+    #[cfg(test)]
+    static TEST_LIMITS: Cell<Option<(u64, Duration)>> = const { Cell::new(None) };
+}
+
+fn env_limit(name: &str, default: u64) -> u64 {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.trim().parse::<u64>().ok())
+        .filter(|n| *n > 0)
+        .unwrap_or(default)
+}
+
+/// The limits in force (read from the environment once per process).
+fn limits() -> (u64, Duration) {
+    #[cfg(test)]
+    if let Some(limits) = TEST_LIMITS.with(Cell::get) {
+        return limits;
+    }
+    static LIMITS: OnceLock<(u64, Duration)> = OnceLock::new();
+    *LIMITS.get_or_init(|| {
+        (
+            env_limit("PIPEWRIGHT_JQ_STEPS", DEFAULT_STEPS),
+            Duration::from_secs(env_limit("PIPEWRIGHT_JQ_SECONDS", DEFAULT_SECONDS)),
+        )
+    })
+}
+
+/// Called by jaq before each step; `Some(HALT_CODE)` stops the program.
+fn hook() -> Option<i32> {
+    BUDGET.with(|cell| {
+        let mut b = cell.get()?;
+        if b.stop.is_some() {
+            return Some(HALT_CODE);
+        }
+        b.steps_left = b.steps_left.saturating_sub(1);
+        let stop = if b.steps_left == 0 {
+            Some(Stop::Steps(b.steps))
+        } else if b.steps_left.is_multiple_of(CLOCK_EVERY) && b.started.elapsed() > b.time {
+            Some(Stop::Time(b.time))
+        } else if stacker::remaining_stack().is_some_and(|left| left < RED_ZONE) {
+            Some(Stop::Stack)
+        } else {
+            None
+        };
+        b.stop = stop;
+        cell.set(Some(b));
+        stop.map(|_| HALT_CODE)
+    })
+}
+
+/// Runs `f` (one evaluation of a program whose syntax tree is `depth`
+/// deep) under the limits, on a stack with room for it.
+pub fn guarded<T>(depth: usize, f: impl FnOnce() -> T) -> T {
+    struct Restore(Option<Budget>, Option<jaq_core::step::Hook>);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            BUDGET.with(|cell| cell.set(self.0));
+            jaq_core::step::set_hook(self.1);
+        }
+    }
+    let (steps, time) = limits();
+    let budget = Budget {
+        steps_left: steps,
+        steps,
+        started: Instant::now(),
+        time,
+        stop: None,
+    };
+    let _restore = Restore(
+        BUDGET.with(|cell| cell.replace(Some(budget))),
+        jaq_core::step::set_hook(Some(hook)),
+    );
+    with_stack(depth, f)
+}
+
+/// Runs `f` where at least enough stack for a tree `depth` deep is left.
+pub fn with_stack<T>(depth: usize, f: impl FnOnce() -> T) -> T {
+    let need = STACK_BASE + depth.saturating_mul(STACK_PER_LEVEL);
+    stacker::maybe_grow(need, need * 2, f)
+}
+
+/// Why the last [`guarded`] run on this thread was stopped, as the error a
+/// user reads; `None` when the hook did not stop it.
+pub fn take_stop() -> Option<String> {
+    let stop = BUDGET.with(|cell| {
+        let mut b = cell.get()?;
+        let stop = b.stop.take();
+        cell.set(Some(b));
+        stop
+    })?;
+    Some(match stop {
+        Stop::Steps(n) => format!(
+            "the jq program was stopped after {n} steps (an endless `repeat`, `range` or recursion?); PIPEWRIGHT_JQ_STEPS=N raises the limit"
+        ),
+        Stop::Time(t) => format!(
+            "the jq program was stopped after {} s; PIPEWRIGHT_JQ_SECONDS=N raises the limit",
+            t.as_secs()
+        ),
+        Stop::Stack => "the jq program recursed too deeply and was stopped before the stack ran out (a recursive `def` without an end?)".to_owned(),
+    })
+}
+
+/// The byte offset of the first bracket nested deeper than [`MAX_NESTING`],
+/// counting `(`, `[`, `{` and string interpolations `\(` outside strings'
+/// plain text. jaq's lexer and parser recurse on each level.
+pub fn check_nesting(src: &str) -> Option<usize> {
+    // Each open level remembers whether it is a `\(` inside a string, so
+    // its `)` returns to the string.
+    let mut stack: Vec<bool> = Vec::new();
+    let mut in_string = false;
+    let mut chars = src.char_indices().peekable();
+    while let Some((at, c)) = chars.next() {
+        let opened = if in_string {
+            match c {
+                '"' => {
+                    in_string = false;
+                    None
+                }
+                '\\' => match chars.next() {
+                    Some((_, '(')) => {
+                        in_string = false;
+                        Some(true)
+                    }
+                    _ => None,
+                },
+                _ => None,
+            }
+        } else {
+            match c {
+                '"' => {
+                    in_string = true;
+                    None
+                }
+                '#' => {
+                    for (_, c) in chars.by_ref() {
+                        if c == '\n' {
+                            break;
+                        }
+                    }
+                    None
+                }
+                '(' | '[' | '{' => Some(false),
+                ')' | ']' | '}' => {
+                    if stack.pop() == Some(true) {
+                        in_string = true;
+                    }
+                    None
+                }
+                _ => None,
+            }
+        };
+        if let Some(interpolation) = opened {
+            stack.push(interpolation);
+            if stack.len() > MAX_NESTING {
+                return Some(at);
+            }
+        }
+    }
+    None
+}
+
+/// How many tokens `tokens` holds, those inside brackets and string
+/// interpolations included: a bound on how deep the syntax tree can be.
+pub fn count_tokens(tokens: &[Token<&str>]) -> usize {
+    tokens
+        .iter()
+        .map(|Token(_, tok)| {
+            1 + match tok {
+                Tok::Block(inner) => count_tokens(inner),
+                Tok::Str(parts) => parts
+                    .iter()
+                    .map(|p| match p {
+                        StrPart::Term(t) => count_tokens(std::slice::from_ref(t)),
+                        _ => 1,
+                    })
+                    .sum(),
+                _ => 0,
+            }
+        })
+        .sum()
+}
+
+/// How deep the syntax tree of `term` is once compiled, walked without
+/// recursion (the tree may be deeper than the stack allows to recurse).
+/// The entries of an object, the parts of a string and the branches of an
+/// `if` compile to a chain, so each counts as one level more than the last.
+pub fn tree_depth(term: &Term<&str>) -> usize {
+    let mut deepest = 0;
+    let mut todo = vec![(term, 1usize)];
+    while let Some((t, d)) = todo.pop() {
+        deepest = deepest.max(d);
+        let mut nth = 0;
+        children(t, &mut |child| {
+            nth += 1;
+            let chained = matches!(t, Term::Obj(_) | Term::Str(..) | Term::IfThenElse(..));
+            todo.push((child, d + if chained { nth } else { 1 }));
+        });
+    }
+    deepest
+}
+
+/// Calls `push` with every direct sub-term of `t`.
+fn children<'t, 's>(t: &'t Term<&'s str>, push: &mut impl FnMut(&'t Term<&'s str>)) {
+    match t {
+        Term::Id | Term::Recurse | Term::Num(_) | Term::Var(_) | Term::Break(_) => {}
+        Term::Str(_, parts) => {
+            for part in parts {
+                if let StrPart::Term(t) = part {
+                    push(t);
+                }
+            }
+        }
+        Term::Arr(t) => t.iter().for_each(|t| push(t)),
+        Term::Obj(kvs) => {
+            for (k, v) in kvs {
+                push(k);
+                v.iter().for_each(&mut *push);
+            }
+        }
+        Term::Neg(t) | Term::Label(_, t) => push(t),
+        Term::BinOp(l, op, r) => {
+            push(l);
+            push(r);
+            if let BinaryOp::Pipe(Some(p)) = op {
+                pattern_terms(p, push);
+            }
+        }
+        Term::Fold(_, xs, p, args) => {
+            push(xs);
+            pattern_terms(p, push);
+            args.iter().for_each(&mut *push);
+        }
+        Term::TryCatch(t, c) => {
+            push(t);
+            c.iter().for_each(|c| push(c));
+        }
+        Term::IfThenElse(branches, otherwise) => {
+            for (c, t) in branches {
+                push(c);
+                push(t);
+            }
+            otherwise.iter().for_each(|t| push(t));
+        }
+        Term::Def(defs, t) => {
+            defs.iter().for_each(|d| push(&d.body));
+            push(t);
+        }
+        Term::Call(_, args) => args.iter().for_each(&mut *push),
+        Term::Path(t, path) => {
+            push(t);
+            for (part, _) in &path.0 {
+                match part {
+                    Part::Index(i) => push(i),
+                    Part::Range(from, to) => {
+                        from.iter().for_each(&mut *push);
+                        to.iter().for_each(&mut *push);
+                    }
+                }
+            }
+        }
+    }
+}
+
+fn pattern_terms<'t, 's>(p: &'t Pattern<&'s str>, push: &mut impl FnMut(&'t Term<&'s str>)) {
+    let mut todo = vec![p];
+    while let Some(p) = todo.pop() {
+        match p {
+            Pattern::Var(_) => {}
+            Pattern::Arr(ps) => todo.extend(ps),
+            Pattern::Obj(kvs) => kvs.iter().for_each(|(k, p)| {
+                push(k);
+                todo.push(p);
+            }),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::lang::jq::JqProgram;
+    use serde_json::json;
+
+    /// Runs `src` on `null` with `steps` and `secs` as the limits.
+    fn run_with(src: &str, steps: u64, secs: u64) -> Result<serde_json::Value, String> {
+        TEST_LIMITS.with(|l| l.set(Some((steps, Duration::from_secs(secs)))));
+        let out = JqProgram::compile(src)
+            .map_err(|e| e.to_string())?
+            .run_one(&json!(null))
+            .map_err(|e| e.to_string());
+        TEST_LIMITS.with(|l| l.set(None));
+        out
+    }
+
+    #[rstest::rstest]
+    #[case::range("last(range(1e12))")]
+    #[case::repeat("[repeat(1)] | length")]
+    #[case::tail_recursion("def f: f; f")]
+    #[case::recurse("[1 | recurse(. + 1)] | length")]
+    #[case::while_("[0 | while(true; . + 1)] | length")]
+    #[case::zero_step_range("last(range(0; 1; 0))")]
+    #[case::try_cannot_swallow_the_stop("try last(range(1e12)) catch \"caught\"")]
+    #[case::nor_can_alternative("last(range(1e12)) // \"other\"")]
+    #[case::nor_a_retry_loop("def f: try last(range(1e12)) catch f; f")]
+    fn an_endless_program_is_stopped_after_its_steps(#[case] src: &str) {
+        let err = run_with(src, 100_000, 600).unwrap_err();
+        assert!(err.contains("stopped after 100000 steps"), "{src}: {err}");
+        assert!(err.contains("PIPEWRIGHT_JQ_STEPS"), "{err}");
+    }
+
+    #[test]
+    fn a_program_past_its_time_is_stopped() {
+        let err = run_with("def f: f; f", u64::MAX, 1).unwrap_err();
+        assert!(err.contains("stopped after 1 s"), "{err}");
+        assert!(err.contains("PIPEWRIGHT_JQ_SECONDS"), "{err}");
+    }
+
+    #[test]
+    fn a_program_within_its_limits_runs_to_the_end() {
+        let sum = run_with("reduce range(1000) as $i (0; . + $i)", 100_000, 600);
+        assert_eq!(sum, Ok(json!(499_500)));
+        // The stop of one run does not stay behind for the next.
+        assert!(run_with("last(range(1e12))", 1000, 600).is_err());
+        assert_eq!(
+            run_with("[limit(3; repeat(1))]", 1000, 600),
+            Ok(json!([1, 1, 1]))
+        );
+    }
+
+    /// `def f: 1 + f; f` aborted the whole process with a stack overflow;
+    /// it is an error now, on the main thread's 8 MiB and on a tokio
+    /// worker's 2 MiB alike.
+    #[rstest::rstest]
+    #[case::plus("def f: 1 + f; f")]
+    #[case::in_an_array("def f: [f]; f")]
+    #[case::caught("def f: try (1 + f) catch f; f")]
+    #[case::nested("def g: def h: 1 + g; 2 + h; g")]
+    fn unbounded_recursion_is_an_error_not_a_crash(#[case] src: &str) {
+        for stack in [2 << 20, 8 << 20] {
+            let src = src.to_owned();
+            let err = std::thread::Builder::new()
+                .stack_size(stack)
+                .spawn(move || run_with(&src, u64::MAX, 600))
+                .unwrap()
+                .join()
+                .expect("the thread did not crash")
+                .unwrap_err();
+            assert!(err.contains("recursed too deeply"), "{err}");
+        }
+    }
+
+    #[rstest::rstest]
+    #[case::parens("(".repeat(100_000) + "1" + &")".repeat(100_000), "nests brackets more than 256", 256)]
+    #[case::arrays("[".repeat(300) + &"]".repeat(300), "nests brackets more than 256", 256)]
+    #[case::interpolation("\"\\(".repeat(300) + "1" + &")\"".repeat(300), "nests brackets", 769)]
+    #[case::chain(vec!["1"; 100_000].join("+"), "100000 terms deep", 0)]
+    #[case::pipes(vec!["."; 100_000].join("|"), "terms deep", 0)]
+    #[case::ifs("if . then ".repeat(3000) + "1" + &" else 2 end".repeat(3000), "terms deep", 0)]
+    #[case::object(format!("{{{}}}", (0..5000).map(|i| format!("a{i}: {i}")).collect::<Vec<_>>().join(", ")), "terms deep", 0)]
+    fn a_program_too_deep_to_compile_is_refused_with_a_position(
+        #[case] src: String,
+        #[case] message: &str,
+        #[case] offset: usize,
+    ) {
+        let err = std::thread::Builder::new()
+            .stack_size(2 << 20)
+            .spawn(move || JqProgram::compile(&src).map(|_| ()))
+            .unwrap()
+            .join()
+            .expect("the thread did not crash")
+            .unwrap_err();
+        let first = err.first().unwrap();
+        assert!(first.message.contains(message), "{}", first.message);
+        assert_eq!(first.offset, offset);
+    }
+
+    #[test]
+    fn long_but_shallow_programs_still_compile_and_run() {
+        let fields = (0..300).map(|i| format!("k{i}: {i}")).collect::<Vec<_>>();
+        let src = format!("{{{}}} | length", fields.join(", "));
+        assert_eq!(run_with(&src, u64::MAX, 600), Ok(json!(300)));
+        let chain = format!("[{}] | length", vec!["1"; 1500].join(", "));
+        assert_eq!(run_with(&chain, u64::MAX, 600), Ok(json!(1500)));
+    }
+}
