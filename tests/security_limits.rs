@@ -1,7 +1,8 @@
 //! Limits on what untrusted input can make pipewright do: a huge file is
 //! refused unread, a fan-out over a huge reply is refused before any call,
 //! and `serve --http` takes no request without its token, no body over its
-//! limit, and no address off loopback without a token.
+//! limit, no address off loopback without a token, no session over its
+//! session limit and no call over its per-session limit.
 
 use std::io::Write;
 use std::process::Stdio;
@@ -98,11 +99,26 @@ fn a_fan_out_over_more_items_than_the_cap_is_refused_before_any_call() {
 
 /// `serve --http` on 127.0.0.1:0 with `--token-env`; its URL.
 async fn serve(dir: &std::path::Path, extra: &[&str]) -> (tokio::process::Child, String) {
+    serve_pipe(
+        dir,
+        "pipe:\n  - id: e\n    tool: echo\n    args: {message: hi}\n",
+        extra,
+    )
+    .await
+}
+
+/// `serve --http` of `pipe` (a file's text after its `servers:`, which is
+/// the demo server), served as the tool `up`; its URL.
+async fn serve_pipe(
+    dir: &std::path::Path,
+    pipe: &str,
+    extra: &[&str],
+) -> (tokio::process::Child, String) {
     let file = dir.join("up.yml");
     std::fs::write(
         &file,
         format!(
-            "servers:\n  demo:\n    command: {}\n    args: [demo-server]\npipe:\n  - id: e\n    tool: echo\n    args: {{message: hi}}\n",
+            "servers:\n  demo:\n    command: {}\n    args: [demo-server]\n{pipe}",
             env!("CARGO_BIN_EXE_pipewright")
         ),
     )
@@ -116,6 +132,8 @@ async fn serve(dir: &std::path::Path, extra: &[&str]) -> (tokio::process::Child,
         .env_remove("PIPEWRIGHT_DATA_DIR")
         .env("XDG_DATA_HOME", dir.join("xdg"))
         .env("XDG_CONFIG_HOME", dir.join("xdg"))
+        .env("XDG_STATE_HOME", dir.join("xdg"))
+        .env("NO_COLOR", "1")
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .kill_on_drop(true)
@@ -210,4 +228,170 @@ fn serve_http_off_loopback_needs_a_token() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(err.contains("`NO_SUCH_VAR_PW` is not set"), "{err}");
+}
+
+/// A raw MCP client of `serve --http`: plain POSTs, so a refused request
+/// shows its status and body as any client would see them.
+struct Mcp {
+    client: reqwest::Client,
+    url: String,
+}
+
+impl Mcp {
+    fn new(url: String) -> Self {
+        let _ = rustls::crypto::ring::default_provider().install_default();
+        Mcp {
+            client: reqwest::Client::new(),
+            url,
+        }
+    }
+
+    fn post(&self, session: Option<&str>, body: &serde_json::Value) -> reqwest::RequestBuilder {
+        let mut r = self
+            .client
+            .post(&self.url)
+            .header("content-type", "application/json")
+            .header("accept", "application/json, text/event-stream")
+            .header("mcp-protocol-version", "2025-11-25")
+            .body(body.to_string());
+        if let Some(id) = session {
+            r = r.header("mcp-session-id", id);
+        }
+        r
+    }
+
+    /// `initialize` and `notifications/initialized`: the new session's id.
+    async fn open(&self) -> String {
+        let r = self.post(None, &initialize()).send().await.unwrap();
+        assert_eq!(r.status(), 200);
+        let id = r.headers()["mcp-session-id"].to_str().unwrap().to_owned();
+        r.text().await.unwrap();
+        let done = serde_json::json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+        let r = self.post(Some(&id), &done).send().await.unwrap();
+        assert_eq!(r.status(), 202);
+        id
+    }
+
+    async fn close(&self, session: &str) -> reqwest::StatusCode {
+        self.client
+            .delete(&self.url)
+            .header("mcp-session-id", session)
+            .header("mcp-protocol-version", "2025-11-25")
+            .send()
+            .await
+            .unwrap()
+            .status()
+    }
+}
+
+/// A refusal's JSON-RPC error message, after checking the body's shape.
+async fn refusal_message(r: reqwest::Response, id: i64) -> String {
+    let body: serde_json::Value = r.json().await.unwrap();
+    assert_eq!(body["jsonrpc"], "2.0", "{body}");
+    assert_eq!(body["id"], id, "the refusal answers the request: {body}");
+    assert_eq!(body["error"]["code"], -32000, "{body}");
+    body["error"]["message"].as_str().unwrap().to_owned()
+}
+
+#[tokio::test]
+async fn serve_http_refuses_a_session_over_its_limit_until_one_is_closed() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_child, url) = serve(dir.path(), &["--max-sessions", "2"]).await;
+    let mcp = Mcp::new(url);
+    let first = mcp.open().await;
+    let second = mcp.open().await;
+    let r = mcp.post(None, &initialize()).send().await.unwrap();
+    assert_eq!(r.status(), 503);
+    assert!(r.headers().get("mcp-session-id").is_none());
+    let message = refusal_message(r, 1).await;
+    assert!(message.contains("2 session(s) open"), "{message}");
+    assert!(message.contains("--max-sessions 2"), "{message}");
+    assert!(
+        message.contains("HTTP DELETE"),
+        "how to free one: {message}"
+    );
+    // The open sessions still work at the limit.
+    let list = serde_json::json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"});
+    let r = mcp.post(Some(&second), &list).send().await.unwrap();
+    assert_eq!(r.status(), 200);
+    assert!(r.text().await.unwrap().contains("\"up\""));
+    // Closing one frees its slot, once.
+    assert!(mcp.close(&first).await.is_success());
+    let third = mcp.open().await;
+    assert_ne!(third, first);
+    let r = mcp.post(None, &initialize()).send().await.unwrap();
+    assert_eq!(r.status(), 503);
+}
+
+/// A `tools/call` of `up`, which sleeps `ms` in the demo server.
+fn nap(id: i64, ms: u64) -> serde_json::Value {
+    serde_json::json!({
+        "jsonrpc": "2.0", "id": id, "method": "tools/call",
+        "params": {"name": "up", "arguments": {"ms": ms}}
+    })
+}
+
+#[tokio::test]
+async fn serve_http_refuses_a_call_over_the_per_session_limit_and_a_hung_up_call_still_counts() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_child, url) = serve_pipe(
+        dir.path(),
+        "vars:\n  ms: 0\npipe:\n  - id: wait\n    tool: slow\n    args: {ms: \"${var.ms}\"}\n",
+        &["--max-calls-per-session", "1"],
+    )
+    .await;
+    let mcp = Mcp::new(url);
+    let (busy, other) = (mcp.open().await, mcp.open().await);
+    // The headers of the SSE answer are out: the call is in flight.
+    let long = mcp
+        .post(Some(&busy), &nap(10, 60_000))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(long.status(), 200);
+    let r = mcp.post(Some(&busy), &nap(11, 0)).send().await.unwrap();
+    assert_eq!(r.status(), 429);
+    assert!(r.headers().get("retry-after").is_some());
+    let message = refusal_message(r, 11).await;
+    assert!(message.contains("1 request(s) in flight"), "{message}");
+    assert!(
+        message.contains("--max-calls-per-session 1"),
+        "how to raise it: {message}"
+    );
+    // Another session is not held up.
+    let r = mcp.post(Some(&other), &nap(12, 0)).send().await.unwrap();
+    assert_eq!(r.status(), 200);
+    assert!(r.text().await.unwrap().contains("slept_ms"));
+    // The client hangs up: its call still runs, so it still counts.
+    drop(long);
+    let r = mcp.post(Some(&busy), &nap(13, 0)).send().await.unwrap();
+    assert_eq!(r.status(), 429);
+    // A notification is never refused: the cancellation gets through and
+    // ends the call, which gives its slot back.
+    let cancel = serde_json::json!({
+        "jsonrpc": "2.0", "method": "notifications/cancelled",
+        "params": {"requestId": 10, "reason": "test"}
+    });
+    let r = mcp.post(Some(&busy), &cancel).send().await.unwrap();
+    assert_eq!(r.status(), 202);
+    let answered = tokio::time::timeout(Duration::from_secs(30), async {
+        loop {
+            let r = mcp.post(Some(&busy), &nap(14, 0)).send().await.unwrap();
+            if r.status() != 429 {
+                return (r.status(), r.text().await.unwrap());
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    })
+    .await
+    .expect("the cancelled call gives its slot back");
+    assert_eq!(answered.0, 200);
+    assert!(answered.1.contains("slept_ms"), "{}", answered.1);
+    // One call at a time in a row is never refused: the slot is back
+    // before the client sees the end of the answer.
+    for id in 15..25 {
+        let r = mcp.post(Some(&busy), &nap(id, 0)).send().await.unwrap();
+        assert_eq!(r.status(), 200, "call {id}");
+        r.text().await.unwrap();
+    }
 }

@@ -30,6 +30,7 @@ use crate::engine::redact::Redactor;
 use crate::options::exit;
 
 mod handler;
+mod limits;
 mod model;
 
 use model::{Param, Served, Upstream, json_type};
@@ -70,6 +71,14 @@ pub struct ServeArgs {
     /// is answered 413 unread).
     #[arg(long, value_name = "BYTES", default_value_t = handler::DEFAULT_MAX_BODY)]
     pub max_body: usize,
+    /// With --http: the most sessions open at once (one more `initialize`
+    /// is answered 503 until a client closes its session).
+    #[arg(long, value_name = "N", default_value_t = limits::DEFAULT_MAX_SESSIONS)]
+    pub max_sessions: usize,
+    /// With --http: the most requests in flight in one session (one more is
+    /// answered 429 until one ends).
+    #[arg(long, value_name = "N", default_value_t = limits::DEFAULT_MAX_CALLS)]
+    pub max_calls_per_session: usize,
 }
 
 /// `serve`: returns the exit code.
@@ -143,8 +152,8 @@ pub async fn serve(args: ServeArgs) -> u8 {
     })
 }
 
-/// The token (from `--token-env`) and body limit for `--http ADDR`; an
-/// address off loopback without a token is refused.
+/// The token (from `--token-env`), body, session and call limits for
+/// `--http ADDR`; an address off loopback without a token is refused.
 async fn http_options(addr: &str, args: &ServeArgs) -> Result<handler::HttpOptions, String> {
     let token = match &args.token_env {
         Some(name) => match std::env::var(name) {
@@ -170,9 +179,14 @@ async fn http_options(addr: &str, args: &ServeArgs) -> Result<handler::HttpOptio
     if args.max_body == 0 {
         return Err("--max-body must be at least 1 byte".into());
     }
+    if args.max_sessions == 0 || args.max_calls_per_session == 0 {
+        return Err("--max-sessions and --max-calls-per-session must be at least 1".into());
+    }
     Ok(handler::HttpOptions {
         token,
         max_body: args.max_body,
+        max_sessions: args.max_sessions,
+        max_calls: args.max_calls_per_session,
     })
 }
 

@@ -418,6 +418,10 @@ pub struct HttpOptions {
     pub token: Option<String>,
     /// Request bodies larger than this are answered 413 unread.
     pub max_body: usize,
+    /// Sessions open at once; one more `initialize` is answered 503.
+    pub max_sessions: usize,
+    /// Requests in flight in one session; one more is answered 429.
+    pub max_calls: usize,
 }
 
 /// Whether `header` is `Bearer <token>`, compared in constant time.
@@ -447,13 +451,23 @@ pub async fn serve_http(
         .with_context(|| format!("could not listen on {addr}"))?;
     let bound = listener.local_addr()?;
     let cancel = CancellationToken::new();
+    let sessions = Arc::new(LocalSessionManager::default());
+    let limits = Arc::new(super::limits::Limits::new(
+        sessions.clone(),
+        opts.max_sessions,
+        opts.max_calls,
+    ));
     let service = StreamableHttpService::new(
         move || Ok(server.clone()),
-        Arc::new(LocalSessionManager::default()),
+        sessions,
         StreamableHttpServerConfig::default().with_cancellation_token(cancel.child_token()),
     );
     let router = axum::Router::new()
         .nest_service("/mcp", service)
+        .layer(axum::middleware::from_fn_with_state(
+            limits,
+            super::limits::guard,
+        ))
         // A body over the limit is refused before it is read.
         .layer(tower_http::limit::RequestBodyLimitLayer::new(opts.max_body));
     let router = match opts.token {
