@@ -395,3 +395,70 @@ async fn serve_http_refuses_a_call_over_the_per_session_limit_and_a_hung_up_call
         r.text().await.unwrap();
     }
 }
+
+/// A web page the user has open cannot drive a local `serve --http` (DNS
+/// rebinding): a request whose `Origin` is not the server's own host is
+/// refused, one from the server's own origin, or with no `Origin` at all
+/// (a non-browser client), is served.
+#[tokio::test]
+async fn serve_http_refuses_a_request_from_a_foreign_origin() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_child, url) = serve(dir.path(), &[]).await;
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let client = reqwest::Client::new();
+    let own = url.trim_end_matches("/mcp").to_owned();
+    let post = |origin: Option<String>| {
+        let mut r = client
+            .post(&url)
+            .header("content-type", "application/json")
+            .header("accept", "application/json, text/event-stream")
+            .body(initialize().to_string());
+        if let Some(o) = origin {
+            r = r.header("origin", o);
+        }
+        r.send()
+    };
+    for foreign in [
+        "http://evil.example",
+        "http://127.0.0.1.evil.example:80",
+        "null",
+    ] {
+        let r = post(Some(foreign.to_owned())).await.unwrap();
+        assert_eq!(r.status(), 403, "Origin: {foreign}");
+    }
+    for fine in [None, Some(own)] {
+        let r = post(fine.clone()).await.unwrap();
+        assert_eq!(r.status(), 200, "Origin: {fine:?}: {:?}", r.text().await);
+    }
+}
+
+/// Without a token the server answers only to loopback names (a rebound
+/// DNS name reaches it with a foreign `Host`); with `--token-env` it may
+/// be reached by any name, the token being what guards it.
+#[tokio::test]
+async fn serve_http_answers_a_foreign_host_only_behind_its_token() {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let client = reqwest::Client::new();
+    let post = |url: &str, auth: Option<&str>| {
+        let mut r = client
+            .post(url)
+            .header("host", "pipewright.internal:8808")
+            .header("content-type", "application/json")
+            .header("accept", "application/json, text/event-stream")
+            .body(initialize().to_string());
+        if let Some(a) = auth {
+            r = r.header("authorization", a);
+        }
+        r.send()
+    };
+    let open = tempfile::tempdir().unwrap();
+    let (_open, url) = serve(open.path(), &[]).await;
+    let r = post(&url, None).await.unwrap();
+    assert!(r.status().is_client_error(), "{}", r.status());
+    let guarded = tempfile::tempdir().unwrap();
+    let (_guarded, url) = serve(guarded.path(), &["--token-env", "SERVE_TOKEN"]).await;
+    let r = post(&url, Some("Bearer s3cret-token-for-tests"))
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200, "{:?}", r.text().await);
+}
