@@ -30,6 +30,10 @@ use crate::options::parse_vars;
 
 pub use super::output::Format;
 
+pub(crate) mod watch;
+
+use watch::{Signals, Stop, Watch};
+
 /// What to do when a budget cap fires.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum OnBudget {
@@ -290,8 +294,21 @@ pub async fn run(args: RunArgs) -> u8 {
         Ok(t) => t,
         Err(e) => return usage(e),
     };
-    let prepared = match super::spend::prepare(&args.spend, table, &specs, &needed, &redactor).await
-    {
+    // From here on a signal cancels rather than kills: servers are started.
+    let mut watch = Watch {
+        signals: Signals::listen(),
+        live: None,
+        id: None,
+    };
+    let prepared = tokio::select! {
+        p = super::spend::prepare(&args.spend, table, &specs, &needed, &redactor) => p,
+        // Dropping the half-made connections kills the servers started.
+        stop = watch.signals.next() => {
+            eprintln!("stopped before the run began");
+            return stop.code();
+        }
+    };
+    let prepared = match prepared {
         Ok(p) => p,
         Err(code) => return code,
     };
@@ -342,19 +359,28 @@ pub async fn run(args: RunArgs) -> u8 {
             cfg.pricing = prepared.pricing.clone();
             cfg.max_cost_per_call_usd = args.spend.max_cost_per_call;
             cfg.human = human.clone();
-            let trace = drive(
+            if !args.no_save {
+                watch.begin(comp, row.map(|r| r.name.as_str()), &name);
+            }
+            let mut trace = drive(
                 comp,
                 prepared.caller.clone(),
                 cfg,
                 redactor.clone(),
                 progress,
                 (&stepping, input.as_mut()),
+                &mut watch,
             )
             .await;
+            if let Some(id) = watch.id.take() {
+                trace.run_id = id;
+            }
             let stop = trace.composition.status == RunStatus::Cancelled;
             if !args.no_save {
                 store::save_with_source(&trace, &source);
             }
+            // Saved: the record of the run in progress goes.
+            watch.live = None;
             traces.push(trace);
             if stop {
                 cancelled = true;
@@ -395,7 +421,7 @@ pub async fn run(args: RunArgs) -> u8 {
         }
     }
     if cancelled {
-        return exit::CANCELLED;
+        return watch.signals.first().map_or(exit::CANCELLED, Stop::code);
     }
     let over_budget = traces
         .iter()
@@ -444,8 +470,8 @@ pub(crate) fn config(
 }
 
 /// Drives one session to the end of its run, printing progress to stderr
-/// (a live line on a terminal); Ctrl-C cancels the run. `--step` and
-/// `--break` hand the session to [`step::drive`].
+/// (a live line on a terminal); SIGINT or SIGTERM cancels the run.
+/// `--step` and `--break` hand the session to [`step::drive`].
 async fn drive(
     comp: &Composition,
     caller: Arc<dyn Caller>,
@@ -453,6 +479,7 @@ async fn drive(
     redactor: Redactor,
     progress: bool,
     (stepping, input): (&Stepping, Option<&mut Input>),
+    watch: &mut Watch,
 ) -> Trace {
     let mut s = session::start(Arc::new(comp.clone()), caller, cfg, redactor);
     // Stepping talks to the user on stderr whatever the output format.
@@ -462,12 +489,11 @@ async fn drive(
         Progress::new(Box::new(std::io::sink()), false)
     };
     if let Some(input) = input.filter(|_| stepping.active()) {
-        let last = step::drive(comp, s, stepping, input, &mut shown).await;
+        let last = step::drive(comp, s, stepping, input, &mut shown, watch).await;
         return last.unwrap_or_else(|| empty_trace(comp));
     }
     s.handle.send(Command::Run);
     let mut last = None;
-    let mut interrupts = 0;
     let mut ticker = tokio::time::interval(std::time::Duration::from_millis(100));
     loop {
         tokio::select! {
@@ -476,7 +502,10 @@ async fn drive(
                     last = Some(*trace);
                     break;
                 }
-                Some(ev) => shown.event(&ev),
+                Some(ev) => {
+                    watch.saw(&ev);
+                    shown.event(&ev);
+                }
                 None => break,
             },
             _ = ticker.tick(), if shown.is_live() => {
@@ -485,12 +514,8 @@ async fn drive(
                 }
                 shown.tick();
             }
-            _ = tokio::signal::ctrl_c() => {
-                interrupts += 1;
-                if interrupts > 1 {
-                    std::process::exit(i32::from(exit::CANCELLED));
-                }
-                shown.println("\ncancelling… (Ctrl-C again to quit at once)");
+            stop = watch.signals.next() => {
+                shown.println(&format!("\n{}", stop.notice()));
                 s.handle.send(Command::Cancel);
             }
         }

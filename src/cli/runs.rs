@@ -42,7 +42,7 @@ pub struct ListArgs {
     #[arg(long, value_name = "FILE")]
     pub file: Option<PathBuf>,
     /// Only runs that ended so: completed, partial, failed,
-    /// budget_exceeded, cancelled.
+    /// budget_exceeded, cancelled, interrupted (the process died).
     #[arg(long, value_name = "STATUS")]
     pub status: Option<String>,
     /// At most N runs.
@@ -151,15 +151,15 @@ pub async fn runs(cmd: RunsCommand) -> u8 {
     }
 }
 
+/// The run `spec` names, read back; errors quote the id as typed, so they
+/// are printed with its control characters shown as `?`.
 fn load(runs: &Runs, spec: &str) -> Result<(Entry, Trace), u8> {
-    let entry = runs.find(spec).map_err(|e| {
-        eprintln!("error: {e}");
+    let fail = |e: String| {
+        eprintln!("error: {}", super::output::printable(&e));
         exit::INVALID
-    })?;
-    let trace = runs.load(&entry).map_err(|e| {
-        eprintln!("error: {e}");
-        exit::INVALID
-    })?;
+    };
+    let entry = runs.find(spec).map_err(fail)?;
+    let trace = runs.load(&entry).map_err(fail)?;
     Ok((entry, trace))
 }
 

@@ -14,6 +14,7 @@ use std::time::Duration;
 use tokio::io::{AsyncBufReadExt, BufReader, Lines, Stdin};
 
 use super::progress::Progress;
+use super::run::watch::{Signals, Watch};
 use crate::engine::file::model::{Composition, Kind};
 use crate::engine::run::events::{Event, PauseReason};
 use crate::engine::run::session::{Command, Session};
@@ -113,12 +114,13 @@ impl View<'_> {
 
 /// Drives one session interactively to the end of its run; returns the
 /// trace (`None` if the session ended without one).
-pub async fn drive(
+pub(crate) async fn drive(
     comp: &Composition,
     mut s: Session,
     opts: &Stepping,
     input: &mut Input,
     progress: &mut Progress,
+    watch: &mut Watch,
 ) -> Option<Trace> {
     for b in &opts.breaks {
         if comp.index_of(b).is_some() {
@@ -140,7 +142,6 @@ pub async fn drive(
     // A node re-run or skipped from a prompt: ask again once it is done.
     let mut waiting_on: Option<String> = None;
     let mut ticker = tokio::time::interval(TICK);
-    let mut interrupts = 0;
     loop {
         let ev = tokio::select! {
             ev = s.events.recv() => ev,
@@ -148,17 +149,14 @@ pub async fn drive(
                 progress.tick();
                 continue;
             }
-            _ = tokio::signal::ctrl_c() => {
-                interrupts += 1;
-                if interrupts > 1 {
-                    std::process::exit(i32::from(crate::options::exit::CANCELLED));
-                }
-                progress.println("\ncancelling… (Ctrl-C again to quit at once)");
+            stop = watch.signals.next() => {
+                progress.println(&format!("\n{}", stop.notice()));
                 s.handle.send(Command::Cancel);
                 continue;
             }
         };
         let ev = ev?;
+        watch.saw(&ev);
         progress.event(&ev);
         let mut ask: Option<Option<String>> = None;
         match &ev {
@@ -206,7 +204,7 @@ pub async fn drive(
         };
         // After the last node too: it may still be re-run before the run ends.
         progress.clear();
-        match prompt(&stop, input, progress).await {
+        match prompt(&stop, input, progress, &mut watch.signals).await {
             Answer::Continue => {
                 s.handle.send(if stepping && view.any_pending() {
                     Command::Step
@@ -243,7 +241,12 @@ enum Answer {
 }
 
 /// Asks until the answer makes sense here.
-async fn prompt(stop: &Stop, input: &mut Input, progress: &mut Progress) -> Answer {
+async fn prompt(
+    stop: &Stop,
+    input: &mut Input,
+    progress: &mut Progress,
+    signals: &mut Signals,
+) -> Answer {
     loop {
         let mut choices = vec!["Enter continue".to_owned()];
         if let Some(last) = &stop.last {
@@ -261,7 +264,7 @@ async fn prompt(stop: &Stop, input: &mut Input, progress: &mut Progress) -> Answ
         progress.println(&format!("  ⏸ {at} · {}", choices.join(" · ")));
         let line = tokio::select! {
             line = input.line() => line,
-            _ = tokio::signal::ctrl_c() => return Answer::Quit,
+            _ = signals.next() => return Answer::Quit,
         };
         let Some(line) = line else {
             return Answer::Ended;

@@ -7,6 +7,11 @@
 //! and any unique prefix of an id names that run. A run held open (the
 //! workbench showing it) is never pruned: holding writes a marker file named
 //! after the run and the holder's process id, removed on release.
+//!
+//! Several processes write here at once (parallel `pipewright run`s): every
+//! change of the index (a save's append, a prune's rewrite) happens under
+//! one lock file, `runs/.lock`. A run in progress is a `.running` file (see
+//! [`live`]).
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -15,6 +20,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::engine::run::trace::Trace;
 
+pub mod live;
 mod prune;
 
 /// How many runs are kept when nothing else is said
@@ -22,6 +28,29 @@ mod prune;
 pub const DEFAULT_MAX_RUNS: usize = 500;
 
 const INDEX: &str = "index.jsonl";
+const LOCK: &str = ".lock";
+
+/// True when `name` is a plain file name, which is all an index line may
+/// point at: a `/`, a `..` or an absolute path in a copied or tampered
+/// index would read (or prune) a file outside the runs directory.
+fn is_plain_name(name: &str) -> bool {
+    let mut parts = Path::new(name).components();
+    matches!(parts.next(), Some(std::path::Component::Normal(_)))
+        && parts.next().is_none()
+        && !name.contains(['/', '\\'])
+}
+
+/// Ids echoed in an error are cut to this many characters.
+const SHOWN_ID: usize = 64;
+
+/// `spec` as an error message quotes it: at most [`SHOWN_ID`] characters.
+fn shown(spec: &str) -> String {
+    if spec.chars().count() <= SHOWN_ID {
+        return spec.to_owned();
+    }
+    let head: String = spec.chars().take(SHOWN_ID).collect();
+    format!("{head}…")
+}
 
 /// A run's name as the reports print it: the composition, and its case in
 /// brackets.
@@ -290,25 +319,29 @@ fn file_name(trace: &Trace) -> String {
     format!("{}-{safe}.json", trace.run_id)
 }
 
-/// The file text with every literal header value and server `env:` value
-/// masked: they are secrets, and the copy lives in the data directory.
+/// The file text with every literal header value, server `env:` value and
+/// sampling `api_key` masked: they are secrets, and the copy lives in the
+/// data directory.
 fn masked_source(text: &str) -> String {
     let Some(p) = crate::engine::file::open::load_str(text).pipeline else {
         return text.to_owned();
     };
-    let mut out = text.to_owned();
+    let mut values: Vec<&String> = p.sampling.iter().flat_map(|s| &s.api_key).collect();
     for decl in p.servers.values() {
-        let values: Vec<&String> = match &decl.source {
+        match &decl.source {
             crate::engine::file::model::ServerSource::Http { headers, .. } => {
-                headers.values().collect()
+                values.extend(headers.values())
             }
-            crate::engine::file::model::ServerSource::Stdio { env, .. } => env.values().collect(),
-            crate::engine::file::model::ServerSource::Import { .. } => Vec::new(),
-        };
-        for v in values {
-            if v.len() >= 4 && !v.starts_with("${") {
-                out = out.replace(v.as_str(), "<redacted>");
+            crate::engine::file::model::ServerSource::Stdio { env, .. } => {
+                values.extend(env.values())
             }
+            crate::engine::file::model::ServerSource::Import { .. } => {}
+        }
+    }
+    let mut out = text.to_owned();
+    for v in values {
+        if v.len() >= 4 && !v.starts_with("${") {
+            out = out.replace(v.as_str(), "<redacted>");
         }
     }
     out
@@ -339,8 +372,12 @@ impl Runs {
         comp: &str,
         case: Option<&str>,
     ) -> Option<serde_json::Value> {
+        // An interrupted run's figures are partial: plans read finished runs.
         let entry = self.entries().into_iter().rev().take(500).find(|e| {
-            e.is_of(Path::new(file)) && e.composition == comp && e.case.as_deref() == case
+            e.is_of(Path::new(file))
+                && e.composition == comp
+                && e.case.as_deref() == case
+                && !e.is_interrupted()
         })?;
         let trace = self.load(&entry).ok()?;
         serde_json::to_value(trace).ok()
@@ -380,7 +417,7 @@ impl Runs {
 
     /// [`Runs::save`] with the cap given (0: no cap).
     pub fn save_capped(&self, trace: &Trace, cap: usize) -> std::io::Result<PathBuf> {
-        std::fs::create_dir_all(&self.dir)?;
+        let _lock = self.lock()?;
         let name = file_name(trace);
         let path = self.dir.join(&name);
         std::fs::write(&path, to_disk(trace))?;
@@ -397,29 +434,87 @@ impl Runs {
             .map(|b| b.iter().filter(|&&c| c == b'\n').count())
             .unwrap_or(0);
         if cap > 0 && lines > cap {
-            self.prune(Some(cap), None)?;
+            self.prune_locked(Some(cap), None)?;
         }
         Ok(path)
     }
 
-    /// Every run, oldest first, from the index (rebuilt from the traces
-    /// when it is missing).
+    /// Takes the runs directory's lock (creating the directory), held
+    /// until the file is dropped. Where the file system has no locks, the
+    /// writes go unlocked, as they would without this.
+    fn lock(&self) -> std::io::Result<std::fs::File> {
+        std::fs::create_dir_all(&self.dir)?;
+        let file = self.lock_file()?;
+        match file.lock() {
+            Err(e) if e.kind() != std::io::ErrorKind::Unsupported => Err(e),
+            _ => Ok(file),
+        }
+    }
+
+    /// The lock if nobody holds it now (never waits: a holder in this
+    /// process would wait forever).
+    fn try_lock(&self) -> Option<std::fs::File> {
+        let file = self.lock_file().ok()?;
+        match file.try_lock() {
+            Ok(()) => Some(file),
+            Err(std::fs::TryLockError::Error(e)) if e.kind() == std::io::ErrorKind::Unsupported => {
+                Some(file)
+            }
+            Err(_) => None,
+        }
+    }
+
+    fn lock_file(&self) -> std::io::Result<std::fs::File> {
+        std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(self.dir.join(LOCK))
+    }
+
+    /// Every run, oldest first: the index (rebuilt from the traces when it
+    /// is missing), and the runs whose process died before they ended.
     pub fn entries(&self) -> Vec<Entry> {
-        let Ok(text) = std::fs::read_to_string(self.dir.join(INDEX)) else {
-            return self.rebuild_index();
-        };
-        let mut out: Vec<Entry> = text
-            .lines()
-            .filter_map(|l| serde_json::from_str(l).ok())
-            .collect();
+        let mut out = self.indexed();
+        out.extend(self.interrupted());
         // Appends from parallel runs may land slightly out of order.
         out.sort_by(|a, b| (a.started_ns, &a.id).cmp(&(b.started_ns, &b.id)));
         out
     }
 
+    /// The runs the index lists.
+    fn indexed(&self) -> Vec<Entry> {
+        match std::fs::read_to_string(self.dir.join(INDEX)) {
+            Ok(text) => parse_index(&text),
+            Err(_) => self.rebuild_index(),
+        }
+    }
+
     /// Reads every trace to write the index again (for a directory written
-    /// before the index existed).
+    /// before the index existed). It is written only under the lock, and
+    /// only if no save made it meanwhile: an index rebuilt from an older
+    /// look at the directory would drop a parallel run's line. When the
+    /// lock is taken (by a save, maybe this process's own), the traces
+    /// are read without writing anything.
     fn rebuild_index(&self) -> Vec<Entry> {
+        if !self.dir.is_dir() {
+            return Vec::new();
+        }
+        let lock = self.try_lock();
+        if lock.is_some()
+            && let Ok(text) = std::fs::read_to_string(self.dir.join(INDEX))
+        {
+            return parse_index(&text);
+        }
+        let out = self.scan_traces();
+        if lock.is_some() {
+            let _ = self.write_index(&out);
+        }
+        out
+    }
+
+    /// Every trace in the directory, as index lines, oldest first.
+    fn scan_traces(&self) -> Vec<Entry> {
         let Ok(dir) = std::fs::read_dir(&self.dir) else {
             return Vec::new();
         };
@@ -441,7 +536,6 @@ impl Runs {
             out.push(Entry::of(&t, &name));
         }
         out.sort_by(|a, b| (a.started_ns, &a.id).cmp(&(b.started_ns, &b.id)));
-        let _ = self.write_index(&out);
         out
     }
 
@@ -464,6 +558,15 @@ impl Runs {
 
     /// The saved trace of a run.
     pub fn load(&self, entry: &Entry) -> Result<Trace, String> {
+        if !is_plain_name(&entry.path) {
+            return Err(format!(
+                "run `{}`: its trace `{}` is not a file of the runs directory",
+                entry.id, entry.path
+            ));
+        }
+        if entry.is_interrupted() {
+            return self.load_interrupted(&entry.path);
+        }
         let path = self.dir.join(&entry.path);
         let text = std::fs::read_to_string(&path)
             .map_err(|e| format!("cannot read run `{}` ({}): {e}", entry.id, path.display()))?;
@@ -479,33 +582,48 @@ impl Runs {
     }
 }
 
+/// The index's lines; a line whose trace is not a plain file name here is
+/// dropped.
+fn parse_index(text: &str) -> Vec<Entry> {
+    text.lines()
+        .filter_map(|l| serde_json::from_str::<Entry>(l).ok())
+        .filter(|e| is_plain_name(&e.path))
+        .collect()
+}
+
 /// Finds `spec` among `entries` (oldest first).
 pub fn find_in(entries: &[Entry], spec: &str) -> Result<Entry, String> {
+    if spec.is_empty() {
+        return Err("give a run id, a prefix of one, `latest` or `latest~N`".to_owned());
+    }
     if entries.is_empty() {
         return Err("there are no saved runs yet".to_owned());
     }
+    let said = shown(spec);
     if let Some(rest) = spec.strip_prefix("latest") {
         let back = match rest.strip_prefix('~') {
             None if rest.is_empty() => 0,
-            Some(n) => n
-                .parse::<usize>()
-                .map_err(|_| format!("`{spec}`: write `latest~N` with a number N"))?,
-            None => return Err(format!("`{spec}`: write `latest` or `latest~N`")),
+            // More digits than a usize holds: further back than any run.
+            Some(n) if !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()) => {
+                n.parse::<usize>().unwrap_or(usize::MAX)
+            }
+            Some(_) => return Err(format!("`{said}`: write `latest~N` with a number N")),
+            None => return Err(format!("`{said}`: write `latest` or `latest~N`")),
         };
         return entries
             .len()
-            .checked_sub(back + 1)
+            .checked_sub(back.saturating_add(1))
             .map(|i| entries[i].clone())
-            .ok_or_else(|| format!("`{spec}`: there are only {} saved runs", entries.len()));
+            .ok_or_else(|| format!("`{said}`: there are only {} saved runs", entries.len()));
     }
     let matching: Vec<&Entry> = entries.iter().filter(|e| e.id.starts_with(spec)).collect();
     match matching.as_slice() {
         [one] => Ok((*one).clone()),
         [] => Err(format!(
-            "no saved run has the id `{spec}` (see `pipewright runs list`)"
+            "no saved run has the id `{said}` (see `pipewright runs list`)"
         )),
         many => Err(format!(
-            "`{spec}` names {} runs; give more of the id (e.g. `{}`)",
+            "`{said}` names {} runs; give more of the id (e.g. `{}`)",
             many.len(),
             many[0].id
         )),
@@ -584,6 +702,15 @@ mod tests {
                 .contains("names 2 runs")
         );
         assert!(find_in(&e, "nope").unwrap_err().contains("no saved run"));
+        // "" would be a prefix of every id: it names none.
+        assert!(find_in(&e[..1], "").unwrap_err().contains("give a run id"));
+        assert!(
+            find_in(&e, "latest~99999999999999999999999")
+                .unwrap_err()
+                .contains("only 3")
+        );
+        let long = find_in(&e, &"x".repeat(5000)).unwrap_err();
+        assert!(long.len() < 200, "{long}");
         assert!(
             find_in(&[], "latest")
                 .unwrap_err()

@@ -232,6 +232,9 @@ pub enum RunStatus {
     Failed,
     BudgetExceeded,
     Cancelled,
+    /// The process running it ended before the run did (SIGKILL, a crash,
+    /// the machine stopping): the nodes that had finished are kept.
+    Interrupted,
 }
 
 impl RunStatus {
@@ -242,6 +245,7 @@ impl RunStatus {
             RunStatus::Failed => "failed",
             RunStatus::BudgetExceeded => "budget_exceeded",
             RunStatus::Cancelled => "cancelled",
+            RunStatus::Interrupted => "interrupted",
         }
     }
 }

@@ -56,6 +56,17 @@ impl Runs {
         keep: Option<usize>,
         older_than: Option<Duration>,
     ) -> std::io::Result<Pruned> {
+        let _lock = self.lock()?;
+        self.prune_locked(keep, older_than)
+    }
+
+    /// [`Runs::prune`] under the lock a save already holds: the index read
+    /// here and written back must not miss a parallel run's line.
+    pub(super) fn prune_locked(
+        &self,
+        keep: Option<usize>,
+        older_than: Option<Duration>,
+    ) -> std::io::Result<Pruned> {
         let entries = self.entries();
         let held = self.held();
         let now = time::OffsetDateTime::now_utc();
@@ -88,6 +99,8 @@ impl Runs {
             }
         }
         out.kept = kept.len();
+        // Interrupted runs are listed from their own files, not the index.
+        kept.retain(|e| !e.is_interrupted());
         if !out.removed.is_empty() {
             self.write_index(&kept)?;
         }
@@ -153,6 +166,6 @@ mod tests {
         assert_eq!(left, ["20200103-000000-0003"]);
         assert!(runs.load(&runs.find("latest").unwrap()).is_ok());
         let files = std::fs::read_dir(&runs.dir).unwrap().count();
-        assert_eq!(files, 3, "one trace, the index and the holds dir");
+        assert_eq!(files, 4, "one trace, the index, the lock and the holds dir");
     }
 }

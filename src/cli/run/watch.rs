@@ -1,0 +1,154 @@
+//! What watches `pipewright run` from outside the engine: the signals that
+//! stop it, and the record of each run in progress that a SIGKILL leaves
+//! behind (see [`store::live`]).
+//!
+//! The signals are SIGINT (Ctrl-C) and SIGTERM
+//! (`kill`, a CI job's timeout, `docker stop`). The first cancels the run
+//! as the workbench's cancel does, so the run is saved as `cancelled` with
+//! the nodes that finished and the servers get their usual shutdown (they
+//! are in their own process groups: a signal to pipewright never reaches
+//! them). A second signal quits at once.
+//!
+//! The handlers are installed once, when [`Signals::listen`] is called, and
+//! stay for the whole command: a signal that comes between two waits is
+//! kept for the next one rather than lost.
+
+use crate::engine::file::model::Composition;
+use crate::engine::run::events::Event;
+use crate::engine::run::store::{self, live::Live};
+use crate::engine::run::trace::{RunSummary, Trace, new_run_id};
+use crate::options::exit;
+
+/// What watches a run from outside the engine: the stop signals, and the
+/// record of the run in progress that a SIGKILL leaves behind.
+pub struct Watch {
+    pub signals: Signals,
+    pub live: Option<Live>,
+    /// The id the record reserved, which the saved trace takes.
+    pub id: Option<String>,
+}
+
+impl Watch {
+    /// Starts the record of the run of `comp` (and case) and reserves its
+    /// id; without a writable runs directory there is none.
+    pub fn begin(&mut self, comp: &Composition, case: Option<&str>, file: &str) {
+        let mut head = Trace {
+            run_id: new_run_id(),
+            file: file.to_owned(),
+            composition: RunSummary {
+                name: comp.name.clone(),
+                case: case.map(str::to_owned),
+                started_at: Some(crate::engine::run::exec::now_rfc3339()),
+                ..Default::default()
+            },
+            ..Trace::default()
+        };
+        self.live = store::live::begin(&mut head);
+        self.id = self.live.as_ref().map(|_| head.run_id);
+    }
+
+    /// Keeps a node that finished in the record of the run.
+    pub fn saw(&mut self, ev: &Event) {
+        if let (Some(live), Event::NodeFinished { id, record }) = (self.live.as_mut(), ev) {
+            live.node(id, record);
+        }
+    }
+}
+
+/// A signal that stops a run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stop {
+    /// SIGINT: Ctrl-C at the terminal.
+    Interrupt,
+    /// SIGTERM: asked to stop by another process.
+    Terminate,
+}
+
+impl Stop {
+    /// The exit code a shell gives a process the signal ended: 128 plus
+    /// the signal's number (130, 143), which scripts and CI runners read.
+    pub fn code(self) -> u8 {
+        match self {
+            Stop::Interrupt => exit::CANCELLED,
+            Stop::Terminate => TERMINATED,
+        }
+    }
+
+    /// The line `run` prints when the signal comes first.
+    pub fn notice(self) -> &'static str {
+        match self {
+            Stop::Interrupt => "cancelling… (Ctrl-C again to quit at once)",
+            Stop::Terminate => "SIGTERM: cancelling… (a second signal quits at once)",
+        }
+    }
+}
+
+/// 128 + SIGTERM (15).
+const TERMINATED: u8 = 143;
+
+/// The stop signals of one `run` command, from [`Signals::listen`] on.
+pub struct Signals {
+    #[cfg(unix)]
+    int: Option<tokio::signal::unix::Signal>,
+    #[cfg(unix)]
+    term: Option<tokio::signal::unix::Signal>,
+    first: Option<Stop>,
+}
+
+impl Signals {
+    /// Starts listening. Where a handler cannot be installed, that signal
+    /// keeps its default action (it ends the process).
+    pub fn listen() -> Signals {
+        #[cfg(unix)]
+        {
+            use tokio::signal::unix::{SignalKind, signal};
+            Signals {
+                int: signal(SignalKind::interrupt()).ok(),
+                term: signal(SignalKind::terminate()).ok(),
+                first: None,
+            }
+        }
+        #[cfg(not(unix))]
+        Signals { first: None }
+    }
+
+    /// The first stop signal that came, if one did.
+    pub fn first(&self) -> Option<Stop> {
+        self.first
+    }
+
+    /// Waits for the first stop signal and returns it. A later one exits
+    /// the process at once with its code: whoever sends it means it, and
+    /// the servers see their stdin close and stop on their own.
+    pub async fn next(&mut self) -> Stop {
+        let stop = self.recv().await;
+        if self.first.is_some() {
+            std::process::exit(i32::from(stop.code()));
+        }
+        self.first = Some(stop);
+        stop
+    }
+
+    #[cfg(unix)]
+    async fn recv(&mut self) -> Stop {
+        async fn one(s: Option<&mut tokio::signal::unix::Signal>) -> Option<()> {
+            match s {
+                Some(s) => s.recv().await,
+                None => std::future::pending().await,
+            }
+        }
+        tokio::select! {
+            Some(()) = one(self.int.as_mut()) => Stop::Interrupt,
+            Some(()) = one(self.term.as_mut()) => Stop::Terminate,
+            else => std::future::pending().await,
+        }
+    }
+
+    #[cfg(not(unix))]
+    async fn recv(&mut self) -> Stop {
+        match tokio::signal::ctrl_c().await {
+            Ok(()) => Stop::Interrupt,
+            Err(_) => std::future::pending().await,
+        }
+    }
+}
