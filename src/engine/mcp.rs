@@ -22,6 +22,7 @@ mod log;
 mod output;
 pub mod roots;
 pub mod servers;
+mod stdout;
 mod tools;
 mod transport;
 
@@ -60,6 +61,8 @@ pub use level::{LogLevel, set_log_level};
 pub use log::ServerLog;
 pub use output::{error_text, output_of};
 use roots::Root;
+pub use stdout::DEFAULT_MAX_MESSAGE_MB;
+use stdout::StdoutNotes;
 pub use tools::{ToolAnnotations, ToolInfo};
 use transport::{
     describe_http_error, describe_stdio_init_error, http_init_error, http_transport, redact_url,
@@ -211,6 +214,8 @@ enum Endpoint {
         pid: Option<u32>,
         /// Cancelled once the child's stderr reached its end.
         stderr_done: CancellationToken,
+        /// What its stdout showed that rmcp does not report.
+        notes: StdoutNotes,
     },
     Http,
 }
@@ -225,6 +230,35 @@ impl Endpoint {
                 log.tail(TAIL_LINES, TAIL_BYTES)
             }
             Endpoint::Http => String::new(),
+        }
+    }
+
+    /// Why pipewright ended the connection itself (a message over the
+    /// size limit), when it did.
+    fn verdict(&self) -> Option<String> {
+        match self {
+            Endpoint::Stdio { notes, .. } => notes.verdict(),
+            Endpoint::Http => None,
+        }
+    }
+
+    /// What stdout showed before the connection closed, or empty.
+    fn stdout_note(&self) -> String {
+        match self {
+            Endpoint::Stdio { notes, .. } => notes.summary(),
+            Endpoint::Http => String::new(),
+        }
+    }
+
+    /// Why the handshake failed: pipewright's own reason when it ended the
+    /// connection, else `reason`, with what stdout showed.
+    fn handshake_reason(&self, reason: String) -> String {
+        if let Some(verdict) = self.verdict() {
+            return verdict;
+        }
+        match self.stdout_note() {
+            note if note.is_empty() => reason,
+            note => format!("{reason}; {note}"),
         }
     }
 }
@@ -277,8 +311,10 @@ impl Connection {
                     env,
                     cwd.as_deref(),
                     opts.shutdown_grace,
+                    &shared.0,
                 )?;
                 let pid = transport.id();
+                let notes = transport.notes();
                 let stderr_done = CancellationToken::new();
                 match stderr {
                     Some(stderr) => {
@@ -286,21 +322,27 @@ impl Connection {
                     }
                     None => stderr_done.cancel(),
                 }
-                let endpoint = Endpoint::Stdio { pid, stderr_done };
+                let endpoint = Endpoint::Stdio {
+                    pid,
+                    stderr_done,
+                    notes,
+                };
                 let service = match tokio::time::timeout_at(deadline, client.serve(transport)).await
                 {
                     Ok(Ok(service)) => service,
                     Ok(Err(e)) => {
                         return Err(McpError::Handshake {
                             server: name.to_owned(),
-                            reason: describe_stdio_init_error(&e),
+                            reason: endpoint.handshake_reason(describe_stdio_init_error(&e)),
                             stderr_tail: endpoint.stderr_tail(&shared.0).await,
                         });
                     }
                     Err(_) => {
                         return Err(McpError::Handshake {
                             server: name.to_owned(),
-                            reason: format!("no answer to `initialize` within {within}"),
+                            reason: endpoint.handshake_reason(format!(
+                                "no answer to `initialize` within {within}"
+                            )),
                             stderr_tail: endpoint.stderr_tail(&shared.0).await,
                         });
                     }
@@ -392,7 +434,7 @@ impl Connection {
         drop(service);
         Err(McpError::Handshake {
             server: name.to_owned(),
-            reason: failure,
+            reason: endpoint.handshake_reason(failure),
             stderr_tail: endpoint.stderr_tail(&log).await,
         })
     }
@@ -462,8 +504,8 @@ impl Connection {
 
     /// The process id of a stdio server.
     pub fn pid(&self) -> Option<u32> {
-        match self.inner.endpoint {
-            Endpoint::Stdio { pid, .. } => pid,
+        match &self.inner.endpoint {
+            Endpoint::Stdio { pid, .. } => *pid,
             Endpoint::Http => None,
         }
     }
@@ -630,6 +672,15 @@ impl Connection {
             server: server.clone(),
             reason: format!("could not read the result of `{tool}`: {e}"),
         })?;
+        if !result.is_object() {
+            return Err(McpError::Transport {
+                server,
+                reason: format!(
+                    "`{tool}` was answered with `{}`, which is not a tool result (an object with `content`)",
+                    excerpt(&result)
+                ),
+            });
+        }
         let is_error = result.get("isError").and_then(Value::as_bool) == Some(true);
         Ok(CallOutcome {
             request,
@@ -657,10 +708,20 @@ impl Connection {
         }
     }
 
+    /// The error of a call on a connection that ended: pipewright's own
+    /// reason when it ended it, else the server's doing.
     async fn closed_error(&self) -> McpError {
+        let endpoint = &self.inner.endpoint;
+        if let Some(reason) = endpoint.verdict() {
+            return McpError::Transport {
+                server: self.inner.name.clone(),
+                reason,
+            };
+        }
         McpError::Closed {
             server: self.inner.name.clone(),
-            stderr_tail: self.inner.endpoint.stderr_tail(&self.inner.log).await,
+            stdout_note: endpoint.stdout_note(),
+            stderr_tail: endpoint.stderr_tail(&self.inner.log).await,
         }
     }
 
@@ -687,6 +748,18 @@ impl Connection {
                 McpError::Transport {
                     server,
                     reason: describe_http_error(&*e.error),
+                }
+            }
+            // rmcp's word for a response stream that ended early; the
+            // session itself may live on.
+            ServiceError::TransportClosed
+                if matches!(self.inner.endpoint, Endpoint::Http) && !self.is_closed() =>
+            {
+                McpError::Transport {
+                    server,
+                    reason: format!(
+                        "the response stream of `{tool}` ended before its answer (the server cut it short)"
+                    ),
                 }
             }
             ServiceError::TransportClosed | ServiceError::TransportSend(_) => {
@@ -761,6 +834,16 @@ async fn list_tools(peer: &Peer<RoleClient>) -> Result<Vec<ToolInfo>, ListError>
         }
     }
     Err(ListError::TooManyPages)
+}
+
+/// The start of `value` as compact JSON, for an error message.
+fn excerpt(value: &Value) -> String {
+    const SHOWN: usize = 120;
+    let text = value.to_string();
+    match text.char_indices().nth(SHOWN) {
+        Some((cut, _)) => format!("{}…", &text[..cut]),
+        None => text,
+    }
 }
 
 /// The request as rmcp puts it on the wire: same `_meta` merge, same

@@ -39,7 +39,8 @@ static SPLIT: LazyLock<Regex> = LazyLock::new(|| {
 /// Tokens of `text`.
 pub fn count(text: &str) -> u64 {
     pieces(text)
-        .map(|p| count_piece(p.as_bytes()))
+        .flat_map(|p| p.as_bytes().chunks(LONG_PIECE))
+        .map(count_piece)
         .sum::<usize>() as u64
 }
 
@@ -234,6 +235,13 @@ fn rank(bytes: &[u8]) -> Option<u32> {
     }
 }
 
+/// A piece longer than this (no word is: a server's one-line blob can be)
+/// is counted in chunks of this size, each merged on its own. The merge
+/// holds some 50 bytes per byte of its piece, so a 16 MiB run of letters
+/// would take most of a GiB; in chunks it takes a few MiB, and the count
+/// may be off by a token or so per chunk.
+const LONG_PIECE: usize = 64 * 1024;
+
 /// Pieces up to this long merge in place, without a heap.
 const SHORT: usize = 24;
 
@@ -351,6 +359,13 @@ mod tests {
             assert_eq!(rank(token(r)), Some(r));
         }
         assert_eq!(rank(b"\xff\xfe\xfd\xfc not a token"), None);
+    }
+
+    #[test]
+    fn a_piece_longer_than_a_chunk_is_counted_in_chunks() {
+        let blob = "x".repeat(3 * LONG_PIECE + 5);
+        let chunked = 3 * count("x".repeat(LONG_PIECE).as_str()) + count("xxxxx");
+        assert_eq!(count(&blob), chunked);
     }
 
     #[test]

@@ -16,6 +16,9 @@ use rmcp::{
 };
 use tokio::process::{Child, ChildStdin, ChildStdout};
 
+use super::log::ServerLog;
+use super::stdout::{LimitedStdout, StdoutNotes, max_message_bytes};
+
 /// How long a stdio server gets to exit after its stdin closes, and again
 /// after SIGTERM, unless `--shutdown-grace` says otherwise.
 pub const DEFAULT_SHUTDOWN_GRACE: Duration = Duration::from_millis(100);
@@ -38,9 +41,10 @@ pub fn shutdown_grace() -> Duration {
 
 /// The transport to a spawned stdio server, owning the process.
 pub struct StdioChild {
-    transport: AsyncRwTransport<RoleClient, ChildStdout, ChildStdin>,
+    transport: AsyncRwTransport<RoleClient, LimitedStdout<ChildStdout>, ChildStdin>,
     process: Guard,
     grace: Duration,
+    notes: StdoutNotes,
 }
 
 /// Kills the server's process group if it is still around when dropped.
@@ -83,20 +87,36 @@ fn signal_group(group: Option<u32>, signal: Signal) {
 
 impl StdioChild {
     /// Wraps a child spawned with piped stdin and stdout, as the leader of
-    /// its own process group.
-    pub fn new(mut child: Child, grace: Duration) -> std::io::Result<StdioChild> {
+    /// its own process group. Its stdout is read through the message size
+    /// limit (`PIPEWRIGHT_MAX_MESSAGE_MB`), what rmcp skips noted in
+    /// [`StdioChild::notes`] and `log`; rmcp's own cap is lifted, as it
+    /// would drop an oversized answer without a word and leave its call
+    /// waiting.
+    pub(crate) fn new(
+        mut child: Child,
+        grace: Duration,
+        log: ServerLog,
+    ) -> std::io::Result<StdioChild> {
         let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
             return Err(std::io::Error::other("the server's stdio was not piped"));
         };
         let group = child.id();
+        let notes = StdoutNotes::default();
+        let stdout = LimitedStdout::new(stdout, max_message_bytes(), notes.clone(), log);
         Ok(StdioChild {
-            transport: AsyncRwTransport::new(stdout, stdin),
+            notes,
+            transport: AsyncRwTransport::new(stdout, stdin).with_max_line_length(usize::MAX),
             process: Guard {
                 child: Some(child),
                 group,
             },
             grace,
         })
+    }
+
+    /// What the server's stdout showed that rmcp does not report.
+    pub(crate) fn notes(&self) -> StdoutNotes {
+        self.notes.clone()
     }
 
     /// The server's process id, while it runs.

@@ -54,8 +54,18 @@ pub enum McpError {
     #[error("`{tool}` on server `{server}` was cancelled")]
     Cancelled { server: String, tool: String },
     /// The connection ended: the server exited or crashed, or it was closed.
-    #[error("server `{server}` closed the connection{}", StderrTail(stderr_tail))]
-    Closed { server: String, stderr_tail: String },
+    #[error(
+        "server `{server}` closed the connection{}{}",
+        Clause(stdout_note),
+        StderrTail(stderr_tail)
+    )]
+    Closed {
+        server: String,
+        /// What its stdout showed before (a message cut off, lines that
+        /// are not JSON-RPC), or empty.
+        stdout_note: String,
+        stderr_tail: String,
+    },
     /// The server answered with a JSON-RPC error instead of a result.
     #[error("server `{server}` answered `{method}` with error {code}: {message}")]
     Protocol {
@@ -94,6 +104,18 @@ impl McpError {
             | McpError::Closed { server, .. }
             | McpError::Protocol { server, .. }
             | McpError::Transport { server, .. } => server,
+        }
+    }
+}
+
+/// Renders a non-empty clause after the sentence, after a semicolon.
+struct Clause<'a>(&'a str);
+
+impl fmt::Display for Clause<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.0 {
+            "" => Ok(()),
+            clause => write!(f, "; {clause}"),
         }
     }
 }
@@ -173,6 +195,7 @@ mod tests {
     fn closed_error_shows_the_stderr_tail_indented() {
         let e = McpError::Closed {
             server: "s".into(),
+            stdout_note: String::new(),
             stderr_tail: "boom\nbang\n".into(),
         };
         assert_eq!(
@@ -182,9 +205,19 @@ mod tests {
         assert!(!e.is_unreachable());
         let quiet = McpError::Closed {
             server: "s".into(),
+            stdout_note: String::new(),
             stderr_tail: String::new(),
         };
         assert_eq!(quiet.to_string(), "server `s` closed the connection");
+        let noted = McpError::Closed {
+            server: "s".into(),
+            stdout_note: "its last message was cut off".into(),
+            stderr_tail: "boom\n".into(),
+        };
+        assert_eq!(
+            noted.to_string(),
+            "server `s` closed the connection; its last message was cut off; its stderr ends with:\n    boom"
+        );
     }
 
     #[test]

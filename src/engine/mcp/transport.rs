@@ -18,6 +18,7 @@ use rmcp::{
 use super::auth::BearerClient;
 use super::child::StdioChild;
 use super::error::{McpError, chain_message};
+use super::log::ServerLog;
 
 /// Ordinary HTTP POSTs in flight at once on one HTTP connection.
 const HTTP_CONCURRENCY: usize = 64;
@@ -27,7 +28,8 @@ const RESERVED_HEADERS: &[&str] = &["accept", "mcp-session-id", "last-event-id"]
 /// Starts a stdio server with a piped stderr, in its own process group so a
 /// Ctrl-C in the terminal reaches pipewright (which cancels calls and shuts
 /// the server down) rather than killing the server mid-call. `grace` is how
-/// long it gets to exit when the connection closes.
+/// long it gets to exit when the connection closes; what its stdout shows
+/// that rmcp skips goes to `log` (and [`StdioChild::notes`]).
 pub(super) fn spawn_stdio(
     server: &str,
     command: &str,
@@ -35,6 +37,7 @@ pub(super) fn spawn_stdio(
     env: &BTreeMap<String, String>,
     cwd: Option<&Path>,
     grace: Duration,
+    log: &ServerLog,
 ) -> Result<(StdioChild, Option<tokio::process::ChildStderr>), McpError> {
     let spawn_error = |reason: String| McpError::Spawn {
         server: server.to_owned(),
@@ -65,7 +68,7 @@ pub(super) fn spawn_stdio(
     cmd.spawn()
         .and_then(|mut child| {
             let stderr = child.stderr.take();
-            Ok((StdioChild::new(child, grace)?, stderr))
+            Ok((StdioChild::new(child, grace, log.clone())?, stderr))
         })
         .map_err(|e| {
             spawn_error(match e.kind() {
