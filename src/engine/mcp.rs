@@ -13,6 +13,7 @@ pub mod auth;
 pub mod caller;
 mod child;
 pub mod client_config;
+mod endpoint;
 mod error;
 mod handler;
 pub mod human;
@@ -25,9 +26,10 @@ pub mod servers;
 mod stdout;
 mod tools;
 mod transport;
+mod wire;
 
 use std::{
-    collections::{BTreeMap, HashSet},
+    collections::BTreeMap,
     fmt,
     path::PathBuf,
     sync::{
@@ -40,9 +42,8 @@ use std::{
 use rmcp::{
     Peer, RoleClient, ServiceError, ServiceExt,
     model::{
-        CallToolRequest, CallToolRequestParams, ClientJsonRpcMessage, ClientRequest, ErrorCode,
-        GetMeta, MetaObject, PaginatedRequestParams, ProgressToken, RequestId, RequestMetaObject,
-        ServerResult,
+        CallToolRequest, CallToolRequestParams, ClientRequest, ErrorCode, MetaObject,
+        RequestMetaObject, ServerResult,
     },
     service::{PeerRequestOptions, RunningService},
 };
@@ -51,6 +52,7 @@ use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 pub use child::{DEFAULT_SHUTDOWN_GRACE, set_shutdown_grace, shutdown_grace};
+use endpoint::Endpoint;
 pub use error::McpError;
 use error::{HumanDuration, chain_message};
 use handler::Client;
@@ -62,28 +64,21 @@ pub use log::ServerLog;
 pub use output::{error_text, output_of};
 use roots::Root;
 pub use stdout::DEFAULT_MAX_MESSAGE_MB;
-use stdout::StdoutNotes;
 pub use tools::{ToolAnnotations, ToolInfo};
 use transport::{
     describe_http_error, describe_stdio_init_error, http_init_error, http_transport, redact_url,
     spawn_stdio,
 };
+use wire::{AbandonGuard, ListError, excerpt, list_tools, request_json};
 
 /// How long a cancelled or timed-out call waits for its
 /// `notifications/cancelled` to be handed to the transport.
 const CANCEL_NOTICE_WAIT: Duration = Duration::from_millis(500);
-/// How long a failed connection waits for the server's last stderr lines.
-const STDERR_SETTLE: Duration = Duration::from_millis(500);
 /// How long [`Connection::close`] waits for the server to shut down.
 const CLOSE_WAIT: Duration = Duration::from_secs(10);
-/// Lines of stderr quoted in an error message.
-const TAIL_LINES: usize = 20;
-const TAIL_BYTES: usize = 4 * 1024;
 /// How long a changed tool list may take to read again; past it the old
 /// list stays (and the session goes on).
 const REREAD_WAIT: Duration = Duration::from_secs(5);
-/// A server that pages `tools/list` more often than this is looping.
-const MAX_TOOL_PAGES: usize = 1000;
 
 /// How to reach one MCP server.
 #[derive(Clone, PartialEq, Eq)]
@@ -206,61 +201,6 @@ struct Inner {
     closed: AtomicBool,
     calls: InFlight,
     tools_changed: Arc<AtomicBool>,
-}
-
-/// What is at the other end, and what we know about it.
-enum Endpoint {
-    Stdio {
-        pid: Option<u32>,
-        /// Cancelled once the child's stderr reached its end.
-        stderr_done: CancellationToken,
-        /// What its stdout showed that rmcp does not report.
-        notes: StdoutNotes,
-    },
-    Http,
-}
-
-impl Endpoint {
-    /// The last stderr lines, after giving a dying child a moment to finish
-    /// writing them.
-    async fn stderr_tail(&self, log: &ServerLog) -> String {
-        match self {
-            Endpoint::Stdio { stderr_done, .. } => {
-                let _ = tokio::time::timeout(STDERR_SETTLE, stderr_done.cancelled()).await;
-                log.tail(TAIL_LINES, TAIL_BYTES)
-            }
-            Endpoint::Http => String::new(),
-        }
-    }
-
-    /// Why pipewright ended the connection itself (a message over the
-    /// size limit), when it did.
-    fn verdict(&self) -> Option<String> {
-        match self {
-            Endpoint::Stdio { notes, .. } => notes.verdict(),
-            Endpoint::Http => None,
-        }
-    }
-
-    /// What stdout showed before the connection closed, or empty.
-    fn stdout_note(&self) -> String {
-        match self {
-            Endpoint::Stdio { notes, .. } => notes.summary(),
-            Endpoint::Http => String::new(),
-        }
-    }
-
-    /// Why the handshake failed: pipewright's own reason when it ended the
-    /// connection, else `reason`, with what stdout showed.
-    fn handshake_reason(&self, reason: String) -> String {
-        if let Some(verdict) = self.verdict() {
-            return verdict;
-        }
-        match self.stdout_note() {
-            note if note.is_empty() => reason,
-            note => format!("{reason}; {note}"),
-        }
-    }
 }
 
 impl fmt::Debug for Connection {
@@ -773,96 +713,6 @@ impl Connection {
     }
 }
 
-/// Sends `notifications/cancelled` when a call's future is dropped while it
-/// still waits for its answer.
-struct AbandonGuard {
-    peer: Peer<RoleClient>,
-    id: Option<RequestId>,
-}
-
-impl Drop for AbandonGuard {
-    fn drop(&mut self) {
-        let Some(id) = self.id.take() else { return };
-        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
-            return;
-        };
-        let peer = self.peer.clone();
-        runtime.spawn(async move {
-            let param = rmcp::model::CancelledNotificationParam::new(
-                Some(id),
-                Some("the caller stopped waiting".to_owned()),
-            );
-            let _ = peer.notify_cancelled(param).await;
-        });
-    }
-}
-
-#[derive(Debug, thiserror::Error)]
-enum ListError {
-    #[error("{}", chain_message(.0))]
-    Service(ServiceError),
-    #[error("the server sent the cursor `{0}` twice")]
-    RepeatedCursor(String),
-    #[error("the server kept paging after {MAX_TOOL_PAGES} pages")]
-    TooManyPages,
-    #[error("no complete answer within {}", HumanDuration(*.0))]
-    TooSlow(Duration),
-}
-
-/// Every tool, following `nextCursor` until the server stops paging.
-async fn list_tools(peer: &Peer<RoleClient>) -> Result<Vec<ToolInfo>, ListError> {
-    let mut tools = Vec::new();
-    let mut cursor: Option<String> = None;
-    let mut seen = HashSet::new();
-    for _ in 0..MAX_TOOL_PAGES {
-        let page = peer
-            .list_tools(Some(PaginatedRequestParams::default().with_cursor(cursor)))
-            .await
-            .map_err(ListError::Service)?;
-        tools.extend(
-            page.tools
-                .iter()
-                .filter_map(|tool| serde_json::to_value(tool).ok())
-                .filter_map(ToolInfo::from_json),
-        );
-        match page.next_cursor {
-            None => return Ok(tools),
-            Some(next) if !seen.insert(next.clone()) => {
-                return Err(ListError::RepeatedCursor(next));
-            }
-            Some(next) => cursor = Some(next),
-        }
-    }
-    Err(ListError::TooManyPages)
-}
-
-/// The start of `value` as compact JSON, for an error message.
-fn excerpt(value: &Value) -> String {
-    const SHOWN: usize = 120;
-    let text = value.to_string();
-    match text.char_indices().nth(SHOWN) {
-        Some((cut, _)) => format!("{}…", &text[..cut]),
-        None => text,
-    }
-}
-
-/// The request as rmcp puts it on the wire: same `_meta` merge, same
-/// progress token.
-fn request_json(
-    params: CallToolRequestParams,
-    meta: Option<Map<String, Value>>,
-    id: RequestId,
-    progress_token: ProgressToken,
-) -> Value {
-    let mut request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
-    if let Some(meta) = meta {
-        request.get_meta_mut().0.0.extend(meta);
-    }
-    request.get_meta_mut().set_progress_token(progress_token);
-    let message = ClientJsonRpcMessage::request(request, id);
-    serde_json::to_value(message).unwrap_or(Value::Null)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -898,8 +748,8 @@ mod tests {
         let json = request_json(
             CallToolRequestParams::new("echo").with_arguments(args),
             Some(meta),
-            RequestId::Number(7),
-            ProgressToken(rmcp::model::NumberOrString::Number(3)),
+            rmcp::model::RequestId::Number(7),
+            rmcp::model::ProgressToken(rmcp::model::NumberOrString::Number(3)),
         );
         assert_eq!(json["jsonrpc"], "2.0");
         assert_eq!(json["id"], 7);

@@ -1,0 +1,108 @@
+//! Requests on the wire: listing tools page by page, the JSON of a call as
+//! rmcp sends it, and the cancellation a dropped call owes the server.
+
+use std::collections::HashSet;
+use std::time::Duration;
+
+use rmcp::model::{
+    CallToolRequest, CallToolRequestParams, ClientJsonRpcMessage, ClientRequest, GetMeta,
+    PaginatedRequestParams, ProgressToken, RequestId,
+};
+use rmcp::{Peer, RoleClient, ServiceError};
+use serde_json::{Map, Value};
+
+use super::error::{HumanDuration, chain_message};
+use super::tools::ToolInfo;
+
+/// A server that pages `tools/list` more often than this is looping.
+const MAX_TOOL_PAGES: usize = 1000;
+
+/// Sends `notifications/cancelled` when a call's future is dropped while it
+/// still waits for its answer.
+pub(super) struct AbandonGuard {
+    pub(super) peer: Peer<RoleClient>,
+    pub(super) id: Option<RequestId>,
+}
+
+impl Drop for AbandonGuard {
+    fn drop(&mut self) {
+        let Some(id) = self.id.take() else { return };
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            return;
+        };
+        let peer = self.peer.clone();
+        runtime.spawn(async move {
+            let param = rmcp::model::CancelledNotificationParam::new(
+                Some(id),
+                Some("the caller stopped waiting".to_owned()),
+            );
+            let _ = peer.notify_cancelled(param).await;
+        });
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub(super) enum ListError {
+    #[error("{}", chain_message(.0))]
+    Service(ServiceError),
+    #[error("the server sent the cursor `{0}` twice")]
+    RepeatedCursor(String),
+    #[error("the server kept paging after {MAX_TOOL_PAGES} pages")]
+    TooManyPages,
+    #[error("no complete answer within {}", HumanDuration(*.0))]
+    TooSlow(Duration),
+}
+
+/// Every tool, following `nextCursor` until the server stops paging.
+pub(super) async fn list_tools(peer: &Peer<RoleClient>) -> Result<Vec<ToolInfo>, ListError> {
+    let mut tools = Vec::new();
+    let mut cursor: Option<String> = None;
+    let mut seen = HashSet::new();
+    for _ in 0..MAX_TOOL_PAGES {
+        let page = peer
+            .list_tools(Some(PaginatedRequestParams::default().with_cursor(cursor)))
+            .await
+            .map_err(ListError::Service)?;
+        tools.extend(
+            page.tools
+                .iter()
+                .filter_map(|tool| serde_json::to_value(tool).ok())
+                .filter_map(ToolInfo::from_json),
+        );
+        match page.next_cursor {
+            None => return Ok(tools),
+            Some(next) if !seen.insert(next.clone()) => {
+                return Err(ListError::RepeatedCursor(next));
+            }
+            Some(next) => cursor = Some(next),
+        }
+    }
+    Err(ListError::TooManyPages)
+}
+
+/// The start of `value` as compact JSON, for an error message.
+pub(super) fn excerpt(value: &Value) -> String {
+    const SHOWN: usize = 120;
+    let text = value.to_string();
+    match text.char_indices().nth(SHOWN) {
+        Some((cut, _)) => format!("{}…", &text[..cut]),
+        None => text,
+    }
+}
+
+/// The request as rmcp puts it on the wire: same `_meta` merge, same
+/// progress token.
+pub(super) fn request_json(
+    params: CallToolRequestParams,
+    meta: Option<Map<String, Value>>,
+    id: RequestId,
+    progress_token: ProgressToken,
+) -> Value {
+    let mut request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
+    if let Some(meta) = meta {
+        request.get_meta_mut().0.0.extend(meta);
+    }
+    request.get_meta_mut().set_progress_token(progress_token);
+    let message = ClientJsonRpcMessage::request(request, id);
+    serde_json::to_value(message).unwrap_or(Value::Null)
+}
