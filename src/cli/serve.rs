@@ -286,6 +286,7 @@ async fn load_and_connect(
             params,
             caller: pool.clone() as Arc<dyn Caller>,
             pricing: pricing.clone(),
+            redactor: redactor.clone(),
         });
     }
     if problems > 0 {
@@ -296,6 +297,7 @@ async fn load_and_connect(
         pool,
         tools,
         pricing,
+        redactor,
     });
     Ok((out, up))
 }

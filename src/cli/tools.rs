@@ -117,7 +117,10 @@ pub async fn tools(cmd: ToolsCommand) -> u8 {
     }
 }
 
-async fn connect_all(opts: &ServerOpts) -> Result<Vec<Connection>, u8> {
+/// Connects every server; the redactor holds their secrets (header values,
+/// `${env.X}` values), to mask what the servers send back before it is
+/// printed.
+async fn connect_all(opts: &ServerOpts) -> Result<(Vec<Connection>, Redactor), u8> {
     let pipeline = match &opts.file {
         Some(path) => {
             let (source, loaded) = load_file(path);
@@ -166,11 +169,11 @@ async fn connect_all(opts: &ServerOpts) -> Result<Vec<Connection>, u8> {
             }
         }
     }
-    Ok(conns)
+    Ok((conns, redactor))
 }
 
 async fn list(args: ListArgs) -> u8 {
-    let conns = match connect_all(&args.servers).await {
+    let (conns, redactor) = match connect_all(&args.servers).await {
         Ok(c) => c,
         Err(code) => return code,
     };
@@ -180,7 +183,7 @@ async fn list(args: ListArgs) -> u8 {
             .map(|c| {
                 (
                     c.name().to_owned(),
-                    Value::Array(c.tools().iter().map(|t| t.raw.clone()).collect()),
+                    Value::Array(c.tools().iter().map(|t| redactor.value(&t.raw)).collect()),
                 )
             })
             .collect();
@@ -205,7 +208,11 @@ async fn list(args: ListArgs) -> u8 {
                     .next()
                     .unwrap_or("");
                 let name = super::output::printable(&t.name);
-                println!("  {name:width$}{marks}  {}", super::output::printable(desc));
+                let desc = redactor.text(desc);
+                println!(
+                    "  {name:width$}{marks}  {}",
+                    super::output::printable(&desc)
+                );
             }
         }
     }
@@ -446,7 +453,7 @@ async fn call(a: CallArgs) -> u8 {
         },
         None => PricingTable::bundled(),
     };
-    let conns = match connect_all(&a.servers).await {
+    let (conns, redactor) = match connect_all(&a.servers).await {
         Ok(c) => c,
         Err(code) => return code,
     };
@@ -526,7 +533,7 @@ async fn call(a: CallArgs) -> u8 {
     }
     match result {
         Ok(v) => {
-            match v {
+            match redactor.value(&v) {
                 Value::String(s) => println!("{}", super::output::printable(&s)),
                 other => println!(
                     "{}",
@@ -546,7 +553,7 @@ async fn call(a: CallArgs) -> u8 {
             }
         }
         Err((code, msg)) => {
-            eprintln!("error: {}", super::output::printable(&msg));
+            eprintln!("error: {}", super::output::printable(&redactor.text(&msg)));
             code
         }
     }

@@ -134,7 +134,14 @@ impl ServerHandler for PipelineServer {
             expect: served.comp.expect.clone(),
             ..SessionConfig::default()
         };
-        let trace = run(served.comp.clone(), served.caller.clone(), cfg, &context).await;
+        let trace = run(
+            served.comp.clone(),
+            served.caller.clone(),
+            cfg,
+            served.redactor.clone(),
+            &context,
+        )
+        .await;
         Ok(self.answer(trace))
     }
 }
@@ -255,15 +262,17 @@ fn untrusted_reach(p: &crate::engine::file::model::Pipeline, allowed: &[String])
 }
 
 /// Runs the composition in its own session: progress as nodes end (when
-/// the client asked), cancelled with the client's request.
+/// the client asked), cancelled with the client's request; `redactor`
+/// holds the servers' secrets.
 pub(super) async fn run(
     comp: Arc<crate::engine::file::model::Composition>,
     caller: Arc<dyn crate::engine::mcp::caller::Caller>,
     cfg: SessionConfig,
+    redactor: Redactor,
     context: &RequestContext<RoleServer>,
 ) -> Option<Trace> {
     let total = comp.nodes.len();
-    let mut s = session::start(comp, caller, cfg, Redactor::default());
+    let mut s = session::start(comp, caller, cfg, redactor);
     s.handle.send(Command::Run);
     let token = context.meta.get_progress_token();
     let cancel: CancellationToken = context.ct.clone();
@@ -635,7 +644,14 @@ impl PipelineServer {
             ..SessionConfig::default()
         };
         let caller = up.pool.clone() as std::sync::Arc<dyn crate::engine::mcp::caller::Caller>;
-        let trace = run(std::sync::Arc::new(comp), caller, cfg, &context).await;
+        let trace = run(
+            std::sync::Arc::new(comp),
+            caller,
+            cfg,
+            up.redactor.clone(),
+            &context,
+        )
+        .await;
         Ok(server.answer(trace))
     }
 }

@@ -11,6 +11,7 @@ use crate::engine::file::model::{Composition, Pipeline};
 use crate::engine::mcp::ToolInfo;
 use crate::engine::mcp::caller::Caller;
 use crate::engine::mcp::servers::ServerPool;
+use crate::engine::redact::Redactor;
 
 /// A variable a served tool takes as an argument.
 #[derive(Debug, Clone)]
@@ -30,6 +31,9 @@ pub struct Served {
     pub params: Vec<Param>,
     pub caller: Arc<dyn Caller>,
     pub pricing: Arc<Pricing>,
+    /// The file's secrets (header values, `${env.X}` in server settings):
+    /// masked in every answer, as `run` masks them.
+    pub redactor: Redactor,
 }
 
 /// A file's servers, connected once for every call.
@@ -37,6 +41,8 @@ pub struct Upstream {
     pub pool: Arc<ServerPool>,
     pub tools: IndexMap<String, Vec<ToolInfo>>,
     pub pricing: Arc<Pricing>,
+    /// The servers' secrets, masked in every answer.
+    pub redactor: Redactor,
 }
 
 /// The JSON type of a default, for the argument's schema.

@@ -544,7 +544,8 @@ pub fn parse_duration(s: &str) -> Option<Duration> {
         return None;
     }
     if let Ok(secs) = s.parse::<f64>() {
-        return (secs >= 0.0 && secs.is_finite()).then(|| Duration::from_secs_f64(secs));
+        // `try_`: a number too big for a Duration is not one, not a panic.
+        return Duration::try_from_secs_f64(secs).ok();
     }
     let mut total = 0f64;
     let mut rest = s;
@@ -570,7 +571,7 @@ pub fn parse_duration(s: &str) -> Option<Duration> {
         total += n * factor;
         rest = &rest[unit_len..];
     }
-    total.is_finite().then(|| Duration::from_secs_f64(total))
+    Duration::try_from_secs_f64(total).ok()
 }
 
 /// The content hash of a node's definition: its fields as canonical JSON
@@ -650,6 +651,9 @@ mod tests {
         assert_eq!(parse_duration("s"), None);
         assert_eq!(parse_duration(""), None);
         assert_eq!(parse_duration("-1s"), None);
+        // Too big for a Duration: no value, no panic (found by tests/fuzz_loader.rs).
+        assert_eq!(parse_duration("1e30"), None);
+        assert_eq!(parse_duration("99999999999999999999999999999999s"), None);
     }
 
     #[test]

@@ -190,6 +190,11 @@ pub fn parse(source: &str) -> Result<YNode, Diagnostic> {
 /// the stack.
 const MAX_DEPTH: usize = 256;
 
+/// Stack left below which [`Builder::node`] continues on a new segment of
+/// [`STACK_SEGMENT`] bytes.
+const STACK_RED_ZONE: usize = 128 * 1024;
+const STACK_SEGMENT: usize = 2 * 1024 * 1024;
+
 /// Most nodes that aliases may copy into one document. Each `*alias` copies
 /// its anchor's whole subtree, so a few lines of nested aliases (a "billion
 /// laughs" file) would otherwise expand without end.
@@ -265,7 +270,15 @@ impl<'a> Builder<'a> {
         }
     }
 
+    /// The node `ev` starts, on a fresh stack segment when little is left:
+    /// a level of nesting costs kilobytes of stack in a debug build, and
+    /// files are loaded on small-stacked threads too (tokio workers under
+    /// `serve`, the editor's validation).
     fn node(&mut self, ev: Event<'a>, span: YSpan) -> Result<YNode, Diagnostic> {
+        stacker::maybe_grow(STACK_RED_ZONE, STACK_SEGMENT, || self.node_here(ev, span))
+    }
+
+    fn node_here(&mut self, ev: Event<'a>, span: YSpan) -> Result<YNode, Diagnostic> {
         let start = span_of(&span);
         match ev {
             Event::Scalar(text, style, anchor, tag) => {
@@ -558,5 +571,22 @@ mod tests {
     fn deep_nesting_is_refused_not_overflowed() {
         let src = "[".repeat(10_000);
         assert!(parse(&src).is_err());
+    }
+
+    /// 256 levels of flow mappings overflowed a 2 MiB thread (a tokio
+    /// worker's) in a debug build before the builder grew its stack; found
+    /// by tests/fuzz_loader.rs.
+    #[test]
+    fn deep_nesting_is_refused_on_a_small_stack_too() {
+        // The shape the fuzzer found (flow mappings left open).
+        let src = format!("servers:\n  x: {{url: {}\"h\", c: 1\n", "{a: ".repeat(600));
+        let refused = std::thread::Builder::new()
+            .stack_size(256 * 1024)
+            .spawn(move || parse(&src).err().map(|d| d.message))
+            .and_then(|t| t.join().map_err(|_| std::io::Error::other("panicked")));
+        assert_eq!(
+            refused.ok().flatten().as_deref(),
+            Some("the document nests deeper than 256 levels")
+        );
     }
 }
