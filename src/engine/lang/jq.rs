@@ -25,8 +25,6 @@ mod problems;
 pub use problems::{JqCompileError, JqProblem};
 use problems::{check_depth, check_nesting, load_errors, undefined_problem};
 
-pub use limits::{DEFAULT_SECONDS as DEFAULT_JQ_SECONDS, DEFAULT_STEPS as DEFAULT_JQ_STEPS};
-
 /// The data kind jaq runs our filters with: plain JSON values, no global data.
 type Data = data::JustLut<Val>;
 
