@@ -761,3 +761,358 @@ fn a_run_that_meets_a_401_logs_in_when_it_may_and_goes_on() {
         assert!(!text.contains(e["access_token"].as_str().expect("token")));
     }
 }
+
+/// A browser for tests: the venv's Python fetches the authorization URL
+/// and follows the redirect to pipewright's loopback listener, as the
+/// conformance suite's `BROWSER="curl -sL"` does.
+fn opener() -> String {
+    format!(
+        "{} -c 'import sys, urllib.request; urllib.request.urlopen(sys.argv[1]).read()'",
+        python().display()
+    )
+}
+
+/// The binary as `pw`, with every directory it reads in `data`, allowed
+/// to log in by opening [`opener`] (no terminal, nothing printed).
+fn browsing(data: &Path) -> Command {
+    let mut cmd = pw(data);
+    for var in [
+        "XDG_DATA_HOME",
+        "XDG_CONFIG_HOME",
+        "XDG_STATE_HOME",
+        "XDG_CACHE_HOME",
+    ] {
+        cmd.env(var, data.join(var.to_ascii_lowercase()));
+    }
+    cmd.env("PIPEWRIGHT_AUTH_PROMPT", "browser")
+        .env("BROWSER", opener());
+    cmd
+}
+
+fn scopes_of(event: &Value) -> Vec<String> {
+    event["scopes"]
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .filter_map(|s| s.as_str().map(str::to_owned))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+#[test]
+fn a_403_for_more_scope_reauthorizes_and_a_lasting_refusal_stops_after_two() {
+    let server = Server::start(&["--step-up"]);
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let printed = Printed::default();
+    let out = printed.run(browsing(tmp.path()).args([
+        "tools",
+        "call",
+        "write",
+        "--url",
+        &server.url,
+        "--args",
+        r#"{"message":"stepped up"}"#,
+    ]));
+    assert!(out.status.success(), "{}", show(&out));
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("wrote: stepped up"),
+        "{}",
+        show(&out)
+    );
+    let authorized = server.events_of("authorize");
+    assert_eq!(authorized.len(), 2, "{authorized:?}");
+    assert_eq!(scopes_of(&authorized[0]), ["mcp"]);
+    assert_eq!(scopes_of(&authorized[1]), ["mcp", "mcp:write"]);
+    let refused = |events: &[Value], scope: &str| {
+        events
+            .iter()
+            .filter(|e| e["refused"].as_str().is_some_and(|r| r.contains(scope)))
+            .count()
+    };
+    assert_eq!(refused(&server.events_of("mcp"), "mcp:write"), 1);
+    let status = printed.run(pw(tmp.path()).args(["auth", "status", &server.url]));
+    assert!(
+        String::from_utf8_lossy(&status.stdout).contains("scopes mcp mcp:write"),
+        "{}",
+        show(&status)
+    );
+
+    // Where no login may be made, the 403 says which login would help.
+    let other = tempfile::tempdir().expect("tempdir");
+    let out = printed.run(browsing(other.path()).args(["tools", "list", "--url", &server.url]));
+    assert!(out.status.success(), "{}", show(&out));
+    let out = printed.run(
+        browsing(other.path())
+            .env("PIPEWRIGHT_AUTH_PROMPT", "never")
+            .args(["tools", "call", "write", "--url", &server.url])
+            .args(["--args", r#"{"message":"no"}"#]),
+    );
+    assert!(!out.status.success(), "{}", show(&out));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains(&format!(
+            "needs a login with scope `mcp mcp:write`: run `pipewright auth login {} --scope mcp --scope mcp:write`",
+            server.url
+        )),
+        "{stderr}"
+    );
+    assert_eq!(server.events_of("authorize").len(), 3);
+
+    // A refusal no authorization cures: two step-ups, then a sentence.
+    let out =
+        printed.run(browsing(tmp.path()).args(["tools", "call", "admin", "--url", &server.url]));
+    assert!(!out.status.success(), "{}", show(&out));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("still refuses (HTTP 403 insufficient_scope with scope `mcp mcp:admin`) after 2 re-authorizations"),
+        "{stderr}"
+    );
+    assert_eq!(server.events_of("authorize").len(), 5);
+    assert_eq!(refused(&server.events_of("mcp"), "mcp:admin"), 3);
+    let text = printed.text();
+    for e in server.events_of("issued") {
+        assert!(!text.contains(e["access_token"].as_str().expect("token")));
+    }
+}
+
+#[test]
+fn servers_without_resource_metadata_use_the_origin_then_the_default_endpoints() {
+    for (flag, has_metadata) in [("--no-prm", true), ("--no-metadata", false)] {
+        let server = Server::start(&[flag]);
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let out = browsing(tmp.path())
+            .args([
+                "tools",
+                "call",
+                "echo",
+                "--url",
+                &server.url,
+                "--args",
+                r#"{"message":"old layout"}"#,
+            ])
+            .output()
+            .expect("runs");
+        assert!(out.status.success(), "{flag}: {}", show(&out));
+        assert!(String::from_utf8_lossy(&out.stdout).contains("echo: old layout"));
+        let discovered: Vec<String> = server
+            .events_of("discovery")
+            .iter()
+            .filter_map(|e| e["path"].as_str().map(str::to_owned))
+            .collect();
+        assert!(
+            discovered.contains(&"/.well-known/oauth-protected-resource/mcp".to_owned())
+                && discovered.contains(&"/.well-known/oauth-authorization-server".to_owned()),
+            "{flag}: {discovered:?}"
+        );
+        assert_eq!(server.events_of("register").len(), 1, "{flag}");
+        let authorized = server.events_of("authorize");
+        assert_eq!(authorized.len(), 1, "{flag}");
+        assert_eq!(authorized[0]["resource"], server.url.as_str(), "{flag}");
+        let tokens = server.events_of("token_request");
+        assert!(
+            tokens
+                .iter()
+                .any(|t| t["grant_type"] == "authorization_code" && t["code_verifier"] == true),
+            "{flag}: {tokens:?}"
+        );
+        let status = pw(tmp.path())
+            .args(["auth", "status", &server.url])
+            .output()
+            .expect("runs");
+        let shown = String::from_utf8_lossy(&status.stdout);
+        // The issuer comes from the metadata; the default endpoints have none.
+        assert_eq!(
+            shown.contains(&format!("issuer {}", server.base)),
+            has_metadata,
+            "{flag}: {shown}"
+        );
+    }
+}
+
+#[test]
+fn a_client_id_metadata_document_url_replaces_registration_where_it_is_taken() {
+    const DOCUMENT: &str = "https://pipewright.example/oauth/client.json";
+    let server = Server::start(&["--cimd"]);
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let out = browsing(tmp.path())
+        .args(["auth", "login", &server.url, "--client-id-url", DOCUMENT])
+        .output()
+        .expect("runs");
+    assert!(out.status.success(), "{}", show(&out));
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains(&format!("client {DOCUMENT}")),
+        "{}",
+        show(&out)
+    );
+    assert!(server.events_of("register").is_empty());
+    let authorized = server.events_of("authorize");
+    assert_eq!(authorized.len(), 1);
+    assert_eq!(authorized[0]["client_id"], DOCUMENT);
+    let called = browsing(tmp.path())
+        .args(["tools", "list", "--url", &server.url])
+        .output()
+        .expect("runs");
+    assert!(called.status.success(), "{}", show(&called));
+
+    // The same declaration where the authorization server does not take
+    // such documents: pipewright registers itself as before.
+    let plain = Server::start(&[]);
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let file = tmp.path().join("p.yml");
+    std::fs::write(
+        &file,
+        format!(
+            "servers:\n  api:\n    url: {}\n    auth:\n      client_id_url: {DOCUMENT}\npipe:\n  - id: e\n    tool: echo\n    args: {{ message: hi }}\n",
+            plain.url
+        ),
+    )
+    .expect("file");
+    let out = browsing(tmp.path())
+        .arg("run")
+        .arg(&file)
+        .output()
+        .expect("runs");
+    assert!(out.status.success(), "{}", show(&out));
+    assert_eq!(plain.events_of("register").len(), 1);
+    assert_ne!(plain.events_of("authorize")[0]["client_id"], DOCUMENT);
+}
+
+#[test]
+fn client_credentials_log_in_without_a_browser_by_secret_or_signed_key() {
+    let keys = tempfile::tempdir().expect("tempdir");
+    let key = keys.path().join("cc-key.pem");
+    let key_arg = key.to_string_lossy().into_owned();
+    let server = Server::start(&["--client-credentials", &key_arg]);
+    let printed = Printed::default();
+
+    // A literal secret in the file is refused before anything runs.
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let file = tmp.path().join("ci.yml");
+    let pipeline = |secret: &str| {
+        format!(
+            "servers:\n  api:\n    url: {}\n    auth:\n      grant: client_credentials\n      client_id: cc-client\n      client_secret: \"{secret}\"\n      scopes: [mcp]\npipe:\n  - id: e\n    tool: echo\n    args: {{ message: from ci }}\n",
+            server.url
+        )
+    };
+    std::fs::write(&file, pipeline("cc-secret")).expect("file");
+    // (Not in `printed`: the diagnostic quotes the file's line.)
+    let out = pw(tmp.path())
+        .arg("check")
+        .arg(&file)
+        .output()
+        .expect("runs");
+    assert!(!out.status.success(), "{}", show(&out));
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("must be a reference")
+            || String::from_utf8_lossy(&out.stderr).contains("must be a reference"),
+        "{}",
+        show(&out)
+    );
+
+    // The secret from the environment, HTTP Basic, no prompt allowed.
+    std::fs::write(&file, pipeline("${env.CC_SECRET}")).expect("file");
+    let out = printed.run(
+        pw(tmp.path())
+            .env("CC_SECRET", "cc-secret")
+            .env("PIPEWRIGHT_AUTH_PROMPT", "never")
+            .arg("run")
+            .arg(&file),
+    );
+    assert!(out.status.success(), "{}", show(&out));
+    let granted = server.events_of("client_credentials");
+    assert_eq!(granted.len(), 1, "{granted:?}");
+    assert_eq!(granted[0]["auth"], "basic");
+    assert_eq!(granted[0]["ok"], true);
+    assert_eq!(granted[0]["scope"], "mcp");
+    assert_eq!(granted[0]["resource"], server.url.as_str());
+    assert!(server.events_of("authorize").is_empty());
+    let mut written = Vec::new();
+    files(tmp.path(), &mut written);
+    // Not even the token store keeps a secret the file reads from the
+    // environment.
+    assert!(!written.is_empty());
+    for path in &written {
+        let text = std::fs::read_to_string(path).unwrap_or_default();
+        assert!(
+            !text.contains("cc-secret"),
+            "{} holds the secret",
+            path.display()
+        );
+    }
+
+    // A private key signs an ES256 assertion; the token serves later calls.
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let out = printed.run(pw(tmp.path()).args([
+        "auth",
+        "login",
+        &server.url,
+        "--client-credentials",
+        "--client-id",
+        "cc-client",
+        "--private-key",
+        &key_arg,
+    ]));
+    assert!(out.status.success(), "{}", show(&out));
+    let granted = server.events_of("client_credentials");
+    let signed = granted.last().expect("a grant");
+    assert_eq!(signed["auth"], "private_key_jwt", "{signed}");
+    assert_eq!(signed["alg"], "ES256", "{signed}");
+    assert_eq!(
+        signed["assertion_type"],
+        "urn:ietf:params:oauth:client-assertion-type:jwt-bearer"
+    );
+    assert_eq!(signed["ok"], true, "{signed}");
+    let called = printed.run(pw(tmp.path()).args(["tools", "list", "--url", &server.url]));
+    assert!(called.status.success(), "{}", show(&called));
+    assert!(String::from_utf8_lossy(&called.stdout).contains("echo"));
+    // An RSA key signs RS256.
+    let out = printed.run(pw(tmp.path()).args([
+        "auth",
+        "login",
+        &server.url,
+        "--client-credentials",
+        "--client-id",
+        "cc-client",
+        "--private-key",
+        &format!("{key_arg}.rsa"),
+    ]));
+    assert!(out.status.success(), "{}", show(&out));
+    let granted = server.events_of("client_credentials");
+    let signed = granted.last().expect("a grant");
+    assert_eq!(
+        (&signed["alg"], &signed["ok"]),
+        (&Value::from("RS256"), &Value::from(true)),
+        "{signed}"
+    );
+
+    // A wrong secret: the authorization server's refusal, in a sentence.
+    let out = printed.run(
+        pw(tmp.path())
+            .env("PIPEWRIGHT_OAUTH_CLIENT_SECRET", "wrong-secret")
+            .args([
+                "auth",
+                "login",
+                &server.url,
+                "--client-credentials",
+                "--client-id",
+                "cc-client",
+            ]),
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", show(&out));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains(
+            "the client-credentials grant failed: the token endpoint refused the client credentials: HTTP 401 invalid_client"
+        ),
+        "{stderr}"
+    );
+    let text = printed.text();
+    assert!(
+        !text.contains("wrong-secret") && !text.contains("cc-secret"),
+        "{text}"
+    );
+    for e in server.events_of("issued") {
+        assert!(!text.contains(e["access_token"].as_str().expect("token")));
+    }
+}

@@ -125,6 +125,7 @@ fn tables() -> Vec<(&'static str, Vec<&'static str>)> {
         ("CaseEntry", CASE_KEYS.to_vec()),
         ("EvalEntry", EVAL_METRICS.to_vec()),
         ("SamplingEntry", SAMPLING_KEYS.to_vec()),
+        ("AuthEntry", AUTH_KEYS.to_vec()),
     ]
 }
 

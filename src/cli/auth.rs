@@ -11,7 +11,7 @@ use serde_json::json;
 use crate::engine::file::open::load_file;
 use crate::engine::mcp::ServerSpec;
 use crate::engine::mcp::auth::{
-    self, Browser, LoginOptions, OAuthError, Status, TokenStore, canonical_url,
+    self, AuthConfig, Browser, LoginOptions, OAuthError, Status, TokenStore, canonical_url,
 };
 use crate::engine::mcp::servers;
 use crate::engine::redact::Redactor;
@@ -62,6 +62,19 @@ pub struct LoginArgs {
         hide_env_values = true
     )]
     pub client_secret: Option<String>,
+    /// The https URL of a Client ID Metadata Document you host, used as the
+    /// client id where the authorization server supports them (else
+    /// pipewright registers itself).
+    #[arg(long, value_name = "URL")]
+    pub client_id_url: Option<String>,
+    /// Use the client-credentials grant (no browser, for CI): needs
+    /// `--client-id` and `--client-secret` or `--private-key`.
+    #[arg(long)]
+    pub client_credentials: bool,
+    /// A PEM private key (PKCS#8, EC P-256 or RSA) to sign a
+    /// `private_key_jwt` client assertion with, for `--client-credentials`.
+    #[arg(long, value_name = "FILE", requires = "client_credentials")]
+    pub private_key: Option<PathBuf>,
     /// A scope to ask for (repeatable); by default the scopes the server
     /// names.
     #[arg(long = "scope", value_name = "SCOPE")]
@@ -157,10 +170,26 @@ async fn login(args: LoginArgs, store: &TokenStore) -> u8 {
         Ok(None) => LoginOptions::default().timeout,
         Err(e) => return crate::cli::report::usage(e),
     };
+    let declared = auth::declared(&url).unwrap_or_default();
+    if args.client_credentials || (declared.client_credentials && args.client_id.is_none()) {
+        return client_credentials(&url, args, declared, store).await;
+    }
     let opts = LoginOptions {
-        client_secret: args.client_secret.filter(|_| args.client_id.is_some()),
-        client_id: args.client_id,
-        scopes: args.scopes,
+        client_secret: args
+            .client_secret
+            .filter(|_| args.client_id.is_some())
+            .or(declared
+                .client_secret
+                .filter(|_| declared.client_id.is_some())),
+        client_id: args.client_id.or(declared.client_id),
+        client_id_url: args.client_id_url.or(declared.client_id_url),
+        known_client: None,
+        scopes: if args.scopes.is_empty() {
+            declared.scopes
+        } else {
+            args.scopes
+        },
+        challenge: None,
         browser: if args.no_browser {
             Browser::Skip
         } else {
@@ -176,6 +205,53 @@ async fn login(args: LoginArgs, store: &TokenStore) -> u8 {
         eprintln!("{authorize_url}");
     };
     match auth::login(&url, store, &opts, &show).await {
+        Ok(record) => {
+            println!("Logged in to {}", describe(&Status::of(&record)));
+            exit::OK
+        }
+        Err(e) => failure(&e),
+    }
+}
+
+/// `auth login --client-credentials`: flags over the file's `auth:` block.
+async fn client_credentials(
+    url: &str,
+    args: LoginArgs,
+    declared: AuthConfig,
+    store: &TokenStore,
+) -> u8 {
+    let private_key = match &args.private_key {
+        Some(path) => match std::fs::read_to_string(path) {
+            Ok(pem) => Some(pem),
+            Err(e) => {
+                return crate::cli::report::usage(format!(
+                    "cannot read the private key {}: {e}",
+                    path.display()
+                ));
+            }
+        },
+        None => declared.private_key.clone(),
+    };
+    let config = AuthConfig {
+        client_secret: args.client_secret.or(declared.client_secret),
+        client_id: args.client_id.or(declared.client_id),
+        client_credentials: true,
+        private_key,
+        scopes: if args.scopes.is_empty() {
+            declared.scopes
+        } else {
+            args.scopes
+        },
+        client_id_url: None,
+    };
+    if config.client_id.is_none()
+        || (config.client_secret.is_none() && config.private_key.is_none())
+    {
+        return crate::cli::report::usage(
+            "`--client-credentials` needs `--client-id` and `--client-secret` (or PIPEWRIGHT_OAUTH_CLIENT_SECRET) or `--private-key`",
+        );
+    }
+    match auth::client_credentials(url, store, &config, true, None, &[]).await {
         Ok(record) => {
             println!("Logged in to {}", describe(&Status::of(&record)));
             exit::OK

@@ -3,6 +3,7 @@ official Python SDK's auth support (`mcp.server.auth`, `MCPServer` with an
 `OAuthAuthorizationServerProvider` and `AuthSettings`), for tests/oauth.rs.
 
     python oauth_server.py [--token-lifetime SECONDS] [--no-dcr] [--deny]
+        [--step-up] [--no-prm] [--no-metadata] [--cimd] [--client-credentials KEYFILE]
 
 Listens on 127.0.0.1 on a free port and prints `listening URL` (the MCP
 endpoint) on stdout once it accepts connections. The provider approves every
@@ -10,6 +11,20 @@ authorization at once (it redirects straight back with a code and the state),
 or refuses it with `error=access_denied` under `--deny`. `--no-dcr` turns
 dynamic client registration off and pre-registers the public client
 `preregistered` for any loopback redirect URI.
+
+`--step-up` adds the tools `write`, which needs the scope `mcp:write` (HTTP 403
+`insufficient_scope` until the token has it), and `admin`, which is always
+refused with 403 for `mcp:admin` (a step-up that never succeeds).
+`--no-prm` hides the protected resource metadata and `--no-metadata` every
+`/.well-known/` document (a 2025-03-26 server: clients fall back to the
+origin's metadata, then to `/authorize`, `/token`, `/register`). `--cimd`
+advertises `client_id_metadata_document_supported` and takes any https URL
+as a client id (trusting the document without fetching it).
+`--client-credentials KEYFILE` accepts the client-credentials grant for the
+client `cc-client`, authenticated by the secret `cc-secret` (Basic or in the
+body) or by a `private_key_jwt` assertion signed ES256 with the EC P-256 key
+whose PKCS#8 PEM it writes to KEYFILE, or RS256 with the RSA key it writes to
+KEYFILE.rsa.
 
 What the authorization server and the MCP endpoint saw (discovery requests,
 registrations, authorize, token and revocation requests with their
@@ -41,6 +56,21 @@ from mcp.shared.auth import OAuthClientInformationFull, OAuthToken
 SCOPE = "mcp"
 EVENTS: list[dict] = []
 PROVIDER = None
+ARGS = None
+BASE = ""
+CC_CLIENT = ("cc-client", "cc-secret")
+CC_PUBLIC_KEY = None
+
+
+SCOPES = [SCOPE, "mcp:write", "mcp:admin"]
+
+
+class AnyLoopback(OAuthClientInformationFull):
+    """A client registered out of band; RFC 8252 loopback redirects may use
+    any port, which the SDK compares exactly, so accept whatever it sends."""
+
+    def validate_redirect_uri(self, redirect_uri):
+        return redirect_uri
 
 
 class Provider:
@@ -55,6 +85,16 @@ class Provider:
         self.refresh: dict[str, RefreshToken] = {}
 
     async def get_client(self, client_id: str) -> OAuthClientInformationFull | None:
+        if ARGS.cimd and client_id.startswith("https://") and client_id not in self.clients:
+            # A Client ID Metadata Document client: a real server fetches
+            # the document; this one trusts it.
+            self.clients[client_id] = AnyLoopback(
+                client_id=client_id,
+                redirect_uris=["http://127.0.0.1/callback"],
+                token_endpoint_auth_method="none",
+                grant_types=["authorization_code", "refresh_token"],
+                scope=" ".join(SCOPES),
+            )
         return self.clients.get(client_id)
 
     async def register_client(self, client_info: OAuthClientInformationFull) -> None:
@@ -178,6 +218,31 @@ class Recorder:
             return
         if path.startswith("/.well-known/"):
             EVENTS.append({"kind": "discovery", "path": path})
+            hidden = ARGS.no_metadata or (ARGS.no_prm and path.startswith("/.well-known/oauth-protected-resource"))
+            if hidden:
+                return await respond(send, 404, {"error": "not_found"})
+            if ARGS.cimd and path == "/.well-known/oauth-authorization-server":
+                status, body = await capture(self.app, scope, receive)
+                metadata = json.loads(body)
+                metadata["client_id_metadata_document_supported"] = True
+                return await respond(send, status, metadata)
+        if path == "/token" and scope["method"] == "POST" and ARGS.client_credentials:
+            body = await read_body(receive)
+            form = {k: v[0] for k, v in parse_qs(body.decode()).items()}
+            if form.get("grant_type") == "client_credentials":
+                return await client_credentials(send, form, dict(scope["headers"]))
+            receive = replay_of(body, receive)
+        if path == "/mcp" and scope["method"] == "POST" and ARGS.step_up:
+            body = await read_body(receive)
+            receive = replay_of(body, receive)
+            refusal = step_up_refusal(body, dict(scope["headers"]))
+            if refusal:
+                EVENTS.append({"kind": "mcp", "method": "POST", "refused": refusal})
+                header = (
+                    f'Bearer error="insufficient_scope", scope="{refusal}", '
+                    f'resource_metadata="{BASE}/.well-known/oauth-protected-resource/mcp"'
+                )
+                return await respond(send, 403, {"error": "insufficient_scope"}, [(b"www-authenticate", header.encode())])
         if path == "/mcp":
             headers = dict(scope["headers"])
             auth = headers.get(b"authorization", b"").decode()
@@ -213,29 +278,164 @@ class Recorder:
         return await self.app(scope, receive, send)
 
 
+async def read_body(receive) -> bytes:
+    body = b""
+    more = True
+    while more:
+        message = await receive()
+        body += message.get("body", b"")
+        more = message.get("more_body", False)
+    return body
+
+
+def replay_of(body: bytes, receive):
+    replayed = False
+
+    async def replay():
+        nonlocal replayed
+        if not replayed:
+            replayed = True
+            return {"type": "http.request", "body": body, "more_body": False}
+        return await receive()
+
+    return replay
+
+
+async def respond(send, status: int, payload, headers=()):
+    body = json.dumps(payload).encode()
+    await send(
+        {
+            "type": "http.response.start",
+            "status": status,
+            "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()), *headers],
+        }
+    )
+    await send({"type": "http.response.body", "body": body})
+
+
+async def capture(app, scope, receive):
+    """The status and body the wrapped app answers."""
+    status, body = 500, b""
+
+    async def send(message):
+        nonlocal status, body
+        if message["type"] == "http.response.start":
+            status = message["status"]
+        else:
+            body += message.get("body", b"")
+
+    await app(scope, receive, send)
+    return status, body
+
+
+def token_scopes(headers) -> list[str]:
+    auth = headers.get(b"authorization", b"").decode()
+    found = PROVIDER.access.get(auth.removeprefix("Bearer "))
+    return list(found.scopes) if found else []
+
+
+def step_up_refusal(body: bytes, headers) -> str | None:
+    """The scope a `--step-up` tool call lacks, or None."""
+    try:
+        message = json.loads(body)
+    except ValueError:
+        return None
+    if not isinstance(message, dict) or message.get("method") != "tools/call":
+        return None
+    name = (message.get("params") or {}).get("name")
+    if not headers.get(b"authorization"):
+        return None  # the SDK's 401 comes first
+    if name == "admin":
+        return "mcp mcp:admin"
+    if name == "write" and "mcp:write" not in token_scopes(headers):
+        return "mcp mcp:write"
+    return None
+
+
+async def client_credentials(send, form: dict, headers):
+    """The client-credentials grant for `cc-client` (Basic, post or JWT)."""
+    import base64
+
+    import jwt
+
+    event = {"kind": "client_credentials", "scope": form.get("scope"), "resource": form.get("resource")}
+    basic = headers.get(b"authorization", b"").decode()
+    if basic.startswith("Basic "):
+        client_id, _, secret = base64.b64decode(basic[6:]).decode().partition(":")
+        event["auth"] = "basic"
+        ok = (client_id, secret) == CC_CLIENT
+    elif "client_assertion" in form:
+        event["auth"] = "private_key_jwt"
+        event["assertion_type"] = form.get("client_assertion_type")
+        try:
+            alg = jwt.get_unverified_header(form["client_assertion"]).get("alg")
+            event["alg"] = alg
+            claims = jwt.decode(
+                form["client_assertion"],
+                CC_PUBLIC_KEY.get(alg),
+                algorithms=[alg] if alg in CC_PUBLIC_KEY else [],
+                audience=[BASE, BASE + "/"],
+                options={"require": ["exp", "iat", "jti"]},
+            )
+            ok = claims.get("iss") == claims.get("sub") == CC_CLIENT[0]
+        except jwt.PyJWTError as e:
+            event["error"] = str(e)
+            ok = False
+    else:
+        event["auth"] = "post"
+        ok = (form.get("client_id"), form.get("client_secret")) == CC_CLIENT
+    event["ok"] = ok
+    EVENTS.append(event)
+    if not ok:
+        return await respond(send, 401, {"error": "invalid_client"})
+    scopes = (form.get("scope") or SCOPE).split()
+    token = PROVIDER._issue(CC_CLIENT[0], scopes, form.get("resource"), "client_credentials")
+    return await respond(
+        send,
+        200,
+        {"access_token": token.access_token, "token_type": "Bearer", "expires_in": token.expires_in, "scope": token.scope},
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--token-lifetime", type=int, default=3600)
     parser.add_argument("--no-dcr", action="store_true")
     parser.add_argument("--deny", action="store_true")
+    parser.add_argument("--step-up", action="store_true")
+    parser.add_argument("--no-prm", action="store_true")
+    parser.add_argument("--no-metadata", action="store_true")
+    parser.add_argument("--cimd", action="store_true")
+    parser.add_argument("--client-credentials", metavar="KEYFILE")
     args = parser.parse_args()
+    global ARGS, BASE, CC_PUBLIC_KEY
+    ARGS = args
 
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind(("127.0.0.1", 0))
     sock.listen(128)
-    base = f"http://127.0.0.1:{sock.getsockname()[1]}"
+    base = BASE = f"http://127.0.0.1:{sock.getsockname()[1]}"
+    if args.client_credentials:
+        from cryptography.hazmat.primitives import serialization
+        from cryptography.hazmat.primitives.asymmetric import ec
+
+        from cryptography.hazmat.primitives.asymmetric import rsa
+
+        ec_key = ec.generate_private_key(ec.SECP256R1())
+        rsa_key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+        CC_PUBLIC_KEY = {"ES256": ec_key.public_key(), "RS256": rsa_key.public_key()}
+        for key, path in ((ec_key, args.client_credentials), (rsa_key, args.client_credentials + ".rsa")):
+            with open(path, "wb") as f:
+                f.write(
+                    key.private_bytes(
+                        serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+                    )
+                )
 
     global PROVIDER
     provider = PROVIDER = Provider(args.token_lifetime, args.deny)
     if args.no_dcr:
-        # A public client registered out of band; RFC 8252 loopback
-        # redirects may use any port, which the SDK compares exactly, so
-        # accept whatever the client sends.
-        class AnyLoopback(OAuthClientInformationFull):
-            def validate_redirect_uri(self, redirect_uri):
-                return redirect_uri
-
         provider.clients["preregistered"] = AnyLoopback(
             client_id="preregistered",
             redirect_uris=["http://127.0.0.1/callback"],
@@ -247,7 +447,7 @@ def main() -> None:
         issuer_url=base,
         resource_server_url=f"{base}/mcp",
         client_registration_options=ClientRegistrationOptions(
-            enabled=not args.no_dcr, valid_scopes=[SCOPE], default_scopes=[SCOPE]
+            enabled=not args.no_dcr, valid_scopes=SCOPES, default_scopes=[SCOPE]
         ),
         revocation_options=RevocationOptions(enabled=True),
         required_scopes=[SCOPE],
@@ -259,6 +459,18 @@ def main() -> None:
     def echo(message: str) -> str:
         """Echoes the message back."""
         return f"echo: {message}"
+
+    if args.step_up:
+
+        @server.tool()
+        def write(message: str) -> str:
+            """Needs the scope mcp:write."""
+            return f"wrote: {message}"
+
+        @server.tool()
+        def admin() -> str:
+            """Always refused for want of mcp:admin."""
+            return "never"
 
     app = Recorder(server.streamable_http_app(host="127.0.0.1"))
     config = uvicorn.Config(app, log_level="warning", lifespan="on")

@@ -55,6 +55,7 @@ pub const NODE_KEYS: &[&str] = &[
     "max_concurrency",
     "mock",
     "timeout",
+    "task",
     "max_cost_per_call_usd",
     "max_tokens_per_call",
     "compensate",
@@ -71,6 +72,15 @@ pub const SERVER_KEYS: &[&str] = &[
     "from",
     "name",
     "transport",
+    "auth",
+];
+pub const AUTH_KEYS: &[&str] = &[
+    "client_id",
+    "client_secret",
+    "client_id_url",
+    "grant",
+    "private_key",
+    "scopes",
 ];
 pub const BUDGET_KEYS: &[&str] = &[
     "max_cost_usd",

@@ -5,6 +5,7 @@
 //! nodes (checking each field on its own), then [`crate::engine::file::graph`] checks what
 //! only the whole composition shows (needs, references, cycles, output).
 
+mod auth;
 mod compositions;
 mod nodes;
 mod settings;

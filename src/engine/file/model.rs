@@ -61,6 +61,35 @@ pub struct ServerDecl {
     pub name: String,
     pub source: ServerSource,
     pub span: Span,
+    /// The `auth:` block of an HTTP server.
+    pub auth: Option<AuthDecl>,
+}
+
+/// How pipewright identifies itself to an HTTP server's OAuth
+/// authorization server (`auth:`). Strings may hold `${env.X}` /
+/// `${var.X}`; `client_secret` and `private_key` must be references.
+#[derive(Clone, PartialEq, Default)]
+pub struct AuthDecl {
+    pub client_id: Option<String>,
+    pub client_secret: Option<String>,
+    /// The URL of a Client ID Metadata Document the user hosts.
+    pub client_id_url: Option<String>,
+    /// `grant: client_credentials` (else the browser login).
+    pub client_credentials: bool,
+    /// A PEM private key for `private_key_jwt`.
+    pub private_key: Option<String>,
+    pub scopes: Vec<String>,
+}
+
+impl std::fmt::Debug for AuthDecl {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AuthDecl")
+            .field("client_id", &self.client_id)
+            .field("client_id_url", &self.client_id_url)
+            .field("client_credentials", &self.client_credentials)
+            .field("scopes", &self.scopes)
+            .finish_non_exhaustive()
+    }
 }
 
 /// Where a server comes from. Strings may hold `${env.X}` / `${var.X}`
@@ -238,6 +267,9 @@ pub struct Node {
     pub max_concurrency: usize,
     pub mock: Option<Mock>,
     pub timeout: Option<Duration>,
+    /// `task:`: call the tool as an MCP task (`true`), never (`false`),
+    /// or as the tool and the timeout say (unset).
+    pub task: Option<bool>,
     pub max_cost_per_call_usd: Option<f64>,
     pub max_tokens_per_call: Option<u64>,
     pub compensate: Option<Compensate>,

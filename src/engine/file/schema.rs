@@ -92,6 +92,34 @@ pub struct ServerObject {
     /// The entry of `from` to use (default: this server's name).
     pub name: Option<String>,
     pub transport: Option<Transport>,
+    /// How pipewright identifies itself to the server's OAuth authorization server.
+    pub auth: Option<Box<AuthEntry>>,
+}
+
+/// OAuth client settings of an HTTP server.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct AuthEntry {
+    /// A client id registered with the authorization server out of band.
+    pub client_id: Option<String>,
+    /// Its secret, as a `${env.X}` reference.
+    pub client_secret: Option<String>,
+    /// The https URL of a Client ID Metadata Document you host.
+    pub client_id_url: Option<String>,
+    /// `authorization_code` (a browser login, the default) or `client_credentials` (no user, for CI).
+    pub grant: Option<Grant>,
+    /// A PEM private key (EC P-256 or RSA) for `private_key_jwt`, as a `${env.X}` reference.
+    pub private_key: Option<String>,
+    /// Scopes to ask for (default: what the server names).
+    pub scopes: Option<Vec<String>>,
+}
+
+/// The OAuth grant pipewright uses.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Grant {
+    AuthorizationCode,
+    ClientCredentials,
 }
 
 /// How to reach the server (implied by `url` / `command`).
@@ -187,6 +215,9 @@ pub struct CallFields {
     pub max_concurrency: Option<u64>,
     pub mock: Option<MockEntry>,
     pub timeout: Option<DurationEntry>,
+    /// Call the tool as an MCP task (`true`), never (`false`), or as the
+    /// tool's `execution.taskSupport` and `timeout` say (unset).
+    pub task: Option<TaskEntry>,
     pub max_cost_per_call_usd: Option<f64>,
     pub max_tokens_per_call: Option<u64>,
     /// Undo call run when the run fails after this node completed.
@@ -194,6 +225,21 @@ pub struct CallFields {
     /// Extra request `_meta` fields sent with the call.
     pub meta: Option<BTreeMap<String, Value>>,
     pub description: Option<String>,
+}
+
+/// `task:` as true, false or `auto`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(untagged)]
+pub enum TaskEntry {
+    Flag(bool),
+    Auto(TaskAuto),
+}
+
+/// `auto`: as the tool's `execution.taskSupport` and the node's `timeout` say.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum TaskAuto {
+    Auto,
 }
 
 /// `needs:` as one id or a list of ids.

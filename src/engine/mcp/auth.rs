@@ -7,10 +7,18 @@
 //! fails with a sentence that says to run `pipewright auth login`.
 
 mod bearer;
+mod browser;
+mod config;
+mod credentials;
+mod encode;
 mod error;
 mod flow;
+mod jwt;
 mod loopback;
+mod prompt;
+mod reauth;
 mod store;
+mod tls;
 
 use std::{
     collections::HashSet,
@@ -18,64 +26,24 @@ use std::{
     time::Duration,
 };
 
-use is_terminal::IsTerminal;
 use oauth2::TokenResponse;
 use rmcp::service::ClientInitializeError;
 use rmcp::transport::streamable_http_client::StreamableHttpError;
 
 pub use bearer::BearerClient;
+pub use config::{AuthConfig, declare, declared};
+pub use credentials::client_credentials;
 pub use error::OAuthError;
 pub use flow::{Browser, LoginOptions, login};
+pub use prompt::{Prompt, prompt, set_prompt};
 pub use store::{TokenRecord, TokenStore, canonical_url, default_dir};
 
 use super::error::McpError;
+use encode::form_encode;
 
-/// What a connection does when a server wants a login.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Prompt {
-    /// Fail with a sentence that says to run `pipewright auth login`.
-    Never,
-    /// Print the authorization URL on stderr, open a browser, wait.
-    Terminal,
-    /// Print the authorization URL on stderr and wait; open no browser.
-    Print,
-    /// Open a browser and wait, printing nothing (the workbench owns the
-    /// screen); fails like [`Prompt::Never`] if no browser opens.
-    BrowserOnly,
-}
-
-static PROMPT: Mutex<Option<Prompt>> = Mutex::new(None);
 /// Servers logged in by a connection of this process: a second 401 from
 /// one of them is an error, not another login.
 static LOGGED_IN: Mutex<Option<HashSet<String>>> = Mutex::new(None);
-
-/// Sets what connections of this process do when a server wants a login.
-pub fn set_prompt(prompt: Prompt) {
-    *PROMPT.lock().unwrap_or_else(PoisonError::into_inner) = Some(prompt);
-}
-
-/// The prompt in force: `PIPEWRIGHT_AUTH_PROMPT` (`never`, `terminal`,
-/// `print`, `browser`), else as set, else [`Prompt::Terminal`] when stdin
-/// and stderr are terminals, else [`Prompt::Never`].
-pub fn prompt() -> Prompt {
-    let from_env = std::env::var("PIPEWRIGHT_AUTH_PROMPT").ok().and_then(|v| {
-        match v.trim().to_ascii_lowercase().as_str() {
-            "never" => Some(Prompt::Never),
-            "terminal" => Some(Prompt::Terminal),
-            "print" => Some(Prompt::Print),
-            "browser" => Some(Prompt::BrowserOnly),
-            _ => None,
-        }
-    });
-    let set = *PROMPT.lock().unwrap_or_else(PoisonError::into_inner);
-    from_env.or(set).unwrap_or_else(|| {
-        if std::io::stdin().is_terminal() && std::io::stderr().is_terminal() {
-            Prompt::Terminal
-        } else {
-            Prompt::Never
-        }
-    })
-}
 
 /// What `auth status` shows of one server: never a token.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -187,7 +155,7 @@ async fn revoke(record: &TokenRecord) -> bool {
     if let Some(secret) = &record.client_secret {
         form.push(("client_secret", secret));
     }
-    bearer::ensure_tls();
+    tls::ensure_tls();
     let Ok(client) = reqwest::Client::builder()
         .timeout(Duration::from_secs(10))
         .redirect(reqwest::redirect::Policy::none())
@@ -212,20 +180,6 @@ async fn revoke(record: &TokenRecord) -> bool {
         .is_ok_and(|r| r.status().is_success())
 }
 
-/// `application/x-www-form-urlencoded` encoding of one value.
-fn form_encode(value: &str) -> String {
-    value
-        .bytes()
-        .map(|b| match b {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'*' => {
-                (b as char).to_string()
-            }
-            b' ' => "+".to_owned(),
-            _ => format!("%{b:02X}"),
-        })
-        .collect()
-}
-
 /// True when a failed HTTP handshake was the server asking for
 /// authorization (HTTP 401) that the stored tokens could not give.
 pub(crate) fn wants_login(e: &ClientInitializeError) -> bool {
@@ -245,7 +199,8 @@ pub(crate) fn wants_login(e: &ClientInitializeError) -> bool {
 }
 
 /// A connection to `server` at `url` was refused for want of a login: log
-/// in as [`prompt`] allows, or say how to. `Ok` means tokens are stored
+/// in as [`prompt`] allows (or by the client-credentials grant, when the
+/// server is set up for it), or say how to. `Ok` means tokens are stored
 /// and the caller should connect afresh, once: the login took the user's
 /// time, not the connect timeout's. A second refusal of the same server
 /// in this process is an error, never another login.
@@ -267,38 +222,18 @@ pub(crate) async fn login_for_connect(server: &str, url: &str) -> Result<(), Mcp
             "it refused the token of the login just made (HTTP 401); check the scopes, or {how}"
         )));
     }
-    let prompt = prompt();
-    if prompt == Prompt::Never {
+    let store = TokenStore::open_default().map_err(|e| failed(e.to_string()))?;
+    let previous = store.load(&shown).ok().flatten();
+    if !reauth::is_unattended(url, previous.as_ref()) && prompt() == Prompt::Never {
         return Err(failed(format!("it needs a login (HTTP 401): {how}")));
     }
-    let store = TokenStore::open_default().map_err(|e| failed(e.to_string()))?;
-    let opts = LoginOptions {
-        browser: match prompt {
-            Prompt::BrowserOnly => Browser::Require,
-            Prompt::Print => Browser::Skip,
-            _ => Browser::Try,
-        },
-        ..LoginOptions::default()
-    };
-    let printing = matches!(prompt, Prompt::Terminal | Prompt::Print);
-    let show = |authorize_url: &str| {
-        if printing {
-            eprintln!(
-                "Server `{server}` needs a login. Open this URL in a browser (waiting {} s):\n{authorize_url}",
-                opts.timeout.as_secs()
-            );
-        }
-    };
-    match login(url, &store, &opts, &show).await {
+    match reauth::reauthorize(server, url, &store, None, Vec::new(), previous.as_ref()).await {
         Ok(_) => {
             LOGGED_IN
                 .lock()
                 .unwrap_or_else(PoisonError::into_inner)
                 .get_or_insert_with(HashSet::new)
                 .insert(shown.clone());
-            if printing {
-                eprintln!("Logged in to {shown}.");
-            }
             Ok(())
         }
         Err(e) => Err(failed(format!(
@@ -333,12 +268,6 @@ mod tests {
         assert!(!wants_login(&ClientInitializeError::ConnectionClosed(
             "closed".into()
         )));
-    }
-
-    #[test]
-    fn form_values_are_encoded() {
-        assert_eq!(form_encode("a b+c/d=é"), "a+b%2Bc%2Fd%3D%C3%A9");
-        assert_eq!(form_encode("rt-AZaz09-._*"), "rt-AZaz09-._*");
     }
 
     #[test]

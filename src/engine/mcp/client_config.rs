@@ -120,6 +120,7 @@ pub fn add_to(pipeline: &mut Pipeline, path: &Path) -> Result<(), String> {
                     name: f.name,
                     source: f.source,
                     span: Default::default(),
+                    auth: None,
                 },
             );
         }

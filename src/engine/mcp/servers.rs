@@ -171,6 +171,26 @@ pub fn resolve(
             }
             other => other.clone(),
         };
+        if let (Some(a), ServerSource::Http { url, .. }) = (&decl.auth, &source) {
+            let url = text(url, false).map_err(|e| format!("server `{name}`: {e}"))?;
+            let opt = |v: &Option<String>, secret: bool| {
+                v.as_deref()
+                    .map(|s| text(s, secret))
+                    .transpose()
+                    .map_err(|e| format!("server `{name}`: `auth`: {e}"))
+            };
+            crate::engine::mcp::auth::declare(
+                &url,
+                crate::engine::mcp::auth::AuthConfig {
+                    client_id: opt(&a.client_id, false)?,
+                    client_secret: opt(&a.client_secret, true)?,
+                    client_id_url: opt(&a.client_id_url, false)?,
+                    client_credentials: a.client_credentials,
+                    private_key: opt(&a.private_key, true)?,
+                    scopes: a.scopes.clone(),
+                },
+            );
+        }
         let spec = match &source {
             ServerSource::Http { url, headers } => ServerSpec::Http {
                 url: text(url, false).map_err(|e| format!("server `{name}`: {e}"))?,
@@ -410,6 +430,14 @@ impl Caller for ServerPool {
             .iter()
             .map(|(k, c)| (k.clone(), c.log().text()))
             .filter(|(_, t)| !t.is_empty())
+            .collect()
+    }
+
+    fn protocols(&self) -> IndexMap<String, String> {
+        let revision = |c: &Connection| c.protocol_version().to_owned();
+        self.conns
+            .iter()
+            .map(|(k, c)| (k.clone(), revision(c)))
             .collect()
     }
 

@@ -207,6 +207,20 @@ impl<'s> Loader<'s> {
         };
         let mock = get("mock").and_then(|(_, m)| self.mock(m));
         let timeout = get("timeout").and_then(|(_, t)| self.duration(t, "`timeout`"));
+        let task = get("task").and_then(|(_, t)| match &t.kind {
+            YKind::Bool(b) => Some(*b),
+            YKind::Str(s, _) if s == "auto" => None,
+            _ => {
+                self.err(
+                    t.span,
+                    format!(
+                        "`task` must be true, false or auto, found {}",
+                        t.type_name()
+                    ),
+                );
+                None
+            }
+        });
         let max_cost_per_call_usd = get("max_cost_per_call_usd")
             .and_then(|(_, c)| self.number(c, "`max_cost_per_call_usd`"));
         let max_tokens_per_call =
@@ -241,6 +255,7 @@ impl<'s> Loader<'s> {
             max_concurrency,
             mock,
             timeout,
+            task,
             max_cost_per_call_usd,
             max_tokens_per_call,
             compensate,

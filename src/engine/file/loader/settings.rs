@@ -24,12 +24,14 @@ impl<'s> Loader<'s> {
                 continue;
             }
             if let Some(source) = self.server(&name, decl) {
+                let auth = self.server_auth(&name, &source, decl);
                 out.insert(
                     name.clone(),
                     ServerDecl {
                         name,
                         source,
                         span: k.span,
+                        auth,
                     },
                 );
             }

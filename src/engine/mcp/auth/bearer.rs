@@ -28,7 +28,9 @@ use sse_stream::Sse;
 use tokio::sync::Mutex;
 
 use super::error::OAuthError;
+use super::reauth::{STEP_UP_LIMIT, is_unattended, reauthorize, union};
 use super::store::{TokenRecord, TokenStore, canonical_url, now_secs};
+use super::tls::ensure_tls;
 
 type HttpError = StreamableHttpError<reqwest::Error>;
 
@@ -55,13 +57,8 @@ struct Tokens {
     /// `None` until read from the store; then the record, if logged in
     /// (read again while not, so a login elsewhere is picked up).
     record: Mutex<Option<Option<TokenRecord>>>,
-}
-
-/// Installs the TLS provider reqwest is built to need (`ring`), so an
-/// OAuth request made outside the binary's `main` cannot panic for want
-/// of one. Installing twice is harmless.
-pub(crate) fn ensure_tls() {
-    let _ = rustls::crypto::ring::default_provider().install_default();
+    /// Held while a login is under way: concurrent refusals make one.
+    login: Mutex<()>,
 }
 
 impl BearerClient {
@@ -84,14 +81,24 @@ impl BearerClient {
                     url,
                     store,
                     record: Mutex::new(None),
+                    login: Mutex::new(()),
                 })
             });
         Self { http, tokens }
     }
 
-    /// Calls `call` with the token (or none), and once more with a
-    /// refreshed token when the server refuses the first with a 401.
-    async fn authorized<T, F, Fut>(&self, given: Option<String>, call: F) -> Result<T, HttpError>
+    /// Calls `call` with the token (or none). When the server refuses it
+    /// (401), once more with a refreshed token, then with a new login's
+    /// (not for `initialize`, whose 401 the connection handles, unless no
+    /// user is needed); when it wants more scope (403
+    /// `insufficient_scope`), with a token for the granted scopes plus the
+    /// wanted ones, at most [`STEP_UP_LIMIT`] times.
+    async fn authorized<T, F, Fut>(
+        &self,
+        given: Option<String>,
+        initialize: bool,
+        call: F,
+    ) -> Result<T, HttpError>
     where
         F: Fn(Option<String>) -> Fut,
         Fut: Future<Output = Result<T, HttpError>>,
@@ -99,23 +106,100 @@ impl BearerClient {
         let Some(tokens) = self.tokens.as_ref().filter(|_| given.is_none()) else {
             return call(given).await;
         };
-        let token = tokens.current().await.map_err(as_http_error)?;
-        match call(token.clone()).await {
-            Err(StreamableHttpError::AuthRequired(challenge)) => {
-                let Some(sent) = token else {
-                    return Err(StreamableHttpError::AuthRequired(challenge));
-                };
-                match tokens.after_refusal(&sent).await.map_err(as_http_error)? {
-                    Some(fresh) => call(Some(fresh)).await,
-                    None => Err(StreamableHttpError::AuthRequired(challenge)),
+        let mut token = tokens.current().await.map_err(as_http_error)?;
+        let (mut refreshed, mut logged_in, mut step_ups) = (false, false, 0);
+        loop {
+            match call(token.clone()).await {
+                Err(StreamableHttpError::AuthRequired(challenge)) => {
+                    if !refreshed && let Some(sent) = &token {
+                        refreshed = true;
+                        if let Some(fresh) =
+                            tokens.after_refusal(sent).await.map_err(as_http_error)?
+                        {
+                            token = Some(fresh);
+                            continue;
+                        }
+                    }
+                    if logged_in || (initialize && !tokens.unattended().await) {
+                        return Err(StreamableHttpError::AuthRequired(challenge));
+                    }
+                    logged_in = true;
+                    let header = challenge.www_authenticate_header.clone();
+                    token = tokens
+                        .reauthorize(header, token.as_deref(), None)
+                        .await
+                        .map_err(as_http_error)?;
                 }
+                Err(StreamableHttpError::InsufficientScope(refusal)) => {
+                    if step_ups >= STEP_UP_LIMIT {
+                        return Err(as_http_error(OAuthError::ScopeRefused {
+                            url: tokens.url.clone(),
+                            scopes: union(&[], refusal.required_scope.as_deref()),
+                            attempts: step_ups,
+                        }));
+                    }
+                    step_ups += 1;
+                    token = tokens
+                        .reauthorize(
+                            refusal.www_authenticate_header.clone(),
+                            token.as_deref(),
+                            Some(refusal.required_scope.as_deref().unwrap_or_default()),
+                        )
+                        .await
+                        .map_err(as_http_error)?;
+                }
+                other => return other,
             }
-            other => other,
         }
     }
 }
 
 impl Tokens {
+    /// True when new tokens need no user (client credentials).
+    async fn unattended(&self) -> bool {
+        let stored = self.store.load(&self.url).ok().flatten();
+        is_unattended(&self.url, stored.as_ref())
+    }
+
+    /// New tokens after the server refused `sent` with `challenge`:
+    /// another request's login if one was made meanwhile, else a login of
+    /// our own. `wanted` (a step-up's scopes) adds to the scopes granted.
+    async fn reauthorize(
+        &self,
+        challenge: String,
+        sent: Option<&str>,
+        wanted: Option<&str>,
+    ) -> Result<Option<String>, OAuthError> {
+        let _one_at_a_time = self.login.lock().await;
+        let stored = self.store.load(&self.url)?;
+        let scopes = match (&stored, wanted) {
+            (_, None) => Vec::new(),
+            (Some(record), Some(w)) => union(record.scopes(), Some(w)),
+            (None, Some(w)) => union(&[], Some(w)),
+        };
+        if let Some(record) = &stored
+            && record.access_token() != sent
+            && record.is_fresh(now_secs())
+            && scopes.iter().all(|s| record.scopes().contains(s))
+        {
+            let token = record.access_token().map(str::to_owned);
+            *self.record.lock().await = Some(stored);
+            return Ok(token);
+        }
+        let record = reauthorize(
+            &self.url,
+            &self.url,
+            &self.store,
+            Some(challenge),
+            scopes,
+            stored.as_ref(),
+        )
+        .await?;
+        let token = record.access_token().map(str::to_owned);
+        *self.record.lock().await = Some(Some(record));
+        Ok(token)
+    }
+
     /// A usable access token: the stored one while fresh, else a refreshed
     /// one; `None` when not logged in or the refresh token was refused (the
     /// server's 401 then says a login is needed).
@@ -231,9 +315,23 @@ pub(crate) async fn refresh(record: &TokenRecord) -> Result<TokenRecord, OAuthEr
     })
 }
 
+/// True for the `initialize` request.
+fn is_initialize(message: &ClientJsonRpcMessage) -> bool {
+    matches!(
+        message,
+        ClientJsonRpcMessage::Request(r)
+            if matches!(r.request, rmcp::model::ClientRequest::InitializeRequest(_))
+    )
+}
+
 /// A token-store or refresh failure as a transport error, in words.
 fn as_http_error(e: OAuthError) -> HttpError {
-    StreamableHttpError::Auth(AuthError::TokenRefreshFailed(e.to_string()))
+    StreamableHttpError::Auth(match e {
+        OAuthError::Refresh { .. } | OAuthError::Unreachable { .. } => {
+            AuthError::TokenRefreshFailed(e.to_string())
+        }
+        other => AuthError::AuthorizationFailed(other.to_string()),
+    })
 }
 
 /// rmcp's redirect policy for its default client: same-origin 307/308
@@ -269,7 +367,8 @@ impl StreamableHttpClient for BearerClient {
         auth_header: Option<String>,
         custom_headers: HashMap<HeaderName, HeaderValue>,
     ) -> Result<StreamableHttpPostResponse, HttpError> {
-        self.authorized(auth_header, |token| {
+        let initialize = is_initialize(&message);
+        self.authorized(auth_header, initialize, |token| {
             self.http.post_message(
                 uri.clone(),
                 message.clone(),
@@ -290,7 +389,8 @@ impl StreamableHttpClient for BearerClient {
         custom_headers: HashMap<HeaderName, HeaderValue>,
         max_sse_event_size: usize,
     ) -> Result<StreamableHttpPostResponse, HttpError> {
-        self.authorized(auth_header, |token| {
+        let initialize = is_initialize(&message);
+        self.authorized(auth_header, initialize, |token| {
             self.http.post_message_with_max_sse_event_size(
                 uri.clone(),
                 message.clone(),
@@ -310,7 +410,7 @@ impl StreamableHttpClient for BearerClient {
         auth_header: Option<String>,
         custom_headers: HashMap<HeaderName, HeaderValue>,
     ) -> Result<(), HttpError> {
-        self.authorized(auth_header, |token| {
+        self.authorized(auth_header, false, |token| {
             self.http.delete_session(
                 uri.clone(),
                 session_id.clone(),
@@ -329,7 +429,7 @@ impl StreamableHttpClient for BearerClient {
         auth_header: Option<String>,
         custom_headers: HashMap<HeaderName, HeaderValue>,
     ) -> Result<BoxStream<'static, Result<Sse, SseError>>, HttpError> {
-        self.authorized(auth_header, |token| {
+        self.authorized(auth_header, false, |token| {
             self.http.get_stream(
                 uri.clone(),
                 session_id.clone(),
@@ -350,7 +450,7 @@ impl StreamableHttpClient for BearerClient {
         custom_headers: HashMap<HeaderName, HeaderValue>,
         max_sse_event_size: usize,
     ) -> Result<BoxStream<'static, Result<Sse, SseError>>, HttpError> {
-        self.authorized(auth_header, |token| {
+        self.authorized(auth_header, false, |token| {
             self.http.get_stream_with_max_sse_event_size(
                 uri.clone(),
                 session_id.clone(),
@@ -374,6 +474,7 @@ mod tests {
             url: url.to_owned(),
             store: store.clone(),
             record: Mutex::new(None),
+            login: Mutex::new(()),
         }
     }
 

@@ -56,6 +56,10 @@ pub enum OAuthError {
     /// The token endpoint refused the authorization code.
     #[error("exchanging the authorization code for a token failed: {reason}")]
     Token { reason: String },
+    /// The client-credentials grant failed (configuration, key, or the
+    /// token endpoint's refusal).
+    #[error("the client-credentials grant failed: {reason}")]
+    ClientCredentials { reason: String },
     /// The refresh token could not be used; a new login is needed.
     #[error("refreshing the access token failed: {reason}")]
     Refresh { reason: String },
@@ -65,4 +69,36 @@ pub enum OAuthError {
     /// No data directory to keep tokens in.
     #[error("no data directory to keep tokens in: set PIPEWRIGHT_DATA_DIR")]
     NoDataDir,
+    /// The server wants a login (or more scopes) and none may be made
+    /// here (no terminal, no browser allowed).
+    #[error(
+        "{url} needs a login{}: run `pipewright auth login {url}{}`",
+        scope_words(scopes),
+        scope_flags(scopes)
+    )]
+    NeedsLogin { url: String, scopes: Vec<String> },
+    /// The server kept refusing for want of scope after re-authorizations.
+    #[error(
+        "{url} still refuses (HTTP 403 insufficient_scope{}) after {attempts} re-authorizations; the authorization server does not grant pipewright what the server wants",
+        scope_words(scopes)
+    )]
+    ScopeRefused {
+        url: String,
+        scopes: Vec<String>,
+        attempts: u32,
+    },
+}
+
+/// ` with scope a b`, or nothing.
+fn scope_words(scopes: &[String]) -> String {
+    if scopes.is_empty() {
+        String::new()
+    } else {
+        format!(" with scope `{}`", scopes.join(" "))
+    }
+}
+
+/// ` --scope a --scope b`, or nothing.
+fn scope_flags(scopes: &[String]) -> String {
+    scopes.iter().map(|s| format!(" --scope {s}")).collect()
 }

@@ -1,34 +1,40 @@
 //! One login, end to end: ask the server for its challenge, discover the
-//! protected resource and authorization server metadata, register (or use a
-//! given client id), send the browser to the authorization endpoint with a
-//! PKCE S256 challenge, `state` and `resource`, take the code at the
-//! loopback listener, and trade it for tokens, which go to the store.
-//! Discovery, registration, PKCE and the token requests are rmcp's
+//! protected resource and authorization server metadata (or, for a
+//! 2025-03-26 server that refuses without publishing any, its origin's
+//! `/authorize`, `/token` and `/register`), identify pipewright (a given
+//! client id, a Client ID Metadata Document URL, or dynamic registration),
+//! send the browser to the authorization endpoint with a PKCE S256
+//! challenge, `state` and `resource`, take the code at the loopback
+//! listener, and trade it for tokens, which go to the store. Discovery,
+//! registration, PKCE and the token requests are rmcp's
 //! `AuthorizationManager`; the listener, the store and the refresh policy
 //! are pipewright's.
 
 use std::time::Duration;
 
 use rmcp::transport::auth::{
-    AuthError, AuthorizationManager, CredentialStore, InMemoryCredentialStore, OAuthClientConfig,
+    AuthError, AuthorizationManager, AuthorizationMetadata, CredentialStore,
+    InMemoryCredentialStore, OAuthClientConfig,
 };
 
-use super::bearer::ensure_tls;
+use super::browser;
 use super::error::OAuthError;
 use super::loopback::Listener;
 use super::store::{TokenRecord, TokenStore, canonical_url};
+use super::tls::ensure_tls;
 
 /// The `client_name` pipewright registers under.
 const CLIENT_NAME: &str = "pipewright";
 /// Limit on each request of the login other than the wait for the user.
-const REQUEST_WAIT: Duration = Duration::from_secs(30);
+pub(crate) const REQUEST_WAIT: Duration = Duration::from_secs(30);
 
 /// Whether a login opens the authorization URL in a browser.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Browser {
     /// Do not: the URL is only shown.
     Skip,
-    /// Try `xdg-open` / `open` / `start`; the URL is shown anyway.
+    /// Try `$BROWSER`, else `xdg-open` / `open` / `start`; the URL is shown
+    /// anyway.
     Try,
     /// Open one or fail with [`OAuthError::NoBrowser`] (nothing is shown).
     Require,
@@ -37,14 +43,25 @@ pub enum Browser {
 /// How to log in.
 #[derive(Clone)]
 pub struct LoginOptions {
-    /// A client id registered out of band; without one pipewright registers
-    /// itself (RFC 7591).
+    /// A client id registered out of band; without one pipewright uses
+    /// `client_id_url` or registers itself (RFC 7591).
     pub client_id: Option<String>,
     /// The secret of `client_id`, for a confidential client.
     pub client_secret: Option<String>,
+    /// The client (id, secret) of an earlier login, used where the
+    /// authorization server cannot register a new one; elsewhere
+    /// pipewright registers afresh (a registered loopback redirect URI
+    /// holds the earlier login's port, which strict servers compare).
+    pub known_client: Option<(String, Option<String>)>,
+    /// The https URL of a Client ID Metadata Document, used as the client
+    /// id where the authorization server supports them.
+    pub client_id_url: Option<String>,
     /// Scopes to ask for; empty: what the server's challenge or metadata
     /// names.
     pub scopes: Vec<String>,
+    /// The server's `WWW-Authenticate` challenge, when a request already
+    /// got one (no probe is then made).
+    pub challenge: Option<String>,
     /// Whether to open the authorization URL in a browser.
     pub browser: Browser,
     /// How long to wait for the browser to come back.
@@ -57,7 +74,10 @@ impl Default for LoginOptions {
         Self {
             client_id: None,
             client_secret: None,
+            known_client: None,
+            client_id_url: None,
             scopes: Vec::new(),
+            challenge: None,
             browser: Browser::Try,
             timeout: Duration::from_secs(300),
         }
@@ -69,11 +89,114 @@ impl std::fmt::Debug for LoginOptions {
         f.debug_struct("LoginOptions")
             .field("client_id", &self.client_id)
             .field("client_secret", &self.client_secret.as_ref().map(|_| "…"))
+            .field("client_id_url", &self.client_id_url)
             .field("scopes", &self.scopes)
             .field("browser", &self.browser)
             .field("timeout", &self.timeout)
             .finish()
     }
+}
+
+/// The authorization server of the server at `canonical`, found from
+/// `challenge` (or a probe's), its protected resource metadata or its
+/// origin's authorization server metadata. A server that refused a
+/// request (HTTP 401) but publishes no metadata gets the 2025-03-26
+/// defaults: `/authorize`, `/token` and `/register` at its origin.
+pub(crate) async fn discover(
+    canonical: &str,
+    challenge: Option<String>,
+) -> Result<(AuthorizationManager, AuthorizationMetadata), OAuthError> {
+    ensure_tls();
+    let discovery = |e: AuthError| OAuthError::Discovery {
+        url: canonical.to_owned(),
+        reason: e.to_string(),
+    };
+    let (refused, challenge) = match challenge {
+        Some(c) => (true, Some(c)),
+        None => probe(canonical).await?,
+    };
+    let mut manager = AuthorizationManager::new_allowing_private_addresses(canonical)
+        .await
+        .map_err(discovery)?;
+    let metadata = match manager
+        .resolve_metadata_from_challenge(challenge.as_deref())
+        .await
+    {
+        Ok(resolution) if !resolution.source.is_discovered() && !refused => {
+            return Err(OAuthError::NoMetadata {
+                url: canonical.to_owned(),
+            });
+        }
+        Ok(resolution) => resolution.metadata,
+        Err(AuthError::AuthorizationServerMismatch {
+            expected_issuer,
+            received_issuer,
+        }) if same_origin_issuer(canonical, &expected_issuer, &received_issuer) => {
+            legacy_metadata(canonical).await?
+        }
+        Err(e) => return Err(discovery(e)),
+    };
+    manager.set_metadata(metadata.clone());
+    Ok((manager, metadata))
+}
+
+/// True when a server without protected resource metadata (the 2025-03-26
+/// layout, where the MCP server is its own authorization server) serves
+/// authorization server metadata at its origin whose issuer differs from
+/// the origin only by its path. RFC 8414 wants them equal; such servers
+/// exist, and an issuer at the server's own origin names no other party.
+fn same_origin_issuer(canonical: &str, expected: &str, received: &str) -> bool {
+    let origin = |u: &str| reqwest::Url::parse(u).ok().map(|u| u.origin());
+    let root =
+        |u: &str| reqwest::Url::parse(u).is_ok_and(|u| u.path() == "/" || u.path().is_empty());
+    origin(canonical).is_some()
+        && origin(canonical) == origin(expected)
+        && origin(canonical) == origin(received)
+        && root(expected)
+}
+
+/// The authorization server metadata at the origin of `canonical`, taken
+/// as is (see [`same_origin_issuer`]).
+async fn legacy_metadata(canonical: &str) -> Result<AuthorizationMetadata, OAuthError> {
+    let failed = |reason: String| OAuthError::Discovery {
+        url: canonical.to_owned(),
+        reason,
+    };
+    let mut url = reqwest::Url::parse(canonical).map_err(|e| failed(e.to_string()))?;
+    url.set_path("/.well-known/oauth-authorization-server");
+    url.set_query(None);
+    let client = reqwest::Client::builder()
+        .timeout(REQUEST_WAIT)
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .map_err(|e| failed(e.to_string()))?;
+    let response = client
+        .get(url.clone())
+        .send()
+        .await
+        .map_err(|e| failed(format!("{url}: {}", deepest(&e))))?;
+    if !response.status().is_success() {
+        return Err(failed(format!(
+            "{url} answered HTTP {}",
+            response.status().as_u16()
+        )));
+    }
+    response.json::<AuthorizationMetadata>().await.map_err(|e| {
+        failed(format!(
+            "{url} is not authorization server metadata: {}",
+            deepest(&e)
+        ))
+    })
+}
+
+/// True when the authorization server accepts URLs of Client ID Metadata
+/// Documents as client ids.
+fn supports_cimd(metadata: &AuthorizationMetadata) -> bool {
+    metadata
+        .additional_fields
+        .get("client_id_metadata_document_supported")
+        .and_then(serde_json::Value::as_bool)
+        .unwrap_or(false)
 }
 
 /// Logs in to the MCP server at `url` and keeps the tokens in `store`.
@@ -86,27 +209,14 @@ pub async fn login(
     opts: &LoginOptions,
     show_url: &(dyn Fn(&str) + Send + Sync),
 ) -> Result<TokenRecord, OAuthError> {
-    ensure_tls();
     let canonical = canonical_url(url)?;
     let discovery = |e: AuthError| OAuthError::Discovery {
         url: canonical.clone(),
         reason: e.to_string(),
     };
-    let challenge = probe(&canonical).await?;
-    let mut manager = AuthorizationManager::new_allowing_private_addresses(canonical.as_str())
-        .await
-        .map_err(discovery)?;
+    let (mut manager, metadata) = discover(&canonical, opts.challenge.clone()).await?;
     let credentials = InMemoryCredentialStore::new();
     manager.set_credential_store(credentials.clone());
-    let resolution = manager
-        .resolve_metadata_from_challenge(challenge.as_deref())
-        .await
-        .map_err(discovery)?;
-    if !resolution.source.is_discovered() {
-        return Err(OAuthError::NoMetadata { url: canonical });
-    }
-    let metadata = resolution.metadata;
-    manager.set_metadata(metadata.clone());
 
     let listener = Listener::bind().await?;
     let redirect_uri = listener.redirect_uri().to_owned();
@@ -116,11 +226,24 @@ pub async fn login(
         opts.scopes.clone()
     };
     let scope_refs: Vec<&str> = scopes.iter().map(String::as_str).collect();
-    let client_secret = match &opts.client_id {
-        Some(id) => {
-            let mut config = OAuthClientConfig::new(id.clone(), redirect_uri.clone())
-                .with_scopes(scopes.clone());
-            if let Some(secret) = &opts.client_secret {
+    let cimd = opts
+        .client_id_url
+        .clone()
+        .filter(|_| opts.client_id.is_none() && supports_cimd(&metadata));
+    // A client known from an earlier login, where no other way is open.
+    let known = opts.known_client.clone().filter(|_| {
+        opts.client_id.is_none() && cimd.is_none() && metadata.registration_endpoint.is_none()
+    });
+    let given = match (&opts.client_id, &known) {
+        (Some(id), _) => Some((id.clone(), opts.client_secret.clone())),
+        (None, Some((id, secret))) => Some((id.clone(), secret.clone())),
+        (None, None) => cimd.map(|url| (url, None)),
+    };
+    let client_secret = match given {
+        Some((id, secret)) => {
+            let mut config =
+                OAuthClientConfig::new(id, redirect_uri.clone()).with_scopes(scopes.clone());
+            if let Some(secret) = &secret {
                 config = config.with_client_secret(secret.clone());
             }
             manager
@@ -128,7 +251,7 @@ pub async fn login(
                 .map_err(|e| OAuthError::Registration {
                     reason: e.to_string(),
                 })?;
-            opts.client_secret.clone()
+            secret
         }
         None if metadata.registration_endpoint.is_none() => {
             return Err(OAuthError::NoRegistration {
@@ -168,22 +291,32 @@ pub async fn login(
     let state = query_param(&authorize_url, "state").unwrap_or_default();
     let resource = query_param(&authorize_url, "resource").unwrap_or_else(|| canonical.clone());
     show_url(&authorize_url);
-    match opts.browser {
-        Browser::Skip => {}
-        Browser::Try => {
-            open_browser(&authorize_url, false).await;
-        }
-        Browser::Require => {
-            if !open_browser(&authorize_url, true).await {
-                return Err(OAuthError::NoBrowser);
-            }
-        }
+    // The browser runs while the listener waits: an opener that follows
+    // the redirect itself (`BROWSER="curl -sL"`) needs the listener.
+    let opener = match opts.browser {
+        Browser::Skip => None,
+        Browser::Try | Browser::Require => browser::spawn(&authorize_url),
+    };
+    let require = opts.browser == Browser::Require;
+    if require && opener.is_none() {
+        return Err(OAuthError::NoBrowser);
     }
-    let callback = tokio::time::timeout(opts.timeout, listener.wait(&state))
-        .await
-        .map_err(|_| OAuthError::TimedOut {
-            secs: opts.timeout.as_secs(),
-        })??;
+    let opener = if require {
+        opener
+    } else {
+        // Reaped in the background so it does not linger as a zombie.
+        if let Some(mut child) = opener {
+            tokio::spawn(async move { child.wait().await });
+        }
+        None
+    };
+    let callback = tokio::select! {
+        waited = tokio::time::timeout(opts.timeout, listener.wait(&state)) => waited
+            .map_err(|_| OAuthError::TimedOut {
+                secs: opts.timeout.as_secs(),
+            })??,
+        () = browser::failure(opener), if require => return Err(OAuthError::NoBrowser),
+    };
     drop(listener);
 
     tokio::time::timeout(
@@ -201,14 +334,18 @@ pub async fn login(
     .map_err(|e| OAuthError::Token {
         reason: e.to_string(),
     })?;
-    let credentials = credentials
-        .load()
-        .await
-        .ok()
-        .flatten()
-        .ok_or_else(|| OAuthError::Token {
-            reason: "the token response was not kept".to_owned(),
-        })?;
+    let mut credentials =
+        credentials
+            .load()
+            .await
+            .ok()
+            .flatten()
+            .ok_or_else(|| OAuthError::Token {
+                reason: "the token response was not kept".to_owned(),
+            })?;
+    if credentials.granted_scopes.is_empty() {
+        credentials.granted_scopes = scopes;
+    }
     let record = TokenRecord {
         server_url: canonical,
         resource,
@@ -217,6 +354,7 @@ pub async fn login(
         client_secret,
         redirect_uri,
         credentials,
+        client_credentials: false,
     };
     store.save(&record)?;
     Ok(record)
@@ -232,10 +370,10 @@ fn query_param(url: &str, name: &str) -> Option<String> {
 }
 
 /// An unauthenticated request to the server, for its `WWW-Authenticate`
-/// challenge (which names the protected resource metadata). A server that
-/// does not answer 401 gives no challenge; discovery then tries the
-/// well-known URLs.
-async fn probe(url: &str) -> Result<Option<String>, OAuthError> {
+/// challenge (which names the protected resource metadata): whether it
+/// refused (HTTP 401), and the challenge. A server that does not answer
+/// 401 gives no challenge; discovery then tries the well-known URLs.
+async fn probe(url: &str) -> Result<(bool, Option<String>), OAuthError> {
     let client = reqwest::Client::builder()
         .timeout(REQUEST_WAIT)
         .redirect(reqwest::redirect::Policy::none())
@@ -259,57 +397,25 @@ async fn probe(url: &str) -> Result<Option<String>, OAuthError> {
             reason: deepest(&e),
         })?;
     if response.status() != reqwest::StatusCode::UNAUTHORIZED {
-        return Ok(None);
+        return Ok((false, None));
     }
-    Ok(response
-        .headers()
-        .get(reqwest::header::WWW_AUTHENTICATE)
-        .and_then(|v| v.to_str().ok())
-        .map(str::to_owned))
+    Ok((
+        true,
+        response
+            .headers()
+            .get(reqwest::header::WWW_AUTHENTICATE)
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_owned),
+    ))
 }
 
 /// The innermost cause of an error ("Connection refused (os error 111)").
-fn deepest(error: &(dyn std::error::Error + 'static)) -> String {
+pub(crate) fn deepest(error: &(dyn std::error::Error + 'static)) -> String {
     let mut current = error;
     while let Some(next) = current.source() {
         current = next;
     }
     current.to_string()
-}
-
-/// Opens `url` in the user's browser. With `confirm`, waits (up to 10 s)
-/// for the opener and says whether it succeeded; else it is best effort and
-/// true once the opener started.
-async fn open_browser(url: &str, confirm: bool) -> bool {
-    let opener: &[&str] = if cfg!(target_os = "macos") {
-        &["open"]
-    } else if cfg!(windows) {
-        &["cmd", "/c", "start", ""]
-    } else {
-        &["xdg-open"]
-    };
-    let Some((program, args)) = opener.split_first() else {
-        return false;
-    };
-    let spawned = tokio::process::Command::new(program)
-        .args(args)
-        .arg(url)
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn();
-    let Ok(mut child) = spawned else {
-        return false;
-    };
-    if !confirm {
-        // Reaped in the background so it does not linger as a zombie.
-        tokio::spawn(async move { child.wait().await });
-        return true;
-    }
-    matches!(
-        tokio::time::timeout(Duration::from_secs(10), child.wait()).await,
-        Ok(Ok(status)) if status.success()
-    )
 }
 
 #[cfg(test)]

@@ -78,6 +78,10 @@ pub struct TokenRecord {
     pub redirect_uri: String,
     /// The tokens as rmcp keeps them (response, scopes, time received).
     pub credentials: StoredCredentials,
+    /// True when the tokens came from the client-credentials grant: they
+    /// are renewed by that grant, not by a refresh token or a browser.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub client_credentials: bool,
 }
 
 impl fmt::Debug for TokenRecord {
@@ -89,6 +93,7 @@ impl fmt::Debug for TokenRecord {
             .field("client_id", &self.client_id)
             .field("client_secret", &self.client_secret.as_ref().map(|_| "…"))
             .field("credentials", &self.credentials)
+            .field("client_credentials", &self.client_credentials)
             .finish()
     }
 }
@@ -303,6 +308,7 @@ pub(crate) fn sample_record(url: &str, received: u64, lifetime: Option<u64>) -> 
             vec!["mcp".into()],
             Some(received),
         ),
+        client_credentials: false,
     }
 }
 
