@@ -82,6 +82,18 @@ pub struct Cli {
         env = "PIPEWRIGHT_LOG_LEVEL"
     )]
     pub log_level: Option<crate::engine::mcp::LogLevel>,
+    /// The MCP revision to speak to servers: `auto` probes with
+    /// `server/discover` (2026-07-28) and falls back to `initialize`
+    /// (2025-11-25) for servers that do not know it.
+    #[arg(
+        long,
+        global = true,
+        value_enum,
+        value_name = "REVISION",
+        env = "PIPEWRIGHT_PROTOCOL",
+        default_value = "auto"
+    )]
+    pub protocol: crate::engine::mcp::Protocol,
 }
 
 /// The subcommands.
@@ -167,6 +179,7 @@ pub fn main() -> ExitCode {
     if let Some(level) = cli.log_level {
         crate::engine::mcp::set_log_level(level);
     }
+    crate::engine::mcp::set_protocol(cli.protocol);
     match crate::options::duration_flag("shutdown-grace", Some(&cli.shutdown_grace)) {
         Ok(Some(grace)) => crate::engine::mcp::set_shutdown_grace(grace),
         Ok(None) => {}

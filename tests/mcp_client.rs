@@ -1084,7 +1084,19 @@ async fn plain_json_replies_work_too() {
 
 #[tokio::test]
 async fn server_requests_get_roots_and_ping_answered_and_sampling_declined_without_a_responder() {
-    let (conn, _seen) = connect_probe(false).await;
+    // Requests mid-call are the 2025-11-25 way: 2026-07-28 forbids them.
+    let (url, _seen) = probe::serve(false).await;
+    let spec = ServerSpec::Http {
+        url,
+        headers: BTreeMap::new(),
+    };
+    let legacy = ConnectOptions {
+        protocol: pipewright::engine::mcp::Protocol::Legacy,
+        ..options()
+    };
+    let conn = Connection::connect("probe", &spec, &legacy)
+        .await
+        .unwrap_or_else(|e| panic!("could not connect to the probe server: {e}"));
     let asked = call(&conn, "ask", json!({})).await.output();
     assert_eq!(asked["ping"], "ok", "{asked}");
     assert_eq!(

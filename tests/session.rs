@@ -180,6 +180,7 @@ fn short(ev: &Event) -> String {
         Event::Progress { id, note, .. } => format!("{id} progress {}", note.progress),
         Event::ServerLog { id, line } => format!("{id} log {line}"),
         Event::Answered { id, kind, action } => format!("{id} {kind} {action}"),
+        Event::Task { id, note, .. } => format!("{id} {}", note.text()),
         Event::ToolsChanged { added, removed } => format!("tools +{added:?} -{removed:?}"),
     }
 }

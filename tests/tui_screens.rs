@@ -238,6 +238,7 @@ fn empty_trace() -> Trace {
         compensations: Vec::new(),
         eval: Vec::new(),
         server_logs: Default::default(),
+        server_protocols: Default::default(),
     }
 }
 
@@ -904,6 +905,7 @@ fn screen_logs_tab() {
             total: Some(1.0),
             message: Some("done".into()),
         }],
+        task: None,
     };
     finish(&mut app, "who", record);
     // `c` runs, reporting progress.

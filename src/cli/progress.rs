@@ -143,6 +143,7 @@ impl Progress {
                 }
                 self.note = Some((id.clone(), shown));
             }
+            Event::Task { id, note, .. } => self.note = Some((id.clone(), note.text())),
             Event::NodeFinished { id, record } => {
                 self.done += 1;
                 self.cost += record.cost_usd;
@@ -251,6 +252,7 @@ pub fn plain_line(ev: &Event) -> Option<String> {
         Event::Retrying { id, attempt, error } => {
             format!("  ↻ {id}  attempt {attempt} failed: {error}; retrying")
         }
+        Event::Task { id, note, .. } => format!("  ◷ {id}  {}", note.text()),
         Event::BudgetTripped { cap, detail } => format!("  $ budget `{cap}` exceeded: {detail}"),
         Event::Compensated { id, ok: true, .. } => format!("  ↶ {id}  undone (compensate)"),
         Event::Compensated { id, error, .. } => {

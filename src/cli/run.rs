@@ -553,5 +553,6 @@ fn empty_trace(comp: &Composition) -> Trace {
         compensations: Vec::new(),
         eval: Vec::new(),
         server_logs: IndexMap::new(),
+        server_protocols: IndexMap::new(),
     }
 }

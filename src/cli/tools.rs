@@ -181,16 +181,23 @@ async fn list(args: ListArgs) -> u8 {
         let v: Map<String, Value> = conns
             .iter()
             .map(|c| {
-                (
-                    c.name().to_owned(),
-                    Value::Array(c.tools().iter().map(|t| redactor.value(&t.raw)).collect()),
-                )
+                let tools: Vec<Value> = c.tools().iter().map(|t| redactor.value(&t.raw)).collect();
+                let server = serde_json::json!({
+                    "protocolVersion": c.protocol_version(),
+                    "tools": tools,
+                });
+                (c.name().to_owned(), server)
             })
             .collect();
         println!("{}", serde_json::to_string_pretty(&v).unwrap_or_default());
     } else {
         for c in &conns {
-            println!("{} ({} tools)", c.name(), c.tools().len());
+            println!(
+                "{} ({} tools, MCP {})",
+                c.name(),
+                c.tools().len(),
+                super::output::printable(c.protocol_version())
+            );
             let width = c.tools().iter().map(|t| t.name.len()).max().unwrap_or(0);
             for t in c.tools().iter() {
                 let mut marks = String::new();

@@ -18,12 +18,16 @@ mod error;
 mod handler;
 pub mod human;
 mod inflight;
+mod input_required;
 mod level;
+mod listing;
 mod log;
 mod output;
+mod revision;
 pub mod roots;
 pub mod servers;
 mod stdout;
+pub mod task;
 mod tools;
 mod transport;
 mod wire;
@@ -40,10 +44,9 @@ use std::{
 };
 
 use rmcp::{
-    Peer, RoleClient, ServiceError, ServiceExt,
+    Peer, RoleClient, ServiceError,
     model::{
-        CallToolRequest, CallToolRequestParams, ClientRequest, ErrorCode, MetaObject,
-        RequestMetaObject, ServerResult,
+        CallToolRequestParams, CustomResult, ErrorCode, MetaObject, RequestMetaObject, ServerResult,
     },
     service::{PeerRequestOptions, RunningService},
 };
@@ -62,23 +65,21 @@ use level::{LOG_LEVEL, set_level};
 pub use level::{LogLevel, set_log_level};
 pub use log::ServerLog;
 pub use output::{error_text, output_of};
+pub use revision::{Protocol, set_protocol};
 use roots::Root;
 pub use stdout::DEFAULT_MAX_MESSAGE_MB;
-pub use tools::{ToolAnnotations, ToolInfo};
+pub use tools::{TaskSupport, ToolAnnotations, ToolInfo};
 use transport::{
     describe_http_error, describe_stdio_init_error, http_init_error, http_transport, redact_url,
     spawn_stdio,
 };
-use wire::{AbandonGuard, ListError, excerpt, list_tools, request_json};
+use wire::{AbandonGuard, Freshness, ListError, excerpt, list_tools, request_json};
 
 /// How long a cancelled or timed-out call waits for its
 /// `notifications/cancelled` to be handed to the transport.
 const CANCEL_NOTICE_WAIT: Duration = Duration::from_millis(500);
 /// How long [`Connection::close`] waits for the server to shut down.
 const CLOSE_WAIT: Duration = Duration::from_secs(10);
-/// How long a changed tool list may take to read again; past it the old
-/// list stays (and the session goes on).
-const REREAD_WAIT: Duration = Duration::from_secs(5);
 
 /// How to reach one MCP server.
 #[derive(Clone, PartialEq, Eq)]
@@ -139,6 +140,18 @@ pub struct ConnectOptions {
     pub shutdown_grace: Duration,
     /// `--log-level`: sent as `logging/setLevel` to servers that log.
     pub log_level: Option<LogLevel>,
+    /// `--protocol`: the MCP revision to negotiate.
+    pub protocol: Protocol,
+}
+
+impl ConnectOptions {
+    /// The same settings, speaking only 2025-11-25 (`initialize`).
+    fn legacy(&self) -> ConnectOptions {
+        ConnectOptions {
+            protocol: Protocol::Legacy,
+            ..self.clone()
+        }
+    }
 }
 
 impl Default for ConnectOptions {
@@ -154,6 +167,7 @@ impl Default for ConnectOptions {
                 .unwrap_or_default(),
             shutdown_grace: shutdown_grace(),
             log_level: LOG_LEVEL.get().copied(),
+            protocol: revision::default_protocol(),
         }
     }
 }
@@ -201,6 +215,10 @@ struct Inner {
     closed: AtomicBool,
     calls: InFlight,
     tools_changed: Arc<AtomicBool>,
+    /// The answer to `roots/list` in an input-required result.
+    roots: Vec<Root>,
+    /// When the tool list goes stale (its `ttlMs`).
+    fresh: Freshness,
 }
 
 impl fmt::Debug for Connection {
@@ -267,22 +285,24 @@ impl Connection {
                     stderr_done,
                     notes,
                 };
-                let service = match tokio::time::timeout_at(deadline, client.serve(transport)).await
-                {
+                let handshake = opts.protocol.serve(client, transport);
+                let service = match tokio::time::timeout_at(deadline, handshake).await {
                     Ok(Ok(service)) => service,
+                    Ok(Err(e)) if revision::misread_probe(&e, opts.protocol) => {
+                        return Box::pin(Self::connect(name, spec, &opts.legacy())).await;
+                    }
                     Ok(Err(e)) => {
                         return Err(McpError::Handshake {
                             server: name.to_owned(),
-                            reason: endpoint.handshake_reason(describe_stdio_init_error(&e)),
+                            reason: endpoint
+                                .handshake_reason(describe_stdio_init_error(&e, opts.protocol)),
                             stderr_tail: endpoint.stderr_tail(&shared.0).await,
                         });
                     }
                     Err(_) => {
                         return Err(McpError::Handshake {
                             server: name.to_owned(),
-                            reason: endpoint.handshake_reason(format!(
-                                "no answer to `initialize` within {within}"
-                            )),
+                            reason: endpoint.handshake_reason(opts.protocol.no_answer(within)),
                             stderr_tail: endpoint.stderr_tail(&shared.0).await,
                         });
                     }
@@ -291,19 +311,22 @@ impl Connection {
             }
             ServerSpec::Http { url, headers } => {
                 let transport = http_transport(name, url, headers)?;
-                let service = match tokio::time::timeout_at(deadline, client.serve(transport)).await
-                {
+                let handshake = opts.protocol.serve(client, transport);
+                let service = match tokio::time::timeout_at(deadline, handshake).await {
                     Ok(Ok(service)) => service,
-                    Ok(Err(e)) if auth::wants_login(&e) => {
+                    Ok(Err(e)) if auth::wants_login(revision::telling(&e)) => {
                         auth::login_for_connect(name, url).await?;
                         return Box::pin(Self::connect(name, spec, opts)).await;
                     }
-                    Ok(Err(e)) => return Err(http_init_error(name, url, &e)),
+                    Ok(Err(e)) if revision::misread_probe(&e, opts.protocol) => {
+                        return Box::pin(Self::connect(name, spec, &opts.legacy())).await;
+                    }
+                    Ok(Err(e)) => return Err(http_init_error(name, url, &e, opts.protocol)),
                     Err(_) => {
                         return Err(McpError::Connect {
                             server: name.to_owned(),
                             url: redact_url(url),
-                            reason: format!("no answer to `initialize` within {within}"),
+                            reason: opts.protocol.no_answer(within),
                         });
                     }
                 };
@@ -336,7 +359,8 @@ impl Connection {
         if let (Some(level), true) = (opts.log_level, logs) {
             set_level(&peer, level, &log, deadline).await;
         }
-        let listed = tokio::time::timeout_at(deadline, list_tools(&peer)).await;
+        let fresh = Freshness::default();
+        let listed = tokio::time::timeout_at(deadline, list_tools(&peer, &fresh)).await;
         let tools = match listed {
             Ok(Ok(tools)) => Ok(tools),
             // A server without tools: nothing to call, but reachable.
@@ -365,6 +389,8 @@ impl Connection {
                         closed: AtomicBool::new(false),
                         calls,
                         tools_changed,
+                        roots: opts.roots.clone(),
+                        fresh,
                     }),
                 });
             }
@@ -402,39 +428,6 @@ impl Connection {
     /// The tool called `name`, if the server has one.
     pub fn tool(&self, name: &str) -> Option<ToolInfo> {
         self.tools().iter().find(|t| t.name == name).cloned()
-    }
-
-    /// True once the server said its tool list changed
-    /// (`notifications/tools/list_changed`) and it was not read again yet.
-    pub fn tools_changed(&self) -> bool {
-        self.inner.tools_changed.load(Ordering::SeqCst)
-    }
-
-    /// Reads the tool list again if the server said it changed; the new
-    /// list, or `None` when nothing changed (or the read failed, which is
-    /// noted in the server log).
-    pub async fn reread_tools(&self) -> Option<Arc<Vec<ToolInfo>>> {
-        if !self.inner.tools_changed.swap(false, Ordering::SeqCst) {
-            return None;
-        }
-        let read = tokio::time::timeout(REREAD_WAIT, list_tools(&self.inner.peer)).await;
-        match read.unwrap_or(Err(ListError::TooSlow(REREAD_WAIT))) {
-            Ok(tools) => {
-                let tools = Arc::new(tools);
-                *self
-                    .inner
-                    .tools
-                    .write()
-                    .unwrap_or_else(PoisonError::into_inner) = tools.clone();
-                Some(tools)
-            }
-            Err(e) => {
-                self.inner.log.push(&format!(
-                    "[pipewright] reading the changed tool list failed: {e}"
-                ));
-                None
-            }
-        }
     }
 
     /// The server's stderr (stdio servers) and log notifications, last 64 KiB.
@@ -499,21 +492,28 @@ impl Connection {
             return Err(self.closed_error().await);
         }
         let params = CallToolRequestParams::new(tool.to_owned()).with_arguments(args);
+        let support = self.tool(tool).map(|t| t.task_support).unwrap_or_default();
+        let as_task = task::use_task(tool, support, scope.task, timeout).map_err(|reason| {
+            McpError::Transport {
+                server: server.clone(),
+                reason,
+            }
+        })?;
         let mut options = PeerRequestOptions::no_options();
-        if let Some(meta) = meta.clone() {
+        if let Some(meta) = revision::log_meta(meta.clone(), self.protocol_version()) {
             options = options.with_meta(RequestMetaObject(MetaObject(meta)));
         }
         let started = Instant::now();
+        // Kept to call again as a task if the server insists.
+        let retry =
+            (!as_task).then(|| (params.arguments.clone().unwrap_or_default(), meta.clone()));
         let peer = &self.inner.peer;
         let mut registered = Registered {
             calls: &self.inner.calls,
             ticket: Some(self.inner.calls.begin(scope.clone())),
         };
         let sent = peer
-            .send_request_with_option(
-                ClientRequest::CallToolRequest(CallToolRequest::new(params.clone())),
-                options,
-            )
+            .send_request_with_option(task::call_request(&params, as_task), options)
             .await;
         let mut handle = match sent {
             Ok(handle) => handle,
@@ -524,12 +524,13 @@ impl Connection {
                 .calls
                 .sent(ticket, handle.id.clone(), handle.progress_token.clone());
         }
-        let request = request_json(
+        let mut request = request_json(
             params,
             meta,
             handle.id.clone(),
             handle.progress_token.clone(),
         );
+        task::mark_request(&mut request, as_task);
         let mut guard = AbandonGuard {
             peer: peer.clone(),
             id: Some(handle.id.clone()),
@@ -576,6 +577,27 @@ impl Connection {
                 });
             }
         };
+        let answer = match answer.as_ref().ok().and_then(task::created) {
+            Some(created) => {
+                let (inner, ticket) = (&self.inner, registered.ticket);
+                let (calls, log) = (&inner.calls, &inner.log);
+                let f = task::Follow {
+                    peer,
+                    calls,
+                    ticket,
+                    log,
+                    server: &server,
+                    tool,
+                };
+                match task::follow(f, created, (started, timeout), cancel).await {
+                    Ok(r) => Ok(Ok(ServerResult::CustomResult(CustomResult(r)))),
+                    Err(task::Failure::Service(e)) => Ok(Err(e)),
+                    Err(task::Failure::Closed) => return Err(self.closed_error().await),
+                    Err(task::Failure::Mcp(e)) => return Err(e),
+                }
+            }
+            None => answer,
+        };
         let duration = started.elapsed();
         // Notifications are handled on their own tasks: let the ones that
         // came before the answer land.
@@ -585,26 +607,20 @@ impl Connection {
         let extras = registered.finish();
         let result = match answer {
             Ok(Ok(result)) => result,
-            Ok(Err(e)) => return Err(self.call_error(e, tool).await),
+            Ok(Err(e)) => match retry {
+                Some(again) if task::refused_without_task(&e) => {
+                    let when = (started, timeout);
+                    return self.call_as_task(tool, again, when, cancel, scope).await;
+                }
+                _ => return Err(self.call_error(e, tool).await),
+            },
             Err(_) => return Err(self.closed_error().await),
         };
         let result = match result {
             ServerResult::CallToolResult(r) => serde_json::to_value(r),
-            ServerResult::InputRequiredResult(_) => {
-                return Err(McpError::Transport {
-                    server,
-                    reason: format!(
-                        "`{tool}` asked for more input (`input_required`), which pipewright does not support"
-                    ),
-                });
-            }
-            ServerResult::CreateTaskResult(_) => {
-                return Err(McpError::Transport {
-                    server,
-                    reason: format!(
-                        "`{tool}` was turned into a task, which pipewright does not support"
-                    ),
-                });
+            ServerResult::InputRequiredResult(asked) => {
+                let asked = (asked, request, started, extras);
+                return self.answer_input(asked, timeout, cancel, scope).await;
             }
             other => serde_json::to_value(other),
         }
@@ -622,6 +638,10 @@ impl Connection {
             });
         }
         let is_error = result.get("isError").and_then(Value::as_bool) == Some(true);
+        if let Some(again) = retry.filter(|_| is_error && task::refused_text(&result)) {
+            let when = (started, timeout);
+            return self.call_as_task(tool, again, when, cancel, scope).await;
+        }
         Ok(CallOutcome {
             request,
             result,
@@ -630,6 +650,29 @@ impl Connection {
             replayed: false,
             extras,
         })
+    }
+
+    /// Calls `tool` again as a task once the server refused a plain call,
+    /// and remembers it runs only as one (rmcp's tool list drops
+    /// `execution.taskSupport`).
+    async fn call_as_task(
+        &self,
+        tool: &str,
+        (args, meta): (Map<String, Value>, Option<Map<String, Value>>),
+        (started, timeout): (Instant, Option<Duration>),
+        cancel: &CancellationToken,
+        scope: &CallScope,
+    ) -> Result<CallOutcome, McpError> {
+        {
+            let mut tools = self
+                .inner
+                .tools
+                .write()
+                .unwrap_or_else(PoisonError::into_inner);
+            *tools = Arc::new(tools::task_required(&tools, tool));
+        }
+        let left = timeout.map(|t| t.saturating_sub(started.elapsed()));
+        Box::pin(self.call_scoped(tool, args, meta, left, cancel, scope)).await
     }
 
     /// Shuts the connection down for every clone: ends the session, closes
@@ -672,7 +715,7 @@ impl Connection {
                 server,
                 method: "tools/call".to_owned(),
                 code: data.code.0,
-                message: data.message.into_owned(),
+                message: revision::hint(self.protocol_version(), data.message.into_owned()),
                 data: data.data.map(Box::new),
             },
             ServiceError::Cancelled { .. } => McpError::Cancelled {
@@ -737,26 +780,5 @@ mod tests {
             shown.contains("TOKEN") && !shown.contains("s3cret"),
             "{shown}"
         );
-    }
-
-    #[test]
-    fn the_request_json_carries_meta_and_the_progress_token() {
-        let mut args = Map::new();
-        args.insert("message".into(), Value::from("hi"));
-        let mut meta = Map::new();
-        meta.insert("idempotencyKey".into(), Value::from("k1"));
-        let json = request_json(
-            CallToolRequestParams::new("echo").with_arguments(args),
-            Some(meta),
-            rmcp::model::RequestId::Number(7),
-            rmcp::model::ProgressToken(rmcp::model::NumberOrString::Number(3)),
-        );
-        assert_eq!(json["jsonrpc"], "2.0");
-        assert_eq!(json["id"], 7);
-        assert_eq!(json["method"], "tools/call");
-        assert_eq!(json["params"]["name"], "echo");
-        assert_eq!(json["params"]["arguments"]["message"], "hi");
-        assert_eq!(json["params"]["_meta"]["idempotencyKey"], "k1");
-        assert_eq!(json["params"]["_meta"]["progressToken"], 3);
     }
 }

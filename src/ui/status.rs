@@ -63,6 +63,22 @@ pub fn state_label(app: &App) -> String {
     }
 }
 
+/// `MCP 2026-07-28`, or `MCP 2026-07-28/2025-11-25` when the servers
+/// spoke different revisions; empty when none is known.
+pub fn protocols_text(by_server: &indexmap::IndexMap<String, String>) -> String {
+    let mut seen: Vec<String> = Vec::new();
+    for revision in by_server.values() {
+        let clean: String = revision.chars().filter(|c| !c.is_control()).collect();
+        if !seen.contains(&clean) {
+            seen.push(clean);
+        }
+    }
+    if seen.is_empty() {
+        return String::new();
+    }
+    format!("MCP {}", seen.join("/"))
+}
+
 /// Draws the bar into its one row.
 pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
     let t = &app.theme;
@@ -146,6 +162,19 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
         None => format!("{} tok", short_count(tokens)),
     };
     spans.push(Span::styled(tok_text, base));
+    // The MCP revision(s) the run on screen spoke; a message has the room.
+    let trace = app
+        .viewing
+        .as_ref()
+        .map(|v| &v.trace)
+        .or(app.trace.as_ref());
+    if let Some(revisions) = trace.map(|t| protocols_text(&t.server_protocols))
+        && !revisions.is_empty()
+        && app.message.is_none()
+    {
+        spans.push(sep());
+        spans.push(Span::styled(revisions, base));
+    }
     if app.errors > 0 || app.warnings > 0 {
         spans.push(sep());
         let mut parts = Vec::new();

@@ -72,6 +72,12 @@ class Handler(BaseHTTPRequestHandler):
         if "id" not in message:
             self.reply(202, "text/plain", b"")
             return
+        if message.get("method") == "server/discover":
+            # A 2025-11-25 server: it does not know the 2026-07-28 probe.
+            error = {"code": -32601, "message": "Method not found"}
+            answer = {"jsonrpc": "2.0", "id": message["id"], "error": error}
+            self.reply(200, "application/json", json.dumps(answer).encode())
+            return
         params = message.get("params") or {}
         if message.get("method") == "tools/call" and params.get("name") == "fault":
             self.fault(message["id"])

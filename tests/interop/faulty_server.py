@@ -76,6 +76,16 @@ def handshake(message: dict) -> bool:
             }
         )
         return True
+    if method == "server/discover":
+        # A 2025-11-25 server: it does not know the 2026-07-28 probe.
+        send(
+            {
+                "jsonrpc": "2.0",
+                "id": request_id,
+                "error": {"code": -32601, "message": "Method not found"},
+            }
+        )
+        return True
     if method in ("tools/list", "logging/setLevel", "ping"):
         result = {"tools": TOOLS} if method == "tools/list" else {}
         send({"jsonrpc": "2.0", "id": request_id, "result": result})

@@ -116,5 +116,26 @@ async def unlock(ctx: Context) -> dict:
     return {"unlocked": True}
 
 
+async def serve_legacy_stdio() -> None:
+    """Serve only the 2025-11-25 `initialize` handshake (the SDK's
+    handshake-only loop): these tools ask mid-call and notify on their own,
+    which MCP 2026-07-28 forbids (it answers with input-required results
+    instead), so a client's `server/discover` probe is refused and it falls
+    back to `initialize`. `server.run()` would serve both eras."""
+    from mcp.server.runner import serve_loop
+    from mcp.server.stdio import stdio_server
+
+    low = server._lowlevel_server
+    async with stdio_server() as (read, write):
+        async with low.lifespan(low) as lifespan_state:
+            await serve_loop(
+                low,
+                read,
+                write,
+                lifespan_state=lifespan_state,
+                init_options=low.create_initialization_options(),
+            )
+
+
 if __name__ == "__main__":
-    server.run()
+    anyio.run(serve_legacy_stdio)

@@ -102,8 +102,27 @@ async def serve_http() -> None:
     await uvicorn.Server(config).serve(sockets=[sock])
 
 
+async def serve_legacy_stdio() -> None:
+    """Serve only the 2025-11-25 `initialize` handshake: `ask` samples
+    mid-call, which MCP 2026-07-28 forbids, so a client's `server/discover`
+    probe is refused and it falls back to `initialize`."""
+    from mcp.server.runner import serve_loop
+    from mcp.server.stdio import stdio_server
+
+    low = server._lowlevel_server
+    async with stdio_server() as (read, write):
+        async with low.lifespan(low) as lifespan_state:
+            await serve_loop(
+                low,
+                read,
+                write,
+                lifespan_state=lifespan_state,
+                init_options=low.create_initialization_options(),
+            )
+
+
 if __name__ == "__main__":
     if "--http" in sys.argv[1:]:
         anyio.run(serve_http)
     else:
-        server.run()
+        anyio.run(serve_legacy_stdio)

@@ -34,6 +34,11 @@ pub trait Caller: Send + Sync {
         IndexMap::new()
     }
 
+    /// The MCP revision each live server speaks (e.g. `2026-07-28`), by name.
+    fn protocols(&self) -> IndexMap<String, String> {
+        IndexMap::new()
+    }
+
     /// Every server's tool list as last read, by name.
     fn tool_lists(&self) -> IndexMap<String, Vec<ToolInfo>> {
         IndexMap::new()

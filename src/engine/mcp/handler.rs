@@ -19,7 +19,8 @@ use rmcp::{
         ElicitRequestParams, ElicitResult, ElicitationCapability, ErrorCode, ErrorData,
         FormElicitationCapability, Implementation, ListRootsResult,
         LoggingMessageNotificationParam, ProgressNotificationParam, ProtocolVersion, RequestId,
-        RootsCapabilities, SamplingCapability, UrlElicitationCapability,
+        RequestMetaObject, RootsCapabilities, SamplingCapability, TASKS_EXTENSION_ID,
+        UrlElicitationCapability,
     },
     service::{InboundStreamOrigin, NotificationContext, RequestContext, RoleClient},
 };
@@ -28,7 +29,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::human::{
     Answer, Ask, Interaction, LogLine, Nobody, ProgressNote, Question, Reply, Responder, Source,
-    check_reply, fields,
+    check_reply, with_defaults,
 };
 use super::inflight::InFlight;
 use super::{log::ServerLog, roots::Root};
@@ -61,6 +62,12 @@ impl Client {
                 .with_form(FormElicitationCapability::new())
                 .with_url(UrlElicitationCapability::new()),
         );
+        // The 2026-07-28 Tasks extension (SEP-2663): pipewright follows a
+        // task handle to its result (`super::task`).
+        capabilities
+            .extensions
+            .get_or_insert_default()
+            .insert(TASKS_EXTENSION_ID.to_owned(), Default::default());
         let config = ClientConfig::new(capabilities, Implementation::new(name, version))
             .with_protocol_version(ProtocolVersion::LATEST_WITH_INITIALIZE);
         Self {
@@ -75,8 +82,11 @@ impl Client {
 
     /// Finds who answers, asks, checks the reply and keeps the exchange.
     /// `stop` fires when the server cancels its request.
-    async fn ask(&self, ask: Ask, origin: Option<&RequestId>, stop: CancellationToken) -> Reply {
-        let filing = self.calls.asker(origin);
+    async fn ask(&self, ask: Ask, context: &RequestContext<RoleClient>) -> Reply {
+        let origin = origin(&context.extensions);
+        let task = related_task(&context.meta);
+        let stop = context.ct.clone();
+        let filing = self.calls.asker(origin.as_ref(), task.as_deref());
         let (filed, scope, done) = match &filing {
             Some(f) => (Some(f.id), Some(&f.scope), f.withdrawn.clone()),
             None => (None, None, CancellationToken::new()),
@@ -139,18 +149,15 @@ impl Client {
     }
 }
 
-/// Fills the fields an answer leaves out with the form's defaults.
-fn with_defaults(schema: &Value, content: &mut Value) {
-    let Some(content) = content.as_object_mut() else {
-        return;
-    };
-    for field in fields(schema) {
-        if let Some(d) = field.default
-            && !content.contains_key(&field.name)
-        {
-            content.insert(field.name, d);
-        }
-    }
+/// The task a server's request is about: the `taskId` of its
+/// `io.modelcontextprotocol/related-task` `_meta`.
+fn related_task(meta: &RequestMetaObject) -> Option<String> {
+    meta.0
+        .0
+        .get(super::task::RELATED_TASK)?
+        .get("taskId")?
+        .as_str()
+        .map(str::to_owned)
 }
 
 /// The call an inbound message came with, when the transport knows.
@@ -193,13 +200,7 @@ impl ClientHandler for Client {
         if let Some(map) = request.as_object_mut() {
             map.remove("_meta");
         }
-        let reply = self
-            .ask(
-                Ask::Sample { request },
-                origin(&context.extensions).as_ref(),
-                context.ct.clone(),
-            )
-            .await;
+        let reply = self.ask(Ask::Sample { request }, &context).await;
         match reply {
             Reply::Sampled { .. } => serde_json::from_value(reply.json()).map_err(|e| {
                 ErrorData::new(
@@ -240,13 +241,7 @@ impl ClientHandler for Client {
                 schema: raw.get("requestedSchema").cloned().unwrap_or(Value::Null),
             },
         };
-        let reply = self
-            .ask(
-                ask,
-                origin(&context.extensions).as_ref(),
-                context.ct.clone(),
-            )
-            .await;
+        let reply = self.ask(ask, &context).await;
         serde_json::from_value(reply.json()).map_err(|e| {
             ErrorData::new(
                 ErrorCode::INTERNAL_ERROR,

@@ -15,6 +15,8 @@ use futures::future::BoxFuture;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
+pub use super::task::record::{TaskNote, TaskRecord};
+
 /// What a server asks.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Ask {
@@ -304,6 +306,26 @@ pub fn fields(schema: &Value) -> Vec<Field> {
         .collect()
 }
 
+/// Fills the fields an accepted form's answer leaves out with the form's
+/// defaults. A bare `accept` (no content, as an answers file may say) is an
+/// empty answer, so a form whose fields all have defaults is accepted with
+/// every default (SEP-1034).
+pub fn with_defaults(schema: &Value, content: &mut Value) {
+    if content.is_null() {
+        *content = Value::Object(serde_json::Map::new());
+    }
+    let Some(content) = content.as_object_mut() else {
+        return;
+    };
+    for field in fields(schema) {
+        if let Some(d) = field.default
+            && !content.contains_key(&field.name)
+        {
+            content.insert(field.name, d);
+        }
+    }
+}
+
 fn str_of(v: &Value, key: &str) -> Option<String> {
     v.get(key).and_then(Value::as_str).map(str::to_owned)
 }
@@ -465,11 +487,22 @@ pub struct CallExtras {
     pub logs: Vec<LogLine>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub progress: Vec<ProgressNote>,
+    /// The task the call ran as, with its status history.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub task: Option<TaskRecord>,
 }
 
 impl CallExtras {
     pub fn is_empty(&self) -> bool {
-        self.interactions.is_empty() && self.logs.is_empty() && self.progress.is_empty()
+        self.interactions.is_empty()
+            && self.logs.is_empty()
+            && self.progress.is_empty()
+            && self.task.is_none()
+    }
+
+    /// Adds a task status to the call's task record.
+    pub fn task(&mut self, note: &TaskNote) {
+        self.task.get_or_insert_default().note(note);
     }
 
     /// Adds a log line, dropping the oldest past [`MAX_KEPT`].
@@ -497,6 +530,8 @@ pub enum Notice {
     Log(LogLine),
     /// A question was answered.
     Answered(Interaction),
+    /// The call's task changed status (or pipewright sent `tasks/cancel`).
+    Task(TaskNote),
 }
 
 /// Told about every [`Notice`] of a call.
@@ -511,6 +546,9 @@ pub struct CallScope {
     pub responder: Option<Arc<dyn Responder>>,
     /// Hears progress, logs and answers as they come.
     pub notify: Option<Notify>,
+    /// The node's `task:`: call as an MCP task (`Some(true)`), never
+    /// (`Some(false)`), or as the tool and the timeout say (`None`).
+    pub task: Option<bool>,
 }
 
 impl std::fmt::Debug for CallScope {
@@ -623,6 +661,34 @@ mod tests {
         );
         let sample = Ask::Sample { request: json!({}) };
         assert!(check_reply(&sample, &Reply::Accept(json!({}))).is_err());
+    }
+
+    #[test]
+    fn a_bare_accept_of_a_form_takes_every_default() {
+        let schema = json!({
+            "type": "object",
+            "properties": {
+                "name": {"type": "string", "default": "John Doe"},
+                "age": {"type": "integer", "default": 30},
+                "verified": {"type": "boolean", "default": true},
+                "note": {"type": "string"}
+            }
+        });
+        let mut bare = Value::Null;
+        with_defaults(&schema, &mut bare);
+        assert_eq!(
+            bare,
+            json!({"name": "John Doe", "age": 30, "verified": true})
+        );
+        let ask = Ask::Form {
+            message: "defaults?".into(),
+            schema: schema.clone(),
+        };
+        assert!(check_reply(&ask, &Reply::Accept(bare)).is_ok());
+        let mut given = json!({"age": 41});
+        with_defaults(&schema, &mut given);
+        assert_eq!(given["age"], 41);
+        assert_eq!(given["name"], "John Doe");
     }
 
     #[test]

@@ -10,13 +10,17 @@
 //! asked), its *candidates* kept: it is withdrawn only when every candidate
 //! has ended, and its answer lands with the filed call, or the oldest
 //! candidate still in flight if that one ended first.
+//!
+//! A call made as a task is also known by its task id (questions about a
+//! task carry it in `_meta`) and by the requests that follow it up
+//! (`tasks/result`, on whose response stream its questions may come).
 
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use rmcp::model::{ProgressToken, RequestId};
 use tokio_util::sync::CancellationToken;
 
-use super::human::{CallExtras, CallScope, Interaction, LogLine, Notice, ProgressNote};
+use super::human::{CallExtras, CallScope, Interaction, LogLine, Notice, ProgressNote, TaskNote};
 
 /// Progress notes that came before their call's token was known.
 const MAX_EARLY: usize = 32;
@@ -76,9 +80,19 @@ struct Call {
     /// given up.
     done: CancellationToken,
     request: Option<RequestId>,
+    /// Requests sent on the call's behalf (a task's `tasks/result`).
+    also: Vec<RequestId>,
+    /// The task the call became.
+    task: Option<String>,
     token: Option<ProgressToken>,
     scope: CallScope,
     extras: CallExtras,
+}
+
+impl Call {
+    fn is(&self, id: &RequestId) -> bool {
+        self.request.as_ref() == Some(id) || self.also.contains(id)
+    }
 }
 
 impl InFlight {
@@ -95,6 +109,8 @@ impl InFlight {
             ticket,
             done: CancellationToken::new(),
             request: None,
+            also: Vec::new(),
+            task: None,
             token: None,
             scope,
             extras: CallExtras::default(),
@@ -147,17 +163,54 @@ impl InFlight {
         }
     }
 
-    /// The call a question belongs to: the one whose response stream it
-    /// came on, else (no stream named) a guess among the calls in flight.
-    /// A question that names a call no longer in flight, or comes when none
+    /// Names the task a call became.
+    pub(crate) fn task_begun(&self, ticket: Ticket, task: &str) {
+        if let Some(call) = self.lock().calls.iter_mut().find(|c| c.ticket == ticket) {
+            call.task = Some(task.to_owned());
+        }
+    }
+
+    /// Names a request sent on a call's behalf (its task's `tasks/result`).
+    pub(crate) fn also(&self, ticket: Ticket, request: RequestId) {
+        if let Some(call) = self.lock().calls.iter_mut().find(|c| c.ticket == ticket) {
+            call.also.push(request);
+        }
+    }
+
+    /// Keeps a task status with its call and tells the driver.
+    pub(crate) fn task_note(&self, ticket: Ticket, note: TaskNote) {
+        let scope = {
+            let mut calls = self.lock();
+            let Some(call) = calls.calls.iter_mut().find(|c| c.ticket == ticket) else {
+                return;
+            };
+            call.extras.task(&note);
+            call.scope.clone()
+        };
+        scope.tell(Notice::Task(note));
+    }
+
+    /// The call a question belongs to: the one whose task it names (its
+    /// related-task `_meta`), else the one whose response stream it came
+    /// on, else (neither named) a guess among the calls in flight. A
+    /// question that names a call no longer in flight, or comes when none
     /// is, belongs to none.
-    pub(crate) fn asker(&self, origin: Option<&RequestId>) -> Option<Filing> {
+    pub(crate) fn asker(&self, origin: Option<&RequestId>, task: Option<&str>) -> Option<Filing> {
         let mut calls = self.lock();
-        if let Some(id) = origin {
-            let call = calls
+        let by_task = task.and_then(|t| {
+            calls
                 .calls
                 .iter()
-                .find(|c| c.request.as_ref() == Some(id))?;
+                .position(|c| c.task.as_deref() == Some(t))
+        });
+        if by_task.is_some() || origin.is_some() {
+            let call = match by_task {
+                Some(i) => &calls.calls[i],
+                None => calls
+                    .calls
+                    .iter()
+                    .find(|c| origin.is_some_and(|id| c.is(id)))?,
+            };
             return Some(Filing {
                 id: Filed::Call(call.ticket),
                 scope: call.scope.clone(),
@@ -265,12 +318,7 @@ impl InFlight {
     pub(crate) fn log(&self, origin: Option<&RequestId>, line: &LogLine) {
         let scopes: Vec<CallScope> = {
             let mut calls = self.lock();
-            let exact = origin.map(|id| {
-                calls
-                    .calls
-                    .iter()
-                    .position(|c| c.request.as_ref() == Some(id))
-            });
+            let exact = origin.map(|id| calls.calls.iter().position(|c| c.is(id)));
             // A line tied to a call that has ended is filed nowhere (the
             // server log keeps it).
             calls
@@ -368,14 +416,14 @@ mod tests {
         };
         f.log(Some(&RequestId::Number(2)), &line);
         f.log(None, &line);
-        assert!(f.asker(Some(&RequestId::Number(9))).is_none());
+        assert!(f.asker(Some(&RequestId::Number(9)), None).is_none());
         assert_eq!(
-            f.asker(Some(&RequestId::Number(2))).map(|q| q.id),
+            f.asker(Some(&RequestId::Number(2)), None).map(|q| q.id),
             Some(Filed::Call(b))
         );
         assert_eq!(f.end(a).logs.len(), 1);
         assert_eq!(f.end(b).logs.len(), 2);
-        assert!(f.asker(None).is_none());
+        assert!(f.asker(None, None).is_none());
     }
 
     fn asked(node: &str) -> Interaction {
@@ -390,12 +438,40 @@ mod tests {
     }
 
     #[test]
+    fn a_task_question_goes_to_the_call_of_its_task() {
+        let f = InFlight::default();
+        let a = f.begin(scope("a"));
+        let b = f.begin(scope("b"));
+        f.task_begun(b, "t1");
+        // By the related-task `_meta`, even with no stream named.
+        let q = f.asker(None, Some("t1")).expect("b's task");
+        assert_eq!(q.id, Filed::Call(b));
+        assert!(q.candidates.is_empty());
+        // By the `tasks/result` stream it came on.
+        f.also(b, RequestId::Number(40));
+        let q = f
+            .asker(Some(&RequestId::Number(40)), None)
+            .expect("b's stream");
+        assert_eq!(q.id, Filed::Call(b));
+        f.task_note(
+            b,
+            TaskNote {
+                task: "t1".into(),
+                status: "working".into(),
+                message: None,
+            },
+        );
+        assert!(f.end(a).task.is_none());
+        assert_eq!(f.end(b).task.map(|t| t.id), Some("t1".to_owned()));
+    }
+
+    #[test]
     fn unnamed_questions_go_one_to_each_call_and_outlive_the_first_call() {
         let f = InFlight::default();
         let a = f.begin(scope("a"));
         let b = f.begin(scope("b"));
-        let first = f.asker(None).expect("a call is in flight");
-        let second = f.asker(None).expect("a call is in flight");
+        let first = f.asker(None, None).expect("a call is in flight");
+        let second = f.asker(None, None).expect("a call is in flight");
         // Neither names its call: both say who may ask, and the second is
         // filed under the call that has no question open yet.
         assert_eq!(first.candidates, ["a", "b"]);
@@ -414,7 +490,7 @@ mod tests {
         let f = InFlight::default();
         let a = f.begin(scope("a"));
         let b = f.begin(scope("b"));
-        let q = f.asker(None).expect("a call is in flight");
+        let q = f.asker(None, None).expect("a call is in flight");
         // A call that began after the question cannot have asked it.
         let c = f.begin(scope("c"));
         f.end(a);
@@ -430,7 +506,7 @@ mod tests {
         let f = InFlight::default();
         let a = f.begin(scope("a"));
         let b = f.begin(scope("b"));
-        let q = f.asker(None).expect("a call is in flight");
+        let q = f.asker(None, None).expect("a call is in flight");
         assert_eq!(q.scope.node.as_deref(), Some("a"));
         assert!(f.end(a).interactions.is_empty());
         f.answered(q.id, asked("a?"));
@@ -443,7 +519,7 @@ mod tests {
         // Two iterations of one fan-out node.
         let a1 = f.begin(scope("a"));
         let a2 = f.begin(scope("a"));
-        let q = f.asker(None).expect("a call is in flight");
+        let q = f.asker(None, None).expect("a call is in flight");
         assert!(q.candidates.is_empty());
         assert_eq!(q.scope.node.as_deref(), Some("a"));
         f.end(a1);

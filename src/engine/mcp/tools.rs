@@ -14,6 +14,9 @@ pub struct ToolInfo {
     /// The JSON Schema of `structuredContent` (`outputSchema`), if declared.
     pub output_schema: Option<Value>,
     pub annotations: ToolAnnotations,
+    /// `execution.taskSupport`: whether the tool may be (or must be) called
+    /// as a task.
+    pub task_support: TaskSupport,
     /// The tool entry exactly as listed, for the inspector.
     pub raw: Value,
 }
@@ -30,6 +33,34 @@ pub struct ToolAnnotations {
     pub idempotent: Option<bool>,
     /// `openWorldHint`: the tool reaches outside systems.
     pub open_world: Option<bool>,
+}
+
+/// Whether a tool runs as an MCP task (`execution.taskSupport`, 2025-11-25).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum TaskSupport {
+    /// Not said (as rmcp lists tools, always: it drops `execution`). Per
+    /// the spec a plain call only; pipewright learns `required` from the
+    /// server's refusal.
+    #[default]
+    Unstated,
+    /// `forbidden`: a plain call only.
+    Forbidden,
+    /// `optional`: either way.
+    Optional,
+    /// `required`: only as a task.
+    Required,
+}
+
+impl TaskSupport {
+    /// The word the server used.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TaskSupport::Unstated => "unstated",
+            TaskSupport::Forbidden => "forbidden",
+            TaskSupport::Optional => "optional",
+            TaskSupport::Required => "required",
+        }
+    }
 }
 
 impl ToolInfo {
@@ -59,10 +90,28 @@ impl ToolInfo {
                 idempotent: hint("idempotentHint"),
                 open_world: hint("openWorldHint"),
             },
+            task_support: match raw
+                .pointer("/execution/taskSupport")
+                .and_then(Value::as_str)
+            {
+                Some("required") => TaskSupport::Required,
+                Some("optional") => TaskSupport::Optional,
+                Some("forbidden") => TaskSupport::Forbidden,
+                _ => TaskSupport::Unstated,
+            },
             name,
             raw,
         })
     }
+}
+
+/// `tools` with `tool` marked as runnable only as a task.
+pub(crate) fn task_required(tools: &[ToolInfo], tool: &str) -> Vec<ToolInfo> {
+    let mut list = tools.to_vec();
+    if let Some(t) = list.iter_mut().find(|t| t.name == tool) {
+        t.task_support = TaskSupport::Required;
+    }
+    list
 }
 
 #[cfg(test)]
@@ -104,6 +153,10 @@ mod tests {
         assert_eq!(tool.input_schema, json!({"type": "object"}));
         assert_eq!(tool.output_schema, None);
         assert_eq!(tool.annotations, ToolAnnotations::default());
+        assert_eq!(tool.task_support, TaskSupport::Unstated);
+        let task =
+            ToolInfo::from_json(json!({"name": "t", "execution": {"taskSupport": "required"}}));
+        assert_eq!(task.map(|t| t.task_support), Some(TaskSupport::Required));
         assert!(ToolInfo::from_json(json!({"description": "no name"})).is_none());
     }
 }

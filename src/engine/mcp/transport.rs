@@ -19,11 +19,20 @@ use super::auth::BearerClient;
 use super::child::StdioChild;
 use super::error::{McpError, chain_message};
 use super::log::ServerLog;
+use super::revision::{self, Protocol};
 
 /// Ordinary HTTP POSTs in flight at once on one HTTP connection.
 const HTTP_CONCURRENCY: usize = 64;
-/// Header names the Streamable HTTP transport sets itself.
-const RESERVED_HEADERS: &[&str] = &["accept", "mcp-session-id", "last-event-id"];
+/// Header names the Streamable HTTP transport sets itself (the `Mcp-*`
+/// ones from the negotiated revision and each request).
+const RESERVED_HEADERS: &[&str] = &[
+    "accept",
+    "mcp-session-id",
+    "last-event-id",
+    "mcp-protocol-version",
+    "mcp-method",
+    "mcp-name",
+];
 
 /// Starts a stdio server with a piped stderr, in its own process group so a
 /// Ctrl-C in the terminal reaches pipewright (which cancels calls and shuts
@@ -132,8 +141,11 @@ pub(super) fn http_transport(
 }
 
 /// Why the handshake with a stdio server failed, in words.
-pub(super) fn describe_stdio_init_error(e: &ClientInitializeError) -> String {
-    match e {
+pub(super) fn describe_stdio_init_error(e: &ClientInitializeError, protocol: Protocol) -> String {
+    if let Some(reason) = revision::describe(e, protocol) {
+        return reason;
+    }
+    match revision::telling(e) {
         ClientInitializeError::ConnectionClosed(_) => {
             "it exited (or closed its stdout) before answering `initialize`".to_owned()
         }
@@ -155,7 +167,20 @@ pub(super) fn describe_stdio_init_error(e: &ClientInitializeError) -> String {
 
 /// Sorts a failed HTTP handshake into "could not connect" and "connected,
 /// but the handshake failed".
-pub(super) fn http_init_error(server: &str, url: &str, e: &ClientInitializeError) -> McpError {
+pub(super) fn http_init_error(
+    server: &str,
+    url: &str,
+    e: &ClientInitializeError,
+    protocol: Protocol,
+) -> McpError {
+    if let Some(reason) = revision::describe(e, protocol) {
+        return McpError::Handshake {
+            server: server.to_owned(),
+            reason,
+            stderr_tail: String::new(),
+        };
+    }
+    let e = revision::telling(e);
     let transport_error = match e {
         ClientInitializeError::TransportError { error, .. } => Some(&*error.error),
         _ => None,

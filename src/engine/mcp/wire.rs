@@ -2,6 +2,7 @@
 //! rmcp sends it, and the cancellation a dropped call owes the server.
 
 use std::collections::HashSet;
+use std::sync::{Mutex, PoisonError};
 use std::time::Duration;
 
 use rmcp::model::{
@@ -53,16 +54,50 @@ pub(super) enum ListError {
     TooSlow(Duration),
 }
 
-/// Every tool, following `nextCursor` until the server stops paging.
-pub(super) async fn list_tools(peer: &Peer<RoleClient>) -> Result<Vec<ToolInfo>, ListError> {
+/// How long the tool list as last read stays fresh: the `ttlMs` the server
+/// gave with it (MCP 2026-07-28 cache hints). Past it, the list counts as
+/// changed and is read again before the next call. No hint, or `0`, keeps
+/// the list until the server says it changed (`list_changed`), as before
+/// 2026-07-28; rmcp's own response cache honours the hint too.
+#[derive(Default)]
+pub(super) struct Freshness {
+    stale_at: Mutex<Option<tokio::time::Instant>>,
+}
+
+impl Freshness {
+    /// True once the list's time to live has passed.
+    pub(super) fn expired(&self) -> bool {
+        let stale_at = *self.stale_at.lock().unwrap_or_else(PoisonError::into_inner);
+        stale_at.is_some_and(|at| tokio::time::Instant::now() >= at)
+    }
+
+    fn set(&self, ttl_ms: Option<u64>) {
+        let stale_at = ttl_ms
+            .filter(|ms| *ms > 0)
+            .map(|ms| tokio::time::Instant::now() + Duration::from_millis(ms));
+        *self.stale_at.lock().unwrap_or_else(PoisonError::into_inner) = stale_at;
+    }
+}
+
+/// Every tool, following `nextCursor` until the server stops paging; the
+/// shortest `ttlMs` of the pages goes to `fresh`.
+pub(super) async fn list_tools(
+    peer: &Peer<RoleClient>,
+    fresh: &Freshness,
+) -> Result<Vec<ToolInfo>, ListError> {
     let mut tools = Vec::new();
     let mut cursor: Option<String> = None;
     let mut seen = HashSet::new();
+    let mut ttl_ms: Option<u64> = None;
     for _ in 0..MAX_TOOL_PAGES {
         let page = peer
             .list_tools(Some(PaginatedRequestParams::default().with_cursor(cursor)))
             .await
             .map_err(ListError::Service)?;
+        ttl_ms = match (ttl_ms, page.ttl_ms) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
         tools.extend(
             page.tools
                 .iter()
@@ -70,7 +105,10 @@ pub(super) async fn list_tools(peer: &Peer<RoleClient>) -> Result<Vec<ToolInfo>,
                 .filter_map(ToolInfo::from_json),
         );
         match page.next_cursor {
-            None => return Ok(tools),
+            None => {
+                fresh.set(ttl_ms);
+                return Ok(tools);
+            }
             Some(next) if !seen.insert(next.clone()) => {
                 return Err(ListError::RepeatedCursor(next));
             }
@@ -105,4 +143,30 @@ pub(super) fn request_json(
     request.get_meta_mut().set_progress_token(progress_token);
     let message = ClientJsonRpcMessage::request(request, id);
     serde_json::to_value(message).unwrap_or(Value::Null)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_request_json_carries_meta_and_the_progress_token() {
+        let mut args = Map::new();
+        args.insert("message".into(), Value::from("hi"));
+        let mut meta = Map::new();
+        meta.insert("idempotencyKey".into(), Value::from("k1"));
+        let json = request_json(
+            CallToolRequestParams::new("echo").with_arguments(args),
+            Some(meta),
+            RequestId::Number(7),
+            ProgressToken(rmcp::model::NumberOrString::Number(3)),
+        );
+        assert_eq!(json["jsonrpc"], "2.0");
+        assert_eq!(json["id"], 7);
+        assert_eq!(json["method"], "tools/call");
+        assert_eq!(json["params"]["name"], "echo");
+        assert_eq!(json["params"]["arguments"]["message"], "hi");
+        assert_eq!(json["params"]["_meta"]["idempotencyKey"], "k1");
+        assert_eq!(json["params"]["_meta"]["progressToken"], 3);
+    }
 }

@@ -97,6 +97,10 @@ pub struct Entry {
     /// The server's progress notes during the call.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub progress: Vec<ProgressNote>,
+    /// The task the call ran as (its id and status history); a replay
+    /// gives the recorded result without polling.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub task: Option<crate::engine::mcp::human::TaskRecord>,
 }
 
 impl Entry {
@@ -105,6 +109,7 @@ impl Entry {
             interactions: self.interactions.clone(),
             logs: self.logs.clone(),
             progress: self.progress.clone(),
+            task: self.task.clone(),
         }
     }
 }
@@ -126,6 +131,12 @@ pub fn redacted_extras(redactor: &Redactor, extras: &CallExtras) -> CallExtras {
     }
     for p in &mut out.progress {
         p.message = p.message.as_deref().map(|m| redactor.text(m));
+    }
+    if let Some(t) = &mut out.task {
+        t.message = t.message.as_deref().map(|m| redactor.text(m));
+        for step in &mut t.history {
+            step.message = step.message.as_deref().map(|m| redactor.text(m));
+        }
     }
     out
 }
@@ -281,6 +292,7 @@ impl Caller for Recorder {
                     interactions: extras.interactions,
                     logs: extras.logs,
                     progress: extras.progress,
+                    task: extras.task,
                 };
                 if let Ok(mut c) = self.cassette.lock() {
                     c.calls.push(entry);
@@ -292,6 +304,10 @@ impl Caller for Recorder {
 
     fn logs(&self) -> IndexMap<String, String> {
         self.inner.logs()
+    }
+
+    fn protocols(&self) -> IndexMap<String, String> {
+        self.inner.protocols()
     }
 
     fn tool_lists(&self) -> IndexMap<String, Vec<ToolInfo>> {
@@ -399,6 +415,15 @@ impl Caller for Replayer {
                 for i in &extras.interactions {
                     scope.tell(Notice::Answered(i.clone()));
                 }
+                if let Some(t) = &extras.task {
+                    for step in &t.history {
+                        scope.tell(Notice::Task(crate::engine::mcp::human::TaskNote {
+                            task: t.id.clone(),
+                            status: step.status.clone(),
+                            message: step.message.clone(),
+                        }));
+                    }
+                }
                 return Ok(CallOutcome {
                     request: json!({
                         "jsonrpc": "2.0",
@@ -480,6 +505,7 @@ mod tests {
             interactions: Vec::new(),
             logs: Vec::new(),
             progress: Vec::new(),
+            task: None,
         };
         let c = Cassette {
             version: VERSION,

@@ -63,6 +63,13 @@ pub enum Event {
         iteration: Option<usize>,
         note: ProgressNote,
     },
+    /// Node `id`'s call runs as an MCP task, which changed status (or
+    /// pipewright sent `tasks/cancel` for it); secrets masked.
+    Task {
+        id: String,
+        iteration: Option<usize>,
+        note: crate::engine::mcp::human::TaskNote,
+    },
     /// The server of node `id` logged a line (`notifications/message`)
     /// during its call; secrets masked.
     ServerLog { id: String, line: String },

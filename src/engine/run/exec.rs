@@ -436,12 +436,14 @@ fn call_scope(
     CallScope {
         node: Some(node.id.clone()),
         responder: job.responder.clone(),
+        task: node.task,
         notify: Some(Arc::new(move |notice: Notice| {
             if let Ok(mut h) = heard.lock() {
                 match &notice {
                     Notice::Progress(p) => h.progress(p.clone()),
                     Notice::Log(l) => h.log(l.clone()),
                     Notice::Answered(i) => h.interactions.push(i.clone()),
+                    Notice::Task(t) => h.task(t),
                 }
             }
             // Never block the connection's reader: a full channel drops
@@ -450,6 +452,14 @@ fn call_scope(
                 Notice::Progress(mut note) => {
                     note.message = note.message.map(|m| redactor.text(&m));
                     Event::Progress {
+                        id: id.clone(),
+                        iteration,
+                        note,
+                    }
+                }
+                Notice::Task(mut note) => {
+                    note.message = note.message.map(|m| redactor.text(&m));
+                    Event::Task {
                         id: id.clone(),
                         iteration,
                         note,

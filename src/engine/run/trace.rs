@@ -323,6 +323,10 @@ pub struct Trace {
     /// Captured stderr of the servers, by server name.
     #[serde(skip_serializing_if = "IndexMap::is_empty")]
     pub server_logs: IndexMap<String, String>,
+    /// The MCP revision each server spoke (`2026-07-28`, `2025-11-25` …),
+    /// by server name; empty for a replayed run.
+    #[serde(skip_serializing_if = "IndexMap::is_empty")]
+    pub server_protocols: IndexMap<String, String>,
 }
 
 /// The `composition` block of the envelope.

@@ -179,6 +179,7 @@ impl App {
                         v.logs.clear();
                         v.started_ms = None;
                         v.live_args = None;
+                        v.task = None;
                         v.changed = false;
                     }
                     if status == NodeStatus::Skipped
@@ -252,6 +253,17 @@ impl App {
             }
             Event::Answered { id, kind, action } => {
                 self.say(format!("{id}: {kind} answered: {action}"), false);
+            }
+            Event::Task { id, note, .. } => {
+                self.say(format!("{id}: {}", note.text()), false);
+                if let Some(i) = idx(self, &id) {
+                    let task = self.visuals[i].task.get_or_insert_default();
+                    if task.id != note.task {
+                        *task = Default::default();
+                    }
+                    task.note(&note);
+                    self.sync_live_of(i);
+                }
             }
             Event::ToolsChanged { added, removed } => {
                 let list = |v: &[String]| {

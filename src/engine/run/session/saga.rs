@@ -53,6 +53,7 @@ impl Actor {
                                 node: Some(id.clone()),
                                 responder: self.cfg.human.0.clone(),
                                 notify: None,
+                                task: None,
                             },
                         )
                         .await;

@@ -1,0 +1,408 @@
+//! Tool calls made as MCP tasks (2025-11-25), against the official
+//! reference server's `simulate-research-query` (`taskSupport: required`):
+//! over stdio and Streamable HTTP, with the server's question answered from
+//! an answers file, cancelled by a timeout (the server confirms
+//! `tasks/cancel`), through `tools call`, and recorded then replayed.
+
+use std::{
+    io::{BufRead, BufReader},
+    path::{Path, PathBuf},
+    process::{Child, Command, Stdio},
+};
+
+use serde_json::Value;
+
+fn bin() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_pipewright"))
+}
+
+/// The reference server's entry point; fails the test when it is missing.
+fn everything_js() -> PathBuf {
+    let root = std::env::var_os("PIPEWRIGHT_INTEROP_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/interop"));
+    let path = root.join("node_modules/@modelcontextprotocol/server-everything/dist/index.js");
+    assert!(
+        path.exists(),
+        "{} is missing: run `npm ci --prefix tests/interop`",
+        path.display()
+    );
+    path
+}
+
+fn stdio_server() -> String {
+    format!(
+        "{{command: node, args: [\"{}\", stdio]}}",
+        everything_js().display()
+    )
+}
+
+/// The reference server over Streamable HTTP on a free port; killed on drop.
+struct HttpServer {
+    child: Child,
+    url: String,
+}
+
+impl Drop for HttpServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn http_server() -> HttpServer {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .unwrap_or_else(|e| panic!("no free port: {e}"));
+    let mut child = Command::new("node")
+        .arg(everything_js())
+        .arg("streamableHttp")
+        .env("PORT", port.to_string())
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("spawn node: {e}"));
+    let stderr = child.stderr.take().unwrap_or_else(|| panic!("no stderr"));
+    let mut lines = BufReader::new(stderr).lines();
+    loop {
+        match lines.next() {
+            Some(Ok(line)) if line.contains("listening on port") => break,
+            Some(Ok(_)) => {}
+            other => panic!("the HTTP server did not start: {other:?}"),
+        }
+    }
+    // Keep draining its stderr so it never blocks.
+    std::thread::spawn(move || for _ in lines {});
+    HttpServer {
+        child,
+        url: format!("http://127.0.0.1:{port}/mcp"),
+    }
+}
+
+/// Every directory pipewright reads, under `dir`.
+fn isolated(cmd: &mut Command, dir: &Path) {
+    cmd.env("PIPEWRIGHT_DATA_DIR", dir.join("data"))
+        .env("XDG_CONFIG_HOME", dir.join("config"))
+        .env("XDG_STATE_HOME", dir.join("state"))
+        .env("XDG_CACHE_HOME", dir.join("cache"))
+        .env("XDG_DATA_HOME", dir.join("share"));
+}
+
+/// `pipewright ARGS…` in `dir`: (exit code, stdout, stderr).
+fn pipewright(dir: &Path, args: &[&str]) -> (i32, String, String) {
+    let mut cmd = Command::new(bin());
+    cmd.args(args).current_dir(dir);
+    isolated(&mut cmd, dir);
+    let out = cmd.output().unwrap_or_else(|e| panic!("spawn: {e}"));
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// `pipewright run FILE --format json --no-save ARGS…`: (code, trace, stderr).
+fn run(dir: &Path, file: &Path, extra: &[&str]) -> (i32, Value, String) {
+    let file = file.display().to_string();
+    let mut args = vec!["run", file.as_str(), "--format", "json", "--no-save"];
+    args.extend_from_slice(extra);
+    let (code, stdout, stderr) = pipewright(dir, &args);
+    let trace = serde_json::from_str(&stdout).unwrap_or(Value::Null);
+    (code, trace, stderr)
+}
+
+fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
+    let p = dir.join(name);
+    std::fs::write(&p, text).unwrap_or_else(|e| panic!("write {}: {e}", p.display()));
+    p
+}
+
+fn tmp() -> tempfile::TempDir {
+    tempfile::tempdir().unwrap_or_else(|e| panic!("tempdir: {e}"))
+}
+
+/// A plain call, the task (whose question the answers file answers), and a
+/// plain call reading the task's report.
+fn mixed(server: &str) -> String {
+    format!(
+        "servers:\n  everything: {server}\npipe:\n  - id: hello\n    tool: echo\n    args: {{message: before}}\n  - id: research\n    tool: simulate-research-query\n    timeout: 30s\n    args: {{topic: python, ambiguous: true}}\n  - id: after\n    tool: echo\n    args: {{message: \"after: ${{research}}\"}}\n"
+    )
+}
+
+const ANSWERS: &str = "research:\n  - accept: {interpretation: snake}\n";
+
+/// The run of [`mixed`] passed: the report (with the answer in it) is the
+/// task node's output and reaches the next node; the trace keeps the task.
+fn assert_mixed_ok(code: i32, t: &Value, stderr: &str) {
+    assert_eq!(code, 0, "{stderr}\n{t}");
+    let research = &t["nodes"]["research"];
+    let report = research["output"].as_str().unwrap_or_default();
+    assert!(
+        report.contains("# Research Report: python (snake)"),
+        "{research}"
+    );
+    assert_eq!(t["nodes"]["hello"]["output"], "Echo: before");
+    assert!(
+        t["output"]
+            .as_str()
+            .is_some_and(|o| o.contains("after: # Research Report: python (snake)")),
+        "{}",
+        t["output"]
+    );
+    let task = &research["task"];
+    assert!(
+        task["id"].as_str().is_some_and(|id| !id.is_empty()),
+        "{task}"
+    );
+    assert_eq!(task["status"], "completed", "{task}");
+    let statuses: Vec<&str> = task["history"]
+        .as_array()
+        .map(|h| h.iter().filter_map(|s| s["status"].as_str()).collect())
+        .unwrap_or_default();
+    assert!(statuses.contains(&"input_required"), "{statuses:?}");
+    assert_eq!(statuses.last(), Some(&"completed"), "{statuses:?}");
+    // The question came through `tasks/result` and was answered from the file.
+    let asked = &research["interactions"][0];
+    assert_eq!(asked["kind"], "elicitation", "{research}");
+    assert_eq!(asked["by"], "answers", "{asked}");
+    assert_eq!(asked["reply"]["content"]["interpretation"], "snake");
+}
+
+#[test]
+fn a_task_tool_mixes_with_plain_tools_over_stdio() {
+    let d = tmp();
+    let f = write(d.path(), "p.yml", &mixed(&stdio_server()));
+    let answers = write(d.path(), "answers.yml", ANSWERS);
+    let a = answers.display().to_string();
+    let (code, t, stderr) = run(d.path(), &f, &["--answers", &a]);
+    assert_mixed_ok(code, &t, &stderr);
+}
+
+#[test]
+fn a_task_tool_mixes_with_plain_tools_over_http() {
+    let server = http_server();
+    let d = tmp();
+    let f = write(
+        d.path(),
+        "p.yml",
+        &mixed(&format!("{{url: \"{}\"}}", server.url)),
+    );
+    let answers = write(d.path(), "answers.yml", ANSWERS);
+    let a = answers.display().to_string();
+    let (code, t, stderr) = run(d.path(), &f, &["--answers", &a]);
+    assert_mixed_ok(code, &t, &stderr);
+}
+
+/// A node timeout shorter than the task: `tasks/cancel` is sent, and the
+/// server's answer (`cancelled`, in its own words) is kept in the trace.
+fn timeout_cancels_the_task(server: &str) {
+    let d = tmp();
+    let f = write(
+        d.path(),
+        "p.yml",
+        &format!(
+            "servers:\n  everything: {server}\npipe:\n  - id: research\n    tool: simulate-research-query\n    timeout: 1500ms\n    args: {{topic: rust}}\n"
+        ),
+    );
+    let started = std::time::Instant::now();
+    let (code, t, stderr) = run(d.path(), &f, &[]);
+    assert_ne!(code, 0, "{t}");
+    // The task takes 4 s; the node gave up at its timeout.
+    assert!(started.elapsed().as_secs_f64() < 4.0, "{stderr}");
+    let node = &t["nodes"]["research"];
+    assert!(
+        node["error"]
+            .as_str()
+            .is_some_and(|e| e.contains("timed out")),
+        "{node}"
+    );
+    let task = &node["task"];
+    assert_eq!(task["cancel_sent"], true, "{task}");
+    // The server's own status message for a cancel it received.
+    assert_eq!(task["status"], "cancelled", "{task}");
+    assert_eq!(
+        task["message"], "Client cancelled task execution.",
+        "{task}"
+    );
+    let log = t["server_logs"].to_string();
+    assert!(log.contains("sent tasks/cancel for task"), "{log}");
+}
+
+#[test]
+fn a_timeout_sends_tasks_cancel_over_stdio() {
+    timeout_cancels_the_task(&stdio_server());
+}
+
+#[test]
+fn a_timeout_sends_tasks_cancel_over_http() {
+    let server = http_server();
+    timeout_cancels_the_task(&format!("{{url: \"{}\"}}", server.url));
+}
+
+#[test]
+fn tools_call_runs_a_task_tool() {
+    let d = tmp();
+    let f = write(
+        d.path(),
+        "p.yml",
+        &format!(
+            "servers:\n  everything: {}\npipe:\n  - id: a\n    tool: echo\n    args: {{message: x}}\n",
+            stdio_server()
+        ),
+    );
+    let file = f.display().to_string();
+    let (code, stdout, stderr) = pipewright(
+        d.path(),
+        &[
+            "tools",
+            "call",
+            "--file",
+            &file,
+            "simulate-research-query",
+            "--args",
+            r#"{"topic": "golang"}"#,
+        ],
+    );
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stdout.contains("# Research Report: golang"), "{stdout}");
+}
+
+#[test]
+fn task_false_on_a_task_only_tool_is_a_clear_error() {
+    let d = tmp();
+    let f = write(
+        d.path(),
+        "p.yml",
+        &format!(
+            "servers:\n  everything: {}\npipe:\n  - id: research\n    tool: simulate-research-query\n    task: false\n    args: {{topic: rust}}\n",
+            stdio_server()
+        ),
+    );
+    let (code, t, stderr) = run(d.path(), &f, &[]);
+    assert_ne!(code, 0, "{t}");
+    let error = t["nodes"]["research"]["error"].as_str().unwrap_or_default();
+    assert!(
+        error.contains("`task: false`") && error.contains("only as a task"),
+        "{error}\n{stderr}"
+    );
+    let bad = write(
+        d.path(),
+        "bad.yml",
+        "pipe:\n  - id: a\n    tool: echo\n    task: sometimes\n",
+    );
+    let (code, _, stderr) = run(d.path(), &bad, &[]);
+    assert_ne!(code, 0);
+    assert!(
+        stderr.contains("`task` must be true, false or auto"),
+        "{stderr}"
+    );
+}
+
+/// The server decides: the reference server refuses a task of a tool that
+/// has no task handler, and the node fails with its refusal.
+#[test]
+fn task_true_on_a_plain_tool_fails_with_the_servers_refusal() {
+    let d = tmp();
+    let f = write(
+        d.path(),
+        "p.yml",
+        &format!(
+            "servers:\n  everything: {}\npipe:\n  - id: a\n    tool: echo\n    task: true\n    args: {{message: x}}\n",
+            stdio_server()
+        ),
+    );
+    let (code, t, stderr) = run(d.path(), &f, &[]);
+    assert_ne!(code, 0, "{stderr}\n{t}");
+    let error = t["nodes"]["a"]["error"].as_str().unwrap_or_default();
+    assert!(
+        error.contains("tools/call") && error.contains("task"),
+        "{error}"
+    );
+}
+
+#[test]
+fn a_recorded_task_call_replays_without_a_server() {
+    let d = tmp();
+    let f = write(d.path(), "p.yml", &mixed(&stdio_server()));
+    let answers = write(d.path(), "answers.yml", ANSWERS);
+    let cassette = d.path().join("tasks.cassette.json");
+    let (a, c) = (
+        answers.display().to_string(),
+        cassette.display().to_string(),
+    );
+    let (code, t, stderr) = run(d.path(), &f, &["--answers", &a, "--record", &c]);
+    assert_mixed_ok(code, &t, &stderr);
+    let recorded: Value = serde_json::from_str(
+        &std::fs::read_to_string(&cassette).unwrap_or_else(|e| panic!("cassette: {e}")),
+    )
+    .unwrap_or_else(|e| panic!("cassette JSON: {e}"));
+    let entry = recorded["calls"]
+        .as_array()
+        .and_then(|calls| {
+            calls
+                .iter()
+                .find(|e| e["tool"] == "simulate-research-query")
+        })
+        .cloned()
+        .unwrap_or(Value::Null);
+    assert_eq!(entry["task"]["status"], "completed", "{recorded}");
+
+    // No answers file, no server: the recorded result is the answer.
+    let replay = write(
+        d.path(),
+        "replay.yml",
+        &mixed("{command: /nonexistent/pipewright-no-server}"),
+    );
+    let started = std::time::Instant::now();
+    let (code, t, stderr) = run(d.path(), &replay, &["--replay", &c]);
+    assert_mixed_ok(code, &t, &stderr);
+    assert_eq!(t["nodes"]["research"]["replayed"], true, "{t}");
+    // Nothing polled: far quicker than the task's 4 s.
+    assert!(started.elapsed().as_secs_f64() < 3.0);
+}
+
+/// A server on the 2026-07-28 Tasks extension (SEP-2663): `pipewright
+/// serve`, built on rmcp, answers every `tools/call` of a client that
+/// declares the extension with a task handle. pipewright follows it to the
+/// result through `tasks/get`, and a timeout sends `tasks/cancel`.
+#[test]
+fn a_2026_task_server_is_followed_to_the_result_and_cancelled() {
+    let d = tmp();
+    let served = write(
+        d.path(),
+        "served.yml",
+        &format!(
+            "servers:\n  everything: {}\ncompositions:\n  - name: quick\n    nodes:\n      - id: a\n        mock: {{result: \"hi from served\"}}\n    output: a\n  - name: slow\n    nodes:\n      - id: op\n        tool: trigger-long-running-operation\n        args: {{duration: 8, steps: 4}}\n    output: op\n",
+            stdio_server()
+        ),
+    );
+    let f = write(
+        d.path(),
+        "p.yml",
+        &format!(
+            "servers:\n  s: {{command: \"{}\", args: [serve, --no-save, \"{}\"]}}\ncompositions:\n  - name: both\n    nodes:\n      - id: quick\n        tool: quick\n      - id: slow\n        tool: slow\n        timeout: 1500ms\n        on_error: continue\n",
+            bin().display(),
+            served.display()
+        ),
+    );
+    let (_, t, stderr) = run(d.path(), &f, &[]);
+    let quick = &t["nodes"]["quick"];
+    assert_eq!(quick["status"], "ok", "{stderr}\n{t}");
+    assert_eq!(quick["output"]["result"], "hi from served", "{quick}");
+    assert_eq!(quick["task"]["status"], "completed", "{quick}");
+    let slow = &t["nodes"]["slow"];
+    assert!(
+        slow["error"]
+            .as_str()
+            .is_some_and(|e| e.contains("timed out")),
+        "{slow}"
+    );
+    assert_eq!(slow["task"]["cancel_sent"], true, "{slow}");
+    let log = t["server_logs"]["s"].as_str().unwrap_or_default();
+    assert!(
+        log.contains("sent tasks/cancel for task") && log.contains("the server acknowledged it"),
+        "{log}"
+    );
+}
