@@ -29,9 +29,14 @@ use crate::engine::plan::preflight;
 use crate::engine::redact::Redactor;
 use crate::options::exit;
 
+mod exec;
 mod handler;
 mod limits;
+mod logging;
 mod model;
+mod rename;
+mod tasks;
+mod tasks_2025;
 
 use model::{Param, Served, Upstream, json_type};
 

@@ -6,6 +6,7 @@
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { LoggingMessageNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
 import { spawn } from "node:child_process";
 import { mkdtempSync, writeFileSync, readFileSync, existsSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -75,7 +76,20 @@ compositions:
         server: demo
         tool: fail
         args: { message: "mail server down after \${create.entities[0].name}" }
+  - name: remember_then_nap
+    nodes:
+      - id: create
+        server: memory
+        tool: create_entities
+        args: { entities: [ { name: "\${var.name}", entityType: person, observations: [ met today ] } ] }
+        compensate:
+          server: memory
+          tool: delete_entities
+          args: { entityNames: [ "\${var.name}" ] }
+      - { id: nap, needs: [create], server: demo, tool: slow, args: { ms: 20000 } }
 `);
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+const stored = () => (existsSync(memoryFile) ? readFileSync(memoryFile, "utf8") : "");
 
 async function connect(files, extra) {
   const args = ["serve", "--no-save", ...extra, ...files];
@@ -157,6 +171,19 @@ check("a three-step call answers", three.structuredContent?.result === "abc", JS
 // and tests/serve.rs checks on the wire that all are sent before the
 // response.
 const order = ["one", "nap1", "two", "nap2", "three"];
+// Log messages at the level the client set: one per node end.
+const logs = [];
+c.setNotificationHandler(LoggingMessageNotificationSchema, (n) => logs.push(n.params));
+check("logging/setLevel answers", JSON.stringify(await c.setLoggingLevel("info")) === "{}");
+const logged = await c.callTool({ name: "three_steps", arguments: {} });
+await sleep(50);
+const ends = logs.filter((p) => p.data?.event === "node_finished").map((p) => p.data.node);
+check("log messages name each node as it ends", logged.structuredContent?.result === "abc" && ["one", "nap1", "two", "nap2"].every((n) => ends.includes(n)) && logs.every((p) => p.logger === "pipewright" && p.level !== "debug"), JSON.stringify(logs));
+await c.setLoggingLevel("error");
+logs.length = 0;
+await c.callTool({ name: "three_steps", arguments: {} });
+await sleep(50);
+check("at error a run that succeeds logs nothing", logs.length === 0, JSON.stringify(logs));
 check("progress comes as each node ends", seen.length >= 4 && seen.every((p, i) => p.progress === i + 1 && p.total === 5 && p.message === order[i]), JSON.stringify(seen));
 
 // Cancellation returns promptly; the server still answers.
@@ -173,6 +200,20 @@ try {
 check("cancelling a call returns promptly", aborted && Date.now() - t0 < 3000, `${Date.now() - t0} ms`);
 const after = await c.callTool({ name: "lookup", arguments: { who: "carol" } });
 check("the server still answers after a cancel", after.structuredContent?.name === "Carol Nguyen", JSON.stringify(after));
+
+// 2025-11-25 tasks (Streamable HTTP): a handle at once, polled to the result.
+if (mode === "http") {
+  const listed = (await c.listTools()).tools.find((t) => t.name === "three_steps");
+  check("tools/list marks compositions taskSupport optional", listed?.execution?.taskSupport === "optional", JSON.stringify(listed));
+  const events = [];
+  for await (const m of c.experimental.tasks.callToolStream({ name: "three_steps", arguments: {} }, undefined, { task: { ttl: 60000 } })) events.push(m);
+  const last = events[events.length - 1];
+  check("a task call answers with a handle at once", events[0]?.type === "taskCreated" && /^[0-9a-f-]{36}$/.test(events[0].task.taskId), JSON.stringify(events[0]));
+  check("polling shows it working, then completed", events.some((e) => e.type === "taskStatus" && e.task.status === "working") && events.some((e) => e.type === "taskStatus" && e.task.status === "completed"), JSON.stringify(events.map((e) => e.task?.status ?? e.type)));
+  check("tasks/result is the composition's result", last?.type === "result" && last.result.structuredContent?.result === "abc", JSON.stringify(last));
+  const { tasks: mine } = await c.experimental.tasks.listTasks();
+  check("tasks/list lists the session's task", mine.some((t) => t.taskId === events[0].task.taskId && t.status === "completed"), JSON.stringify(mine));
+}
 await main.stop();
 
 // A failed run compensates: the memory server's entity is removed again.
@@ -180,8 +221,23 @@ const saga = await connect([memory], ["--yes"]);
 const f = await saga.client.callTool({ name: "remember_then_fail", arguments: { name: "Ada" } });
 check("a failed run is isError with one sentence first", f.isError === true && /^Node `boom` failed: mail server down after Ada/.test(f.content[0].text), JSON.stringify(f));
 check("its envelope names the failed step and what was compensated", f.structuredContent?.failed_step === "boom" && f.structuredContent?.compensated?.[0]?.status === "ok" && JSON.stringify(f.structuredContent?.completed_step_ids) === '["create"]', JSON.stringify(f.structuredContent));
-const stored = existsSync(memoryFile) ? readFileSync(memoryFile, "utf8") : "";
-check("the compensation really undid the write", !stored.includes("Ada"), stored);
+check("the compensation really undid the write", !stored().includes("Ada"), stored());
+
+// tasks/cancel mid-run: the run stops, and its compensation deletes the entity.
+if (mode === "http") {
+  const stream = saga.client.experimental.tasks.callToolStream({ name: "remember_then_nap", arguments: { name: "Grace" } }, undefined, { task: { ttl: 60000 } });
+  const first = (await stream.next()).value;
+  const id = first?.task?.taskId;
+  for (let i = 0; i < 100 && !stored().includes("Grace"); i++) await sleep(50);
+  check("the task's first node wrote its entity", stored().includes("Grace"), stored());
+  const cancelled = await saga.client.experimental.tasks.cancelTask(id);
+  check("tasks/cancel answers with the task", cancelled.taskId === id, JSON.stringify(cancelled));
+  const rest = [];
+  for await (const m of stream) rest.push(m);
+  const end = rest[rest.length - 1];
+  check("the task ends cancelled", end?.type === "error" && /cancelled/.test(end.error.message) && rest.some((e) => e.task?.status === "cancelled"), JSON.stringify(rest));
+  check("and its compensation deleted the entity", !stored().includes("Grace"), stored());
+}
 await saga.stop();
 
 console.log(`serve-client ${mode}: ${failed === 0 ? "all passed" : `${failed} failed`}`);

@@ -1,18 +1,41 @@
-"""The official Python MCP SDK client calling a tool that `pipewright serve`
-serves over stdio.
+"""The official Python MCP SDK client calling tools that `pipewright serve`
+serves.
 
-    python serve_client.py BIN FILE
+    python serve_client.py BIN FILE              # handshake era, stdio
+    python serve_client.py BIN FILE modern URL   # 2026-07-28, Streamable HTTP at URL
+    python serve_client.py BIN FILE modern stdio # 2026-07-28, stdio
+    python serve_client.py BIN FILE tasks URL MEMORY_FILE
+                                                 # 2026-07-28 Tasks extension at URL
+
+FILE serves `lookup` (search_users then get_user_details) for the first
+three; for `tasks` the server at URL serves `three_steps` (echoes and
+naps, output "abc") and `remember_then_nap` (create an entity in the memory
+server that keeps MEMORY_FILE, undone by `compensate:`; then a long `slow`).
 """
 
 import asyncio
 import json
 import sys
+from typing import Any, Literal
 
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
 
-async def main(binary: str, path: str) -> None:
+def structured(result: Any) -> Any:
+    # The SDK names these isError/structuredContent or, newer,
+    # is_error/structured_content.
+    is_error = getattr(result, "is_error", None)
+    if is_error is None:
+        is_error = result.isError
+    assert not is_error, result
+    value = getattr(result, "structured_content", None)
+    if value is None:
+        value = result.structuredContent
+    return value
+
+
+async def legacy(binary: str, path: str) -> None:
     params = StdioServerParameters(command=binary, args=["serve", "--no-save", path])
     async with stdio_client(params) as (read, write):
         async with ClientSession(read, write) as session:
@@ -21,18 +44,146 @@ async def main(binary: str, path: str) -> None:
             names = [t.name for t in tools.tools]
             assert names == ["lookup"], names
             result = await session.call_tool("lookup", {"who": "carol"})
-            # The SDK names these isError/structuredContent or, newer,
-            # is_error/structured_content.
-            is_error = getattr(result, "is_error", None)
-            if is_error is None:
-                is_error = result.isError
-            user = getattr(result, "structured_content", None)
-            if user is None:
-                user = result.structuredContent
-            assert not is_error, result
+            user = structured(result)
             assert user == json.loads(result.content[0].text), result
             print(f"lookup -> {user['name']} <{user['email']}>")
 
 
+async def modern(binary: str, path: str, where: str) -> None:
+    from mcp.client.client import Client
+
+    server: Any = where
+    if where == "stdio":
+        server = StdioServerParameters(command=binary, args=["serve", "--no-save", path])
+    async with Client(server, mode="2026-07-28") as client:
+        print(f"negotiated {client.protocol_version}")
+        assert client.protocol_version == "2026-07-28", client.protocol_version
+        tools = await client.list_tools()
+        names = [t.name for t in tools.tools]
+        assert "lookup" in names, names
+        user = structured(await client.call_tool("lookup", {"who": "carol"}))
+        print(f"modern lookup -> {user['name']} <{user['email']}>")
+
+
+async def tasks(url: str, memory_file: str) -> None:
+    from mcp.client.client import Client
+    from mcp.client.extension import ClaimContext, ClientExtension, ResultClaim
+    from mcp_types import CallToolResult, Request, RequestParams, Result
+    from pydantic import ConfigDict, TypeAdapter
+
+    class TaskParams(RequestParams):
+        taskId: str
+
+    class GetTask(Request[TaskParams, Literal["tasks/get"]]):
+        method: Literal["tasks/get"] = "tasks/get"
+        name_param = "taskId"
+
+    class CancelTask(Request[TaskParams, Literal["tasks/cancel"]]):
+        method: Literal["tasks/cancel"] = "tasks/cancel"
+        name_param = "taskId"
+
+    class TaskHandle(Result):
+        """A `CreateTaskResult` (`resultType: "task"`)."""
+
+        model_config = ConfigDict(extra="allow")
+        result_type: Literal["task"]
+        task_id: str
+        status: str
+
+    raw = TypeAdapter(dict)
+
+    async def poll(session: Any, task_id: str) -> dict:
+        state = await session.send_request(GetTask(params=TaskParams(taskId=task_id)), raw)
+        for _ in range(400):
+            if state["status"] not in ("working", "input_required"):
+                break
+            await asyncio.sleep(0.05)
+            state = await session.send_request(GetTask(params=TaskParams(taskId=task_id)), raw)
+        return state
+
+    async def resolve(handle: TaskHandle, ctx: ClaimContext) -> CallToolResult:
+        state = await poll(ctx.session, handle.task_id)
+        assert state["status"] == "completed", state
+        return CallToolResult.model_validate(state["result"])
+
+    class Tasks(ClientExtension):
+        """The client side of the Tasks extension, enough to poll a handle."""
+
+        identifier = "io.modelcontextprotocol/tasks"
+
+        def claims(self) -> Any:
+            return [ResultClaim(result_type="task", model=TaskHandle, resolve=resolve)]
+
+    ext = Tasks()
+    async with Client(url, mode="2026-07-28", extensions=[ext]) as client:
+        assert client.protocol_version == "2026-07-28", client.protocol_version
+        session = client.session
+
+        async def get(task_id: str) -> dict:
+            return await session.send_request(GetTask(params=TaskParams(taskId=task_id)), raw)
+
+        async def call(name: str, args: dict) -> dict:
+            handle = await session.call_tool(name, args, allow_claimed=True)
+            data = handle.model_dump(by_alias=True, mode="json")
+            assert data.get("resultType") == "task", data
+            return data
+
+        # A task call answers with a handle at once; polling shows it
+        # working, then completed with the composition's result.
+        handle = await call("three_steps", {})
+        assert handle["status"] == "working", handle
+        first = await get(handle["taskId"])
+        print(f"task {handle['taskId']} first poll: {first['status']}")
+        assert first["status"] == "working", first
+        state = first
+        for _ in range(200):
+            if state["status"] != "working":
+                break
+            await asyncio.sleep(0.05)
+            state = await get(handle["taskId"])
+        assert state["status"] == "completed", state
+        assert state["result"]["structuredContent"] == {"result": "abc"}, state
+        print(f"task completed -> {state['result']['structuredContent']}")
+        # The SDK's own call_tool resolves a handle through the claim.
+        done = structured(await client.call_tool("three_steps", {}))
+        assert done == {"result": "abc"}, done
+        print("call_tool resolved the task")
+
+        def stored() -> str:
+            try:
+                with open(memory_file, encoding="utf-8") as f:
+                    return f.read()
+            except FileNotFoundError:
+                return ""
+
+        # Cancelled mid-run: the run stops and its compensation deletes
+        # the entity it created.
+        handle = await call("remember_then_nap", {"name": "Ada"})
+        for _ in range(200):
+            if "Ada" in stored():
+                break
+            await asyncio.sleep(0.05)
+        assert "Ada" in stored(), "the entity was never created"
+        state = await get(handle["taskId"])
+        assert state["status"] == "working", state
+        await session.send_request(CancelTask(params=TaskParams(taskId=handle["taskId"])), raw)
+        state = await get(handle["taskId"])
+        for _ in range(200):
+            if state["status"] != "working":
+                break
+            await asyncio.sleep(0.05)
+            state = await get(handle["taskId"])
+        assert state["status"] == "cancelled", state
+        assert "Ada" not in stored(), stored()
+        print("task cancelled; compensation deleted Ada")
+
+
 if __name__ == "__main__":
-    asyncio.run(main(sys.argv[1], sys.argv[2]))
+    binary, path = sys.argv[1], sys.argv[2]
+    mode = sys.argv[3] if len(sys.argv) > 3 else "legacy"
+    if mode == "legacy":
+        asyncio.run(legacy(binary, path))
+    elif mode == "modern":
+        asyncio.run(modern(binary, path, sys.argv[4]))
+    else:
+        asyncio.run(tasks(sys.argv[4], sys.argv[5]))

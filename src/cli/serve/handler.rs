@@ -5,8 +5,9 @@ use std::sync::Arc;
 
 use anyhow::Context as _;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, Implementation, ListToolsResult,
-    PaginatedRequestParams, ProgressNotificationParam, ServerCapabilities, ServerConfig, Tool,
+    CallToolRequestParams, CallToolResponse, CallToolResult, CancelTaskParams, GetTaskParams,
+    GetTaskResult, Implementation, ListToolsResult, PaginatedRequestParams, ServerCapabilities,
+    ServerConfig, Tool,
 };
 use rmcp::service::RequestContext;
 use rmcp::transport::streamable_http_server::{
@@ -16,10 +17,10 @@ use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt as _};
 use serde_json::{Map, Value, json};
 use tokio_util::sync::CancellationToken;
 
+use super::exec::{Hooks, Job, run, wants_task};
+use super::logging::SessionLevel;
 use super::model::{Served, Upstream, json_type};
-use crate::engine::redact::Redactor;
-use crate::engine::run::events::Event;
-use crate::engine::run::session::{self, Command, SessionConfig};
+use crate::engine::run::session::SessionConfig;
 use crate::engine::run::trace::{RunStatus, Trace};
 use crate::options::exit;
 
@@ -34,6 +35,13 @@ pub struct PipelineServer {
     meta_tool: bool,
     yes: bool,
     allow_env: Arc<Vec<String>>,
+    /// The log level this client's session asked for.
+    level: SessionLevel,
+    /// The runs started as tasks, shared by every session (a task id is a
+    /// random UUID: only the client that got it can name it).
+    tasks: rmcp::task_manager::TaskManager,
+    /// The ids of the tasks this session started (`tasks/list`).
+    started: Arc<std::sync::Mutex<Vec<String>>>,
 }
 
 /// What `serve`'s flags ask of the server.
@@ -55,6 +63,19 @@ impl PipelineServer {
             meta_tool: flags.meta_tool,
             yes: flags.yes,
             allow_env: Arc::new(flags.allow_env),
+            level: SessionLevel::default(),
+            tasks: rmcp::task_manager::TaskManager::new(),
+            started: Arc::default(),
+        }
+    }
+
+    /// The server as one new session sees it: the tools and tasks shared,
+    /// its own log level.
+    fn for_session(&self) -> Self {
+        PipelineServer {
+            level: SessionLevel::default(),
+            started: Arc::default(),
+            ..self.clone()
         }
     }
 
@@ -87,8 +108,16 @@ impl PipelineServer {
 }
 
 impl ServerHandler for PipelineServer {
+    // `logging` is deprecated in 2026-07-28 (SEP-2577); older clients use it.
+    #[allow(deprecated)]
     fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+        ServerConfig::new(
+            ServerCapabilities::builder()
+                .enable_logging()
+                .enable_tools()
+                .enable_tasks()
+                .build(),
+        )
             .with_server_info(
                 Implementation::new("pipewright", env!("CARGO_PKG_VERSION"))
                     .with_title("pipewright serve"),
@@ -110,6 +139,49 @@ impl ServerHandler for PipelineServer {
         self.definitions().into_iter().find(|t| t.name == name)
     }
 
+    #[allow(deprecated)]
+    async fn set_level(
+        &self,
+        request: rmcp::model::SetLevelRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.level.set(request.level);
+        Ok(())
+    }
+
+    async fn on_custom_request(
+        &self,
+        request: rmcp::model::CustomRequest,
+        context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::CustomResult, ErrorData> {
+        match self.legacy_request(&request, context).await {
+            Some(answer) => answer,
+            None => Err(ErrorData::new(
+                rmcp::model::ErrorCode::METHOD_NOT_FOUND,
+                request.method,
+                None,
+            )),
+        }
+    }
+
+    async fn get_task(
+        &self,
+        request: GetTaskParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<GetTaskResult, ErrorData> {
+        self.tasks
+            .get_task(&request.task_id)
+            .map(GetTaskResult::new)
+    }
+
+    async fn cancel_task(
+        &self,
+        request: CancelTaskParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.tasks.cancel_task(&request.task_id)
+    }
+
     async fn call_tool(
         &self,
         request: CallToolRequestParams,
@@ -119,13 +191,36 @@ impl ServerHandler for PipelineServer {
         if self.meta_tool && request.name == META_TOOL {
             return self.meta_call(args, context).await;
         }
-        let Some(served) = self.tools.iter().find(|s| s.name == request.name) else {
+        let job = self.job(&request.name, &args)?;
+        let level = self.level.for_request(&context);
+        if wants_task(&context) {
+            return Ok(self
+                .spawn_task(&self.tasks, job, &context, level)
+                .into_response());
+        }
+        let trace = run(
+            job.comp,
+            job.caller,
+            job.cfg,
+            job.redactor,
+            Hooks::of_request(&context, level),
+        )
+        .await;
+        Ok(self.answer(trace).into())
+    }
+}
+
+impl PipelineServer {
+    /// The run a call of the served tool `name` asks for: an unknown tool
+    /// or a bad argument is an invalid-params error.
+    pub(super) fn job(&self, name: &str, args: &Map<String, Value>) -> Result<Job, ErrorData> {
+        let Some(served) = self.tools.iter().find(|s| s.name == name) else {
             return Err(ErrorData::invalid_params(
-                format!("unknown tool `{}`", request.name),
+                format!("unknown tool `{name}`"),
                 None,
             ));
         };
-        let vars = arguments(served, &args)?;
+        let vars = arguments(served, args)?;
         let cfg = SessionConfig {
             file: served.file.clone(),
             vars,
@@ -134,19 +229,42 @@ impl ServerHandler for PipelineServer {
             expect: served.comp.expect.clone(),
             ..SessionConfig::default()
         };
-        let trace = run(
-            served.comp.clone(),
-            served.caller.clone(),
+        Ok(Job {
+            comp: served.comp.clone(),
+            caller: served.caller.clone(),
             cfg,
-            served.redactor.clone(),
-            &context,
-        )
-        .await;
-        Ok(self.answer(trace))
+            redactor: served.redactor.clone(),
+        })
     }
-}
 
-impl PipelineServer {
+    pub(super) fn tasks(&self) -> &rmcp::task_manager::TaskManager {
+        &self.tasks
+    }
+
+    /// The served compositions' tool names (not `run_pipeline`).
+    pub(super) fn tool_names(&self) -> Vec<String> {
+        self.tools.iter().map(|s| s.name.clone()).collect()
+    }
+
+    /// The ids of the 2025-11-25 tasks this session started.
+    pub(super) fn started_tasks(&self) -> Vec<String> {
+        self.started.lock().map(|s| s.clone()).unwrap_or_default()
+    }
+
+    pub(super) fn note_started(&self, id: &str) {
+        if let Ok(mut s) = self.started.lock() {
+            s.push(id.to_owned());
+        }
+    }
+
+    /// The log level for one request (its `_meta`, else its session's).
+    pub(super) fn level_for(
+        &self,
+        context: &RequestContext<RoleServer>,
+    ) -> Option<super::logging::Level> {
+        self.level.for_request(context)
+    }
+
     pub(super) fn upstream(&self) -> Option<&Arc<Upstream>> {
         self.upstreams.first()
     }
@@ -156,7 +274,7 @@ impl PipelineServer {
     }
 
     /// The call's result, after saving the run.
-    pub(super) fn answer(&self, trace: Option<Trace>) -> CallToolResponse {
+    pub(super) fn answer(&self, trace: Option<Trace>) -> CallToolResult {
         let Some(trace) = trace else {
             return error_result("the run ended without a trace".into(), json!({}));
         };
@@ -261,60 +379,10 @@ fn untrusted_reach(p: &crate::engine::file::model::Pipeline, allowed: &[String])
     None
 }
 
-/// Runs the composition in its own session: progress as nodes end (when
-/// the client asked), cancelled with the client's request; `redactor`
-/// holds the servers' secrets.
-pub(super) async fn run(
-    comp: Arc<crate::engine::file::model::Composition>,
-    caller: Arc<dyn crate::engine::mcp::caller::Caller>,
-    cfg: SessionConfig,
-    redactor: Redactor,
-    context: &RequestContext<RoleServer>,
-) -> Option<Trace> {
-    let total = comp.nodes.len();
-    let mut s = session::start(comp, caller, cfg, redactor);
-    s.handle.send(Command::Run);
-    let token = context.meta.get_progress_token();
-    let cancel: CancellationToken = context.ct.clone();
-    let mut cancelled = false;
-    let mut done = 0usize;
-    loop {
-        tokio::select! {
-            ev = s.events.recv() => match ev {
-                Some(Event::NodeFinished { id, .. }) | Some(Event::NodeStatus { id, status: crate::engine::run::trace::NodeStatus::Skipped, .. }) => {
-                    done += 1;
-                    if let Some(t) = &token {
-                        let p = ProgressNotificationParam::new(t.clone(), done as f64)
-                            .with_total(total as f64)
-                            .with_message(id);
-                        let _ = context.peer.notify_progress(p).await;
-                    }
-                }
-                Some(Event::RunFinished { trace, .. }) => {
-                    // Let rmcp's send tasks write the notifications before
-                    // the response goes out.
-                    if token.is_some() && done > 0 {
-                        for _ in 0..4 {
-                            tokio::task::yield_now().await;
-                        }
-                    }
-                    return Some(*trace);
-                }
-                Some(_) => {}
-                None => return None,
-            },
-            () = cancel.cancelled(), if !cancelled => {
-                cancelled = true;
-                s.handle.send(Command::Cancel);
-            }
-        }
-    }
-}
-
 /// A finished run as a tool result: the output (structured, and as JSON
 /// text), the run id and totals in `_meta`; a failed run is `isError` with
 /// one sentence first and the envelope as structured content.
-fn result(t: &Trace) -> CallToolResponse {
+fn result(t: &Trace) -> CallToolResult {
     let meta = json!({
         "pipewright/run_id": t.run_id,
         "pipewright/status": t.composition.status.as_str(),
@@ -327,14 +395,16 @@ fn result(t: &Trace) -> CallToolResponse {
             Value::Object(_) => t.output.clone(),
             other => json!({ "result": other }),
         };
+        // `resultType` is required in 2026-07-28; rmcp drops it for older
+        // peers.
         let v = json!({
+            "resultType": "complete",
             "content": [{ "type": "text", "text": structured.to_string() }],
             "structuredContent": structured,
             "isError": false,
             "_meta": meta,
         });
         return serde_json::from_value::<CallToolResult>(v)
-            .map(CallToolResponse::from)
             .unwrap_or_else(|e| error_result(format!("cannot encode the result: {e}"), json!({})));
     }
     let (sentence, error) = match (&t.failed_step, &t.composition.budget_tripped) {
@@ -385,12 +455,13 @@ fn result(t: &Trace) -> CallToolResponse {
     error_result_with(sentence, envelope, meta)
 }
 
-fn error_result(sentence: String, envelope: Value) -> CallToolResponse {
+fn error_result(sentence: String, envelope: Value) -> CallToolResult {
     error_result_with(sentence, envelope, json!({}))
 }
 
-fn error_result_with(sentence: String, envelope: Value, meta: Value) -> CallToolResponse {
+fn error_result_with(sentence: String, envelope: Value, meta: Value) -> CallToolResult {
     let v = json!({
+        "resultType": "complete",
         "_meta": meta,
         "content": [
             { "type": "text", "text": sentence },
@@ -399,9 +470,7 @@ fn error_result_with(sentence: String, envelope: Value, meta: Value) -> CallTool
         "structuredContent": envelope,
         "isError": true,
     });
-    serde_json::from_value::<CallToolResult>(v)
-        .map(CallToolResponse::from)
-        .unwrap_or_else(|_| CallToolResponse::from(CallToolResult::error(vec![])))
+    serde_json::from_value::<CallToolResult>(v).unwrap_or_else(|_| CallToolResult::error(vec![]))
 }
 
 /// Serves one client on stdin/stdout until it disconnects.
@@ -495,12 +564,14 @@ pub async fn serve_http(
         opts.max_calls,
     ));
     let service = StreamableHttpService::new(
-        move || Ok(server.clone()),
+        move || Ok(server.for_session()),
         sessions,
         http_config(cancel.child_token(), opts.token.is_some()),
     );
     let router = axum::Router::new()
         .nest_service("/mcp", service)
+        // 2025-11-25 task requests, renamed for `on_custom_request`.
+        .layer(axum::middleware::from_fn(super::rename::rename))
         .layer(axum::middleware::from_fn_with_state(
             limits,
             super::limits::guard,
@@ -644,14 +715,15 @@ impl PipelineServer {
             ..SessionConfig::default()
         };
         let caller = up.pool.clone() as std::sync::Arc<dyn crate::engine::mcp::caller::Caller>;
+        let level = self.level.for_request(&context);
         let trace = run(
             std::sync::Arc::new(comp),
             caller,
             cfg,
             up.redactor.clone(),
-            &context,
+            Hooks::of_request(&context, level),
         )
         .await;
-        Ok(server.answer(trace))
+        Ok(server.answer(trace).into())
     }
 }

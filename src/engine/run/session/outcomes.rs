@@ -146,8 +146,12 @@ impl Actor {
                 }
             }
         };
-        // A failed run undoes what completed (a saga), newest first.
-        if matches!(status, RunStatus::Failed | RunStatus::Partial) {
+        // A failed or cancelled run undoes what completed (a saga), newest
+        // first.
+        if matches!(
+            status,
+            RunStatus::Failed | RunStatus::Partial | RunStatus::Cancelled
+        ) {
             self.compensate().await;
         }
         let trace = self.trace(status);
@@ -218,6 +222,7 @@ impl Actor {
                 .into_iter()
                 .map(|(k, v)| (k, self.redactor.text(&v)))
                 .collect(),
+            server_protocols: self.caller.protocols(),
         };
         // Assertions see what the servers really returned; only what is
         // shown or written out is masked.

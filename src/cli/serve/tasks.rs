@@ -1,0 +1,79 @@
+//! Served compositions as tasks (the 2026-07-28 Tasks extension, SEP-2663):
+//! a client that declares `io.modelcontextprotocol/tasks` gets a task
+//! handle from `tools/call` at once, polls `tasks/get` for the run's
+//! result, and `tasks/cancel` stops the run, whose compensations then run.
+
+use rmcp::RoleServer;
+use rmcp::model::{CallToolResponse, CreateTaskResult};
+use rmcp::service::RequestContext;
+use rmcp::task_manager::{TaskExit, TaskManager, TaskOptions};
+use tokio_util::sync::CancellationToken;
+
+use super::exec::{Hooks, Job, run};
+use super::handler::PipelineServer;
+use super::logging::{Level, RunLog};
+use crate::engine::run::trace::RunStatus;
+
+/// How long a task and its result are kept: an hour from its start.
+const TTL_MS: u64 = 60 * 60 * 1000;
+/// How often a client is asked to poll.
+const POLL_MS: u64 = 250;
+
+impl PipelineServer {
+    /// Starts the run as a task and answers with its handle at once. The
+    /// run's log messages go to the session at `level`; `tasks/cancel`
+    /// cancels it (compensations run), and the run is saved like any other.
+    pub(super) fn spawn_task(
+        &self,
+        tasks: &TaskManager,
+        job: Job,
+        context: &RequestContext<RoleServer>,
+        level: Option<Level>,
+    ) -> Spawned {
+        let server = self.clone();
+        let peer = context.peer.clone();
+        let options = TaskOptions::new()
+            .with_ttl_ms(TTL_MS)
+            .with_poll_interval_ms(POLL_MS)
+            .with_status_message(format!("running `{}`", job.comp.name));
+        let task = tasks.spawn(options, move |tc| {
+            Box::pin(async move {
+                let cancel = CancellationToken::new();
+                let watcher = {
+                    let (tc, cancel) = (tc.clone(), cancel.clone());
+                    tokio::spawn(async move {
+                        tc.cancelled().await;
+                        cancel.cancel();
+                    })
+                };
+                let hooks = Hooks {
+                    peer: peer.clone(),
+                    progress: None,
+                    cancel: cancel.clone(),
+                    log: RunLog { peer, min: level },
+                };
+                let trace = run(job.comp, job.caller, job.cfg, job.redactor, hooks).await;
+                watcher.abort();
+                let stopped = trace
+                    .as_ref()
+                    .is_some_and(|t| t.composition.status == RunStatus::Cancelled);
+                let result = server.answer(trace);
+                if stopped {
+                    return Err(TaskExit::Cancelled);
+                }
+                Ok(result)
+            })
+        });
+        Spawned(task)
+    }
+}
+
+/// A task just started: its seed state.
+pub struct Spawned(pub rmcp::model::Task);
+
+impl Spawned {
+    /// The 2026-07-28 answer: a `CreateTaskResult`.
+    pub fn into_response(self) -> CallToolResponse {
+        CallToolResponse::Task(CreateTaskResult::new(self.0))
+    }
+}
