@@ -36,11 +36,13 @@ impl Actor {
             v.sort();
             v
         };
-        self.emit(Event::ToolsChanged {
-            added: show(&after, &before),
-            removed: show(&before, &after),
-        })
-        .await;
+        let (added, removed) = (show(&after, &before), show(&before, &after));
+        // A list read again with the same names (a server that says
+        // `list_changed` at start-up, or changed a description) is no news.
+        if added.is_empty() && removed.is_empty() {
+            return;
+        }
+        self.emit(Event::ToolsChanged { added, removed }).await;
     }
 
     fn tool_names(&self) -> HashSet<(String, String)> {
