@@ -541,7 +541,19 @@ impl App {
             elapsed_ms,
             stale: v.status == NodeStatus::Stale,
             start_error: self.start_error.clone(),
+            task: v.task.clone(),
+            protocol: self.server_protocol(),
         });
+    }
+
+    /// The MCP revision the selected node's server spoke in the run on
+    /// screen.
+    fn server_protocol(&self) -> Option<String> {
+        let comp = self.comp.as_ref()?;
+        let server = comp.nodes.get(self.dag.selected?)?.server.as_ref()?;
+        let trace = self.viewing.as_ref().map(|v| &v.trace);
+        let trace = trace.or(self.trace.as_ref())?;
+        trace.server_protocols.get(server).cloned()
     }
 
     /// Milliseconds since the current run started (the frozen time in

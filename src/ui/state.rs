@@ -33,6 +33,9 @@ pub struct NodeVisual {
     /// The arguments its call in flight was made with (masked), until its
     /// record arrives.
     pub live_args: Option<serde_json::Value>,
+    /// The task its call in flight runs as (the latest, for a fan-out), as
+    /// its statuses come (live; the record keeps them too).
+    pub task: Option<crate::engine::mcp::human::TaskRecord>,
 }
 
 impl Default for NodeVisual {
@@ -50,6 +53,7 @@ impl Default for NodeVisual {
             logs: Vec::new(),
             asking: false,
             live_args: None,
+            task: None,
         }
     }
 }

@@ -14,6 +14,7 @@
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
+use crate::engine::mcp::human::TaskRecord;
 use crate::engine::run::trace::{NodeStatus, RunStatus, Trace};
 
 const SPAN_KIND_INTERNAL: u8 = 1;
@@ -66,6 +67,17 @@ fn nanos(t: Option<&str>) -> Option<u128> {
 
 fn ms(d: u64) -> u128 {
     u128::from(d) * 1_000_000
+}
+
+/// `mcp.task.id`, `mcp.task.status` and (when sent) `mcp.task.cancel_sent`
+/// for a call made as an MCP task.
+fn task_attrs(attrs: &mut Vec<Value>, task: Option<&TaskRecord>) {
+    let Some(task) = task else { return };
+    attrs.push(attr("mcp.task.id", s(&task.id)));
+    attrs.push(attr("mcp.task.status", s(&task.status)));
+    if task.cancel_sent {
+        attrs.push(attr("mcp.task.cancel_sent", json!({ "boolValue": true })));
+    }
 }
 
 struct Span {
@@ -161,7 +173,11 @@ fn spans_of(t: &Trace) -> Vec<Value> {
         ];
         if let Some(server) = &rec.server {
             attrs.push(attr("mcp.server", s(server)));
+            if let Some(rev) = t.server_protocols.get(server) {
+                attrs.push(attr("mcp.protocol.version", s(rev)));
+            }
         }
+        task_attrs(&mut attrs, rec.extras.task.as_ref());
         if let Some(model) = &rec.model {
             attrs.push(attr("gen_ai.request.model", s(model)));
         }
@@ -194,6 +210,7 @@ fn spans_of(t: &Trace) -> Vec<Value> {
             if let Some(code) = &it.error_code {
                 attrs.push(attr("error.type", s(code)));
             }
+            task_attrs(&mut attrs, it.extras.task.as_ref());
             iterations.push(Span {
                 id: hex_id(&format!("{}/{id}/{}", t.run_id, it.index), 8),
                 parent: span_id.clone(),
@@ -216,4 +233,129 @@ fn spans_of(t: &Trace) -> Vec<Value> {
     let mut out = vec![root.json(&trace_id)];
     out.extend(children.iter().map(|c| c.json(&trace_id)));
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::run::trace::{IterationRecord, NodeRecord};
+
+    fn attrs_of(span: &Value) -> Vec<(String, Value)> {
+        span["attributes"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|a| {
+                (
+                    a["key"].as_str().unwrap_or("").to_owned(),
+                    a["value"].clone(),
+                )
+            })
+            .collect()
+    }
+
+    fn get(span: &Value, key: &str) -> Option<Value> {
+        attrs_of(span)
+            .into_iter()
+            .find(|(k, _)| k == key)
+            .map(|(_, v)| v)
+    }
+
+    #[test]
+    fn a_task_call_carries_its_task_and_its_servers_revision() {
+        let task = TaskRecord {
+            id: "t-42".into(),
+            status: "cancelled".into(),
+            message: None,
+            cancel_sent: true,
+            history: Vec::new(),
+        };
+        let mut t = Trace {
+            run_id: "r1".into(),
+            ..Trace::default()
+        };
+        t.composition.started_at = Some("2026-11-25T10:00:00Z".into());
+        t.server_protocols
+            .insert("slow".into(), "2026-07-28".into());
+        let mut long = NodeRecord {
+            tool: "research".into(),
+            server: Some("slow".into()),
+            status: NodeStatus::Cancelled,
+            started_at: Some("2026-11-25T10:00:00Z".into()),
+            ..NodeRecord::default()
+        };
+        long.extras.task = Some(task.clone());
+        let mut fan = NodeRecord {
+            tool: "research".into(),
+            server: Some("other".into()),
+            status: NodeStatus::Ok,
+            started_at: Some("2026-11-25T10:00:00Z".into()),
+            ..NodeRecord::default()
+        };
+        let mut it = IterationRecord::default();
+        it.extras.task = Some(TaskRecord {
+            id: "t-7".into(),
+            status: "completed".into(),
+            ..TaskRecord::default()
+        });
+        fan.iterations.push(it);
+        let plain = NodeRecord {
+            tool: "echo".into(),
+            server: Some("slow".into()),
+            status: NodeStatus::Ok,
+            started_at: Some("2026-11-25T10:00:00Z".into()),
+            ..NodeRecord::default()
+        };
+        t.nodes.insert("long".into(), long);
+        t.nodes.insert("fan".into(), fan);
+        t.nodes.insert("plain".into(), plain);
+        let out = export(&[t]);
+        let spans = out["resourceSpans"][0]["scopeSpans"][0]["spans"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default();
+        let by_name = |n: &str| {
+            spans
+                .iter()
+                .find(|s| s["name"] == n)
+                .cloned()
+                .unwrap_or_else(|| panic!("no span {n}"))
+        };
+        let long = by_name("long research");
+        assert_eq!(
+            get(&long, "mcp.task.id"),
+            Some(json!({"stringValue": "t-42"}))
+        );
+        assert_eq!(
+            get(&long, "mcp.task.status"),
+            Some(json!({"stringValue": "cancelled"}))
+        );
+        assert_eq!(
+            get(&long, "mcp.task.cancel_sent"),
+            Some(json!({"boolValue": true}))
+        );
+        assert_eq!(
+            get(&long, "mcp.protocol.version"),
+            Some(json!({"stringValue": "2026-07-28"}))
+        );
+        // A server whose revision is not known gets none; a task that was
+        // not cancelled has no cancel attribute.
+        let fan_span = by_name("fan research");
+        assert_eq!(get(&fan_span, "mcp.protocol.version"), None);
+        assert_eq!(get(&fan_span, "mcp.task.id"), None);
+        let it = by_name("fan[0]");
+        assert_eq!(get(&it, "mcp.task.id"), Some(json!({"stringValue": "t-7"})));
+        assert_eq!(
+            get(&it, "mcp.task.status"),
+            Some(json!({"stringValue": "completed"}))
+        );
+        assert_eq!(get(&it, "mcp.task.cancel_sent"), None);
+        // A call that was not a task has no task attributes.
+        let plain = by_name("plain echo");
+        assert_eq!(get(&plain, "mcp.task.id"), None);
+        assert_eq!(
+            get(&plain, "mcp.protocol.version"),
+            Some(json!({"stringValue": "2026-07-28"}))
+        );
+    }
 }

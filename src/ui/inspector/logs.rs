@@ -30,6 +30,10 @@ pub struct Live {
     /// The run could not start (its server failed to start, with the
     /// server's stderr): why this node did not run.
     pub start_error: Option<String>,
+    /// The task its call runs as, so far (Timing tab's Task block).
+    pub task: Option<crate::engine::mcp::human::TaskRecord>,
+    /// The MCP revision its server negotiated (`2026-07-28`), when known.
+    pub protocol: Option<String>,
 }
 
 const BAR: usize = 20;

@@ -13,6 +13,8 @@ use super::{ArgsSource, Inspector, RawText, Tab, details, logs, text};
 use crate::engine::run::trace::NodeStatus;
 use crate::ui::theme::{Theme, status_glyph};
 
+mod task;
+
 /// Rows of the pane's inside, as drawn.
 pub(super) struct Areas {
     /// One line: status, tool, duration.
@@ -178,7 +180,9 @@ impl Inspector {
                 .render(body, buf);
             }
             Tab::Timing => {
-                Paragraph::new(details::timing_lines(shown, theme)).render(body, buf);
+                let mut lines = details::timing_lines(shown, theme);
+                lines.extend(task::lines(shown.record.as_deref(), &self.live, theme));
+                Paragraph::new(lines).render(body, buf);
             }
             Tab::Iterations => {
                 let items = shown
@@ -316,6 +320,9 @@ impl Inspector {
             spans.push(Span::styled(tool.clone(), Style::default().fg(theme.fg)));
             if let Some(server) = &s.server {
                 spans.push(Span::styled(format!(" @ {server}"), dim));
+                if let Some(rev) = &self.live.protocol {
+                    spans.push(Span::styled(format!(" (MCP {rev})"), dim));
+                }
             }
         }
         if self.tab == Tab::Args {
