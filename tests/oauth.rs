@@ -1041,6 +1041,26 @@ fn client_credentials_log_in_without_a_browser_by_secret_or_signed_key() {
         );
     }
 
+    // `auth login -f` with the same file: the declared secret still stays
+    // in the environment (the store keeps only a secret given as a flag).
+    let out = printed.run(
+        pw(tmp.path())
+            .env("CC_SECRET", "cc-secret")
+            .args(["auth", "login", "api", "--client-credentials", "-f"])
+            .arg(&file),
+    );
+    assert!(out.status.success(), "{}", show(&out));
+    let mut written = Vec::new();
+    files(tmp.path(), &mut written);
+    for path in &written {
+        let text = std::fs::read_to_string(path).unwrap_or_default();
+        assert!(
+            !text.contains("cc-secret"),
+            "{} holds the secret after `auth login -f`",
+            path.display()
+        );
+    }
+
     // A private key signs an ES256 assertion; the token serves later calls.
     let tmp = tempfile::tempdir().expect("tempdir");
     let out = printed.run(pw(tmp.path()).args([

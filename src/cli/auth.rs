@@ -232,6 +232,9 @@ async fn client_credentials(
         },
         None => declared.private_key.clone(),
     };
+    // A secret given here is kept (0600) so later runs can renew; one
+    // declared in the file stays in its `${env.X}` and out of the store.
+    let keep_secret = args.client_secret.is_some();
     let config = AuthConfig {
         client_secret: args.client_secret.or(declared.client_secret),
         client_id: args.client_id.or(declared.client_id),
@@ -251,7 +254,7 @@ async fn client_credentials(
             "`--client-credentials` needs `--client-id` and `--client-secret` (or PIPEWRIGHT_OAUTH_CLIENT_SECRET) or `--private-key`",
         );
     }
-    match auth::client_credentials(url, store, &config, true, None, &[]).await {
+    match auth::client_credentials(url, store, &config, keep_secret, None, &[]).await {
         Ok(record) => {
             println!("Logged in to {}", describe(&Status::of(&record)));
             exit::OK
