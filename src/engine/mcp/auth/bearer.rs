@@ -59,7 +59,13 @@ struct Tokens {
     record: Mutex<Option<Option<TokenRecord>>>,
     /// Held while a login is under way: concurrent refusals make one.
     login: Mutex<()>,
+    /// Logins (and step-ups) this connection made: a server that refuses
+    /// every token gets [`MAX_LOGINS`], not one per request.
+    logins: std::sync::atomic::AtomicUsize,
 }
+
+/// The most logins one connection makes: one, and the step-ups after it.
+const MAX_LOGINS: usize = 1 + STEP_UP_LIMIT as usize;
 
 impl BearerClient {
     /// A client for the server at `url`. With `oauth` false (the server's
@@ -82,6 +88,7 @@ impl BearerClient {
                     store,
                     record: Mutex::new(None),
                     login: Mutex::new(()),
+                    logins: Default::default(),
                 })
             });
         Self { http, tokens }
@@ -171,6 +178,15 @@ impl Tokens {
         wanted: Option<&str>,
     ) -> Result<Option<String>, OAuthError> {
         let _one_at_a_time = self.login.lock().await;
+        let made = self
+            .logins
+            .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        if made >= MAX_LOGINS {
+            return Err(OAuthError::TooManyLogins {
+                url: self.url.clone(),
+                logins: made,
+            });
+        }
         let stored = self.store.load(&self.url)?;
         let scopes = match (&stored, wanted) {
             (_, None) => Vec::new(),
@@ -475,6 +491,7 @@ mod tests {
             store: store.clone(),
             record: Mutex::new(None),
             login: Mutex::new(()),
+            logins: Default::default(),
         }
     }
 

@@ -26,7 +26,9 @@ pub(crate) fn candidates(browser_env: Option<&str>, url: &str) -> Vec<Vec<String
         let system: &[&str] = if cfg!(target_os = "macos") {
             &["open"]
         } else if cfg!(windows) {
-            &["cmd", "/c", "start", ""]
+            // Not `cmd /c start`: cmd would read each `&` of the URL as a
+            // command separator.
+            &["rundll32", "url.dll,FileProtocolHandler"]
         } else {
             &["xdg-open"]
         };

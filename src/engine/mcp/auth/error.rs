@@ -87,6 +87,11 @@ pub enum OAuthError {
         scopes: Vec<String>,
         attempts: u32,
     },
+    /// The server refused the tokens of every login this connection made.
+    #[error(
+        "{url} refused the tokens of {logins} logins made for this connection; no more are made (check the scopes, or run `pipewright auth login {url}`)"
+    )]
+    TooManyLogins { url: String, logins: usize },
 }
 
 /// ` with scope a b`, or nothing.

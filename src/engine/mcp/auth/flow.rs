@@ -428,18 +428,7 @@ mod tests {
 
     /// Base64url without padding (RFC 7636 appendix A).
     fn base64url(bytes: &[u8]) -> String {
-        const ABC: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
-        let mut out = String::new();
-        for chunk in bytes.chunks(3) {
-            let n = chunk
-                .iter()
-                .enumerate()
-                .fold(0u32, |n, (i, b)| n | u32::from(*b) << (16 - 8 * i));
-            for i in 0..=chunk.len() {
-                out.push(ABC[(n >> (18 - 6 * i) & 63) as usize] as char);
-            }
-        }
-        out
+        crate::engine::mcp::auth::encode::base64(bytes, true)
     }
 
     fn metadata() -> AuthorizationMetadata {
