@@ -42,6 +42,8 @@ pub struct PipelineServer {
     tasks: rmcp::task_manager::TaskManager,
     /// The ids of the tasks this session started (`tasks/list`).
     started: Arc<std::sync::Mutex<Vec<String>>>,
+    /// How many task runs are going, over every session.
+    pub(super) running_tasks: Arc<std::sync::atomic::AtomicUsize>,
 }
 
 /// What `serve`'s flags ask of the server.
@@ -66,6 +68,7 @@ impl PipelineServer {
             level: SessionLevel::default(),
             tasks: rmcp::task_manager::TaskManager::new(),
             started: Arc::default(),
+            running_tasks: Arc::default(),
         }
     }
 
@@ -195,7 +198,7 @@ impl ServerHandler for PipelineServer {
         let level = self.level.for_request(&context);
         if wants_task(&context) {
             return Ok(self
-                .spawn_task(&self.tasks, job, &context, level)
+                .spawn_task(&self.tasks, job, &context, level)?
                 .into_response());
         }
         let trace = run(

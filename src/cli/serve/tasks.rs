@@ -3,8 +3,11 @@
 //! handle from `tools/call` at once, polls `tasks/get` for the run's
 //! result, and `tasks/cancel` stops the run, whose compensations then run.
 
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
 use rmcp::RoleServer;
-use rmcp::model::{CallToolResponse, CreateTaskResult};
+use rmcp::model::{CallToolResponse, CreateTaskResult, ErrorData};
 use rmcp::service::RequestContext;
 use rmcp::task_manager::{TaskExit, TaskManager, TaskOptions};
 use tokio_util::sync::CancellationToken;
@@ -18,6 +21,26 @@ use crate::engine::run::trace::RunStatus;
 const TTL_MS: u64 = 60 * 60 * 1000;
 /// How often a client is asked to poll.
 const POLL_MS: u64 = 250;
+/// The most task runs going at once, over every session: a task answers at
+/// once, so the per-session limit on calls in flight does not hold it.
+pub const MAX_RUNNING_TASKS: usize = 64;
+
+/// One task run's place among [`MAX_RUNNING_TASKS`]; given back, and the
+/// cancel watcher stopped, when the run ends or is dropped (rmcp aborts a
+/// run still going when its task expires).
+struct Slot {
+    running: Arc<AtomicUsize>,
+    watcher: Option<tokio::task::JoinHandle<()>>,
+}
+
+impl Drop for Slot {
+    fn drop(&mut self) {
+        self.running.fetch_sub(1, Ordering::SeqCst);
+        if let Some(watcher) = self.watcher.take() {
+            watcher.abort();
+        }
+    }
+}
 
 impl PipelineServer {
     /// Starts the run as a task and answers with its handle at once. The
@@ -29,7 +52,25 @@ impl PipelineServer {
         job: Job,
         context: &RequestContext<RoleServer>,
         level: Option<Level>,
-    ) -> Spawned {
+    ) -> Result<Spawned, ErrorData> {
+        let running = self.running_tasks.clone();
+        let taken = running.fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| {
+            (n < MAX_RUNNING_TASKS).then_some(n + 1)
+        });
+        if taken.is_err() {
+            return Err(ErrorData::new(
+                rmcp::model::ErrorCode::INTERNAL_ERROR,
+                format!(
+                    "{MAX_RUNNING_TASKS} compositions are already running as tasks on this server; \
+                     wait for one to end, or cancel one (`tasks/cancel`)"
+                ),
+                None,
+            ));
+        }
+        let mut slot = Slot {
+            running,
+            watcher: None,
+        };
         let server = self.clone();
         let peer = context.peer.clone();
         let options = TaskOptions::new()
@@ -39,13 +80,13 @@ impl PipelineServer {
         let task = tasks.spawn(options, move |tc| {
             Box::pin(async move {
                 let cancel = CancellationToken::new();
-                let watcher = {
+                slot.watcher = Some({
                     let (tc, cancel) = (tc.clone(), cancel.clone());
                     tokio::spawn(async move {
                         tc.cancelled().await;
                         cancel.cancel();
                     })
-                };
+                });
                 let hooks = Hooks {
                     peer: peer.clone(),
                     progress: None,
@@ -53,7 +94,7 @@ impl PipelineServer {
                     log: RunLog { peer, min: level },
                 };
                 let trace = run(job.comp, job.caller, job.cfg, job.redactor, hooks).await;
-                watcher.abort();
+                drop(slot);
                 let stopped = trace
                     .as_ref()
                     .is_some_and(|t| t.composition.status == RunStatus::Cancelled);
@@ -64,7 +105,7 @@ impl PipelineServer {
                 Ok(result)
             })
         });
-        Spawned(task)
+        Ok(Spawned(task))
     }
 }
 

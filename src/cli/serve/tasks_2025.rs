@@ -125,7 +125,7 @@ impl PipelineServer {
         };
         let job = self.job(name, &args)?;
         let level = self.level_for(context);
-        let task = self.spawn_task(self.tasks(), job, context, level).0;
+        let task = self.spawn_task(self.tasks(), job, context, level)?.0;
         self.note_started(&task.task_id);
         Ok(json!({ "task": task_json(&task) }))
     }

@@ -30,6 +30,9 @@ use super::{CANCEL_NOTICE_WAIT, CallOutcome, Connection, McpError};
 /// How many times a call is made again with answers before pipewright
 /// gives up on a server that keeps asking.
 pub(super) const MAX_ROUNDS: usize = 8;
+/// The most questions one input-required result may ask: each may reach a
+/// person or a paid model.
+pub(super) const MAX_QUESTIONS: usize = 16;
 
 /// The first answer of a call that asked for input: the questions, the
 /// request as first sent (kept in the outcome), when it started, and what
@@ -168,6 +171,16 @@ async fn ask_all(
 ) -> Result<InputResponses, McpError> {
     let server = conn.name();
     let mut responses = InputResponses::new();
+    let count = asked.input_requests.as_ref().map_or(0, |r| r.len());
+    if count > MAX_QUESTIONS {
+        return Err(McpError::Transport {
+            server: server.to_owned(),
+            reason: format!(
+                "`{}` asked {count} questions in one input-required result; pipewright answers at most {MAX_QUESTIONS}",
+                limit.tool
+            ),
+        });
+    }
     for (key, request) in asked.input_requests.iter().flatten() {
         let response = match request {
             InputRequest::ListRoots(_) => {
