@@ -67,6 +67,11 @@ done < <("$node" "$suite" list | awk '
         name == "auth/client-credentials-basic" ||
         name == "auth/client-credentials-jwt") print name
   }')
+# A failed or changed `list` must not turn into a green run of nothing.
+if [ "${#client_scenarios[@]}" -lt 20 ]; then
+  echo "run.sh: the suite listed ${#client_scenarios[@]} client scenarios (expected 22); is its \`list\` output still the same?" >&2
+  exit 2
+fi
 
 if [ $# -gt 0 ]; then
   wanted=" $* "
@@ -81,6 +86,10 @@ mkdir -p "$out/lines"
 work="$(mktemp -d "${TMPDIR:-/tmp}/pw-conformance-run.XXXXXX")"
 serve_pid=""
 cleanup() {
+  # Scenarios still running (after Ctrl-C or an error) go too.
+  local running
+  running="$(jobs -p)"
+  [ -z "$running" ] || kill $running 2>/dev/null || true
   if [ -n "$serve_pid" ]; then kill "$serve_pid" 2>/dev/null || true; wait "$serve_pid" 2>/dev/null || true; fi
   rm -rf "$work"
 }
