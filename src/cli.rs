@@ -21,6 +21,7 @@ pub mod servers;
 pub mod spend;
 pub mod step;
 pub mod tools;
+pub mod worker;
 
 use std::process::ExitCode;
 
@@ -122,6 +123,9 @@ pub enum Command {
     /// Serve pipelines to agents: each composition of each FILE is one MCP
     /// tool (stdio, or Streamable HTTP with --http).
     Serve(serve::ServeArgs),
+    /// Run compositions as durable Restate workflows (`run --on
+    /// restate://…`): a service endpoint that registers with Restate.
+    Worker(worker::WorkerArgs),
     /// Serve the built-in demo MCP server (stdio, or Streamable HTTP).
     DemoServer(demo::DemoArgs),
     /// Print the native YAML of a Fibe or Discord pipeline file.
@@ -222,6 +226,7 @@ pub fn main() -> ExitCode {
             Command::Runs(cmd) => runs::runs(cmd).await,
             Command::DemoServer(args) => demo::demo(args).await,
             Command::Serve(args) => serve::serve(args).await,
+            Command::Worker(args) => worker::worker(args).await,
             Command::Convert(args) => convert::convert(&args),
             Command::Servers(cmd) => servers::servers(&cmd),
             Command::Schema => schema::schema(),

@@ -239,6 +239,7 @@ fn empty_trace() -> Trace {
         eval: Vec::new(),
         server_logs: Default::default(),
         server_protocols: Default::default(),
+        durable: None,
     }
 }
 

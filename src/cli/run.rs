@@ -30,6 +30,7 @@ use crate::options::parse_vars;
 
 pub use super::output::Format;
 
+pub(crate) mod remote;
 pub(crate) mod watch;
 
 use watch::{Signals, Stop, Watch};
@@ -119,6 +120,15 @@ pub struct RunArgs {
     /// are declined.
     #[arg(long, value_name = "FILE")]
     pub answers: Option<PathBuf>,
+    /// Run durably on Restate: submit to its ingress at
+    /// `restate://HOST:PORT`, where a `pipewright worker` holding the same
+    /// file runs it; follow it here (see the book's "Durable runs").
+    #[arg(long, value_name = "restate://HOST:PORT")]
+    pub on: Option<String>,
+    /// With --on: Restate's admin API, read to follow the run (default
+    /// port 9070 of the --on host).
+    #[arg(long, value_name = "URL", env = "PIPEWRIGHT_RESTATE_ADMIN")]
+    pub restate_admin: Option<String>,
     #[command(flatten)]
     pub spend: super::spend::SpendArgs,
 }
@@ -233,6 +243,9 @@ pub async fn run(args: RunArgs) -> u8 {
     let Some(mut pipeline) = loaded.pipeline else {
         return exit::INVALID;
     };
+    if let Some(on) = &args.on {
+        return on_restate(&args, on, &name, &source, &pipeline).await;
+    }
     let Servers {
         cli_vars,
         redactor,
@@ -436,6 +449,86 @@ pub async fn run(args: RunArgs) -> u8 {
     }
 }
 
+/// `run --on restate://…`: one composition, run by a worker.
+async fn on_restate(args: &RunArgs, on: &str, name: &str, source: &str, pipeline: &Pipeline) -> u8 {
+    let r = match remote::Restate::parse(on, args.restate_admin.as_deref()) {
+        Ok(r) => r,
+        Err(e) => return usage(e),
+    };
+    // What the worker decides (its servers, its answers) cannot be chosen
+    // here.
+    let local_only = [
+        (args.step, "--step"),
+        (!args.breaks.is_empty(), "--break"),
+        (!args.servers.is_empty(), "--server"),
+        (args.url.is_some(), "--url"),
+        (!args.servers_from.is_empty(), "--servers-from"),
+        (args.answers.is_some(), "--answers"),
+        (args.case.is_some(), "--case"),
+        (args.timeout.is_some(), "--timeout"),
+        (args.max_cost.is_some(), "--max-cost"),
+        (args.max_tokens.is_some(), "--max-tokens"),
+        (args.max_duration.is_some(), "--max-duration"),
+        (args.spend.record.is_some(), "--record"),
+        (args.spend.replay.is_some(), "--replay"),
+    ];
+    if let Some((_, flag)) = local_only.iter().find(|(set, _)| *set) {
+        return usage(format!(
+            "{flag} does not go with --on: a durable run runs as the worker's file says (put it in the file)"
+        ));
+    }
+    let comps: Vec<&Composition> = pipeline
+        .compositions
+        .iter()
+        .filter(|c| args.composition.as_ref().is_none_or(|n| &c.name == n))
+        .collect();
+    let comp = match comps.as_slice() {
+        [c] => *c,
+        [] => {
+            return usage(format!(
+                "no composition named `{}`",
+                args.composition.clone().unwrap_or_default()
+            ));
+        }
+        _ => {
+            return usage("--on runs one composition: name it with --composition".to_owned());
+        }
+    };
+    if !comp.cases.is_empty() {
+        return usage(format!(
+            "composition `{}` has cases: --on runs a composition once, not its cases",
+            comp.name
+        ));
+    }
+    let vars = match parse_vars(&args.vars) {
+        Ok(v) => v,
+        Err(e) => return usage(e),
+    };
+    let stem = args
+        .file
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "pipeline".into());
+    let tool = super::serve::tool_name(comp, pipeline.compositions.len() == 1, &stem);
+    remote::submit(
+        &r,
+        remote::Submission {
+            file: name,
+            source,
+            pipeline,
+            tool,
+            args: vars.into_iter().collect(),
+        },
+        remote::Report {
+            format: args.format,
+            save: !args.no_save,
+            otlp: args.otlp.as_deref(),
+            otlp_endpoint: args.otlp_endpoint.as_deref(),
+        },
+    )
+    .await
+}
+
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn config(
     pipeline: &Pipeline,
@@ -554,5 +647,6 @@ fn empty_trace(comp: &Composition) -> Trace {
         eval: Vec::new(),
         server_logs: IndexMap::new(),
         server_protocols: IndexMap::new(),
+        durable: None,
     }
 }

@@ -26,6 +26,9 @@ pub enum RunsCommand {
     Export(ExportArgs),
     /// Remove old runs (runs open in a workbench are kept).
     Prune(PruneArgs),
+    /// Follow a durable run (`run --on restate://…`) to its end and report
+    /// it as `run` does: after the client that submitted it died, say.
+    Attach(AttachArgs),
 }
 
 /// Text or JSON.
@@ -92,6 +95,25 @@ pub struct ExportArgs {
     pub otlp_endpoint: Option<String>,
 }
 
+/// Arguments of `runs attach`.
+#[derive(Debug, Args)]
+pub struct AttachArgs {
+    /// The run id `run --on` printed.
+    pub id: String,
+    /// Restate's ingress, as given to `run --on`.
+    #[arg(long, value_name = "restate://HOST:PORT")]
+    pub on: String,
+    /// Restate's admin API (default port 9070 of the --on host).
+    #[arg(long, value_name = "URL", env = "PIPEWRIGHT_RESTATE_ADMIN")]
+    pub restate_admin: Option<String>,
+    /// As `run --format` prints: text, json, junit, fibe or discord.
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    pub format: Format,
+    /// Do not save the run in history.
+    #[arg(long)]
+    pub no_save: bool,
+}
+
 /// Arguments of `runs prune`.
 #[derive(Debug, Args)]
 #[command(group(clap::ArgGroup::new("what").required(true).multiple(true)))]
@@ -148,6 +170,7 @@ pub async fn runs(cmd: RunsCommand) -> u8 {
             }
         }
         RunsCommand::Prune(a) => prune(&runs, &a),
+        RunsCommand::Attach(a) => attach(&a).await,
     }
 }
 
@@ -161,6 +184,22 @@ fn load(runs: &Runs, spec: &str) -> Result<(Entry, Trace), u8> {
     let entry = runs.find(spec).map_err(fail)?;
     let trace = runs.load(&entry).map_err(fail)?;
     Ok((entry, trace))
+}
+
+/// `runs attach`: follows a durable run, reports it, saves it.
+async fn attach(a: &AttachArgs) -> u8 {
+    use super::run::remote;
+    let r = match remote::Restate::parse(&a.on, a.restate_admin.as_deref()) {
+        Ok(r) => r,
+        Err(e) => return usage(e),
+    };
+    let report = remote::Report {
+        format: a.format,
+        save: !a.no_save,
+        otlp: None,
+        otlp_endpoint: None,
+    };
+    remote::follow(&r, &a.id, None, None, report).await
 }
 
 fn list(runs: &Runs, a: &ListArgs) -> u8 {

@@ -29,11 +29,11 @@ use crate::engine::plan::preflight;
 use crate::engine::redact::Redactor;
 use crate::options::exit;
 
-mod exec;
-mod handler;
+pub(crate) mod exec;
+pub(crate) mod handler;
 mod limits;
 mod logging;
-mod model;
+pub(crate) mod model;
 mod rename;
 mod tasks;
 mod tasks_2025;
@@ -110,7 +110,7 @@ pub async fn serve(args: ServeArgs) -> u8 {
     let mut served: Vec<Served> = Vec::new();
     let mut upstreams: Vec<Arc<Upstream>> = Vec::new();
     for path in &args.files {
-        match load_and_connect(path, &args).await {
+        match load_and_connect(path, args.yes).await {
             Ok((tools, up)) => {
                 for t in tools {
                     if let Some(other) = served.iter().find(|s| s.name == t.name) {
@@ -195,9 +195,11 @@ async fn http_options(addr: &str, args: &ServeArgs) -> Result<handler::HttpOptio
     })
 }
 
-async fn load_and_connect(
+/// Loads one file, connects its servers and checks every composition:
+/// the tools it serves (`yes`: also those calling destructive tools).
+pub(crate) async fn load_and_connect(
     path: &std::path::Path,
-    args: &ServeArgs,
+    yes: bool,
 ) -> Result<(Vec<Served>, Arc<Upstream>), u8> {
     let name = path.display().to_string();
     let (source, loaded) = load_file(path);
@@ -269,7 +271,7 @@ async fn load_and_connect(
         }
         problems += report.problems.len();
         let tool_name = tool_name(comp, single, &stem);
-        if !report.destructive.is_empty() && !args.yes {
+        if !report.destructive.is_empty() && !yes {
             let calls: Vec<String> = report
                 .destructive
                 .iter()
@@ -309,7 +311,7 @@ async fn load_and_connect(
 
 /// The tool name: a `pipe:` file (or a file with one unnamed pipeline) is
 /// named after the file; characters outside `[A-Za-z0-9_.-]` become `_`.
-fn tool_name(comp: &Composition, single: bool, stem: &str) -> String {
+pub(crate) fn tool_name(comp: &Composition, single: bool, stem: &str) -> String {
     let unnamed = matches!(comp.name.as_str(), "pipe" | "fibe" | "discord");
     let raw = if single && unnamed {
         stem

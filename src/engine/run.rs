@@ -1,11 +1,12 @@
 //! Running a plan: a [`session`] takes commands from a driver and reports
 //! [`events`]; [`exec`] runs one node; [`budget`] gates each dispatch;
-//! [`cassette`] records or replays calls; [`trace`] is what a run leaves
+//! [`cassette`] records or replays calls; [`durable`] journals them; [`trace`] is what a run leaves
 //! behind, and [`store`] keeps it in the data directory.
 
 pub mod budget;
 pub mod cassette;
 pub mod diff;
+pub mod durable;
 pub mod events;
 pub mod exec;
 pub mod otlp;

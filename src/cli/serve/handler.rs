@@ -216,7 +216,7 @@ impl ServerHandler for PipelineServer {
 impl PipelineServer {
     /// The run a call of the served tool `name` asks for: an unknown tool
     /// or a bad argument is an invalid-params error.
-    pub(super) fn job(&self, name: &str, args: &Map<String, Value>) -> Result<Job, ErrorData> {
+    pub(crate) fn job(&self, name: &str, args: &Map<String, Value>) -> Result<Job, ErrorData> {
         let Some(served) = self.tools.iter().find(|s| s.name == name) else {
             return Err(ErrorData::invalid_params(
                 format!("unknown tool `{name}`"),

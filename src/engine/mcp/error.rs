@@ -8,7 +8,8 @@ use serde_json::Value;
 ///
 /// Every variant names the server as declared in the pipeline file. Messages
 /// never carry header or environment values: those are secrets.
-#[derive(Debug, Clone, thiserror::Error)]
+#[derive(Debug, Clone, PartialEq, thiserror::Error, serde::Serialize, serde::Deserialize)]
+#[serde(tag = "error", rename_all = "snake_case")]
 #[non_exhaustive]
 pub enum McpError {
     /// The stdio server's process could not be started.

@@ -327,6 +327,20 @@ pub struct Trace {
     /// by server name; empty for a replayed run.
     #[serde(skip_serializing_if = "IndexMap::is_empty")]
     pub server_protocols: IndexMap<String, String>,
+    /// Where a durable run ran (`run --on restate://…`): absent for a
+    /// local run.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub durable: Option<Durable>,
+}
+
+/// A durable run: the Restate it was submitted to and each execution of it
+/// by a worker (a second one is a resumption after the first died).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[serde(default)]
+pub struct Durable {
+    /// `restate://HOST:PORT`, as given to `--on`.
+    pub restate: String,
+    pub attempts: Vec<crate::engine::run::durable::Attempt>,
 }
 
 /// The `composition` block of the envelope.

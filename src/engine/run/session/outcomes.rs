@@ -223,6 +223,7 @@ impl Actor {
                 .map(|(k, v)| (k, self.redactor.text(&v)))
                 .collect(),
             server_protocols: self.caller.protocols(),
+            durable: None,
         };
         // Assertions see what the servers really returned; only what is
         // shown or written out is masked.

@@ -1,0 +1,397 @@
+//! `run FILE --on restate://HOST:PORT` and `runs attach ID`: a durable run
+//! submitted to Restate and followed to its end.
+//!
+//! The run goes to Restate's ingress as a `Pipewright` workflow keyed by a
+//! new run id; a worker (`pipewright worker`) runs it. The client follows
+//! the run's journal through Restate's admin SQL API (one line per call
+//! outcome, one per worker that picked the run up), waits for the
+//! workflow's output — the trace — and reports it as a local run is
+//! reported: same formats, same history, same exit codes. The client can
+//! die without the run noticing; `runs attach ID` follows it again.
+
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use crate::cli::worker::{RunRequest, SERVICE, file_hash};
+use crate::engine::file::model::Pipeline;
+use crate::engine::run::durable::Entry;
+use crate::engine::run::store;
+use crate::engine::run::trace::{RunStatus, Trace};
+use crate::options::exit;
+
+/// Where a durable run goes: Restate's ingress and admin API.
+#[derive(Debug, Clone)]
+pub struct Restate {
+    /// `restate://HOST:PORT`, as given.
+    pub on: String,
+    pub ingress: String,
+    pub admin: String,
+}
+
+impl Restate {
+    /// Reads `restate://HOST:PORT` (the ingress); the admin API is `admin`
+    /// when given, else port 9070 of the same host.
+    pub fn parse(on: &str, admin: Option<&str>) -> Result<Restate, String> {
+        let Some(rest) = on.strip_prefix("restate://") else {
+            return Err(format!(
+                "--on `{on}`: expected restate://HOST:PORT (Restate's ingress)"
+            ));
+        };
+        let hostport = rest.trim_end_matches('/');
+        let Some((host, port)) = hostport.rsplit_once(':') else {
+            return Err(format!("--on `{on}`: expected restate://HOST:PORT"));
+        };
+        if host.is_empty() || port.parse::<u16>().is_err() || hostport.contains('/') {
+            return Err(format!("--on `{on}`: expected restate://HOST:PORT"));
+        }
+        let admin = match admin {
+            Some(a) if a.starts_with("http://") || a.starts_with("https://") => {
+                a.trim_end_matches('/').to_owned()
+            }
+            Some(a) => return Err(format!("--restate-admin `{a}`: expected an http:// URL")),
+            None => format!("http://{host}:9070"),
+        };
+        Ok(Restate {
+            on: format!("restate://{hostport}"),
+            ingress: format!("http://{hostport}"),
+            admin,
+        })
+    }
+}
+
+/// What `run --on` submits, after the file was checked.
+pub struct Submission<'a> {
+    pub file: &'a str,
+    pub source: &'a str,
+    pub pipeline: &'a Pipeline,
+    pub tool: String,
+    pub args: serde_json::Map<String, Value>,
+}
+
+/// How the report goes out.
+pub struct Report<'a> {
+    pub format: crate::cli::output::Format,
+    pub save: bool,
+    pub otlp: Option<&'a std::path::Path>,
+    pub otlp_endpoint: Option<&'a str>,
+}
+
+fn client() -> reqwest::Client {
+    reqwest::Client::builder()
+        .connect_timeout(Duration::from_secs(10))
+        .build()
+        .unwrap_or_default()
+}
+
+/// Submits the run and follows it; returns the exit code.
+pub async fn submit(r: &Restate, s: Submission<'_>, report: Report<'_>) -> u8 {
+    let id = crate::engine::run::trace::new_run_id();
+    let req = RunRequest {
+        tool: s.tool.clone(),
+        args: s.args,
+        file_sha256: file_hash(s.source.as_bytes()),
+    };
+    let url = format!("{}/{SERVICE}/{id}/run/send", r.ingress);
+    let sent = client().post(&url).json(&req).send().await;
+    let res = match sent {
+        Ok(res) => res,
+        Err(e) => {
+            eprintln!(
+                "error: cannot reach Restate's ingress at {}: {:#}",
+                r.ingress,
+                anyhow::Error::from(e)
+            );
+            return exit::UNREACHABLE;
+        }
+    };
+    let status = res.status();
+    let body: Value = res.json().await.unwrap_or(Value::Null);
+    if !status.is_success() {
+        eprintln!(
+            "error: Restate refused the run ({status}): {}",
+            message_of(&body)
+        );
+        return if status.as_u16() == 404 {
+            // No worker registered this service yet.
+            exit::UNREACHABLE
+        } else {
+            exit::INVALID
+        };
+    }
+    let invocation = body["invocationId"].as_str().map(str::to_owned);
+    eprintln!(
+        "run {id} on {}: follow it again with `pipewright runs attach {id} --on {}`",
+        r.on, r.on
+    );
+    follow(
+        r,
+        &id,
+        invocation,
+        Some((s.file, s.source, s.pipeline)),
+        report,
+    )
+    .await
+}
+
+/// Follows run `id` to its end and reports it; returns the exit code.
+pub async fn follow(
+    r: &Restate,
+    id: &str,
+    invocation: Option<String>,
+    file: Option<(&str, &str, &Pipeline)>,
+    report: Report<'_>,
+) -> u8 {
+    let mut signals = super::watch::Signals::listen();
+    let mut journal = Journal {
+        invocation,
+        next: 0,
+        shown: 0,
+    };
+    let mut tick = tokio::time::interval(Duration::from_millis(250));
+    let output = attach(r, id);
+    tokio::pin!(output);
+    let got = loop {
+        tokio::select! {
+            got = &mut output => break got,
+            _ = tick.tick() => journal.poll(r, id).await,
+            stop = signals.next() => {
+                eprintln!(
+                    "\n{}: run {id} goes on in Restate; follow it again with `pipewright runs attach {id} --on {}`",
+                    stop.notice(),
+                    r.on
+                );
+                return stop.code();
+            }
+        }
+    };
+    // The lines of the last calls, if the poll had not seen them.
+    journal.poll(r, id).await;
+    let mut trace = match got {
+        Ok(t) => t,
+        Err((code, sentence)) => {
+            eprintln!("error: run {id}: {sentence}");
+            return code;
+        }
+    };
+    trace.run_id = id.to_owned();
+    if let Some(d) = trace.durable.as_mut() {
+        d.restate = r.on.clone();
+    }
+    let name = file.map_or_else(|| trace.file.clone(), |f| f.0.to_owned());
+    if report.save {
+        match file {
+            Some((_, source, _)) => store::save_with_source(&trace, source),
+            None => store::save(&trace),
+        }
+    }
+    let traces = [trace];
+    crate::cli::output::print(
+        report.format,
+        &traces,
+        &name,
+        file.map(|(_, source, p)| (p, source, crate::engine::file::import::Dialect::Auto)),
+    );
+    if let Some(code) =
+        crate::cli::output::export_otlp(&traces, report.otlp, report.otlp_endpoint).await
+    {
+        return code;
+    }
+    let t = &traces[0];
+    match t.composition.status {
+        RunStatus::Cancelled => exit::CANCELLED,
+        RunStatus::BudgetExceeded => exit::BUDGET,
+        _ if t.passed() => exit::OK,
+        _ => exit::FAILED,
+    }
+}
+
+/// Waits for the workflow's output: the trace, or an exit code and why.
+async fn attach(r: &Restate, id: &str) -> Result<Trace, (u8, String)> {
+    let url = format!("{}/restate/workflow/{SERVICE}/{id}/attach", r.ingress);
+    let mut lost = 0u32;
+    loop {
+        let res = match client().get(&url).send().await {
+            Ok(res) => res,
+            Err(e) => {
+                // The ingress went away (restarted, say): the run did not.
+                lost += 1;
+                if lost == 1 {
+                    eprintln!(
+                        "warning: lost Restate's ingress ({:#}); trying again",
+                        anyhow::Error::from(e)
+                    );
+                }
+                tokio::time::sleep(Duration::from_secs(1)).await;
+                continue;
+            }
+        };
+        let status = res.status();
+        let body: Value = match res.json().await {
+            Ok(v) => v,
+            Err(_) if status.is_success() => {
+                return Err((exit::FAILED, "Restate's answer was not JSON".into()));
+            }
+            Err(_) => Value::Null,
+        };
+        if status.is_success() {
+            return serde_json::from_value::<Trace>(body["trace"].clone()).map_err(|e| {
+                (
+                    exit::FAILED,
+                    format!("the worker's answer is not a trace: {e}"),
+                )
+            });
+        }
+        if status.as_u16() == 404 {
+            return Err((
+                exit::INVALID,
+                format!("Restate knows no run with this id ({})", message_of(&body)),
+            ));
+        }
+        // A terminal failure: the worker refused the run.
+        return Err((exit::INVALID, message_of(&body)));
+    }
+}
+
+fn message_of(body: &Value) -> String {
+    body["message"]
+        .as_str()
+        .map(str::to_owned)
+        .unwrap_or_else(|| body.to_string())
+}
+
+/// Where the client is in the run's journal.
+struct Journal {
+    invocation: Option<String>,
+    /// The next journal index to read.
+    next: u64,
+    /// How many call lines were printed.
+    shown: usize,
+}
+
+impl Journal {
+    /// Prints what the journal gained since the last poll. Best effort: a
+    /// failed query is tried again at the next tick.
+    async fn poll(&mut self, r: &Restate, id: &str) {
+        if self.invocation.is_none() {
+            let q = format!(
+                "SELECT id FROM sys_invocation WHERE target_service_name = '{SERVICE}' AND target_service_key = '{}' AND target_handler_name = 'run'",
+                id.replace('\'', "''")
+            );
+            if let Some(rows) = query(r, &q).await {
+                self.invocation = rows
+                    .first()
+                    .and_then(|row| row["id"].as_str())
+                    .map(str::to_owned);
+            }
+        }
+        let Some(inv) = &self.invocation else {
+            return;
+        };
+        let q = format!(
+            "SELECT index, entry_json FROM sys_journal WHERE id = '{}' AND index >= {} ORDER BY index",
+            inv.replace('\'', "''"),
+            self.next
+        );
+        let Some(rows) = query(r, &q).await else {
+            return;
+        };
+        for row in rows {
+            let index = row["index"].as_u64().unwrap_or(self.next);
+            self.next = self.next.max(index + 1);
+            let Some(entry) = row["entry_json"].as_str().and_then(entry_of) else {
+                continue;
+            };
+            match entry {
+                Entry::Attempt(a) => eprintln!("↻ {} picked the run up at {}", a.worker, a.at),
+                Entry::Calls { calls } => {
+                    for c in calls {
+                        self.shown += 1;
+                        let mark = match &c.outcome {
+                            Ok(o) if !o.is_error => "✓",
+                            _ => "✗",
+                        };
+                        let ms = c.outcome.as_ref().map_or(0, |o| o.duration_ms);
+                        eprintln!(
+                            "{mark} {} · {} · {ms}ms · journaled by {}",
+                            c.node.as_deref().unwrap_or("-"),
+                            c.tool,
+                            c.worker
+                        );
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Runs a query on Restate's admin SQL API.
+async fn query(r: &Restate, q: &str) -> Option<Vec<Value>> {
+    let res = client()
+        .post(format!("{}/query", r.admin))
+        .header("accept", "application/json")
+        .json(&json!({ "query": q }))
+        .timeout(Duration::from_secs(5))
+        .send()
+        .await
+        .ok()?;
+    if !res.status().is_success() {
+        return None;
+    }
+    let body: Value = res.json().await.ok()?;
+    body["rows"].as_array().cloned()
+}
+
+/// The journal entry in a `Run` completion as the admin API shows it
+/// (`{"Notification":{"Completion":{"Run":{"result":{"Success":[bytes]}}}}}`).
+fn entry_of(entry_json: &str) -> Option<Entry> {
+    let v: Value = serde_json::from_str(entry_json).ok()?;
+    let bytes = v
+        .pointer("/Notification/Completion/Run/result/Success")?
+        .as_array()?;
+    let bytes: Vec<u8> = bytes
+        .iter()
+        .map(|b| b.as_u64().and_then(|b| u8::try_from(b).ok()))
+        .collect::<Option<_>>()?;
+    serde_json::from_slice(&bytes).ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_restate_urls() {
+        let r = Restate::parse("restate://127.0.0.1:8080", None).unwrap();
+        assert_eq!(r.ingress, "http://127.0.0.1:8080");
+        assert_eq!(r.admin, "http://127.0.0.1:9070");
+        let r = Restate::parse("restate://h:1/", Some("http://a:2/")).unwrap();
+        assert_eq!(
+            (r.on.as_str(), r.admin.as_str()),
+            ("restate://h:1", "http://a:2")
+        );
+        for bad in [
+            "http://h:1",
+            "restate://h",
+            "restate://:1",
+            "restate://h:x",
+            "restate://h:1/p",
+        ] {
+            assert!(Restate::parse(bad, None).is_err(), "{bad}");
+        }
+        assert!(Restate::parse("restate://h:1", Some("a:2")).is_err());
+    }
+
+    #[test]
+    fn reads_a_journal_entry_as_the_admin_api_shows_it() {
+        let entry = Entry::Calls { calls: vec![] };
+        let bytes: Vec<Value> = serde_json::to_vec(&entry)
+            .unwrap()
+            .into_iter()
+            .map(Value::from)
+            .collect();
+        let shown = json!({"Notification": {"Completion": {"Run": {"completion_id": 2, "result": {"Success": bytes}}}}});
+        assert_eq!(entry_of(&shown.to_string()), Some(entry));
+        assert_eq!(entry_of(r#"{"Command":{"Run":{"name":"journal"}}}"#), None);
+    }
+}

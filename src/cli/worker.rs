@@ -1,0 +1,224 @@
+//! `pipewright worker FILE…`: a Restate service endpoint that runs the
+//! compositions of FILE as durable workflows (`run --on restate://…`).
+//!
+//! The files are loaded, their servers connected and every composition
+//! checked as `serve` does; each composition is then a run that Restate
+//! starts, and starts again on a worker after a crash. Inside, the run is
+//! an ordinary session whose calls go through a
+//! [`DurableCaller`](crate::engine::run::durable::DurableCaller): every
+//! outcome is written into the workflow's journal before the run sees it,
+//! and a resumed run is answered from the journal (see [`journal`]).
+
+use std::collections::HashMap;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use clap::Args;
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+use sha2::{Digest, Sha256};
+
+use super::serve::handler::{Flags, PipelineServer};
+use super::serve::model::{Served, Upstream};
+use crate::engine::run::trace::Trace;
+use crate::options::exit;
+
+mod journal;
+mod register;
+
+/// The Restate service every worker serves.
+pub const SERVICE: &str = "Pipewright";
+
+/// Arguments of `worker`.
+#[derive(Debug, Args)]
+pub struct WorkerArgs {
+    /// Pipeline files whose compositions this worker runs; a client names
+    /// one by the tool name `serve` would give it, and must hold the same
+    /// file (checked by hash).
+    #[arg(required = true, value_name = "FILE")]
+    pub files: Vec<PathBuf>,
+    /// Where Restate reaches this worker (HTTP/2 without TLS).
+    #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:9080")]
+    pub listen: SocketAddr,
+    /// Restate's admin API, where the worker registers itself.
+    #[arg(
+        long,
+        value_name = "URL",
+        env = "PIPEWRIGHT_RESTATE_ADMIN",
+        default_value = "http://127.0.0.1:9070"
+    )]
+    pub restate: String,
+    /// The URL to register instead of `http://ADDR` (a load balancer in
+    /// front of several workers, say).
+    #[arg(long, value_name = "URL")]
+    pub advertise: Option<String>,
+    /// Do not register; print the command that does.
+    #[arg(long)]
+    pub no_register: bool,
+    /// This worker's name in traces and history (default `worker@ADDR`).
+    #[arg(long, value_name = "NAME")]
+    pub name: Option<String>,
+    /// Also run compositions that call tools marked destructive.
+    #[arg(long, short = 'y')]
+    pub yes: bool,
+}
+
+/// What a client submits: the served tool to run, its arguments, and the
+/// hash of the client's copy of the file.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct RunRequest {
+    pub tool: String,
+    #[serde(default)]
+    pub args: Map<String, Value>,
+    pub file_sha256: String,
+}
+
+/// What a durable run returns: its trace, secrets masked.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct RunOutput {
+    pub trace: Trace,
+}
+
+/// The hex SHA-256 of a file's bytes.
+pub fn file_hash(bytes: &[u8]) -> String {
+    hex::encode(Sha256::digest(bytes))
+}
+
+/// Everything a run needs, shared by every run of this worker.
+pub(crate) struct Shared {
+    pub name: String,
+    pub server: PipelineServer,
+    /// The file hash of each served tool.
+    pub hashes: HashMap<String, String>,
+}
+
+impl Shared {
+    /// The job a request asks for, or why it is refused (a sentence).
+    pub fn job(&self, req: &RunRequest) -> Result<super::serve::exec::Job, String> {
+        let Some(hash) = self.hashes.get(&req.tool) else {
+            let mut names: Vec<&str> = self.hashes.keys().map(String::as_str).collect();
+            names.sort_unstable();
+            return Err(format!(
+                "worker `{}` runs no composition `{}`; it runs: {}",
+                self.name,
+                req.tool,
+                names.join(", ")
+            ));
+        };
+        if *hash != req.file_sha256 {
+            return Err(format!(
+                "worker `{}` holds another version of the file of `{}` than the client (its SHA-256 is {}…, the client's {}…); give both the same file",
+                self.name,
+                req.tool,
+                &hash[..12],
+                req.file_sha256.get(..12).unwrap_or(&req.file_sha256)
+            ));
+        }
+        self.server
+            .job(&req.tool, &req.args)
+            .map_err(|e| e.message.to_string())
+    }
+}
+
+/// `worker`: returns the exit code.
+pub async fn worker(args: WorkerArgs) -> u8 {
+    let name = args
+        .name
+        .clone()
+        .unwrap_or_else(|| format!("worker@{}", args.listen));
+    let mut served: Vec<Served> = Vec::new();
+    let mut upstreams: Vec<Arc<Upstream>> = Vec::new();
+    let mut hashes = HashMap::new();
+    for path in &args.files {
+        let bytes = match std::fs::read(path) {
+            Ok(b) => b,
+            Err(e) => {
+                eprintln!("error: cannot read {}: {e}", path.display());
+                return exit::INVALID;
+            }
+        };
+        let hash = file_hash(&bytes);
+        match super::serve::load_and_connect(path, args.yes).await {
+            Ok((tools, up)) => {
+                for t in tools {
+                    if let Some(other) = served.iter().find(|s| s.name == t.name) {
+                        eprintln!(
+                            "error: two compositions would be named `{}`: one from {}, one from {}; rename one",
+                            t.name, other.file, t.file
+                        );
+                        return exit::INVALID;
+                    }
+                    hashes.insert(t.name.clone(), hash.clone());
+                    served.push(t);
+                }
+                upstreams.push(up);
+            }
+            Err(code) => return code,
+        }
+    }
+    if served.is_empty() {
+        eprintln!("error: nothing to run");
+        return exit::INVALID;
+    }
+    let names: Vec<String> = served.iter().map(|s| s.name.clone()).collect();
+    let server = PipelineServer::new(
+        served,
+        upstreams,
+        Flags {
+            save: false,
+            meta_tool: false,
+            yes: args.yes,
+            allow_env: Vec::new(),
+        },
+    );
+    let shared = Arc::new(Shared {
+        name: name.clone(),
+        server,
+        hashes,
+    });
+    let listener = match tokio::net::TcpListener::bind(args.listen).await {
+        Ok(l) => l,
+        Err(e) => {
+            eprintln!("error: cannot listen on {}: {e}", args.listen);
+            return exit::INVALID;
+        }
+    };
+    let own = format!("http://{}", listener.local_addr().unwrap_or(args.listen));
+    eprintln!(
+        "worker {name} listening on {own}: {} composition(s): {}",
+        names.len(),
+        names.join(", ")
+    );
+    let endpoint = restate_sdk::endpoint::Endpoint::builder()
+        .bind(journal::definition(shared))
+        .build();
+    let mut signals = super::run::watch::Signals::listen();
+    let serving = restate_sdk::http_server::HttpServer::new(endpoint).serve_with_cancel(
+        listener,
+        async move {
+            signals.next().await;
+        },
+    );
+    let uri = args.advertise.clone().unwrap_or(own);
+    if args.no_register {
+        eprintln!("{}", register::command(&uri, &args.restate));
+    } else {
+        let admin = args.restate.clone();
+        tokio::spawn(async move {
+            // The endpoint answers Restate's discovery once the accept loop
+            // runs: give it a moment.
+            tokio::time::sleep(Duration::from_millis(50)).await;
+            match register::register(&admin, &uri).await {
+                Ok(()) => eprintln!("registered {uri} with {admin}"),
+                Err(e) => eprintln!(
+                    "warning: could not register with {admin}: {e}\n{}",
+                    register::command(&uri, &admin)
+                ),
+            }
+        });
+    }
+    serving.await;
+    exit::OK
+}

@@ -1,0 +1,149 @@
+//! The `Pipewright` workflow: one durable run, its calls journaled.
+//!
+//! An execution first reads the journal back: it appends an attempt entry
+//! with a fresh nonce and reads entries until that entry comes back (a
+//! journaled step returns what an earlier execution recorded, and runs its
+//! closure only past the end of the journal). Then the session runs; each
+//! call's outcome is sent here, appended in a batch with the others that
+//! ended meanwhile, and acknowledged once Restate has kept it. Only this
+//! loop touches the journal, one append at a time, so a resumed execution
+//! never depends on the order in which concurrent calls ended.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::time::Duration;
+
+use restate_sdk::endpoint::ServiceOptions;
+use restate_sdk::prelude::*;
+use restate_sdk::service::{IntoServiceDefinition, ServiceDefinition};
+use tokio::sync::{mpsc, oneshot};
+
+use super::{RunOutput, RunRequest, Shared};
+use crate::engine::run::durable::{
+    Attempt, DurableCaller, Entry, Pending, Recorded, Replay, now_rfc3339,
+};
+use crate::engine::run::events::Event;
+use crate::engine::run::session::{self, Command};
+use crate::engine::run::trace::{Durable, Trace};
+
+/// The workflow; Restate names it after the struct.
+pub(crate) struct Pipewright(Arc<Shared>);
+
+/// The service with its options: retried quickly after a worker dies,
+/// never asked to suspend while a slow call runs (a run waits on its
+/// servers, not on Restate, so it cannot suspend).
+pub(crate) fn definition(shared: Arc<Shared>) -> ServiceDefinition {
+    let options = ServiceOptions::new()
+        .inactivity_timeout(Duration::from_secs(24 * 3600))
+        .abort_timeout(Duration::from_secs(60))
+        .retry_policy_initial_interval(Duration::from_millis(200))
+        .retry_policy_exponentiation_factor(2.0)
+        .retry_policy_max_interval(Duration::from_secs(5));
+    Pipewright(shared)
+        .into_service_definition()
+        .options(options)
+}
+
+#[restate_sdk::workflow]
+impl Pipewright {
+    #[handler]
+    async fn run(
+        &self,
+        ctx: WorkflowContext<'_>,
+        Json(req): Json<RunRequest>,
+    ) -> Result<Json<RunOutput>, HandlerError> {
+        let job = self.0.job(&req).map_err(TerminalError::new)?;
+        let worker = self.0.name.clone();
+        let nonce = nonce();
+        let mut replay = Replay::default();
+        loop {
+            let mine = Entry::Attempt(Attempt {
+                nonce: nonce.clone(),
+                worker: worker.clone(),
+                at: now_rfc3339(),
+                calls: 0,
+            });
+            let Json(entry): Json<Entry> = ctx
+                .run(|| async move { Ok(Json(mine)) })
+                .name("journal")
+                .await?;
+            let last = matches!(&entry, Entry::Attempt(a) if a.nonce == nonce);
+            replay.push(entry);
+            if last {
+                break;
+            }
+        }
+        let mut attempts = replay.attempts.clone();
+        let (tx, mut rx) = mpsc::unbounded_channel::<Pending>();
+        let caller = Arc::new(DurableCaller::new(
+            job.caller.clone(),
+            worker.clone(),
+            replay,
+            tx,
+        ));
+        let mut s = session::start(job.comp.clone(), caller.clone(), job.cfg, job.redactor);
+        s.handle.send(Command::Run);
+
+        type Append<'a> =
+            Pin<Box<dyn Future<Output = Result<Json<Entry>, TerminalError>> + Send + 'a>>;
+        let mut queued: Vec<Pending> = Vec::new();
+        let mut writing: Option<(Append<'_>, Vec<oneshot::Sender<()>>)> = None;
+        let mut written = 0usize;
+        let trace: Trace = loop {
+            tokio::select! {
+                Some(p) = rx.recv() => queued.push(p),
+                r = async { writing.as_mut().map(|w| w.0.as_mut()).expect("guarded").await }, if writing.is_some() => {
+                    let (_, dones) = writing.take().expect("guarded");
+                    r?;
+                    written += dones.len();
+                    for d in dones {
+                        let _ = d.send(());
+                    }
+                }
+                ev = s.events.recv() => match ev {
+                    Some(Event::RunFinished { trace, .. }) => break *trace,
+                    Some(_) => {}
+                    None => {
+                        let from_task = s.task.await.ok().flatten();
+                        match from_task {
+                            Some(t) => break t,
+                            None => return Err(TerminalError::new("the run ended without a trace").into()),
+                        }
+                    }
+                },
+            }
+            if writing.is_none() && !queued.is_empty() {
+                let (calls, dones): (Vec<Recorded>, Vec<oneshot::Sender<()>>) =
+                    std::mem::take(&mut queued)
+                        .into_iter()
+                        .map(|p| (p.recorded, p.done))
+                        .unzip();
+                let entry = Entry::Calls { calls };
+                let append = ctx.run(|| async move { Ok(Json(entry)) }).name("journal");
+                writing = Some((Box::pin(append), dones));
+            }
+        };
+        if let Some(me) = attempts.last_mut() {
+            me.calls = written;
+        }
+        let mut trace = trace;
+        trace.durable = Some(Durable {
+            restate: String::new(),
+            attempts,
+        });
+        Ok(Json(RunOutput { trace }))
+    }
+}
+
+/// A value no other execution will pick: the clock, the process and a
+/// randomly keyed hash.
+fn nonce() -> String {
+    use std::hash::{BuildHasher, Hasher};
+    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+    h.write_i128(time::OffsetDateTime::now_utc().unix_timestamp_nanos());
+    h.write_u32(std::process::id());
+    let a = h.finish();
+    h.write_u64(a);
+    format!("{a:016x}{:016x}", h.finish())
+}

@@ -1,0 +1,461 @@
+//! Durable calls: every call's outcome goes into a journal before the run
+//! sees it, and a run started again over the same journal (after its
+//! worker died) is answered from it instead of calling again.
+//!
+//! The journal is a list of [`Entry`]s kept by a durable-execution engine
+//! (Restate, in `pipewright worker`). It is written by one writer in
+//! batches and read back whole before a resumed run starts, so it does not
+//! matter in which order a run's concurrent calls finish: a call is found
+//! by its [`call_key`], not by its position.
+//!
+//! A call's key is its node, server, tool and canonical arguments, and how
+//! many such calls the run made before it: retries and fan-out iterations
+//! are journaled each on their own, and two identical calls of one node
+//! are interchangeable. A call whose arguments differ when the run is
+//! started again (they read the clock, say) finds nothing and is made
+//! again; so is a call that was in flight when the worker died: at least
+//! once, like any journaled step.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use futures::future::BoxFuture;
+use indexmap::IndexMap;
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+use sha2::{Digest, Sha256};
+use tokio::sync::{mpsc, oneshot};
+use tokio_util::sync::CancellationToken;
+
+use super::cassette::canonical;
+use crate::engine::mcp::caller::Caller;
+use crate::engine::mcp::human::{CallExtras, CallScope};
+use crate::engine::mcp::{CallOutcome, McpError, ToolInfo};
+
+/// One entry of a run's journal.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Entry {
+    /// A worker started (or resumed) the run: the first entry each
+    /// execution writes, so the journal says where the run was picked up.
+    Attempt(Attempt),
+    /// Calls that ended, in the order their outcomes reached the writer.
+    Calls { calls: Vec<Recorded> },
+}
+
+/// One execution of a run by a worker.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Attempt {
+    /// Random, new for each execution: tells the entry this execution
+    /// wrote from one an earlier execution left.
+    pub nonce: String,
+    pub worker: String,
+    /// When the execution started (RFC 3339, UTC).
+    pub at: String,
+    /// How many call outcomes this execution journaled.
+    #[serde(default)]
+    pub calls: usize,
+}
+
+/// One call's outcome as journaled.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Recorded {
+    pub key: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub node: Option<String>,
+    pub tool: String,
+    pub worker: String,
+    /// When the call ended (RFC 3339, UTC).
+    pub at: String,
+    pub outcome: Result<Outcome, McpError>,
+}
+
+/// A [`CallOutcome`] in a form that survives the journal.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Outcome {
+    pub request: Value,
+    pub result: Value,
+    pub is_error: bool,
+    pub duration_ms: u64,
+    #[serde(default, skip_serializing_if = "CallExtras::is_empty")]
+    pub extras: CallExtras,
+}
+
+impl Outcome {
+    fn of(o: &CallOutcome) -> Self {
+        Outcome {
+            request: o.request.clone(),
+            result: o.result.clone(),
+            is_error: o.is_error,
+            duration_ms: u64::try_from(o.duration.as_millis()).unwrap_or(u64::MAX),
+            extras: o.extras.clone(),
+        }
+    }
+
+    fn call_outcome(&self) -> CallOutcome {
+        CallOutcome {
+            request: self.request.clone(),
+            result: self.result.clone(),
+            is_error: self.is_error,
+            duration: Duration::from_millis(self.duration_ms),
+            // Replayed from the journal, not from a cassette: the call was
+            // made and paid for, so its cost counts against the budget.
+            replayed: false,
+            extras: self.extras.clone(),
+        }
+    }
+}
+
+/// The key of the `n`-th call (from 0) of `node` with this server, tool
+/// and arguments: a short hash, so keys are the same length whatever the
+/// arguments, and the journal holds no argument values.
+pub fn call_key(
+    node: Option<&str>,
+    server: Option<&str>,
+    tool: &str,
+    args: &Map<String, Value>,
+) -> String {
+    let mut h = Sha256::new();
+    for part in [node.unwrap_or(""), server.unwrap_or(""), tool] {
+        h.update(part.as_bytes());
+        h.update([0]);
+    }
+    h.update(
+        canonical(&Value::Object(args.clone()))
+            .to_string()
+            .as_bytes(),
+    );
+    hex::encode(&h.finalize()[..12])
+}
+
+/// A write the journal writer has to make durable: `done` is told once it
+/// is.
+pub struct Pending {
+    pub recorded: Recorded,
+    pub done: oneshot::Sender<()>,
+}
+
+/// What was read back from a journal: the outcomes by key, and the
+/// executions before this one.
+#[derive(Debug, Default)]
+pub struct Replay {
+    calls: HashMap<String, Recorded>,
+    pub attempts: Vec<Attempt>,
+}
+
+impl Replay {
+    /// Reads `entries`, in journal order.
+    pub fn read(entries: impl IntoIterator<Item = Entry>) -> Self {
+        let mut r = Replay::default();
+        for e in entries {
+            r.push(e);
+        }
+        r
+    }
+
+    /// Adds one entry read back.
+    pub fn push(&mut self, e: Entry) {
+        match e {
+            Entry::Attempt(a) => self.attempts.push(a),
+            Entry::Calls { calls } => {
+                for c in calls {
+                    if let Some(a) = self.attempts.last_mut() {
+                        a.calls += 1;
+                    }
+                    // Two outcomes under one key cannot happen (a key is
+                    // written once); keep the first if it did.
+                    self.calls.entry(c.key.clone()).or_insert(c);
+                }
+            }
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.calls.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.calls.is_empty()
+    }
+}
+
+/// A [`Caller`] that answers from the journal what it holds and journals
+/// every other call's outcome before handing it back.
+pub struct DurableCaller {
+    inner: Arc<dyn Caller>,
+    worker: String,
+    replay: Replay,
+    /// How many calls of each base key this execution made.
+    counts: Mutex<HashMap<String, u32>>,
+    writer: mpsc::UnboundedSender<Pending>,
+    /// How many calls were answered from the journal.
+    answered: std::sync::atomic::AtomicUsize,
+}
+
+impl DurableCaller {
+    /// Wraps `inner`; `replay` is what the journal held when this execution
+    /// started; outcomes go to `writer`, which acknowledges each once it is
+    /// durable.
+    pub fn new(
+        inner: Arc<dyn Caller>,
+        worker: String,
+        replay: Replay,
+        writer: mpsc::UnboundedSender<Pending>,
+    ) -> Self {
+        DurableCaller {
+            inner,
+            worker,
+            replay,
+            counts: Mutex::new(HashMap::new()),
+            writer,
+            answered: std::sync::atomic::AtomicUsize::new(0),
+        }
+    }
+
+    /// How many calls were answered from the journal so far.
+    pub fn answered(&self) -> usize {
+        self.answered.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    fn next_key(&self, base: String) -> String {
+        let mut counts = self.counts.lock().unwrap_or_else(|e| e.into_inner());
+        let n = counts.entry(base.clone()).or_insert(0);
+        let key = format!("{base}-{n}");
+        *n += 1;
+        key
+    }
+}
+
+/// Now, in RFC 3339 (UTC).
+pub fn now_rfc3339() -> String {
+    time::OffsetDateTime::now_utc()
+        .format(&time::format_description::well_known::Rfc3339)
+        .unwrap_or_default()
+}
+
+impl Caller for DurableCaller {
+    fn call<'a>(
+        &'a self,
+        server: Option<&'a str>,
+        tool: &'a str,
+        args: Map<String, Value>,
+        meta: Option<Map<String, Value>>,
+        timeout: Option<Duration>,
+        cancel: &'a CancellationToken,
+        scope: &'a CallScope,
+    ) -> BoxFuture<'a, Result<CallOutcome, McpError>> {
+        Box::pin(async move {
+            let node = scope.node.as_deref();
+            let key = self.next_key(call_key(node, server, tool, &args));
+            if let Some(r) = self.replay.calls.get(&key) {
+                self.answered
+                    .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                return r.outcome.as_ref().map(Outcome::call_outcome).cloned_err();
+            }
+            let got = self
+                .inner
+                .call(server, tool, args, meta, timeout, cancel, scope)
+                .await;
+            let recorded = Recorded {
+                key,
+                node: node.map(str::to_owned),
+                tool: tool.to_owned(),
+                worker: self.worker.clone(),
+                at: now_rfc3339(),
+                outcome: got.as_ref().map(Outcome::of).map_err(Clone::clone),
+            };
+            let (done, durable) = oneshot::channel();
+            if self.writer.send(Pending { recorded, done }).is_err() {
+                return Err(McpError::Transport {
+                    server: server.unwrap_or("").to_owned(),
+                    reason: "the run's journal is closed: its outcome was not kept".into(),
+                });
+            }
+            // The outcome is handed back only once it is durable: a node
+            // that acts on it must never see a result a resumed run would
+            // not see again.
+            if durable.await.is_err() {
+                return Err(McpError::Transport {
+                    server: server.unwrap_or("").to_owned(),
+                    reason: "the run's journal could not keep the call's outcome".into(),
+                });
+            }
+            got
+        })
+    }
+
+    fn logs(&self) -> IndexMap<String, String> {
+        self.inner.logs()
+    }
+
+    fn protocols(&self) -> IndexMap<String, String> {
+        self.inner.protocols()
+    }
+
+    fn tool_lists(&self) -> IndexMap<String, Vec<ToolInfo>> {
+        self.inner.tool_lists()
+    }
+
+    fn tools_changed(&self) -> bool {
+        self.inner.tools_changed()
+    }
+
+    fn reread_tools(&self) -> BoxFuture<'_, Option<IndexMap<String, Vec<ToolInfo>>>> {
+        self.inner.reread_tools()
+    }
+}
+
+/// `Result<T, &E>` → `Result<T, E>` by cloning the error.
+trait ClonedErr<T, E> {
+    fn cloned_err(self) -> Result<T, E>;
+}
+
+impl<T, E: Clone> ClonedErr<T, E> for Result<T, &E> {
+    fn cloned_err(self) -> Result<T, E> {
+        self.map_err(Clone::clone)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    /// A caller that counts its calls and answers with the count.
+    struct Counting(std::sync::atomic::AtomicUsize);
+
+    impl Caller for Counting {
+        fn call<'a>(
+            &'a self,
+            _server: Option<&'a str>,
+            tool: &'a str,
+            _args: Map<String, Value>,
+            _meta: Option<Map<String, Value>>,
+            _timeout: Option<Duration>,
+            _cancel: &'a CancellationToken,
+            _scope: &'a CallScope,
+        ) -> BoxFuture<'a, Result<CallOutcome, McpError>> {
+            let n = self.0.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            Box::pin(async move {
+                Ok(CallOutcome {
+                    request: json!({"tool": tool}),
+                    result: json!({"structuredContent": {"n": n}}),
+                    is_error: false,
+                    duration: Duration::from_millis(5),
+                    replayed: false,
+                    extras: CallExtras::default(),
+                })
+            })
+        }
+    }
+
+    fn writer() -> (mpsc::UnboundedSender<Pending>, Arc<Mutex<Vec<Entry>>>) {
+        let (tx, mut rx) = mpsc::unbounded_channel::<Pending>();
+        let journal = Arc::new(Mutex::new(Vec::new()));
+        let j = journal.clone();
+        tokio::spawn(async move {
+            while let Some(p) = rx.recv().await {
+                j.lock().unwrap().push(Entry::Calls {
+                    calls: vec![p.recorded],
+                });
+                let _ = p.done.send(());
+            }
+        });
+        (tx, journal)
+    }
+
+    fn scope(node: &str) -> CallScope {
+        CallScope {
+            node: Some(node.into()),
+            responder: None,
+            notify: None,
+            task: None,
+        }
+    }
+
+    #[tokio::test]
+    async fn a_resumed_run_is_answered_from_the_journal_whatever_the_order() {
+        let inner = Arc::new(Counting(Default::default()));
+        let (tx, journal) = writer();
+        let first = DurableCaller::new(inner.clone(), "w1".into(), Replay::default(), tx);
+        let cancel = CancellationToken::new();
+        let args = |i: i64| json!({"i": i}).as_object().unwrap().clone();
+        // Two identical calls of `a` (a retry), one of `b`.
+        for (node, i) in [("a", 1), ("a", 1), ("b", 2)] {
+            first
+                .call(None, "t", args(i), None, None, &cancel, &scope(node))
+                .await
+                .unwrap();
+        }
+        assert_eq!(inner.0.load(std::sync::atomic::Ordering::SeqCst), 3);
+        let entries = journal.lock().unwrap().clone();
+        let replay = Replay::read(entries);
+        assert_eq!(replay.len(), 3);
+
+        // The resumed run asks in another order and once more than before.
+        let (tx, journal) = writer();
+        let second = DurableCaller::new(inner.clone(), "w2".into(), replay, tx);
+        let b = second
+            .call(None, "t", args(2), None, None, &cancel, &scope("b"))
+            .await
+            .unwrap();
+        assert_eq!(b.result["structuredContent"]["n"], 2);
+        for want in [0, 1] {
+            let a = second
+                .call(None, "t", args(1), None, None, &cancel, &scope("a"))
+                .await
+                .unwrap();
+            assert_eq!(a.result["structuredContent"]["n"], want);
+        }
+        assert_eq!(second.answered(), 3);
+        assert_eq!(inner.0.load(std::sync::atomic::Ordering::SeqCst), 3);
+        // A third call of `a` was never made: it goes to the server and
+        // into the journal.
+        let a = second
+            .call(None, "t", args(1), None, None, &cancel, &scope("a"))
+            .await
+            .unwrap();
+        assert_eq!(a.result["structuredContent"]["n"], 3);
+        assert_eq!(journal.lock().unwrap().len(), 1);
+    }
+
+    #[test]
+    fn keys_ignore_key_order_but_not_values_or_nodes() {
+        let a = json!({"x": 1, "y": [1, 2]}).as_object().unwrap().clone();
+        let b = json!({"y": [1, 2], "x": 1}).as_object().unwrap().clone();
+        let c = json!({"y": [1, 2], "x": 2}).as_object().unwrap().clone();
+        assert_eq!(
+            call_key(Some("n"), None, "t", &a),
+            call_key(Some("n"), None, "t", &b)
+        );
+        assert_ne!(
+            call_key(Some("n"), None, "t", &a),
+            call_key(Some("n"), None, "t", &c)
+        );
+        assert_ne!(
+            call_key(Some("n"), None, "t", &a),
+            call_key(Some("m"), None, "t", &a)
+        );
+    }
+
+    #[test]
+    fn errors_survive_the_journal() {
+        let r = Recorded {
+            key: "k".into(),
+            node: Some("n".into()),
+            tool: "t".into(),
+            worker: "w".into(),
+            at: now_rfc3339(),
+            outcome: Err(McpError::Timeout {
+                server: "s".into(),
+                tool: "t".into(),
+                after: Duration::from_secs(3),
+            }),
+        };
+        let e = Entry::Calls { calls: vec![r] };
+        let text = serde_json::to_string(&e).unwrap();
+        let back: Entry = serde_json::from_str(&text).unwrap();
+        assert_eq!(back, e);
+    }
+}
