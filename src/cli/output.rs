@@ -137,6 +137,12 @@ pub fn print_text(traces: &[Trace]) {
             c.cost_total, c.tokens_total, c.output_tokens, c.output_tokens_all
         );
         println!("  run {}", t.run_id);
+        if let Some(d) = &t.durable {
+            println!("  durable on {}", d.restate);
+            for line in crate::engine::run::durable::attempt_lines(&d.attempts) {
+                println!("    {}", printable(&line));
+            }
+        }
         if t.composition.status != RunStatus::Completed {
             let why = match (&t.failed_step, &t.composition.budget_tripped) {
                 (_, Some(cap)) => format!(" (budget `{cap}`)"),

@@ -84,6 +84,14 @@ pub struct ServeArgs {
     /// answered 429 until one ends).
     #[arg(long, value_name = "N", default_value_t = limits::DEFAULT_MAX_CALLS)]
     pub max_calls_per_session: usize,
+    /// Run each call durably on Restate (its ingress at
+    /// `restate://HOST:PORT`), where `pipewright worker` runs the same
+    /// files: a call survives the worker dying mid-run.
+    #[arg(long, value_name = "restate://HOST:PORT")]
+    pub on: Option<String>,
+    /// With --on: Restate's admin API (default port 9070 of the --on host).
+    #[arg(long, value_name = "URL", env = "PIPEWRIGHT_RESTATE_ADMIN")]
+    pub restate_admin: Option<String>,
 }
 
 /// `serve`: returns the exit code.
@@ -107,12 +115,35 @@ pub async fn serve(args: ServeArgs) -> u8 {
             None
         }
     };
+    let restate = match &args.on {
+        Some(on) => {
+            match crate::cli::run::remote::Restate::parse(on, args.restate_admin.as_deref()) {
+                Ok(r) if !args.meta_tool => Some(r),
+                Ok(_) => {
+                    eprintln!(
+                        "error: --meta-tool does not go with --on: a worker runs only the files it was given"
+                    );
+                    return exit::INVALID;
+                }
+                Err(e) => {
+                    eprintln!("error: {e}");
+                    return exit::INVALID;
+                }
+            }
+        }
+        None => None,
+    };
+    let mut hashes = std::collections::HashMap::new();
     let mut served: Vec<Served> = Vec::new();
     let mut upstreams: Vec<Arc<Upstream>> = Vec::new();
     for path in &args.files {
+        let hash = std::fs::read(path)
+            .map(|b| crate::cli::run::remote::file_hash(&b))
+            .unwrap_or_default();
         match load_and_connect(path, args.yes).await {
             Ok((tools, up)) => {
                 for t in tools {
+                    hashes.insert(t.name.clone(), hash.clone());
                     if let Some(other) = served.iter().find(|s| s.name == t.name) {
                         eprintln!(
                             "error: two tools would be named `{}`: one from {}, one from {}; rename a composition",
@@ -145,6 +176,7 @@ pub async fn serve(args: ServeArgs) -> u8 {
             meta_tool: args.meta_tool,
             yes: args.yes,
             allow_env: args.allow_env.clone(),
+            remote: restate.map(|restate| exec::Remote { restate, hashes }),
         },
     );
     let code = match http {

@@ -16,20 +16,14 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use clap::Args;
-use serde::{Deserialize, Serialize};
-use serde_json::{Map, Value};
-use sha2::{Digest, Sha256};
 
+use super::run::remote::{RunRequest, file_hash};
 use super::serve::handler::{Flags, PipelineServer};
 use super::serve::model::{Served, Upstream};
-use crate::engine::run::trace::Trace;
 use crate::options::exit;
 
 mod journal;
 mod register;
-
-/// The Restate service every worker serves.
-pub const SERVICE: &str = "Pipewright";
 
 /// Arguments of `worker`.
 #[derive(Debug, Args)]
@@ -63,27 +57,6 @@ pub struct WorkerArgs {
     /// Also run compositions that call tools marked destructive.
     #[arg(long, short = 'y')]
     pub yes: bool,
-}
-
-/// What a client submits: the served tool to run, its arguments, and the
-/// hash of the client's copy of the file.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct RunRequest {
-    pub tool: String,
-    #[serde(default)]
-    pub args: Map<String, Value>,
-    pub file_sha256: String,
-}
-
-/// What a durable run returns: its trace, secrets masked.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct RunOutput {
-    pub trace: Trace,
-}
-
-/// The hex SHA-256 of a file's bytes.
-pub fn file_hash(bytes: &[u8]) -> String {
-    hex::encode(Sha256::digest(bytes))
 }
 
 /// Everything a run needs, shared by every run of this worker.
@@ -171,6 +144,7 @@ pub async fn worker(args: WorkerArgs) -> u8 {
             meta_tool: false,
             yes: args.yes,
             allow_env: Vec::new(),
+            remote: None,
         },
     );
     let shared = Arc::new(Shared {

@@ -11,14 +11,42 @@
 
 use std::time::Duration;
 
-use serde_json::{Value, json};
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value, json};
+use sha2::{Digest, Sha256};
+use tokio_util::sync::CancellationToken;
 
-use crate::cli::worker::{RunRequest, SERVICE, file_hash};
 use crate::engine::file::model::Pipeline;
-use crate::engine::run::durable::Entry;
+use crate::engine::run::durable::{Entry, Recorded};
 use crate::engine::run::store;
 use crate::engine::run::trace::{RunStatus, Trace};
 use crate::options::exit;
+
+/// The Restate service every worker serves: a workflow whose key is the
+/// run id and whose `run` handler runs the composition.
+pub const SERVICE: &str = "Pipewright";
+
+/// What a client submits: the composition to run (by the tool name
+/// `serve` would give it), its arguments, and the hash of the client's
+/// copy of the file.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct RunRequest {
+    pub tool: String,
+    #[serde(default)]
+    pub args: Map<String, Value>,
+    pub file_sha256: String,
+}
+
+/// What a durable run returns: its trace, secrets masked.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct RunOutput {
+    pub trace: Trace,
+}
+
+/// The hex SHA-256 of a file's bytes.
+pub fn file_hash(bytes: &[u8]) -> String {
+    hex::encode(Sha256::digest(bytes))
+}
 
 /// Where a durable run goes: Restate's ingress and admin API.
 #[derive(Debug, Clone)]
@@ -84,6 +112,36 @@ fn client() -> reqwest::Client {
         .unwrap_or_default()
 }
 
+/// Starts run `id` in Restate: the invocation id, or an exit code and why.
+async fn send(r: &Restate, id: &str, req: &RunRequest) -> Result<Option<String>, (u8, String)> {
+    let url = format!("{}/{SERVICE}/{id}/run/send", r.ingress);
+    let res = client().post(&url).json(req).send().await.map_err(|e| {
+        (
+            exit::UNREACHABLE,
+            format!(
+                "cannot reach Restate's ingress at {}: {:#}",
+                r.ingress,
+                anyhow::Error::from(e)
+            ),
+        )
+    })?;
+    let status = res.status();
+    let body: Value = res.json().await.unwrap_or(Value::Null);
+    if !status.is_success() {
+        // 404: no worker registered the service yet.
+        let code = if status.as_u16() == 404 {
+            exit::UNREACHABLE
+        } else {
+            exit::INVALID
+        };
+        return Err((
+            code,
+            format!("Restate refused the run ({status}): {}", message_of(&body)),
+        ));
+    }
+    Ok(body["invocationId"].as_str().map(str::to_owned))
+}
+
 /// Submits the run and follows it; returns the exit code.
 pub async fn submit(r: &Restate, s: Submission<'_>, report: Report<'_>) -> u8 {
     let id = crate::engine::run::trace::new_run_id();
@@ -92,34 +150,13 @@ pub async fn submit(r: &Restate, s: Submission<'_>, report: Report<'_>) -> u8 {
         args: s.args,
         file_sha256: file_hash(s.source.as_bytes()),
     };
-    let url = format!("{}/{SERVICE}/{id}/run/send", r.ingress);
-    let sent = client().post(&url).json(&req).send().await;
-    let res = match sent {
-        Ok(res) => res,
-        Err(e) => {
-            eprintln!(
-                "error: cannot reach Restate's ingress at {}: {:#}",
-                r.ingress,
-                anyhow::Error::from(e)
-            );
-            return exit::UNREACHABLE;
+    let invocation = match send(r, &id, &req).await {
+        Ok(inv) => inv,
+        Err((code, sentence)) => {
+            eprintln!("error: {sentence}");
+            return code;
         }
     };
-    let status = res.status();
-    let body: Value = res.json().await.unwrap_or(Value::Null);
-    if !status.is_success() {
-        eprintln!(
-            "error: Restate refused the run ({status}): {}",
-            message_of(&body)
-        );
-        return if status.as_u16() == 404 {
-            // No worker registered this service yet.
-            exit::UNREACHABLE
-        } else {
-            exit::INVALID
-        };
-    }
-    let invocation = body["invocationId"].as_str().map(str::to_owned);
     eprintln!(
         "run {id} on {}: follow it again with `pipewright runs attach {id} --on {}`",
         r.on, r.on
@@ -134,6 +171,64 @@ pub async fn submit(r: &Restate, s: Submission<'_>, report: Report<'_>) -> u8 {
     .await
 }
 
+/// Runs `req` in Restate for `serve --on`: each journaled call is handed to
+/// `on_call`; `cancel` cancels the invocation in Restate (the worker then
+/// compensates) and the trace of the cancelled run still comes back.
+pub async fn run_quiet(
+    r: &Restate,
+    req: &RunRequest,
+    cancel: &CancellationToken,
+    on_call: &mut (dyn FnMut(Recorded) -> futures::future::BoxFuture<'static, ()> + Send),
+) -> Result<Trace, String> {
+    let id = crate::engine::run::trace::new_run_id();
+    let invocation = send(r, &id, req).await.map_err(|(_, s)| s)?;
+    let mut journal = Journal {
+        invocation,
+        next: 0,
+    };
+    let mut tick = tokio::time::interval(Duration::from_millis(250));
+    let output = attach(r, &id);
+    tokio::pin!(output);
+    let mut cancelled = false;
+    let got = loop {
+        tokio::select! {
+            got = &mut output => break got,
+            _ = tick.tick() => {
+                for e in journal.poll(r, &id).await {
+                    if let Entry::Calls { calls } = e {
+                        for c in calls {
+                            on_call(c).await;
+                        }
+                    }
+                }
+            }
+            () = cancel.cancelled(), if !cancelled => {
+                cancelled = true;
+                if let Some(inv) = journal.invocation.clone().or(journal.find(r, &id).await) {
+                    cancel_invocation(r, &inv).await;
+                }
+            }
+        }
+    };
+    let mut trace = got.map_err(|(_, s)| s)?;
+    trace.run_id = id.clone();
+    if let Some(d) = trace.durable.as_mut() {
+        d.restate = r.on.clone();
+    }
+    Ok(trace)
+}
+
+/// Asks Restate to cancel an invocation (best effort).
+async fn cancel_invocation(r: &Restate, invocation: &str) {
+    let url = format!("{}/invocations/{invocation}/cancel", r.admin);
+    if let Err(e) = client().patch(&url).send().await {
+        eprintln!(
+            "warning: could not cancel {invocation} in Restate: {:#}",
+            anyhow::Error::from(e)
+        );
+    }
+}
+
 /// Follows run `id` to its end and reports it; returns the exit code.
 pub async fn follow(
     r: &Restate,
@@ -146,7 +241,6 @@ pub async fn follow(
     let mut journal = Journal {
         invocation,
         next: 0,
-        shown: 0,
     };
     let mut tick = tokio::time::interval(Duration::from_millis(250));
     let output = attach(r, id);
@@ -154,7 +248,7 @@ pub async fn follow(
     let got = loop {
         tokio::select! {
             got = &mut output => break got,
-            _ = tick.tick() => journal.poll(r, id).await,
+            _ = tick.tick() => show(journal.poll(r, id).await),
             stop = signals.next() => {
                 eprintln!(
                     "\n{}: run {id} goes on in Restate; follow it again with `pipewright runs attach {id} --on {}`",
@@ -166,7 +260,7 @@ pub async fn follow(
         }
     };
     // The lines of the last calls, if the poll had not seen them.
-    journal.poll(r, id).await;
+    show(journal.poll(r, id).await);
     let mut trace = match got {
         Ok(t) => t,
         Err((code, sentence)) => {
@@ -260,33 +354,58 @@ fn message_of(body: &Value) -> String {
         .unwrap_or_else(|| body.to_string())
 }
 
+/// Prints journal entries as `run` prints finished nodes.
+fn show(entries: Vec<Entry>) {
+    for e in entries {
+        match e {
+            Entry::Attempt(a) => eprintln!("↻ {} picked the run up at {}", a.worker, a.at),
+            Entry::Calls { calls } => {
+                for c in calls {
+                    let mark = match &c.outcome {
+                        Ok(o) if !o.is_error => "✓",
+                        _ => "✗",
+                    };
+                    let ms = c.outcome.as_ref().map_or(0, |o| o.duration_ms);
+                    eprintln!(
+                        "{mark} {} · {} · {ms}ms · journaled by {}",
+                        c.node.as_deref().unwrap_or("-"),
+                        c.tool,
+                        c.worker
+                    );
+                }
+            }
+        }
+    }
+}
+
 /// Where the client is in the run's journal.
 struct Journal {
     invocation: Option<String>,
     /// The next journal index to read.
     next: u64,
-    /// How many call lines were printed.
-    shown: usize,
 }
 
 impl Journal {
-    /// Prints what the journal gained since the last poll. Best effort: a
-    /// failed query is tried again at the next tick.
-    async fn poll(&mut self, r: &Restate, id: &str) {
+    /// The invocation of run `id`, looked up by its key.
+    async fn find(&self, r: &Restate, id: &str) -> Option<String> {
+        let q = format!(
+            "SELECT id FROM sys_invocation WHERE target_service_name = '{SERVICE}' AND target_service_key = '{}' AND target_handler_name = 'run'",
+            id.replace('\'', "''")
+        );
+        let rows = query(r, &q).await?;
+        rows.first()
+            .and_then(|row| row["id"].as_str())
+            .map(str::to_owned)
+    }
+
+    /// What the journal gained since the last poll. Best effort: a failed
+    /// query is tried again at the next tick.
+    async fn poll(&mut self, r: &Restate, id: &str) -> Vec<Entry> {
         if self.invocation.is_none() {
-            let q = format!(
-                "SELECT id FROM sys_invocation WHERE target_service_name = '{SERVICE}' AND target_service_key = '{}' AND target_handler_name = 'run'",
-                id.replace('\'', "''")
-            );
-            if let Some(rows) = query(r, &q).await {
-                self.invocation = rows
-                    .first()
-                    .and_then(|row| row["id"].as_str())
-                    .map(str::to_owned);
-            }
+            self.invocation = self.find(r, id).await;
         }
         let Some(inv) = &self.invocation else {
-            return;
+            return Vec::new();
         };
         let q = format!(
             "SELECT index, entry_json FROM sys_journal WHERE id = '{}' AND index >= {} ORDER BY index",
@@ -294,34 +413,17 @@ impl Journal {
             self.next
         );
         let Some(rows) = query(r, &q).await else {
-            return;
+            return Vec::new();
         };
+        let mut out = Vec::new();
         for row in rows {
             let index = row["index"].as_u64().unwrap_or(self.next);
             self.next = self.next.max(index + 1);
-            let Some(entry) = row["entry_json"].as_str().and_then(entry_of) else {
-                continue;
-            };
-            match entry {
-                Entry::Attempt(a) => eprintln!("↻ {} picked the run up at {}", a.worker, a.at),
-                Entry::Calls { calls } => {
-                    for c in calls {
-                        self.shown += 1;
-                        let mark = match &c.outcome {
-                            Ok(o) if !o.is_error => "✓",
-                            _ => "✗",
-                        };
-                        let ms = c.outcome.as_ref().map_or(0, |o| o.duration_ms);
-                        eprintln!(
-                            "{mark} {} · {} · {ms}ms · journaled by {}",
-                            c.node.as_deref().unwrap_or("-"),
-                            c.tool,
-                            c.worker
-                        );
-                    }
-                }
+            if let Some(entry) = row["entry_json"].as_str().and_then(entry_of) {
+                out.push(entry);
             }
         }
+        out
     }
 }
 

@@ -10,6 +10,7 @@ use rmcp::service::{Peer, RequestContext};
 use tokio_util::sync::CancellationToken;
 
 use super::logging::RunLog;
+use crate::cli::run::remote;
 use crate::engine::file::model::Composition;
 use crate::engine::mcp::caller::Caller;
 use crate::engine::redact::Redactor;
@@ -31,6 +32,68 @@ pub struct Job {
     pub caller: Arc<dyn Caller>,
     pub cfg: SessionConfig,
     pub redactor: Redactor,
+    /// `serve --on restate://…`: the run goes there instead.
+    pub remote: Option<RemoteJob>,
+}
+
+/// `serve --on restate://…`: the Restate that runs the calls, and the hash
+/// of each served tool's file (a worker runs a composition only for a
+/// client holding the same file).
+pub struct Remote {
+    pub restate: remote::Restate,
+    pub hashes: std::collections::HashMap<String, String>,
+}
+
+impl Remote {
+    /// The request a call of tool `name` submits.
+    pub fn request(
+        &self,
+        name: &str,
+        args: &serde_json::Map<String, serde_json::Value>,
+    ) -> remote::RunRequest {
+        remote::RunRequest {
+            tool: name.to_owned(),
+            args: args.clone(),
+            file_sha256: self.hashes.get(name).cloned().unwrap_or_default(),
+        }
+    }
+}
+
+/// One call's durable run.
+pub struct RemoteJob {
+    pub remote: Arc<Remote>,
+    pub request: remote::RunRequest,
+}
+
+/// Runs a job where it runs: in Restate (`--on`), else here.
+pub async fn run_job(job: Job, hooks: Hooks) -> Option<Trace> {
+    let Some(rj) = job.remote else {
+        return run(job.comp, job.caller, job.cfg, job.redactor, hooks).await;
+    };
+    let total = job.comp.nodes.len();
+    let mut done = 0usize;
+    let peer = hooks.peer.clone();
+    let progress = hooks.progress.clone();
+    let mut on_call =
+        move |c: crate::engine::run::durable::Recorded| -> futures::future::BoxFuture<'static, ()> {
+            done += 1;
+            let (peer, progress) = (peer.clone(), progress.clone());
+            Box::pin(async move {
+                if let Some(t) = progress {
+                    let p = ProgressNotificationParam::new(t, done as f64)
+                        .with_total(total as f64)
+                        .with_message(c.node.unwrap_or(c.tool));
+                    let _ = peer.notify_progress(p).await;
+                }
+            })
+        };
+    match remote::run_quiet(&rj.remote.restate, &rj.request, &hooks.cancel, &mut on_call).await {
+        Ok(t) => Some(t),
+        Err(e) => {
+            tracing::warn!("durable run failed: {e}");
+            None
+        }
+    }
 }
 
 /// Where a run reports and what stops it.

@@ -17,7 +17,7 @@ use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt as _};
 use serde_json::{Map, Value, json};
 use tokio_util::sync::CancellationToken;
 
-use super::exec::{Hooks, Job, run, wants_task};
+use super::exec::{Hooks, Job, run, run_job, wants_task};
 use super::logging::SessionLevel;
 use super::model::{Served, Upstream, json_type};
 use crate::engine::run::session::SessionConfig;
@@ -44,6 +44,8 @@ pub struct PipelineServer {
     started: Arc<std::sync::Mutex<Vec<String>>>,
     /// How many task runs are going, over every session.
     pub(super) running_tasks: Arc<std::sync::atomic::AtomicUsize>,
+    /// `--on restate://…`: calls run durably there.
+    remote: Option<Arc<super::exec::Remote>>,
 }
 
 /// What `serve`'s flags ask of the server.
@@ -54,6 +56,8 @@ pub struct Flags {
     /// The environment variables an inline pipeline may read as
     /// `${env.NAME}` (`--allow-env`); none by default.
     pub allow_env: Vec<String>,
+    /// `--on restate://…`: where calls run, durably.
+    pub remote: Option<super::exec::Remote>,
 }
 
 impl PipelineServer {
@@ -69,6 +73,7 @@ impl PipelineServer {
             tasks: rmcp::task_manager::TaskManager::new(),
             started: Arc::default(),
             running_tasks: Arc::default(),
+            remote: flags.remote.map(Arc::new),
         }
     }
 
@@ -201,14 +206,7 @@ impl ServerHandler for PipelineServer {
                 .spawn_task(&self.tasks, job, &context, level)?
                 .into_response());
         }
-        let trace = run(
-            job.comp,
-            job.caller,
-            job.cfg,
-            job.redactor,
-            Hooks::of_request(&context, level),
-        )
-        .await;
+        let trace = run_job(job, Hooks::of_request(&context, level)).await;
         Ok(self.answer(trace).into())
     }
 }
@@ -232,11 +230,16 @@ impl PipelineServer {
             expect: served.comp.expect.clone(),
             ..SessionConfig::default()
         };
+        let remote = self.remote.as_ref().map(|r| super::exec::RemoteJob {
+            remote: r.clone(),
+            request: r.request(name, args),
+        });
         Ok(Job {
             comp: served.comp.clone(),
             caller: served.caller.clone(),
             cfg,
             redactor: served.redactor.clone(),
+            remote,
         })
     }
 

@@ -12,7 +12,7 @@ use rmcp::service::RequestContext;
 use rmcp::task_manager::{TaskExit, TaskManager, TaskOptions};
 use tokio_util::sync::CancellationToken;
 
-use super::exec::{Hooks, Job, run};
+use super::exec::{Hooks, Job, run_job};
 use super::handler::PipelineServer;
 use super::logging::{Level, RunLog};
 use crate::engine::run::trace::RunStatus;
@@ -93,7 +93,7 @@ impl PipelineServer {
                     cancel: cancel.clone(),
                     log: RunLog { peer, min: level },
                 };
-                let trace = run(job.comp, job.caller, job.cfg, job.redactor, hooks).await;
+                let trace = run_job(job, hooks).await;
                 drop(slot);
                 let stopped = trace
                     .as_ref()

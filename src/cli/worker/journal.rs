@@ -19,7 +19,8 @@ use restate_sdk::prelude::*;
 use restate_sdk::service::{IntoServiceDefinition, ServiceDefinition};
 use tokio::sync::{mpsc, oneshot};
 
-use super::{RunOutput, RunRequest, Shared};
+use super::Shared;
+use crate::cli::run::remote::{RunOutput, RunRequest};
 use crate::engine::run::durable::{
     Attempt, DurableCaller, Entry, Pending, Recorded, Replay, now_rfc3339,
 };
@@ -57,17 +58,29 @@ impl Pipewright {
         let worker = self.0.name.clone();
         let nonce = nonce();
         let mut replay = Replay::default();
+        let mut cancelled = false;
         loop {
             let mine = Entry::Attempt(Attempt {
                 nonce: nonce.clone(),
                 worker: worker.clone(),
                 at: now_rfc3339(),
                 calls: 0,
+                last_at: None,
             });
-            let Json(entry): Json<Entry> = ctx
+            let read = ctx
                 .run(|| async move { Ok(Json(mine)) })
                 .name("journal")
-                .await?;
+                .await;
+            let Json(entry): Json<Entry> = match read {
+                Ok(e) => e,
+                // Cancelled (while no worker held the run, say): the run
+                // starts cancelled and compensates what was done.
+                Err(e) if is_cancel(&e) => {
+                    cancelled = true;
+                    continue;
+                }
+                Err(e) => return Err(e.into()),
+            };
             let last = matches!(&entry, Entry::Attempt(a) if a.nonce == nonce);
             replay.push(entry);
             if last {
@@ -84,21 +97,39 @@ impl Pipewright {
         ));
         let mut s = session::start(job.comp.clone(), caller.clone(), job.cfg, job.redactor);
         s.handle.send(Command::Run);
+        if cancelled {
+            s.handle.send(Command::Cancel);
+        }
 
         type Append<'a> =
             Pin<Box<dyn Future<Output = Result<Json<Entry>, TerminalError>> + Send + 'a>>;
         let mut queued: Vec<Pending> = Vec::new();
-        let mut writing: Option<(Append<'_>, Vec<oneshot::Sender<()>>)> = None;
+        let mut writing: Option<(Append<'_>, Vec<Recorded>, Vec<oneshot::Sender<()>>)> = None;
         let mut written = 0usize;
         let trace: Trace = loop {
             tokio::select! {
                 Some(p) = rx.recv() => queued.push(p),
                 r = async { writing.as_mut().map(|w| w.0.as_mut()).expect("guarded").await }, if writing.is_some() => {
-                    let (_, dones) = writing.take().expect("guarded");
-                    r?;
-                    written += dones.len();
-                    for d in dones {
-                        let _ = d.send(());
+                    let (_, batch, dones) = writing.take().expect("guarded");
+                    match r {
+                        Ok(_) => {
+                            written += dones.len();
+                            for d in dones {
+                                let _ = d.send(());
+                            }
+                        }
+                        // Restate cancelled the run: nothing was written;
+                        // the outcomes go into the next append, and the
+                        // session stops and compensates (its undo calls are
+                        // journaled like any other).
+                        Err(e) if is_cancel(&e) => {
+                            if !cancelled {
+                                cancelled = true;
+                                s.handle.send(Command::Cancel);
+                            }
+                            queued.splice(0..0, batch.into_iter().zip(dones).map(|(recorded, done)| Pending { recorded, done }));
+                        }
+                        Err(e) => return Err(e.into()),
                     }
                 }
                 ev = s.events.recv() => match ev {
@@ -119,9 +150,11 @@ impl Pipewright {
                         .into_iter()
                         .map(|p| (p.recorded, p.done))
                         .unzip();
-                let entry = Entry::Calls { calls };
+                let entry = Entry::Calls {
+                    calls: calls.clone(),
+                };
                 let append = ctx.run(|| async move { Ok(Json(entry)) }).name("journal");
-                writing = Some((Box::pin(append), dones));
+                writing = Some((Box::pin(append), calls, dones));
             }
         };
         if let Some(me) = attempts.last_mut() {
@@ -134,6 +167,11 @@ impl Pipewright {
         });
         Ok(Json(RunOutput { trace }))
     }
+}
+
+/// Restate's answer to a journaled step of a cancelled invocation.
+fn is_cancel(e: &TerminalError) -> bool {
+    e.code() == 409
 }
 
 /// A value no other execution will pick: the clock, the process and a

@@ -56,6 +56,10 @@ pub struct Attempt {
     /// How many call outcomes this execution journaled.
     #[serde(default)]
     pub calls: usize,
+    /// When its last journaled call ended (RFC 3339): what the run had
+    /// reached when this execution stopped, if it did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_at: Option<String>,
 }
 
 /// One call's outcome as journaled.
@@ -162,6 +166,7 @@ impl Replay {
                 for c in calls {
                     if let Some(a) = self.attempts.last_mut() {
                         a.calls += 1;
+                        a.last_at = Some(c.at.clone());
                     }
                     // Two outcomes under one key cannot happen (a key is
                     // written once); keep the first if it did.
@@ -306,6 +311,50 @@ impl Caller for DurableCaller {
     }
 }
 
+/// One line per execution of a durable run, for reports: who ran it,
+/// when, how many calls it journaled, and for a resumption how long the
+/// run stood still between the last outcome the previous worker journaled
+/// and the new worker picking it up.
+pub fn attempt_lines(attempts: &[Attempt]) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut before: Option<&Attempt> = None;
+    for a in attempts {
+        let at = clock(&a.at);
+        let calls = match a.calls {
+            1 => "1 call".to_owned(),
+            n => format!("{n} calls"),
+        };
+        match before {
+            None => out.push(format!("run by {} at {at} ({calls})", a.worker)),
+            Some(b) => {
+                let from = b.last_at.as_deref().unwrap_or(&b.at);
+                let gap = gap_ms(from, &a.at)
+                    .map(|ms| format!(" after {:.1} s", ms as f64 / 1000.0))
+                    .unwrap_or_default();
+                out.push(format!("resumed by {} at {at}{gap} ({calls})", a.worker));
+            }
+        }
+        before = Some(a);
+    }
+    out
+}
+
+/// Milliseconds from one RFC 3339 time to another (never negative).
+pub fn gap_ms(from: &str, to: &str) -> Option<u64> {
+    use time::format_description::well_known::Rfc3339;
+    let from = time::OffsetDateTime::parse(from, &Rfc3339).ok()?;
+    let to = time::OffsetDateTime::parse(to, &Rfc3339).ok()?;
+    let ms = (to - from).whole_milliseconds().max(0);
+    u64::try_from(ms).ok()
+}
+
+/// `15:51:32` of an RFC 3339 time (the whole text if it is not one).
+fn clock(at: &str) -> &str {
+    at.split_once('T')
+        .and_then(|(_, t)| t.get(..8))
+        .unwrap_or(at)
+}
+
 /// `Result<T, &E>` → `Result<T, E>` by cloning the error.
 trait ClonedErr<T, E> {
     fn cloned_err(self) -> Result<T, E>;
@@ -418,6 +467,33 @@ mod tests {
             .unwrap();
         assert_eq!(a.result["structuredContent"]["n"], 3);
         assert_eq!(journal.lock().unwrap().len(), 1);
+    }
+
+    #[test]
+    fn attempt_lines_show_the_gap_of_a_resumption() {
+        let a = |w: &str, at: &str, calls, last: Option<&str>| Attempt {
+            nonce: String::new(),
+            worker: w.into(),
+            at: at.into(),
+            calls,
+            last_at: last.map(str::to_owned),
+        };
+        let lines = attempt_lines(&[
+            a(
+                "w1",
+                "2026-11-25T10:00:00Z",
+                2,
+                Some("2026-11-25T10:00:01.5Z"),
+            ),
+            a("w2", "2026-11-25T10:00:04Z", 1, None),
+        ]);
+        assert_eq!(
+            lines,
+            [
+                "run by w1 at 10:00:00 (2 calls)",
+                "resumed by w2 at 10:00:04 after 2.5 s (1 call)"
+            ]
+        );
     }
 
     #[test]
