@@ -185,7 +185,7 @@ pub async fn worker(args: WorkerArgs) -> u8 {
             // runs: give it a moment.
             tokio::time::sleep(Duration::from_millis(50)).await;
             match register::register(&admin, &uri).await {
-                Ok(()) => eprintln!("registered {uri} with {admin}"),
+                Ok(()) => eprintln!("registered with {admin} as {uri}"),
                 Err(e) => eprintln!(
                     "warning: could not register with {admin}: {e}\n{}",
                     register::command(&uri, &admin)

@@ -186,7 +186,7 @@ pub async fn run_quiet(
         invocation,
         next: 0,
     };
-    let mut tick = tokio::time::interval(Duration::from_millis(250));
+    let mut tick = ticker();
     let output = attach(r, &id);
     tokio::pin!(output);
     let mut cancelled = false;
@@ -218,6 +218,15 @@ pub async fn run_quiet(
     Ok(trace)
 }
 
+/// Ticks every 250 ms, the first one 250 ms from now: a run that ends
+/// sooner is never slowed by a journal query.
+fn ticker() -> tokio::time::Interval {
+    let period = Duration::from_millis(250);
+    let mut t = tokio::time::interval_at(tokio::time::Instant::now() + period, period);
+    t.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    t
+}
+
 /// Asks Restate to cancel an invocation (best effort).
 async fn cancel_invocation(r: &Restate, invocation: &str) {
     let url = format!("{}/invocations/{invocation}/cancel", r.admin);
@@ -238,17 +247,34 @@ pub async fn follow(
     report: Report<'_>,
 ) -> u8 {
     let mut signals = super::watch::Signals::listen();
-    let mut journal = Journal {
+    // Progress lines go with the text report, as `run` prints them.
+    let progress = report.format == crate::cli::output::Format::Text;
+    let mut journal = Some(Journal {
         invocation,
         next: 0,
-    };
-    let mut tick = tokio::time::interval(Duration::from_millis(250));
+    });
+    type Poll<'a> =
+        std::pin::Pin<Box<dyn std::future::Future<Output = (Journal, Vec<Entry>)> + Send + 'a>>;
+    let mut polling: Option<Poll<'_>> = None;
+    let mut tick = ticker();
     let output = attach(r, id);
     tokio::pin!(output);
     let got = loop {
         tokio::select! {
             got = &mut output => break got,
-            _ = tick.tick() => show(journal.poll(r, id).await),
+            _ = tick.tick(), if progress && polling.is_none() => {
+                if let Some(mut j) = journal.take() {
+                    polling = Some(Box::pin(async move {
+                        let e = j.poll(r, id).await;
+                        (j, e)
+                    }));
+                }
+            }
+            (j, e) = async { polling.as_mut().expect("guarded").await }, if polling.is_some() => {
+                polling = None;
+                show(e);
+                journal = Some(j);
+            }
             stop = signals.next() => {
                 eprintln!(
                     "\n{}: run {id} goes on in Restate; follow it again with `pipewright runs attach {id} --on {}`",
@@ -259,8 +285,20 @@ pub async fn follow(
             }
         }
     };
-    // The lines of the last calls, if the poll had not seen them.
-    show(journal.poll(r, id).await);
+    if progress {
+        // The lines of the last calls, if no poll had seen them.
+        let j = match polling.take() {
+            Some(p) => {
+                let (j, e) = p.await;
+                show(e);
+                Some(j)
+            }
+            None => journal.take(),
+        };
+        if let Some(mut j) = j {
+            show(j.poll(r, id).await);
+        }
+    }
     let mut trace = match got {
         Ok(t) => t,
         Err((code, sentence)) => {

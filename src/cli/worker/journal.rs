@@ -65,6 +65,7 @@ impl Pipewright {
                 worker: worker.clone(),
                 at: now_rfc3339(),
                 calls: 0,
+                replayed_calls: 0,
                 last_at: None,
             });
             let read = ctx
@@ -159,10 +160,13 @@ impl Pipewright {
         };
         if let Some(me) = attempts.last_mut() {
             me.calls = written;
+            me.replayed_calls = caller.answered();
         }
         let mut trace = trace;
+        caller.restore_times(&mut trace, attempts.first().map(|a| a.at.as_str()));
         trace.durable = Some(Durable {
             restate: String::new(),
+            run: ctx.key().to_owned(),
             attempts,
         });
         Ok(Json(RunOutput { trace }))

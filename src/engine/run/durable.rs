@@ -56,6 +56,10 @@ pub struct Attempt {
     /// How many call outcomes this execution journaled.
     #[serde(default)]
     pub calls: usize,
+    /// How many calls this execution answered from the journal (known for
+    /// the last execution; 0 for the ones before it).
+    #[serde(default)]
+    pub replayed_calls: usize,
     /// When its last journaled call ended (RFC 3339): what the run had
     /// reached when this execution stopped, if it did.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -196,6 +200,9 @@ pub struct DurableCaller {
     writer: mpsc::UnboundedSender<Pending>,
     /// How many calls were answered from the journal.
     answered: std::sync::atomic::AtomicUsize,
+    /// When each call answered from the journal really ran, by node:
+    /// (start, end) in milliseconds since the Unix epoch.
+    ran: Mutex<HashMap<String, (i128, i128)>>,
 }
 
 impl DurableCaller {
@@ -215,6 +222,51 @@ impl DurableCaller {
             counts: Mutex::new(HashMap::new()),
             writer,
             answered: std::sync::atomic::AtomicUsize::new(0),
+            ran: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// Puts back the times at which the calls answered from the journal
+    /// really ran: a node done before the resumption keeps its place on
+    /// the timeline, and the run starts when its first execution did, so
+    /// the time no worker held the run shows as a gap.
+    pub fn restore_times(&self, trace: &mut super::trace::Trace, first_start: Option<&str>) {
+        use time::format_description::well_known::Rfc3339;
+        let fmt = |ms: i128| {
+            time::OffsetDateTime::from_unix_timestamp_nanos(ms * 1_000_000)
+                .ok()
+                .and_then(|t| t.format(&Rfc3339).ok())
+        };
+        let ms_of = |at: &str| {
+            time::OffsetDateTime::parse(at, &Rfc3339)
+                .ok()
+                .map(|t| t.unix_timestamp_nanos() / 1_000_000)
+        };
+        let ran = self.ran.lock().unwrap_or_else(|e| e.into_inner());
+        for (node, &(start, end)) in ran.iter() {
+            let Some(rec) = trace.nodes.get_mut(node) else {
+                continue;
+            };
+            let own_end = rec
+                .started_at
+                .as_deref()
+                .and_then(ms_of)
+                .map(|s| s + i128::from(rec.duration_ms));
+            let end = own_end.map_or(end, |e| e.max(end));
+            if let Some(at) = fmt(start) {
+                rec.started_at = Some(at);
+                rec.duration_ms = u64::try_from(end - start).unwrap_or(0);
+            }
+        }
+        let c = &mut trace.composition;
+        if let (Some(first), Some(now)) = (first_start, c.started_at.as_deref()) {
+            let (Some(f), Some(n)) = (ms_of(first), ms_of(now)) else {
+                return;
+            };
+            if f < n {
+                c.duration_ms += u64::try_from(n - f).unwrap_or(0);
+                c.started_at = Some(first.to_owned());
+            }
         }
     }
 
@@ -256,6 +308,18 @@ impl Caller for DurableCaller {
             if let Some(r) = self.replay.calls.get(&key) {
                 self.answered
                     .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                if let (Some(node), Ok(o)) = (&r.node, &r.outcome)
+                    && let Ok(end) = time::OffsetDateTime::parse(
+                        &r.at,
+                        &time::format_description::well_known::Rfc3339,
+                    )
+                {
+                    let end = end.unix_timestamp_nanos() / 1_000_000;
+                    let start = end - i128::from(o.duration_ms);
+                    let mut ran = self.ran.lock().unwrap_or_else(|e| e.into_inner());
+                    let span = ran.entry(node.clone()).or_insert((start, end));
+                    *span = (span.0.min(start), span.1.max(end));
+                }
                 return r.outcome.as_ref().map(Outcome::call_outcome).cloned_err();
             }
             let got = self
@@ -476,6 +540,7 @@ mod tests {
             worker: w.into(),
             at: at.into(),
             calls,
+            replayed_calls: 0,
             last_at: last.map(str::to_owned),
         };
         let lines = attempt_lines(&[

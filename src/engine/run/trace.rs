@@ -340,6 +340,8 @@ pub struct Trace {
 pub struct Durable {
     /// `restate://HOST:PORT`, as given to `--on`.
     pub restate: String,
+    /// The run's id in Restate: its workflow key (`runs attach ID`).
+    pub run: String,
     pub attempts: Vec<crate::engine::run::durable::Attempt>,
 }
 

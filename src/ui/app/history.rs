@@ -272,10 +272,22 @@ impl App {
     /// The timeline pane's title.
     pub fn timeline_title(&self) -> String {
         match &self.viewing {
-            Some(v) => format!(
-                " timeline · run {} (read-only, {} ms) · T: DAG ",
-                v.entry.id, v.trace.composition.duration_ms
-            ),
+            Some(v) => {
+                // A durable run picked up again after its worker died:
+                // the gap on the axis is the time no worker held it.
+                let resumed = v
+                    .trace
+                    .durable
+                    .as_ref()
+                    .map(|d| crate::engine::run::durable::attempt_lines(&d.attempts))
+                    .and_then(|lines| lines.into_iter().skip(1).last())
+                    .map(|l| format!("{l} · "))
+                    .unwrap_or_default();
+                format!(
+                    " timeline · run {} (read-only, {} ms) · {resumed}T: DAG ",
+                    v.entry.id, v.trace.composition.duration_ms
+                )
+            }
             None => " timeline · T: DAG · Enter: all iterations ".to_owned(),
         }
     }
