@@ -58,6 +58,14 @@ pub struct EditArgs {
     /// directory's themes/.
     #[arg(long, value_name = "NAME")]
     pub theme: Option<String>,
+    /// Offer "durable run" in the palette: run the saved file on Restate
+    /// (its ingress at `restate://HOST:PORT`), where a `pipewright worker`
+    /// holds it.
+    #[arg(long, value_name = "restate://HOST:PORT")]
+    pub on: Option<String>,
+    /// With --on: Restate's admin API (default port 9070 of the --on host).
+    #[arg(long, value_name = "URL", env = "PIPEWRIGHT_RESTATE_ADMIN")]
+    pub restate_admin: Option<String>,
 }
 
 /// Opens the workbench; returns the exit code.
@@ -82,6 +90,19 @@ pub async fn edit(args: EditArgs) -> u8 {
             eprintln!("error: {e}");
             return exit::INVALID;
         }
+    };
+    let restate = match &args.on {
+        Some(on) => match crate::engine::run::durable::client::Restate::parse(
+            on,
+            args.restate_admin.as_deref(),
+        ) {
+            Ok(r) => Some(r),
+            Err(e) => {
+                eprintln!("error: {e}");
+                return exit::INVALID;
+            }
+        },
+        None => None,
     };
     let dirs = config::Dirs::locate();
     let (mut cfg, sampling) = match config::Config::load_with_sampling(&dirs, args.theme.as_deref())
@@ -118,6 +139,7 @@ pub async fn edit(args: EditArgs) -> u8 {
         url: args.url,
         theme: args.theme,
         timeout,
+        restate,
     };
     let mut app = app::App::new(opts, dirs, cfg, editor);
     app.sampling = sampling;
@@ -142,6 +164,8 @@ impl EditArgs {
             servers: Vec::new(),
             timeout: None,
             theme: None,
+            on: None,
+            restate_admin: None,
         }
     }
 }

@@ -189,6 +189,12 @@ fn load(runs: &Runs, spec: &str) -> Result<(Entry, Trace), u8> {
 /// `runs attach`: follows a durable run, reports it, saves it.
 async fn attach(a: &AttachArgs) -> u8 {
     use super::run::remote;
+    if !remote::valid_id(&a.id) {
+        return usage(format!(
+            "`{}` is not a run id (letters, digits and `-`, as `run --on` prints it)",
+            a.id
+        ));
+    }
     let r = match remote::Restate::parse(&a.on, a.restate_admin.as_deref()) {
         Ok(r) => r,
         Err(e) => return usage(e),

@@ -341,24 +341,10 @@ pub(crate) async fn load_and_connect(
     Ok((out, up))
 }
 
-/// The tool name: a `pipe:` file (or a file with one unnamed pipeline) is
-/// named after the file; characters outside `[A-Za-z0-9_.-]` become `_`.
+/// The tool name of a composition (see
+/// [`durable::client::tool_name`](crate::engine::run::durable::client::tool_name)).
 pub(crate) fn tool_name(comp: &Composition, single: bool, stem: &str) -> String {
-    let unnamed = matches!(comp.name.as_str(), "pipe" | "fibe" | "discord");
-    let raw = if single && unnamed {
-        stem
-    } else {
-        comp.name.as_str()
-    };
-    raw.chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-') {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect()
+    crate::engine::run::durable::client::tool_name(comp, single, stem)
 }
 
 /// Every `${var.X}` the composition reads, in order of first use.

@@ -17,13 +17,16 @@ use std::time::Duration;
 
 use clap::Args;
 
-use super::run::remote::{RunRequest, file_hash};
+use super::run::remote::file_hash;
 use super::serve::handler::{Flags, PipelineServer};
 use super::serve::model::{Served, Upstream};
 use crate::options::exit;
 
 mod journal;
 mod register;
+mod shared;
+
+use shared::Shared;
 
 /// Arguments of `worker`.
 #[derive(Debug, Args)]
@@ -57,42 +60,6 @@ pub struct WorkerArgs {
     /// Also run compositions that call tools marked destructive.
     #[arg(long, short = 'y')]
     pub yes: bool,
-}
-
-/// Everything a run needs, shared by every run of this worker.
-pub(crate) struct Shared {
-    pub name: String,
-    pub server: PipelineServer,
-    /// The file hash of each served tool.
-    pub hashes: HashMap<String, String>,
-}
-
-impl Shared {
-    /// The job a request asks for, or why it is refused (a sentence).
-    pub fn job(&self, req: &RunRequest) -> Result<super::serve::exec::Job, String> {
-        let Some(hash) = self.hashes.get(&req.tool) else {
-            let mut names: Vec<&str> = self.hashes.keys().map(String::as_str).collect();
-            names.sort_unstable();
-            return Err(format!(
-                "worker `{}` runs no composition `{}`; it runs: {}",
-                self.name,
-                req.tool,
-                names.join(", ")
-            ));
-        };
-        if *hash != req.file_sha256 {
-            return Err(format!(
-                "worker `{}` holds another version of the file of `{}` than the client (its SHA-256 is {}…, the client's {}…); give both the same file",
-                self.name,
-                req.tool,
-                &hash[..12],
-                req.file_sha256.get(..12).unwrap_or(&req.file_sha256)
-            ));
-        }
-        self.server
-            .job(&req.tool, &req.args)
-            .map_err(|e| e.message.to_string())
-    }
 }
 
 /// `worker`: returns the exit code.

@@ -36,6 +36,7 @@ use super::theme::Theme;
 
 mod ask;
 mod cases;
+mod durable;
 mod events;
 mod history;
 mod input;
@@ -82,6 +83,9 @@ pub struct Options {
     pub url: Option<String>,
     pub theme: Option<String>,
     pub timeout: Option<Duration>,
+    /// `--on restate://…`: the palette can run the composition durably
+    /// there.
+    pub restate: Option<crate::engine::run::durable::client::Restate>,
 }
 
 /// The pane with the keyboard focus.
@@ -140,6 +144,13 @@ pub enum Effect {
     },
     /// Open a server's link in the browser (asked for with a key).
     OpenUrl(String),
+    /// Submit a durable run to Restate and follow it; `source` is the
+    /// file's text it runs.
+    Durable {
+        restate: Box<crate::engine::run::durable::client::Restate>,
+        request: Box<crate::engine::run::durable::client::RunRequest>,
+        source: String,
+    },
     Quit,
 }
 

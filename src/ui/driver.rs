@@ -190,6 +190,40 @@ impl Driver {
                         let _ = tx.send(Message::Sampled { ticket, result });
                     });
                 }
+                Effect::Durable {
+                    restate,
+                    request,
+                    source,
+                } => {
+                    let tx = self.msg_tx.clone();
+                    tokio::spawn(async move {
+                        let lines = tx.clone();
+                        let mut on_call = move |c: crate::engine::run::durable::Recorded| {
+                            let ok = matches!(&c.outcome, Ok(o) if !o.is_error);
+                            let line = format!(
+                                "durable: {} {} · {} · journaled by {}",
+                                if ok { "✓" } else { "✗" },
+                                c.node.as_deref().unwrap_or("-"),
+                                c.tool,
+                                c.worker
+                            );
+                            let _ = lines.send(Message::DurableCall(line));
+                            Box::pin(async {}) as futures::future::BoxFuture<'static, ()>
+                        };
+                        // The run belongs to Restate: closing the workbench
+                        // stops following it, not the run.
+                        let never = tokio_util::sync::CancellationToken::new();
+                        let result = crate::engine::run::durable::client::run_quiet(
+                            &restate,
+                            &request,
+                            &never,
+                            &mut on_call,
+                        )
+                        .await
+                        .map(Box::new);
+                        let _ = tx.send(Message::DurableDone { result, source });
+                    });
+                }
                 Effect::Quit => app.quit = true,
                 other @ (Effect::ExternalEditor | Effect::OpenUrl(_)) => rest.push(other),
             }

@@ -22,4 +22,12 @@ pub enum Message {
         ticket: u64,
         result: Result<(String, String), String>,
     },
+    /// A durable run's journal gained an outcome: its line.
+    DurableCall(String),
+    /// A durable run ended: its trace (with the file's text it ran), or
+    /// why it could not be followed.
+    DurableDone {
+        result: Result<Box<crate::engine::run::trace::Trace>, String>,
+        source: String,
+    },
 }

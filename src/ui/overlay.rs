@@ -119,6 +119,8 @@ pub enum PaletteItem {
     Case(String),
     /// Jump to a node.
     Node(String),
+    /// Run the composition durably on Restate (`edit --on`).
+    Durable(String),
 }
 
 impl PaletteItem {
@@ -130,6 +132,7 @@ impl PaletteItem {
             PaletteItem::Composition(c) => format!("composition {c}"),
             PaletteItem::Case(c) => format!("case {c}"),
             PaletteItem::Node(n) => format!("node {n}"),
+            PaletteItem::Durable(_) => "durable run".to_owned(),
         }
     }
 
@@ -140,6 +143,9 @@ impl PaletteItem {
             PaletteItem::Composition(c) => format!("composition {c}"),
             PaletteItem::Case(c) => format!("case {c}: run with this case row's vars"),
             PaletteItem::Node(n) => format!("go to node {n}"),
+            PaletteItem::Durable(on) => {
+                format!("durable run — run the saved file on {on}, where a worker holds it")
+            }
         }
     }
 }

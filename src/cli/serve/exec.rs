@@ -65,12 +65,16 @@ pub struct RemoteJob {
     pub request: remote::RunRequest,
 }
 
-/// Runs a job where it runs: in Restate (`--on`), else here.
-pub async fn run_job(job: Job, hooks: Hooks) -> Option<Trace> {
+/// Runs a job where it runs: in Restate (`--on`), else here; the trace,
+/// or why there is none.
+pub async fn run_job(job: Job, hooks: Hooks) -> Result<Trace, String> {
     let Some(rj) = job.remote else {
-        return run(job.comp, job.caller, job.cfg, job.redactor, hooks).await;
+        return run(job.comp, job.caller, job.cfg, job.redactor, hooks)
+            .await
+            .ok_or_else(|| "the run ended without a trace".to_owned());
     };
-    let total = job.comp.nodes.len();
+    // Progress counts journaled calls: retries, iterations and undo calls
+    // each count, so there is no total.
     let mut done = 0usize;
     let peer = hooks.peer.clone();
     let progress = hooks.progress.clone();
@@ -81,19 +85,12 @@ pub async fn run_job(job: Job, hooks: Hooks) -> Option<Trace> {
             Box::pin(async move {
                 if let Some(t) = progress {
                     let p = ProgressNotificationParam::new(t, done as f64)
-                        .with_total(total as f64)
                         .with_message(c.node.unwrap_or(c.tool));
                     let _ = peer.notify_progress(p).await;
                 }
             })
         };
-    match remote::run_quiet(&rj.remote.restate, &rj.request, &hooks.cancel, &mut on_call).await {
-        Ok(t) => Some(t),
-        Err(e) => {
-            tracing::warn!("durable run failed: {e}");
-            None
-        }
-    }
+    remote::run_quiet(&rj.remote.restate, &rj.request, &hooks.cancel, &mut on_call).await
 }
 
 /// Where a run reports and what stops it.

@@ -207,7 +207,7 @@ impl ServerHandler for PipelineServer {
                 .into_response());
         }
         let trace = run_job(job, Hooks::of_request(&context, level)).await;
-        Ok(self.answer(trace).into())
+        Ok(self.answer_run(trace).into())
     }
 }
 
@@ -277,6 +277,14 @@ impl PipelineServer {
 
     pub(super) fn allows_destructive(&self) -> bool {
         self.yes
+    }
+
+    /// The call's result, or why the run has none.
+    pub(super) fn answer_run(&self, run: Result<Trace, String>) -> CallToolResult {
+        match run {
+            Ok(t) => self.answer(Some(t)),
+            Err(why) => error_result(why, json!({})),
+        }
     }
 
     /// The call's result, after saving the run.

@@ -97,8 +97,8 @@ impl PipelineServer {
                 drop(slot);
                 let stopped = trace
                     .as_ref()
-                    .is_some_and(|t| t.composition.status == RunStatus::Cancelled);
-                let result = server.answer(trace);
+                    .is_ok_and(|t| t.composition.status == RunStatus::Cancelled);
+                let result = server.answer_run(trace);
                 if stopped {
                     return Err(TaskExit::Cancelled);
                 }

@@ -19,7 +19,7 @@ use restate_sdk::prelude::*;
 use restate_sdk::service::{IntoServiceDefinition, ServiceDefinition};
 use tokio::sync::{mpsc, oneshot};
 
-use super::Shared;
+use super::shared::Shared;
 use crate::cli::run::remote::{RunOutput, RunRequest};
 use crate::engine::run::durable::{
     Attempt, DurableCaller, Entry, Pending, Recorded, Replay, now_rfc3339,
@@ -54,7 +54,6 @@ impl Pipewright {
         ctx: WorkflowContext<'_>,
         Json(req): Json<RunRequest>,
     ) -> Result<Json<RunOutput>, HandlerError> {
-        let job = self.0.job(&req).map_err(TerminalError::new)?;
         let worker = self.0.name.clone();
         let nonce = nonce();
         let mut replay = Replay::default();
@@ -75,7 +74,8 @@ impl Pipewright {
             let Json(entry): Json<Entry> = match read {
                 Ok(e) => e,
                 // Cancelled (while no worker held the run, say): the run
-                // starts cancelled and compensates what was done.
+                // replays what the journal holds, then stops at its first
+                // new call and compensates everything it had done.
                 Err(e) if is_cancel(&e) => {
                     cancelled = true;
                     continue;
@@ -88,6 +88,14 @@ impl Pipewright {
                 break;
             }
         }
+        let job = match self.0.job(&req) {
+            Ok(job) => job,
+            // A run this worker cannot take: refused for good when it is
+            // new; when another worker began it (an upgrade in progress, a
+            // file that differs), left for Restate to retry elsewhere.
+            Err(e) if replay.attempts.len() > 1 => return Err(HandlerError::from(e)),
+            Err(e) => return Err(TerminalError::new_with_code(400, e).into()),
+        };
         let mut attempts = replay.attempts.clone();
         let (tx, mut rx) = mpsc::unbounded_channel::<Pending>();
         let caller = Arc::new(DurableCaller::new(
@@ -95,11 +103,20 @@ impl Pipewright {
             worker.clone(),
             replay,
             tx,
+            job.redactor.clone(),
         ));
         let mut s = session::start(job.comp.clone(), caller.clone(), job.cfg, job.redactor);
+        // Whatever ends this handler (a lost stream, a journal error, a
+        // suspension), the session must not go on calling servers nor
+        // compensate on its own: Restate will run the run again.
+        let _held = Held {
+            caller: caller.clone(),
+            session: s.task.abort_handle(),
+        };
         s.handle.send(Command::Run);
+        let missed = caller.missed();
         if cancelled {
-            s.handle.send(Command::Cancel);
+            caller.cancel_at_first_miss();
         }
 
         type Append<'a> =
@@ -124,14 +141,16 @@ impl Pipewright {
                         // session stops and compensates (its undo calls are
                         // journaled like any other).
                         Err(e) if is_cancel(&e) => {
-                            if !cancelled {
-                                cancelled = true;
-                                s.handle.send(Command::Cancel);
-                            }
+                            cancelled = false;
+                            s.handle.send(Command::Cancel);
                             queued.splice(0..0, batch.into_iter().zip(dones).map(|(recorded, done)| Pending { recorded, done }));
                         }
                         Err(e) => return Err(e.into()),
                     }
+                }
+                () = missed.notified(), if cancelled => {
+                    cancelled = false;
+                    s.handle.send(Command::Cancel);
                 }
                 ev = s.events.recv() => match ev {
                     Some(Event::RunFinished { trace, .. }) => break *trace,
@@ -170,6 +189,19 @@ impl Pipewright {
             attempts,
         });
         Ok(Json(RunOutput { trace }))
+    }
+}
+
+/// Stops a run's session when its handler ends, however it ends.
+struct Held {
+    caller: Arc<DurableCaller>,
+    session: tokio::task::AbortHandle,
+}
+
+impl Drop for Held {
+    fn drop(&mut self) {
+        self.caller.halt();
+        self.session.abort();
     }
 }
 

@@ -16,6 +16,8 @@
 //! again; so is a call that was in flight when the worker died: at least
 //! once, like any journaled step.
 
+pub mod client;
+
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -32,6 +34,8 @@ use super::cassette::canonical;
 use crate::engine::mcp::caller::Caller;
 use crate::engine::mcp::human::{CallExtras, CallScope};
 use crate::engine::mcp::{CallOutcome, McpError, ToolInfo};
+use crate::engine::redact::Redactor;
+pub use crate::engine::run::trace::Attempt;
 
 /// One entry of a run's journal.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -42,28 +46,6 @@ pub enum Entry {
     Attempt(Attempt),
     /// Calls that ended, in the order their outcomes reached the writer.
     Calls { calls: Vec<Recorded> },
-}
-
-/// One execution of a run by a worker.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Attempt {
-    /// Random, new for each execution: tells the entry this execution
-    /// wrote from one an earlier execution left.
-    pub nonce: String,
-    pub worker: String,
-    /// When the execution started (RFC 3339, UTC).
-    pub at: String,
-    /// How many call outcomes this execution journaled.
-    #[serde(default)]
-    pub calls: usize,
-    /// How many calls this execution answered from the journal (known for
-    /// the last execution; 0 for the ones before it).
-    #[serde(default)]
-    pub replayed_calls: usize,
-    /// When its last journaled call ended (RFC 3339): what the run had
-    /// reached when this execution stopped, if it did.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub last_at: Option<String>,
 }
 
 /// One call's outcome as journaled.
@@ -91,13 +73,16 @@ pub struct Outcome {
 }
 
 impl Outcome {
-    fn of(o: &CallOutcome) -> Self {
+    /// The outcome as journaled: the request (with its arguments) and the
+    /// questions' answers masked; the result as the server sent it, since
+    /// later nodes of a resumed run read it.
+    fn of(o: &CallOutcome, redactor: &Redactor) -> Self {
         Outcome {
-            request: o.request.clone(),
+            request: redactor.value(&o.request),
             result: o.result.clone(),
             is_error: o.is_error,
             duration_ms: u64::try_from(o.duration.as_millis()).unwrap_or(u64::MAX),
-            extras: o.extras.clone(),
+            extras: super::cassette::redacted_extras(redactor, &o.extras),
         }
     }
 
@@ -203,6 +188,18 @@ pub struct DurableCaller {
     /// When each call answered from the journal really ran, by node:
     /// (start, end) in milliseconds since the Unix epoch.
     ran: Mutex<HashMap<String, (i128, i128)>>,
+    /// The nodes that made a call live in this execution.
+    live: Mutex<std::collections::HashSet<String>>,
+    /// Masks what is journaled of a call's request and its questions.
+    redactor: Redactor,
+    /// Set when this execution no longer holds the run (its handler
+    /// ended): no call is made live any more.
+    halt: CancellationToken,
+    /// The run was cancelled while no worker held it: the first call the
+    /// journal does not answer is not made, and `missed` is told, so the
+    /// run stops there and compensates everything it had done.
+    cancel_at_miss: std::sync::atomic::AtomicBool,
+    missed: Arc<tokio::sync::Notify>,
 }
 
 impl DurableCaller {
@@ -214,6 +211,7 @@ impl DurableCaller {
         worker: String,
         replay: Replay,
         writer: mpsc::UnboundedSender<Pending>,
+        redactor: Redactor,
     ) -> Self {
         DurableCaller {
             inner,
@@ -223,7 +221,30 @@ impl DurableCaller {
             writer,
             answered: std::sync::atomic::AtomicUsize::new(0),
             ran: Mutex::new(HashMap::new()),
+            live: Mutex::new(std::collections::HashSet::new()),
+            redactor,
+            halt: CancellationToken::new(),
+            cancel_at_miss: std::sync::atomic::AtomicBool::new(false),
+            missed: Arc::new(tokio::sync::Notify::new()),
         }
+    }
+
+    /// This execution no longer holds the run: every later call fails
+    /// without reaching a server.
+    pub fn halt(&self) {
+        self.halt.cancel();
+    }
+
+    /// Refuse the first call the journal does not answer and tell
+    /// [`missed`](Self::missed).
+    pub fn cancel_at_first_miss(&self) {
+        self.cancel_at_miss
+            .store(true, std::sync::atomic::Ordering::SeqCst);
+    }
+
+    /// Told when a call was refused by [`cancel_at_first_miss`](Self::cancel_at_first_miss).
+    pub fn missed(&self) -> Arc<tokio::sync::Notify> {
+        self.missed.clone()
     }
 
     /// Puts back the times at which the calls answered from the journal
@@ -243,15 +264,20 @@ impl DurableCaller {
                 .map(|t| t.unix_timestamp_nanos() / 1_000_000)
         };
         let ran = self.ran.lock().unwrap_or_else(|e| e.into_inner());
+        let live = self.live.lock().unwrap_or_else(|e| e.into_inner());
         for (node, &(start, end)) in ran.iter() {
             let Some(rec) = trace.nodes.get_mut(node) else {
                 continue;
             };
+            // A node that also called live (a fan-out cut short) ends when
+            // its last live call did; one answered wholly from the journal
+            // ends when its last journaled call did.
             let own_end = rec
                 .started_at
                 .as_deref()
                 .and_then(ms_of)
-                .map(|s| s + i128::from(rec.duration_ms));
+                .map(|s| s + i128::from(rec.duration_ms))
+                .filter(|_| live.contains(node));
             let end = own_end.map_or(end, |e| e.max(end));
             if let Some(at) = fmt(start) {
                 rec.started_at = Some(at);
@@ -322,6 +348,29 @@ impl Caller for DurableCaller {
                 }
                 return r.outcome.as_ref().map(Outcome::call_outcome).cloned_err();
             }
+            let server_name = || server.unwrap_or("").to_owned();
+            if self.halt.is_cancelled() || self.writer.is_closed() {
+                return Err(McpError::Transport {
+                    server: server_name(),
+                    reason: "this worker no longer holds the run: the call was not made".into(),
+                });
+            }
+            if self
+                .cancel_at_miss
+                .swap(false, std::sync::atomic::Ordering::SeqCst)
+            {
+                self.missed.notify_one();
+                return Err(McpError::Cancelled {
+                    server: server_name(),
+                    tool: tool.to_owned(),
+                });
+            }
+            if let Some(node) = node {
+                self.live
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .insert(node.to_owned());
+            }
             let got = self
                 .inner
                 .call(server, tool, args, meta, timeout, cancel, scope)
@@ -332,7 +381,10 @@ impl Caller for DurableCaller {
                 tool: tool.to_owned(),
                 worker: self.worker.clone(),
                 at: now_rfc3339(),
-                outcome: got.as_ref().map(Outcome::of).map_err(Clone::clone),
+                outcome: got
+                    .as_ref()
+                    .map(|o| Outcome::of(o, &self.redactor))
+                    .map_err(Clone::clone),
             };
             let (done, durable) = oneshot::channel();
             if self.writer.send(Pending { recorded, done }).is_err() {
@@ -491,7 +543,13 @@ mod tests {
     async fn a_resumed_run_is_answered_from_the_journal_whatever_the_order() {
         let inner = Arc::new(Counting(Default::default()));
         let (tx, journal) = writer();
-        let first = DurableCaller::new(inner.clone(), "w1".into(), Replay::default(), tx);
+        let first = DurableCaller::new(
+            inner.clone(),
+            "w1".into(),
+            Replay::default(),
+            tx,
+            Redactor::default(),
+        );
         let cancel = CancellationToken::new();
         let args = |i: i64| json!({"i": i}).as_object().unwrap().clone();
         // Two identical calls of `a` (a retry), one of `b`.
@@ -508,7 +566,8 @@ mod tests {
 
         // The resumed run asks in another order and once more than before.
         let (tx, journal) = writer();
-        let second = DurableCaller::new(inner.clone(), "w2".into(), replay, tx);
+        let second =
+            DurableCaller::new(inner.clone(), "w2".into(), replay, tx, Redactor::default());
         let b = second
             .call(None, "t", args(2), None, None, &cancel, &scope("b"))
             .await
@@ -531,6 +590,33 @@ mod tests {
             .unwrap();
         assert_eq!(a.result["structuredContent"]["n"], 3);
         assert_eq!(journal.lock().unwrap().len(), 1);
+
+        // `b` was answered wholly from the journal: it keeps the time it
+        // ran (5 ms, ending when it was journaled), not the resumption's.
+        let mut trace = crate::engine::run::trace::Trace::default();
+        let later = "2099-01-01T00:00:00Z";
+        for id in ["a", "b"] {
+            trace.nodes.insert(
+                id.into(),
+                crate::engine::run::trace::NodeRecord {
+                    started_at: Some(later.into()),
+                    duration_ms: 1,
+                    ..Default::default()
+                },
+            );
+        }
+        trace.composition.started_at = Some(later.into());
+        second.restore_times(&mut trace, Some("2020-01-01T00:00:00Z"));
+        let b = &trace.nodes["b"];
+        assert_eq!(b.duration_ms, 5);
+        assert!(b.started_at.as_deref().unwrap() < later);
+        // `a` also called live: it ends when its live call did.
+        let a = &trace.nodes["a"];
+        assert!(a.duration_ms > 1_000_000, "{}", a.duration_ms);
+        assert_eq!(
+            trace.composition.started_at.as_deref(),
+            Some("2020-01-01T00:00:00Z")
+        );
     }
 
     #[test]

@@ -342,7 +342,29 @@ pub struct Durable {
     pub restate: String,
     /// The run's id in Restate: its workflow key (`runs attach ID`).
     pub run: String,
-    pub attempts: Vec<crate::engine::run::durable::Attempt>,
+    pub attempts: Vec<Attempt>,
+}
+
+/// One execution of a run by a worker.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Attempt {
+    /// Random, new for each execution: tells the entry this execution
+    /// wrote from one an earlier execution left.
+    pub nonce: String,
+    pub worker: String,
+    /// When the execution started (RFC 3339, UTC).
+    pub at: String,
+    /// How many call outcomes this execution journaled.
+    #[serde(default)]
+    pub calls: usize,
+    /// How many calls this execution answered from the journal (known for
+    /// the last execution; 0 for the ones before it).
+    #[serde(default)]
+    pub replayed_calls: usize,
+    /// When its last journaled call ended (RFC 3339): what the run had
+    /// reached when this execution stopped, if it did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_at: Option<String>,
 }
 
 /// The `composition` block of the envelope.

@@ -35,7 +35,7 @@ fn run_plan(source: Option<&str>, trace: &Trace) -> Option<(Arc<Pipeline>, Arc<C
 }
 
 impl App {
-    fn runs(&self) -> Option<Runs> {
+    pub(super) fn runs(&self) -> Option<Runs> {
         self.dirs.data.as_ref().map(|d| Runs::at(d.join("runs")))
     }
 
@@ -279,9 +279,18 @@ impl App {
                     .trace
                     .durable
                     .as_ref()
-                    .map(|d| crate::engine::run::durable::attempt_lines(&d.attempts))
-                    .and_then(|lines| lines.into_iter().skip(1).last())
-                    .map(|l| format!("{l} · "))
+                    .and_then(|d| {
+                        let n = d.attempts.len();
+                        let (before, last) =
+                            (d.attempts.get(n.checked_sub(2)?)?, d.attempts.last()?);
+                        let from = before.last_at.as_deref().unwrap_or(&before.at);
+                        let gap = crate::engine::run::durable::gap_ms(from, &last.at)?;
+                        Some(format!(
+                            "resumed on {} after {:.1} s · ",
+                            last.worker,
+                            gap as f64 / 1000.0
+                        ))
+                    })
                     .unwrap_or_default();
                 format!(
                     " timeline · run {} (read-only, {} ms) · {resumed}T: DAG ",

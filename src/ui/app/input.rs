@@ -587,6 +587,9 @@ impl App {
         for (name, _) in crate::ui::theme::BUILTIN {
             items.push(PaletteItem::Theme((*name).to_owned()));
         }
+        if let Some(r) = &self.opts.restate {
+            items.push(PaletteItem::Durable(r.on.clone()));
+        }
         if let Some(p) = &self.pipeline {
             for c in &p.compositions {
                 items.push(PaletteItem::Composition(c.name.clone()));
@@ -708,6 +711,7 @@ impl App {
                 effects
             }
             PaletteItem::Case(name) => self.choose_case(&name),
+            PaletteItem::Durable(_) => self.start_durable(),
             PaletteItem::Node(id) => {
                 let i = self.comp.as_ref().and_then(|c| c.index_of(&id));
                 self.select(i, true);

@@ -1,0 +1,104 @@
+//! A durable run from the workbench (`edit --on restate://…`, palette
+//! "durable run"): the saved file's composition goes to Restate, where a
+//! worker holding the same file runs it; its journal's lines come as
+//! messages, and the finished run is saved and opened read-only, its
+//! Timeline showing where a worker picked it up again.
+
+use super::*;
+use crate::engine::run::durable::client::{RunRequest, file_hash, tool_name};
+
+impl App {
+    /// Submits the composition on screen to Restate.
+    pub(super) fn start_durable(&mut self) -> Vec<Effect> {
+        let Some(restate) = self.opts.restate.clone() else {
+            return Vec::new();
+        };
+        if self.editor.is_dirty() {
+            self.say(
+                "save the file first (Ctrl-S): a worker runs the file as saved",
+                true,
+            );
+            return Vec::new();
+        }
+        let (Some(pipeline), Some(comp)) = (self.pipeline.clone(), self.comp.clone()) else {
+            self.say("no valid plan: fix the file's errors first", true);
+            return Vec::new();
+        };
+        if !comp.cases.is_empty() {
+            self.say(
+                format!(
+                    "composition `{}` has cases: a durable run runs a composition once, not its cases",
+                    comp.name
+                ),
+                true,
+            );
+            return Vec::new();
+        }
+        let source = match std::fs::read_to_string(&self.opts.file) {
+            Ok(s) => s,
+            Err(e) => {
+                self.say(
+                    format!("cannot read {}: {e}", self.opts.file.display()),
+                    true,
+                );
+                return Vec::new();
+            }
+        };
+        let stem = self
+            .opts
+            .file
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_else(|| "pipeline".into());
+        let request = RunRequest {
+            tool: tool_name(&comp, pipeline.compositions.len() == 1, &stem),
+            args: self.opts.vars.clone().into_iter().collect(),
+            file_sha256: file_hash(source.as_bytes()),
+        };
+        self.say(
+            format!(
+                "durable run of `{}` submitted to {}; it opens here when it ends",
+                comp.name, restate.on
+            ),
+            false,
+        );
+        vec![Effect::Durable {
+            restate: Box::new(restate),
+            request: Box::new(request),
+            source,
+        }]
+    }
+
+    /// A durable run ended: saved, then opened read-only.
+    pub(super) fn durable_done(&mut self, result: Result<Box<Trace>, String>, source: &str) {
+        let trace = match result {
+            Ok(t) => t,
+            Err(e) => {
+                self.say(format!("durable run: {e}"), true);
+                return;
+            }
+        };
+        let Some(runs) = self.runs() else {
+            self.say(
+                format!(
+                    "durable run {} ended {} (no data directory to keep it)",
+                    trace.run_id,
+                    trace.composition.status.as_str()
+                ),
+                false,
+            );
+            return;
+        };
+        if let Err(e) = runs.save_with_source(&trace, Some(source)) {
+            self.say(
+                format!("could not save the run to {}: {e}", runs.dir.display()),
+                true,
+            );
+            return;
+        }
+        match runs.find(&trace.run_id) {
+            Ok(entry) => self.open_run(entry),
+            Err(e) => self.say(e, true),
+        }
+    }
+}
