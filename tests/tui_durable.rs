@@ -1,0 +1,192 @@
+//! The workbench's durable run (`edit --on restate://…`, palette `durable
+//! run`), without Restate: the palette offers it only with `--on`; it
+//! submits the saved file (its hash, the served tool name, the `--var`
+//! values) and refuses a dirty buffer; a finished durable run is saved and
+//! opened read-only, its Timeline title saying where it was resumed.
+//! (`tests/durable.rs` runs the same client against a real Restate.)
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use serde_json::json;
+use sha2::{Digest, Sha256};
+
+use pipewright::engine::run::durable::client::Restate;
+use pipewright::engine::run::trace::{Attempt, Durable, Trace};
+use pipewright::ui::app::{App, Effect, Options};
+use pipewright::ui::config::{Config, Dirs};
+use pipewright::ui::editor::Editor;
+use pipewright::ui::keys::Keymap;
+use pipewright::ui::message::Message;
+use pipewright::ui::theme::Theme;
+
+const CHAIN: &str = "vars:\n  WHO: ada\npipe:\n  - id: a\n    tool: echo\n    args: { message: \"hi ${var.WHO}\" }\n  - id: b\n    tool: echo\n    args: { message: \"${a} done\" }\n";
+
+fn key(code: KeyCode) -> KeyEvent {
+    KeyEvent::new(code, KeyModifiers::NONE)
+}
+
+/// A workbench on `chain.yml` in `dir`, `--on` set or not, loaded.
+fn app(dir: &Path, on: bool) -> (App, PathBuf) {
+    let file = dir.join("chain.yml");
+    std::fs::write(&file, CHAIN).unwrap();
+    let data = dir.join("data");
+    let editor = Editor::open(&file, Some(&data)).unwrap();
+    let config = Config {
+        theme: Theme::dark(),
+        keymap: Keymap::default(),
+    };
+    let mut vars = indexmap::IndexMap::new();
+    vars.insert("WHO".to_owned(), json!("grace"));
+    let opts = Options {
+        file: file.clone(),
+        vars,
+        restate: on
+            .then(|| Restate::parse("restate://127.0.0.1:1", Some("http://127.0.0.1:2")).unwrap()),
+        ..Options::default()
+    };
+    let dirs = Dirs {
+        config: None,
+        data: Some(data),
+    };
+    let mut app = App::new(opts, dirs, config, editor);
+    let until = Instant::now() + Duration::from_secs(20);
+    let mut now = Instant::now();
+    while app.comp.is_none() && Instant::now() < until {
+        now += Duration::from_millis(400);
+        app.on_tick(now);
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    assert!(app.comp.is_some(), "the file did not load");
+    (app, file)
+}
+
+/// Opens the palette, types `durable run`, presses Enter.
+fn choose_durable(app: &mut App) -> Vec<Effect> {
+    app.on_key(key(KeyCode::Char(':')));
+    for c in "durable run".chars() {
+        app.on_key(key(KeyCode::Char(c)));
+    }
+    app.on_key(key(KeyCode::Enter))
+}
+
+fn durable_effect(effects: &[Effect]) -> Option<&Effect> {
+    effects.iter().find(|e| matches!(e, Effect::Durable { .. }))
+}
+
+#[test]
+fn the_palette_submits_the_saved_file_with_its_hash_tool_and_vars() {
+    let dir = tempfile::tempdir().unwrap();
+    let (mut app, _) = app(dir.path(), true);
+    let effects = choose_durable(&mut app);
+    let Some(Effect::Durable {
+        restate,
+        request,
+        source,
+    }) = durable_effect(&effects)
+    else {
+        panic!("no durable run was submitted: {:?}", app.message);
+    };
+    assert_eq!(restate.on, "restate://127.0.0.1:1");
+    assert_eq!(request.tool, "chain");
+    assert_eq!(request.args, *json!({"WHO": "grace"}).as_object().unwrap());
+    assert_eq!(request.file_sha256, hex::encode(Sha256::digest(CHAIN)));
+    assert_eq!(source, CHAIN);
+}
+
+#[test]
+fn without_on_the_palette_has_no_durable_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let (mut app, _) = app(dir.path(), false);
+    let effects = choose_durable(&mut app);
+    assert!(durable_effect(&effects).is_none());
+}
+
+#[test]
+fn a_dirty_buffer_is_not_submitted() {
+    let dir = tempfile::tempdir().unwrap();
+    let (mut app, _) = app(dir.path(), true);
+    // Into the editor, and a character typed.
+    app.on_key(key(KeyCode::Char('i')));
+    app.on_key(key(KeyCode::Char('#')));
+    app.on_key(key(KeyCode::Esc));
+    assert!(app.editor.is_dirty(), "the buffer should be dirty");
+    let effects = choose_durable(&mut app);
+    assert!(durable_effect(&effects).is_none());
+    let m = app.message.as_ref().expect("a message says why");
+    assert!(
+        m.error && m.text.contains("save the file first"),
+        "{}",
+        m.text
+    );
+}
+
+#[test]
+fn a_finished_durable_run_is_saved_and_opened_with_its_resumption() {
+    let dir = tempfile::tempdir().unwrap();
+    let (mut app, file) = app(dir.path(), true);
+    // A real trace of the file, from the command line.
+    let out = assert_cmd::Command::cargo_bin("pipewright")
+        .unwrap()
+        .args(["run", "--format", "json", "--no-save"])
+        .arg(&file)
+        .env("PIPEWRIGHT_DATA_DIR", dir.path().join("cli-data"))
+        .timeout(Duration::from_secs(60))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let mut trace: Trace = serde_json::from_slice(&out.stdout).unwrap();
+    let at = |s: &str| format!("2026-11-25T10:00:{s}Z");
+    trace.durable = Some(Durable {
+        restate: "restate://127.0.0.1:1".into(),
+        run: trace.run_id.clone(),
+        attempts: vec![
+            Attempt {
+                nonce: "1".into(),
+                worker: "w1".into(),
+                at: at("00"),
+                calls: 1,
+                replayed_calls: 0,
+                last_at: Some(at("01")),
+            },
+            Attempt {
+                nonce: "2".into(),
+                worker: "w2".into(),
+                at: at("04"),
+                calls: 1,
+                replayed_calls: 1,
+                last_at: None,
+            },
+        ],
+    });
+    let id = trace.run_id.clone();
+    app.on_message(Message::DurableDone {
+        result: Ok(Box::new(trace)),
+        source: CHAIN.to_owned(),
+    });
+    let v = app.viewing.as_ref().expect("the run is open read-only");
+    assert_eq!(v.entry.id, id);
+    assert!(
+        app.timeline_title().contains("resumed on w2 after 3.0 s"),
+        "{}",
+        app.timeline_title()
+    );
+    let saved = std::fs::read_dir(dir.path().join("data/runs"))
+        .unwrap()
+        .filter_map(Result::ok)
+        .any(|e| e.file_name().to_string_lossy().contains(&id));
+    assert!(saved, "the run was not saved in the data dir");
+
+    // A run that could not be followed says why.
+    app.on_message(Message::DurableDone {
+        result: Err("Restate knows no run with this id".into()),
+        source: CHAIN.to_owned(),
+    });
+    let m = app.message.as_ref().unwrap();
+    assert!(m.error && m.text.contains("knows no run"), "{}", m.text);
+}
