@@ -29,29 +29,38 @@ pub trait Caller: Send + Sync {
         scope: &'a CallScope,
     ) -> BoxFuture<'a, Result<CallOutcome, McpError>>;
 
+    /// The caller this one wraps (a recorder, a journal), if any: the
+    /// methods below ask it unless overridden.
+    fn inner(&self) -> Option<&dyn Caller> {
+        None
+    }
+
     /// What the servers wrote to stderr (and logged), by server name.
     fn logs(&self) -> IndexMap<String, String> {
-        IndexMap::new()
+        self.inner().map(Caller::logs).unwrap_or_default()
     }
 
     /// The MCP revision each live server speaks (e.g. `2026-07-28`), by name.
     fn protocols(&self) -> IndexMap<String, String> {
-        IndexMap::new()
+        self.inner().map(Caller::protocols).unwrap_or_default()
     }
 
     /// Every server's tool list as last read, by name.
     fn tool_lists(&self) -> IndexMap<String, Vec<ToolInfo>> {
-        IndexMap::new()
+        self.inner().map(Caller::tool_lists).unwrap_or_default()
     }
 
     /// True when a server said its tool list changed since it was read.
     fn tools_changed(&self) -> bool {
-        false
+        self.inner().is_some_and(Caller::tools_changed)
     }
 
     /// Reads changed tool lists again; every server's list (by name) when
     /// one changed, else `None`.
     fn reread_tools(&self) -> BoxFuture<'_, Option<IndexMap<String, Vec<ToolInfo>>>> {
-        Box::pin(async { None })
+        match self.inner() {
+            Some(c) => c.reread_tools(),
+            None => Box::pin(async { None }),
+        }
     }
 }

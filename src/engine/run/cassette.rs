@@ -302,24 +302,8 @@ impl Caller for Recorder {
         })
     }
 
-    fn logs(&self) -> IndexMap<String, String> {
-        self.inner.logs()
-    }
-
-    fn protocols(&self) -> IndexMap<String, String> {
-        self.inner.protocols()
-    }
-
-    fn tool_lists(&self) -> IndexMap<String, Vec<ToolInfo>> {
-        self.inner.tool_lists()
-    }
-
-    fn tools_changed(&self) -> bool {
-        self.inner.tools_changed()
-    }
-
-    fn reread_tools(&self) -> BoxFuture<'_, Option<IndexMap<String, Vec<ToolInfo>>>> {
-        self.inner.reread_tools()
+    fn inner(&self) -> Option<&dyn Caller> {
+        Some(self.inner.as_ref())
     }
 }
 

@@ -23,7 +23,6 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use futures::future::BoxFuture;
-use indexmap::IndexMap;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
@@ -33,7 +32,7 @@ use tokio_util::sync::CancellationToken;
 use super::cassette::canonical;
 use crate::engine::mcp::caller::Caller;
 use crate::engine::mcp::human::{CallExtras, CallScope};
-use crate::engine::mcp::{CallOutcome, McpError, ToolInfo};
+use crate::engine::mcp::{CallOutcome, McpError};
 use crate::engine::redact::Redactor;
 pub use crate::engine::run::trace::Attempt;
 
@@ -406,24 +405,8 @@ impl Caller for DurableCaller {
         })
     }
 
-    fn logs(&self) -> IndexMap<String, String> {
-        self.inner.logs()
-    }
-
-    fn protocols(&self) -> IndexMap<String, String> {
-        self.inner.protocols()
-    }
-
-    fn tool_lists(&self) -> IndexMap<String, Vec<ToolInfo>> {
-        self.inner.tool_lists()
-    }
-
-    fn tools_changed(&self) -> bool {
-        self.inner.tools_changed()
-    }
-
-    fn reread_tools(&self) -> BoxFuture<'_, Option<IndexMap<String, Vec<ToolInfo>>>> {
-        self.inner.reread_tools()
+    fn inner(&self) -> Option<&dyn Caller> {
+        Some(self.inner.as_ref())
     }
 }
 
