@@ -4,9 +4,9 @@
 //! (`npm ci --prefix tests/interop`) as the side effect that must not
 //! happen twice, and HAProxy spreading runs over two workers.
 //!
-//! The servers of chain.yaml and saga.yaml run behind `tee`, so every
-//! JSON-RPC line a worker sent them is in a tap file: the tests count the
-//! `tools/call`s there, and read the memory server's own store.
+//! The servers of chain.yaml, saga.yaml and undo.yaml run behind `tee`, so
+//! every JSON-RPC line a worker sent them is in a tap file: the tests count
+//! the `tools/call`s there, and read the memory server's own store.
 
 #[path = "durable/harness.rs"]
 mod harness;
@@ -16,8 +16,8 @@ use std::sync::Mutex;
 use std::time::Duration;
 
 use harness::{
-    Haproxy, Home, Proc, Restate, Worker, calls, entities, fixture, free_port, http, read,
-    restate_binary, wait_for,
+    Haproxy, Home, Proc, Restate, Worker, call_args, calls, entities, fixture, free_port, http,
+    read, restate_binary, wait_for,
 };
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
@@ -96,7 +96,7 @@ fn context(home: &Home, restate: &Restate, procs: &[&Proc]) -> String {
 #[test]
 fn the_fixtures_load() {
     let home = Home::new();
-    for name in ["chain.yaml", "saga.yaml", "pair.yaml"] {
+    for name in ["chain.yaml", "saga.yaml", "pair.yaml", "undo.yaml"] {
         let f = fixture(name);
         let out = home
             .pipewright(&["check", f.to_str().unwrap()])
@@ -436,4 +436,338 @@ fn two_workers_behind_haproxy_share_200_runs_each_run_once() {
     if let Some(t) = unnamed {
         panic!("durable.run is not the run's id: {t:#}");
     }
+}
+
+// ---------------------------------------------------------------------------
+// 4. Cancelled while no worker holds it: the next worker replays what was
+// done, makes no new forward call, and undoes every completed node, newest
+// first, each once.
+
+/// The messages of the `echo` calls the tapped demo server received, in
+/// order.
+fn echoes(home: &Home) -> Vec<String> {
+    call_args(&home.demo_tap(), "echo")
+        .iter()
+        .map(|a| a["message"].as_str().unwrap_or("?").to_owned())
+        .collect()
+}
+
+/// A run id of the shape `run --on` draws (time, then hex), with `tag` as
+/// its hex tail.
+fn fresh_id(tag: u16) -> String {
+    let t = time::OffsetDateTime::now_utc();
+    format!(
+        "{:04}{:02}{:02}-{:02}{:02}{:02}-{tag:04x}",
+        t.year(),
+        u8::from(t.month()),
+        t.day(),
+        t.hour(),
+        t.minute(),
+        t.second()
+    )
+}
+
+/// Waits until the tap shows `one` and `two` called and `nap`'s slow call
+/// started: `two`'s outcome was journaled before `nap` could start.
+fn wait_for_nap(home: &Home, what: &str, alive: &[&Proc], context: impl Fn() -> String) {
+    wait_for(
+        what,
+        RUN_LIMIT,
+        || {
+            for p in alive {
+                assert!(
+                    p.exited().is_none(),
+                    "a process ended before the crash\n{}",
+                    context()
+                );
+            }
+            calls(
+                &home.demo_tap(),
+                "echo",
+                &json!({"message": "first second"}),
+            ) == 1
+                && calls(&home.demo_tap(), "slow", &json!({"ms": 4000})) == 1
+        },
+        &context,
+    );
+}
+
+#[test]
+fn a_run_cancelled_while_no_worker_holds_it_compensates_every_completed_node() {
+    let _one = one_at_a_time();
+    let home = Home::new();
+    let restate = Restate::start();
+    let file = fixture("undo.yaml");
+    let port = free_port();
+    let first = Worker::start(&home, &restate, &file, port, "first", &[]);
+
+    let id = fresh_id(0xca11);
+    let sha = hex::encode(Sha256::digest(std::fs::read(&file).expect("read")));
+    let input = json!({"tool": "undo", "args": {}, "file_sha256": sha});
+    let (status, body) = http(
+        restate.ingress,
+        "POST",
+        &format!("/Pipewright/{id}/run/send"),
+        Some(&input.to_string()),
+    )
+    .expect("the ingress answers");
+    assert!((200..300).contains(&status), "submitting: {status} {body}");
+    let sent: Value = serde_json::from_str(&body).expect("json");
+    let invocation = sent["invocationId"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no invocationId: {body}"))
+        .to_owned();
+
+    wait_for_nap(
+        &home,
+        "one and two to be done and nap to be running",
+        &[&first.proc],
+        || {
+            format!(
+                "{}\n--- demo tap ---\n{}",
+                context(&home, &restate, &[&first.proc]),
+                read(&home.demo_tap())
+            )
+        },
+    );
+    first.proc.kill9();
+    // No worker holds the run now: Restate keeps retrying it against the
+    // dead one when it is cancelled.
+    let (status, body) = http(
+        restate.admin,
+        "PATCH",
+        &format!("/invocations/{invocation}/cancel"),
+        None,
+    )
+    .expect("the admin API answers");
+    assert!(
+        (200..300).contains(&status),
+        "cancelling {invocation}: {status} {body}"
+    );
+    let second = Worker::start(&home, &restate, &file, port, "second", &[]);
+
+    let on = restate.on();
+    let admin = restate.admin_url();
+    let attach = Proc::spawn(
+        home.pipewright(&[
+            "runs",
+            "attach",
+            &id,
+            "--on",
+            &on,
+            "--restate-admin",
+            &admin,
+            "--format",
+            "json",
+        ]),
+        home.dir.path(),
+        "attach",
+    );
+    let code = attach.wait("runs attach to end", RUN_LIMIT, || {
+        context(&home, &restate, &[&second.proc])
+    });
+    let logs = format!(
+        "{}\n--- demo tap ---\n{}",
+        context(&home, &restate, &[&attach, &first.proc, &second.proc]),
+        read(&home.demo_tap())
+    );
+    let t = trace(&attach.out(), &logs);
+    assert_eq!(t["composition"]["status"], "cancelled", "{t:#}\n{logs}");
+    assert_eq!(code, 130, "a cancelled run exits 130\n{logs}");
+    let undone: Vec<(&str, &str, &Value)> = t["compensations"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no compensations: {t:#}"))
+        .iter()
+        .map(|c| {
+            (
+                c["node"].as_str().unwrap_or(""),
+                c["status"].as_str().unwrap_or(""),
+                &c["output"],
+            )
+        })
+        .collect();
+    assert_eq!(
+        undone,
+        [
+            ("two", "ok", &json!("UNDO-2")),
+            ("one", "ok", &json!("UNDO-1"))
+        ],
+        "every completed node is undone, newest first: {t:#}\n{logs}"
+    );
+    // Each forward call once (one and two replayed, nap not made again,
+    // last never), then each undo once, in order.
+    assert_eq!(
+        echoes(&home),
+        ["first", "first second", "UNDO-2", "UNDO-1"],
+        "{logs}"
+    );
+    assert_eq!(
+        calls(&home.demo_tap(), "slow", &json!({})),
+        1,
+        "the cancelled run makes no new call\n{logs}"
+    );
+    assert_eq!(t["durable"]["run"], json!(id), "{t:#}");
+    let attempts = attempts(&t, &restate);
+    assert_eq!(
+        attempts.last().expect("an attempt")["worker"],
+        "second",
+        "{t:#}"
+    );
+    assert_eq!(attempts[0]["worker"], "first", "{t:#}");
+}
+
+// ---------------------------------------------------------------------------
+// 5. `serve --on`: a served call's run outlives the worker that began it,
+// and the agent's call gets its answer.
+
+#[test]
+fn serve_on_restate_answers_a_served_call_across_a_worker_crash() {
+    let _one = one_at_a_time();
+    let home = Home::new();
+    let restate = Restate::start();
+    let file = fixture("undo.yaml");
+    let port = free_port();
+    let first = Worker::start(&home, &restate, &file, port, "first", &[]);
+    let on = restate.on();
+    let admin = restate.admin_url();
+    let serve = Proc::spawn_with_stdin(
+        home.pipewright(&[
+            "serve",
+            file.to_str().expect("utf-8 path"),
+            "--on",
+            &on,
+            "--restate-admin",
+            &admin,
+            "--yes",
+        ]),
+        home.dir.path(),
+        "serve",
+    );
+    let ctx = |procs: &[&Proc]| {
+        format!(
+            "{}\n--- demo tap ---\n{}",
+            context(&home, &restate, procs),
+            read(&home.demo_tap())
+        )
+    };
+    serve.send(&json!({
+        "jsonrpc": "2.0", "id": 1, "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-06-18",
+            "capabilities": {},
+            "clientInfo": {"name": "durable-test", "version": "1.0.0"}
+        }
+    }));
+    let mut init = None;
+    wait_for(
+        "serve to answer initialize",
+        RUN_LIMIT,
+        || {
+            assert!(serve.exited().is_none(), "serve exited\n{}", serve.logs());
+            init = serve.response(1);
+            init.is_some()
+        },
+        || ctx(&[&serve]),
+    );
+    let init = init.expect("waited for");
+    assert!(init.get("error").is_none(), "{init}");
+    serve.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    serve.send(&json!({
+        "jsonrpc": "2.0", "id": 2, "method": "tools/call",
+        "params": {"name": "undo", "arguments": {}}
+    }));
+
+    wait_for_nap(
+        &home,
+        "the served run to be in nap",
+        &[&first.proc, &serve],
+        || ctx(&[&serve, &first.proc]),
+    );
+    first.proc.kill9();
+    let second = Worker::start(&home, &restate, &file, port, "second", &[]);
+
+    let mut answer = None;
+    wait_for(
+        "the served call's answer",
+        RUN_LIMIT,
+        || {
+            assert!(serve.exited().is_none(), "serve exited\n{}", serve.logs());
+            answer = serve.response(2);
+            answer.is_some()
+        },
+        || ctx(&[&serve, &second.proc]),
+    );
+    let logs = ctx(&[&serve, &first.proc, &second.proc]);
+    let answer = answer.expect("waited for");
+    assert!(answer.get("error").is_none(), "{answer:#}\n{logs}");
+    let result = &answer["result"];
+    assert_ne!(result["isError"], json!(true), "{answer:#}\n{logs}");
+    let text = result["content"][0]["text"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no text content: {answer:#}"));
+    let output: Value = serde_json::from_str(text)
+        .unwrap_or_else(|e| panic!("the text is not JSON ({e}): {answer:#}"));
+    // A string output is served wrapped, as `{result: …}`.
+    assert_eq!(output, json!({"result": "first second last"}), "{answer:#}");
+    assert_eq!(result["structuredContent"], output, "{answer:#}");
+    // Each forward call once: one and two were journaled before the crash
+    // and replayed; nap was in flight, so it is the one call made again.
+    assert_eq!(
+        echoes(&home),
+        ["first", "first second", "first second last"],
+        "{logs}"
+    );
+    assert_eq!(
+        calls(&home.demo_tap(), "slow", &json!({"ms": 4000})),
+        2,
+        "{logs}"
+    );
+
+    // The served run is in the history, with both executions.
+    let shown = std::cell::RefCell::new(String::new());
+    wait_for(
+        "the served run in the history",
+        RUN_LIMIT,
+        || {
+            let out = home
+                .pipewright(&["runs", "show", "latest", "--format", "json"])
+                .output()
+                .expect("runs show runs");
+            *shown.borrow_mut() = format!(
+                "{}{}",
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&out.stderr)
+            );
+            out.status.success() && !out.stdout.is_empty()
+        },
+        || format!("{}\n{logs}", shown.borrow()),
+    );
+    let shown = home
+        .pipewright(&["runs", "show", "latest", "--format", "json"])
+        .output()
+        .expect("runs show runs");
+    let shown = String::from_utf8_lossy(&shown.stdout).into_owned();
+    let saved = trace(&shown, &logs);
+    let saved = if saved.is_array() {
+        saved[0].clone()
+    } else {
+        saved
+    };
+    assert_eq!(saved["composition"]["status"], "completed", "{saved:#}");
+    assert_eq!(saved["output"], json!("first second last"), "{saved:#}");
+    let attempts = attempts(&saved, &restate);
+    let workers: Vec<&str> = attempts
+        .iter()
+        .map(|a| a["worker"].as_str().unwrap_or(""))
+        .collect();
+    assert_eq!(workers, ["first", "second"], "{saved:#}");
+    if let Some(id) = result["_meta"]["pipewright/run_id"].as_str() {
+        assert_eq!(saved["durable"]["run"], json!(id), "{saved:#}\n{answer:#}");
+    }
+    assert!(
+        attempts[1]["replayed_calls"]
+            .as_u64()
+            .is_some_and(|n| n >= 2),
+        "one and two come from the journal: {saved:#}"
+    );
 }

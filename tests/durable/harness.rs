@@ -8,7 +8,7 @@ use std::fs::File;
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, ExitStatus, Stdio};
+use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
@@ -108,6 +108,7 @@ pub fn tail(path: &Path, n: usize) -> String {
 /// stdout and stderr in files.
 pub struct Proc {
     child: RefCell<Child>,
+    stdin: RefCell<Option<ChildStdin>>,
     pub stdout: PathBuf,
     pub stderr: PathBuf,
 }
@@ -115,20 +116,51 @@ pub struct Proc {
 impl Proc {
     /// Spawns `cmd` with stdin closed and its output in `dir/NAME.out` and
     /// `dir/NAME.err`.
-    pub fn spawn(mut cmd: Command, dir: &Path, name: &str) -> Proc {
+    pub fn spawn(cmd: Command, dir: &Path, name: &str) -> Proc {
+        Proc::start(cmd, dir, name, false)
+    }
+
+    /// As [`spawn`](Proc::spawn), with a pipe to its stdin that
+    /// [`send`](Proc::send) writes lines to.
+    pub fn spawn_with_stdin(cmd: Command, dir: &Path, name: &str) -> Proc {
+        Proc::start(cmd, dir, name, true)
+    }
+
+    fn start(mut cmd: Command, dir: &Path, name: &str, piped: bool) -> Proc {
         let stdout = dir.join(format!("{name}.out"));
         let stderr = dir.join(format!("{name}.err"));
-        let child = cmd
-            .stdin(Stdio::null())
+        let mut child = cmd
+            .stdin(if piped { Stdio::piped() } else { Stdio::null() })
             .stdout(File::create(&stdout).expect("stdout file"))
             .stderr(File::create(&stderr).expect("stderr file"))
             .spawn()
             .unwrap_or_else(|e| panic!("could not start {name} ({cmd:?}): {e}"));
+        let stdin = child.stdin.take();
         Proc {
             child: RefCell::new(child),
+            stdin: RefCell::new(stdin),
             stdout,
             stderr,
         }
+    }
+
+    /// Writes `msg` as one line to its stdin (a JSON-RPC message to a
+    /// stdio server).
+    pub fn send(&self, msg: &Value) {
+        let mut stdin = self.stdin.borrow_mut();
+        let pipe = stdin.as_mut().expect("started with spawn_with_stdin");
+        writeln!(pipe, "{msg}")
+            .and_then(|()| pipe.flush())
+            .unwrap_or_else(|e| panic!("writing {msg} to its stdin: {e}\n{}", self.logs()));
+    }
+
+    /// The JSON-RPC response with id `id` among the lines it printed on
+    /// stdout, once there is one.
+    pub fn response(&self, id: u64) -> Option<Value> {
+        self.out()
+            .lines()
+            .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+            .find(|m| m["id"] == id && (m.get("result").is_some() || m.get("error").is_some()))
     }
 
     pub fn pid(&self) -> u32 {
@@ -164,6 +196,7 @@ impl Proc {
 
     /// SIGKILL, then reap.
     pub fn kill9(&self) {
+        drop(self.stdin.borrow_mut().take());
         let mut child = self.child.borrow_mut();
         let _ = child.kill();
         let _ = child.wait();
@@ -205,7 +238,7 @@ impl Home {
         self.dir.path().join(name)
     }
 
-    /// What the tapped demo server received (chain.yaml, saga.yaml).
+    /// What the tapped demo server received (chain.yaml, saga.yaml, undo.yaml).
     pub fn demo_tap(&self) -> PathBuf {
         self.path("demo.tap")
     }
@@ -509,6 +542,17 @@ pub fn calls(tap: &Path, tool: &str, args: &Value) -> usize {
             })
         })
         .count()
+}
+
+/// The arguments of every JSON-RPC `tools/call` of `tool` in a tap file,
+/// in the order they were sent.
+pub fn call_args(tap: &Path, tool: &str) -> Vec<Value> {
+    read(tap)
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|m| m["method"] == "tools/call" && m["params"]["name"] == tool)
+        .map(|m| m["params"]["arguments"].clone())
+        .collect()
 }
 
 /// How many entities named `name` the memory server's store holds.
