@@ -23,6 +23,7 @@ use super::serve::model::{Served, Upstream};
 use crate::options::exit;
 
 mod journal;
+mod listen;
 mod register;
 mod shared;
 
@@ -136,12 +137,9 @@ pub async fn worker(args: WorkerArgs) -> u8 {
         .bind(journal::definition(shared))
         .build();
     let mut signals = super::run::watch::Signals::listen();
-    let serving = restate_sdk::http_server::HttpServer::new(endpoint).serve_with_cancel(
-        listener,
-        async move {
-            signals.next().await;
-        },
-    );
+    let serving = listen::serve(listener, endpoint, async move {
+        signals.next().await;
+    });
     let uri = args.advertise.clone().unwrap_or(own);
     if args.no_register {
         eprintln!("{}", register::command(&uri, &args.restate));

@@ -93,6 +93,7 @@ pub async fn follow(
     type Poll<'a> =
         std::pin::Pin<Box<dyn std::future::Future<Output = (Journal, Vec<Entry>)> + Send + 'a>>;
     let mut polling: Option<Poll<'_>> = None;
+    let mut polled = false;
     let mut tick = ticker();
     let output = attach(r, id);
     tokio::pin!(output);
@@ -109,6 +110,7 @@ pub async fn follow(
             }
             (j, e) = async { polling.as_mut().expect("guarded").await }, if polling.is_some() => {
                 polling = None;
+                polled = true;
                 show(e);
                 journal = Some(j);
             }
@@ -121,7 +123,10 @@ pub async fn follow(
             }
         }
     };
-    if progress {
+    // A run that outlived the first tick showed lines: the last calls' lines
+    // follow. A shorter one goes straight to its report (a journal query
+    // costs tens of milliseconds).
+    if progress && polled {
         // The lines of the last calls, if no poll had seen them.
         let j = match polling.take() {
             Some(p) => {
