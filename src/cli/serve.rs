@@ -133,31 +133,14 @@ pub async fn serve(args: ServeArgs) -> u8 {
         }
         None => None,
     };
-    let mut hashes = std::collections::HashMap::new();
-    let mut served: Vec<Served> = Vec::new();
-    let mut upstreams: Vec<Arc<Upstream>> = Vec::new();
-    for path in &args.files {
-        let hash = std::fs::read(path)
-            .map(|b| crate::cli::run::remote::file_hash(&b))
-            .unwrap_or_default();
-        match load_and_connect(path, args.yes).await {
-            Ok((tools, up)) => {
-                for t in tools {
-                    hashes.insert(t.name.clone(), hash.clone());
-                    if let Some(other) = served.iter().find(|s| s.name == t.name) {
-                        eprintln!(
-                            "error: two tools would be named `{}`: one from {}, one from {}; rename a composition",
-                            t.name, other.file, t.file
-                        );
-                        return exit::INVALID;
-                    }
-                    served.push(t);
-                }
-                upstreams.push(up);
-            }
-            Err(code) => return code,
-        }
-    }
+    let (served, upstreams) = match load_all(&args.files, args.yes).await {
+        Ok(loaded) => loaded,
+        Err(code) => return code,
+    };
+    let hashes = served
+        .iter()
+        .map(|t| (t.name.clone(), t.file_sha256.clone()))
+        .collect();
     if served.is_empty() && !args.meta_tool {
         eprintln!("error: nothing to serve");
         return exit::INVALID;
@@ -227,14 +210,40 @@ async fn http_options(addr: &str, args: &ServeArgs) -> Result<handler::HttpOptio
     })
 }
 
+/// Loads and connects every file (see [`load_and_connect`]): the tools
+/// they serve, two of one name being an error, and their upstreams.
+pub(crate) async fn load_all(
+    files: &[PathBuf],
+    yes: bool,
+) -> Result<(Vec<Served>, Vec<Arc<Upstream>>), u8> {
+    let mut served: Vec<Served> = Vec::new();
+    let mut upstreams: Vec<Arc<Upstream>> = Vec::new();
+    for path in files {
+        let (tools, up) = load_and_connect(path, yes).await?;
+        for t in tools {
+            if let Some(other) = served.iter().find(|s| s.name == t.name) {
+                eprintln!(
+                    "error: two tools would be named `{}`: one from {}, one from {}; rename a composition",
+                    t.name, other.file, t.file
+                );
+                return Err(exit::INVALID);
+            }
+            served.push(t);
+        }
+        upstreams.push(up);
+    }
+    Ok((served, upstreams))
+}
+
 /// Loads one file, connects its servers and checks every composition:
 /// the tools it serves (`yes`: also those calling destructive tools).
-pub(crate) async fn load_and_connect(
+async fn load_and_connect(
     path: &std::path::Path,
     yes: bool,
 ) -> Result<(Vec<Served>, Arc<Upstream>), u8> {
     let name = path.display().to_string();
     let (source, loaded) = load_file(path);
+    let file_sha256 = crate::cli::run::remote::file_hash(source.as_bytes());
     if super::report::report_diagnostics(&name, &source, &loaded) {
         eprintln!("{name}: not served: the file has errors");
         return Err(exit::INVALID);
@@ -320,6 +329,7 @@ pub(crate) async fn load_and_connect(
             name: tool_name,
             definition,
             file: name.clone(),
+            file_sha256: file_sha256.clone(),
             pipeline: pipeline.clone(),
             comp: Arc::new(comp.clone()),
             params,

@@ -17,9 +17,7 @@ use std::time::Duration;
 
 use clap::Args;
 
-use super::run::remote::file_hash;
 use super::serve::handler::{Flags, PipelineServer};
-use super::serve::model::{Served, Upstream};
 use crate::options::exit;
 
 mod journal;
@@ -69,36 +67,14 @@ pub async fn worker(args: WorkerArgs) -> u8 {
         .name
         .clone()
         .unwrap_or_else(|| format!("worker@{}", args.listen));
-    let mut served: Vec<Served> = Vec::new();
-    let mut upstreams: Vec<Arc<Upstream>> = Vec::new();
-    let mut hashes = HashMap::new();
-    for path in &args.files {
-        let bytes = match std::fs::read(path) {
-            Ok(b) => b,
-            Err(e) => {
-                eprintln!("error: cannot read {}: {e}", path.display());
-                return exit::INVALID;
-            }
-        };
-        let hash = file_hash(&bytes);
-        match super::serve::load_and_connect(path, args.yes).await {
-            Ok((tools, up)) => {
-                for t in tools {
-                    if let Some(other) = served.iter().find(|s| s.name == t.name) {
-                        eprintln!(
-                            "error: two compositions would be named `{}`: one from {}, one from {}; rename one",
-                            t.name, other.file, t.file
-                        );
-                        return exit::INVALID;
-                    }
-                    hashes.insert(t.name.clone(), hash.clone());
-                    served.push(t);
-                }
-                upstreams.push(up);
-            }
-            Err(code) => return code,
-        }
-    }
+    let (served, upstreams) = match super::serve::load_all(&args.files, args.yes).await {
+        Ok(loaded) => loaded,
+        Err(code) => return code,
+    };
+    let hashes: HashMap<String, String> = served
+        .iter()
+        .map(|t| (t.name.clone(), t.file_sha256.clone()))
+        .collect();
     if served.is_empty() {
         eprintln!("error: nothing to run");
         return exit::INVALID;

@@ -26,6 +26,8 @@ pub struct Served {
     pub name: String,
     pub definition: Value,
     pub file: String,
+    /// The SHA-256 of the file's text: a durable run names its file by it.
+    pub file_sha256: String,
     pub pipeline: Arc<Pipeline>,
     pub comp: Arc<Composition>,
     pub params: Vec<Param>,

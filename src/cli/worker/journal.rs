@@ -21,10 +21,9 @@ use tokio::sync::{mpsc, oneshot};
 
 use super::shared::Shared;
 use crate::cli::run::remote::{RunOutput, RunRequest};
-use crate::engine::run::durable::{
-    Attempt, DurableCaller, Entry, Pending, Recorded, Replay, now_rfc3339,
-};
+use crate::engine::run::durable::{Attempt, DurableCaller, Entry, Pending, Recorded, Replay};
 use crate::engine::run::events::Event;
+use crate::engine::run::exec::now_rfc3339;
 use crate::engine::run::session::{self, Command};
 use crate::engine::run::trace::{Durable, Trace};
 
@@ -210,14 +209,8 @@ fn is_cancel(e: &TerminalError) -> bool {
     e.code() == 409
 }
 
-/// A value no other execution will pick: the clock, the process and a
-/// randomly keyed hash.
+/// A value no other execution will pick.
 fn nonce() -> String {
-    use std::hash::{BuildHasher, Hasher};
-    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
-    h.write_i128(time::OffsetDateTime::now_utc().unix_timestamp_nanos());
-    h.write_u32(std::process::id());
-    let a = h.finish();
-    h.write_u64(a);
-    format!("{a:016x}{:016x}", h.finish())
+    use crate::engine::run::trace::random_u64;
+    format!("{:016x}{:016x}", random_u64(), random_u64())
 }

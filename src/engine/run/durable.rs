@@ -30,6 +30,7 @@ use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 
 use super::cassette::canonical;
+use super::exec::now_rfc3339;
 use crate::engine::mcp::caller::Caller;
 use crate::engine::mcp::human::{CallExtras, CallScope};
 use crate::engine::mcp::{CallOutcome, McpError};
@@ -138,7 +139,8 @@ pub struct Replay {
 
 impl Replay {
     /// Reads `entries`, in journal order.
-    pub fn read(entries: impl IntoIterator<Item = Entry>) -> Self {
+    #[cfg(test)]
+    fn read(entries: impl IntoIterator<Item = Entry>) -> Self {
         let mut r = Replay::default();
         for e in entries {
             r.push(e);
@@ -164,12 +166,10 @@ impl Replay {
         }
     }
 
-    pub fn len(&self) -> usize {
+    /// How many call outcomes were read back.
+    #[cfg(test)]
+    fn len(&self) -> usize {
         self.calls.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.calls.is_empty()
     }
 }
 
@@ -257,11 +257,6 @@ impl DurableCaller {
                 .ok()
                 .and_then(|t| t.format(&Rfc3339).ok())
         };
-        let ms_of = |at: &str| {
-            time::OffsetDateTime::parse(at, &Rfc3339)
-                .ok()
-                .map(|t| t.unix_timestamp_nanos() / 1_000_000)
-        };
         let ran = self.ran.lock().unwrap_or_else(|e| e.into_inner());
         let live = self.live.lock().unwrap_or_else(|e| e.into_inner());
         for (node, &(start, end)) in ran.iter() {
@@ -309,13 +304,6 @@ impl DurableCaller {
     }
 }
 
-/// Now, in RFC 3339 (UTC).
-pub fn now_rfc3339() -> String {
-    time::OffsetDateTime::now_utc()
-        .format(&time::format_description::well_known::Rfc3339)
-        .unwrap_or_default()
-}
-
 impl Caller for DurableCaller {
     fn call<'a>(
         &'a self,
@@ -334,12 +322,8 @@ impl Caller for DurableCaller {
                 self.answered
                     .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                 if let (Some(node), Ok(o)) = (&r.node, &r.outcome)
-                    && let Ok(end) = time::OffsetDateTime::parse(
-                        &r.at,
-                        &time::format_description::well_known::Rfc3339,
-                    )
+                    && let Some(end) = ms_of(&r.at)
                 {
-                    let end = end.unix_timestamp_nanos() / 1_000_000;
                     let start = end - i128::from(o.duration_ms);
                     let mut ran = self.ran.lock().unwrap_or_else(|e| e.into_inner());
                     let span = ran.entry(node.clone()).or_insert((start, end));
@@ -438,13 +422,16 @@ pub fn attempt_lines(attempts: &[Attempt]) -> Vec<String> {
     out
 }
 
+/// An RFC 3339 time in milliseconds since the Unix epoch.
+fn ms_of(at: &str) -> Option<i128> {
+    time::OffsetDateTime::parse(at, &time::format_description::well_known::Rfc3339)
+        .ok()
+        .map(|t| t.unix_timestamp_nanos() / 1_000_000)
+}
+
 /// Milliseconds from one RFC 3339 time to another (never negative).
 pub fn gap_ms(from: &str, to: &str) -> Option<u64> {
-    use time::format_description::well_known::Rfc3339;
-    let from = time::OffsetDateTime::parse(from, &Rfc3339).ok()?;
-    let to = time::OffsetDateTime::parse(to, &Rfc3339).ok()?;
-    let ms = (to - from).whole_milliseconds().max(0);
-    u64::try_from(ms).ok()
+    u64::try_from((ms_of(to)? - ms_of(from)?).max(0)).ok()
 }
 
 /// `15:51:32` of an RFC 3339 time (the whole text if it is not one).

@@ -389,14 +389,20 @@ pub struct RunSummary {
     pub output_tokens_all: u64,
 }
 
+/// 64 bits no other call picks: the clock and the process, hashed with a
+/// randomly keyed hasher.
+pub fn random_u64() -> u64 {
+    use std::hash::{BuildHasher, Hasher};
+    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+    h.write_i128(time::OffsetDateTime::now_utc().unix_timestamp_nanos());
+    h.write_u32(std::process::id());
+    h.finish()
+}
+
 /// A new run id: the UTC start time to the second, then four random hex
 /// digits, so ids sort by time and two runs in one second differ.
 pub fn new_run_id() -> String {
-    use std::hash::{BuildHasher, Hasher};
     let now = time::OffsetDateTime::now_utc();
-    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
-    h.write_i128(now.unix_timestamp_nanos());
-    h.write_u32(std::process::id());
     format!(
         "{:04}{:02}{:02}-{:02}{:02}{:02}-{:04x}",
         now.year(),
@@ -405,7 +411,7 @@ pub fn new_run_id() -> String {
         now.hour(),
         now.minute(),
         now.second(),
-        h.finish() & 0xffff
+        random_u64() & 0xffff
     )
 }
 

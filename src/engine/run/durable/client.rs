@@ -166,15 +166,8 @@ pub async fn send(
 /// A new run id for a durable run: a local run's id (time, then random)
 /// with more randomness, since many clients submit to one Restate.
 pub fn new_durable_id() -> String {
-    use std::hash::{BuildHasher, Hasher};
-    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
-    h.write_i128(time::OffsetDateTime::now_utc().unix_timestamp_nanos());
-    h.write_u32(std::process::id());
-    format!(
-        "{}{:012x}",
-        crate::engine::run::trace::new_run_id(),
-        h.finish() & 0xffff_ffff_ffff
-    )
+    use crate::engine::run::trace::{new_run_id, random_u64};
+    format!("{}{:012x}", new_run_id(), random_u64() & 0xffff_ffff_ffff)
 }
 
 /// Starts a new run of `req`: its id and invocation. An id Restate
