@@ -24,7 +24,7 @@ fn big_record() -> NodeRecord {
     NodeRecord {
         status: NodeStatus::Ok,
         args: json!({"query": "", "limit": 50_000}),
-        output,
+        output: output.into(),
         attempts: 1,
         duration_ms: 1_200,
         ..NodeRecord::default()

@@ -93,7 +93,7 @@ fn app() -> (tempfile::TempDir, App) {
             id: n.id.clone(),
             record: Box::new(NodeRecord {
                 status: NodeStatus::Ok,
-                output,
+                output: output.into(),
                 attempts: 1,
                 ..NodeRecord::default()
             }),

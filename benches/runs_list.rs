@@ -55,7 +55,7 @@ fn trace(i: usize) -> Trace {
                 tool: "search_users".into(),
                 status: NodeStatus::Ok,
                 args: json!({"query": "alice", "limit": 5}),
-                output: json!({"users": [{"id": "u1", "name": "Alice Anders", "email": "alice@example.com"}], "count": 1}),
+                output: json!({"users": [{"id": "u1", "name": "Alice Anders", "email": "alice@example.com"}], "count": 1}).into(),
                 duration_ms: 12,
                 ..NodeRecord::default()
             },

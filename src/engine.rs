@@ -16,15 +16,17 @@
 //! - [`cost`]: what a call costs and how many tokens it uses.
 //! - [`mcp`]: which servers a run talks to, and the MCP client that talks.
 //! - [`diag`] and [`redact`]: positions and diagnostics, and the masking of
-//!   secrets, which every stage uses; [`dirs`]: where data and config live.
+//!   secrets, which every stage uses; [`dirs`]: where data and config live;
+//!   [`json`]: a JSON value held once and shared by every stage.
 //!
 //! Dependencies run one way: `plan → run → mcp → file → lang`, with `cost`,
-//! `diag`, `dirs` and `redact` as leaves (`tests/architecture.rs` checks it).
+//! `diag`, `dirs`, `json` and `redact` as leaves (`tests/architecture.rs` checks it).
 
 pub mod cost;
 pub mod diag;
 pub mod dirs;
 pub mod file;
+pub mod json;
 pub mod lang;
 pub mod mcp;
 pub mod plan;

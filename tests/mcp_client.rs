@@ -173,7 +173,7 @@ async fn get_sum_and_image_outputs_follow_the_spec_rules() {
     // More than one content item: the output is the content array.
     let image = call(&conn, "get-tiny-image", json!({})).await;
     let output = image.output();
-    let items = output.as_array().expect("content array");
+    let items = output.tree().as_array().expect("content array");
     assert!(items.iter().any(|item| item["type"] == "image"), "{output}");
     conn.close().await;
 }

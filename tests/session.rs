@@ -93,7 +93,7 @@ impl Demo {
             )
             .await
             .unwrap_or_else(|e| panic!("call_counts: {e}"));
-        out.output()
+        out.output().into_value()
     }
 
     async fn count(&self, tool: &str) -> u64 {

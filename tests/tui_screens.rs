@@ -143,7 +143,7 @@ fn ok_record(args: serde_json::Value, output: serde_json::Value) -> Box<NodeReco
     Box::new(NodeRecord {
         status: NodeStatus::Ok,
         args,
-        output,
+        output: output.into(),
         attempts: 1,
         duration_ms: 12,
         tokens: 40,
@@ -233,7 +233,7 @@ fn empty_trace() -> Trace {
         nodes: Default::default(),
         completed_step_ids: vec!["find".into()],
         failed_step: Some("details".into()),
-        output: serde_json::Value::Null,
+        output: serde_json::Value::Null.into(),
         expect: Vec::new(),
         compensations: Vec::new(),
         eval: Vec::new(),
@@ -546,7 +546,7 @@ fn a_dry_run_file_shows_the_plan_instead_of_running() {
 fn timed(status: NodeStatus, start_ms: u64, dur: u64, output: serde_json::Value) -> NodeRecord {
     NodeRecord {
         status,
-        output,
+        output: output.into(),
         attempts: 1,
         started_at: Some(format!("2026-11-22T12:00:00.{start_ms:03}Z")),
         duration_ms: dur,

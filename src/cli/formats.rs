@@ -83,7 +83,7 @@ pub fn fibe(trace: &Trace, shape: &Shape) -> Value {
         };
         match rec.status {
             NodeStatus::Ok => {
-                steps.insert(name.clone(), rec.output.clone());
+                steps.insert(name.clone(), rec.output.tree().clone());
                 completed.push(Value::from(name.clone()));
             }
             NodeStatus::Failed if trace.failed_step.as_deref() != Some(&s.native) => {
@@ -95,7 +95,7 @@ pub fn fibe(trace: &Trace, shape: &Shape) -> Value {
     let ok = trace.composition.status == RunStatus::Completed;
     let result = match (ok, shape.has_return) {
         (false, _) => Value::Null,
-        (true, true) => trace.output.clone(),
+        (true, true) => trace.output.tree().clone(),
         (true, false) => Value::Object(steps.clone()),
     };
     let mut out = json!({
@@ -153,7 +153,7 @@ pub fn discord(trace: &Trace, shape: &Shape) -> Value {
             NodeStatus::Ok => {
                 succeeded += 1;
                 step.insert("ok".into(), Value::Bool(true));
-                step.insert("data".into(), rec.output.clone());
+                step.insert("data".into(), rec.output.tree().clone());
             }
             NodeStatus::Failed => {
                 failed += 1;
@@ -219,7 +219,7 @@ fn discord_executor(trace: &Trace, shape: &Shape) -> Value {
             "status": status,
         });
         match rec.status {
-            NodeStatus::Ok => step["result"] = rec.output.clone(),
+            NodeStatus::Ok => step["result"] = rec.output.tree().clone(),
             NodeStatus::Failed => {
                 step["error"] = json!({
                     "code": rec.error_code.clone().unwrap_or_else(|| "TOOL_ERROR".into()),
@@ -237,7 +237,7 @@ fn discord_executor(trace: &Trace, shape: &Shape) -> Value {
         .iter()
         .filter_map(|(alias, id)| {
             let rec = trace.nodes.get(id)?;
-            (rec.status == NodeStatus::Ok).then(|| (alias.clone(), rec.output.clone()))
+            (rec.status == NodeStatus::Ok).then(|| (alias.clone(), rec.output.tree().clone()))
         })
         .collect();
     json!({

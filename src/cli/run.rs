@@ -641,7 +641,7 @@ fn empty_trace(comp: &Composition) -> Trace {
         nodes: IndexMap::new(),
         completed_step_ids: Vec::new(),
         failed_step: None,
-        output: Value::Null,
+        output: crate::engine::json::Json::null(),
         expect: Vec::new(),
         compensations: Vec::new(),
         eval: Vec::new(),

@@ -11,6 +11,7 @@ use tokio_util::sync::CancellationToken;
 use crate::engine::cost::pricing::PricingTable;
 use crate::engine::file::model::Pipeline;
 use crate::engine::file::open::load_file;
+use crate::engine::json::Json;
 use crate::engine::lang::reference;
 use crate::engine::mcp::servers::{self, ServerArg};
 use crate::engine::mcp::{ConnectOptions, Connection, ServerSpec};
@@ -299,10 +300,10 @@ impl Spend {
         server: &str,
         tool: &str,
         args: &Map<String, Value>,
-        raw: &Value,
-        output: &Value,
+        meta: Option<&Value>,
+        output: &Json,
     ) {
-        let f = self.table.actual(Some(server), tool, args, raw, output);
+        let f = self.table.actual(Some(server), tool, args, meta, output);
         self.cost += f.cost_usd;
         self.tokens += f.tokens;
         if let Some(cap) = self.max_cost_per_call.filter(|c| f.cost_usd > *c) {
@@ -376,12 +377,13 @@ impl CallCx<'_> {
         {
             Ok(out) => {
                 let output = out.output();
+                let meta = crate::engine::mcp::meta_of(&out.result);
                 self.spend
-                    .spent(conn.name(), tool, &args, &out.result, &output);
+                    .spent(conn.name(), tool, &args, meta.as_ref(), &output);
                 if out.is_error {
                     Err((exit::FAILED, crate::engine::mcp::error_text(&out.result)))
                 } else {
-                    Ok(output)
+                    Ok(output.into_value())
                 }
             }
             Err(e) => Err((exit::FAILED, e.to_string())),

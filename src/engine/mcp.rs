@@ -23,6 +23,7 @@ mod level;
 mod listing;
 mod log;
 mod output;
+mod reply;
 mod revision;
 pub mod roots;
 pub mod servers;
@@ -64,7 +65,8 @@ use inflight::{InFlight, Registered};
 use level::{LOG_LEVEL, set_level};
 pub use level::{LogLevel, set_log_level};
 pub use log::ServerLog;
-pub use output::{error_text, output_of};
+pub use output::{error_text, is_error, meta_of, output_of};
+use reply::Replies;
 pub use revision::{Protocol, set_protocol};
 use roots::Root;
 pub use stdout::DEFAULT_MAX_MESSAGE_MB;
@@ -74,6 +76,8 @@ use transport::{
     spawn_stdio,
 };
 use wire::{AbandonGuard, Freshness, ListError, excerpt, list_tools, request_json};
+
+use crate::engine::json::Json;
 
 /// How long a cancelled or timed-out call waits for its
 /// `notifications/cancelled` to be handed to the transport.
@@ -178,8 +182,9 @@ pub struct CallOutcome {
     /// The JSON-RPC request as sent:
     /// `{"jsonrpc":"2.0","id":…,"method":"tools/call","params":{…}}`.
     pub request: Value,
-    /// The `CallToolResult` as received (re-serialized by rmcp).
-    pub result: Value,
+    /// The `CallToolResult` as received: for a stdio server the very text
+    /// it sent, shared (see [`Json`]).
+    pub result: Json,
     /// The result's `isError`: the tool ran and reported a failure.
     pub is_error: bool,
     pub duration: Duration,
@@ -192,7 +197,7 @@ pub struct CallOutcome {
 
 impl CallOutcome {
     /// The node output of this result; see [`output_of`].
-    pub fn output(&self) -> Value {
+    pub fn output(&self) -> Json {
         output_of(&self.result)
     }
 }
@@ -219,6 +224,8 @@ struct Inner {
     roots: Vec<Root>,
     /// When the tool list goes stale (its `ttlMs`).
     fresh: Freshness,
+    /// The answers to `tools/call`s, read and kept by the transport.
+    replies: Replies,
 }
 
 impl fmt::Debug for Connection {
@@ -252,7 +259,8 @@ impl Connection {
             calls.clone(),
             tools_changed.clone(),
         );
-        let shared = (log, calls, tools_changed);
+        let replies = Replies::default();
+        let shared = (log, calls, tools_changed, replies);
         let deadline = Instant::now() + opts.connect_timeout;
         let within = HumanDuration(opts.connect_timeout);
         match spec {
@@ -269,7 +277,7 @@ impl Connection {
                     env,
                     cwd.as_deref(),
                     opts.shutdown_grace,
-                    &shared.0,
+                    (&shared.0, &shared.3),
                 )?;
                 let pid = transport.id();
                 let notes = transport.notes();
@@ -310,7 +318,7 @@ impl Connection {
                 Self::finish(name, service, endpoint, shared, deadline, opts).await
             }
             ServerSpec::Http { url, headers } => {
-                let transport = http_transport(name, url, headers)?;
+                let transport = http_transport(name, url, headers, &shared.3)?;
                 let handshake = opts.protocol.serve(client, transport);
                 let service = match tokio::time::timeout_at(deadline, handshake).await {
                     Ok(Ok(service)) => service,
@@ -340,7 +348,7 @@ impl Connection {
         name: &str,
         service: RunningService<RoleClient, Client>,
         endpoint: Endpoint,
-        (log, calls, tools_changed): (ServerLog, InFlight, Arc<AtomicBool>),
+        (log, calls, tools_changed, replies): (ServerLog, InFlight, Arc<AtomicBool>, Replies),
         deadline: Instant,
         opts: &ConnectOptions,
     ) -> Result<Connection, McpError> {
@@ -391,6 +399,7 @@ impl Connection {
                         tools_changed,
                         roots: opts.roots.clone(),
                         fresh,
+                        replies,
                     }),
                 });
             }
@@ -560,6 +569,7 @@ impl Connection {
         let answer = match stop {
             Stop::Answer(answer) => answer,
             Stop::Cancelled => {
+                self.inner.replies.forget(&handle.id);
                 let reason = "cancelled by the user".to_owned();
                 let _ = tokio::time::timeout(CANCEL_NOTICE_WAIT, handle.cancel(Some(reason))).await;
                 return Err(McpError::Cancelled {
@@ -568,6 +578,7 @@ impl Connection {
                 });
             }
             Stop::TimedOut(after) => {
+                self.inner.replies.forget(&handle.id);
                 let reason = format!("timed out after {}", HumanDuration(after));
                 let _ = tokio::time::timeout(CANCEL_NOTICE_WAIT, handle.cancel(Some(reason))).await;
                 return Err(McpError::Timeout {
@@ -616,28 +627,31 @@ impl Connection {
             },
             Err(_) => return Err(self.closed_error().await),
         };
-        let result = match result {
-            ServerResult::CallToolResult(r) => serde_json::to_value(r),
-            ServerResult::InputRequiredResult(asked) => {
+        let kept = reply::is_stand_in(&result)
+            .then(|| self.inner.replies.take(&handle.id))
+            .flatten();
+        self.inner.replies.forget(&handle.id);
+        let result = match (kept, result) {
+            (Some(kept), _) => kept,
+            (None, ServerResult::InputRequiredResult(asked)) => {
                 let asked = (asked, request, started, extras);
                 return self.answer_input(asked, timeout, cancel, scope).await;
             }
-            other => serde_json::to_value(other),
-        }
-        .map_err(|e| McpError::Transport {
-            server: server.clone(),
-            reason: format!("could not read the result of `{tool}`: {e}"),
-        })?;
-        if !result.is_object() {
+            // Over HTTP rmcp has parsed the answer: written out once as
+            // the text pipewright keeps.
+            (None, ServerResult::CallToolResult(r)) => to_json(&r, &server, tool)?,
+            (None, other) => to_json(&other, &server, tool)?,
+        };
+        if !result.text().starts_with('{') {
             return Err(McpError::Transport {
                 server,
                 reason: format!(
                     "`{tool}` was answered with `{}`, which is not a tool result (an object with `content`)",
-                    excerpt(&result)
+                    excerpt(result.tree())
                 ),
             });
         }
-        let is_error = result.get("isError").and_then(Value::as_bool) == Some(true);
+        let is_error = output::is_error(&result);
         if let Some(again) = retry.filter(|_| is_error && task::refused_text(&result)) {
             let when = (started, timeout);
             return self.call_as_task(tool, again, when, cancel, scope).await;
@@ -711,6 +725,23 @@ impl Connection {
     async fn call_error(&self, e: ServiceError, tool: &str) -> McpError {
         let server = self.inner.name.clone();
         match e {
+            ServiceError::McpError(data)
+                if let Some((what, received)) =
+                    reply::unreadable_detail(data.code.0, &data.message, data.data.as_ref()) =>
+            {
+                McpError::Unreadable {
+                    server,
+                    method: format!("tools/call {tool}"),
+                    what,
+                    received: Box::new(received),
+                }
+            }
+            ServiceError::McpError(data) if reply::too_large(data.code.0, data.data.as_ref()) => {
+                McpError::Transport {
+                    server,
+                    reason: data.message.into_owned(),
+                }
+            }
             ServiceError::McpError(data) => McpError::Protocol {
                 server,
                 method: "tools/call".to_owned(),
@@ -754,6 +785,16 @@ impl Connection {
             },
         }
     }
+}
+
+/// A result rmcp parsed, as the text pipewright keeps.
+fn to_json<T: serde::Serialize>(result: &T, server: &str, tool: &str) -> Result<Json, McpError> {
+    let unreadable = |reason: String| McpError::Transport {
+        server: server.to_owned(),
+        reason: format!("could not read the result of `{tool}`: {reason}"),
+    };
+    let text = serde_json::to_string(result).map_err(|e| unreadable(e.to_string()))?;
+    Json::parse(text).map_err(|e| unreadable(e.to_string()))
 }
 
 #[cfg(test)]

@@ -5,6 +5,8 @@ use std::sync::{Arc, RwLock};
 
 use serde_json::Value;
 
+use crate::engine::json::Json;
+
 /// Text written instead of a secret.
 pub const MASK: &str = "***";
 
@@ -52,6 +54,26 @@ impl Redactor {
         out
     }
 
+    /// `v` with every secret masked; `v` itself (shared, not copied) when
+    /// it cannot hold one. Text that shows no secret, in any of the forms
+    /// JSON may give it (escapes), is known clean without being parsed.
+    pub fn json(&self, v: &Json) -> Json {
+        let Ok(secrets) = self.secrets.read() else {
+            return v.clone();
+        };
+        if secrets.is_empty() {
+            return v.clone();
+        }
+        if let Some(text) = v.as_text()
+            && !text.contains('\\')
+            && !secrets.iter().any(|s| text.contains(s.as_str()))
+        {
+            return v.clone();
+        }
+        drop(secrets);
+        Json::from_value(self.value(v.tree()))
+    }
+
     /// `v` with every secret masked in every string (keys included).
     pub fn value(&self, v: &Value) -> Value {
         if self.is_empty() {
@@ -85,5 +107,18 @@ mod tests {
             r.value(&v),
             json!({"auth": "Bearer ***", "list": ["x *** y"], "***": 1, "ab": "ab"})
         );
+    }
+
+    #[test]
+    fn shared_values_are_masked_and_clean_ones_kept() {
+        let r = Redactor::default();
+        r.add("s3cret-token");
+        let clean = Json::parse(r#"{"a":"nothing here"}"#.to_owned()).unwrap();
+        assert!(Json::same(&r.json(&clean), &clean));
+        let dirty = Json::parse(r#"{"a":"x s3cret-token"}"#.to_owned()).unwrap();
+        assert_eq!(r.json(&dirty), json!({"a": "x ***"}));
+        // An escape could spell the secret: the value is read to be sure.
+        let escaped = Json::parse(r#"{"a":"s3cret-token"}"#.to_owned()).unwrap();
+        assert_eq!(r.json(&escaped), json!({"a": "***"}));
     }
 }

@@ -1,8 +1,7 @@
 //! A finished run's verdict as the Results view lists it: each composition
 //! and case, PASS or FAIL, its expectations and its output.
 
-use serde_json::Value;
-
+use crate::engine::json::Json;
 use crate::engine::run::trace::{ExpectResult, RunStatus};
 
 /// One finished run of a composition and case, as the Results view lists
@@ -16,6 +15,6 @@ pub struct CaseResult {
     pub passed: bool,
     pub status: RunStatus,
     pub expect: Vec<ExpectResult>,
-    pub output: Value,
+    pub output: Json,
     pub run_id: String,
 }

@@ -405,8 +405,8 @@ fn result(t: &Trace) -> CallToolResult {
         "pipewright/duration_ms": t.composition.duration_ms,
     });
     if t.composition.status == RunStatus::Completed && t.expect.iter().all(|e| e.pass) {
-        let structured = match &t.output {
-            Value::Object(_) => t.output.clone(),
+        let structured = match t.output.tree() {
+            out @ Value::Object(_) => out.clone(),
             other => json!({ "result": other }),
         };
         // `resultType` is required in 2026-07-28; rmcp drops it for older

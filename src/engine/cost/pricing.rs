@@ -16,6 +16,7 @@ use serde_json::{Map, Value};
 
 use crate::engine::cost::reported;
 use crate::engine::cost::tokens;
+use crate::engine::json::Json;
 
 /// The table compiled into the binary.
 pub const BUNDLED: &str = include_str!("../../../pricing.yaml");
@@ -185,17 +186,17 @@ impl PricingTable {
             .map(|(_, price)| price)
     }
 
-    /// The actual figures of a finished call: `_meta` first, then this
-    /// table, then zero.
+    /// The actual figures of a finished call: its result's `_meta` first,
+    /// then this table, then zero.
     pub fn actual(
         &self,
         server: Option<&str>,
         tool: &str,
         args: &Map<String, Value>,
-        result: &Value,
-        output: &Value,
+        meta: Option<&Value>,
+        output: &Json,
     ) -> Figures {
-        let (meta_cost, meta_tokens, meta_model) = reported::from_meta(result);
+        let (meta_cost, meta_tokens, meta_model) = reported::from_meta(meta);
         let entry = self.tool(server, tool);
         let model = meta_model.or_else(|| entry.and_then(|e| e.model.clone()));
         let price = model.as_ref().and_then(|m| self.models.get(m));
@@ -203,9 +204,9 @@ impl PricingTable {
         // call are not LLM tokens.
         let counted = || {
             let input = tokens::count_value(&Value::Object(args.clone()));
-            (input, tokens::count_value(output))
+            (input, tokens::count_json(output))
         };
-        let split = reported::meta_token_split(result);
+        let split = reported::meta_token_split(meta);
         let tokens = match meta_tokens {
             Some(t) => t,
             None if model.is_some() => {
@@ -304,11 +305,11 @@ impl Pricing {
         server: Option<&str>,
         tool: &str,
         args: &Map<String, Value>,
-        result: &Value,
-        output: &Value,
+        meta: Option<&Value>,
+        output: &Json,
     ) -> Figures {
         self.table
-            .actual(self.server(server), tool, args, result, output)
+            .actual(self.server(server), tool, args, meta, output)
     }
 
     /// The projected figures of one call of node `id`: free when a cassette
@@ -407,15 +408,16 @@ mod tests {
         )
         .unwrap_or_else(|e| panic!("{e}"));
         let args = Map::new();
-        let r = json!({"_meta": {"pipewright/cost_usd": 0.002, "pipewright/tokens": 9}});
-        let f = t.actual(None, "summarize", &args, &r, &Value::Null);
+        let meta = json!({"pipewright/cost_usd": 0.002, "pipewright/tokens": 9});
+        let f = t.actual(None, "summarize", &args, Some(&meta), &Json::null());
         assert_eq!((f.cost_usd, f.tokens, f.source), (0.002, 9, Source::Meta));
-        let f = t.actual(None, "summarize", &args, &json!({}), &Value::Null);
+        let f = t.actual(None, "summarize", &args, None, &Json::null());
         assert_eq!((f.cost_usd, f.tokens, f.source), (0.5, 0, Source::Table));
-        let f = t.actual(None, "nothing", &args, &json!({}), &Value::Null);
+        let f = t.actual(None, "nothing", &args, None, &Json::null());
         assert_eq!((f.cost_usd, f.tokens, f.source), (0.0, 0, Source::None));
         // A model-priced tool: `{}` is 1 input token, "hello world" 2 output.
-        let f = t.actual(None, "llm", &args, &json!({}), &json!("hello world"));
+        let hello = Json::from_value(json!("hello world"));
+        let f = t.actual(None, "llm", &args, None, &hello);
         assert_eq!((f.cost_usd, f.tokens), (1.0 + 4.0, 3));
         assert_eq!(f.model.as_deref(), Some("m"));
     }

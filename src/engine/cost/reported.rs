@@ -7,9 +7,10 @@
 
 use serde_json::Value;
 
-/// `(cost_usd, tokens, model)` reported by `result._meta`, each if present.
-pub fn from_meta(result: &Value) -> (Option<f64>, Option<u64>, Option<String>) {
-    let Some(meta) = result.get("_meta").and_then(Value::as_object) else {
+/// `(cost_usd, tokens, model)` reported by a result's `_meta`, each if
+/// present.
+pub fn from_meta(meta: Option<&Value>) -> (Option<f64>, Option<u64>, Option<String>) {
+    let Some(meta) = meta.and_then(Value::as_object) else {
         return (None, None, None);
     };
     let get = |key: &str| {
@@ -32,8 +33,8 @@ pub fn from_meta(result: &Value) -> (Option<f64>, Option<u64>, Option<String>) {
 }
 
 /// The `{input, output}` split of `_meta` tokens, when reported that way.
-pub fn meta_token_split(result: &Value) -> Option<(u64, u64)> {
-    let meta = result.get("_meta")?.as_object()?;
+pub fn meta_token_split(meta: Option<&Value>) -> Option<(u64, u64)> {
+    let meta = meta?.as_object()?;
     let t = meta
         .get("pipewright/tokens")
         .or_else(|| meta.get("tokens"))?;
@@ -51,10 +52,13 @@ mod tests {
 
     #[test]
     fn reads_prefixed_and_bare_keys() {
-        let r = json!({"_meta": {"pipewright/cost_usd": 0.002, "pipewright/tokens": {"input": 10, "output": 5}, "pipewright/model": "m"}});
-        assert_eq!(from_meta(&r), (Some(0.002), Some(15), Some("m".into())));
-        let r = json!({"_meta": {"cost_usd": 1.5, "tokens": 7}});
-        assert_eq!(from_meta(&r), (Some(1.5), Some(7), None));
-        assert_eq!(from_meta(&json!({"content": []})), (None, None, None));
+        let r = json!({"pipewright/cost_usd": 0.002, "pipewright/tokens": {"input": 10, "output": 5}, "pipewright/model": "m"});
+        assert_eq!(
+            from_meta(Some(&r)),
+            (Some(0.002), Some(15), Some("m".into()))
+        );
+        let r = json!({"cost_usd": 1.5, "tokens": 7});
+        assert_eq!(from_meta(Some(&r)), (Some(1.5), Some(7), None));
+        assert_eq!(from_meta(None), (None, None, None));
     }
 }

@@ -54,6 +54,18 @@ pub fn count_value(v: &Value) -> u64 {
     }
 }
 
+/// [`count_value`] of a shared value, from its text: nothing is parsed
+/// but a string (whose text is counted, not its JSON).
+pub fn count_json(v: &crate::engine::json::Json) -> u64 {
+    if v.is_null() {
+        return 0;
+    }
+    match v.as_str() {
+        Some(s) => count(&s),
+        None => count(&v.text()),
+    }
+}
+
 /// The pieces the split pattern cuts `text` into: by hand while the text
 /// at hand is ASCII (most of what servers return), by the pattern where a
 /// wider character could change the cut.

@@ -55,6 +55,6 @@ pub use parse::{
 };
 pub use resolve::{
     JsonType, NodeLookup, Partial, PathError, PathErrorKind, ResolveError, Scope, resolve_path,
-    resolve_reference, resolve_template, resolve_template_partial, resolve_value,
-    resolve_value_partial,
+    resolve_reference, resolve_reference_shared, resolve_template, resolve_template_partial,
+    resolve_value, resolve_value_partial,
 };

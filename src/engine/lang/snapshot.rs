@@ -9,6 +9,7 @@ use indexmap::IndexMap;
 use serde_json::{Map, Value};
 
 use super::reference::{self, NodeLookup, ResolveError, Scope};
+use crate::engine::json::Json;
 
 /// What a node's references can see: its parents' outputs (a snapshot taken
 /// at dispatch), the run's variables, the environment and the fan-out item.
@@ -22,10 +23,11 @@ pub struct Snapshot {
     pub pass_vars: bool,
 }
 
-/// A node as a snapshot saw it.
+/// A node as a snapshot saw it: its output is shared with the session's
+/// record, not copied.
 #[derive(Debug, Clone)]
 pub enum Seen {
-    Output(Value),
+    Output(Json),
     NotRun,
     Skipped,
     Failed,
@@ -34,7 +36,7 @@ pub enum Seen {
 impl Scope for Snapshot {
     fn node(&self, id: &str) -> NodeLookup<'_> {
         match self.nodes.get(id) {
-            Some(Seen::Output(v)) => NodeLookup::Output(v),
+            Some(Seen::Output(v)) => NodeLookup::Output(v.tree()),
             Some(Seen::NotRun) => NodeLookup::NotRun,
             Some(Seen::Skipped) => NodeLookup::Skipped,
             Some(Seen::Failed) => NodeLookup::Failed,

@@ -8,16 +8,21 @@
 
 use std::{sync::OnceLock, time::Duration};
 
+use std::sync::Arc;
+
 use rmcp::{
     RoleClient,
     model::JsonRpcMessage,
     service::{RxJsonRpcMessage, TxJsonRpcMessage},
-    transport::{Transport, async_rw::AsyncRwTransport},
+    transport::Transport,
 };
+use tokio::io::AsyncWriteExt;
 use tokio::process::{Child, ChildStdin, ChildStdout};
+use tokio::sync::Mutex;
 
 use super::log::ServerLog;
-use super::stdout::{LimitedStdout, StdoutNotes, max_message_bytes};
+use super::reply::{self, Read, Replies};
+use super::stdout::{LineReader, Stdout, StdoutNotes, max_message_bytes};
 
 /// How long a stdio server gets to exit after its stdin closes, and again
 /// after SIGTERM, unless `--shutdown-grace` says otherwise.
@@ -39,12 +44,22 @@ pub fn shutdown_grace() -> Duration {
         .unwrap_or(DEFAULT_SHUTDOWN_GRACE)
 }
 
-/// The transport to a spawned stdio server, owning the process.
+/// The transport to a spawned stdio server, owning the process: its
+/// stdout read line by line through the size limit and [`reply::read`],
+/// its stdin written one message a line.
 pub struct StdioChild {
-    transport: AsyncRwTransport<RoleClient, LimitedStdout<ChildStdout>, ChildStdin>,
+    io: Io,
     process: Guard,
     grace: Duration,
     notes: StdoutNotes,
+}
+
+/// The server's stdout and stdin.
+struct Io {
+    stdout: LineReader<ChildStdout>,
+    /// `None` once closed.
+    stdin: Arc<Mutex<Option<ChildStdin>>>,
+    replies: Replies,
 }
 
 /// Kills the server's process group if it is still around when dropped.
@@ -88,24 +103,27 @@ fn signal_group(group: Option<u32>, signal: Signal) {
 impl StdioChild {
     /// Wraps a child spawned with piped stdin and stdout, as the leader of
     /// its own process group. Its stdout is read through the message size
-    /// limit (`PIPEWRIGHT_MAX_MESSAGE_MB`), what rmcp skips noted in
-    /// [`StdioChild::notes`] and `log`; rmcp's own cap is lifted, as it
-    /// would drop an oversized answer without a word and leave its call
-    /// waiting.
+    /// limit (`PIPEWRIGHT_MAX_MESSAGE_MB`), what is skipped noted in
+    /// [`StdioChild::notes`] and `log`; the answers to `tools/call`s go to
+    /// `replies`.
     pub(crate) fn new(
         mut child: Child,
         grace: Duration,
         log: ServerLog,
+        replies: Replies,
     ) -> std::io::Result<StdioChild> {
         let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
             return Err(std::io::Error::other("the server's stdio was not piped"));
         };
         let group = child.id();
         let notes = StdoutNotes::default();
-        let stdout = LimitedStdout::new(stdout, max_message_bytes(), notes.clone(), log);
         Ok(StdioChild {
+            io: Io {
+                stdout: LineReader::new(stdout, max_message_bytes(), notes.clone(), log),
+                stdin: Arc::new(Mutex::new(Some(stdin))),
+                replies,
+            },
             notes,
-            transport: AsyncRwTransport::new(stdout, stdin).with_max_line_length(usize::MAX),
             process: Guard {
                 child: Some(child),
                 group,
@@ -131,10 +149,13 @@ impl StdioChild {
     /// killed too.
     async fn shutdown(&mut self) -> std::io::Result<()> {
         let group = self.process.group;
+        if self.process.child.is_none() {
+            return Ok(());
+        }
+        self.io.close_stdin().await;
         let Some(child) = self.process.child.as_mut() else {
             return Ok(());
         };
-        let _ = self.transport.close().await;
         let mut exited = false;
         let deadline = tokio::time::sleep(self.grace);
         tokio::pin!(deadline);
@@ -146,7 +167,7 @@ impl StdioChild {
                     break;
                 }
                 () = &mut deadline => break,
-                message = self.transport.receive(), if reading => match message {
+                message = self.io.next_message(), if reading => match message {
                     // A request now can never be answered: the server will
                     // wait on it rather than exit, so the grace is over.
                     Some(JsonRpcMessage::Request(_)) => {
@@ -173,6 +194,57 @@ impl StdioChild {
     }
 }
 
+impl Io {
+    /// The next message for rmcp; `None` once stdout ended (or went over
+    /// the limit, which closes the connection).
+    async fn next_message(&mut self) -> Option<RxJsonRpcMessage<RoleClient>> {
+        loop {
+            let line = match self.stdout.next().await {
+                Stdout::Line(line) => line,
+                Stdout::End | Stdout::TooLarge => return None,
+                Stdout::Failed(e) => {
+                    tracing::debug!("reading the server's stdout failed: {e}");
+                    return None;
+                }
+            };
+            match reply::read(line, &self.replies) {
+                Read::Message(message) => return Some(*message),
+                Read::Junk(line) => self.stdout.junk(&line),
+                Read::Skip => {}
+                Read::Refuse(answer) => {
+                    let _ = write_message(&self.stdin, &answer).await;
+                }
+            }
+        }
+    }
+
+    /// Closes the server's stdin.
+    async fn close_stdin(&self) {
+        let stdin = self.stdin.lock().await.take();
+        if let Some(mut stdin) = stdin {
+            let _ = stdin.shutdown().await;
+        }
+    }
+}
+
+/// Writes one message and its line end.
+async fn write_message(
+    stdin: &Mutex<Option<ChildStdin>>,
+    message: &TxJsonRpcMessage<RoleClient>,
+) -> std::io::Result<()> {
+    let mut line = serde_json::to_vec(message).map_err(std::io::Error::other)?;
+    line.push(b'\n');
+    let mut stdin = stdin.lock().await;
+    let Some(stdin) = stdin.as_mut() else {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::NotConnected,
+            "the server's stdin is closed",
+        ));
+    };
+    stdin.write_all(&line).await?;
+    stdin.flush().await
+}
+
 impl Transport<RoleClient> for StdioChild {
     type Error = std::io::Error;
 
@@ -180,11 +252,13 @@ impl Transport<RoleClient> for StdioChild {
         &mut self,
         item: TxJsonRpcMessage<RoleClient>,
     ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
-        self.transport.send(item)
+        self.io.replies.sent(&item);
+        let stdin = Arc::clone(&self.io.stdin);
+        async move { write_message(&stdin, &item).await }
     }
 
     fn receive(&mut self) -> impl Future<Output = Option<RxJsonRpcMessage<RoleClient>>> + Send {
-        self.transport.receive()
+        self.io.next_message()
     }
 
     fn close(&mut self) -> impl Future<Output = Result<(), Self::Error>> + Send {

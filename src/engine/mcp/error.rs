@@ -80,6 +80,20 @@ pub enum McpError {
     /// A request could not be delivered, or its answer made no sense.
     #[error("talking to server `{server}` failed: {reason}")]
     Transport { server: String, reason: String },
+    /// The server answered, but its answer cannot be read (not UTF-8, not
+    /// JSON, nested too deep, not the shape of an answer). The call failed
+    /// at once; what arrived is kept, escaped, in `received`.
+    #[error("server `{server}` answered `{method}` with a message pipewright cannot read: {what}")]
+    Unreadable {
+        server: String,
+        method: String,
+        /// What is wrong and where: `expected value at byte 1234 of the
+        /// answer (near `…"score":NaN}…`)`.
+        what: String,
+        /// What arrived: its first 64 KiB, control characters and bytes
+        /// that are not UTF-8 escaped as `\xNN`, with its size.
+        received: Box<Value>,
+    },
 }
 
 impl McpError {
@@ -104,7 +118,8 @@ impl McpError {
             | McpError::Cancelled { server, .. }
             | McpError::Closed { server, .. }
             | McpError::Protocol { server, .. }
-            | McpError::Transport { server, .. } => server,
+            | McpError::Transport { server, .. }
+            | McpError::Unreadable { server, .. } => server,
         }
     }
 }

@@ -26,6 +26,7 @@ use super::inflight::Registered;
 use super::revision::log_meta;
 use super::wire::{AbandonGuard, excerpt};
 use super::{CANCEL_NOTICE_WAIT, CallOutcome, Connection, McpError};
+use crate::engine::json::Json;
 
 /// How many times a call is made again with answers before pipewright
 /// gives up on a server that keeps asking.
@@ -89,13 +90,31 @@ async fn follow(
         }
         params.input_responses = (!responses.is_empty()).then_some(responses);
         params.request_state = asked.request_state.take();
-        match call_again(conn, &params, meta.clone(), scope, &limit, &mut extras).await? {
+        let again = call_again(conn, &params, meta.clone(), scope, &limit, &mut extras).await?;
+        let again = match again {
+            Again::Kept(result) => {
+                let is_error = super::output::is_error(&result);
+                return Ok(CallOutcome {
+                    request,
+                    result,
+                    is_error,
+                    duration: started.elapsed(),
+                    replayed: false,
+                    extras,
+                });
+            }
+            Again::Server(result) => *result,
+        };
+        match again {
             ServerResult::CallToolResult(r) => {
-                let result = serde_json::to_value(r).map_err(|e| McpError::Transport {
-                    server: server.clone(),
-                    reason: format!("could not read the result of `{tool}`: {e}"),
-                })?;
-                let is_error = result.get("isError").and_then(Value::as_bool) == Some(true);
+                let result = serde_json::to_string(&r)
+                    .map_err(|e| e.to_string())
+                    .and_then(|text| Json::parse(text).map_err(|e| e.to_string()))
+                    .map_err(|e| McpError::Transport {
+                        server: server.clone(),
+                        reason: format!("could not read the result of `{tool}`: {e}"),
+                    })?;
+                let is_error = super::output::is_error(&result);
                 return Ok(CallOutcome {
                     request,
                     result,
@@ -305,7 +324,7 @@ async fn call_again(
     scope: &CallScope,
     limit: &Limit<'_>,
     extras: &mut CallExtras,
-) -> Result<ServerResult, McpError> {
+) -> Result<Again, McpError> {
     let server = conn.name();
     let calls = &conn.inner.calls;
     let mut registered = Registered {
@@ -340,10 +359,13 @@ async fn call_again(
                 }
                 _ => "cancelled by the user".to_owned(),
             };
+            conn.inner.replies.forget(&handle.id);
             let _ = tokio::time::timeout(CANCEL_NOTICE_WAIT, handle.cancel(Some(reason))).await;
             return Err(stopped);
         }
     };
+    let kept = conn.inner.replies.take(&handle.id);
+    conn.inner.replies.forget(&handle.id);
     // Notifications are handled on their own tasks: let the ones that
     // came before the answer land.
     for _ in 0..4 {
@@ -354,10 +376,21 @@ async fn call_again(
     heard.logs.into_iter().for_each(|l| extras.log(l));
     heard.progress.into_iter().for_each(|p| extras.progress(p));
     match answer {
-        Ok(Ok(result)) => Ok(result),
+        Ok(Ok(result)) if super::reply::is_stand_in(&result) => match kept {
+            Some(kept) => Ok(Again::Kept(kept)),
+            None => Ok(Again::Server(Box::new(result))),
+        },
+        Ok(Ok(result)) => Ok(Again::Server(Box::new(result))),
         Ok(Err(e)) => Err(conn.call_error(e, limit.tool).await),
         Err(_) => Err(conn.closed_error().await),
     }
+}
+
+/// A call made again with the answers: its result as read and kept by the
+/// transport, or one rmcp read (more questions, a task).
+enum Again {
+    Kept(Json),
+    Server(Box<ServerResult>),
 }
 
 #[cfg(test)]

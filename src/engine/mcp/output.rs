@@ -1,7 +1,18 @@
 //! From a raw `tools/call` result to a node's output (SPEC §1, "What a node's
 //! output is") and to the text of a failed call.
+//!
+//! A result that arrived as text is read without building its tree: the
+//! output is cut out of the same text (`structuredContent`, the `content`
+//! array, a text item's string), so a big answer is held once.
 
+use std::borrow::Cow;
+
+use serde::Deserialize;
+use serde::de::{IgnoredAny, SeqAccess, Visitor};
 use serde_json::Value;
+use serde_json::value::RawValue;
+
+use crate::engine::json::Json;
 
 /// The node output of a raw `CallToolResult`:
 ///
@@ -10,7 +21,131 @@ use serde_json::Value;
 ///    JSON if it parses;
 /// 3. else that text as a JSON string;
 /// 4. else the `content` array itself (`[]` when absent).
-pub fn output_of(result: &Value) -> Value {
+pub fn output_of(result: &Json) -> Json {
+    match result.cut() {
+        Some(cut) => from_text(&cut),
+        None => Json::from_value(output_of_value(result.tree())),
+    }
+}
+
+/// The result's `_meta`, when it has one.
+pub fn meta_of(result: &Json) -> Option<Value> {
+    if let Some(text) = result.as_text() {
+        #[derive(Deserialize)]
+        struct Meta {
+            #[serde(rename = "_meta")]
+            meta: Option<Value>,
+        }
+        return serde_json::from_str::<Meta>(text).ok()?.meta;
+    }
+    result.tree().get("_meta").cloned()
+}
+
+/// The result's `isError`.
+pub fn is_error(result: &Json) -> bool {
+    if let Some(text) = result.as_text() {
+        #[derive(Deserialize)]
+        struct Flag {
+            #[serde(rename = "isError")]
+            is_error: Option<bool>,
+        }
+        return serde_json::from_str::<Flag>(text)
+            .ok()
+            .and_then(|f| f.is_error)
+            == Some(true);
+    }
+    result.tree().get("isError").and_then(Value::as_bool) == Some(true)
+}
+
+/// The parts of a result held as text.
+#[derive(Deserialize)]
+struct View<'a> {
+    /// `None` when absent or `null`.
+    #[serde(borrow, rename = "structuredContent")]
+    structured: Option<&'a RawValue>,
+    #[serde(borrow)]
+    content: Option<&'a RawValue>,
+}
+
+/// One content item, as far as rule 2 looks at it.
+#[derive(Deserialize)]
+struct Item<'a> {
+    #[serde(rename = "type", borrow)]
+    kind: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    text: Option<&'a RawValue>,
+}
+
+/// The items of `content`: how many, and the first.
+struct Items<'a> {
+    count: usize,
+    first: Option<Item<'a>>,
+}
+
+impl<'de> Deserialize<'de> for Items<'de> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Items<'de>;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("an array")
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Items<'de>, A::Error> {
+                // A first item that is not an object is no text item.
+                let first = match seq.next_element::<&'de RawValue>()? {
+                    None => {
+                        return Ok(Items {
+                            count: 0,
+                            first: None,
+                        });
+                    }
+                    Some(raw) => serde_json::from_str::<Item<'de>>(raw.get()).ok(),
+                };
+                let mut count = 1;
+                while seq.next_element::<IgnoredAny>()?.is_some() {
+                    count += 1;
+                }
+                Ok(Items { count, first })
+            }
+        }
+        d.deserialize_seq(V)
+    }
+}
+
+fn from_text(cut: &crate::engine::json::Cut<'_>) -> Json {
+    let text = cut.text();
+    let Ok(view) = serde_json::from_str::<View<'_>>(text) else {
+        return Json::from_value(Value::Array(Vec::new()));
+    };
+    if let Some(structured) = view.structured {
+        return cut.part(structured.get());
+    }
+    let Some(content) = view.content else {
+        return Json::from_value(Value::Array(Vec::new()));
+    };
+    if !content.get().starts_with('[') {
+        return Json::from_value(Value::Array(Vec::new()));
+    }
+    if let Ok(Items {
+        count: 1,
+        first: Some(item),
+    }) = serde_json::from_str::<Items<'_>>(content.get())
+        && item.kind.as_deref() == Some("text")
+        && let Some(literal) = item.text
+        && let Ok(string) = serde_json::from_str::<Cow<'_, str>>(literal.get())
+    {
+        // Rule 2: the text parsed as JSON. Rule 3: the text itself, which
+        // is the string literal already in the result.
+        return match Json::parse(string.into_owned()) {
+            Ok(parsed) => parsed,
+            Err(_) => cut.part(literal.get()),
+        };
+    }
+    cut.part(content.get())
+}
+
+/// The four rules over a result held as a tree.
+fn output_of_value(result: &Value) -> Value {
     if let Some(structured) = result.get("structuredContent")
         && !structured.is_null()
     {
@@ -18,8 +153,8 @@ pub fn output_of(result: &Value) -> Value {
     }
     let content = result.get("content");
     if let Some(text) = single_text(content) {
-        return match serde_json::from_str::<Value>(text) {
-            Ok(parsed) => parsed,
+        return match Json::parse(text.to_owned()) {
+            Ok(parsed) => parsed.tree().clone(),
             Err(_) => Value::String(text.to_owned()),
         };
     }
@@ -42,7 +177,8 @@ fn single_text(content: Option<&Value>) -> Option<&str> {
 /// A human-readable message for a result with `isError: true`: its text
 /// contents joined by newlines; else its content (or structured content) as
 /// compact JSON.
-pub fn error_text(result: &Value) -> String {
+pub fn error_text(result: &Json) -> String {
+    let result = result.tree();
     let content = result.get("content").and_then(Value::as_array);
     let texts: Vec<&str> = content
         .into_iter()
@@ -90,6 +226,10 @@ mod tests {
         json!({"content": [{"type": "text", "text": "Echo: hello"}]}),
         json!("Echo: hello")
     )]
+    #[case::escaped_text_not_json(
+        json!({"content": [{"type": "text", "text": "line 1\n\"quoted\" é"}]}),
+        json!("line 1\n\"quoted\" é")
+    )]
     #[case::two_texts_give_the_array(
         json!({"content": [{"type": "text", "text": "1"}, {"type": "text", "text": "2"}]}),
         json!([{"type": "text", "text": "1"}, {"type": "text", "text": "2"}])
@@ -98,10 +238,33 @@ mod tests {
         json!({"content": [{"type": "image", "data": "AAAA", "mimeType": "image/png"}]}),
         json!([{"type": "image", "data": "AAAA", "mimeType": "image/png"}])
     )]
+    #[case::a_first_item_that_is_no_object(json!({"content": [3]}), json!([3]))]
     #[case::empty_content(json!({"content": []}), json!([]))]
     #[case::no_content_at_all(json!({"isError": false}), json!([]))]
     fn output_follows_the_four_rules(#[case] result: Value, #[case] want: Value) {
-        assert_eq!(output_of(&result), want);
+        // The same four rules whether the result is held as a tree or as
+        // the text it arrived as.
+        assert_eq!(output_of(&Json::from_value(result.clone())).tree(), &want);
+        let text = Json::parse(result.to_string()).unwrap();
+        let out = output_of(&text);
+        assert_eq!(out.tree(), &want, "from text");
+    }
+
+    #[test]
+    fn an_output_cut_from_text_shares_it() {
+        let result = Json::parse(
+            r#"{"content":[{"type":"text","text":"x"},{"type":"text","text":"y"}],"_meta":{"k":1}}"#
+                .to_owned(),
+        )
+        .unwrap();
+        let out = output_of(&result);
+        assert_eq!(
+            out.as_text(),
+            Some(r#"[{"type":"text","text":"x"},{"type":"text","text":"y"}]"#)
+        );
+        assert!(out.tree_if_built().is_none(), "no tree was built");
+        assert_eq!(meta_of(&result), Some(json!({"k": 1})));
+        assert!(!is_error(&result));
     }
 
     #[rstest]
@@ -126,6 +289,6 @@ mod tests {
         "the tool reported an error without saying what went wrong"
     )]
     fn error_text_reads_well(#[case] result: Value, #[case] want: &str) {
-        assert_eq!(error_text(&result), want);
+        assert_eq!(error_text(&Json::from_value(result)), want);
     }
 }

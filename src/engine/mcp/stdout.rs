@@ -1,20 +1,18 @@
-//! A stdio server's stdout as pipewright reads it. rmcp drops a line over
-//! its own cap (16 MiB) and skips lines that are not JSON-RPC without a
-//! word, so a call whose answer was dropped waits forever and a server that
-//! wrote junk before exiting reads as a bare "closed the connection". This
-//! reader sits under rmcp's: a message (one line) longer than the limit
-//! ends the connection with a reason the user can act on, and what the
-//! protocol layer skips is noted for the error that follows.
+//! A stdio server's stdout as pipewright reads it, line by line. rmcp would
+//! drop a line over its own cap (16 MiB) and skip lines that are not
+//! JSON-RPC without a word, so a call whose answer was dropped would wait
+//! forever and a server that wrote junk before exiting would read as a bare
+//! "closed the connection". Here a message (one line) longer than the
+//! limit ends the connection with a reason the user can act on, and what is
+//! skipped is noted for the error that follows; each line then goes to
+//! [`super::reply`].
 
 use std::{
     io,
-    pin::Pin,
     sync::{Arc, Mutex, MutexGuard, PoisonError},
-    task::{Context, Poll, ready},
 };
 
-use serde_json::Value;
-use tokio::io::{AsyncRead, ReadBuf};
+use tokio::io::{AsyncBufReadExt, AsyncRead, BufReader};
 
 use super::log::ServerLog;
 
@@ -23,8 +21,7 @@ use super::log::ServerLog;
 /// rmcp's cap on one Streamable HTTP event and JSON body.
 pub const DEFAULT_MAX_MESSAGE_MB: usize = 16;
 
-/// A line this short is checked in full for being JSON-RPC; a longer one
-/// only by its first byte (it is rmcp's to parse).
+/// Bytes of an ignored line looked at for its quote.
 const CHECKED_LINE: usize = 4 * 1024;
 /// Characters of an ignored line quoted in an error.
 const QUOTED: usize = 120;
@@ -93,93 +90,96 @@ impl StdoutNotes {
     }
 }
 
-/// The server's stdout, read through the limit and the notes.
-pub(crate) struct LimitedStdout<R> {
-    inner: R,
+/// One read from the server's stdout.
+pub(crate) enum Stdout {
+    /// A whole line, without its end.
+    Line(Vec<u8>),
+    /// The stream ended.
+    End,
+    /// A line went over the limit: the connection is to be closed (noted
+    /// in the notes).
+    TooLarge,
+    Failed(io::Error),
+}
+
+/// The server's stdout, read line by line through the limit, the way rmcp
+/// reads it: a read cancelled half-way (`receive` is polled in a
+/// `select!`) keeps its bytes for the next one.
+pub(crate) struct LineReader<R> {
+    read: BufReader<R>,
+    line: Vec<u8>,
     limit: usize,
-    /// Bytes of the current line so far.
-    line: usize,
-    /// The first [`CHECKED_LINE`] bytes of the current line.
-    head: Vec<u8>,
-    over: bool,
     notes: StdoutNotes,
     log: ServerLog,
 }
 
-impl<R> LimitedStdout<R> {
-    pub(crate) fn new(inner: R, limit: usize, notes: StdoutNotes, log: ServerLog) -> Self {
+/// A line this long gets its buffer trimmed to its size before it is kept.
+const TRIM_OVER: usize = 1024 * 1024;
+
+impl<R: AsyncRead + Unpin> LineReader<R> {
+    pub(crate) fn new(read: R, limit: usize, notes: StdoutNotes, log: ServerLog) -> Self {
         Self {
-            inner,
+            read: BufReader::with_capacity(64 * 1024, read),
+            line: Vec::new(),
             limit,
-            line: 0,
-            head: Vec::new(),
-            over: false,
             notes,
             log,
         }
     }
 
-    fn over_limit(&self) -> io::Error {
-        io::Error::other(format!(
-            "a message of more than {} bytes from the server",
-            self.limit
-        ))
-    }
-
-    /// Follows the lines through freshly read bytes.
-    fn scan(&mut self, mut bytes: &[u8]) -> io::Result<()> {
-        while !bytes.is_empty() {
-            let end = bytes.iter().position(|b| *b == b'\n');
-            let part = &bytes[..end.unwrap_or(bytes.len())];
-            self.line = self.line.saturating_add(part.len());
-            if self.line > self.limit {
-                self.over = true;
-                self.notes.lock().too_large = Some(self.limit);
-                return Err(self.over_limit());
-            }
-            let room = CHECKED_LINE.saturating_sub(self.head.len());
-            self.head.extend_from_slice(&part[..part.len().min(room)]);
-            match end {
-                Some(i) => {
-                    self.end_line();
-                    bytes = &bytes[i + 1..];
+    /// The next line (cancel-safe).
+    pub(crate) async fn next(&mut self) -> Stdout {
+        loop {
+            let (used, done) = {
+                let available = match self.read.fill_buf().await {
+                    Ok(available) => available,
+                    Err(e) => return Stdout::Failed(e),
+                };
+                if available.is_empty() {
+                    if !self.line.is_empty() {
+                        self.notes.lock().cut_off = Some(self.line.len());
+                        self.line.clear();
+                    }
+                    return Stdout::End;
                 }
-                None => break,
+                let newline = available.iter().position(|b| *b == b'\n');
+                let take = newline.unwrap_or(available.len());
+                if self.line.len().saturating_add(take) > self.limit {
+                    self.notes.lock().too_large = Some(self.limit);
+                    self.line = Vec::new();
+                    return Stdout::TooLarge;
+                }
+                self.line.extend_from_slice(&available[..take]);
+                (newline.map_or(take, |i| i + 1), newline.is_some())
+            };
+            self.read.consume(used);
+            if done {
+                let mut line = std::mem::take(&mut self.line);
+                if line.last() == Some(&b'\r') {
+                    line.pop();
+                }
+                if line.capacity() > TRIM_OVER && line.capacity() > line.len() + line.len() / 8 {
+                    line.shrink_to_fit();
+                }
+                return Stdout::Line(line);
             }
         }
-        Ok(())
     }
 
-    /// Notes a finished line that rmcp will skip for not being JSON-RPC.
-    fn end_line(&mut self) {
-        let complete = self.line <= CHECKED_LINE;
-        let line = std::mem::take(&mut self.head);
-        self.line = 0;
-        let text = line.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(&line);
-        let text = text.trim_ascii();
-        if text.is_empty() || is_json_rpc(text, complete) {
-            return;
-        }
-        let quoted = quote(text);
+    /// Notes a line that is not JSON-RPC (kept in the server's log, quoted
+    /// in the error when the server goes).
+    pub(crate) fn junk(&self, line: &[u8]) {
+        let text = line
+            .strip_prefix(b"\xEF\xBB\xBF")
+            .unwrap_or(line)
+            .trim_ascii();
+        let quoted = quote(&text[..text.len().min(CHECKED_LINE)]);
         self.log.push(&format!(
             "[pipewright] ignored a line on stdout that is not JSON-RPC: {quoted}"
         ));
         let mut notes = self.notes.lock();
         notes.ignored += 1;
         notes.last_ignored = quoted;
-    }
-}
-
-/// True when `line` looks like a JSON-RPC message (or batch); a line cut
-/// short of `complete` is judged by its first byte.
-fn is_json_rpc(line: &[u8], complete: bool) -> bool {
-    if !complete {
-        return matches!(line.first(), Some(b'{' | b'['));
-    }
-    match serde_json::from_slice::<Value>(line) {
-        Ok(Value::Object(message)) => message.get("jsonrpc").and_then(Value::as_str) == Some("2.0"),
-        Ok(Value::Array(_)) => true,
-        _ => false,
     }
 }
 
@@ -197,54 +197,42 @@ fn quote(line: &[u8]) -> String {
     out
 }
 
-impl<R: AsyncRead + Unpin> AsyncRead for LimitedStdout<R> {
-    fn poll_read(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &mut ReadBuf<'_>,
-    ) -> Poll<io::Result<()>> {
-        let this = self.get_mut();
-        if this.over {
-            return Poll::Ready(Err(this.over_limit()));
-        }
-        let before = buf.filled().len();
-        let wanted = buf.remaining() > 0;
-        ready!(Pin::new(&mut this.inner).poll_read(cx, buf))?;
-        let fresh = &buf.filled()[before..];
-        if fresh.is_empty() {
-            if wanted && this.line > 0 {
-                this.notes.lock().cut_off = Some(this.line);
-            }
-            return Poll::Ready(Ok(()));
-        }
-        let scanned = this.scan(fresh);
-        if scanned.is_err() {
-            // An error reads nothing: the bytes past the limit are dropped.
-            buf.set_filled(before);
-        }
-        Poll::Ready(scanned)
-    }
-}
-
 #[cfg(test)]
 mod tests {
-    use tokio::io::AsyncReadExt;
-
     use super::*;
 
-    async fn read_all(input: &[u8], limit: usize) -> (io::Result<Vec<u8>>, StdoutNotes) {
+    async fn read_all(input: &[u8], limit: usize) -> (Vec<Vec<u8>>, bool, StdoutNotes) {
         let notes = StdoutNotes::default();
-        let mut reader = LimitedStdout::new(input, limit, notes.clone(), ServerLog::default());
-        let mut out = Vec::new();
-        let read = reader.read_to_end(&mut out).await.map(|_| out);
-        (read, notes)
+        let mut reader = LineReader::new(input, limit, notes.clone(), ServerLog::default());
+        let mut lines = Vec::new();
+        loop {
+            match reader.next().await {
+                Stdout::Line(line) => {
+                    if !line.is_empty() && !line.starts_with(b"{") && !line.starts_with(b"[") {
+                        reader.junk(&line);
+                    }
+                    lines.push(line);
+                }
+                Stdout::End => return (lines, false, notes),
+                Stdout::TooLarge => return (lines, true, notes),
+                Stdout::Failed(e) => panic!("{e}"),
+            }
+        }
     }
 
     #[tokio::test]
-    async fn json_rpc_lines_pass_untouched_and_unnoted() {
+    async fn lines_come_whole_without_their_ends() {
         let input = b"{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}\n\n[{\"jsonrpc\":\"2.0\"}]\r\n";
-        let (read, notes) = read_all(input, 1024).await;
-        assert_eq!(read.ok().as_deref(), Some(&input[..]));
+        let (lines, too_large, notes) = read_all(input, 1024).await;
+        assert!(!too_large);
+        assert_eq!(
+            lines,
+            vec![
+                b"{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}".to_vec(),
+                Vec::new(),
+                b"[{\"jsonrpc\":\"2.0\"}]".to_vec()
+            ]
+        );
         assert_eq!(notes.summary(), "");
         assert!(notes.verdict().is_none());
     }
@@ -253,8 +241,8 @@ mod tests {
     async fn a_line_over_the_limit_ends_the_stream_with_a_verdict() {
         let mut input = b"{\"jsonrpc\":\"2.0\"}\n".to_vec();
         input.extend(std::iter::repeat_n(b'x', 2 * 1024 * 1024));
-        let (read, notes) = read_all(&input, 1024 * 1024).await;
-        assert!(read.is_err());
+        let (lines, too_large, notes) = read_all(&input, 1024 * 1024).await;
+        assert!(too_large && lines.len() == 1);
         let verdict = notes.verdict().unwrap_or_default();
         assert!(
             verdict.contains("larger than 1 MiB") && verdict.contains("PIPEWRIGHT_MAX_MESSAGE_MB"),
@@ -264,14 +252,12 @@ mod tests {
 
     #[tokio::test]
     async fn junk_lines_and_a_cut_off_end_are_noted() {
-        let input =
-            b"Listening on :3000\x1b[0m\n{\"hello\":1}\n42\n{\"jsonrpc\":\"2.0\",\"id\":1,\"res";
-        let (read, notes) = read_all(input, 1024).await;
-        assert!(read.is_ok());
+        let input = b"Listening on :3000\x1b[0m\n42\n{\"jsonrpc\":\"2.0\",\"id\":1,\"res";
+        let (_, _, notes) = read_all(input, 1024).await;
         let summary = notes.summary();
         assert!(
             summary.contains("cut off (28 bytes")
-                && summary.contains("3 lines to stdout that are not JSON-RPC")
+                && summary.contains("2 lines to stdout that are not JSON-RPC")
                 && summary.contains("the last: `42`")
                 && !summary.contains('\u{1b}'),
             "{summary}"

@@ -163,7 +163,7 @@ pub(crate) fn refused_without_task(e: &rmcp::ServiceError) -> bool {
 
 /// True when a tool error says the tool runs only as a task (the official
 /// SDKs wrap the `-32601` in a tool result).
-pub(crate) fn refused_text(result: &Value) -> bool {
+pub(crate) fn refused_text(result: &crate::engine::json::Json) -> bool {
     super::output::error_text(result).contains("requires task augmentation")
 }
 

@@ -19,7 +19,9 @@ use super::auth::BearerClient;
 use super::child::StdioChild;
 use super::error::{McpError, chain_message};
 use super::log::ServerLog;
+use super::reply::Replies;
 use super::revision::{self, Protocol};
+use super::stdout::max_message_bytes;
 
 /// Ordinary HTTP POSTs in flight at once on one HTTP connection.
 const HTTP_CONCURRENCY: usize = 64;
@@ -46,7 +48,7 @@ pub(super) fn spawn_stdio(
     env: &BTreeMap<String, String>,
     cwd: Option<&Path>,
     grace: Duration,
-    log: &ServerLog,
+    (log, replies): (&ServerLog, &Replies),
 ) -> Result<(StdioChild, Option<tokio::process::ChildStderr>), McpError> {
     let spawn_error = |reason: String| McpError::Spawn {
         server: server.to_owned(),
@@ -77,7 +79,10 @@ pub(super) fn spawn_stdio(
     cmd.spawn()
         .and_then(|mut child| {
             let stderr = child.stderr.take();
-            Ok((StdioChild::new(child, grace, log.clone())?, stderr))
+            Ok((
+                StdioChild::new(child, grace, log.clone(), replies.clone())?,
+                stderr,
+            ))
         })
         .map_err(|e| {
             spawn_error(match e.kind() {
@@ -100,6 +105,7 @@ pub(super) fn http_transport(
     server: &str,
     url: &str,
     headers: &BTreeMap<String, String>,
+    replies: &Replies,
 ) -> Result<StreamableHttpClientTransport<BearerClient>, McpError> {
     let invalid = |reason: String| McpError::InvalidSpec {
         server: server.to_owned(),
@@ -133,9 +139,10 @@ pub(super) fn http_transport(
     let oauth = !custom.contains_key(&reqwest::header::AUTHORIZATION);
     let config = StreamableHttpClientTransportConfig::with_uri(url)
         .custom_headers(custom)
-        .max_concurrent_requests(HTTP_CONCURRENCY);
+        .max_concurrent_requests(HTTP_CONCURRENCY)
+        .max_sse_event_size(max_message_bytes());
     Ok(StreamableHttpClientTransport::with_client(
-        BearerClient::new(url, oauth),
+        BearerClient::new(url, oauth).with_replies(replies.clone()),
         config,
     ))
 }
@@ -329,17 +336,23 @@ mod tests {
     #[test]
     fn bad_headers_are_refused_without_their_values() {
         let headers = BTreeMap::from([("X-Key".into(), "line\nbreak-s3cret".into())]);
-        let Err(e) = http_transport("s", "http://127.0.0.1:1/mcp", &headers) else {
+        let Err(e) = http_transport("s", "http://127.0.0.1:1/mcp", &headers, &Replies::default())
+        else {
             panic!("a header value with a newline must be refused");
         };
         assert!(!e.to_string().contains("s3cret"), "{e}");
         let headers = BTreeMap::from([("Mcp-Session-Id".into(), "x".into())]);
         assert!(matches!(
-            http_transport("s", "http://127.0.0.1:1/mcp", &headers),
+            http_transport("s", "http://127.0.0.1:1/mcp", &headers, &Replies::default()),
             Err(McpError::InvalidSpec { .. })
         ));
         assert!(matches!(
-            http_transport("s", "ftp://example.com", &BTreeMap::new()),
+            http_transport(
+                "s",
+                "ftp://example.com",
+                &BTreeMap::new(),
+                &Replies::default()
+            ),
             Err(McpError::InvalidSpec { .. })
         ));
     }

@@ -13,6 +13,7 @@ use serde_json::Value;
 
 use crate::engine::diag::{Diagnostic, suggest};
 use crate::engine::file::model::{Composition, Mock, Node};
+use crate::engine::json::Json;
 use crate::engine::lang::reference::{self, Partial};
 use crate::engine::lang::snapshot::{Seen, Snapshot};
 use crate::engine::mcp::ToolInfo;
@@ -60,8 +61,10 @@ pub fn dry_scope(
             let node = &comp.nodes[p];
             let seen = match (&node.mock, &node.for_each) {
                 (Some(Mock::Result(v)), None) => match &node.transform {
-                    Some(t) => t.run_one(v).map_or(Seen::Failed, Seen::Output),
-                    None => Seen::Output(v.clone()),
+                    Some(t) => t
+                        .run_one(v)
+                        .map_or(Seen::Failed, |out| Seen::Output(Json::from_value(out))),
+                    None => Seen::Output(Json::from_value(v.clone())),
                 },
                 (Some(Mock::Error(_)), None) => Seen::Failed,
                 _ => Seen::NotRun,

@@ -48,11 +48,12 @@ use serde_json::{Map, Value, json};
 use tokio_util::sync::CancellationToken;
 
 use crate::engine::cost::pricing::{FreeCalls, Pricing};
+use crate::engine::json::Json;
 use crate::engine::mcp::caller::Caller;
 use crate::engine::mcp::human::{
     CallExtras, CallScope, Interaction, LogLine, Notice, ProgressNote,
 };
-use crate::engine::mcp::{CallOutcome, McpError, ToolInfo, output_of};
+use crate::engine::mcp::{CallOutcome, McpError, ToolInfo, meta_of, output_of};
 use crate::engine::redact::Redactor;
 
 /// The format version this build writes and reads.
@@ -77,7 +78,7 @@ pub struct Entry {
     pub tool: String,
     /// Canonical: object keys sorted at every level.
     pub args: Value,
-    pub result: Value,
+    pub result: Json,
     #[serde(default)]
     pub is_error: bool,
     #[serde(default)]
@@ -275,15 +276,16 @@ impl Caller for Recorder {
             if let Ok(o) = &out
                 && !o.replayed
             {
+                let meta = meta_of(&o.result);
                 let figures =
                     self.pricing
-                        .actual(server, tool, &args, &o.result, &output_of(&o.result));
+                        .actual(server, tool, &args, meta.as_ref(), &output_of(&o.result));
                 let extras = redacted_extras(&self.redactor, &o.extras);
                 let entry = Entry {
                     server: server.unwrap_or(&self.default_server).to_owned(),
                     tool: tool.to_owned(),
                     args: canonical(&self.redactor.value(&Value::Object(args))),
-                    result: self.redactor.value(&o.result),
+                    result: self.redactor.json(&o.result),
                     is_error: o.is_error,
                     duration_ms: o.duration.as_millis() as u64,
                     cost_usd: figures.cost_usd,
@@ -480,7 +482,7 @@ mod tests {
             server: "demo".into(),
             tool: "echo".into(),
             args: json!({"m": "x"}),
-            result: json!({"structuredContent": {"n": n}}),
+            result: json!({"structuredContent": {"n": n}}).into(),
             is_error: false,
             duration_ms: 1,
             cost_usd: 0.5,

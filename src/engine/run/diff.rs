@@ -112,7 +112,13 @@ pub fn diff(a: &Trace, b: &Trace, timing: bool) -> Vec<Change> {
             });
         }
     }
-    walk(&mut out, None, "output".to_owned(), &a.output, &b.output);
+    walk(
+        &mut out,
+        None,
+        "output".to_owned(),
+        a.output.tree(),
+        b.output.tree(),
+    );
     out
 }
 
@@ -127,7 +133,7 @@ fn node(out: &mut Vec<Change>, id: &str, a: &NodeRecord, b: &NodeRecord, timing:
         &Value::from(b.status.as_str()),
     );
     walk(out, n, at("args"), &a.args, &b.args);
-    walk(out, n, at("output"), &a.output, &b.output);
+    walk(out, n, at("output"), a.output.tree(), b.output.tree());
     walk(
         out,
         n,
@@ -236,7 +242,7 @@ mod tests {
             "details".into(),
             NodeRecord {
                 status,
-                output: json!({"email": email, "teams": ["a", "b"]}),
+                output: json!({"email": email, "teams": ["a", "b"]}).into(),
                 duration_ms: ms,
                 ..NodeRecord::default()
             },

@@ -31,6 +31,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::cassette::canonical;
 use super::exec::now_rfc3339;
+use crate::engine::json::Json;
 use crate::engine::mcp::caller::Caller;
 use crate::engine::mcp::human::{CallExtras, CallScope};
 use crate::engine::mcp::{CallOutcome, McpError};
@@ -65,7 +66,7 @@ pub struct Recorded {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Outcome {
     pub request: Value,
-    pub result: Value,
+    pub result: Json,
     pub is_error: bool,
     pub duration_ms: u64,
     #[serde(default, skip_serializing_if = "CallExtras::is_empty")]
@@ -475,7 +476,7 @@ mod tests {
             Box::pin(async move {
                 Ok(CallOutcome {
                     request: json!({"tool": tool}),
-                    result: json!({"structuredContent": {"n": n}}),
+                    result: json!({"structuredContent": {"n": n}}).into(),
                     is_error: false,
                     duration: Duration::from_millis(5),
                     replayed: false,

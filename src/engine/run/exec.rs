@@ -13,11 +13,12 @@ use tokio_util::sync::CancellationToken;
 
 use crate::engine::cost::pricing::Pricing;
 use crate::engine::file::model::{Composition, Mock, Node, OnError};
+use crate::engine::json::Json;
 use crate::engine::lang::reference::{self, NodeLookup, Scope};
-use crate::engine::lang::snapshot::{Snapshot, resolve_args};
+use crate::engine::lang::snapshot::{Seen, Snapshot, resolve_args};
 use crate::engine::mcp::caller::Caller;
 use crate::engine::mcp::human::{CallExtras, CallScope, Notice, Responder};
-use crate::engine::mcp::{McpError, error_text, output_of};
+use crate::engine::mcp::{McpError, error_text, meta_of, output_of};
 use crate::engine::redact::Redactor;
 use crate::engine::run::cassette::redacted_extras;
 use crate::engine::run::events::Event;
@@ -63,7 +64,8 @@ pub async fn run_node(job: NodeJob) -> NodeRecord {
     };
     match &node.for_each {
         Some(fe) => {
-            let items = match reference::resolve_reference(&fe.site.reference, &job.scope) {
+            let resolved = reference::resolve_reference_shared(&fe.site.reference, &job.scope);
+            let items: &[Value] = match resolved.as_deref() {
                 Ok(Value::Array(items)) => items,
                 Ok(other) => {
                     return fail(
@@ -72,7 +74,7 @@ pub async fn run_node(job: NodeJob) -> NodeRecord {
                         format!(
                             "`for_each: {}` must resolve to an array, but it is {}",
                             fe.source,
-                            crate::engine::run::trace::type_name(&other)
+                            crate::engine::run::trace::type_name(other)
                         ),
                         INTERPOLATION_FAILED,
                     );
@@ -119,7 +121,7 @@ pub async fn run_node(job: NodeJob) -> NodeRecord {
             rec.args = redacted(&job.redactor, Value::Object(args.clone()));
             let call = call_with_policy(&job, node, args, None).await;
             rec.attempts = call.attempts;
-            rec.raw = redacted(&job.redactor, call.raw);
+            rec.raw = job.redactor.json(&call.raw);
             rec.rpc = redacted(&job.redactor, call.rpc);
             rec.cost_usd = call.cost_usd;
             rec.tokens = call.tokens;
@@ -146,7 +148,7 @@ pub async fn run_node(job: NodeJob) -> NodeRecord {
             }
         }
     }
-    rec.output_tokens = crate::engine::cost::tokens::count_value(&rec.output);
+    rec.output_tokens = crate::engine::cost::tokens::count_json(&rec.output);
     if rec.mocked {
         rec.duration_ms = 0;
     } else {
@@ -177,11 +179,17 @@ struct ItemScope<'a> {
 
 impl Scope for ItemScope<'_> {
     fn node(&self, id: &str) -> NodeLookup<'_> {
-        let found = self.base.node(id);
         if !self.aligned.iter().any(|a| a == id) {
-            return found;
+            return self.base.node(id);
         }
-        match found {
+        // A parent read element-wise: a fan-out's list gives its item as
+        // it is, without building the whole list's tree.
+        if let Some(Seen::Output(out)) = self.base.nodes.get(id)
+            && let Some(items) = out.as_list()
+        {
+            return NodeLookup::Output(items.get(self.index).map_or(&Value::Null, Json::tree));
+        }
+        match self.base.node(id) {
             NodeLookup::Output(Value::Array(items)) => match items.get(self.index) {
                 Some(v) => NodeLookup::Output(v),
                 None => NodeLookup::Output(&Value::Null),
@@ -226,10 +234,10 @@ fn fail(mut rec: NodeRecord, started: Instant, error: String, code: &str) -> Nod
     rec
 }
 
-async fn fan_out(job: &NodeJob, node: &Node, items: Vec<Value>, rec: &mut NodeRecord) {
+async fn fan_out(job: &NodeJob, node: &Node, items: &[Value], rec: &mut NodeRecord) {
     let total = items.len();
     let limit = node.max_concurrency.max(1);
-    let mut outputs: Vec<Value> = vec![Value::Null; total];
+    let mut outputs: Vec<Json> = vec![Json::null(); total];
     let mut iterations: Vec<Option<IterationRecord>> = vec![None; total];
     let mut running = FuturesUnordered::new();
     let mut next = 0usize;
@@ -298,11 +306,12 @@ async fn fan_out(job: &NodeJob, node: &Node, items: Vec<Value>, rec: &mut NodeRe
                 let (code, error_status) = (call.code.clone(), call.status);
                 let (status, output, error) = match call.result {
                     Ok(v) => (NodeStatus::Ok, v, None),
-                    Err(CallFailure::Cancelled) => (NodeStatus::Cancelled, Value::Null, Some("cancelled".to_owned())),
-                    Err(CallFailure::Failed(m)) => (NodeStatus::Failed, Value::Null, Some(job.redactor.text(&m))),
+                    Err(CallFailure::Cancelled) => (NodeStatus::Cancelled, Json::null(), Some("cancelled".to_owned())),
+                    Err(CallFailure::Failed(m)) => (NodeStatus::Failed, Json::null(), Some(job.redactor.text(&m))),
                 };
+                // One value, in the node's output and the iteration's record.
                 outputs[index] = output.clone();
-                rec.raw = redacted(&job.redactor, call.raw);
+                rec.raw = job.redactor.json(&call.raw);
                 rec.rpc = redacted(&job.redactor, call.rpc);
                 let _ = job.events.send(Event::Iteration {
                     id: node.id.clone(),
@@ -356,7 +365,7 @@ async fn fan_out(job: &NodeJob, node: &Node, items: Vec<Value>, rec: &mut NodeRe
         ));
     } else {
         rec.status = NodeStatus::Ok;
-        rec.output = Value::Array(outputs);
+        rec.output = Json::list(outputs);
     }
     rec.iterations = records;
 }
@@ -367,7 +376,7 @@ fn never_started(index: usize) -> IterationRecord {
         index,
         status: NodeStatus::Cancelled,
         args: Value::Null,
-        output: Value::Null,
+        output: Json::null(),
         error: Some("not started: the run stopped first".into()),
         error_code: None,
         error_status: None,
@@ -388,9 +397,9 @@ enum CallFailure {
 /// One call after its retries.
 #[derive(Debug)]
 struct CallResult {
-    result: Result<Value, CallFailure>,
+    result: Result<Json, CallFailure>,
     attempts: u32,
-    raw: Value,
+    raw: Json,
     rpc: Value,
     cost_usd: f64,
     tokens: u64,
@@ -408,7 +417,7 @@ impl Default for CallResult {
         Self {
             result: Err(CallFailure::Cancelled),
             attempts: 0,
-            raw: Value::Null,
+            raw: Json::null(),
             rpc: Value::Null,
             cost_usd: 0.0,
             tokens: 0,
@@ -500,7 +509,7 @@ async fn call_with_policy(
             (out.code, out.status) = error_code_of(e);
         }
         out.result = match mock {
-            Mock::Result(v) => apply_transform(node, v.clone()),
+            Mock::Result(v) => apply_transform(node, Json::from_value(v.clone())),
             Mock::Error(e) => Err(CallFailure::Failed(match e {
                 Value::String(s) => s.clone(),
                 other => other.to_string(),
@@ -576,12 +585,13 @@ async fn call_attempts(
                 rpc.insert("request".into(), outcome.request);
                 rpc.insert("response".into(), Value::Object(response));
                 out.rpc = Value::Object(rpc);
+                let output = output_of(&outcome.result);
                 let figures = job.pricing.actual(
                     node.server.as_deref(),
                     &node.tool,
                     &args,
-                    &outcome.result,
-                    &output_of(&outcome.result),
+                    meta_of(&outcome.result).as_ref(),
+                    &output,
                 );
                 // A replayed call is free: it reached no server.
                 if !outcome.replayed {
@@ -592,10 +602,10 @@ async fn call_attempts(
                 out.model = figures.model.or(out.model.take());
                 out.raw = outcome.result;
                 if outcome.is_error {
-                    (out.code, out.status) = error_code_of(&output_of(&out.raw));
+                    (out.code, out.status) = error_code_of(output.tree());
                     (true, error_text(&out.raw))
                 } else {
-                    out.result = apply_transform(node, output_of(&out.raw));
+                    out.result = apply_transform(node, output);
                     if out.result.is_err() {
                         out.code = Some("TRANSFORM_FAILED".into());
                     }
@@ -609,6 +619,25 @@ async fn call_attempts(
             Err(e @ McpError::Closed { .. }) => {
                 out.code = Some("SERVER_CLOSED".into());
                 (false, e.to_string())
+            }
+            Err(McpError::Unreadable {
+                server,
+                method,
+                what,
+                received,
+            }) => {
+                // What arrived stays in the record, escaped, for the trace.
+                out.code = Some("UNREADABLE_ANSWER".into());
+                let mut kept = Map::new();
+                kept.insert("unreadable".into(), *received);
+                out.raw = Json::from_value(Value::Object(kept));
+                let e = McpError::Unreadable {
+                    server,
+                    method,
+                    what,
+                    received: Box::new(Value::Null),
+                };
+                (true, e.to_string())
             }
             Err(e) => {
                 out.code = Some(match &e {
@@ -661,11 +690,12 @@ fn error_code_of(output: &Value) -> (Option<String>, Option<u16>) {
     (Some(code), status)
 }
 
-fn apply_transform(node: &Node, output: Value) -> Result<Value, CallFailure> {
+fn apply_transform(node: &Node, output: Json) -> Result<Json, CallFailure> {
     match &node.transform {
         None => Ok(output),
         Some(p) => p
-            .run_one(&output)
+            .run_one(output.tree())
+            .map(Json::from_value)
             .map_err(|e| CallFailure::Failed(format!("transform failed: {e}"))),
     }
 }

@@ -29,6 +29,7 @@ use crate::engine::cost::pricing::Pricing;
 use crate::engine::file::model::{
     Budget, Composition, Expectation, Kind, Mock, OnError, OutputSpec,
 };
+use crate::engine::json::Json;
 use crate::engine::lang::jq;
 use crate::engine::lang::reference;
 use crate::engine::lang::snapshot::{Seen, Snapshot};

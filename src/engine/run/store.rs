@@ -20,6 +20,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::engine::run::trace::Trace;
 
+mod disk;
 pub mod live;
 mod prune;
 
@@ -186,121 +187,6 @@ impl Entry {
     }
 }
 
-/// Traces bigger than this are written without indentation.
-const PRETTY_UP_TO: usize = 1 << 20;
-
-/// The reference that stands for a record's `raw.structuredContent`.
-const STRUCTURED_REF: &str = "#/raw/structuredContent";
-
-fn reference(to: &str) -> serde_json::Value {
-    serde_json::json!({ "$ref": to })
-}
-
-/// A trace as it is written: each big value once. A record's `output` that
-/// is its result's `structuredContent`, and a text content block that is
-/// that same value as JSON text, become `{"$ref": …}` to it; a big trace
-/// is written compact.
-fn to_disk(trace: &Trace) -> Vec<u8> {
-    let Ok(mut v) = serde_json::to_value(trace) else {
-        return Vec::new();
-    };
-    let mut output_ref = None;
-    if let Some(nodes) = v.get_mut("nodes").and_then(|n| n.as_object_mut()) {
-        for (id, rec) in nodes.iter_mut() {
-            if let Some(structured) = rec.pointer("/raw/structuredContent")
-                && output_ref.is_none()
-                && trace.output == *structured
-                && !structured.is_null()
-            {
-                let id = id.replace('~', "~0").replace('/', "~1");
-                output_ref = Some(format!("#/nodes/{id}/raw/structuredContent"));
-            }
-            shrink_record(rec);
-        }
-    }
-    // The composition's output is often a node's: kept there once.
-    if let Some(to) = output_ref {
-        v["output"] = reference(&to);
-    }
-    let compact = serde_json::to_vec(&v).unwrap_or_default();
-    if compact.len() > PRETTY_UP_TO {
-        compact
-    } else {
-        serde_json::to_vec_pretty(&v).unwrap_or(compact)
-    }
-}
-
-fn shrink_record(rec: &mut serde_json::Value) {
-    let Some(structured) = rec.pointer("/raw/structuredContent").cloned() else {
-        return;
-    };
-    if rec.get("output") == Some(&structured) {
-        rec["output"] = reference(STRUCTURED_REF);
-    }
-    let text = serde_json::to_string(&structured).unwrap_or_default();
-    if let Some(blocks) = rec
-        .pointer_mut("/raw/content")
-        .and_then(|c| c.as_array_mut())
-    {
-        for b in blocks {
-            if b.get("type").and_then(|t| t.as_str()) == Some("text")
-                && b.get("text").and_then(|t| t.as_str()) == Some(text.as_str())
-            {
-                b["text"] = reference(STRUCTURED_REF);
-            }
-        }
-    }
-}
-
-/// A saved trace read back, its references filled in again.
-fn from_disk(text: &str) -> Result<Trace, serde_json::Error> {
-    let mut v: serde_json::Value = serde_json::from_str(text)?;
-    let output_ref = v
-        .get("output")
-        .and_then(|o| o.as_object())
-        .filter(|m| m.len() == 1)
-        .and_then(|m| m.get("$ref"))
-        .and_then(|r| r.as_str())
-        .and_then(|r| r.strip_prefix('#'))
-        .map(str::to_owned);
-    if let Some(pointer) = output_ref
-        && let Some(real) = v.pointer(&pointer).cloned()
-    {
-        v["output"] = real;
-    }
-    if let Some(nodes) = v.get_mut("nodes").and_then(|n| n.as_object_mut()) {
-        for rec in nodes.values_mut() {
-            grow_record(rec);
-        }
-    }
-    serde_json::from_value(v)
-}
-
-fn grow_record(rec: &mut serde_json::Value) {
-    let is_ref = |v: &serde_json::Value| {
-        v.as_object().is_some_and(|m| {
-            m.len() == 1 && m.get("$ref").and_then(|r| r.as_str()) == Some(STRUCTURED_REF)
-        })
-    };
-    let Some(structured) = rec.pointer("/raw/structuredContent").cloned() else {
-        return;
-    };
-    if rec.get("output").is_some_and(is_ref) {
-        rec["output"] = structured.clone();
-    }
-    if let Some(blocks) = rec
-        .pointer_mut("/raw/content")
-        .and_then(|c| c.as_array_mut())
-    {
-        for b in blocks {
-            if b.get("text").is_some_and(is_ref) {
-                b["text"] =
-                    serde_json::Value::from(serde_json::to_string(&structured).unwrap_or_default());
-            }
-        }
-    }
-}
-
 /// The suffix of the file text kept beside a saved run.
 pub const SOURCE: &str = ".source";
 
@@ -420,7 +306,7 @@ impl Runs {
         let _lock = self.lock()?;
         let name = file_name(trace);
         let path = self.dir.join(&name);
-        std::fs::write(&path, to_disk(trace))?;
+        disk::write(trace, std::fs::File::create(&path)?)?;
         let mut line = serde_json::to_string(&Entry::of(trace, &name)).unwrap_or_default();
         line.push('\n');
         // One write of one line, appended: concurrent runs do not interleave.
@@ -570,7 +456,7 @@ impl Runs {
         let path = self.dir.join(&entry.path);
         let text = std::fs::read_to_string(&path)
             .map_err(|e| format!("cannot read run `{}` ({}): {e}", entry.id, path.display()))?;
-        from_disk(&text).map_err(|e| {
+        disk::read(&text).map_err(|e| {
             format!(
                 "run `{}` ({}) is not a trace: {e} at line {}, column {}",
                 entry.id,

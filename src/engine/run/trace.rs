@@ -6,6 +6,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use crate::engine::file::model::{Expectation, Matcher};
+use crate::engine::json::Json;
 use crate::engine::lang::reference::{self, Root};
 use crate::engine::mcp::human::CallExtras;
 
@@ -53,7 +54,8 @@ pub struct IterationRecord {
     pub index: usize,
     pub status: NodeStatus,
     pub args: Value,
-    pub output: Value,
+    /// Shared with the node's output (a list of its iterations' outputs).
+    pub output: Json,
     pub error: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error_code: Option<String>,
@@ -89,8 +91,8 @@ pub fn resolve_ref<'a>(rec: &'a NodeRecord, v: &Value) -> Option<&'a Value> {
         .get("$ref")?
         .as_str()?;
     match target {
-        RAW_REF => Some(&rec.raw),
-        "#/raw/structuredContent" => rec.raw.get("structuredContent"),
+        RAW_REF => Some(rec.raw.tree()),
+        "#/raw/structuredContent" => rec.raw.tree().get("structuredContent"),
         _ => None,
     }
 }
@@ -100,7 +102,7 @@ pub fn resolve_ref<'a>(rec: &'a NodeRecord, v: &Value) -> Option<&'a Value> {
 /// response with its result.
 pub fn wire_messages(rec: &NodeRecord) -> Value {
     if rec.rpc.is_null() {
-        return rec.raw.clone();
+        return rec.raw.tree().clone();
     }
     let mut out = Vec::new();
     if let Some(req) = rec.rpc.get("request") {
@@ -152,9 +154,12 @@ pub struct NodeRecord {
     pub status: NodeStatus,
     /// Resolved arguments (secrets redacted).
     pub args: Value,
-    pub output: Value,
-    /// The raw `tools/call` result (the last attempt's).
-    pub raw: Value,
+    /// What the node produced; held once and shared (see [`Json`]).
+    pub output: Json,
+    /// The raw `tools/call` result (the last attempt's), as the server
+    /// sent it; an answer that could not be read is kept as
+    /// `{"unreadable": …}` with what arrived, escaped.
+    pub raw: Json,
     pub error: Option<String>,
     /// What kind of failure `error` is: `INTERPOLATION_FAILED`, `TIMEOUT`,
     /// `TOOL_ERROR`, or the code the server put in its error result.
@@ -197,8 +202,8 @@ impl Default for NodeRecord {
             server: None,
             status: NodeStatus::Pending,
             args: Value::Null,
-            output: Value::Null,
-            raw: Value::Null,
+            output: Json::null(),
+            raw: Json::null(),
             error: None,
             error_code: None,
             error_status: None,
@@ -272,7 +277,7 @@ pub struct Compensation {
     /// `ok` or `failed`.
     pub status: String,
     pub args: Value,
-    pub output: Value,
+    pub output: Json,
     pub error: Option<String>,
     pub duration_ms: u64,
 }
@@ -311,7 +316,7 @@ pub struct Trace {
     pub nodes: IndexMap<String, NodeRecord>,
     pub completed_step_ids: Vec<String>,
     pub failed_step: Option<String>,
-    pub output: Value,
+    pub output: Json,
     pub expect: Vec<ExpectResult>,
     /// The undo calls made after a failure, newest completed node first.
     #[serde(skip_serializing_if = "Vec::is_empty")]

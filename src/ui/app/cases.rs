@@ -186,7 +186,7 @@ impl App {
                 }
                 body.push(line);
             }
-            body.push(format!("    output {}", compact(&r.output, 200)));
+            body.push(format!("    output {}", compact(r.output.tree(), 200)));
             body.push(String::new());
         }
         let passed = self.results.iter().filter(|r| r.passed).count();

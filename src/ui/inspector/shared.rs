@@ -23,8 +23,8 @@ impl SharedValue {
     pub fn get(&self) -> &Value {
         match self {
             SharedValue::Own(v) => v,
-            SharedValue::Output(r) => &r.output,
-            SharedValue::Exchange(r) if r.rpc.is_null() => &r.raw,
+            SharedValue::Output(r) => r.output.tree(),
+            SharedValue::Exchange(r) if r.rpc.is_null() => r.raw.tree(),
             SharedValue::Exchange(r) => &r.rpc,
         }
     }

@@ -9,6 +9,7 @@ use serde_json::json;
 
 use super::filter::FilterState;
 use super::*;
+use crate::engine::json::Json;
 use crate::engine::run::trace::IterationRecord;
 use crate::ui::theme::Theme;
 
@@ -58,8 +59,8 @@ fn ok_record() -> NodeRecord {
     NodeRecord {
         status: NodeStatus::Ok,
         args: json!({"query": "ada", "limit": 3}),
-        output,
-        raw: raw.clone(),
+        output: output.into(),
+        raw: raw.clone().into(),
         attempts: 1,
         started_at: Some("2026-11-22T11:00:00Z".into()),
         duration_ms: 120,
@@ -106,9 +107,9 @@ fn fanout_record() -> NodeRecord {
                 },
                 args: json!({"id": format!("u{i}")}),
                 output: if failed {
-                    Value::Null
+                    Value::Null.into()
                 } else {
-                    json!({"id": format!("u{i}"), "stars": i * 10})
+                    json!({"id": format!("u{i}"), "stars": i * 10}).into()
                 },
                 error: failed.then(|| "no user u3 (404)".to_owned()),
                 error_code: None,
@@ -122,7 +123,7 @@ fn fanout_record() -> NodeRecord {
     NodeRecord {
         status: NodeStatus::Ok,
         args: json!([{"id": "u0"}, {"id": "u1"}]),
-        output: Value::Array(iterations.iter().map(|i| i.output.clone()).collect()),
+        output: Json::list(iterations.iter().map(|i| i.output.clone()).collect()),
         attempts: 1,
         duration_ms: 210,
         iterations,
@@ -365,7 +366,9 @@ fn the_filter_follows_a_new_record() {
     wait_filter(&mut i);
     assert_eq!(*i.filtered.as_ref().unwrap().value(), json!(2));
     let mut again = ok_record();
-    again.output["total"] = json!(7);
+    let mut total = again.output.tree().clone();
+    total["total"] = json!(7);
+    again.output = total.into();
     again.duration_ms = 99;
     let n = node("search");
     i.set_node("search", Some(&n), Some(&again), None);
@@ -506,7 +509,7 @@ fn a_five_megabyte_output_draws_only_what_is_visible() {
     assert!(serde_json::to_string(&out).unwrap().len() > 5_000_000);
     let rec = NodeRecord {
         status: NodeStatus::Ok,
-        output: out,
+        output: out.into(),
         ..NodeRecord::default()
     };
     let mut i = Inspector::new();
@@ -629,7 +632,7 @@ fn a_shared_record_is_shown_without_a_copy() {
     let mut i = Inspector::new();
     i.set_node_shared("search", Some(&n), Some(Arc::clone(&rec)), None);
     let shown = i.output.as_ref().unwrap().value();
-    assert!(std::ptr::eq(shown, &rec.output));
+    assert!(std::ptr::eq(shown, rec.output.tree()));
     let generation = i.generation;
     i.set_node_shared("search", Some(&n), Some(Arc::clone(&rec)), None);
     assert_eq!(i.generation, generation);

@@ -385,6 +385,15 @@ pub fn resolve_reference(r: &Reference, scope: &dyn Scope) -> Result<Value, Reso
     lookup(r, scope).map(Cow::into_owned)
 }
 
+/// Resolves one reference, borrowing the value from `scope` when the
+/// reference names a value that is there (no copy of a fan-out's items).
+pub fn resolve_reference_shared<'s>(
+    r: &Reference,
+    scope: &'s dyn Scope,
+) -> Result<Cow<'s, Value>, ResolveError> {
+    lookup(r, scope)
+}
+
 fn lookup<'s>(r: &Reference, scope: &'s dyn Scope) -> Result<Cow<'s, Value>, ResolveError> {
     let base: Cow<'s, Value> = match &r.root {
         Root::Node(id) => {

@@ -27,6 +27,7 @@ use rmcp::{
 use sse_stream::Sse;
 use tokio::sync::Mutex;
 
+use super::super::reply::{Replies, watch_post};
 use super::error::OAuthError;
 use super::reauth::{STEP_UP_LIMIT, is_unattended, reauthorize, union};
 use super::store::{TokenRecord, TokenStore, canonical_url, now_secs};
@@ -40,6 +41,9 @@ type HttpError = StreamableHttpError<reqwest::Error>;
 pub struct BearerClient {
     http: reqwest::Client,
     tokens: Option<Arc<Tokens>>,
+    /// The connection's `tools/call` answers, read from the event streams
+    /// before rmcp parses them (see `mcp::reply`).
+    replies: Replies,
 }
 
 impl std::fmt::Debug for BearerClient {
@@ -91,7 +95,17 @@ impl BearerClient {
                     logins: Default::default(),
                 })
             });
-        Self { http, tokens }
+        Self {
+            http,
+            tokens,
+            replies: Replies::default(),
+        }
+    }
+
+    /// The same client, keeping `tools/call` answers in `replies`.
+    pub(crate) fn with_replies(mut self, replies: Replies) -> Self {
+        self.replies = replies;
+        self
     }
 
     /// Calls `call` with the token (or none). When the server refuses it
@@ -384,16 +398,19 @@ impl StreamableHttpClient for BearerClient {
         custom_headers: HashMap<HeaderName, HeaderValue>,
     ) -> Result<StreamableHttpPostResponse, HttpError> {
         let initialize = is_initialize(&message);
-        self.authorized(auth_header, initialize, |token| {
-            self.http.post_message(
-                uri.clone(),
-                message.clone(),
-                session_id.clone(),
-                token,
-                custom_headers.clone(),
-            )
-        })
-        .await
+        self.replies.sent(&message);
+        let response = self
+            .authorized(auth_header, initialize, |token| {
+                self.http.post_message(
+                    uri.clone(),
+                    message.clone(),
+                    session_id.clone(),
+                    token,
+                    custom_headers.clone(),
+                )
+            })
+            .await?;
+        Ok(watch_post(response, &message, &self.replies))
     }
 
     async fn post_message_with_max_sse_event_size(
@@ -406,17 +423,20 @@ impl StreamableHttpClient for BearerClient {
         max_sse_event_size: usize,
     ) -> Result<StreamableHttpPostResponse, HttpError> {
         let initialize = is_initialize(&message);
-        self.authorized(auth_header, initialize, |token| {
-            self.http.post_message_with_max_sse_event_size(
-                uri.clone(),
-                message.clone(),
-                session_id.clone(),
-                token,
-                custom_headers.clone(),
-                max_sse_event_size,
-            )
-        })
-        .await
+        self.replies.sent(&message);
+        let response = self
+            .authorized(auth_header, initialize, |token| {
+                self.http.post_message_with_max_sse_event_size(
+                    uri.clone(),
+                    message.clone(),
+                    session_id.clone(),
+                    token,
+                    custom_headers.clone(),
+                    max_sse_event_size,
+                )
+            })
+            .await?;
+        Ok(watch_post(response, &message, &self.replies))
     }
 
     async fn delete_session(

@@ -289,10 +289,10 @@ impl Actor {
         }
         // The fixture is what the tool returned, before `transform`, since a
         // mock is reshaped by the node's transform too.
-        let result = match (&node.mock, &rec.raw) {
-            (Some(Mock::Result(v)), _) => v.clone(),
-            (_, Value::Null) => self.redactor.value(&rec.output),
-            (_, raw) => crate::engine::mcp::output_of(raw),
+        let result = match &node.mock {
+            Some(Mock::Result(v)) => v.clone(),
+            _ if rec.raw.is_null() => self.redactor.value(rec.output.tree()),
+            _ => crate::engine::mcp::output_of(&rec.raw).tree().clone(),
         };
         let mock = json!({ "result": result });
         let yaml = format!("mock:\n{}", indent_yaml(&mock["result"], "result"));

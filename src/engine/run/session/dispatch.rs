@@ -232,7 +232,7 @@ impl Actor {
                 let mut parents = Map::new();
                 for (id, seen) in &scope.nodes {
                     if let Seen::Output(v) = seen {
-                        parents.insert(id.clone(), v.clone());
+                        parents.insert(id.clone(), v.tree().clone());
                     }
                 }
                 // Keep declaration order for readable jq output.

@@ -58,7 +58,8 @@ impl Actor {
         // A failure the node lets pass is its output, so later nodes can
         // read `${id.error}` (Fibe binds `{error}` the same way).
         if status == NodeStatus::Failed && on_error == OnError::Continue && rec.output.is_null() {
-            rec.output = json!({ "error": rec.error.clone().unwrap_or_default() });
+            rec.output =
+                Json::from_value(json!({ "error": rec.error.clone().unwrap_or_default() }));
         }
         let caps = (
             node.max_cost_per_call_usd
@@ -178,7 +179,7 @@ impl Actor {
             nodes.insert(node.id.clone(), rec);
         }
         let output = self.output();
-        let output_tokens = crate::engine::cost::tokens::count_value(&output);
+        let output_tokens = crate::engine::cost::tokens::count_json(&output);
         let ran = self
             .records
             .iter()
@@ -232,7 +233,7 @@ impl Actor {
             for rec in trace.nodes.values_mut() {
                 self.mask(rec);
             }
-            trace.output = self.redactor.value(&trace.output);
+            trace.output = self.redactor.json(&trace.output);
             for row in &mut trace.expect {
                 row.actual = self.redactor.value(&row.actual);
                 row.matcher = self.redactor.value(&row.matcher);
@@ -255,30 +256,33 @@ impl Actor {
         if self.redactor.is_empty() {
             return;
         }
-        rec.output = self.redactor.value(&rec.output);
+        rec.output = self.redactor.json(&rec.output);
         for it in rec.iterations.iter_mut() {
-            it.output = self.redactor.value(&it.output);
+            it.output = self.redactor.json(&it.output);
         }
     }
 
-    pub(super) fn output(&self) -> Value {
+    pub(super) fn output(&self) -> Json {
         match &self.comp.output {
             Some(OutputSpec::Node { id, .. }) => self
                 .index(id)
-                .map_or(Value::Null, |i| self.records[i].output.clone()),
+                .map_or_else(Json::null, |i| self.records[i].output.clone()),
             Some(OutputSpec::Assemble(p)) => {
                 let mut nodes = Map::new();
                 for (node, rec) in self.comp.nodes.iter().zip(&self.records) {
-                    nodes.insert(node.id.clone(), rec.output.clone());
+                    nodes.insert(node.id.clone(), rec.output.tree().clone());
                 }
-                p.run_one(&json!({ "nodes": nodes }))
-                    .unwrap_or_else(|e| json!({ "error": format!("output.assemble failed: {e}") }))
+                Json::from_value(
+                    p.run_one(&json!({ "nodes": nodes })).unwrap_or_else(
+                        |e| json!({ "error": format!("output.assemble failed: {e}") }),
+                    ),
+                )
             }
             None => self
                 .comp
                 .order
                 .last()
-                .map_or(Value::Null, |&i| self.records[i].output.clone()),
+                .map_or_else(Json::null, |&i| self.records[i].output.clone()),
         }
     }
 }

@@ -67,7 +67,7 @@ impl Actor {
                         }
                         Ok(out) => {
                             row.status = "ok".into();
-                            row.output = self.redactor.value(&out.output());
+                            row.output = self.redactor.json(&out.output());
                         }
                         Err(e) => {
                             row.status = "failed".into();

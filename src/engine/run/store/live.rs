@@ -80,10 +80,19 @@ impl Live {
     /// Adds a node that finished. A failed write costs only the record of
     /// an interruption, never the run, so it is ignored.
     pub fn node(&mut self, id: &str, record: &NodeRecord) {
-        let line = serde_json::json!({ "id": id, "record": record });
-        let mut text = serde_json::to_string(&line).unwrap_or_default();
-        text.push('\n');
-        let _ = self.file.write_all(text.as_bytes());
+        #[derive(serde::Serialize)]
+        struct Line<'a> {
+            id: &'a str,
+            record: &'a NodeRecord,
+        }
+        let record = super::disk::shrink(record);
+        if let Ok(line) = super::disk::line(&Line {
+            id,
+            record: &record,
+        }) {
+            // One write of the whole line: a reader never sees half.
+            let _ = self.file.write_all(&line);
+        }
     }
 }
 
@@ -147,7 +156,8 @@ impl Runs {
         let mut lines = text.lines();
         let mut header: Header = serde_json::from_str(lines.next()?).ok()?;
         let mut trace = std::mem::take(&mut header.trace);
-        for f in lines.filter_map(|l| serde_json::from_str::<Finished>(l).ok()) {
+        for mut f in lines.filter_map(|l| serde_json::from_str::<Finished>(l).ok()) {
+            super::disk::grow(&mut f.record);
             add_node(&mut trace, f);
         }
         trace.composition.ran = !trace.nodes.is_empty();
