@@ -64,6 +64,7 @@ use tokio_util::sync::CancellationToken;
 mod catalog;
 mod data;
 mod tools;
+mod written;
 
 use catalog::DemoTool;
 
@@ -155,8 +156,14 @@ impl ServerHandler for DemoServer {
 ///
 /// Nothing but MCP messages is written to stdout; diagnostics go to stderr.
 pub async fn serve_stdio(options: DemoServerOptions) -> anyhow::Result<()> {
-    let running = DemoServer::new(options)
-        .serve(rmcp::transport::stdio())
+    // Over stdio big results are written as the text they are.
+    let written = written::Written::default();
+    let server = DemoServer {
+        state: Arc::new(tools::State::new(options.call_delay).writing(written.clone())),
+    };
+    let (stdin, stdout) = rmcp::transport::stdio();
+    let running = server
+        .serve(written::WrittenStdio::new(stdin, stdout, written))
         .await
         .context("the MCP handshake on stdin/stdout failed")?;
     running

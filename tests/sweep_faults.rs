@@ -421,6 +421,53 @@ fn an_answer_that_is_not_a_tool_result_fails_the_node() {
     assert_server_gone(&home.pid_file());
 }
 
+/// An answer no JSON reader can read (bytes that are not UTF-8, a value
+/// nested 200 deep, `NaN`) fails its call at once, naming the server, the
+/// call and the first bad byte; the trace keeps what arrived, escaped. On
+/// the code before, rmcp dropped such a line and the call waited for ever
+/// (the run hung until [`WALL`]).
+#[test]
+fn an_answer_that_cannot_be_read_fails_its_call_at_once_and_is_kept_escaped() {
+    for (mode, says, kept) in [
+        ("bad-utf8", "byte 0xe9 is not UTF-8", r"caf\xe9 \xff\xfe"),
+        (
+            "deep",
+            "nested more than 127 levels deep",
+            "[[[[[[[[[[1]]]]",
+        ),
+        ("nan", "expected value", r#"{"score":NaN}"#),
+    ] {
+        let home = Home::new();
+        let file = home.stdio_pipeline(mode, None);
+        let started = Instant::now();
+        let ended = run_json(&home, &file, &[]);
+        eprintln!("{mode}: the run ended in {:?}", started.elapsed());
+        assert_trace_kept(
+            &home,
+            &ended,
+            &[
+                "server `faulty` answered `tools/call fault` with a message pipewright cannot read",
+                says,
+                "at byte",
+            ],
+        );
+        let trace = ended.trace();
+        let received = trace["nodes"]["second"]["raw"]["unreadable"]["received"]
+            .as_str()
+            .unwrap_or_default();
+        assert!(received.contains(kept), "{mode}: {received}");
+        assert!(
+            !received.chars().any(char::is_control),
+            "{mode}: kept unescaped: {received:?}"
+        );
+        assert_eq!(
+            trace["nodes"]["second"]["error_code"], "UNREADABLE_ANSWER",
+            "{mode}"
+        );
+        assert_server_gone(&home.pid_file());
+    }
+}
+
 /// A 100 MB line: read up to the limit (16 MiB), then the connection is
 /// ended with a reason and a way to raise it, and memory stays bounded.
 #[test]

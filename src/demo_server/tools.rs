@@ -26,6 +26,7 @@ use super::{
         MAX_SLOW_MS,
     },
     data,
+    written::Written,
 };
 
 /// Words `summarize` keeps.
@@ -45,6 +46,9 @@ pub(crate) struct State {
     flaky: Mutex<HashMap<String, u64>>,
     /// Pause before every call (see `DemoServerOptions::call_delay`).
     call_delay: Duration,
+    /// Where a big result goes as text when the transport writes text
+    /// (stdio); `None`: every result is a tree.
+    written: Option<Written>,
 }
 
 impl State {
@@ -54,6 +58,12 @@ impl State {
             call_delay,
             ..Self::default()
         }
+    }
+
+    /// The same state, handing big results to `written` as text.
+    pub(crate) fn writing(mut self, written: Written) -> Self {
+        self.written = Some(written);
+        self
     }
 }
 
@@ -120,7 +130,7 @@ pub(crate) async fn call(
         DemoTool::Add => add(arguments),
         DemoTool::Flaky => flaky(state, arguments),
         DemoTool::Slow => slow(arguments, ct).await,
-        DemoTool::BigOutput => big_output(arguments),
+        DemoTool::BigOutput => big_output(arguments, state.written.as_ref()),
         DemoTool::Fail => fail(arguments),
         DemoTool::Crash => crash(arguments),
         DemoTool::Summarize => summarize(arguments),
@@ -456,12 +466,42 @@ struct BigOutputArgs {
     kb: u64,
 }
 
-fn big_output(arguments: JsonObject) -> Outcome {
+fn big_output(arguments: JsonObject, written: Option<&Written>) -> Outcome {
     let tool = DemoTool::BigOutput;
     let args: BigOutputArgs = parse(tool, arguments)?;
     at_most(tool, "kb", args.kb, MAX_BIG_KB)?;
+    if let Some(written) = written {
+        return Ok(written.stand_in(big_output_text(args.kb)));
+    }
     let records: Vec<Value> = (0..args.kb * 4).map(record).collect();
     structured(json!({ "kb": args.kb, "count": records.len(), "records": records }))
+}
+
+/// The `CallToolResult` of `big_output` as JSON text, built as text: what
+/// [`structured`] of its records would serialise to, without their tree.
+fn big_output_text(kb: u64) -> String {
+    let count = kb * 4;
+    let capacity = usize::try_from(count).unwrap_or(0) * (RECORD_BYTES + 1) + 64;
+    let mut value = String::with_capacity(capacity);
+    value.push_str(&format!("{{\"kb\":{kb},\"count\":{count},\"records\":["));
+    for index in 0..count {
+        if index > 0 {
+            value.push(',');
+        }
+        // A record is three plain fields; its payload holds only letters
+        // and spaces, so its text needs no escapes.
+        value.push_str(&record(index).to_string());
+    }
+    value.push_str("]}");
+    let text = serde_json::to_string(&value).unwrap_or_default();
+    let mut result = String::with_capacity(text.len() + value.len() + 64);
+    result.push_str("{\"content\":[{\"type\":\"text\",\"text\":");
+    result.push_str(&text);
+    drop(text);
+    result.push_str("}],\"structuredContent\":");
+    result.push_str(&value);
+    result.push_str(",\"isError\":false}");
+    result
 }
 
 /// Record `index` of `big_output`: exactly `RECORD_BYTES` of compact JSON.
@@ -698,6 +738,22 @@ mod tests {
         let size = value["records"].to_string().len();
         assert!((64 * 1024..=66 * 1024).contains(&size), "{size}");
         assert_eq!(value["count"], 256);
+    }
+
+    #[test]
+    fn big_output_written_as_text_is_what_its_tree_serialises_to() {
+        for kb in [0, 1, 3] {
+            let Ok(mut tree) = big_output(JsonObject::from_iter([("kb".into(), json!(kb))]), None)
+            else {
+                panic!("big_output failed");
+            };
+            tree.result_type = None;
+            assert_eq!(
+                big_output_text(kb),
+                serde_json::to_string(&tree).unwrap_or_default(),
+                "kb {kb}"
+            );
+        }
     }
 
     #[tokio::test]

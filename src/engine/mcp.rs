@@ -65,7 +65,7 @@ use inflight::{InFlight, Registered};
 use level::{LOG_LEVEL, set_level};
 pub use level::{LogLevel, set_log_level};
 pub use log::ServerLog;
-pub use output::{error_text, is_error, meta_of, output_of};
+pub use output::{REPEATED, error_text, grown, is_error, kept, meta_of, output_of};
 use reply::Replies;
 pub use revision::{Protocol, set_protocol};
 use roots::Root;
@@ -77,7 +77,7 @@ use transport::{
 };
 use wire::{AbandonGuard, Freshness, ListError, excerpt, list_tools, request_json};
 
-use crate::engine::json::Json;
+use crate::engine::json::{self, Json};
 
 /// How long a cancelled or timed-out call waits for its
 /// `notifications/cancelled` to be handed to the transport.
@@ -794,7 +794,9 @@ fn to_json<T: serde::Serialize>(result: &T, server: &str, tool: &str) -> Result<
         reason: format!("could not read the result of `{tool}`: {reason}"),
     };
     let text = serde_json::to_string(result).map_err(|e| unreadable(e.to_string()))?;
-    Json::parse(text).map_err(|e| unreadable(e.to_string()))
+    let text = json::scan::compact(text).map_err(|e| unreadable(e.to_string()))?;
+    let whole = 0..text.len();
+    Ok(output::keep(text, whole))
 }
 
 #[cfg(test)]

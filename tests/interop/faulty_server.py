@@ -17,6 +17,11 @@ MODE is one of:
   endless         write 100 MB of a line that never ends, then wait
   flood           send 100,000 log and progress notifications, then answer
   early-exit      print to stderr and exit 1 before `initialize`
+  bad-utf8        answer `fault` with bytes that are not UTF-8 in a text
+  deep            answer `fault` with structuredContent nested 200 deep
+  nan             answer `fault` with `{"score": NaN}` (not JSON)
+  many            answer `fault` with 500,000 small content items (~13 MB),
+                  then echo on (a memory bench: pipewright keeps it as text)
 
 The server's pid is written to PIDFILE first, so a test can check that it
 is gone once pipewright has exited; PIDFILE.fault is made when `fault` is
@@ -158,6 +163,23 @@ def fault(request_id, token) -> None:
         time.sleep(3600)
     elif MODE == "flood":
         flood(request_id, token)
+    elif MODE in UNREADABLE:
+        head = b'{"jsonrpc":"2.0","id":' + json.dumps(request_id).encode() + b',"result":'
+        write(head + UNREADABLE[MODE] + b"}\n")
+    elif MODE == "many":
+        head = b'{"jsonrpc":"2.0","id":' + json.dumps(request_id).encode()
+        write(head + b',"result":{"content":[')
+        item = b'{"type":"text","text":"x"}'
+        write(b",".join([item] * 500_000))
+        write(b"]}}\n")
+
+
+# The answers to `fault` no JSON reader can read, by mode.
+UNREADABLE = {
+    "bad-utf8": b'{"content":[{"type":"text","text":"caf\xe9 \xff\xfe"}]}',
+    "deep": b'{"content":[],"structuredContent":' + b"[" * 200 + b"1" + b"]" * 200 + b"}",
+    "nan": b'{"content":[],"structuredContent":{"score":NaN}}',
+}
 
 
 def main() -> None:

@@ -6,6 +6,8 @@
 //! array, a text item's string), so a big answer is held once.
 
 use std::borrow::Cow;
+use std::ops::Range;
+use std::sync::Arc;
 
 use serde::Deserialize;
 use serde::de::{IgnoredAny, SeqAccess, Visitor};
@@ -26,6 +28,113 @@ pub fn output_of(result: &Json) -> Json {
         Some(cut) => from_text(&cut),
         None => Json::from_value(output_of_value(result.tree())),
     }
+}
+
+/// What a text block that only repeats the result's structured content
+/// (the JSON text servers send beside it for older clients) is kept as.
+pub const REPEATED: &str = r##"{"$ref":"#/raw/structuredContent"}"##;
+
+/// A result, `text[range]` (checked, compact), kept: a text block that only
+/// repeats its structured content is replaced in place by [`REPEATED`], so
+/// the value is held once; [`grown`] writes it out again. An error result
+/// is kept whole.
+pub(crate) fn keep(mut text: String, mut range: Range<usize>) -> Json {
+    if let Some(block) = repeated_block(&text[range.clone()]) {
+        let block = range.start + block.start..range.start + block.end;
+        range.end = range.end - block.len() + REPEATED.len();
+        text.replace_range(block, REPEATED);
+        if text.capacity() > text.len() + text.len() / 4 + 4096 {
+            text.shrink_to_fit();
+        }
+    }
+    Json::from_checked(Arc::new(text), range)
+}
+
+/// [`keep`] of a value held already: the value itself (shared) when it
+/// has no text block to replace.
+pub fn kept(result: &Json) -> Json {
+    let text = result.text();
+    match repeated_block(&text) {
+        None => result.clone(),
+        Some(_) => {
+            let text = text.into_owned();
+            let whole = 0..text.len();
+            keep(text, whole)
+        }
+    }
+}
+
+/// `result` as the server sent it: a kept text block that repeats the
+/// structured content is written out again (a copy, for showing or
+/// exporting it).
+pub fn grown(result: &Json) -> Json {
+    let Some(cut) = result.cut() else {
+        return result.clone();
+    };
+    let text = cut.text();
+    let Ok(parts) = serde_json::from_str::<Parts<'_>>(text) else {
+        return result.clone();
+    };
+    let (Some(structured), Some(at)) = (
+        parts.structured,
+        parts
+            .texts()
+            .find(|t| t.get() == REPEATED)
+            .and_then(|t| span(text, t.get())),
+    ) else {
+        return result.clone();
+    };
+    let literal = serde_json::to_string(structured.get()).unwrap_or_default();
+    let mut out = String::with_capacity(text.len() + literal.len());
+    out.push_str(&text[..at.start]);
+    out.push_str(&literal);
+    out.push_str(&text[at.end..]);
+    let whole = 0..out.len();
+    Json::from_checked(Arc::new(out), whole)
+}
+
+/// Where in `result` a text block that only repeats its structured content
+/// sits (the string literal's bytes), unless it is an error.
+fn repeated_block(result: &str) -> Option<Range<usize>> {
+    let parts = serde_json::from_str::<Parts<'_>>(result).ok()?;
+    if parts.is_error == Some(true) {
+        return None;
+    }
+    let structured = parts.structured?.get();
+    let literal = parts
+        .texts()
+        .find(|t| crate::engine::json::scan::string_equals(t.get(), structured))?;
+    span(result, literal.get())
+}
+
+/// The parts of a result a kept text block is about.
+#[derive(Deserialize)]
+struct Parts<'a> {
+    #[serde(borrow, rename = "structuredContent")]
+    structured: Option<&'a RawValue>,
+    #[serde(borrow)]
+    content: Option<Vec<Block<'a>>>,
+    #[serde(rename = "isError")]
+    is_error: Option<bool>,
+}
+
+#[derive(Deserialize)]
+struct Block<'a> {
+    #[serde(borrow)]
+    text: Option<&'a RawValue>,
+}
+
+impl<'a> Parts<'a> {
+    fn texts(&self) -> impl Iterator<Item = &'a RawValue> + '_ {
+        self.content.iter().flatten().filter_map(|b| b.text)
+    }
+}
+
+/// Where `part` (a slice of `text`) sits in it.
+fn span(text: &str, part: &str) -> Option<Range<usize>> {
+    let start = (part.as_ptr() as usize).checked_sub(text.as_ptr() as usize)?;
+    let end = start + part.len();
+    (end <= text.len()).then_some(start..end)
 }
 
 /// The result's `_meta`, when it has one.
@@ -248,6 +357,32 @@ mod tests {
         let text = Json::parse(result.to_string()).unwrap();
         let out = output_of(&text);
         assert_eq!(out.tree(), &want, "from text");
+    }
+
+    #[test]
+    fn a_text_block_that_repeats_the_structured_content_is_kept_once() {
+        let structured = json!({"rows": [{"id": 1, "s": "a \"q\" é"}]});
+        let result = json!({
+            "content": [{"type": "text", "text": structured.to_string()}],
+            "structuredContent": structured,
+        });
+        let text = result.to_string();
+        let range = 0..text.len();
+        let kept = keep(text, range);
+        assert_eq!(kept.as_text().unwrap().matches("rows").count(), 1, "{kept}");
+        assert_eq!(output_of(&kept), structured);
+        assert_eq!(grown(&kept), result);
+        // An error result, or a text that differs, is kept whole.
+        let mut error = result.clone();
+        error["isError"] = json!(true);
+        let text = error.to_string();
+        let range = 0..text.len();
+        assert_eq!(keep(text, range), error);
+        let mut other = result.clone();
+        other["content"][0]["text"] = json!("a summary");
+        let text = other.to_string();
+        let range = 0..text.len();
+        assert_eq!(keep(text, range), other);
     }
 
     #[test]

@@ -149,7 +149,7 @@ pub(crate) fn read(bytes: Vec<u8>, replies: &Replies) -> Read {
     };
     match kept {
         (id, Some(Keep::Shared(range))) => {
-            replies.keep(id.clone(), Json::from_checked(Arc::new(text), range));
+            replies.keep(id.clone(), super::output::keep(text, range));
             Read::Message(Box::new(stand_in(id)))
         }
         (id, Some(Keep::Compacted(answer))) => {
@@ -215,10 +215,10 @@ fn kept_answer(text: &str, result: &RawValue) -> Option<Keep> {
     let start = offset_in(text, part).unwrap_or(0);
     Some(match scan::check(part) {
         Ok(None) => Keep::Shared(start..start + part.len()),
-        Ok(Some(compact)) => match Json::parse(compact) {
-            Ok(answer) => Keep::Compacted(answer),
-            Err(e) => Keep::Invalid(start + e.at, e.what),
-        },
+        Ok(Some(compact)) => {
+            let whole = 0..compact.len();
+            Keep::Compacted(super::output::keep(compact, whole))
+        }
         Err(e) => Keep::Invalid(start + e.at, e.what),
     })
 }
@@ -325,7 +325,7 @@ fn error_for(id: RequestId, what: &str, at: usize, bytes: &[u8]) -> RxJsonRpcMes
     JsonRpcMessage::error(
         ErrorData::new(
             ErrorCode(UNREADABLE_CODE),
-            format!("{what} at byte {at} of the answer (near `{near}`)"),
+            format!("{what} at byte {at} of the message (near `{near}`)"),
             Some(Value::Object(data)),
         ),
         Some(id),

@@ -97,12 +97,18 @@ pub fn resolve_ref<'a>(rec: &'a NodeRecord, v: &Value) -> Option<&'a Value> {
     }
 }
 
+/// The result of a record as the server sent it (a text block kept as a
+/// reference to the structured content written out again), for showing.
+pub fn raw_as_sent(rec: &NodeRecord) -> Value {
+    crate::engine::mcp::grown(&rec.raw).into_value()
+}
+
 /// The call's exchange as it went over the wire: the request, what the
 /// server sent during the call (progress and log notifications), and the
 /// response with its result.
 pub fn wire_messages(rec: &NodeRecord) -> Value {
     if rec.rpc.is_null() {
-        return rec.raw.tree().clone();
+        return raw_as_sent(rec);
     }
     let mut out = Vec::new();
     if let Some(req) = rec.rpc.get("request") {
@@ -130,9 +136,9 @@ pub fn wire_messages(rec: &NodeRecord) -> Value {
     if let Some(resp) = rec.rpc.get("response") {
         let mut resp = resp.clone();
         if let Some(r) = resp.get_mut("result")
-            && let Some(real) = resolve_ref(rec, r)
+            && resolve_ref(rec, r).is_some()
         {
-            *r = real.clone();
+            *r = raw_as_sent(rec);
         }
         out.push(resp);
     }

@@ -13,98 +13,59 @@ use std::io::{self, Write};
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
-use crate::engine::json::{Json, scan};
+use crate::engine::json::Json;
+use crate::engine::mcp::kept;
 use crate::engine::run::trace::{NodeRecord, Trace};
 
-/// A record's reference to its result's structured content.
-const STRUCTURED_REF: &str = "#/raw/structuredContent";
-/// The text of that reference, as a value is written (compact).
-const STRUCTURED_REF_TEXT: &str = r##"{"$ref":"#/raw/structuredContent"}"##;
+/// A record's reference to its result's structured content: the text of
+/// a kept text block that repeats it, and of an output that is it.
+const STRUCTURED_REF_TEXT: &str = crate::engine::mcp::REPEATED;
 /// A trace up to this size is written pretty-printed (readable), a bigger
 /// one compact.
 const PRETTY_UP_TO: usize = 1 << 20;
 
-/// The parts of a result the references are about.
+/// The structured content of a result held as text.
 #[derive(Deserialize)]
-struct Parts<'a> {
+struct Structured<'a> {
     #[serde(borrow, rename = "structuredContent")]
     structured: Option<&'a RawValue>,
-    #[serde(borrow)]
-    content: Option<Vec<Block<'a>>>,
 }
 
-#[derive(Deserialize)]
-struct Block<'a> {
-    #[serde(borrow)]
-    text: Option<&'a RawValue>,
-}
-
-/// Where `part` (a slice of `text`) sits in it.
-fn span(text: &str, part: &str) -> Option<std::ops::Range<usize>> {
-    let start = (part.as_ptr() as usize).checked_sub(text.as_ptr() as usize)?;
-    let end = start + part.len();
-    (end <= text.len()).then_some(start..end)
-}
-
-/// `text` with `range` replaced by `with`, as a value.
-fn splice(text: &str, range: std::ops::Range<usize>, with: &str) -> Json {
-    let mut out = String::with_capacity(text.len() - range.len() + with.len());
-    out.push_str(&text[..range.start]);
-    out.push_str(with);
-    out.push_str(&text[range.end..]);
-    Json::parse(out).unwrap_or_default()
-}
-
-/// `rec` as it is written: its output and its result's text block that
-/// repeat the structured content become references to it.
+/// `rec` as it is written: its result kept (a text block that repeats the
+/// structured content replaced by a reference, as the connection keeps
+/// it), and an output that is the structured content a reference to it.
 pub(super) fn shrink(rec: &NodeRecord) -> NodeRecord {
     let mut out = rec.clone();
-    let raw = rec.raw.text();
-    let Ok(parts) = serde_json::from_str::<Parts<'_>>(&raw) else {
-        return out;
-    };
-    let Some(structured) = parts.structured.map(RawValue::get).filter(|s| *s != "null") else {
-        return out;
-    };
-    if rec.output.text() == structured {
+    out.raw = kept(&rec.raw);
+    let raw = out.raw.text();
+    let structured = serde_json::from_str::<Structured<'_>>(&raw)
+        .ok()
+        .and_then(|s| s.structured)
+        .map(RawValue::get)
+        .filter(|s| *s != "null");
+    if let Some(structured) = structured
+        && rec.output.text() == structured
+    {
         out.output = Json::parse(STRUCTURED_REF_TEXT.to_owned()).unwrap_or_default();
-    }
-    let repeated = parts
-        .content
-        .iter()
-        .flatten()
-        .filter_map(|b| b.text)
-        .find(|literal| scan::string_equals(literal.get(), structured));
-    if let Some(range) = repeated.and_then(|literal| span(&raw, literal.get())) {
-        out.raw = splice(&raw, range, STRUCTURED_REF_TEXT);
     }
     out
 }
 
-/// Puts back what [`shrink`] left out.
+/// Puts back an output [`shrink`] wrote as a reference, cut from the
+/// result again (no copy).
 pub(super) fn grow(rec: &mut NodeRecord) {
+    if rec.output.as_text() != Some(STRUCTURED_REF_TEXT) {
+        return;
+    }
     let raw = rec.raw.clone();
     let Some(cut) = raw.cut() else {
         return;
     };
-    let Ok(parts) = serde_json::from_str::<Parts<'_>>(cut.text()) else {
-        return;
-    };
-    let Some(structured) = parts.structured.map(RawValue::get) else {
-        return;
-    };
-    if rec.output.as_text() == Some(STRUCTURED_REF_TEXT) {
-        rec.output = cut.part(structured);
-    }
-    let reference = parts
-        .content
-        .iter()
-        .flatten()
-        .filter_map(|b| b.text)
-        .find(|t| t.get() == STRUCTURED_REF_TEXT);
-    if let Some(range) = reference.and_then(|r| span(cut.text(), r.get())) {
-        let literal = serde_json::to_string(structured).unwrap_or_default();
-        rec.raw = splice(cut.text(), range, &literal);
+    if let Some(structured) = serde_json::from_str::<Structured<'_>>(cut.text())
+        .ok()
+        .and_then(|s| s.structured)
+    {
+        rec.output = cut.part(structured.get());
     }
 }
 
@@ -159,14 +120,14 @@ pub(super) fn read(text: &str) -> Result<Trace, serde_json::Error> {
         .as_text()
         .filter(|t| t.len() < 1024 && t.starts_with("{\"$ref\":\"#/nodes/"))
         .map(|_| trace.output.tree());
-    let suffix = format!("/{}", STRUCTURED_REF.trim_start_matches("#/"));
+    let suffix = "/raw/structuredContent";
     let pointer = reference
         .and_then(|v| v.as_object())
         .filter(|m| m.len() == 1)
         .and_then(|m| m.get("$ref"))
         .and_then(|r| r.as_str())
         .and_then(|r| r.strip_prefix("#/nodes/"))
-        .and_then(|r| r.strip_suffix(suffix.as_str()))
+        .and_then(|r| r.strip_suffix(suffix))
         .map(|id| id.replace("~1", "/").replace("~0", "~"));
     if let Some(id) = pointer
         && let Some(rec) = trace.nodes.get(&id)
@@ -176,11 +137,13 @@ pub(super) fn read(text: &str) -> Result<Trace, serde_json::Error> {
     Ok(trace)
 }
 
-/// A value as the one line it is appended as (the `.running` record).
-pub(super) fn line<T: serde::Serialize>(value: &T) -> io::Result<Vec<u8>> {
-    let mut out = serde_json::to_vec(value).map_err(io::Error::other)?;
-    out.push(b'\n');
-    Ok(out)
+/// Appends `value` as one line of compact JSON (a `.running` record),
+/// streamed through a small buffer.
+pub(super) fn append_line<T: serde::Serialize, W: Write>(value: &T, w: W) -> io::Result<()> {
+    let mut w = io::BufWriter::with_capacity(64 * 1024, w);
+    serde_json::to_writer(&mut w, value)?;
+    w.write_all(b"\n")?;
+    w.flush()
 }
 
 /// A shared text, for tests: `text` checked.
@@ -228,7 +191,9 @@ mod tests {
             "{text}"
         );
         let back = read(&text).unwrap();
-        assert_eq!(back.nodes["n/1"].raw, rec.raw);
+        // The result is read back as the connection keeps it: the text
+        // block that repeated the structured content is a reference.
+        assert_eq!(crate::engine::mcp::grown(&back.nodes["n/1"].raw), rec.raw);
         assert_eq!(back.nodes["n/1"].output, rec.output);
         assert_eq!(back.output, rec.output);
         // The output is cut from the result read back, not a copy.
@@ -250,7 +215,8 @@ mod tests {
 
     #[test]
     fn a_line_ends_with_one_newline() {
-        let line = line(&json!({"a": 1})).unwrap();
+        let mut line = Vec::new();
+        append_line(&json!({"a": 1}), &mut line).unwrap();
         assert_eq!(line, b"{\"a\":1}\n");
     }
 }

@@ -86,13 +86,15 @@ impl Live {
             record: &'a NodeRecord,
         }
         let record = super::disk::shrink(record);
-        if let Ok(line) = super::disk::line(&Line {
-            id,
-            record: &record,
-        }) {
-            // One write of the whole line: a reader never sees half.
-            let _ = self.file.write_all(&line);
-        }
+        // Streamed, not built as one string first: a reader that comes
+        // upon a line not written whole yet skips it.
+        let _ = super::disk::append_line(
+            &Line {
+                id,
+                record: &record,
+            },
+            &mut self.file,
+        );
     }
 }
 
