@@ -318,11 +318,19 @@ fn prune(runs: &Runs, a: &PruneArgs) -> u8 {
 
 /// `30d`, `12h`, `90m`, `45s` (and what `--timeout` takes).
 fn parse_age(s: &str) -> Result<std::time::Duration, String> {
+    // Ages are not deadlines: any age is fine, so a huge one saturates
+    // (it keeps every run) instead of overflowing.
     if let Some(days) = s.strip_suffix('d')
         && let Ok(n) = days.trim().parse::<u64>()
     {
-        return Ok(std::time::Duration::from_secs(n * 86_400));
+        return Ok(std::time::Duration::from_secs(n.saturating_mul(86_400)));
     }
-    crate::engine::file::loader::parse_duration(s)
-        .ok_or_else(|| format!("--older-than `{s}`: write an age such as 30d, 12h or 90m"))
+    use crate::engine::file::loader::{DurationError, parse_duration};
+    match parse_duration(s) {
+        Ok(d) => Ok(d),
+        Err(DurationError::TooLong) => Ok(std::time::Duration::MAX),
+        Err(DurationError::Unreadable) => Err(format!(
+            "--older-than `{s}`: write an age such as 30d, 12h or 90m"
+        )),
+    }
 }

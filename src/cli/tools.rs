@@ -440,15 +440,12 @@ async fn call(a: CallArgs) -> u8 {
             return exit::INVALID;
         }
     };
-    let timeout = match a.timeout.as_deref() {
-        Some(t) => match crate::engine::file::loader::parse_duration(t) {
-            Some(d) => Some(d),
-            None => {
-                eprintln!("error: invalid --timeout `{t}`");
-                return exit::INVALID;
-            }
-        },
-        None => None,
+    let timeout = match crate::options::duration_flag("timeout", a.timeout.as_deref()) {
+        Ok(t) => t,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return exit::INVALID;
+        }
     };
     let table = match &a.pricing_table {
         Some(p) => match PricingTable::load(p) {
