@@ -572,3 +572,59 @@ fn a_prune_age_of_any_size_keeps_every_run() {
         "{err}"
     );
 }
+
+/// A file of `aliases` lines aliasing one string of `mb` MiB.
+fn aliased_string_file(dir: &std::path::Path, mb: usize, aliases: usize) -> std::path::PathBuf {
+    let mut text = format!("vars:\n  big: &big \"{}\"\n", "x".repeat(mb * 1024 * 1024));
+    for i in 0..aliases {
+        text.push_str(&format!("  k{i}: *big\n"));
+    }
+    text.push_str("pipe:\n  - id: a\n    tool: echo\n    args: {message: hi}\n");
+    let path = dir.join("aliased.yml");
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+/// 3 MiB anchored once and aliased 2,000 times passed the node limit and
+/// asked for ~120 GB; it is refused at the alias that passes the byte
+/// limit, which `PIPEWRIGHT_MAX_ALIAS_MB` raises.
+#[test]
+fn a_big_string_aliased_thousands_of_times_is_refused_at_its_alias() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = aliased_string_file(dir.path(), 3, 2000);
+    let out = isolated(dir.path())
+        .arg("check")
+        .arg(&path)
+        .output()
+        .unwrap();
+    let err = refused(&out, 2);
+    assert!(
+        err.contains("aliased.yml:7:7: error: anchors and aliases copy more than 16 MiB of text"),
+        "{}",
+        &err[..err.len().min(2000)]
+    );
+    assert!(
+        err.contains("PIPEWRIGHT_MAX_ALIAS_MB=N"),
+        "{}",
+        &err[..err.len().min(2000)]
+    );
+
+    let path = aliased_string_file(dir.path(), 1, 20);
+    let out = isolated(dir.path())
+        .arg("check")
+        .arg(&path)
+        .output()
+        .unwrap();
+    refused(&out, 2);
+    let out = isolated(dir.path())
+        .arg("check")
+        .arg(&path)
+        .env("PIPEWRIGHT_MAX_ALIAS_MB", "32")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

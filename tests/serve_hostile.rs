@@ -195,6 +195,22 @@ async fn a_transform_that_refers_to_a_missing_node_is_refused_and_the_others_ans
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_3_mib_string_aliased_2000_times_is_refused_at_the_alias_and_the_others_answered() {
+    let mut pipeline = format!("vars:\n  big: &big \"{}\"\n", "x".repeat(3 * 1024 * 1024));
+    for i in 0..2000 {
+        pipeline.push_str(&format!("  k{i}: *big\n"));
+    }
+    pipeline.push_str("pipe:\n  - id: x\n    tool: echo\n    args: { message: hi }\n");
+    let text = survives(&pipeline, &[]).await;
+    let head = &text[..text.len().min(2000)];
+    assert!(
+        text.contains("anchors and aliases copy more than 16 MiB of text"),
+        "{head}"
+    );
+    assert!(text.contains("PIPEWRIGHT_MAX_ALIAS_MB"), "{head}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_run_budget_of_1e19_seconds_is_refused_by_name_and_the_others_answered() {
     let text = survives(
         "budget: { max_duration: \"10000000000000000000s\" }\npipe:\n  - id: x\n    tool: slow\n    args: { ms: 100 }\n",

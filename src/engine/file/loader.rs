@@ -510,9 +510,15 @@ impl<'s> Loader<'s> {
     }
 }
 
+/// A value as a message quotes it; a long string is cut (an aliased one
+/// can be megabytes, and one message is written per place it is used).
 fn describe(v: &YNode) -> String {
+    const MAX_CHARS: usize = 80;
     match &v.kind {
-        YKind::Str(s, _) => format!("`{s}`"),
+        YKind::Str(s, _) => match s.char_indices().nth(MAX_CHARS) {
+            Some((at, _)) => format!("`{}…` ({} bytes)", &s[..at], s.len()),
+            None => format!("`{s}`"),
+        },
         YKind::Int(i) => format!("`{i}`"),
         YKind::Float(f) => format!("`{f}`"),
         YKind::Bool(b) => format!("`{b}`"),
@@ -723,6 +729,22 @@ mod tests {
             assert_eq!(parse_duration(text), Err(DurationError::TooLong), "{text}");
         }
         assert_eq!(parse_duration("soon"), Err(DurationError::Unreadable));
+    }
+
+    /// A megabyte-long value (an alias makes one cheaply) is quoted cut,
+    /// in every message that names it.
+    #[test]
+    fn a_long_value_is_quoted_cut() {
+        let long = YNode {
+            kind: YKind::Str("é".repeat(1_000_000), yaml::Style::Plain),
+            span: Span::default(),
+        };
+        let text = describe(&long);
+        assert!(
+            text.starts_with(&format!("`{}…`", "é".repeat(80))),
+            "{text}"
+        );
+        assert!(text.ends_with("(2000000 bytes)"), "{text}");
     }
 
     #[test]
