@@ -8,6 +8,7 @@ pub mod completions;
 pub mod convert;
 pub mod demo;
 pub mod formats;
+pub mod json;
 pub mod man;
 pub mod output;
 pub mod plan;

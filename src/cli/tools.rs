@@ -189,7 +189,7 @@ async fn list(args: ListArgs) -> u8 {
                 (c.name().to_owned(), server)
             })
             .collect();
-        println!("{}", serde_json::to_string_pretty(&v).unwrap_or_default());
+        println!("{}", crate::cli::json::pretty(&v));
     } else {
         for c in &conns {
             println!(
@@ -539,10 +539,7 @@ async fn call(a: CallArgs) -> u8 {
         Ok(v) => {
             match redactor.value(&v) {
                 Value::String(s) => println!("{}", super::output::printable(&s)),
-                other => println!(
-                    "{}",
-                    serde_json::to_string_pretty(&other).unwrap_or_default()
-                ),
+                other => println!("{}", crate::cli::json::pretty(&other)),
             }
             match (tripped, mode) {
                 (Some(why), super::run::OnBudget::Warn) => {
