@@ -61,13 +61,26 @@ impl Drop for Guard {
     }
 }
 
-/// A panic restores the terminal before the message is printed, so the
-/// message is readable and the shell is usable.
+/// Set by a panic anywhere in the process once the terminal is restored.
+static PANICKED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// A panic on the workbench's thread restores the terminal before the
+/// message is printed, so the message is readable and the shell is usable;
+/// when the runtime catches it (a task's), the loop sees [`PANICKED`] and
+/// quits rather than draw over the message on a terminal no longer raw. A
+/// panic on another thread (the editor's checks catch theirs) is written
+/// to the log, not over the screen, and the workbench goes on.
 fn install_panic_hook() {
     let previous = std::panic::take_hook();
     std::panic::set_hook(Box::new(move |info| {
-        restore();
-        previous(info);
+        let thread = std::thread::current();
+        if thread.name() == Some("main") {
+            PANICKED.store(true, std::sync::atomic::Ordering::SeqCst);
+            restore();
+            previous(info);
+        } else {
+            tracing::error!("thread {} panicked: {info}", thread.name().unwrap_or("?"));
+        }
     }));
 }
 
@@ -128,6 +141,11 @@ pub async fn run(mut app: App) -> io::Result<u8> {
                 code = signal;
                 break;
             }
+        }
+        if PANICKED.load(std::sync::atomic::Ordering::SeqCst) {
+            // 101, as a panic that ends a Rust program.
+            code = 101;
+            break;
         }
         pending.extend(driver.drain(&mut app, 4096));
         term.draw(|f| super::view::draw(&mut app, f))?;
