@@ -61,7 +61,7 @@ open() {
 workbench_pid() {
   local shell
   shell=$(tmux -L "$SOCK" list-panes -t e2e -F '#{pane_pid}')
-  pgrep -P "$shell" -f "edit flow.yml" | head -n 1
+  pgrep -P "$shell" -f "edit flow.yml" | head -n 1 || true
 }
 
 # 1. A debug log while a run goes, quit with q.
@@ -78,13 +78,13 @@ if grep -q " INFO .*rmcp::" "$WORK/data/workbench.log" 2>/dev/null; then
   echo "ok   - 1: the log is in data/workbench.log"; passed=$((passed + 1))
 else
   echo "FAIL - 1: no log in data/workbench.log"; failed=$((failed + 1))
-  cat "$WORK/data/workbench.log" 2>&1 | head -20 | sed 's/^/     | /'
+  cat "$WORK/data/workbench.log" 2>&1 | head -20 | sed 's/^/     | /' || true
 fi
 if ! grep -qa "IDLE" "$RAW"; then
   echo "FAIL - 1: the recording of the terminal caught no frame"; failed=$((failed + 1))
 elif grep -qaE "rmcp::|pipewright::| DEBUG | INFO " "$RAW"; then
   echo "FAIL - 1: log lines reached the terminal"; failed=$((failed + 1))
-  grep -aoE ".{0,40}(rmcp::|pipewright::| DEBUG | INFO ).{0,60}" "$RAW" | head -5 | sed 's/^/     | /'
+  grep -aoE ".{0,40}(rmcp::|pipewright::| DEBUG | INFO ).{0,60}" "$RAW" | head -5 | sed 's/^/     | /' || true
 else
   echo "ok   - 1: nothing of the log reached the terminal"; passed=$((passed + 1))
 fi
@@ -97,7 +97,7 @@ for sig in TERM:143 INT:130; do
   wait_for "IDLE" 20 || true
   check "$name: the workbench opens" "IDLE"
   pid=$(workbench_pid)
-  kill -s "$name" "$pid"
+  [ -n "$pid" ] && kill -s "$name" "$pid"
   wait_for "MODES" 20 || true
   check "$name: it exits with $code" "EXITED $code"
   check "$name: the terminal is cooked again (icanon, echo)" "^icanon echo MODES"
