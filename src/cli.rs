@@ -8,6 +8,8 @@ pub mod completions;
 pub mod convert;
 pub mod demo;
 pub mod formats;
+pub mod json;
+pub mod log;
 pub mod man;
 pub mod output;
 pub mod plan;
@@ -211,6 +213,12 @@ pub fn main() -> ExitCode {
             (None, Some(file)) => Command::Edit(crate::ui::EditArgs::from_file(file)),
             (None, None) => return exit::INVALID,
         };
+        // The workbench owns the terminal: its events go to a file.
+        log::install(if matches!(command, Command::Edit(_)) {
+            log::Sink::WorkbenchFile
+        } else {
+            log::Sink::Stderr
+        });
         if matches!(command, Command::Edit(_)) {
             // The workbench owns the screen: a login opens a browser only.
             crate::engine::mcp::auth::set_prompt(crate::engine::mcp::auth::Prompt::BrowserOnly);

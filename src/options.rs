@@ -28,7 +28,7 @@ pub fn duration_flag(
         None => Ok(None),
         Some(t) => crate::engine::file::loader::parse_duration(t)
             .map(Some)
-            .ok_or_else(|| format!("invalid --{flag} `{t}` (write e.g. 500ms, 30s, 2m)")),
+            .map_err(|e| format!("--{flag} `{t}` {e}")),
     }
 }
 

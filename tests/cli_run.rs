@@ -306,3 +306,73 @@ fn text_report_ends_with_the_suite_line() {
         Some("ran 3 composition(s): 3 passed, 0 failed")
     );
 }
+
+/// `pipewright` with every `PIPEWRIGHT_*` variable and directory it reads
+/// set under `dir`, whatever the user exported.
+fn isolated(dir: &Path) -> Command {
+    let mut c = Command::new(bin());
+    for (key, _) in std::env::vars_os() {
+        if key.to_string_lossy().starts_with("PIPEWRIGHT_") {
+            c.env_remove(&key);
+        }
+    }
+    c.env("PIPEWRIGHT_DATA_DIR", dir.join("data"))
+        .env("XDG_DATA_HOME", dir.join("xdg"))
+        .env("XDG_CONFIG_HOME", dir.join("xdg"))
+        .env("XDG_STATE_HOME", dir.join("xdg"))
+        .env("NO_COLOR", "1")
+        .stdin(Stdio::null());
+    c
+}
+
+/// `tracing` events reach stderr: by default pipewright's own warnings
+/// (here the one about a `PIPEWRIGHT_LOG` that is no filter) and nothing of
+/// rmcp; `PIPEWRIGHT_LOG` opens more, as the debug line of a server that
+/// ignores the end of its stdin and SIGTERM shows. No subscriber was
+/// installed, so every event went nowhere.
+#[test]
+fn tracing_events_reach_stderr_filtered_by_pipewright_log() {
+    let dir = tmp();
+    let file = write(
+        dir.path(),
+        "stubborn.yml",
+        &format!(
+            "servers:\n  stubborn:\n    command: sh\n    args: [\"-c\", \"trap '' TERM; \\\"$0\\\" demo-server; exec sleep 600\", \"{}\"]\npipe:\n  - id: first\n    tool: echo\n    args: {{message: hello}}\n",
+            bin().display()
+        ),
+    );
+    let run = |log: Option<&str>| {
+        let mut c = isolated(dir.path());
+        c.args(["run", "--no-save", "--shutdown-grace", "100ms"])
+            .arg(&file);
+        if let Some(l) = log {
+            c.env("PIPEWRIGHT_LOG", l);
+        }
+        let out = c.output().unwrap_or_else(|e| panic!("spawn: {e}"));
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stderr).into_owned()
+    };
+    let quiet = run(None);
+    for noise in ["DEBUG", "INFO", "rmcp"] {
+        assert!(!quiet.contains(noise), "{noise} by default: {quiet}");
+    }
+    let debug = run(Some("pipewright=debug"));
+    assert!(
+        debug.contains(
+            "DEBUG pipewright::engine::mcp::child: server did not exit within the grace after stdin closed"
+        ),
+        "{debug}"
+    );
+    assert!(!debug.contains("rmcp"), "{debug}");
+    let refused = run(Some("pipewright=loud"));
+    assert!(
+        refused.contains(
+            "WARN pipewright::cli::log: PIPEWRIGHT_LOG `pipewright=loud` is not a filter"
+        ),
+        "{refused}"
+    );
+}

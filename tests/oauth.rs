@@ -632,8 +632,12 @@ fn a_denied_authorization_fails_the_login_and_stores_nothing() {
     assert!(stored.is_empty(), "{stored:?}");
 }
 
+/// A redirect with another state, or none (a browser's prefetch, a port
+/// scan, another tab), is answered with an error page and the login waits
+/// on for its own: it used to end the login. Nothing is exchanged for the
+/// forged request's code.
 #[test]
-fn a_redirect_with_another_state_is_refused() {
+fn a_redirect_with_another_state_is_refused_and_the_login_waits_for_its_own() {
     let server = Server::start(&[]);
     let tmp = tempfile::tempdir().expect("tempdir");
     let printed = Printed::default();
@@ -645,16 +649,19 @@ fn a_redirect_with_another_state_is_refused() {
     let state = query_param(&location, "state").expect("state");
     let forged = location.replace(&format!("state={state}"), "state=forged");
     assert_ne!(forged, location);
-    let (status, _, body) = http_get(&forged);
-    assert_eq!(status, 400, "{body}");
-    let (code, _) = finish_login(login, &printed);
-    assert_eq!(code, Some(1), "{}", printed.text());
-    assert!(
-        printed
-            .text()
-            .contains("carried a `state` this login did not send")
-    );
+    let missing = location.replace(&format!("state={state}"), "");
+    for wrong in [&forged, &missing] {
+        let (status, _, body) = http_get(wrong);
+        assert_eq!(status, 400, "{body}");
+        assert!(body.contains("pipewright keeps waiting"), "{body}");
+    }
     assert!(server.events_of("token_request").is_empty());
+    let (status, _, body) = http_get(&location);
+    assert_eq!(status, 200, "{body}");
+    let (code, stdout) = finish_login(login, &printed);
+    assert_eq!(code, Some(0), "{}", printed.text());
+    assert!(stdout.contains("Logged in to"), "{stdout}");
+    assert_eq!(server.events_of("token_request").len(), 1);
 }
 
 #[test]

@@ -462,3 +462,169 @@ async fn serve_http_answers_a_foreign_host_only_behind_its_token() {
         .unwrap();
     assert_eq!(r.status(), 200, "{:?}", r.text().await);
 }
+
+/// `pipewright` with every directory and `PIPEWRIGHT_*` variable it reads
+/// set under `dir`, whatever the user exported.
+fn isolated(dir: &std::path::Path) -> assert_cmd::Command {
+    let mut c = assert_cmd::Command::cargo_bin("pipewright").expect("binary");
+    for (key, _) in std::env::vars_os() {
+        if key.to_string_lossy().starts_with("PIPEWRIGHT_") {
+            c.env_remove(&key);
+        }
+    }
+    c.env("PIPEWRIGHT_DATA_DIR", dir.join("data"))
+        .env("XDG_DATA_HOME", dir.join("xdg"))
+        .env("XDG_CONFIG_HOME", dir.join("xdg"))
+        .env("XDG_STATE_HOME", dir.join("xdg"))
+        .env("NO_COLOR", "1");
+    c
+}
+
+/// What a command printed on stderr, after checking it exited with `code`
+/// and did not panic.
+fn refused(out: &std::process::Output, code: i32) -> String {
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(!err.contains("panicked"), "a panic, not a refusal: {err}");
+    assert_eq!(out.status.code(), Some(code), "{err}");
+    err
+}
+
+/// A duration that fits the clock's type but not the clock (`1e19` s)
+/// made `Instant + Duration` panic ("overflow when adding duration to
+/// instant"); from a flag, a file's budget or a node's `timeout:` it is
+/// now refused with a sentence that names it and the limit, at its place.
+#[test]
+fn a_duration_past_a_year_is_refused_by_name_from_a_flag_a_budget_and_a_timeout() {
+    let dir = tempfile::tempdir().unwrap();
+    let node = "pipe:\n  - id: a\n    tool: echo\n    args: {message: hi}\n";
+    let plain = dir.path().join("plain.yml");
+    std::fs::write(&plain, node).unwrap();
+
+    let out = isolated(dir.path())
+        .args(["run", "--no-save", "--max-duration", "1e19"])
+        .arg(&plain)
+        .output()
+        .unwrap();
+    let err = refused(&out, 2);
+    assert!(
+        err.contains("--max-duration `1e19` is longer than 8760h (365 days)"),
+        "{err}"
+    );
+
+    let budget = dir.path().join("budget.yml");
+    std::fs::write(
+        &budget,
+        format!("budget: {{max_duration: \"10000000000000000000s\"}}\n{node}"),
+    )
+    .unwrap();
+    let timeout = dir.path().join("timeout.yml");
+    std::fs::write(
+        &timeout,
+        format!("{node}    timeout: 9000000000000000000\n"),
+    )
+    .unwrap();
+    for (file, at, what) in [
+        (
+            &budget,
+            "budget.yml:1:24:",
+            "`max_duration` `10000000000000000000s`",
+        ),
+        (
+            &timeout,
+            "timeout.yml:5:14:",
+            "`timeout` `9000000000000000000`",
+        ),
+    ] {
+        for cmd in [&["run", "--no-save"][..], &["check"]] {
+            let out = isolated(dir.path()).args(cmd).arg(file).output().unwrap();
+            let err = refused(&out, 2);
+            assert!(
+                err.contains(&format!(
+                    "{at} error: {what} is longer than 8760h (365 days)"
+                )),
+                "{cmd:?}: {err}"
+            );
+        }
+    }
+
+    let out = isolated(dir.path())
+        .args(["tools", "call", "echo", "--timeout", "1e19", "--args"])
+        .arg(r#"{"message": "hi"}"#)
+        .output()
+        .unwrap();
+    let err = refused(&out, 2);
+    assert!(err.contains("--timeout `1e19` is longer than"), "{err}");
+}
+
+/// An age is not a deadline: `runs prune --older-than` any number of
+/// days keeps every run instead of overflowing (`n * 86400` panicked).
+#[test]
+fn a_prune_age_of_any_size_keeps_every_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = isolated(dir.path())
+        .args(["runs", "prune", "--older-than", "99999999999999999d"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("removed 0 run(s)"),
+        "{err}"
+    );
+}
+
+/// A file of `aliases` lines aliasing one string of `mb` MiB.
+fn aliased_string_file(dir: &std::path::Path, mb: usize, aliases: usize) -> std::path::PathBuf {
+    let mut text = format!("vars:\n  big: &big \"{}\"\n", "x".repeat(mb * 1024 * 1024));
+    for i in 0..aliases {
+        text.push_str(&format!("  k{i}: *big\n"));
+    }
+    text.push_str("pipe:\n  - id: a\n    tool: echo\n    args: {message: hi}\n");
+    let path = dir.join("aliased.yml");
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+/// 3 MiB anchored once and aliased 2,000 times passed the node limit and
+/// asked for ~120 GB; it is refused at the alias that passes the byte
+/// limit, which `PIPEWRIGHT_MAX_ALIAS_MB` raises.
+#[test]
+fn a_big_string_aliased_thousands_of_times_is_refused_at_its_alias() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = aliased_string_file(dir.path(), 3, 2000);
+    let out = isolated(dir.path())
+        .arg("check")
+        .arg(&path)
+        .output()
+        .unwrap();
+    let err = refused(&out, 2);
+    assert!(
+        err.contains("aliased.yml:7:7: error: anchors and aliases copy more than 16 MiB of text"),
+        "{}",
+        &err[..err.len().min(2000)]
+    );
+    assert!(
+        err.contains("PIPEWRIGHT_MAX_ALIAS_MB=N"),
+        "{}",
+        &err[..err.len().min(2000)]
+    );
+
+    let path = aliased_string_file(dir.path(), 1, 20);
+    let out = isolated(dir.path())
+        .arg("check")
+        .arg(&path)
+        .output()
+        .unwrap();
+    refused(&out, 2);
+    let out = isolated(dir.path())
+        .arg("check")
+        .arg(&path)
+        .env("PIPEWRIGHT_MAX_ALIAS_MB", "32")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

@@ -8,7 +8,7 @@ use std::path::Path;
 use std::process::Stdio;
 use std::time::Duration;
 
-use tokio::io::{AsyncBufReadExt, BufReader};
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 
 /// The pipewright binary under test.
 fn bin() -> &'static str {
@@ -71,14 +71,29 @@ impl Served {
     /// `tool` with `args`: whether it succeeded, and all it printed.
     async fn call(&self, tool: &str, args: &serde_json::Value) -> (bool, String) {
         let mut cmd = tokio::process::Command::new(bin());
+        // The arguments go on stdin: a hostile pipeline can be bigger than
+        // one command-line argument may be (128 KiB on Linux).
         cmd.args(["tools", "call", tool, "--server"])
             .arg(format!("s={}", self.url))
-            .args(["--args", &args.to_string()]);
+            .arg("--args-from-stdin")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
         isolate(&mut cmd, &self.dir.path().join("client"));
-        let out = tokio::time::timeout(Duration::from_secs(120), cmd.output())
-            .await
-            .expect("the call ends within two minutes")
-            .expect("the client runs");
+        let mut child = cmd.spawn().expect("the client runs");
+        let mut stdin = child.stdin.take().expect("stdin");
+        let input = args.to_string();
+        let feed = async move {
+            // A client that refuses early may close its stdin first.
+            let _ = stdin.write_all(input.as_bytes()).await;
+        };
+        let (out, ()) = tokio::time::timeout(
+            Duration::from_secs(120),
+            futures::future::join(child.wait_with_output(), feed),
+        )
+        .await
+        .expect("the call ends within two minutes");
+        let out = out.expect("the client runs");
         let text = format!(
             "{}{}",
             String::from_utf8_lossy(&out.stdout),
@@ -177,4 +192,46 @@ async fn a_transform_that_refers_to_a_missing_node_is_refused_and_the_others_ans
     )
     .await;
     assert!(text.contains("nowhere"), "{text}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_3_mib_string_aliased_2000_times_is_refused_at_the_alias_and_the_others_answered() {
+    let mut pipeline = format!("vars:\n  big: &big \"{}\"\n", "x".repeat(3 * 1024 * 1024));
+    for i in 0..2000 {
+        pipeline.push_str(&format!("  k{i}: *big\n"));
+    }
+    pipeline.push_str("pipe:\n  - id: x\n    tool: echo\n    args: { message: hi }\n");
+    let text = survives(&pipeline, &[]).await;
+    let head = &text[..text.len().min(2000)];
+    assert!(
+        text.contains("anchors and aliases copy more than 16 MiB of text"),
+        "{head}"
+    );
+    assert!(text.contains("PIPEWRIGHT_MAX_ALIAS_MB"), "{head}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_run_budget_of_1e19_seconds_is_refused_by_name_and_the_others_answered() {
+    let text = survives(
+        "budget: { max_duration: \"10000000000000000000s\" }\npipe:\n  - id: x\n    tool: slow\n    args: { ms: 100 }\n",
+        &[],
+    )
+    .await;
+    assert!(
+        text.contains("`max_duration` `10000000000000000000s` is longer than 8760h (365 days)"),
+        "{text}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_node_timeout_of_1e19_seconds_is_refused_by_name_and_the_others_answered() {
+    let text = survives(
+        "pipe:\n  - id: x\n    tool: slow\n    args: { ms: 100 }\n    timeout: \"1e19\"\n",
+        &[],
+    )
+    .await;
+    assert!(
+        text.contains("`timeout` `1e19` is longer than 8760h (365 days)"),
+        "{text}"
+    );
 }

@@ -654,3 +654,69 @@ fn an_empty_id_names_no_run_even_when_there_is_only_one() {
         "runs export \"\"",
     );
 }
+
+/// With `--shutdown-grace 20s` and a server that ignores the end of its
+/// stdin and SIGTERM, shutting the servers down takes 40 s (pipewright
+/// gave up after 10). A first SIGINT cancels the run, which is saved and
+/// reported; a second one while the servers are shut down quits at once
+/// (it used to wait those 10 s), with 130, and the server's process group
+/// goes with it.
+#[test]
+fn a_second_sigint_while_the_servers_shut_down_quits_at_once_and_kills_them() {
+    let home = Home::new();
+    let file = home.path().join("stubborn.yml");
+    std::fs::write(
+        &file,
+        format!(
+            "servers:\n  stubborn:\n    command: sh\n    args: [\"-c\", \"trap '' TERM; \\\"$0\\\" demo-server; exec sleep 600\", \"{pw}\"]\npipe:\n  - id: first\n    tool: echo\n    args: {{message: hello}}\n  - id: wait\n    tool: slow\n    args: {{ms: 60000}}\n",
+            pw = bin().display()
+        ),
+    )
+    .expect("write the pipeline");
+    let stdout = home.path().join("stdout.txt");
+    let stderr = home.path().join("stderr.txt");
+    let child = home
+        .pw()
+        .args(["run", "--shutdown-grace", "20s"])
+        .arg(&file)
+        .stdout(std::fs::File::create(&stdout).expect("stdout file"))
+        .stderr(std::fs::File::create(&stderr).expect("stderr file"))
+        .spawn()
+        .expect("pipewright run starts");
+    let mut run = Running {
+        servers: Vec::new(),
+        child,
+        stderr: stderr.clone(),
+    };
+    let wait_for = |run: &mut Running, path: &Path, what: &str| {
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while !std::fs::read_to_string(path).is_ok_and(|s| s.contains(what)) {
+            let ended = run.child.try_wait().expect("wait");
+            assert!(
+                ended.is_none() && Instant::now() < deadline,
+                "no `{what}` in {} ({ended:?}): {}",
+                path.display(),
+                run.stderr()
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    };
+    wait_for(&mut run, &stderr, "✓ first");
+    run.servers = children_of(run.child.id());
+    assert!(!run.servers.is_empty(), "the server is not a child");
+    run.signal(Signal::SIGINT);
+    // The report is printed once the run is saved, before the shutdown.
+    wait_for(&mut run, &stdout, "ran 1 composition(s)");
+    assert!(
+        run.servers.iter().all(|&p| alive(p)),
+        "the server is still being shut down"
+    );
+    run.signal(Signal::SIGINT);
+    // Well under the 10 s the shutdown was cut to, let alone its 40 s.
+    assert_eq!(run.exit_code(Duration::from_secs(5)), Some(130));
+    let left = still_alive_after(&run.servers, Duration::from_secs(5));
+    assert!(left.is_empty(), "server processes left behind: {left:?}");
+    let rows = home.listed();
+    assert_eq!(rows.len(), 1, "{rows:#?}");
+    assert_eq!(rows[0]["status"], "cancelled", "{rows:#?}");
+}

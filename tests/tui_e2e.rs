@@ -1,5 +1,6 @@
 //! Runs `tests/tui_e2e.sh`, `tests/tui_e2e_hitl.sh`,
-//! `tests/tui_e2e_hitl_parallel.sh` and `tests/tui_e2e_modes.sh`: the real
+//! `tests/tui_e2e_hitl_parallel.sh`, `tests/tui_e2e_modes.sh` and
+//! `tests/tui_e2e_terminal.sh`: the real
 //! binary in tmux, driven by keys. Where tmux is missing the tests say so and pass,
 //! except under CI (`CI` set), where `.ci/run` installs tmux and a missing
 //! one is a failure. The HITL stories need the SDK venv at `target/pyvenv`
@@ -62,5 +63,12 @@ fn two_parallel_questions_on_one_stdio_server_both_reach_the_person() {
 fn the_interaction_model_in_a_real_terminal_at_80x24() {
     if has_tmux() {
         story("tui_e2e_modes.sh");
+    }
+}
+
+#[test]
+fn the_workbench_logs_to_a_file_and_gives_the_terminal_back_on_a_signal() {
+    if has_tmux() {
+        story("tui_e2e_terminal.sh");
     }
 }

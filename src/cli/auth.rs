@@ -315,10 +315,7 @@ fn status(args: StatusArgs, store: &TokenStore) -> u8 {
                 })
             })
             .collect();
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&list).unwrap_or_default()
-        );
+        println!("{}", crate::cli::json::pretty(&list));
     } else if shown.is_empty() {
         println!("No stored logins in {}", store.dir().display());
     } else {

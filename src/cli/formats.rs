@@ -282,7 +282,7 @@ pub fn print(traces: &[Trace], shapes: &[Shape], envelope: fn(&Trace, &Shape) ->
     } else {
         Value::from(values)
     };
-    println!("{}", serde_json::to_string_pretty(&v).unwrap_or_default());
+    println!("{}", crate::cli::json::pretty(&v));
 }
 
 /// Prints `traces` of the pipeline loaded from `source` in the Fibe

@@ -44,10 +44,7 @@ pub fn print(
             } else {
                 serde_json::to_value(traces)
             };
-            println!(
-                "{}",
-                serde_json::to_string_pretty(&v.unwrap_or(Value::Null)).unwrap_or_default()
-            );
+            println!("{}", crate::cli::json::pretty(&v.unwrap_or(Value::Null)));
         }
         Format::Junit => print!("{}", junit(file, traces)),
         Format::Fibe | Format::Discord => {
@@ -83,7 +80,7 @@ pub async fn export_otlp(
         return None;
     }
     let body = crate::engine::run::otlp::export(traces);
-    let text = serde_json::to_string_pretty(&body).unwrap_or_default();
+    let text = crate::cli::json::pretty(&body);
     if let Some(path) = file {
         let written = if path == Path::new("-") {
             println!("{text}");
@@ -129,7 +126,7 @@ pub fn print_text(traces: &[Trace]) {
         println!(
             "composition [{}] {}",
             if ok { "PASS" } else { "FAIL" },
-            store::label(t)
+            printable(&store::label(t))
         );
         let c = &t.composition;
         println!(
@@ -191,8 +188,11 @@ pub fn print_text(traces: &[Trace]) {
     );
 }
 
+/// `s` as XML text; control characters (which XML 1.0 forbids, or a
+/// terminal would act on) become `?` as in text output.
 fn xml_escape(s: &str) -> String {
-    s.replace('&', "&amp;")
+    printable(s)
+        .replace('&', "&amp;")
         .replace('<', "&lt;")
         .replace('>', "&gt;")
         .replace('"', "&quot;")

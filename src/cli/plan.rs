@@ -131,11 +131,10 @@ pub async fn plan(args: RunArgs) -> u8 {
         preflight,
     };
     match args.format {
-        Format::Json | Format::Fibe | Format::Discord => println!(
-            "{}",
-            serde_json::to_string_pretty(&plan).unwrap_or_default()
-        ),
-        _ => print!("{}", render(&plan)),
+        Format::Json | Format::Fibe | Format::Discord => {
+            println!("{}", crate::cli::json::pretty(&plan))
+        }
+        _ => print!("{}", super::output::printable(&render(&plan))),
     }
     if plan.within_budget() || args.on_budget_exceeded == OnBudget::Warn {
         exit::OK

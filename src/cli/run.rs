@@ -334,7 +334,7 @@ pub async fn run(args: RunArgs) -> u8 {
         true,
     );
     if let Err(code) = checked {
-        super::spend::close(prepared).await;
+        close(prepared, &mut watch.signals).await;
         return code;
     }
 
@@ -403,7 +403,7 @@ pub async fn run(args: RunArgs) -> u8 {
     }
     let saved = super::spend::save_cassette(&args.spend, &prepared);
     if let Err(code) = saved {
-        super::spend::close(prepared).await;
+        close(prepared, &mut watch.signals).await;
         return code;
     }
 
@@ -417,12 +417,12 @@ pub async fn run(args: RunArgs) -> u8 {
         super::output::export_otlp(&traces, args.otlp.as_deref(), args.otlp_endpoint.as_deref())
             .await
     {
-        super::spend::close(prepared).await;
+        close(prepared, &mut watch.signals).await;
         return code;
     }
     // The report is out and the traces saved before the servers get their
     // shutdown grace.
-    super::spend::close(prepared).await;
+    let stopped = close(prepared, &mut watch.signals).await;
     for t in &traces {
         if let Some(cap) = &t.composition.budget_tripped
             && t.composition.status != RunStatus::BudgetExceeded
@@ -433,7 +433,7 @@ pub async fn run(args: RunArgs) -> u8 {
             );
         }
     }
-    if cancelled {
+    if cancelled || stopped.is_some() {
         return watch.signals.first().map_or(exit::CANCELLED, Stop::code);
     }
     let over_budget = traces
@@ -618,6 +618,18 @@ async fn drive(
     drop(s.handle);
     let from_task = s.task.await.ok().flatten();
     last.or(from_task).unwrap_or_else(|| empty_trace(comp))
+}
+
+/// Closes the servers, each with its shutdown grace, unless a stop signal
+/// comes first: a second one quits at once ([`Signals::next`]); a first
+/// one (the run was not cancelled) ends the wait and is returned. Either
+/// way the connections are dropped and with them each server's process
+/// group.
+async fn close(prepared: super::spend::Prepared, signals: &mut Signals) -> Option<Stop> {
+    tokio::select! {
+        () = super::spend::close(prepared) => None,
+        stop = signals.next() => Some(stop),
+    }
 }
 
 fn empty_trace(comp: &Composition) -> Trace {

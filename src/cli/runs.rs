@@ -218,10 +218,7 @@ fn list(runs: &Runs, a: &ListArgs) -> u8 {
         .take(a.limit)
         .collect();
     if a.format == ListFormat::Json {
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&rows).unwrap_or_default()
-        );
+        println!("{}", crate::cli::json::pretty(&rows));
         return exit::OK;
     }
     if rows.is_empty() {
@@ -234,7 +231,9 @@ fn list(runs: &Runs, a: &ListArgs) -> u8 {
     );
     for e in &rows {
         let (time, comp) = (e.time(), e.label());
-        println!(
+        // The index is a file anyone could have written: its names are
+        // printed as text from a server is.
+        let row = format!(
             "{:<20}  {:<19}  {:<24}  {:<20}  {:<15}  {:>8}  {:>8}  {:>6}  {}",
             e.id,
             time,
@@ -246,6 +245,7 @@ fn list(runs: &Runs, a: &ListArgs) -> u8 {
             e.tokens,
             e.failed_step.as_deref().unwrap_or("")
         );
+        println!("{}", super::output::printable(&row));
     }
     exit::OK
 }
@@ -273,7 +273,7 @@ fn diff_runs(runs: &Runs, a: &DiffArgs) -> u8 {
     let changes = diff::diff(&ta, &tb, a.timing);
     if a.format == ListFormat::Json {
         let v = json!({ "a": ea.id, "b": eb.id, "same": changes.is_empty(), "changes": changes });
-        println!("{}", serde_json::to_string_pretty(&v).unwrap_or_default());
+        println!("{}", crate::cli::json::pretty(&v));
     } else {
         print_changes(&ea, &eb, &changes);
     }
@@ -318,11 +318,19 @@ fn prune(runs: &Runs, a: &PruneArgs) -> u8 {
 
 /// `30d`, `12h`, `90m`, `45s` (and what `--timeout` takes).
 fn parse_age(s: &str) -> Result<std::time::Duration, String> {
+    // Ages are not deadlines: any age is fine, so a huge one saturates
+    // (it keeps every run) instead of overflowing.
     if let Some(days) = s.strip_suffix('d')
         && let Ok(n) = days.trim().parse::<u64>()
     {
-        return Ok(std::time::Duration::from_secs(n * 86_400));
+        return Ok(std::time::Duration::from_secs(n.saturating_mul(86_400)));
     }
-    crate::engine::file::loader::parse_duration(s)
-        .ok_or_else(|| format!("--older-than `{s}`: write an age such as 30d, 12h or 90m"))
+    use crate::engine::file::loader::{DurationError, parse_duration};
+    match parse_duration(s) {
+        Ok(d) => Ok(d),
+        Err(DurationError::TooLong) => Ok(std::time::Duration::MAX),
+        Err(DurationError::Unreadable) => Err(format!(
+            "--older-than `{s}`: write an age such as 30d, 12h or 90m"
+        )),
+    }
 }

@@ -84,10 +84,7 @@ fn list(args: &ListArgs) -> u8 {
         }
     }
     if args.json {
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&Value::from(all)).unwrap_or_default()
-        );
+        println!("{}", crate::cli::json::pretty(&Value::from(all)));
     }
     code
 }

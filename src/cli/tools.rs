@@ -190,7 +190,7 @@ async fn list(args: ListArgs) -> u8 {
                 (c.name().to_owned(), server)
             })
             .collect();
-        println!("{}", serde_json::to_string_pretty(&v).unwrap_or_default());
+        println!("{}", crate::cli::json::pretty(&v));
     } else {
         for c in &conns {
             println!(
@@ -442,15 +442,12 @@ async fn call(a: CallArgs) -> u8 {
             return exit::INVALID;
         }
     };
-    let timeout = match a.timeout.as_deref() {
-        Some(t) => match crate::engine::file::loader::parse_duration(t) {
-            Some(d) => Some(d),
-            None => {
-                eprintln!("error: invalid --timeout `{t}`");
-                return exit::INVALID;
-            }
-        },
-        None => None,
+    let timeout = match crate::options::duration_flag("timeout", a.timeout.as_deref()) {
+        Ok(t) => t,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return exit::INVALID;
+        }
     };
     let table = match &a.pricing_table {
         Some(p) => match PricingTable::load(p) {
@@ -544,10 +541,7 @@ async fn call(a: CallArgs) -> u8 {
         Ok(v) => {
             match redactor.value(&v) {
                 Value::String(s) => println!("{}", super::output::printable(&s)),
-                other => println!(
-                    "{}",
-                    serde_json::to_string_pretty(&other).unwrap_or_default()
-                ),
+                other => println!("{}", crate::cli::json::pretty(&other)),
             }
             match (tripped, mode) {
                 (Some(why), super::run::OnBudget::Warn) => {

@@ -109,16 +109,25 @@ impl Diagnostic {
     }
 
     /// Renders the diagnostic like a compiler: `file:line:col: error: message`,
-    /// then the source line with a caret and the hint.
+    /// then the source line with a caret and the hint. Control characters
+    /// (a file's ids and keys can hold ESC, CR, NUL, C1) are drawn as
+    /// visible stand-ins, one column each, so the caret stays under its
+    /// place and a terminal acts on none of them.
     pub fn render(&self, file: &str, source: Option<&str>) -> String {
         let mut out = format!(
-            "{file}:{}:{}: {}: {}",
-            self.span.start.line, self.span.start.col, self.severity, self.message
+            "{}:{}:{}: {}: {}",
+            visible(file),
+            self.span.start.line,
+            self.span.start.col,
+            self.severity,
+            visible(&self.message)
         );
         if let Some(line) = source.and_then(|s| {
             s.lines()
                 .nth(self.span.start.line.saturating_sub(1) as usize)
         }) {
+            // A tab is one column to the caret but up to eight on screen.
+            let line = visible(line).replace('\t', " ");
             let num = self.span.start.line.to_string();
             let pad = " ".repeat(num.len());
             let caret_at = self.span.start.col.saturating_sub(1) as usize;
@@ -136,10 +145,29 @@ impl Diagnostic {
             ));
         }
         if let Some(hint) = &self.hint {
-            out.push_str(&format!("\n  = hint: {hint}"));
+            out.push_str(&format!("\n  = hint: {}", visible(hint)));
         }
         out
     }
+}
+
+/// `text` with each control character but new line and tab drawn as a
+/// visible character one column wide: C0 and DEL as their Unicode control
+/// pictures (`␛`, `␍`, `␀`, `␡`), C1 (U+0080–U+009F, which a terminal
+/// may read as 8-bit CSI or OSC) as `?`.
+pub fn visible(text: &str) -> std::borrow::Cow<'_, str> {
+    let bad = |c: char| c.is_control() && c != '\n' && c != '\t';
+    if !text.contains(bad) {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    text.chars()
+        .map(|c| match c {
+            c if !bad(c) => c,
+            '\u{7f}' => '\u{2421}',
+            c if c < ' ' => char::from_u32(0x2400 + u32::from(c)).unwrap_or('?'),
+            _ => '?',
+        })
+        .collect()
 }
 
 /// Levenshtein distance, for "did you mean" hints.
@@ -194,5 +222,35 @@ mod tests {
         );
         assert!(text.contains("  ^^^^"), "{text}");
         assert!(text.ends_with("= hint: did you mean `needs`?"), "{text}");
+    }
+
+    /// ESC, CR, NUL, DEL and C1 in a message or a source line are shown,
+    /// not sent: the terminal gets none, and the caret stays under the
+    /// column it points at.
+    #[test]
+    fn control_characters_are_drawn_visibly_and_the_caret_stays_aligned() {
+        let source = "a:\n  \u{1b}]0;t\u{7}\r\0\u{9b}2J\u{7f}\tkey: x\n";
+        // `key` starts at column 16: 2 spaces and 13 characters before it.
+        let d = Diagnostic::error(
+            Span::new(Pos::new(2, 16), Pos::new(2, 19)),
+            "unknown key `\u{1b}]0;t\u{7}\r\0\u{9b}2J\u{7f}\tkey`",
+        )
+        .with_hint("not \u{9d}8;;x\u{9c}");
+        let text = d.render("f\u{1b}[2J.yml", Some(source));
+        assert!(
+            !text.contains(|c: char| c.is_control() && c != '\n' && c != '\t'),
+            "{text:?}"
+        );
+        assert!(
+            text.starts_with("f␛[2J.yml:2:16: error: unknown key `␛]0;t␇␍␀?2J␡\tkey`"),
+            "{text}"
+        );
+        assert!(text.ends_with("= hint: not ?8;;x?"), "{text}");
+        let lines: Vec<&str> = text.lines().collect();
+        let snippet = lines[2];
+        let caret = lines[3];
+        assert_eq!(snippet, " 2 |   ␛]0;t␇␍␀?2J␡ key: x");
+        let col = |line: &str, at: &str| line.find(at).map(|i| line[..i].chars().count());
+        assert_eq!(col(snippet, "key"), col(caret, "^^^"), "{text}");
     }
 }

@@ -55,7 +55,7 @@ use serde_json::{Map, Value};
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
-pub use child::{DEFAULT_SHUTDOWN_GRACE, set_shutdown_grace, shutdown_grace};
+pub use child::{DEFAULT_SHUTDOWN_GRACE, kill_all_servers, set_shutdown_grace, shutdown_grace};
 use endpoint::Endpoint;
 pub use error::McpError;
 use error::{HumanDuration, chain_message};

@@ -2,7 +2,8 @@
 //! tick, all in one `tokio::select!`. The app reacts; this loop carries out
 //! its effects (connecting, sending commands, `$EDITOR`) and redraws at most
 //! once per pass, after every waiting event has been taken in. The terminal
-//! is restored on every way out: return, error, panic, SIGTERM and SIGHUP.
+//! is restored on every way out: return, error, panic, SIGTERM, SIGHUP and
+//! SIGINT (another process's: Ctrl-C is a key here).
 
 use std::io::{self, Stdout};
 use std::time::{Duration, Instant};
@@ -60,27 +61,45 @@ impl Drop for Guard {
     }
 }
 
-/// A panic restores the terminal before the message is printed, so the
-/// message is readable and the shell is usable.
+/// Set by a panic anywhere in the process once the terminal is restored.
+static PANICKED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// A panic on the workbench's thread restores the terminal before the
+/// message is printed, so the message is readable and the shell is usable;
+/// when the runtime catches it (a task's), the loop sees [`PANICKED`] and
+/// quits rather than draw over the message on a terminal no longer raw. A
+/// panic on another thread (the editor's checks catch theirs) is written
+/// to the log, not over the screen, and the workbench goes on.
 fn install_panic_hook() {
     let previous = std::panic::take_hook();
     std::panic::set_hook(Box::new(move |info| {
-        restore();
-        previous(info);
+        let thread = std::thread::current();
+        if thread.name() == Some("main") {
+            PANICKED.store(true, std::sync::atomic::Ordering::SeqCst);
+            restore();
+            previous(info);
+        } else {
+            tracing::error!("thread {} panicked: {info}", thread.name().unwrap_or("?"));
+        }
     }));
 }
 
-/// Runs the workbench until the user quits; returns the exit code.
+/// Runs the workbench until the user quits; returns the exit code: 0, or
+/// 128 plus the number of the signal that ended it.
 pub async fn run(mut app: App) -> io::Result<u8> {
     install_panic_hook();
-    let mut term = enter()?;
+    // Listening before the terminal changes: a signal from here on ends
+    // the loop, and the terminal is restored, instead of killing the
+    // process with the terminal raw.
+    let mut signals = Signals::listen();
+    // Made before entering, so a half-done `enter` is undone too.
     let guard = Guard;
+    let mut term = enter()?;
     let mut input = EventStream::new();
     let mut ticker = tokio::time::interval(TICK);
     ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
     let mut driver = Driver::new();
-    let mut term_sig = signal(tokio::signal::unix::SignalKind::terminate());
-    let mut hup_sig = signal(tokio::signal::unix::SignalKind::hangup());
+    let mut code = 0;
 
     let mut pending = app.on_tick(Instant::now());
     term.draw(|f| super::view::draw(&mut app, f))?;
@@ -117,37 +136,69 @@ pub async fn run(mut app: App) -> io::Result<u8> {
             },
             incoming = driver.next() => pending.extend(driver.take(&mut app, incoming)),
             _ = ticker.tick() => pending.extend(app.on_tick(Instant::now())),
-            _ = term_sig.recv() => { app.editor_flush_recovery(); break; }
-            _ = hup_sig.recv() => { app.editor_flush_recovery(); break; }
+            signal = signals.recv() => {
+                app.editor_flush_recovery();
+                code = signal;
+                break;
+            }
+        }
+        if PANICKED.load(std::sync::atomic::Ordering::SeqCst) {
+            // 101, as a panic that ends a Rust program.
+            code = 101;
+            break;
         }
         pending.extend(driver.drain(&mut app, 4096));
         term.draw(|f| super::view::draw(&mut app, f))?;
     }
     // A run under way is cancelled and its trace saved; no server is left
-    // waiting on a question nobody will see.
-    driver.shutdown(&mut app, QUIT_GRACE).await;
+    // waiting on a question nobody will see. A signal meanwhile (a second
+    // one) stops the wait.
+    tokio::select! {
+        () = driver.shutdown(&mut app, QUIT_GRACE) => {}
+        signal = signals.recv() => code = signal,
+    }
     drop(guard);
-    Ok(0)
+    Ok(code)
 }
 
 /// How long quitting waits for a cancelled run to end and be saved.
 const QUIT_GRACE: Duration = Duration::from_secs(5);
 
-fn signal(kind: tokio::signal::unix::SignalKind) -> Signal {
-    Signal(tokio::signal::unix::signal(kind).ok())
-}
+/// The signals that end the workbench, each with the exit code it gives
+/// (128 plus its number); one that cannot be set up never fires.
+struct Signals(Vec<(tokio::signal::unix::Signal, u8)>);
 
-/// A Unix signal stream, or one that never fires where it cannot be set up.
-struct Signal(Option<tokio::signal::unix::Signal>);
+impl Signals {
+    fn listen() -> Signals {
+        use tokio::signal::unix::{SignalKind, signal};
+        Signals(
+            [
+                (SignalKind::terminate(), 143),
+                (SignalKind::hangup(), 129),
+                (SignalKind::interrupt(), 130),
+            ]
+            .into_iter()
+            .filter_map(|(kind, code)| Some((signal(kind).ok()?, code)))
+            .collect(),
+        )
+    }
 
-impl Signal {
-    async fn recv(&mut self) {
-        match &mut self.0 {
-            Some(s) => {
-                s.recv().await;
-            }
-            None => std::future::pending().await,
+    /// The exit code of the next signal that comes.
+    async fn recv(&mut self) -> u8 {
+        let waits = self.0.iter_mut().map(|(s, code)| {
+            let code = *code;
+            Box::pin(async move {
+                match s.recv().await {
+                    Some(()) => code,
+                    None => std::future::pending().await,
+                }
+            })
+        });
+        let waits: Vec<_> = waits.collect();
+        if waits.is_empty() {
+            return std::future::pending().await;
         }
+        futures::future::select_all(waits).await.0
     }
 }
 

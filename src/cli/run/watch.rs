@@ -118,11 +118,14 @@ impl Signals {
     }
 
     /// Waits for the first stop signal and returns it. A later one exits
-    /// the process at once with its code: whoever sends it means it, and
-    /// the servers see their stdin close and stop on their own.
+    /// the process at once with its code: whoever sends it means it. The
+    /// servers' process groups are killed first (the exit runs no
+    /// destructors, and a server that ignores the end of its stdin would
+    /// stay).
     pub async fn next(&mut self) -> Stop {
         let stop = self.recv().await;
         if self.first.is_some() {
+            crate::engine::mcp::kill_all_servers();
             std::process::exit(i32::from(stop.code()));
         }
         self.first = Some(stop);

@@ -288,18 +288,35 @@ impl<'s> Loader<'s> {
 
     fn duration(&mut self, v: &YNode, what: &str) -> Option<Duration> {
         let parsed = match &v.kind {
-            YKind::Int(i) if *i >= 0 => Some(Duration::from_secs(*i as u64)),
+            YKind::Int(i) if *i >= 0 => bounded_duration(Duration::from_secs(i.unsigned_abs())),
             YKind::Str(s, _) => parse_duration(s),
-            _ => None,
+            _ => Err(DurationError::Unreadable),
         };
-        if parsed.is_none() {
-            self.err_hint(
-                v.span,
-                format!("invalid duration {} for {what}", describe(v)),
-                "write a number with a unit: 500ms, 30s, 2m, 1h (a bare number means seconds)",
-            );
+        self.checked_duration(v, what, parsed)
+    }
+
+    /// The duration, or an error at `v` saying why it was refused.
+    fn checked_duration(
+        &mut self,
+        v: &YNode,
+        what: &str,
+        parsed: Result<Duration, DurationError>,
+    ) -> Option<Duration> {
+        match parsed {
+            Ok(d) => Some(d),
+            Err(DurationError::Unreadable) => {
+                self.err_hint(
+                    v.span,
+                    format!("invalid duration {} for {what}", describe(v)),
+                    "write a number with a unit: 500ms, 30s, 2m, 1h (a bare number means seconds)",
+                );
+                None
+            }
+            Err(e @ DurationError::TooLong) => {
+                self.err(v.span, format!("{what} {} {e}", describe(v)));
+                None
+            }
         }
-        parsed
     }
 
     fn string_map(&mut self, v: &YNode, what: &str) -> IndexMap<String, String> {
@@ -493,9 +510,15 @@ impl<'s> Loader<'s> {
     }
 }
 
+/// A value as a message quotes it; a long string is cut (an aliased one
+/// can be megabytes, and one message is written per place it is used).
 fn describe(v: &YNode) -> String {
+    const MAX_CHARS: usize = 80;
     match &v.kind {
-        YKind::Str(s, _) => format!("`{s}`"),
+        YKind::Str(s, _) => match s.char_indices().nth(MAX_CHARS) {
+            Some((at, _)) => format!("`{}…` ({} bytes)", &s[..at], s.len()),
+            None => format!("`{s}`"),
+        },
         YKind::Int(i) => format!("`{i}`"),
         YKind::Float(f) => format!("`{f}`"),
         YKind::Bool(b) => format!("`{b}`"),
@@ -538,8 +561,47 @@ fn reference_end(s: &str) -> Option<usize> {
     None
 }
 
-/// Parses `500ms`, `30s`, `2m`, `1h`, `1m30s`, `1.5s` or bare seconds.
-pub fn parse_duration(s: &str) -> Option<Duration> {
+/// The longest duration pipewright takes from a flag, a file or a caller:
+/// 365 days. No wait that long is meant, and a longer one (`1e19s`) would
+/// overflow the clock when a deadline is set from it.
+pub const MAX_DURATION: Duration = Duration::from_secs(365 * 24 * 3600);
+
+/// Why a duration's text was refused.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DurationError {
+    /// Not a number with a unit.
+    Unreadable,
+    /// Longer than [`MAX_DURATION`].
+    TooLong,
+}
+
+impl std::fmt::Display for DurationError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            DurationError::Unreadable => "is not a duration (write e.g. 500ms, 30s, 2m, 1h)",
+            DurationError::TooLong => {
+                "is longer than 8760h (365 days), the longest duration pipewright takes"
+            }
+        })
+    }
+}
+
+/// `d` if it is at most [`MAX_DURATION`].
+pub fn bounded_duration(d: Duration) -> Result<Duration, DurationError> {
+    if d > MAX_DURATION {
+        Err(DurationError::TooLong)
+    } else {
+        Ok(d)
+    }
+}
+
+/// Parses `500ms`, `30s`, `2m`, `1h`, `1m30s`, `1.5s` or bare seconds, up
+/// to [`MAX_DURATION`].
+pub fn parse_duration(s: &str) -> Result<Duration, DurationError> {
+    bounded_duration(parse_any_duration(s).ok_or(DurationError::Unreadable)?)
+}
+
+fn parse_any_duration(s: &str) -> Option<Duration> {
     let s = s.trim();
     if s.is_empty() {
         return None;
@@ -641,20 +703,48 @@ mod tests {
 
     #[test]
     fn durations() {
-        assert_eq!(parse_duration("30s"), Some(Duration::from_secs(30)));
-        assert_eq!(parse_duration("500ms"), Some(Duration::from_millis(500)));
-        assert_eq!(parse_duration("2m"), Some(Duration::from_secs(120)));
-        assert_eq!(parse_duration("1h"), Some(Duration::from_secs(3600)));
-        assert_eq!(parse_duration("1m30s"), Some(Duration::from_secs(90)));
-        assert_eq!(parse_duration("1.5s"), Some(Duration::from_millis(1500)));
-        assert_eq!(parse_duration("12"), Some(Duration::from_secs(12)));
-        assert_eq!(parse_duration("3x"), None);
-        assert_eq!(parse_duration("s"), None);
-        assert_eq!(parse_duration(""), None);
-        assert_eq!(parse_duration("-1s"), None);
+        let ok = |s| parse_duration(s).ok();
+        assert_eq!(ok("30s"), Some(Duration::from_secs(30)));
+        assert_eq!(ok("500ms"), Some(Duration::from_millis(500)));
+        assert_eq!(ok("2m"), Some(Duration::from_secs(120)));
+        assert_eq!(ok("1h"), Some(Duration::from_secs(3600)));
+        assert_eq!(ok("1m30s"), Some(Duration::from_secs(90)));
+        assert_eq!(ok("1.5s"), Some(Duration::from_millis(1500)));
+        assert_eq!(ok("12"), Some(Duration::from_secs(12)));
+        assert_eq!(ok("3x"), None);
+        assert_eq!(ok("s"), None);
+        assert_eq!(ok(""), None);
+        assert_eq!(ok("-1s"), None);
         // Too big for a Duration: no value, no panic (found by tests/fuzz_loader.rs).
-        assert_eq!(parse_duration("1e30"), None);
-        assert_eq!(parse_duration("99999999999999999999999999999999s"), None);
+        assert_eq!(ok("1e30"), None);
+        assert_eq!(ok("99999999999999999999999999999999s"), None);
+    }
+
+    /// A duration that fits a `Duration` but not the clock (`1e19` s
+    /// overflowed `Instant + Duration` and panicked) is refused by name.
+    #[test]
+    fn durations_past_a_year_are_refused_as_too_long() {
+        assert_eq!(parse_duration("8760h"), Ok(MAX_DURATION));
+        for text in ["1e19", "10000000000000000000s", "8761h", "31536001"] {
+            assert_eq!(parse_duration(text), Err(DurationError::TooLong), "{text}");
+        }
+        assert_eq!(parse_duration("soon"), Err(DurationError::Unreadable));
+    }
+
+    /// A megabyte-long value (an alias makes one cheaply) is quoted cut,
+    /// in every message that names it.
+    #[test]
+    fn a_long_value_is_quoted_cut() {
+        let long = YNode {
+            kind: YKind::Str("é".repeat(1_000_000), yaml::Style::Plain),
+            span: Span::default(),
+        };
+        let text = describe(&long);
+        assert!(
+            text.starts_with(&format!("`{}…`", "é".repeat(80))),
+            "{text}"
+        );
+        assert!(text.ends_with("(2000000 bytes)"), "{text}");
     }
 
     #[test]

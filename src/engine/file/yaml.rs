@@ -80,8 +80,18 @@ impl YNode {
     pub fn get(&self, key: &str) -> Option<&YNode> {
         self.as_map()?
             .iter()
-            .find(|(k, _)| k.key_text().as_deref() == Some(key))
+            .find(|(k, _)| k.is_key(key))
             .map(|(_, v)| v)
+    }
+
+    /// Whether this mapping key reads as `key`; a string key is compared
+    /// in place, not copied (an aliased key can be megabytes).
+    pub fn is_key(&self, key: &str) -> bool {
+        match &self.kind {
+            YKind::Str(s, _) => s == key,
+            YKind::Seq(_) | YKind::Map(_) => false,
+            _ => self.key_text().as_deref() == Some(key),
+        }
     }
 
     /// A mapping key as text: strings as they are, other scalars as written.
@@ -177,11 +187,19 @@ fn span_of(s: &YSpan) -> Span {
 /// Parses one YAML or JSON document. An empty document is `null`. A syntax
 /// error comes back as a diagnostic at the place the parser stopped.
 pub fn parse(source: &str) -> Result<YNode, Diagnostic> {
+    parse_within(source, max_alias_bytes())
+}
+
+/// [`parse`] with copies made for anchors and aliases limited to
+/// `max_alias_bytes` of text.
+fn parse_within(source: &str, max_alias_bytes: usize) -> Result<YNode, Diagnostic> {
     let mut builder = Builder {
         parser: Parser::new_from_str(source),
         anchors: HashMap::new(),
         depth: 0,
         expanded: 0,
+        copied_bytes: 0,
+        max_alias_bytes,
     };
     builder.document()
 }
@@ -200,13 +218,34 @@ const STACK_SEGMENT: usize = 2 * 1024 * 1024;
 /// laughs" file) would otherwise expand without end.
 pub const MAX_ALIAS_NODES: usize = 100_000;
 
+/// Most text, in MiB, that anchors and aliases may copy into one document,
+/// unless `PIPEWRIGHT_MAX_ALIAS_MB` says otherwise: twice the file limit
+/// ([`crate::engine::file::open::DEFAULT_MAX_FILE_MB`]). The node limit
+/// alone let one big string through: 3 MiB anchored once and aliased 2,000
+/// times is 2,000 nodes but 6 GB of text.
+pub const DEFAULT_MAX_ALIAS_MB: usize = 16;
+
+/// The alias limit in force, in bytes.
+fn max_alias_bytes() -> usize {
+    std::env::var("PIPEWRIGHT_MAX_ALIAS_MB")
+        .ok()
+        .and_then(|v| v.trim().parse::<usize>().ok())
+        .filter(|mb| *mb > 0)
+        .unwrap_or(DEFAULT_MAX_ALIAS_MB)
+        .saturating_mul(1024 * 1024)
+}
+
 struct Builder<'a> {
     parser: Parser<'a, serde_saphyr::granit_parser::StrInput<'a>>,
-    /// Each anchor's node and how many nodes it holds.
-    anchors: HashMap<usize, (YNode, usize)>,
+    /// Each anchor's node and its [`Weight`].
+    anchors: HashMap<usize, (YNode, Weight)>,
     depth: usize,
     /// Nodes copied by aliases so far.
     expanded: usize,
+    /// Bytes of text copied so far: by aliases, and into the anchor table
+    /// (an anchor nested in an anchor is held once more for each).
+    copied_bytes: usize,
+    max_alias_bytes: usize,
 }
 
 impl<'a> Builder<'a> {
@@ -289,7 +328,7 @@ impl<'a> Builder<'a> {
                     kind: scalar(&text, style, forced_str),
                     span: start,
                 };
-                self.remember(anchor, &node);
+                self.remember(anchor, &node)?;
                 Ok(node)
             }
             Event::SequenceStart(_, anchor, _) => {
@@ -307,7 +346,7 @@ impl<'a> Builder<'a> {
                     kind: YKind::Seq(items),
                     span: Span::new(start.start, end.end),
                 };
-                self.remember(anchor, &node);
+                self.remember(anchor, &node)?;
                 Ok(node)
             }
             Event::MappingStart(_, anchor, _) => {
@@ -328,12 +367,12 @@ impl<'a> Builder<'a> {
                     kind: YKind::Map(pairs),
                     span: Span::new(start.start, end.end),
                 };
-                self.remember(anchor, &node);
+                self.remember(anchor, &node)?;
                 Ok(node)
             }
-            Event::Alias(id) => match self.anchors.get(&id) {
-                Some((target, size)) => {
-                    self.expanded = self.expanded.saturating_add(*size);
+            Event::Alias(id) => match self.anchors.get(&id).map(|(_, w)| *w) {
+                Some(weight) => {
+                    self.expanded = self.expanded.saturating_add(weight.nodes);
                     if self.expanded > MAX_ALIAS_NODES {
                         return Err(Diagnostic::error(
                             start,
@@ -342,10 +381,13 @@ impl<'a> Builder<'a> {
                             ),
                         ));
                     }
-                    Ok(YNode {
-                        kind: target.kind.clone(),
-                        span: start,
-                    })
+                    // Checked before the copy is made.
+                    self.copy(start, weight.bytes, "this alias")?;
+                    let kind = self
+                        .anchors
+                        .get(&id)
+                        .map_or(YKind::Null, |(target, _)| target.kind.clone());
+                    Ok(YNode { kind, span: start })
                 }
                 None => Err(Diagnostic::error(start, "alias to an unknown anchor")),
             },
@@ -371,25 +413,60 @@ impl<'a> Builder<'a> {
         Ok(())
     }
 
-    fn remember(&mut self, anchor: usize, node: &YNode) {
-        if anchor != 0 {
-            self.anchors
-                .insert(anchor, (node.clone(), count_nodes(node)));
+    /// Counts `bytes` more of copied text, or refuses the document at
+    /// `at` once the copies pass the limit.
+    fn copy(&mut self, at: Span, bytes: usize, what: &str) -> Result<(), Diagnostic> {
+        self.copied_bytes = self.copied_bytes.saturating_add(bytes);
+        if self.copied_bytes <= self.max_alias_bytes {
+            return Ok(());
         }
+        let mib = |b: usize| b as f64 / (1024.0 * 1024.0);
+        Err(Diagnostic::error(
+            at,
+            format!(
+                "anchors and aliases copy more than {:.0} MiB of text into the document ({what} copies {:.1} MiB), so the file is refused (an alias bomb?); PIPEWRIGHT_MAX_ALIAS_MB=N raises the limit",
+                mib(self.max_alias_bytes),
+                mib(bytes)
+            ),
+        ))
+    }
+
+    fn remember(&mut self, anchor: usize, node: &YNode) -> Result<(), Diagnostic> {
+        if anchor != 0 {
+            let weight = Weight::of(node);
+            self.copy(node.span, weight.bytes, "this anchor")?;
+            self.anchors.insert(anchor, (node.clone(), weight));
+        }
+        Ok(())
     }
 }
 
-/// How many nodes `node` holds, itself included.
-fn count_nodes(node: &YNode) -> usize {
-    match &node.kind {
-        YKind::Seq(items) => 1 + items.iter().map(count_nodes).sum::<usize>(),
-        YKind::Map(pairs) => {
-            1 + pairs
-                .iter()
-                .map(|(k, v)| count_nodes(k) + count_nodes(v))
-                .sum::<usize>()
+/// How much a copy of a node costs: the nodes it holds (itself included)
+/// and the bytes of their text.
+#[derive(Debug, Clone, Copy, Default)]
+struct Weight {
+    nodes: usize,
+    bytes: usize,
+}
+
+impl Weight {
+    fn of(node: &YNode) -> Weight {
+        let mut w = Weight::default();
+        w.add(node);
+        w
+    }
+
+    fn add(&mut self, node: &YNode) {
+        self.nodes = self.nodes.saturating_add(1);
+        match &node.kind {
+            YKind::Str(s, _) => self.bytes = self.bytes.saturating_add(s.len()),
+            YKind::Seq(items) => items.iter().for_each(|i| self.add(i)),
+            YKind::Map(pairs) => pairs.iter().for_each(|(k, v)| {
+                self.add(k);
+                self.add(v);
+            }),
+            _ => {}
         }
-        _ => 1,
     }
 }
 
@@ -553,6 +630,90 @@ mod tests {
             src.push_str(&format!("k{i}: *b\n"));
         }
         assert!(parse(&src).is_ok());
+    }
+
+    /// One big string anchored once and aliased `aliases` times, each
+    /// alias on a line of its own (`k0: *big` on line 2 …).
+    fn big_string_aliased(bytes: usize, aliases: usize) -> String {
+        let mut src = format!("big: &big \"{}\"\n", "x".repeat(bytes));
+        for i in 0..aliases {
+            src.push_str(&format!("k{i}: *big\n"));
+        }
+        src
+    }
+
+    /// 3 MiB aliased 2,000 times is 2,000 nodes, far under the node limit,
+    /// but 6 GB of text: it is refused at the alias that passes the byte
+    /// limit, before that copy is made, with the limit and its setting.
+    #[test]
+    fn a_big_string_aliased_many_times_is_refused_at_the_alias_that_passes_the_byte_limit() {
+        let src = big_string_aliased(3 * 1024 * 1024, 2000);
+        let d = parse_within(&src, DEFAULT_MAX_ALIAS_MB * 1024 * 1024)
+            .err()
+            .unwrap_or_else(|| panic!("6 GB of aliases were accepted"));
+        assert!(
+            d.message
+                .starts_with("anchors and aliases copy more than 16 MiB of text"),
+            "{}",
+            d.message
+        );
+        assert!(
+            d.message.contains("this alias copies 3.0 MiB"),
+            "{}",
+            d.message
+        );
+        assert!(
+            d.message
+                .ends_with("PIPEWRIGHT_MAX_ALIAS_MB=N raises the limit"),
+            "{}",
+            d.message
+        );
+        // The anchor's copy (3 MiB) and four aliases fit in 16 MiB; the
+        // fifth alias (`k4`, line 6) is the one refused.
+        assert_eq!(d.span.start, Pos::new(6, 5));
+    }
+
+    #[test]
+    fn the_alias_byte_limit_is_the_one_given() {
+        let src = big_string_aliased(1024 * 1024, 3);
+        assert!(parse_within(&src, 4 * 1024 * 1024).is_ok());
+        let d = parse_within(&src, 3 * 1024 * 1024)
+            .err()
+            .unwrap_or_else(|| panic!("accepted over the limit"));
+        assert!(d.message.contains("more than 3 MiB"), "{}", d.message);
+        assert_eq!(d.span.start.line, 4);
+    }
+
+    /// Anchors nested in anchors each hold a copy of what they contain:
+    /// 256 of them around one big string would be 256 copies.
+    #[test]
+    fn nested_anchors_around_a_big_string_count_as_copies() {
+        let depth = 200;
+        let mut src = String::from("a: ");
+        for i in 0..depth {
+            src.push_str(&format!("&n{i} ["));
+        }
+        src.push_str(&format!("\"{}\"", "x".repeat(1024 * 1024)));
+        src.push_str(&"]".repeat(depth));
+        src.push('\n');
+        let d = parse_within(&src, DEFAULT_MAX_ALIAS_MB * 1024 * 1024)
+            .err()
+            .unwrap_or_else(|| panic!("200 copies of 1 MiB were accepted"));
+        assert!(
+            d.message.contains("this anchor copies 1.0 MiB"),
+            "{}",
+            d.message
+        );
+    }
+
+    /// Aliased keys are compared in place when the loader looks a key up.
+    #[test]
+    fn keys_are_found_whatever_their_scalar() {
+        let n = p("1: a\ntrue: b\nname: c\n");
+        assert_eq!(n.get("1").and_then(YNode::as_str), Some("a"));
+        assert_eq!(n.get("true").and_then(YNode::as_str), Some("b"));
+        assert_eq!(n.get("name").and_then(YNode::as_str), Some("c"));
+        assert!(n.get("nam").is_none());
     }
 
     #[test]

@@ -6,9 +6,9 @@
 //! happens (a panic, a dropped future) the group is killed when the
 //! transport is dropped, so no server outlives pipewright.
 
-use std::{sync::OnceLock, time::Duration};
-
-use std::sync::Arc;
+use std::collections::BTreeSet;
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
+use std::time::Duration;
 
 use rmcp::{
     RoleClient,
@@ -18,7 +18,7 @@ use rmcp::{
 };
 use tokio::io::AsyncWriteExt;
 use tokio::process::{Child, ChildStdin, ChildStdout};
-use tokio::sync::Mutex;
+use tokio::sync::Mutex as AsyncMutex;
 
 use super::log::ServerLog;
 use super::reply::{self, Read, Replies};
@@ -44,6 +44,24 @@ pub fn shutdown_grace() -> Duration {
         .unwrap_or(DEFAULT_SHUTDOWN_GRACE)
 }
 
+/// The process groups of the stdio servers running now.
+static GROUPS: Mutex<BTreeSet<u32>> = Mutex::new(BTreeSet::new());
+
+fn groups() -> std::sync::MutexGuard<'static, BTreeSet<u32>> {
+    GROUPS.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// Kills the process group of every stdio server still running, at once.
+/// For a process about to exit without running its destructors (a second
+/// Ctrl-C quits with `std::process::exit`): a server that ignores the end
+/// of its stdin would otherwise outlive it.
+pub fn kill_all_servers() {
+    let running = std::mem::take(&mut *groups());
+    for group in running {
+        signal_group(Some(group), Signal::Kill);
+    }
+}
+
 /// The transport to a spawned stdio server, owning the process: its
 /// stdout read line by line through the size limit and [`reply::read`],
 /// its stdin written one message a line.
@@ -58,7 +76,7 @@ pub struct StdioChild {
 struct Io {
     stdout: LineReader<ChildStdout>,
     /// `None` once closed.
-    stdin: Arc<Mutex<Option<ChildStdin>>>,
+    stdin: Arc<AsyncMutex<Option<ChildStdin>>>,
     replies: Replies,
 }
 
@@ -68,8 +86,21 @@ struct Guard {
     group: Option<u32>,
 }
 
+impl Guard {
+    /// The server has exited and been reaped: its group id may be reused.
+    fn forget(&mut self) {
+        self.child = None;
+        if let Some(g) = self.group {
+            groups().remove(&g);
+        }
+    }
+}
+
 impl Drop for Guard {
     fn drop(&mut self) {
+        if let Some(g) = self.group {
+            groups().remove(&g);
+        }
         if let Some(mut child) = self.child.take() {
             signal_group(self.group, Signal::Kill);
             // Reaped by tokio's orphan queue once it has exited.
@@ -116,11 +147,14 @@ impl StdioChild {
             return Err(std::io::Error::other("the server's stdio was not piped"));
         };
         let group = child.id();
+        if let Some(g) = group {
+            groups().insert(g);
+        }
         let notes = StdoutNotes::default();
         Ok(StdioChild {
             io: Io {
                 stdout: LineReader::new(stdout, max_message_bytes(), notes.clone(), log),
-                stdin: Arc::new(Mutex::new(Some(stdin))),
+                stdin: Arc::new(AsyncMutex::new(Some(stdin))),
                 replies,
             },
             notes,
@@ -189,7 +223,7 @@ impl StdioChild {
             tracing::debug!("server did not exit after SIGTERM: SIGKILL");
             child.kill().await?;
         }
-        self.process.child = None;
+        self.process.forget();
         Ok(())
     }
 }
@@ -229,7 +263,7 @@ impl Io {
 
 /// Writes one message and its line end.
 async fn write_message(
-    stdin: &Mutex<Option<ChildStdin>>,
+    stdin: &AsyncMutex<Option<ChildStdin>>,
     message: &TxJsonRpcMessage<RoleClient>,
 ) -> std::io::Result<()> {
     let mut line = serde_json::to_vec(message).map_err(std::io::Error::other)?;

@@ -77,7 +77,7 @@ async fn follow(
     });
     let meta = log_meta(meta, conn.protocol_version()).map(|m| RequestMetaObject(MetaObject(m)));
     let limit = Limit {
-        deadline: timeout.map(|t| started + t),
+        deadline: timeout.and_then(|t| started.checked_add(t)),
         timeout,
         cancel,
         tool: &tool,

@@ -232,7 +232,7 @@ pub(crate) async fn follow(
     }
     let mut last = seen(&created.task);
     note(&last.status, last.message.clone());
-    let deadline = timeout.map(|t| (started + t, t));
+    let deadline = timeout.and_then(|t| Some((started.checked_add(t)?, t)));
     // `tasks/result` (2025-11-25), once sent.
     let mut fetching: Option<rmcp::service::RequestHandle<rmcp::RoleClient>> = None;
     let mut next_poll = Instant::now() + last.poll;

@@ -74,7 +74,8 @@ impl Freshness {
     fn set(&self, ttl_ms: Option<u64>) {
         let stale_at = ttl_ms
             .filter(|ms| *ms > 0)
-            .map(|ms| tokio::time::Instant::now() + Duration::from_millis(ms));
+            // A server's `ttlMs` past the clock's end never expires.
+            .and_then(|ms| tokio::time::Instant::now().checked_add(Duration::from_millis(ms)));
         *self.stale_at.lock().unwrap_or_else(PoisonError::into_inner) = stale_at;
     }
 }

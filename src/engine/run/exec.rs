@@ -668,7 +668,7 @@ async fn call_attempts(
                 return out;
             }
         }
-        backoff = (backoff * 2).min(MAX_BACKOFF);
+        backoff = backoff.saturating_mul(2).min(MAX_BACKOFF);
     }
 }
 

@@ -296,10 +296,7 @@ impl Fibe<'_, '_> {
             "input_path",
             "output_path",
         ] {
-            if let Some((key, _)) = s
-                .as_map()
-                .and_then(|m| m.iter().find(|(x, _)| x.key_text().as_deref() == Some(k)))
-            {
+            if let Some((key, _)) = s.as_map().and_then(|m| m.iter().find(|(x, _)| x.is_key(k))) {
                 self.cx.err(
                     key.span,
                     format!("`{k}` does not apply to a `parallel` block"),

@@ -169,9 +169,11 @@ impl<'s> Loader<'s> {
                 "max_duration" => b.max_duration = self.duration(val, "`max_duration`"),
                 "max_iterations" => b.max_iterations = self.count(val, "`max_iterations`"),
                 _ => {
-                    b.max_duration = self
-                        .count(val, "`max_duration_ms`")
-                        .map(Duration::from_millis)
+                    let ms = self.count(val, "`max_duration_ms`");
+                    b.max_duration = ms.and_then(|ms| {
+                        let parsed = bounded_duration(Duration::from_millis(ms));
+                        self.checked_duration(val, "`max_duration_ms`", parsed)
+                    });
                 }
             }
         }

@@ -1,7 +1,9 @@
 //! The loopback redirect listener of a login (RFC 8252 §7.3): an HTTP
 //! listener on 127.0.0.1 at an ephemeral port that waits for the browser to
 //! come back with `code` and `state`, checks the state, and tells the
-//! browser it may close the tab.
+//! browser it may close the tab. A request with a wrong or missing state
+//! (a browser's prefetch, a port scan, another tab) gets an error page and
+//! the listener waits on, up to [`MAX_WRONG_STATE`] of them.
 
 use std::{net::Ipv4Addr, time::Duration};
 
@@ -19,6 +21,10 @@ const CALLBACK_PATH: &str = "/callback";
 const MAX_HEAD: usize = 16 * 1024;
 /// How long one connection may take to send its request.
 const READ_WAIT: Duration = Duration::from_secs(10);
+/// Requests to the callback path with a wrong or missing `state` that a
+/// login lets pass before it gives up; the login's own timeout bounds it
+/// too.
+pub(crate) const MAX_WRONG_STATE: usize = 16;
 
 /// What the authorization server sent back on success.
 #[derive(Clone, PartialEq, Eq)]
@@ -65,11 +71,14 @@ impl Listener {
         &self.redirect_uri
     }
 
-    /// Serves the browser until a request reaches the callback path, and
-    /// returns what it carried. Other paths (a favicon) get a 404; a
+    /// Serves the browser until a request with this login's state reaches
+    /// the callback path, and returns what it carried. Other paths (a
+    /// favicon) get a 404; a callback with a wrong or missing state gets an
+    /// error page and is passed over, [`MAX_WRONG_STATE`] times at most; a
     /// connection that sends nothing does not hold up the others.
     pub(crate) async fn wait(&self, expected_state: &str) -> Result<Callback, OAuthError> {
         let (tx, mut rx) = mpsc::channel(4);
+        let mut wrong = 0;
         loop {
             tokio::select! {
                 accepted = self.listener.accept() => {
@@ -82,7 +91,13 @@ impl Listener {
                         }
                     });
                 }
-                Some(outcome) = rx.recv() => return outcome,
+                Some(outcome) = rx.recv() => match outcome {
+                    Err(OAuthError::StateMismatch) if wrong < MAX_WRONG_STATE => {
+                        wrong += 1;
+                        tracing::debug!("a request to the login's callback had a wrong state ({wrong})");
+                    }
+                    outcome => return outcome,
+                },
             }
         }
     }
@@ -106,6 +121,11 @@ async fn serve(mut stream: TcpStream, state: &str) -> Option<Result<Callback, OA
         Some(Ok(_)) => (
             "200 OK",
             "pipewright received the authorization. You can close this tab and return to the terminal."
+                .to_owned(),
+        ),
+        Some(Err(OAuthError::StateMismatch)) => (
+            "400 Bad Request",
+            "This request does not belong to the login pipewright is waiting for (its `state` does not match); pipewright keeps waiting for the right one."
                 .to_owned(),
         ),
         Some(Err(e)) => ("400 Bad Request", format!("pipewright could not log in: {e}")),
@@ -244,6 +264,74 @@ mod tests {
         assert_eq!(parse_callback("/favicon.ico", "s1"), None);
         assert_eq!(parse_callback("/", "s1"), None);
         assert_eq!(parse_callback("", "s1"), None);
+    }
+
+    /// Sends `GET target` to the listener on `port`; the reply.
+    async fn get(port: u16, target: &str) -> String {
+        let mut s = TcpStream::connect(("127.0.0.1", port))
+            .await
+            .expect("connect");
+        s.write_all(format!("GET {target} HTTP/1.1\r\nhost: x\r\n\r\n").as_bytes())
+            .await
+            .expect("write");
+        let mut reply = String::new();
+        s.read_to_string(&mut reply).await.expect("read");
+        reply
+    }
+
+    fn port_of(listener: &Listener) -> u16 {
+        listener
+            .redirect_uri()
+            .trim_start_matches("http://127.0.0.1:")
+            .trim_end_matches("/callback")
+            .parse()
+            .expect("port")
+    }
+
+    /// A prefetch, a scan or another tab hitting the callback with the
+    /// wrong state, or none, used to end the login; each gets an error
+    /// page and the login goes on to the right redirect.
+    #[tokio::test]
+    async fn a_callback_with_a_wrong_or_missing_state_is_answered_and_the_login_waits_on() {
+        let listener = Listener::bind().await.expect("bind");
+        let port = port_of(&listener);
+        let browser = tokio::spawn(async move {
+            let mut replies = Vec::new();
+            for target in [
+                "/callback?code=stolen&state=other",
+                "/callback?code=stolen",
+                "/callback",
+                "/callback?error=access_denied&state=forged",
+                "/callback?code=c0de&state=st",
+            ] {
+                replies.push(get(port, target).await);
+            }
+            replies
+        });
+        let got = listener.wait("st").await.expect("the right callback");
+        assert_eq!(got.code, "c0de");
+        let replies = browser.await.expect("browser");
+        for wrong in &replies[..4] {
+            assert!(wrong.starts_with("HTTP/1.1 400"), "{wrong}");
+            assert!(wrong.contains("pipewright keeps waiting"), "{wrong}");
+        }
+        assert!(replies[4].starts_with("HTTP/1.1 200"), "{}", replies[4]);
+    }
+
+    /// Waiting on is bounded: past the limit of wrong requests the login
+    /// ends with the state error.
+    #[tokio::test]
+    async fn a_flood_of_wrong_states_ends_the_login_after_the_limit() {
+        let listener = Listener::bind().await.expect("bind");
+        let port = port_of(&listener);
+        let browser = tokio::spawn(async move {
+            for i in 0..=MAX_WRONG_STATE {
+                get(port, &format!("/callback?code=c&state=wrong{i}")).await;
+            }
+        });
+        let outcome = listener.wait("st").await;
+        assert_eq!(outcome, Err(OAuthError::StateMismatch));
+        browser.await.expect("browser");
     }
 
     #[tokio::test]

@@ -51,10 +51,7 @@ impl Fibe<'_, '_> {
             return None;
         };
         for k in ["tool", "args", "on_error", "input_path", "output_path"] {
-            if let Some((key, _)) = s
-                .as_map()
-                .and_then(|m| m.iter().find(|(x, _)| x.key_text().as_deref() == Some(k)))
-            {
+            if let Some((key, _)) = s.as_map().and_then(|m| m.iter().find(|(x, _)| x.is_key(k))) {
                 self.cx.err(
                     key.span,
                     format!("`{k}` belongs on the steps inside `for_each`, not on the block"),
