@@ -97,6 +97,40 @@ fn a_fan_out_over_more_items_than_the_cap_is_refused_before_any_call() {
     assert!(!out.status.success());
 }
 
+/// A million items built by a transform are refused as soon as the fan-out
+/// is dispatched: the items are counted, not copied once per item before
+/// the count is checked (that took 94 s at 100,000 items and never ended
+/// at a million).
+#[test]
+fn a_fan_out_over_a_million_items_from_a_transform_is_refused_at_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("fan.yml");
+    std::fs::write(
+        &file,
+        "pipe:\n  - id: list\n    tool: echo\n    args: {message: x}\n    transform: '[range(1000000)]'\n  - id: each\n    tool: echo\n    for_each: ${list}\n    args: {message: \"${item}\"}\n",
+    )
+    .unwrap();
+    let out = pw()
+        .args(["run", "--format", "json", "--no-save"])
+        .arg(&file)
+        .env("PIPEWRIGHT_DATA_DIR", dir.path().join("data"))
+        .env_remove("PIPEWRIGHT_JQ_STEPS")
+        .env_remove("PIPEWRIGHT_JQ_SECONDS")
+        .timeout(std::time::Duration::from_secs(120))
+        .output()
+        .unwrap();
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stderr)));
+    let each = &json["nodes"]["each"];
+    assert_eq!(each["error_code"], "ITERATION_LIMIT", "{each}");
+    assert!(
+        each["error"].as_str().is_some_and(|e| e.contains("has 1000000 items")),
+        "{each}"
+    );
+    assert_eq!(each["attempts"], 0, "nothing was called: {each}");
+    assert_eq!(out.status.code(), Some(1));
+}
+
 /// `serve --http` on 127.0.0.1:0 with `--token-env`; its URL.
 async fn serve(dir: &std::path::Path, extra: &[&str]) -> (tokio::process::Child, String) {
     serve_pipe(

@@ -14,6 +14,18 @@ pub fn pretty<T: Serialize + ?Sized>(value: &T) -> String {
     to_string(value, Inert(PrettyFormatter::new()))
 }
 
+/// Prints `value` as indented JSON and a newline to stdout, every control
+/// character escaped, streamed (a big trace is never one string first).
+pub fn print_pretty<T: Serialize + ?Sized>(value: &T) {
+    let stdout = io::stdout();
+    let mut out = io::BufWriter::with_capacity(64 * 1024, stdout.lock());
+    let mut ser = serde_json::Serializer::with_formatter(&mut out, Inert(PrettyFormatter::new()));
+    if value.serialize(&mut ser).is_ok() {
+        let _ = out.write_all(b"\n");
+    }
+    let _ = out.flush();
+}
+
 /// `value` as one line of JSON, every control character escaped.
 pub fn compact<T: Serialize + ?Sized>(value: &T) -> String {
     to_string(value, Inert(CompactFormatter))

@@ -4,7 +4,6 @@
 use std::path::Path;
 
 use clap::ValueEnum;
-use serde_json::Value;
 
 use crate::engine::file::import::Dialect;
 use crate::engine::file::model::Pipeline;
@@ -39,12 +38,12 @@ pub fn print(
     match format {
         Format::Text => print_text(traces),
         Format::Json => {
-            let v = if traces.len() == 1 {
-                serde_json::to_value(&traces[0])
-            } else {
-                serde_json::to_value(traces)
-            };
-            println!("{}", crate::cli::json::pretty(&v.unwrap_or(Value::Null)));
+            // Results as the servers sent them; streamed to stdout.
+            let shown: Vec<Trace> = traces.iter().map(Trace::as_sent).collect();
+            match shown.as_slice() {
+                [one] => crate::cli::json::print_pretty(one),
+                all => crate::cli::json::print_pretty(all),
+            }
         }
         Format::Junit => print!("{}", junit(file, traces)),
         Format::Fibe | Format::Discord => {

@@ -69,6 +69,63 @@ impl Scope for Snapshot {
     }
 }
 
+/// A node's snapshot seen from one fan-out iteration: the same parents and
+/// variables, and this iteration's `${item}` (borrowed, so starting an
+/// iteration copies no parent output).
+pub struct ItemScope<'a> {
+    pub base: &'a Snapshot,
+    pub item: &'a Value,
+    /// This iteration's position, and the parents read element-wise at it.
+    pub index: usize,
+    pub aligned: &'a [String],
+}
+
+impl Scope for ItemScope<'_> {
+    fn node(&self, id: &str) -> NodeLookup<'_> {
+        if !self.aligned.iter().any(|a| a == id) {
+            return self.base.node(id);
+        }
+        // A parent read element-wise: a fan-out's list gives its item as
+        // it is, without building the whole list's tree.
+        if let Some(Seen::Output(out)) = self.base.nodes.get(id)
+            && let Some(items) = out.as_list()
+        {
+            return NodeLookup::Output(items.get(self.index).map_or(&Value::Null, Json::tree));
+        }
+        match self.base.node(id) {
+            NodeLookup::Output(Value::Array(items)) => match items.get(self.index) {
+                Some(v) => NodeLookup::Output(v),
+                None => NodeLookup::Output(&Value::Null),
+            },
+            other => other,
+        }
+    }
+
+    fn var(&self, name: &str) -> Option<&Value> {
+        self.base.var(name)
+    }
+
+    fn env(&self, name: &str) -> Option<String> {
+        self.base.env(name)
+    }
+
+    fn item(&self) -> Option<&Value> {
+        Some(self.item)
+    }
+
+    fn passes_vars_through(&self) -> bool {
+        self.base.passes_vars_through()
+    }
+
+    fn node_ids(&self) -> Vec<&str> {
+        self.base.node_ids()
+    }
+
+    fn var_names(&self) -> Vec<&str> {
+        self.base.var_names()
+    }
+}
+
 /// Resolves a node's `args` into the object sent to the tool.
 pub fn resolve_args(args: &Value, scope: &dyn Scope) -> Result<Map<String, Value>, ResolveError> {
     match reference::resolve_value(args, scope)? {

@@ -129,7 +129,7 @@ pub fn plan_composition(
         let node = &comp.nodes[i];
         let scope = dry_scope(comp, i, &vars, &ids);
         let partial = reference::resolve_value_partial(&node.args, &scope);
-        let projection = budget::project_node(pricing, node, &scope);
+        let projection = budget::project_node(pricing, node, &scope, budget::max_items(budget));
         let caps = Caps::of(node, budget, max_cost_per_call);
         for b in budget::breaches(&node.id, caps, spent, &projection) {
             if !breaches.iter().any(|x| x.breach.cap == b.cap) {

@@ -11,7 +11,7 @@ use serde_json::Value;
 use crate::engine::cost::pricing::{Figures, Pricing};
 use crate::engine::file::model::{Budget, Node};
 use crate::engine::lang::reference::{self, resolve_value_partial};
-use crate::engine::lang::snapshot::{Snapshot, resolve_args};
+use crate::engine::lang::snapshot::{ItemScope, Snapshot, resolve_args};
 
 /// The projected figures of dispatching one node.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
@@ -26,20 +26,39 @@ pub struct Projection {
     pub total: Figures,
 }
 
-/// Projects node `node` as `scope` sees it now.
-pub fn project_node(pricing: &Pricing, node: &Node, scope: &Snapshot) -> Projection {
+/// Projects node `node` as `scope` sees it now. A fan-out over more than
+/// `max_items` items is not projected item by item (it will be refused
+/// before any call): only its count is known.
+pub fn project_node(
+    pricing: &Pricing,
+    node: &Node,
+    scope: &Snapshot,
+    max_items: usize,
+) -> Projection {
     if node.mock.is_some() {
         return Projection {
             calls_known: true,
             ..Projection::default()
         };
     }
-    let (items, calls_known) = match &node.for_each {
+    let resolved = node
+        .for_each
+        .as_ref()
+        .map(|fe| reference::resolve_reference_shared(&fe.site.reference, scope));
+    let (items, calls_known): (Vec<Option<(usize, &Value)>>, bool) = match resolved.as_ref() {
         None => (vec![None], true),
-        Some(fe) => match reference::resolve_reference(&fe.site.reference, scope) {
-            Ok(Value::Array(items)) => (items.into_iter().map(Some).collect(), true),
+        Some(Ok(items)) => match items.as_ref() {
+            Value::Array(items) if items.len() > max_items => {
+                return Projection {
+                    calls: items.len(),
+                    calls_known: true,
+                    ..Projection::default()
+                };
+            }
+            Value::Array(items) => (items.iter().enumerate().map(Some).collect(), true),
             _ => (vec![None], false),
         },
+        Some(Err(_)) => (vec![None], false),
     };
     let mut out = Projection {
         calls: items.len(),
@@ -47,11 +66,21 @@ pub fn project_node(pricing: &Pricing, node: &Node, scope: &Snapshot) -> Project
         ..Projection::default()
     };
     for item in items {
-        let mut scope = scope.clone();
-        scope.item = item;
-        let (args, resolved) = match resolve_args(&node.args, &scope) {
+        // Each item seen through the node's snapshot, borrowed: nothing of
+        // it is copied per item.
+        let item_scope = item.map(|(index, item)| ItemScope {
+            base: scope,
+            item,
+            index,
+            aligned: &node.aligned,
+        });
+        let seen: &dyn reference::Scope = match &item_scope {
+            Some(s) => s,
+            None => scope,
+        };
+        let (args, resolved) = match resolve_args(&node.args, seen) {
             Ok(map) => (Value::Object(map), true),
-            Err(_) => (resolve_value_partial(&node.args, &scope).value, false),
+            Err(_) => (resolve_value_partial(&node.args, seen).value, false),
         };
         let f = pricing.project(
             &node.id,
@@ -72,6 +101,16 @@ pub fn project_node(pricing: &Pricing, node: &Node, scope: &Snapshot) -> Project
         out.per_call.model = out.total.model.clone();
     }
     out
+}
+
+/// The most items one fan-out may have under `budget`: its
+/// `max_iterations` (run-wide), else the default cap of one node.
+pub fn max_items(budget: Budget) -> usize {
+    budget
+        .max_iterations
+        .map_or(crate::engine::run::exec::DEFAULT_MAX_FOR_EACH, |m| {
+            usize::try_from(m).unwrap_or(usize::MAX)
+        })
 }
 
 /// What a run has spent so far.

@@ -14,8 +14,8 @@ use tokio_util::sync::CancellationToken;
 use crate::engine::cost::pricing::Pricing;
 use crate::engine::file::model::{Composition, Mock, Node, OnError};
 use crate::engine::json::Json;
-use crate::engine::lang::reference::{self, NodeLookup, Scope};
-use crate::engine::lang::snapshot::{Seen, Snapshot, resolve_args};
+use crate::engine::lang::reference;
+use crate::engine::lang::snapshot::{ItemScope, Snapshot, resolve_args};
 use crate::engine::mcp::caller::Caller;
 use crate::engine::mcp::human::{CallExtras, CallScope, Notice, Responder};
 use crate::engine::mcp::{McpError, error_text, meta_of, output_of};
@@ -163,63 +163,6 @@ fn redacted(redactor: &Redactor, v: Value) -> Value {
         v
     } else {
         redactor.value(&v)
-    }
-}
-
-/// A node's snapshot seen from one fan-out iteration: the same parents and
-/// variables, and this iteration's `${item}` (borrowed, so starting an
-/// iteration copies no parent output).
-struct ItemScope<'a> {
-    base: &'a Snapshot,
-    item: &'a Value,
-    /// This iteration's position, and the parents read element-wise at it.
-    index: usize,
-    aligned: &'a [String],
-}
-
-impl Scope for ItemScope<'_> {
-    fn node(&self, id: &str) -> NodeLookup<'_> {
-        if !self.aligned.iter().any(|a| a == id) {
-            return self.base.node(id);
-        }
-        // A parent read element-wise: a fan-out's list gives its item as
-        // it is, without building the whole list's tree.
-        if let Some(Seen::Output(out)) = self.base.nodes.get(id)
-            && let Some(items) = out.as_list()
-        {
-            return NodeLookup::Output(items.get(self.index).map_or(&Value::Null, Json::tree));
-        }
-        match self.base.node(id) {
-            NodeLookup::Output(Value::Array(items)) => match items.get(self.index) {
-                Some(v) => NodeLookup::Output(v),
-                None => NodeLookup::Output(&Value::Null),
-            },
-            other => other,
-        }
-    }
-
-    fn var(&self, name: &str) -> Option<&Value> {
-        self.base.var(name)
-    }
-
-    fn env(&self, name: &str) -> Option<String> {
-        self.base.env(name)
-    }
-
-    fn item(&self) -> Option<&Value> {
-        Some(self.item)
-    }
-
-    fn passes_vars_through(&self) -> bool {
-        self.base.passes_vars_through()
-    }
-
-    fn node_ids(&self) -> Vec<&str> {
-        self.base.node_ids()
-    }
-
-    fn var_names(&self) -> Vec<&str> {
-        self.base.var_names()
     }
 }
 

@@ -427,6 +427,17 @@ pub fn new_run_id() -> String {
 }
 
 impl Trace {
+    /// The trace with each result as the server sent it (a text block kept
+    /// as a reference to the structured content written out again), for
+    /// printing; everything else shared.
+    pub fn as_sent(&self) -> Trace {
+        let mut shown = self.clone();
+        for rec in shown.nodes.values_mut() {
+            rec.raw = crate::engine::mcp::grown(&rec.raw);
+        }
+        shown
+    }
+
     /// Passed: the run completed and every expectation held.
     pub fn passed(&self) -> bool {
         self.composition.status == RunStatus::Completed && self.expect.iter().all(|e| e.pass)
