@@ -51,6 +51,7 @@ impl Home {
             .env("XDG_STATE_HOME", d.join("state"))
             .env("NO_COLOR", "1")
             .env_remove("PIPEWRIGHT_MAX_MESSAGE_MB")
+            .env_remove("PIPEWRIGHT_MAX_TOOL_LIST_MB")
             .env_remove("PIPEWRIGHT_SHUTDOWN_GRACE")
             .env_remove("PIPEWRIGHT_LOG_LEVEL")
             .env_remove("RUST_BACKTRACE");
@@ -576,6 +577,27 @@ fn a_server_that_exits_before_initialize_is_named_with_its_stderr() {
             assert!(ended.stderr.contains(part), "`{part}`: {}", ended.stderr);
         }
     }
+    assert_server_gone(&home.pid_file());
+}
+
+/// A server that pages `tools/list` for ever (200 tools of 2 KB a page)
+/// is stopped at the tool list's size limit, with a way to raise it; it
+/// used to be read for 1000 pages, 1.1 GB, before giving up.
+#[test]
+fn an_endless_tool_list_is_refused_at_its_size_limit() {
+    let home = Home::new();
+    let file = home.stdio_pipeline("endless-tools", None);
+    let file = file.to_str().expect("a UTF-8 path");
+    let ended = run_bounded(home.pw(&["run", file, "--format", "json"]), home.path());
+    assert_eq!(ended.code, Some(4), "{}", ended.stderr);
+    for part in [
+        "server `faulty` failed the MCP handshake",
+        "tool list is larger than 16 MiB",
+        "PIPEWRIGHT_MAX_TOOL_LIST_MB",
+    ] {
+        assert!(ended.stderr.contains(part), "`{part}`: {}", ended.stderr);
+    }
+    eprintln!("peak RSS {} KiB", ended.peak_rss_kib);
     assert_server_gone(&home.pid_file());
 }
 

@@ -22,6 +22,7 @@ MODE is one of:
   nan             answer `fault` with `{"score": NaN}` (not JSON)
   many            answer `fault` with 500,000 small content items (~13 MB),
                   then echo on (a memory bench: pipewright keeps it as text)
+  endless-tools   page `tools/list` for ever, 200 tools of 2 KB a page
 
 The server's pid is written to PIDFILE first, so a test can check that it
 is gone once pipewright has exited; PIDFILE.fault is made when `fault` is
@@ -90,6 +91,14 @@ def handshake(message: dict) -> bool:
                 "error": {"code": -32601, "message": "Method not found"},
             }
         )
+        return True
+    if method == "tools/list" and MODE == "endless-tools":
+        cursor = int((message.get("params") or {}).get("cursor") or "0")
+        tools = [
+            {"name": f"t{cursor}-{i}", "description": "x" * 2048, "inputSchema": {"type": "object"}}
+            for i in range(200)
+        ]
+        send({"jsonrpc": "2.0", "id": request_id, "result": {"tools": tools, "nextCursor": str(cursor + 1)}})
         return True
     if method in ("tools/list", "logging/setLevel", "ping"):
         result = {"tools": TOOLS} if method == "tools/list" else {}

@@ -18,6 +18,21 @@ use super::tools::ToolInfo;
 /// A server that pages `tools/list` more often than this is looping.
 const MAX_TOOL_PAGES: usize = 1000;
 
+/// How big a server's whole tool list may be, in MiB, unless
+/// `PIPEWRIGHT_MAX_TOOL_LIST_MB` says otherwise: the definitions as JSON,
+/// every page together.
+pub const DEFAULT_MAX_TOOL_LIST_MB: usize = 16;
+
+/// The tool list size limit in force, in bytes.
+fn max_tool_list_bytes() -> usize {
+    std::env::var("PIPEWRIGHT_MAX_TOOL_LIST_MB")
+        .ok()
+        .and_then(|v| v.trim().parse::<usize>().ok())
+        .filter(|mb| *mb > 0)
+        .unwrap_or(DEFAULT_MAX_TOOL_LIST_MB)
+        .saturating_mul(1024 * 1024)
+}
+
 /// Sends `notifications/cancelled` when a call's future is dropped while it
 /// still waits for its answer.
 pub(super) struct AbandonGuard {
@@ -50,6 +65,15 @@ pub(super) enum ListError {
     RepeatedCursor(String),
     #[error("the server kept paging after {MAX_TOOL_PAGES} pages")]
     TooManyPages,
+    #[error(
+        "its tool list is larger than {} MiB ({tools} tools on {pages} pages so far), so pipewright stopped reading it; raise the limit with PIPEWRIGHT_MAX_TOOL_LIST_MB=N",
+        .limit / (1024 * 1024)
+    )]
+    TooLarge {
+        limit: usize,
+        tools: usize,
+        pages: usize,
+    },
     #[error("no complete answer within {}", HumanDuration(*.0))]
     TooSlow(Duration),
 }
@@ -90,7 +114,9 @@ pub(super) async fn list_tools(
     let mut cursor: Option<String> = None;
     let mut seen = HashSet::new();
     let mut ttl_ms: Option<u64> = None;
-    for _ in 0..MAX_TOOL_PAGES {
+    let limit = max_tool_list_bytes();
+    let mut bytes = 0usize;
+    for pages in 1..=MAX_TOOL_PAGES {
         let page = peer
             .list_tools(Some(PaginatedRequestParams::default().with_cursor(cursor)))
             .await
@@ -99,12 +125,22 @@ pub(super) async fn list_tools(
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
         };
-        tools.extend(
-            page.tools
-                .iter()
-                .filter_map(|tool| serde_json::to_value(tool).ok())
-                .filter_map(ToolInfo::from_json),
-        );
+        for tool in &page.tools {
+            let Ok(text) = serde_json::to_string(tool) else {
+                continue;
+            };
+            bytes = bytes.saturating_add(text.len());
+            if bytes > limit {
+                return Err(ListError::TooLarge {
+                    limit,
+                    tools: tools.len(),
+                    pages,
+                });
+            }
+            if let Some(info) = serde_json::from_str(&text).ok().and_then(ToolInfo::from_json) {
+                tools.push(info);
+            }
+        }
         match page.next_cursor {
             None => {
                 fresh.set(ttl_ms);
