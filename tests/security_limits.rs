@@ -124,7 +124,9 @@ fn a_fan_out_over_a_million_items_from_a_transform_is_refused_at_once() {
     let each = &json["nodes"]["each"];
     assert_eq!(each["error_code"], "ITERATION_LIMIT", "{each}");
     assert!(
-        each["error"].as_str().is_some_and(|e| e.contains("has 1000000 items")),
+        each["error"]
+            .as_str()
+            .is_some_and(|e| e.contains("has 1000000 items")),
         "{each}"
     );
     assert_eq!(each["attempts"], 0, "nothing was called: {each}");

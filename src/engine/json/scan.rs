@@ -102,11 +102,37 @@ fn shape(bytes: &[u8]) -> Result<Shape, Invalid> {
             }
             b']' | b'}' => depth = depth.saturating_sub(1),
             b' ' | b'\t' | b'\n' | b'\r' => spaced = true,
+            b'-' | b'0'..=b'9' => {
+                let len = bytes[i..]
+                    .iter()
+                    .position(|b| !matches!(b, b'-' | b'+' | b'.' | b'e' | b'E' | b'0'..=b'9'))
+                    .unwrap_or(bytes.len() - i);
+                if !finite(&bytes[i..i + len]) {
+                    return Err(Invalid {
+                        what: "a number too large for a 64-bit float".to_owned(),
+                        at: i,
+                    });
+                }
+                i += len;
+                continue;
+            }
             _ => {}
         }
         i += 1;
     }
     Ok(Shape { spaced })
+}
+
+/// True when the number token `n` reads as a finite 64-bit float (what a
+/// tree can hold): short plain numbers always do.
+fn finite(n: &[u8]) -> bool {
+    if n.len() <= 15 && !n.iter().any(|b| matches!(b, b'e' | b'E')) {
+        return true;
+    }
+    std::str::from_utf8(n)
+        .ok()
+        .and_then(|t| t.parse::<f64>().ok())
+        .is_none_or(f64::is_finite)
 }
 
 /// The index of the quote that ends the string opening at `start` (or the
@@ -355,6 +381,27 @@ mod tests {
         // Brackets inside strings do not count.
         let text = format!("[\"{}\"]", "[".repeat(500));
         assert!(compact(text).is_ok());
+    }
+
+    #[test]
+    fn numbers_a_tree_cannot_hold_are_refused() {
+        for text in ["1e999", "[-1e400]", &"9".repeat(400)] {
+            let e = compact(text.to_owned()).unwrap_err();
+            assert!(e.what.contains("too large"), "{text}: {e}");
+        }
+        for text in [
+            "99999999999999999999",
+            "1e308",
+            "-0",
+            "0.5e-300",
+            "[1,2.5,-3e10]",
+        ] {
+            let kept = compact(text.to_owned()).unwrap();
+            assert!(
+                serde_json::from_str::<serde_json::Value>(&kept).is_ok(),
+                "{text}"
+            );
+        }
     }
 
     #[test]

@@ -137,7 +137,10 @@ pub(super) async fn list_tools(
                     pages,
                 });
             }
-            if let Some(info) = serde_json::from_str(&text).ok().and_then(ToolInfo::from_json) {
+            if let Some(info) = serde_json::from_str(&text)
+                .ok()
+                .and_then(ToolInfo::from_json)
+            {
                 tools.push(info);
             }
         }

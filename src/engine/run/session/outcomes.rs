@@ -23,8 +23,12 @@ impl Actor {
     /// dispatched; false when a cap fired and the run stops.
     pub(super) async fn within_budget(&mut self, i: usize, scope: &Snapshot) -> bool {
         let node = &self.comp.nodes[i];
-        let projection =
-            budget::project_node(&self.cfg.pricing, node, scope, budget::max_items(self.cfg.budget));
+        let projection = budget::project_node(
+            &self.cfg.pricing,
+            node,
+            scope,
+            budget::max_items(self.cfg.budget),
+        );
         let caps = budget::Caps::of(node, self.cfg.budget, self.cfg.max_cost_per_call_usd);
         let spent = budget::Spent {
             cost_usd: self.cost_total,
