@@ -23,7 +23,7 @@ fn big_record() -> NodeRecord {
     );
     NodeRecord {
         status: NodeStatus::Ok,
-        args: json!({"query": "", "limit": 50_000}),
+        args: json!({"query": "", "limit": 50_000}).into(),
         output: output.into(),
         attempts: 1,
         duration_ms: 1_200,

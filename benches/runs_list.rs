@@ -54,7 +54,7 @@ fn trace(i: usize) -> Trace {
                 id: id.into(),
                 tool: "search_users".into(),
                 status: NodeStatus::Ok,
-                args: json!({"query": "alice", "limit": 5}),
+                args: json!({"query": "alice", "limit": 5}).into(),
                 output: json!({"users": [{"id": "u1", "name": "Alice Anders", "email": "alice@example.com"}], "count": 1}).into(),
                 duration_ms: 12,
                 ..NodeRecord::default()

@@ -142,7 +142,7 @@ fn key(code: KeyCode) -> KeyEvent {
 fn ok_record(args: serde_json::Value, output: serde_json::Value) -> Box<NodeRecord> {
     Box::new(NodeRecord {
         status: NodeStatus::Ok,
-        args,
+        args: args.into(),
         output: output.into(),
         attempts: 1,
         duration_ms: 12,
@@ -194,7 +194,7 @@ fn failed_pipe(app: &mut App) {
         "details",
         Box::new(NodeRecord {
             status: NodeStatus::Failed,
-            args: json!({"user_id": "u3"}),
+            args: json!({"user_id": "u3"}).into(),
             error: Some("tool get_user_details returned an error: no user with id u3x".into()),
             attempts: 1,
             duration_ms: 8,
@@ -1005,7 +1005,7 @@ fn finished_fan(app: &mut App, iterations: usize) {
         20,
         json!([{"name": "mcp-kit", "about": "a long description of the package that does not fit on one line of a narrow pane at all"}]),
     );
-    t.args = json!({"query": "mcp"});
+    t.args = json!({"query": "mcp"}).into();
     finish(app, "search", Box::new(t));
     let mut e = timed(NodeStatus::Ok, 20, 900, json!([]));
     e.iterations = (0..iterations)

@@ -6,7 +6,9 @@
 //   npm ci --prefix tests/interop && cargo build --release
 //   node benches/whole-process/bench.mjs [--pairs 7] [--grace-ms 100]
 //
-// Environment: PIPEWRIGHT_BIN (default target/release/pipewright).
+// Environment: PIPEWRIGHT_BIN (default target/release/pipewright) and, to
+// compare, BASE_BIN (another build, e.g. of the previous main), timed in
+// the same interleaved rounds (base, new, raw client).
 import { spawn, spawnSync } from "node:child_process";
 import { mkdtempSync, writeFileSync, readdirSync, readFileSync, rmSync, existsSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -22,6 +24,7 @@ const flag = (name, dflt) => {
 const pairs = Number(flag("pairs", 7));
 const grace = Number(flag("grace-ms", 100));
 const bin = process.env.PIPEWRIGHT_BIN ?? join(root, "target/release/pipewright");
+const base = process.env.BASE_BIN;
 const serverJs = join(root, "tests/interop/node_modules/@modelcontextprotocol/server-everything/dist/index.js");
 for (const [what, path] of [["pipewright", bin], ["server-everything", serverJs]]) {
   if (!existsSync(path)) {
@@ -63,7 +66,7 @@ function timed(cmd, args, env = {}) {
 
 function latestRunMs() {
   const dir = join(dataHome, "pipewright/runs");
-  const newest = readdirSync(dir).sort().at(-1);
+  const newest = readdirSync(dir).filter((f) => f.endsWith(".json")).sort().at(-1);
   const trace = JSON.parse(readFileSync(join(dir, newest), "utf8"));
   return trace.composition.duration_ms;
 }
@@ -74,8 +77,8 @@ const median = (xs) => {
 };
 const f2 = (x) => x.toFixed(2);
 
-async function pipewright(load) {
-  const r = await timed(bin, ["run", join(work, `${load}.yml`), "--shutdown-grace", `${grace}ms`], { XDG_DATA_HOME: dataHome });
+async function pipewright(load, which = bin) {
+  const r = await timed(which, ["run", join(work, `${load}.yml`), "--shutdown-grace", `${grace}ms`], { XDG_DATA_HOME: dataHome });
   return { wall: r.ms, inside: latestRunMs() };
 }
 async function raw(load) {
@@ -85,26 +88,33 @@ async function raw(load) {
 }
 
 const rows = [];
-for (const load of Object.keys(loads)) {
-  await pipewright(load); // warm the page cache and node's compile cache
-  await raw(load);
-  const pw = [], rw = [];
-  for (let i = 0; i < pairs; i++) {
-    pw.push(await pipewright(load));
-    rw.push(await raw(load));
-    process.stderr.write(`${load} pair ${i + 1}: pipewright ${pw[i].wall.toFixed(0)} ms (run ${pw[i].inside} ms), raw ${rw[i].wall.toFixed(0)} ms (calls ${rw[i].inside.toFixed(0)} ms)\n`);
-  }
+const row = (label, pw, rw) => {
   const whole = pw.map((p, i) => p.wall / rw[i].wall);
   const inside = pw.map((p, i) => p.inside / rw[i].inside);
-  rows.push({
-    label: loads[load].label,
+  return {
+    label,
     pw: `${f2(median(pw.map((p) => p.wall)) / 1000)} s`,
     raw: `${f2(median(rw.map((p) => p.wall)) / 1000)} s`,
     wholeMedian: f2(median(whole)),
     wholeWorst: f2(Math.max(...whole)),
     insideMedian: f2(median(inside)),
     insideWorst: f2(Math.max(...inside)),
-  });
+  };
+};
+for (const load of Object.keys(loads)) {
+  await pipewright(load); // warm the page cache and node's compile cache
+  if (base) await pipewright(load, base);
+  await raw(load);
+  const pw = [], bs = [], rw = [];
+  for (let i = 0; i < pairs; i++) {
+    if (base) bs.push(await pipewright(load, base));
+    pw.push(await pipewright(load));
+    rw.push(await raw(load));
+    const was = base ? `, base ${bs[i].wall.toFixed(0)} ms (run ${bs[i].inside} ms)` : "";
+    process.stderr.write(`${load} round ${i + 1}: pipewright ${pw[i].wall.toFixed(0)} ms (run ${pw[i].inside} ms)${was}, raw ${rw[i].wall.toFixed(0)} ms (calls ${rw[i].inside.toFixed(0)} ms)\n`);
+  }
+  if (base) rows.push(row(`${loads[load].label} (base)`, bs, rw));
+  rows.push(row(loads[load].label, pw, rw));
 }
 
 // Peak memory: GNU time's maximum resident set of `pipewright run` on a

@@ -46,6 +46,8 @@ enum Source {
     },
     /// An array of shared values (a fan-out's outputs).
     List(Vec<Json>),
+    /// An object of shared values (a call's request and response).
+    Object(Vec<(String, Json)>),
     /// The tree is the value.
     Tree,
 }
@@ -74,6 +76,35 @@ impl Json {
         }))
     }
 
+    /// An object of shared values, in this order (no copy of the values).
+    pub fn object(members: Vec<(String, Json)>) -> Json {
+        Json(Arc::new(Held {
+            source: Source::Object(members),
+            tree: OnceLock::new(),
+        }))
+    }
+
+    /// Member `key` of a value held as an object of shared values; any
+    /// other value is looked at in its tree.
+    pub fn member(&self, key: &str) -> Option<&Value> {
+        match &self.0.source {
+            Source::Object(members) => members
+                .iter()
+                .find(|(k, _)| k == key)
+                .map(|(_, v)| v.tree()),
+            _ => self.tree().get(key),
+        }
+    }
+
+    /// A copy of member `key` of an object, read from the text alone when
+    /// the value is held as text (the rest is skipped, not parsed).
+    pub fn pick(&self, key: &str) -> Option<Value> {
+        match self.as_text() {
+            Some(text) => pick_member(text, key),
+            None => self.member(key).cloned(),
+        }
+    }
+
     /// `text`, already checked to be one compact JSON value (see
     /// [`scan::compact`]).
     pub(crate) fn from_checked(buf: Arc<String>, range: Range<usize>) -> Json {
@@ -100,6 +131,12 @@ impl Json {
                 serde_json::from_str(&buf[range.clone()]).unwrap_or(Value::Null)
             }
             Source::List(items) => Value::Array(items.iter().map(|j| j.tree().clone()).collect()),
+            Source::Object(members) => Value::Object(
+                members
+                    .iter()
+                    .map(|(k, v)| (k.clone(), v.tree().clone()))
+                    .collect(),
+            ),
             Source::Tree => Value::Null,
         })
     }
@@ -181,6 +218,18 @@ impl Json {
                 }
                 w.write_all(b"]")
             }
+            Source::Object(members) => {
+                w.write_all(b"{")?;
+                for (i, (key, value)) in members.iter().enumerate() {
+                    if i > 0 {
+                        w.write_all(b",")?;
+                    }
+                    serde_json::to_writer(&mut *w, key).map_err(io::Error::other)?;
+                    w.write_all(b":")?;
+                    value.write_to(w)?;
+                }
+                w.write_all(b"}")
+            }
             Source::Tree => serde_json::to_writer(w, self.tree()).map_err(io::Error::other),
         }
     }
@@ -189,7 +238,7 @@ impl Json {
     pub fn is_null(&self) -> bool {
         match &self.0.source {
             Source::Text { buf, range } => &buf[range.clone()] == "null",
-            Source::List(_) => false,
+            Source::List(_) | Source::Object(_) => false,
             Source::Tree => self.tree().is_null(),
         }
     }
@@ -219,6 +268,35 @@ impl Json {
     pub fn same(a: &Json, b: &Json) -> bool {
         Arc::ptr_eq(&a.0, &b.0)
     }
+}
+
+/// Member `key` of the object `text`, parsed alone.
+fn pick_member(text: &str, key: &str) -> Option<Value> {
+    struct Pick<'k>(&'k str);
+    impl<'de> serde::de::Visitor<'de> for Pick<'_> {
+        type Value = Option<Value>;
+        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str("an object")
+        }
+        fn visit_map<A: serde::de::MapAccess<'de>>(
+            self,
+            mut map: A,
+        ) -> Result<Self::Value, A::Error> {
+            let mut found = None;
+            while let Some(k) = map.next_key::<std::borrow::Cow<'de, str>>()? {
+                if k == self.0 && found.is_none() {
+                    found = Some(map.next_value::<Value>()?);
+                } else {
+                    map.next_value::<serde::de::IgnoredAny>()?;
+                }
+            }
+            Ok(found)
+        }
+    }
+    let mut de = serde_json::Deserializer::from_str(text);
+    serde::Deserializer::deserialize_map(&mut de, Pick(key))
+        .ok()
+        .flatten()
 }
 
 /// A value held as text, seen as the text it is cut from (see [`Json::cut`]).
@@ -324,6 +402,14 @@ impl Serialize for Json {
                 raw.serialize(serializer)
             }
             Source::List(items) => items.serialize(serializer),
+            Source::Object(members) => {
+                use serde::ser::SerializeMap;
+                let mut map = serializer.serialize_map(Some(members.len()))?;
+                for (key, value) in members {
+                    map.serialize_entry(key, value)?;
+                }
+                map.end()
+            }
             Source::Tree => self.tree().serialize(serializer),
         }
     }
@@ -446,6 +532,23 @@ mod tests {
         assert!(list.tree_if_built().is_none());
         assert_eq!(list.tree(), &json!([{"n": 1}, "two", null]));
         assert!(Json::same(&list.as_list().unwrap()[0], &items[0]));
+    }
+
+    #[test]
+    fn an_object_writes_its_members_without_a_tree() {
+        let request = Json::parse(r#"{"id":1}"#.to_owned()).unwrap();
+        let rpc = Json::object(vec![
+            ("request".into(), request.clone()),
+            ("response".into(), Json::from_value(json!({"id": 1}))),
+        ]);
+        assert_eq!(rpc.text(), r#"{"request":{"id":1},"response":{"id":1}}"#);
+        assert_eq!(serde_json::to_string(&rpc).unwrap(), rpc.text());
+        assert!(rpc.tree_if_built().is_none());
+        assert_eq!(rpc.member("request"), Some(&json!({"id": 1})));
+        assert_eq!(
+            rpc.tree(),
+            &json!({"request": {"id": 1}, "response": {"id": 1}})
+        );
     }
 
     #[test]

@@ -181,7 +181,7 @@ impl Default for ConnectOptions {
 pub struct CallOutcome {
     /// The JSON-RPC request as sent:
     /// `{"jsonrpc":"2.0","id":…,"method":"tools/call","params":{…}}`.
-    pub request: Value,
+    pub request: Json,
     /// The `CallToolResult` as received: for a stdio server the very text
     /// it sent, shared (see [`Json`]).
     pub result: Json,
@@ -501,7 +501,12 @@ impl Connection {
             return Err(self.closed_error().await);
         }
         let params = CallToolRequestParams::new(tool.to_owned()).with_arguments(args);
-        let support = self.tool(tool).map(|t| t.task_support).unwrap_or_default();
+        let support = self
+            .tools()
+            .iter()
+            .find(|t| t.name == tool)
+            .map(|t| t.task_support)
+            .unwrap_or_default();
         let as_task = task::use_task(tool, support, scope.task, timeout).map_err(|reason| {
             McpError::Transport {
                 server: server.clone(),
@@ -533,13 +538,21 @@ impl Connection {
                 .calls
                 .sent(ticket, handle.id.clone(), handle.progress_token.clone());
         }
-        let mut request = request_json(
-            params,
-            meta,
-            handle.id.clone(),
-            handle.progress_token.clone(),
-        );
-        task::mark_request(&mut request, as_task);
+        // The request as it went on the wire: kept by a stdio transport,
+        // else (HTTP) written out as rmcp sends it.
+        let request = || match self.inner.replies.take_request(&handle.id) {
+            Some(sent) => sent,
+            None => {
+                let mut request = request_json(
+                    params.clone(),
+                    meta.clone(),
+                    handle.id.clone(),
+                    handle.progress_token.clone(),
+                );
+                task::mark_request(&mut request, as_task);
+                Json::from_value(request)
+            }
+        };
         let mut guard = AbandonGuard {
             peer: peer.clone(),
             id: Some(handle.id.clone()),
@@ -630,6 +643,7 @@ impl Connection {
         let kept = reply::is_stand_in(&result)
             .then(|| self.inner.replies.take(&handle.id))
             .flatten();
+        let request = request();
         self.inner.replies.forget(&handle.id);
         let result = match (kept, result) {
             (Some(kept), _) => kept,
@@ -642,7 +656,7 @@ impl Connection {
             (None, ServerResult::CallToolResult(r)) => to_json(&r, &server, tool)?,
             (None, other) => to_json(&other, &server, tool)?,
         };
-        if !result.text().starts_with('{') {
+        if !result.as_text().is_some_and(|t| t.starts_with('{')) && !result.tree().is_object() {
             return Err(McpError::Transport {
                 server,
                 reason: format!(

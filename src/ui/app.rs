@@ -524,7 +524,7 @@ impl App {
         let live_args = self.visuals.get(i).and_then(|v| v.live_args.clone());
         let preview = match (&record, &live_args) {
             (Some(_), _) => None,
-            (None, Some(args)) => Some(args.clone()),
+            (None, Some(args)) => Some(args.tree().clone()),
             (None, None) => Some(self.preview_args(&comp, i)),
         };
         self.inspector

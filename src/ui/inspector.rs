@@ -329,7 +329,7 @@ impl Inspector {
         let same_node = self.shown.as_ref().is_some_and(|s| s.id == id);
         self.generation += 1;
         let (args, args_source) = match (&record, preview, node) {
-            (Some(r), _, _) => (r.args.clone(), ArgsSource::Resolved),
+            (Some(r), _, _) => (r.args.tree().clone(), ArgsSource::Resolved),
             (None, Some(p), _) => (p.clone(), ArgsSource::Preview),
             (None, None, Some(n)) => (n.args.clone(), ArgsSource::AsWritten),
             (None, None, None) => (Value::Null, ArgsSource::AsWritten),

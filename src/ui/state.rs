@@ -32,7 +32,7 @@ pub struct NodeVisual {
     pub asking: bool,
     /// The arguments its call in flight was made with (masked), until its
     /// record arrives.
-    pub live_args: Option<serde_json::Value>,
+    pub live_args: Option<crate::engine::json::Json>,
     /// The task its call in flight runs as (the latest, for a fan-out), as
     /// its statuses come (live; the record keeps them too).
     pub task: Option<crate::engine::mcp::human::TaskRecord>,

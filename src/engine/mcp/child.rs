@@ -261,13 +261,23 @@ impl Io {
     }
 }
 
+/// One message as the line it is written as.
+fn encode(message: &TxJsonRpcMessage<RoleClient>) -> std::io::Result<Vec<u8>> {
+    let mut line = serde_json::to_vec(message).map_err(std::io::Error::other)?;
+    line.push(b'\n');
+    Ok(line)
+}
+
 /// Writes one message and its line end.
 async fn write_message(
     stdin: &AsyncMutex<Option<ChildStdin>>,
     message: &TxJsonRpcMessage<RoleClient>,
 ) -> std::io::Result<()> {
-    let mut line = serde_json::to_vec(message).map_err(std::io::Error::other)?;
-    line.push(b'\n');
+    write_line(stdin, &encode(message)?).await
+}
+
+/// Writes one line.
+async fn write_line(stdin: &AsyncMutex<Option<ChildStdin>>, line: &[u8]) -> std::io::Result<()> {
     let mut stdin = stdin.lock().await;
     let Some(stdin) = stdin.as_mut() else {
         return Err(std::io::Error::new(
@@ -275,7 +285,7 @@ async fn write_message(
             "the server's stdin is closed",
         ));
     };
-    stdin.write_all(&line).await?;
+    stdin.write_all(line).await?;
     stdin.flush().await
 }
 
@@ -287,8 +297,12 @@ impl Transport<RoleClient> for StdioChild {
         item: TxJsonRpcMessage<RoleClient>,
     ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
         self.io.replies.sent(&item);
+        let line = encode(&item);
+        if let Ok(line) = &line {
+            self.io.replies.sent_as(&item, line);
+        }
         let stdin = Arc::clone(&self.io.stdin);
-        async move { write_message(&stdin, &item).await }
+        async move { write_line(&stdin, &line?).await }
     }
 
     fn receive(&mut self) -> impl Future<Output = Option<RxJsonRpcMessage<RoleClient>>> + Send {

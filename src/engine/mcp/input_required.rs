@@ -38,7 +38,7 @@ pub(super) const MAX_QUESTIONS: usize = 16;
 /// The first answer of a call that asked for input: the questions, the
 /// request as first sent (kept in the outcome), when it started, and what
 /// it heard so far.
-pub(super) type Asked = (InputRequiredResult, Value, Instant, CallExtras);
+pub(super) type Asked = (InputRequiredResult, Json, Instant, CallExtras);
 
 impl Connection {
     /// Answers the questions of `asked` and calls again, until the server
@@ -63,7 +63,7 @@ async fn follow(
     scope: &CallScope,
 ) -> Result<CallOutcome, McpError> {
     let server = conn.name().to_owned();
-    let params = request.get("params").cloned().unwrap_or(Value::Null);
+    let params = request.pick("params").unwrap_or(Value::Null);
     let mut params: CallToolRequestParams =
         serde_json::from_value(params).map_err(|e| McpError::Transport {
             server: server.clone(),

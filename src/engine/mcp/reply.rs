@@ -58,6 +58,8 @@ pub(crate) struct Replies {
 struct Waiting {
     calls: HashSet<RequestId>,
     answers: HashMap<RequestId, Json>,
+    /// Each `tools/call` request as it went on the wire, for its record.
+    requests: HashMap<RequestId, Json>,
 }
 
 impl Replies {
@@ -75,6 +77,28 @@ impl Replies {
         }
     }
 
+    /// Keeps the text a `tools/call` request was sent as (`line`, one
+    /// JSON-RPC message), so its record holds the very bytes sent.
+    pub(crate) fn sent_as(&self, message: &ClientJsonRpcMessage, line: &[u8]) {
+        let JsonRpcMessage::Request(r) = message else {
+            return;
+        };
+        if !matches!(r.request, ClientRequest::CallToolRequest(_)) {
+            return;
+        }
+        let Ok(text) = std::str::from_utf8(line) else {
+            return;
+        };
+        if let Ok(request) = Json::parse(text.trim_end().to_owned()) {
+            self.lock().requests.insert(r.id.clone(), request);
+        }
+    }
+
+    /// The request `id` as it was sent, when the transport kept it.
+    pub(crate) fn take_request(&self, id: &RequestId) -> Option<Json> {
+        self.lock().requests.remove(id)
+    }
+
     /// The answer kept for the call `id`, once it came.
     pub(crate) fn take(&self, id: &RequestId) -> Option<Json> {
         self.lock().answers.remove(id)
@@ -86,6 +110,7 @@ impl Replies {
         let mut waiting = self.lock();
         waiting.calls.remove(id);
         waiting.answers.remove(id);
+        waiting.requests.remove(id);
     }
 
     fn answered(&self, id: &RequestId) -> bool {

@@ -415,7 +415,8 @@ impl Caller for Replayer {
                         "jsonrpc": "2.0",
                         "method": "tools/call",
                         "params": { "name": tool, "arguments": e.args },
-                    }),
+                    })
+                    .into(),
                     result: e.result,
                     is_error: e.is_error,
                     duration: Duration::ZERO,

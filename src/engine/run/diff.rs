@@ -132,7 +132,7 @@ fn node(out: &mut Vec<Change>, id: &str, a: &NodeRecord, b: &NodeRecord, timing:
         &Value::from(a.status.as_str()),
         &Value::from(b.status.as_str()),
     );
-    walk(out, n, at("args"), &a.args, &b.args);
+    walk(out, n, at("args"), a.args.tree(), b.args.tree());
     walk(out, n, at("output"), a.output.tree(), b.output.tree());
     walk(
         out,

@@ -65,7 +65,7 @@ pub struct Recorded {
 /// A [`CallOutcome`] in a form that survives the journal.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Outcome {
-    pub request: Value,
+    pub request: Json,
     pub result: Json,
     pub is_error: bool,
     pub duration_ms: u64,
@@ -79,7 +79,7 @@ impl Outcome {
     /// later nodes of a resumed run read it.
     fn of(o: &CallOutcome, redactor: &Redactor) -> Self {
         Outcome {
-            request: redactor.value(&o.request),
+            request: redactor.json(&o.request),
             result: o.result.clone(),
             is_error: o.is_error,
             duration_ms: u64::try_from(o.duration.as_millis()).unwrap_or(u64::MAX),
@@ -475,7 +475,7 @@ mod tests {
             let n = self.0.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
             Box::pin(async move {
                 Ok(CallOutcome {
-                    request: json!({"tool": tool}),
+                    request: json!({"tool": tool}).into(),
                     result: json!({"structuredContent": {"n": n}}).into(),
                     is_error: false,
                     duration: Duration::from_millis(5),

@@ -40,7 +40,7 @@ pub enum Event {
     NodeStarted {
         id: String,
         attempt: u32,
-        args: Option<Value>,
+        args: Option<crate::engine::json::Json>,
     },
     /// An attempt failed and another follows after the backoff.
     Retrying {

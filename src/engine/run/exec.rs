@@ -118,11 +118,13 @@ pub async fn run_node(job: NodeJob) -> NodeRecord {
                 Ok(a) => a,
                 Err(e) => return fail(rec, started, e.to_string(), INTERPOLATION_FAILED),
             };
-            rec.args = redacted(&job.redactor, Value::Object(args.clone()));
-            let call = call_with_policy(&job, node, args, None).await;
+            // One value, in the record and in every attempt's event.
+            let shown = redacted(&job.redactor, Value::Object(args.clone()));
+            rec.args = shown.clone();
+            let call = call_with_policy(&job, node, args, Which::Node(shown)).await;
             rec.attempts = call.attempts;
             rec.raw = job.redactor.json(&call.raw);
-            rec.rpc = redacted(&job.redactor, call.rpc);
+            rec.rpc = job.redactor.json(&call.rpc);
             rec.cost_usd = call.cost_usd;
             rec.tokens = call.tokens;
             rec.model = call.model;
@@ -157,12 +159,13 @@ pub async fn run_node(job: NodeJob) -> NodeRecord {
     rec
 }
 
-/// `v` with secrets masked; no copy when the run has no secrets.
-fn redacted(redactor: &Redactor, v: Value) -> Value {
+/// `v` with secrets masked, to be shared; no copy when the run has no
+/// secrets.
+fn redacted(redactor: &Redactor, v: Value) -> Json {
     if redactor.is_empty() {
-        v
+        Json::from_value(v)
     } else {
-        redactor.value(&v)
+        Json::from_value(redactor.value(&v))
     }
 }
 
@@ -221,7 +224,7 @@ async fn fan_out(job: &NodeJob, node: &Node, items: &[Value], rec: &mut NodeReco
                     }
                 };
                 let args_value = Value::Object(args.clone());
-                let call = call_with_policy(job, node, args, Some(index)).await;
+                let call = call_with_policy(job, node, args, Which::Iteration(index)).await;
                 (index, args_value, call, started)
             });
         }
@@ -255,7 +258,7 @@ async fn fan_out(job: &NodeJob, node: &Node, items: &[Value], rec: &mut NodeReco
                 // One value, in the node's output and the iteration's record.
                 outputs[index] = output.clone();
                 rec.raw = job.redactor.json(&call.raw);
-                rec.rpc = redacted(&job.redactor, call.rpc);
+                rec.rpc = job.redactor.json(&call.rpc);
                 let _ = job.events.send(Event::Iteration {
                     id: node.id.clone(),
                     index,
@@ -290,8 +293,9 @@ async fn fan_out(job: &NodeJob, node: &Node, items: &[Value], rec: &mut NodeReco
         .collect();
     let failed = records.iter().find(|r| r.status == NodeStatus::Failed);
     let cancelled = started < total || records.iter().any(|r| r.status == NodeStatus::Cancelled);
-    rec.args =
-        json!({ "for_each": node.for_each.as_ref().map(|f| f.source.clone()), "items": total });
+    rec.args = Json::from_value(
+        json!({ "for_each": node.for_each.as_ref().map(|f| f.source.clone()), "items": total }),
+    );
     if let Some(f) = failed {
         rec.status = NodeStatus::Failed;
         rec.error_code = f.error_code.clone();
@@ -318,7 +322,7 @@ fn never_started(index: usize) -> IterationRecord {
     IterationRecord {
         index,
         status: NodeStatus::Cancelled,
-        args: Value::Null,
+        args: Json::null(),
         output: Json::null(),
         error: Some("not started: the run stopped first".into()),
         error_code: None,
@@ -343,7 +347,7 @@ struct CallResult {
     result: Result<Json, CallFailure>,
     attempts: u32,
     raw: Json,
-    rpc: Value,
+    rpc: Json,
     cost_usd: f64,
     tokens: u64,
     model: Option<String>,
@@ -361,7 +365,7 @@ impl Default for CallResult {
             result: Err(CallFailure::Cancelled),
             attempts: 0,
             raw: Json::null(),
-            rpc: Value::Null,
+            rpc: Json::null(),
             cost_usd: 0.0,
             tokens: 0,
             model: None,
@@ -437,13 +441,29 @@ fn call_scope(
     }
 }
 
+/// Whose call it is: the node's own (with its arguments as shown), or one
+/// fan-out iteration's.
+enum Which {
+    Node(Json),
+    Iteration(usize),
+}
+
+impl Which {
+    fn iteration(&self) -> Option<usize> {
+        match self {
+            Which::Node(_) => None,
+            Which::Iteration(i) => Some(*i),
+        }
+    }
+}
+
 /// Calls (or mocks) once per attempt that `on_error` allows, waiting with
 /// doubling backoff in between; applies `transform` to the output.
 async fn call_with_policy(
     job: &NodeJob,
     node: &Node,
     args: Map<String, Value>,
-    iteration: Option<usize>,
+    which: Which,
 ) -> CallResult {
     let mut out = CallResult::default();
     if let Some(mock) = &node.mock {
@@ -463,8 +483,8 @@ async fn call_with_policy(
     let meta = node.meta.as_ref().and_then(|m| m.as_object().cloned());
     let timeout = node.timeout.or(job.default_timeout);
     let heard = Arc::new(std::sync::Mutex::new(CallExtras::default()));
-    let scope = call_scope(job, node, iteration, heard.clone());
-    let mut out = call_attempts(job, node, args, iteration, meta, timeout, &scope).await;
+    let scope = call_scope(job, node, which.iteration(), heard.clone());
+    let mut out = call_attempts(job, node, args, &which, meta, timeout, &scope).await;
     out.extras = heard
         .lock()
         .map(|mut h| std::mem::take(&mut *h))
@@ -477,7 +497,7 @@ async fn call_attempts(
     job: &NodeJob,
     node: &Node,
     args: Map<String, Value>,
-    iteration: Option<usize>,
+    which: &Which,
     meta: Option<Map<String, Value>>,
     timeout: Option<Duration>,
     scope: &CallScope,
@@ -489,13 +509,13 @@ async fn call_attempts(
     };
     loop {
         out.attempts += 1;
-        if iteration.is_none() {
+        if let Which::Node(shown) = which {
             let _ = job
                 .events
                 .send(Event::NodeStarted {
                     id: node.id.clone(),
                     attempt: out.attempts,
-                    args: Some(redacted(&job.redactor, Value::Object(args.clone()))),
+                    args: Some(shown.clone()),
                 })
                 .await;
         }
@@ -521,13 +541,14 @@ async fn call_attempts(
                 response.insert("jsonrpc".into(), Value::from("2.0"));
                 response.insert(
                     "id".into(),
-                    outcome.request.get("id").cloned().unwrap_or(Value::Null),
+                    outcome.request.pick("id").unwrap_or(Value::Null),
                 );
                 response.insert("result".into(), crate::engine::run::trace::raw_ref());
-                let mut rpc = Map::new();
-                rpc.insert("request".into(), outcome.request);
-                rpc.insert("response".into(), Value::Object(response));
-                out.rpc = Value::Object(rpc);
+                // The request is shared as it was sent, not copied.
+                out.rpc = Json::object(vec![
+                    ("request".into(), outcome.request),
+                    ("response".into(), Json::from_value(Value::Object(response))),
+                ]);
                 let output = output_of(&outcome.result);
                 let figures = job.pricing.actual(
                     node.server.as_deref(),

@@ -53,7 +53,7 @@ impl NodeStatus {
 pub struct IterationRecord {
     pub index: usize,
     pub status: NodeStatus,
-    pub args: Value,
+    pub args: Json,
     /// Shared with the node's output (a list of its iterations' outputs).
     pub output: Json,
     pub error: Option<String>,
@@ -111,11 +111,11 @@ pub fn wire_messages(rec: &NodeRecord) -> Value {
         return raw_as_sent(rec);
     }
     let mut out = Vec::new();
-    if let Some(req) = rec.rpc.get("request") {
+    let rpc = rec.rpc.tree();
+    if let Some(req) = rpc.get("request") {
         out.push(req.clone());
     }
-    let token = rec
-        .rpc
+    let token = rpc
         .pointer("/request/params/_meta/progressToken")
         .cloned()
         .unwrap_or(Value::Null);
@@ -133,7 +133,7 @@ pub fn wire_messages(rec: &NodeRecord) -> Value {
             "params": { "level": l.level, "logger": l.logger, "data": l.data },
         }));
     }
-    if let Some(resp) = rec.rpc.get("response") {
+    if let Some(resp) = rpc.get("response") {
         let mut resp = resp.clone();
         if let Some(r) = resp.get_mut("result")
             && resolve_ref(rec, r).is_some()
@@ -158,8 +158,8 @@ pub struct NodeRecord {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub server: Option<String>,
     pub status: NodeStatus,
-    /// Resolved arguments (secrets redacted).
-    pub args: Value,
+    /// Resolved arguments (secrets redacted), shared.
+    pub args: Json,
     /// What the node produced; held once and shared (see [`Json`]).
     pub output: Json,
     /// The raw `tools/call` result (the last attempt's), as the server
@@ -190,9 +190,9 @@ pub struct NodeRecord {
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub replayed: bool,
     pub iterations: Vec<IterationRecord>,
-    /// The JSON-RPC request and response of the last attempt.
-    #[serde(skip_serializing_if = "Value::is_null")]
-    pub rpc: Value,
+    /// The JSON-RPC request and response of the last attempt, shared.
+    #[serde(skip_serializing_if = "Json::is_null")]
+    pub rpc: Json,
     /// What the server asked during the call and the replies it got
     /// (`interactions`), its log lines (`logs`) and progress (`progress`),
     /// over every attempt; secrets redacted.
@@ -207,7 +207,7 @@ impl Default for NodeRecord {
             tool: String::new(),
             server: None,
             status: NodeStatus::Pending,
-            args: Value::Null,
+            args: Json::null(),
             output: Json::null(),
             raw: Json::null(),
             error: None,
@@ -224,7 +224,7 @@ impl Default for NodeRecord {
             mocked: false,
             replayed: false,
             iterations: Vec::new(),
-            rpc: Value::Null,
+            rpc: Json::null(),
             extras: CallExtras::default(),
         }
     }
@@ -282,7 +282,7 @@ pub struct Compensation {
     pub tool: String,
     /// `ok` or `failed`.
     pub status: String,
-    pub args: Value,
+    pub args: Json,
     pub output: Json,
     pub error: Option<String>,
     pub duration_ms: u64,

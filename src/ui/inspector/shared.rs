@@ -25,7 +25,7 @@ impl SharedValue {
             SharedValue::Own(v) => v,
             SharedValue::Output(r) => r.output.tree(),
             SharedValue::Exchange(r) if r.rpc.is_null() => r.raw.tree(),
-            SharedValue::Exchange(r) => &r.rpc,
+            SharedValue::Exchange(r) => r.rpc.tree(),
         }
     }
 }

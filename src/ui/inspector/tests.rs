@@ -58,7 +58,7 @@ fn ok_record() -> NodeRecord {
     });
     NodeRecord {
         status: NodeStatus::Ok,
-        args: json!({"query": "ada", "limit": 3}),
+        args: json!({"query": "ada", "limit": 3}).into(),
         output: output.into(),
         raw: raw.clone().into(),
         attempts: 1,
@@ -71,7 +71,7 @@ fn ok_record() -> NodeRecord {
             "request": {"jsonrpc": "2.0", "id": 3, "method": "tools/call",
                         "params": {"name": "search_users", "arguments": {"query": "ada", "limit": 3}}},
             "response": {"result": raw},
-        }),
+        }).into(),
         ..NodeRecord::default()
     }
 }
@@ -79,7 +79,7 @@ fn ok_record() -> NodeRecord {
 fn failed_record() -> NodeRecord {
     NodeRecord {
         status: NodeStatus::Failed,
-        args: json!({"query": "ada", "limit": 3}),
+        args: json!({"query": "ada", "limit": 3}).into(),
         error: Some(
             "search_users failed: upstream timed out after 30 s while calling \
              https://api.example.com/users/search?q=ada; the connection was reset \
@@ -105,7 +105,7 @@ fn fanout_record() -> NodeRecord {
                 } else {
                     NodeStatus::Ok
                 },
-                args: json!({"id": format!("u{i}")}),
+                args: json!({"id": format!("u{i}")}).into(),
                 output: if failed {
                     Value::Null.into()
                 } else {
@@ -122,7 +122,7 @@ fn fanout_record() -> NodeRecord {
         .collect();
     NodeRecord {
         status: NodeStatus::Ok,
-        args: json!([{"id": "u0"}, {"id": "u1"}]),
+        args: json!([{"id": "u0"}, {"id": "u1"}]).into(),
         output: Json::list(iterations.iter().map(|i| i.output.clone()).collect()),
         attempts: 1,
         duration_ms: 210,
@@ -476,7 +476,7 @@ fn a_stale_pretty_text_is_dropped() {
     let (mut i, _) = shown(ok_record(), "search");
     i.set_tab(Tab::Raw);
     let mut other = ok_record();
-    other.rpc = json!({"request": {"other": true}});
+    other.rpc = json!({"request": {"other": true}}).into();
     i.set_node("x", None, Some(&other), None);
     // Two results come back; only the second applies.
     let mut applied = 0;

@@ -38,7 +38,7 @@ impl Actor {
                     row.error = Some(self.redactor.text(&e.to_string()));
                 }
                 Ok(args) => {
-                    row.args = self.redactor.value(&Value::Object(args.clone()));
+                    row.args = Json::from_value(self.redactor.value(&Value::Object(args.clone())));
                     let cancel = CancellationToken::new();
                     let res = self
                         .caller

@@ -140,7 +140,7 @@ pub(super) fn read(text: &str) -> Result<Trace, serde_json::Error> {
 /// Appends `value` as one line of compact JSON (a `.running` record),
 /// streamed through a small buffer.
 pub(super) fn append_line<T: serde::Serialize, W: Write>(value: &T, w: W) -> io::Result<()> {
-    let mut w = io::BufWriter::with_capacity(64 * 1024, w);
+    let mut w = io::BufWriter::with_capacity(8 * 1024, w);
     serde_json::to_writer(&mut w, value)?;
     w.write_all(b"\n")?;
     w.flush()
