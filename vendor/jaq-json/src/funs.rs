@@ -1,4 +1,4 @@
-use crate::{read, Error, Val, ValR, ValX};
+use crate::{heap, read, Error, Val, ValR, ValX};
 use alloc::{boxed::Box, vec::Vec};
 use bstr::ByteSlice;
 use bytes::{BufMut, Bytes, BytesMut};
@@ -34,16 +34,16 @@ impl Val {
             (Val::TStr(x), Val::TStr(y)) => {
                 let index = |(i, _, _)| x.get(i..i + y.len());
                 let iw = x.char_indices().map_while(index).enumerate();
-                Ok(Box::new(iw.filter_map(|(i, w)| (w == **y).then_some(i))))
+                Ok(Box::new(iw.filter_map(|(i, w)| (w == &y[..]).then_some(i))))
             }
             (Val::BStr(x), Val::BStr(y)) => {
                 let iw = x.windows(y.len()).enumerate();
-                Ok(Box::new(iw.filter_map(|(i, w)| (w == **y).then_some(i))))
+                Ok(Box::new(iw.filter_map(|(i, w)| (w == &y[..]).then_some(i))))
             }
             (Val::Arr(_), Val::Arr(y)) if y.is_empty() => Ok(Box::new(core::iter::empty())),
             (Val::Arr(x), Val::Arr(y)) => {
                 let iw = x.windows(y.len()).enumerate();
-                Ok(Box::new(iw.filter_map(|(i, w)| (w == **y).then_some(i))))
+                Ok(Box::new(iw.filter_map(|(i, w)| (w == &y[..]).then_some(i))))
             }
             (Val::Arr(x), y) => {
                 let ix = x.iter().enumerate();
@@ -60,38 +60,48 @@ impl Val {
     ///   there is a key-value pair `k, v'` in `a` such that `v'` contains `v`, or
     /// * `a` equals `b`.
     fn contains(&self, other: &Self) -> bool {
-        match (self, other) {
-            (Self::BStr(l), Self::BStr(r)) | (Self::TStr(l), Self::TStr(r)) => l.contains_str(&**r),
+        heap::grow(|| match (self, other) {
+            (Self::BStr(l), Self::BStr(r)) | (Self::TStr(l), Self::TStr(r)) => {
+                l.contains_str(&r[..])
+            }
             (Self::Arr(l), Self::Arr(r)) => r.iter().all(|r| l.iter().any(|l| l.contains(r))),
             (Self::Obj(l), Self::Obj(r)) => r
                 .iter()
                 .all(|(k, r)| l.get(k).is_some_and(|l| l.contains(r))),
             _ => self == other,
-        }
+        })
     }
 
-    fn to_bytes(&self) -> Result<Bytes, Self> {
+    /// The bytes of `self`, or the part that is not a byte (pipewright:
+    /// `Err(None)` when the memory budget refused them).
+    fn to_bytes(&self) -> Result<Bytes, Option<Self>> {
         match self {
             Val::Num(n) => n
                 .as_isize()
                 .and_then(|i| u8::try_from(i).ok())
                 .map(|u| Bytes::from(Vec::from([u])))
-                .ok_or_else(|| self.clone()),
-            Val::BStr(b) | Val::TStr(b) => Ok(*b.clone()),
-            Val::Arr(a) => {
+                .ok_or_else(|| Some(self.clone())),
+            Val::BStr(b) | Val::TStr(b) => Ok(b.bytes().clone()),
+            Val::Arr(a) => heap::grow(|| {
                 let mut buf = BytesMut::new();
                 for x in a.iter() {
-                    buf.put(Val::to_bytes(x)?);
+                    let x = Val::to_bytes(x)?;
+                    let need = buf.len().saturating_add(x.len());
+                    if need > buf.capacity() {
+                        let grown = need.max(buf.capacity().saturating_mul(2));
+                        jaq_core::mem::check(grown, "`tobytes`").map_err(|_| None)?;
+                    }
+                    buf.put(x);
                 }
                 Ok(buf.into())
-            }
-            _ => Err(self.clone()),
+            }),
+            _ => Err(Some(self.clone())),
         }
     }
 
     fn as_bytes_owned(&self) -> Option<Bytes> {
         match self {
-            Self::BStr(b) | Self::TStr(b) => Some(*b.clone()),
+            Self::BStr(b) | Self::TStr(b) => Some(b.bytes().clone()),
             _ => None,
         }
     }
@@ -118,7 +128,8 @@ fn bmme<'a>(iter: BoxIter<'a, ValR>) -> BoxIter<'a, ValX<'a>> {
     Box::new(iter.map(|r| r.map_err(Exn::from)))
 }
 
-fn parse_fail(i: &impl fmt::Display, fmt: &str, e: impl fmt::Display) -> Error {
+fn parse_fail(i: &Val, fmt: &str, e: impl fmt::Display) -> Error {
+    let i = crate::write::cut(i, jaq_core::QUOTE_LEN);
     Error::str(format_args!("cannot parse {i} as {fmt}: {e}"))
 }
 
@@ -158,9 +169,22 @@ fn base<D: for<'a> DataT<V<'a> = Val>>() -> Box<[Filter<RunPtr<D>>]> {
                 bytes_valrs(s, |s| Box::new(read::parse_many(s).map(fail)))
             }))
         }),
-        ("tojson", v(0), |cv| bome(Ok(Val::utf8_str(cv.1.to_json())))),
+        ("tojson", v(0), |cv| bome(cv.1.to_json().map(Val::utf8_str))),
         ("tobytes", v(0), |cv| {
-            let fail = |v| Error::str(format_args!("cannot convert {v} to bytes"));
+            let fail = |v: Option<Val>| match v {
+                Some(v) => {
+                    let v = crate::write::cut(&v, jaq_core::QUOTE_LEN);
+                    Error::str(format_args!("cannot convert {v} to bytes"))
+                }
+                None => crate::refused(jaq_core::mem::refusal().unwrap_or(
+                    jaq_core::mem::Refusal::Memory {
+                        limit: 0,
+                        used: 0,
+                        asked: 0,
+                        what: "`tobytes`",
+                    },
+                )),
+            };
             bome(cv.1.to_bytes().map(Val::byte_str).map_err(fail))
         }),
         ("length", v(0), |cv| bome(cv.1.length())),
@@ -173,7 +197,8 @@ fn base<D: for<'a> DataT<V<'a> = Val>>() -> Box<[Filter<RunPtr<D>>]> {
         ("indices", v(1), |cv| {
             let to_int = |i: usize| Val::from(i as isize);
             unary(cv, move |x, v| {
-                x.indices(&v).map(|idxs| idxs.map(to_int).collect())
+                x.indices(&v)
+                    .and_then(|idxs| Val::collect_arr(idxs.map(to_int)))
             })
         }),
         ("bsearch", v(1), |cv| {

@@ -12,6 +12,7 @@ extern crate alloc;
 extern crate std;
 
 mod funs;
+mod heap;
 mod num;
 #[macro_use]
 pub mod write;
@@ -24,12 +25,14 @@ use core::cmp::Ordering;
 use core::fmt;
 use core::hash::{Hash, Hasher};
 use jaq_core::box_iter::box_once;
+use jaq_core::mem::{self, Refusal};
 use jaq_core::{load, ops, path, val, Exn};
 use num_bigint::BigInt;
 use num_traits::{cast::ToPrimitive, Signed};
 
 pub use funs::{bytes_valrs, funs};
-pub use num::Num;
+pub use heap::{Entries, List, Object, Str, Vals};
+pub use num::{Big, Dec, Num};
 
 #[cfg(not(feature = "sync"))]
 pub use alloc::rc::Rc;
@@ -52,18 +55,18 @@ pub enum Val {
     /// Number
     Num(Num),
     /// Byte string
-    BStr(Box<Bytes>),
+    BStr(Str),
     /// Text string (interpreted as UTF-8)
     ///
     /// Note that this does not require the actual bytes to be all valid UTF-8;
     /// this just means that the bytes are interpreted as UTF-8.
     /// An effort is made to preserve invalid UTF-8 as is, else
     /// replace invalid UTF-8 by the Unicode replacement character.
-    TStr(Box<Bytes>),
+    TStr(Str),
     /// Array
-    Arr(Rc<Vec<Val>>),
+    Arr(Rc<List>),
     /// Object
-    Obj(Rc<Map<Val, Val>>),
+    Obj(Rc<Object>),
 }
 
 #[cfg(feature = "sync")]
@@ -123,11 +126,9 @@ pub type ValR = jaq_core::ValR<Val>;
 /// A value or an eXception.
 pub type ValX<'a> = jaq_core::ValX<'a, Val>;
 
-// This is part of the Rust standard library since 1.76:
-// <https://doc.rust-lang.org/std/rc/struct.Rc.html#method.unwrap_or_clone>.
-// However, to keep MSRV low, we reimplement it here.
-fn rc_unwrap_or_clone<T: Clone>(a: Rc<T>) -> T {
-    Rc::try_unwrap(a).unwrap_or_else(|a| (*a).clone())
+/// The error of an operation the budget refused (see `jaq_core::mem`).
+fn refused(r: Refusal) -> Error {
+    Error::str(r)
 }
 
 impl jaq_core::ValT for Val {
@@ -136,22 +137,23 @@ impl jaq_core::ValT for Val {
     }
 
     fn from_map<I: IntoIterator<Item = (Self, Self)>>(iter: I) -> ValR {
-        Ok(Self::obj(iter.into_iter().collect()))
+        let obj = Object::collect(iter.into_iter().map(Ok), refused)?;
+        Ok(Self::Obj(obj.into()))
     }
 
     fn key_values(self) -> Box<dyn Iterator<Item = Result<(Val, Val), Error>>> {
         let arr_idx = |(i, x)| Ok((Self::from(i as isize), x));
         match self {
-            Self::Arr(a) => Box::new(rc_unwrap_or_clone(a).into_iter().enumerate().map(arr_idx)),
-            Self::Obj(o) => Box::new(rc_unwrap_or_clone(o).into_iter().map(Ok)),
+            Self::Arr(a) => Box::new(List::into_vals(a).enumerate().map(arr_idx)),
+            Self::Obj(o) => Box::new(Object::into_entries(o).map(Ok)),
             _ => box_once(Err(Error::typ(self, Type::Iter.as_str()))),
         }
     }
 
     fn values(self) -> Box<dyn Iterator<Item = ValR>> {
         match self {
-            Self::Arr(a) => Box::new(rc_unwrap_or_clone(a).into_iter().map(Ok)),
-            Self::Obj(o) => Box::new(rc_unwrap_or_clone(o).into_iter().map(|(_k, v)| Ok(v))),
+            Self::Arr(a) => Box::new(List::into_vals(a).map(Ok)),
+            Self::Obj(o) => Box::new(Object::into_entries(o).map(|(_k, v)| Ok(v))),
             _ => box_once(Err(Error::typ(self, Type::Iter.as_str()))),
         }
     }
@@ -161,17 +163,18 @@ impl jaq_core::ValT for Val {
     }
 
     fn range(self, range: val::Range<&Self>) -> ValR {
-        let fs = |b: Bytes, range, skip_take: SkipTakeFn| {
+        let fs = |b: &Bytes, range, skip_take: SkipTakeFn| {
             Self::range_int(range)
-                .map(|range_char| skip_take(range_char, &b))
-                .map(|(skip, take)| b.slice(skip..skip + take))
+                .map(|range_char| skip_take(range_char, b))
+                .map(|(skip, take)| Str::share(b.slice(skip..skip + take)))
         };
         match self {
-            Val::BStr(b) => fs(*b, range, skip_take_bytes).map(Val::byte_str),
-            Val::TStr(b) => fs(*b, range, skip_take_chars).map(Val::utf8_str),
-            Val::Arr(a) => Self::range_int(range)
-                .map(|range| skip_take(range, a.len()))
-                .map(|(skip, take)| a.iter().skip(skip).take(take).cloned().collect()),
+            Val::BStr(b) => fs(&b, range, skip_take_bytes).map(Val::BStr),
+            Val::TStr(b) => fs(&b, range, skip_take_chars).map(Val::TStr),
+            Val::Arr(a) => {
+                let (skip, take) = skip_take(Self::range_int(range)?, a.len());
+                Self::collect_arr(a.iter().skip(skip).take(take).cloned())
+            }
             _ => Err(Error::typ(self, Type::Range.as_str())),
         }
     }
@@ -181,15 +184,16 @@ impl jaq_core::ValT for Val {
         opt: path::Opt,
         f: impl Fn(Self) -> I,
     ) -> ValX<'a> {
+        let refused = |r| Exn::from(refused(r));
         match self {
             Self::Arr(a) => {
-                let iter = rc_unwrap_or_clone(a).into_iter().flat_map(f);
-                Ok(iter.collect::<Result<_, _>>()?)
+                let iter = List::into_vals(a).flat_map(f);
+                Ok(Self::Arr(List::collect(iter, refused)?.into()))
             }
             Self::Obj(o) => {
-                let iter = rc_unwrap_or_clone(o).into_iter();
+                let iter = Object::into_entries(o);
                 let iter = iter.filter_map(|(k, v)| f(v).next().map(|v| Ok((k, v?))));
-                Ok(Self::obj(iter.collect::<Result<_, Exn<_>>>()?))
+                Ok(Self::Obj(Object::collect(iter, refused)?.into()))
             }
             v => opt.fail(v, |v| Exn::from(Error::typ(v, Type::Iter.as_str()))),
         }
@@ -205,22 +209,20 @@ impl jaq_core::ValT for Val {
             let range = o.get(&Val::utf8_str("start"))..o.get(&Val::utf8_str("end"));
             return self.map_range(range, opt, f);
         };
+        let refused = |r| Exn::from(refused(r));
         match self {
             Val::Obj(ref mut o) => {
-                use indexmap::map::Entry::{Occupied, Vacant};
-                match Rc::make_mut(o).entry(index.clone()) {
-                    Occupied(mut e) => {
-                        let v = core::mem::take(e.get_mut());
-                        match f(v).next().transpose()? {
-                            Some(y) => e.insert(y),
-                            // this runs in constant time, at the price of
-                            // changing the order of the elements
-                            None => e.swap_remove(),
-                        };
-                    }
-                    Vacant(e) => {
+                let o = Object::make_mut(o).map_err(refused)?;
+                match o.get_mut(index).map(core::mem::take) {
+                    Some(v) => match f(v).next().transpose()? {
+                        Some(y) => o.set(index, y).map_err(refused)?,
+                        // this runs in constant time, at the price of
+                        // changing the order of the elements
+                        None => drop(o.swap_remove(index)),
+                    },
+                    None => {
                         if let Some(y) = f(Val::Null).next().transpose()? {
-                            e.insert(y);
+                            o.insert(index.clone(), y).map_err(refused)?;
                         }
                     }
                 }
@@ -234,10 +236,10 @@ impl jaq_core::ValT for Val {
                     Err(e) => return opt.fail(self, |_| Exn::from(e)),
                 };
 
-                let a = Rc::make_mut(a);
-                let x = core::mem::take(&mut a[i]);
+                let a = List::make_mut(a).map_err(refused)?;
+                let x = a.take(i);
                 if let Some(y) = f(x).next().transpose()? {
-                    a[i] = y;
+                    a.set(i, y).map_err(refused)?;
                 } else {
                     a.remove(i);
                 }
@@ -253,17 +255,25 @@ impl jaq_core::ValT for Val {
         opt: path::Opt,
         f: impl Fn(Self) -> I,
     ) -> ValX<'a> {
-        let fs = |b: Bytes, range, skip_take: SkipTakeFn, from: ValBytesFn, into: BytesValFn| {
+        let refused = |r| Exn::from(refused(r));
+        // pipewright: the string stays held (and counted) by `self` while
+        // `f` runs, and is taken out only to be spliced
+        let fs = |v: Val, range, skip_take: SkipTakeFn, from: ValStrFn, into: StrValFn| {
+            let b = v.as_str_bytes();
             let (skip, take) = match Self::range_int(range) {
-                Ok(range) => skip_take(range, &b),
-                Err(e) => return opt.fail(into(b), |_| Exn::from(e)),
+                Ok(range) => skip_take(range, b),
+                Err(e) => return opt.fail(v, |_| Exn::from(e)),
             };
-            let str = into(b.slice(skip..skip + take));
-            let y = f(str).map(|y| from(y?).map_err(Exn::from)).next();
-            let y = y.transpose()?.unwrap_or_default();
+            let part = into(Str::share(b.slice(skip..skip + take)));
+            let y = f(part).map(|y| from(y?).map_err(Exn::from)).next();
+            let y = y.transpose()?;
+            let y: &[u8] = y.as_ref().map_or(&[], |y| y);
+            let len = b.len() - take + y.len();
+            let b = v.into_str().into_bytes();
+            mem::check(len, "an update of a string").map_err(refused)?;
             let mut b = BytesMut::from(b);
-            bytes_splice(&mut b, skip, take, &y);
-            Ok(into(b.freeze()))
+            bytes_splice(&mut b, skip, take, y);
+            Ok(into(Str::new(b.freeze())))
         };
         let stb = skip_take_bytes;
         let stc = skip_take_chars;
@@ -273,14 +283,15 @@ impl jaq_core::ValT for Val {
                     Ok(range) => skip_take(range, a.len()),
                     Err(e) => return opt.fail(self, |_| Exn::from(e)),
                 };
-                let arr = a.iter().skip(skip).take(take).cloned().collect();
+                let arr = Self::collect_arr(a.iter().skip(skip).take(take).cloned())?;
                 let y = f(arr).map(|y| y?.into_arr().map_err(Exn::from)).next();
-                let y = y.transpose()?.unwrap_or_default();
-                Rc::make_mut(a).splice(skip..skip + take, (*y).clone());
+                let y = y.transpose()?;
+                let a = List::make_mut(a).map_err(refused)?;
+                a.splice(skip, take, y.as_deref()).map_err(refused)?;
                 Ok(self)
             }
-            Val::BStr(b) => fs(*b, range, stb, Val::into_byte_str, Val::byte_str),
-            Val::TStr(b) => fs(*b, range, stc, Val::into_utf8_str, Val::utf8_str),
+            Val::BStr(_) => fs(self, range, stb, Val::into_byte_str, Val::BStr),
+            Val::TStr(_) => fs(self, range, stc, Val::into_utf8_str, Val::TStr),
             _ => opt.fail(self, |v| Exn::from(Error::typ(v, Type::Arr.as_str()))),
         }
     }
@@ -293,7 +304,9 @@ impl jaq_core::ValT for Val {
     fn into_string(self) -> Self {
         match self {
             Self::BStr(b) | Self::TStr(b) => Self::TStr(b),
-            _ => Self::utf8_str(self.to_json()),
+            // a refusal is remembered and halts the program at its next
+            // step, so the `null` standing in is never seen
+            _ => self.to_json().map_or(Self::Null, Self::utf8_str),
         }
     }
 }
@@ -301,9 +314,18 @@ impl jaq_core::ValT for Val {
 impl jaq_std::ValT for Val {
     fn into_seq<S: FromIterator<Self>>(self) -> Result<S, Self> {
         match self {
-            Self::Arr(a) => match Rc::try_unwrap(a) {
-                Ok(a) => Ok(a.into_iter().collect()),
-                Err(a) => Ok(a.iter().cloned().collect()),
+            Self::Arr(a) => match List::into_vals(a) {
+                // the items stay where they are; the caller holds them now
+                Vals::Owned(items, _held) => Ok(items.collect()),
+                Vals::Shared(a, _) => {
+                    // a refusal halts the program at its next step, so
+                    // the empty sequence standing in is never seen
+                    let bytes = a.len().saturating_mul(core::mem::size_of::<Val>());
+                    match mem::check(bytes, "a copy of an array") {
+                        Ok(()) => Ok(a.iter().cloned().collect()),
+                        Err(_) => Ok(core::iter::empty().collect()),
+                    }
+                }
             },
             _ => Err(self),
         }
@@ -334,14 +356,14 @@ impl jaq_std::ValT for Val {
 
     fn as_sub_str(&self, sub: &[u8]) -> Self {
         match self {
-            Self::BStr(b) => Self::byte_str(b.slice_ref(sub)),
-            Self::TStr(b) => Self::utf8_str(b.slice_ref(sub)),
+            Self::BStr(b) => Self::BStr(Str::share(b.slice_ref(sub))),
+            Self::TStr(b) => Self::TStr(Str::share(b.slice_ref(sub))),
             _ => panic!(),
         }
     }
 
-    fn from_utf8_bytes(b: impl AsRef<[u8]> + Send + 'static) -> Self {
-        Self::utf8_str(Bytes::from_owner(b))
+    fn from_utf8_bytes(b: impl Into<Vec<u8>>) -> Self {
+        Self::utf8_str(b.into())
     }
 }
 
@@ -352,8 +374,8 @@ pub fn defs() -> impl Iterator<Item = load::parse::Def<&'static str>> {
         .into_iter()
 }
 
-type ValBytesFn = fn(Val) -> Result<Bytes, Error>;
-type BytesValFn = fn(Bytes) -> Val;
+type ValStrFn = fn(Val) -> Result<Str, Error>;
+type StrValFn = fn(Str) -> Val;
 type SkipTakeFn = fn(val::Range<num::PosUsize>, &[u8]) -> (usize, usize);
 
 fn skip_take(range: val::Range<num::PosUsize>, len: usize) -> (usize, usize) {
@@ -407,18 +429,53 @@ fn abs_index(i: num::PosUsize, len: usize) -> Option<usize> {
 
 impl Val {
     /// Construct an object value.
+    ///
+    /// When a budget is armed (see `jaq_core::mem`) and the object would
+    /// nest too deeply, this is `null` and the refusal is remembered.
     pub fn obj(m: Map) -> Self {
-        Self::Obj(m.into())
+        Object::from_map(m).map_or(Self::Null, |o| Self::Obj(o.into()))
     }
 
     /// Construct a string that is interpreted as UTF-8.
     pub fn utf8_str(s: impl Into<Bytes>) -> Self {
-        Self::TStr(s.into().into())
+        Self::TStr(Str::new(s.into()))
     }
 
     /// Construct a string that is interpreted as bytes.
     pub fn byte_str(s: impl Into<Bytes>) -> Self {
-        Self::BStr(s.into().into())
+        Self::BStr(Str::new(s.into()))
+    }
+
+    /// How many levels of arrays and objects the value nests: 0 for a
+    /// number, 1 for `[1]`, 2 for `{"a": []}`.
+    pub fn depth(&self) -> usize {
+        match self {
+            Self::Arr(a) => a.depth(),
+            Self::Obj(o) => o.depth(),
+            _ => 0,
+        }
+    }
+
+    /// An array of the values of `iter`, asking the budget as it grows.
+    pub fn collect_arr(iter: impl IntoIterator<Item = Val>) -> ValR {
+        let list = List::collect(iter.into_iter().map(Ok), refused)?;
+        Ok(Self::Arr(list.into()))
+    }
+
+    /// The bytes of a string (which `self` must be).
+    fn as_str_bytes(&self) -> &Bytes {
+        match self {
+            Self::BStr(b) | Self::TStr(b) => b,
+            _ => panic!(),
+        }
+    }
+
+    /// The string (which `self` must be).
+    fn into_str(self) -> Str {
+        match self {
+            Self::BStr(b) | Self::TStr(b) => b,
+            _ => panic!(),
+        }
     }
 
     fn as_num(&self) -> Option<&Num> {
@@ -434,29 +491,29 @@ impl Val {
         self.as_num().and_then(Num::as_pos_usize).ok_or_else(fail)
     }
 
-    fn into_byte_str(self) -> Result<Bytes, Error> {
+    fn into_byte_str(self) -> Result<Str, Error> {
         match self {
-            Self::BStr(b) => Ok(*b),
+            Self::BStr(b) => Ok(b),
             _ => Err(Error::typ(self, Type::Str.as_str())),
         }
     }
 
-    fn into_utf8_str(self) -> Result<Bytes, Error> {
+    fn into_utf8_str(self) -> Result<Str, Error> {
         match self {
-            Self::TStr(b) => Ok(*b),
+            Self::TStr(b) => Ok(b),
             _ => Err(Error::typ(self, Type::Str.as_str())),
         }
     }
 
     /// If the value is an array, return it, else fail.
-    fn into_arr(self) -> Result<Rc<Vec<Self>>, Error> {
+    fn into_arr(self) -> Result<Rc<List>, Error> {
         match self {
             Self::Arr(a) => Ok(a),
             _ => Err(Error::typ(self, Type::Arr.as_str())),
         }
     }
 
-    fn as_arr(&self) -> Result<&Rc<Vec<Self>>, Error> {
+    fn as_arr(&self) -> Result<&Rc<List>, Error> {
         match self {
             Self::Arr(a) => Ok(a),
             _ => Err(Error::typ(self.clone(), Type::Arr.as_str())),
@@ -473,10 +530,18 @@ impl Val {
         Ok(f(range.start)?..f(range.end)?)
     }
 
-    fn to_json(&self) -> Vec<u8> {
+    /// The value as JSON, unless the budget refuses the memory for it.
+    pub fn to_json(&self) -> Result<Vec<u8>, Error> {
         let mut buf = write::Buf(Vec::new());
-        write::write_buf(&mut buf, &write::Pp::default(), 0, self).unwrap();
-        buf.0
+        match write::write_buf(&mut buf, &write::Pp::default(), 0, self) {
+            Ok(()) => Ok(buf.0),
+            Err(_) => Err(refused(mem::refusal().unwrap_or(Refusal::Memory {
+                limit: 0,
+                used: 0,
+                asked: 0,
+                what: "printing a value",
+            }))),
+        }
     }
 
     fn index_opt(self, index: &Self) -> Result<Option<Val>, Error> {
@@ -490,12 +555,12 @@ impl Val {
                 .as_pos_usize()
                 .and_then(|i| abs_index(i, a.len()))
                 .map(|i| a[i].clone()),
-            (Val::Arr(_), Val::Arr(y)) if y.is_empty() => Some(Val::Arr(Default::default())),
+            (Val::Arr(_), Val::Arr(y)) if y.is_empty() => Some(Val::collect_arr([])?),
             (Val::Arr(x), Val::Arr(y)) => {
                 // adapted from the implementation of the `indices` filter
                 let iw = x.windows(y.len()).enumerate();
-                let indices = iw.filter_map(|(i, w)| (w == **y).then_some(i));
-                Some(indices.map(Val::from).collect())
+                let indices = iw.filter_map(|(i, w)| (w == &y[..]).then_some(i));
+                Some(Val::collect_arr(indices.map(Val::from))?)
             }
             (Val::Obj(o), i) => o.get(i).cloned(),
             (v @ (Val::BStr(_) | Val::TStr(_) | Val::Arr(_)), Val::Obj(o)) => {
@@ -535,7 +600,7 @@ impl From<f64> for Val {
 
 impl From<String> for Val {
     fn from(s: String) -> Self {
-        Self::utf8_str(Bytes::from_owner(s))
+        Self::utf8_str(s)
     }
 }
 
@@ -547,9 +612,12 @@ impl From<val::Range<Val>> for Val {
     }
 }
 
+/// An array of the values; when a budget is armed and refuses the memory
+/// or the nesting, `null`, and the refusal is remembered (it halts the
+/// program at its next step, so the `null` is never seen).
 impl FromIterator<Self> for Val {
     fn from_iter<T: IntoIterator<Item = Self>>(iter: T) -> Self {
-        Self::Arr(Rc::new(iter.into_iter().collect()))
+        Self::collect_arr(iter).unwrap_or_default()
     }
 }
 
@@ -559,28 +627,66 @@ fn bigint_to_int_saturated(i: &BigInt) -> isize {
         .unwrap_or_else(|| if i.is_negative() { min } else { max })
 }
 
+/// `l` followed by `r`: in place when `l` is the only holder of its buffer
+/// and there is room, else in a new buffer; either asked of the budget.
+fn concat(l: Str, r: &[u8]) -> Result<Str, Refusal> {
+    if r.is_empty() {
+        return Ok(l);
+    }
+    let len = l.len().saturating_add(r.len());
+    let what = "`+` on strings";
+    if l.is_unique() {
+        let mut buf = BytesMut::from(l.into_bytes());
+        if buf.capacity() < len {
+            let cap = buf.capacity();
+            mem::check(len.max(cap.saturating_mul(2)), what)?;
+        }
+        buf.put(r);
+        Ok(Str::new(buf.freeze()))
+    } else {
+        mem::check(len, what)?;
+        let mut buf = Vec::with_capacity(len);
+        buf.extend_from_slice(&l);
+        buf.extend_from_slice(r);
+        Ok(Str::new(buf.into()))
+    }
+}
+
+/// Asks the budget for the result of `op` on two numbers, if it may be big.
+fn check_num(l: &Num, op: ops::Math, r: &Num) -> Result<(), Error> {
+    match l.result_bytes(op, r) {
+        0 => Ok(()),
+        bytes => mem::check(bytes, "arithmetic on big integers").map_err(refused),
+    }
+}
+
 impl core::ops::Add for Val {
     type Output = ValR;
     fn add(self, rhs: Self) -> Self::Output {
-        let concat_bytes = |l, r| {
-            let mut buf = BytesMut::from(l);
-            buf.put(r);
-            buf
-        };
         use Val::*;
         match (self, rhs) {
             // `null` is a neutral element for addition
             (Null, x) | (x, Null) => Ok(x),
-            (Num(x), Num(y)) => Ok(Num(x + y)),
-            (BStr(l), BStr(r)) => Ok(Val::byte_str(concat_bytes(*l, r))),
-            (TStr(l), TStr(r)) => Ok(Val::utf8_str(concat_bytes(*l, r))),
+            (Num(x), Num(y)) => {
+                check_num(&x, ops::Math::Add, &y)?;
+                Ok(Num(x + y))
+            }
+            (BStr(l), BStr(r)) => Ok(BStr(concat(l, &r).map_err(refused)?)),
+            (TStr(l), TStr(r)) => Ok(TStr(concat(l, &r).map_err(refused)?)),
             (Arr(mut l), Arr(r)) => {
-                //std::dbg!(Rc::strong_count(&l));
-                Rc::make_mut(&mut l).extend(r.iter().cloned());
+                if Rc::get_mut(&mut l).is_some() {
+                    List::make_mut(&mut l).and_then(|l| l.append(&r))
+                } else {
+                    List::concat(&l, &r).map(|list| l = list.into())
+                }
+                .map_err(refused)?;
                 Ok(Arr(l))
             }
             (Obj(mut l), Obj(r)) => {
-                Rc::make_mut(&mut l).extend(r.iter().map(|(k, v)| (k.clone(), v.clone())));
+                let l_ = Object::make_mut(&mut l).map_err(refused)?;
+                for (k, v) in r.iter() {
+                    l_.insert(k.clone(), v.clone()).map_err(refused)?;
+                }
                 Ok(Obj(l))
             }
             (l, r) => Err(Error::math(l, ops::Math::Add, r)),
@@ -592,10 +698,18 @@ impl core::ops::Sub for Val {
     type Output = ValR;
     fn sub(self, rhs: Self) -> Self::Output {
         match (self, rhs) {
-            (Self::Num(x), Self::Num(y)) => Ok(Self::Num(x - y)),
+            (Self::Num(x), Self::Num(y)) => {
+                check_num(&x, ops::Math::Sub, &y)?;
+                Ok(Self::Num(x - y))
+            }
             (Self::Arr(mut l), Self::Arr(r)) => {
+                // a set of references: a node of a few of them per item
+                let bytes = r.len().saturating_mul(4 * core::mem::size_of::<usize>());
+                mem::check(bytes, "`-` on arrays").map_err(refused)?;
                 let r = r.iter().collect::<alloc::collections::BTreeSet<_>>();
-                Rc::make_mut(&mut l).retain(|x| !r.contains(x));
+                List::make_mut(&mut l)
+                    .map_err(refused)?
+                    .retain(|x| !r.contains(x));
                 Ok(Self::Arr(l))
             }
             (l, r) => Err(Error::math(l, ops::Math::Sub, r)),
@@ -603,16 +717,25 @@ impl core::ops::Sub for Val {
     }
 }
 
-fn obj_merge(l: &mut Rc<Map>, r: Rc<Map>) {
-    let l = Rc::make_mut(l);
-    let r = rc_unwrap_or_clone(r).into_iter();
-    r.for_each(|(k, v)| match (l.get_mut(&k), v) {
-        (Some(Val::Obj(l)), Val::Obj(r)) => obj_merge(l, r),
-        (Some(l), r) => *l = r,
-        (None, r) => {
-            l.insert(k, r);
+/// Merges `r` into `l`, deeply.
+fn obj_merge(l: &mut Rc<Object>, r: Rc<Object>) -> Result<(), Refusal> {
+    let l = Object::make_mut(l)?;
+    l.note_depth(r.depth())?;
+    for (k, v) in Object::into_entries(r) {
+        match (l.get_mut(&k), v) {
+            (Some(Val::Obj(l)), Val::Obj(r)) => heap::grow(|| obj_merge(l, r))?,
+            (Some(slot), v) => *slot = v,
+            (None, v) => l.insert(k, v)?,
         }
-    });
+    }
+    Ok(())
+}
+
+/// `s` repeated `n` times, when the budget has room for it.
+fn repeat(s: &[u8], n: usize) -> Result<Str, Error> {
+    let len = s.len().saturating_mul(n);
+    mem::check(len, "`*` repeating a string").map_err(refused)?;
+    Ok(Str::new(s.repeat(n).into()))
 }
 
 impl core::ops::Mul for Val {
@@ -621,22 +744,25 @@ impl core::ops::Mul for Val {
         use crate::Num::{BigInt, Int};
         use Val::*;
         match (self, rhs) {
-            (Num(x), Num(y)) => Ok(Num(x * y)),
+            (Num(x), Num(y)) => {
+                check_num(&x, ops::Math::Mul, &y)?;
+                Ok(Num(x * y))
+            }
             (s @ (BStr(_) | TStr(_)), Num(BigInt(i)))
             | (Num(BigInt(i)), s @ (BStr(_) | TStr(_))) => {
                 s * Num(Int(bigint_to_int_saturated(&i)))
             }
             (BStr(s), Num(Int(i))) | (Num(Int(i)), BStr(s)) if i > 0 => {
-                Ok(Self::byte_str(s.repeat(i as usize)))
+                Ok(BStr(repeat(&s, i as usize)?))
             }
             (TStr(s), Num(Int(i))) | (Num(Int(i)), TStr(s)) if i > 0 => {
-                Ok(Self::utf8_str(s.repeat(i as usize)))
+                Ok(TStr(repeat(&s, i as usize)?))
             }
             // string multiplication with negatives or 0 results in null
             // <https://jqlang.github.io/jq/manual/#Builtinoperatorsandfunctions>
             (BStr(_) | TStr(_), Num(Int(_))) | (Num(Int(_)), BStr(_) | TStr(_)) => Ok(Null),
             (Obj(mut l), Obj(r)) => {
-                obj_merge(&mut l, r);
+                obj_merge(&mut l, r).map_err(refused)?;
                 Ok(Obj(l))
             }
             (l, r) => Err(Error::math(l, ops::Math::Mul, r)),
@@ -661,13 +787,13 @@ fn split<'a>(s: &'a [u8], sep: &'a [u8]) -> Box<dyn Iterator<Item = &'a [u8]> + 
 impl core::ops::Div for Val {
     type Output = ValR;
     fn div(self, rhs: Self) -> Self::Output {
-        let fs = |x: Bytes, y: Bytes, into: BytesValFn| {
-            split(&x, &y).map(|s| into(x.slice_ref(s))).collect()
+        let fs = |x: Str, y: Str, into: StrValFn| {
+            Val::collect_arr(split(&x, &y).map(|s| into(Str::share(x.slice_ref(s)))))
         };
         match (self, rhs) {
             (Self::Num(x), Self::Num(y)) => Ok(Self::Num(x / y)),
-            (Self::TStr(x), Self::TStr(y)) => Ok(fs(*x, *y, Val::utf8_str)),
-            (Self::BStr(x), Self::BStr(y)) => Ok(fs(*x, *y, Val::byte_str)),
+            (Self::TStr(x), Self::TStr(y)) => fs(x, y, Val::TStr),
+            (Self::BStr(x), Self::BStr(y)) => fs(x, y, Val::BStr),
             (l, r) => Err(Error::math(l, ops::Math::Div, r)),
         }
     }
@@ -678,6 +804,7 @@ impl core::ops::Rem for Val {
     fn rem(self, rhs: Self) -> Self::Output {
         match (self, rhs) {
             (Self::Num(x), Self::Num(y)) if !(x.is_int() && y.is_int() && y == Num::Int(0)) => {
+                check_num(&x, ops::Math::Rem, &y)?;
                 Ok(Self::Num(x % y))
             }
             (l, r) => Err(Error::math(l, ops::Math::Rem, r)),
@@ -708,13 +835,13 @@ impl Ord for Val {
             (Self::Null, Self::Null) => Equal,
             (Self::Bool(x), Self::Bool(y)) => x.cmp(y),
             (Self::Num(x), Self::Num(y)) => x.cmp(y),
-            (Self::BStr(x) | Self::TStr(x), Self::BStr(y) | Self::TStr(y)) => x.cmp(y),
+            (Self::BStr(x) | Self::TStr(x), Self::BStr(y) | Self::TStr(y)) => x.bytes().cmp(y),
             (Self::Arr(x), Self::Arr(y)) => x.cmp(y),
             (Self::Obj(x), Self::Obj(y)) => match (x.len(), y.len()) {
                 (0, 0) => Equal,
                 (0, _) => Less,
                 (_, 0) => Greater,
-                _ => {
+                _ => heap::grow(|| {
                     let mut l: Vec<_> = x.iter().collect();
                     let mut r: Vec<_> = y.iter().collect();
                     l.sort_by_key(|(k, _v)| *k);
@@ -725,7 +852,7 @@ impl Ord for Val {
                     let vl = l.iter().map(|(_k, v)| v);
                     let vr = r.iter().map(|(_k, v)| v);
                     kl.cmp(kr).then_with(|| vl.cmp(vr))
-                }
+                }),
             },
 
             // nulls are smaller than anything else
@@ -752,7 +879,9 @@ impl PartialEq for Val {
             (Self::Null, Self::Null) => true,
             (Self::Bool(x), Self::Bool(y)) => x == y,
             (Self::Num(x), Self::Num(y)) => x == y,
-            (Self::BStr(x) | Self::TStr(x), Self::BStr(y) | Self::TStr(y)) => x == y,
+            (Self::BStr(x) | Self::TStr(x), Self::BStr(y) | Self::TStr(y)) => {
+                x.bytes() == y.bytes()
+            }
             (Self::Arr(x), Self::Arr(y)) => x == y,
             (Self::Obj(x), Self::Obj(y)) => x == y,
             _ => false,
@@ -773,15 +902,15 @@ impl Hash for Val {
             // Num::hash() starts its hash with a 0 or 1, so we start with 2 here
             Self::Null => state.write_u8(2),
             Self::Bool(b) => state.write_u8(if *b { 3 } else { 4 }),
-            Self::BStr(b) | Self::TStr(b) => hash_with(5, b, state),
-            Self::Arr(a) => hash_with(6, a, state),
-            Self::Obj(o) => {
+            Self::BStr(b) | Self::TStr(b) => hash_with(5, b.bytes(), state),
+            Self::Arr(a) => hash_with(6, &**a, state),
+            Self::Obj(o) => heap::grow(|| {
                 state.write_u8(7);
                 // this is similar to what happens in `Val::cmp`
                 let mut kvs: Vec<_> = o.iter().collect();
                 kvs.sort_by_key(|(k, _v)| *k);
                 kvs.iter().for_each(|(k, v)| (k, v).hash(state));
-            }
+            }),
         }
     }
 }

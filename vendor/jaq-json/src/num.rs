@@ -5,8 +5,80 @@ use alloc::vec::Vec;
 use core::cmp::Ordering;
 use core::fmt;
 use core::hash::{Hash, Hasher};
+use core::mem::size_of;
 use num_bigint::{BigInt, BigUint, Sign};
 use num_traits::cast::ToPrimitive;
+
+/// An integer too large for `isize`, counted against the budget of the
+/// running program while it lives (pipewright's patch; see
+/// `jaq_core::mem`).
+pub struct Big(BigInt, usize);
+
+impl Big {
+    fn new(i: BigInt) -> Self {
+        let bytes = 2 * size_of::<usize>() + size_of::<Self>() + big_bytes(&i);
+        jaq_core::mem::add(bytes, "a big integer");
+        Self(i, bytes)
+    }
+}
+
+/// The bytes of the digits of `i`.
+pub(crate) fn big_bytes(i: &BigInt) -> usize {
+    usize::try_from(i.bits().div_ceil(64) * 8).unwrap_or(usize::MAX)
+}
+
+impl Drop for Big {
+    fn drop(&mut self) {
+        jaq_core::mem::credit(self.1)
+    }
+}
+
+impl core::ops::Deref for Big {
+    type Target = BigInt;
+    fn deref(&self) -> &BigInt {
+        &self.0
+    }
+}
+
+impl fmt::Debug for Big {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+/// The text of a decimal number, counted against the budget of the
+/// running program while it lives (pipewright's patch).
+pub struct Dec(String);
+
+impl Dec {
+    fn new(s: String) -> Self {
+        jaq_core::mem::add(Self::bytes(&s), "a number");
+        Self(s)
+    }
+
+    fn bytes(s: &str) -> usize {
+        2 * size_of::<usize>() + size_of::<Self>() + s.len()
+    }
+}
+
+impl Drop for Dec {
+    fn drop(&mut self) {
+        jaq_core::mem::credit(Self::bytes(&self.0))
+    }
+}
+
+impl core::ops::Deref for Dec {
+    type Target = str;
+    fn deref(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Debug for Dec {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        self.0.fmt(f)
+    }
+}
 
 /// Integer / decimal number.
 ///
@@ -23,21 +95,48 @@ pub enum Num {
     /// Machine-size integer
     Int(isize),
     /// Arbitrarily large integer
-    BigInt(Rc<BigInt>),
+    BigInt(Rc<Big>),
     /// Floating-point number
     Float(f64),
     /// Decimal number
-    Dec(Rc<String>),
+    Dec(Rc<Dec>),
 }
 
 impl Num {
     /// Create a big integer.
     pub fn big_int(i: BigInt) -> Self {
-        Self::BigInt(i.into())
+        Self::BigInt(Rc::new(Big::new(i)))
+    }
+
+    /// A decimal number written as `s`.
+    pub(crate) fn dec(s: String) -> Self {
+        Self::Dec(Rc::new(Dec::new(s)))
     }
 
     pub(crate) fn from_str(s: &str) -> Self {
-        Self::from_str_radix(s, 10).unwrap_or_else(|| Self::Dec(Rc::new(s.to_string())))
+        Self::from_str_radix(s, 10).unwrap_or_else(|| Self::dec(s.to_string()))
+    }
+
+    /// The bytes a number takes on the heap, at most, when it is the
+    /// result of `op` on `self` and `other` (pipewright's patch: asked of
+    /// the budget before a big integer is computed).
+    pub(crate) fn result_bytes(&self, op: jaq_core::ops::Math, other: &Self) -> usize {
+        use jaq_core::ops::Math;
+        let bits = |n: &Self| match n {
+            Self::BigInt(i) => i.bits(),
+            Self::Int(_) => 64,
+            Self::Float(_) | Self::Dec(_) => 0,
+        };
+        let (l, r) = (bits(self), bits(other));
+        if !matches!((self, other), (Self::BigInt(_), _) | (_, Self::BigInt(_))) {
+            return 0;
+        }
+        let bits = match op {
+            Math::Mul => l.saturating_add(r),
+            Math::Add | Math::Sub => l.max(r).saturating_add(1),
+            Math::Div | Math::Rem => l.max(r),
+        };
+        usize::try_from(bits.div_ceil(8)).unwrap_or(usize::MAX)
     }
 
     /// Convert from an integral type to a machine-sized or big integer.
@@ -98,7 +197,7 @@ impl Num {
             Self::Int(i) => Self::Int(i.abs()),
             Self::BigInt(i) => match i.sign() {
                 Sign::Plus | Sign::NoSign => Self::BigInt(i.clone()),
-                Sign::Minus => Self::BigInt(BigInt::from(i.magnitude().clone()).into()),
+                Sign::Minus => Self::big_int(BigInt::from(i.magnitude().clone())),
             },
             Self::Dec(n) => Self::from_dec_str(n).length(),
             Self::Float(f) => Self::Float(f.abs()),
@@ -170,9 +269,9 @@ impl core::ops::Add for Num {
         use Num::*;
         match (self, rhs) {
             (Int(x), Int(y)) => int_or_big(x.checked_add(y), [x, y], |[x, y]| x + y),
-            (Int(i), BigInt(b)) | (BigInt(b), Int(i)) => Self::big_int(&BigInt::from(i) + &*b),
+            (Int(i), BigInt(b)) | (BigInt(b), Int(i)) => Self::big_int(&BigInt::from(i) + &**b),
             (Int(i), Float(f)) | (Float(f), Int(i)) => Float(f + i as f64),
-            (BigInt(x), BigInt(y)) => Self::big_int(&*x + &*y),
+            (BigInt(x), BigInt(y)) => Self::big_int(&**x + &**y),
             (BigInt(i), Float(f)) | (Float(f), BigInt(i)) => Float(f + i.to_f64().unwrap()),
             (Float(x), Float(y)) => Float(x + y),
             (Dec(n), r) => Self::from_dec_str(&n) + r,
@@ -188,9 +287,9 @@ impl core::ops::Sub for Num {
         use Num::*;
         match (self, rhs) {
             (Int(x), Int(y)) => int_or_big(x.checked_sub(y), [x, y], |[x, y]| x - y),
-            (Int(i), BigInt(b)) => Self::big_int(&BigInt::from(i) - &*b),
-            (BigInt(b), Int(i)) => Self::big_int(&*b - &BigInt::from(i)),
-            (BigInt(x), BigInt(y)) => Self::big_int(&*x - &*y),
+            (Int(i), BigInt(b)) => Self::big_int(&BigInt::from(i) - &**b),
+            (BigInt(b), Int(i)) => Self::big_int(&**b - &BigInt::from(i)),
+            (BigInt(x), BigInt(y)) => Self::big_int(&**x - &**y),
             (Float(f), Int(i)) => Float(f - i as f64),
             (Int(i), Float(f)) => Float(i as f64 - f),
             (Float(f), BigInt(i)) => Float(f - i.to_f64().unwrap()),
@@ -210,8 +309,8 @@ impl core::ops::Mul for Num {
         match (self, rhs) {
             (Int(x), Int(y)) => int_or_big(x.checked_mul(y), [x, y], |[x, y]| x * y),
 
-            (Int(i), BigInt(b)) | (BigInt(b), Int(i)) => Self::big_int(&BigInt::from(i) * &*b),
-            (BigInt(x), BigInt(y)) => Self::big_int(&*x * &*y),
+            (Int(i), BigInt(b)) | (BigInt(b), Int(i)) => Self::big_int(&BigInt::from(i) * &**b),
+            (BigInt(x), BigInt(y)) => Self::big_int(&**x * &**y),
             (BigInt(i), Float(f)) | (Float(f), BigInt(i)) => Float(f * i.to_f64().unwrap()),
             (Float(f), Int(i)) | (Int(i), Float(f)) => Float(f * i as f64),
             (Float(x), Float(y)) => Float(x * y),
@@ -248,9 +347,9 @@ impl core::ops::Rem for Num {
             // - `isize::MIN % -1`: The remainder is always 0.
             // - `x % 0`: This is guarded by `Val`.
             (Int(x), Int(y)) => Int(x.checked_rem(y).unwrap_or(0)),
-            (BigInt(x), BigInt(y)) => Num::big_int(&*x % &*y),
-            (Int(i), BigInt(b)) => Num::big_int(&BigInt::from(i) % &*b),
-            (BigInt(b), Int(i)) => Num::big_int(&*b % &BigInt::from(i)),
+            (BigInt(x), BigInt(y)) => Num::big_int(&**x % &**y),
+            (Int(i), BigInt(b)) => Num::big_int(&BigInt::from(i) % &**b),
+            (BigInt(b), Int(i)) => Num::big_int(&**b % &BigInt::from(i)),
             (Int(i), Float(f)) => Float(i as f64 % f),
             (Float(f), Int(i)) => Float(f % i as f64),
             (BigInt(i), Float(f)) => Float(i.to_f64().unwrap() % f),
@@ -267,11 +366,11 @@ impl core::ops::Neg for Num {
     fn neg(self) -> Self::Output {
         match self {
             Self::Int(x) => int_or_big(x.checked_neg(), [x], |[x]| -x),
-            Self::BigInt(x) => Self::big_int(-&*x),
+            Self::BigInt(x) => Self::big_int(-&**x),
             Self::Float(x) => Self::Float(-x),
             Self::Dec(n) => match n.strip_prefix('-') {
-                Some(pos) => Self::Dec(pos.to_string().into()),
-                None => Self::Dec(alloc::format!("-{n}").into()),
+                Some(pos) => Self::dec(pos.to_string()),
+                None => Self::dec(alloc::format!("-{}", &**n)),
             },
         }
     }
@@ -299,7 +398,7 @@ impl Hash for Num {
                     Self::Float(f).hash(state)
                 } else {
                     state.write_u8(1);
-                    i.hash(state)
+                    (***i).hash(state)
                 }
             }
         }
@@ -329,9 +428,9 @@ impl PartialEq for Num {
             (Self::Int(i), Self::Float(f)) | (Self::Float(f), Self::Int(i)) => {
                 f.is_finite() && float_eq(*i as f64, *f)
             }
-            (Self::BigInt(x), Self::BigInt(y)) => x == y,
+            (Self::BigInt(x), Self::BigInt(y)) => ***x == ***y,
             (Self::Int(i), Self::BigInt(b)) | (Self::BigInt(b), Self::Int(i)) => {
-                **b == BigInt::from(*i)
+                ***b == BigInt::from(*i)
             }
             (Self::BigInt(i), Self::Float(f)) | (Self::Float(f), Self::BigInt(i)) => {
                 f.is_finite() && float_eq(i.to_f64().unwrap(), *f)
@@ -358,8 +457,8 @@ impl Ord for Num {
             (Self::Int(x), Self::Int(y)) => x.cmp(y),
             (Self::Int(x), Self::BigInt(y)) => BigInt::from(*x).cmp(y),
             (Self::Int(i), Self::Float(f)) => float_cmp(*i as f64, *f),
-            (Self::BigInt(x), Self::Int(y)) => (**x).cmp(&BigInt::from(*y)),
-            (Self::BigInt(x), Self::BigInt(y)) => x.cmp(y),
+            (Self::BigInt(x), Self::Int(y)) => (***x).cmp(&BigInt::from(*y)),
+            (Self::BigInt(x), Self::BigInt(y)) => (***x).cmp(&***y),
             // BigInt::to_f64 always yields Some, large values become f64::INFINITY
             (Self::BigInt(x), Self::Float(y)) => float_cmp(x.to_f64().unwrap(), *y),
             (Self::Float(f), Self::Int(i)) => float_cmp(*f, *i as f64),
@@ -397,12 +496,17 @@ impl fmt::Display for Num {
     fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
         match self {
             Self::Int(i) => write!(f, "{i}"),
-            Self::BigInt(i) => write!(f, "{i}"),
+            // pipewright: the digits are made in one piece; ask first
+            Self::BigInt(i) => {
+                let digits = usize::try_from(i.bits() / 3 + 2).unwrap_or(usize::MAX);
+                jaq_core::mem::check(digits, "printing a big integer").map_err(|_| fmt::Error)?;
+                write!(f, "{}", &***i)
+            }
             Self::Float(x) if x.is_nan() => write!(f, "NaN"),
             Self::Float(f64::INFINITY) => write!(f, "Infinity"),
             Self::Float(f64::NEG_INFINITY) => write!(f, "-Infinity"),
             Self::Float(x) => ryu::Buffer::new().format_finite(*x).fmt(f),
-            Self::Dec(n) => write!(f, "{n}"),
+            Self::Dec(n) => write!(f, "{}", &***n),
         }
     }
 }

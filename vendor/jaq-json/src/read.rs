@@ -1,9 +1,16 @@
 //! JSON support.
-use crate::{Map, Num, Val};
+//!
+//! pipewright: parsing builds values as the evaluation does, so it asks the
+//! memory budget of the running program before it grows them and refuses
+//! to nest deeper than the budget allows (see `jaq_core::mem`); it recurses
+//! once per level, on a stack grown as needed.
+use crate::heap::{grow, List, Object, Str};
+use crate::{Num, Val};
 use alloc::{string::ToString, vec::Vec};
 use core::fmt::{self, Formatter};
 use hifijson::token::{Expect, Lex};
 use hifijson::{LexAlloc, SliceLexer};
+use jaq_core::mem::{self, Refusal};
 #[cfg(feature = "std")]
 use std::io;
 
@@ -20,7 +27,41 @@ fn ws_tk<L: Lex>(lexer: &mut L) -> Option<u8> {
 
 /// Parse error.
 #[derive(Debug)]
-pub struct Error(usize, hifijson::Error);
+pub struct Error(usize, Fail);
+
+/// What went wrong while parsing.
+#[derive(Debug)]
+enum Fail {
+    Json(hifijson::Error),
+    Refused(Refusal),
+}
+
+impl From<hifijson::Error> for Fail {
+    fn from(e: hifijson::Error) -> Self {
+        Self::Json(e)
+    }
+}
+
+impl From<Expect> for Fail {
+    fn from(e: Expect) -> Self {
+        Self::Json(e.into())
+    }
+}
+
+impl From<Refusal> for Fail {
+    fn from(r: Refusal) -> Self {
+        Self::Refused(r)
+    }
+}
+
+impl fmt::Display for Fail {
+    fn fmt(&self, f: &mut Formatter) -> fmt::Result {
+        match self {
+            Self::Json(e) => e.fmt(f),
+            Self::Refused(r) => r.fmt(f),
+        }
+    }
+}
 
 impl core::fmt::Display for Error {
     fn fmt(&self, f: &mut Formatter) -> fmt::Result {
@@ -36,7 +77,7 @@ pub fn parse_single(slice: &[u8]) -> Result<Val, Error> {
     let offset = |rest: &[u8]| rest.as_ptr() as usize - slice.as_ptr() as usize;
     let mut lexer = SliceLexer::new(slice);
     lexer
-        .exactly_one(ws_tk, parse)
+        .exactly_one(ws_tk, |next, lexer| parse(next, lexer, 0))
         .map_err(|e| Error(offset(lexer.as_slice()), e))
 }
 
@@ -45,17 +86,18 @@ pub fn parse_many(slice: &[u8]) -> impl Iterator<Item = Result<Val, Error>> + '_
     let offset = |rest: &[u8]| rest.as_ptr() as usize - slice.as_ptr() as usize;
     let mut lexer = SliceLexer::new(slice);
     core::iter::from_fn(move || {
-        Some(parse(ws_tk(&mut lexer)?, &mut lexer).map_err(|e| Error(offset(lexer.as_slice()), e)))
+        let v = parse(ws_tk(&mut lexer)?, &mut lexer, 0);
+        Some(v.map_err(|e| Error(offset(lexer.as_slice()), e)))
     })
 }
 
 #[cfg(feature = "std")]
 /// Read a sequence of JSON values.
 pub fn read_many<'a>(read: impl io::BufRead + 'a) -> impl Iterator<Item = io::Result<Val>> + 'a {
-    let invalid_data = |e| io::Error::new(io::ErrorKind::InvalidData, e);
+    let invalid_data = |e: Fail| io::Error::new(io::ErrorKind::InvalidData, e.to_string());
     let mut lexer = hifijson::IterLexer::new(read.bytes());
     core::iter::from_fn(move || {
-        let v = ws_tk(&mut lexer).map(|next| parse(next, &mut lexer).map_err(invalid_data));
+        let v = ws_tk(&mut lexer).map(|next| parse(next, &mut lexer, 0).map_err(invalid_data));
         // always return I/O error if present, regardless of the output value!
         lexer.error.take().map(Err).or(v)
     })
@@ -104,47 +146,66 @@ fn parse_num<L: LexAlloc>(lexer: &mut L) -> Result<Num, hifijson::Error> {
             if parts.is_int() {
                 Num::from_str_radix(num, 10).unwrap()
             } else {
-                Num::Dec(num.to_string().into())
+                Num::dec(num.to_string())
             }
         }
         _ => Err(hifijson::num::Error::ExpectedDigit)?,
     })
 }
 
-/// Parse a JSON value, given an initial non-whitespace character and a lexer.
+/// Parse a JSON value, given an initial non-whitespace character and a lexer,
+/// inside `depth` arrays and objects.
 ///
 /// If the underlying lexer reads input fallibly (for example [`hifijson::IterLexer`]),
 /// the error returned by this function might be misleading.
 /// In that case, always check whether the lexer contains an error.
-fn parse<L: LexAlloc>(next: u8, lexer: &mut L) -> Result<Val, hifijson::Error> {
+fn parse<L: LexAlloc>(next: u8, lexer: &mut L, depth: usize) -> Result<Val, Fail> {
+    let string = |s: Vec<u8>| Str::new(s.into());
     Ok(match next {
         b'n' if lexer.strip_prefix(b"null") => Val::Null,
         b't' if lexer.strip_prefix(b"true") => Val::Bool(true),
         b'f' if lexer.strip_prefix(b"false") => Val::Bool(false),
-        b'b' if lexer.strip_prefix(b"b\"") => Val::byte_str(parse_string(lexer, true)?),
+        b'b' if lexer.strip_prefix(b"b\"") => Val::BStr(string(parse_string(lexer, true)?)),
         b'N' if lexer.strip_prefix(b"NaN") => Val::Num(Num::Float(f64::NAN)),
         b'I' if lexer.strip_prefix(b"Infinity") => Val::Num(Num::Float(f64::INFINITY)),
         b'0'..=b'9' | b'+' | b'-' => Val::Num(parse_num(lexer)?),
-        b'"' => Val::utf8_str(parse_string(lexer.discarded(), false)?),
+        b'"' => Val::TStr(string(parse_string(lexer.discarded(), false)?)),
         b'[' => Val::Arr({
-            let mut arr = Vec::new();
+            nest(depth)?;
+            let mut arr = List::with_capacity(0)?;
             lexer.discarded().seq(b']', ws_tk, |next, lexer| {
-                arr.push(parse(next, lexer)?);
-                Ok::<_, hifijson::Error>(())
+                arr.push(grow(|| parse(next, lexer, depth + 1))?)?;
+                refused()
             })?;
             arr.into()
         }),
-        b'{' => Val::obj({
-            let mut obj = Map::default();
+        b'{' => Val::Obj({
+            nest(depth)?;
+            let mut obj = Object::new();
             lexer.discarded().seq(b'}', ws_tk, |next, lexer| {
-                let key = parse(next, lexer)?;
+                let key = grow(|| parse(next, lexer, depth + 1))?;
                 lexer.expect(ws_tk, b':').ok_or(Expect::Colon)?;
-                let value = parse(ws_tk(lexer).ok_or(Expect::Value)?, lexer)?;
-                obj.insert(key, value);
-                Ok::<_, hifijson::Error>(())
+                let next = ws_tk(lexer).ok_or(Expect::Value)?;
+                let value = grow(|| parse(next, lexer, depth + 1))?;
+                obj.insert(key, value)?;
+                refused()
             })?;
-            obj
+            obj.into()
         }),
         _ => Err(Expect::Value)?,
     })
+}
+
+/// Refuses to open an array or object inside `depth` others when the
+/// budget allows no deeper.
+fn nest(depth: usize) -> Result<(), Refusal> {
+    match mem::max_depth() {
+        Some(max) if depth >= max => Err(mem::refuse_depth()),
+        _ => Ok(()),
+    }
+}
+
+/// Stops parsing once the budget refused something (a string, say).
+fn refused() -> Result<(), Fail> {
+    mem::refusal().map_or(Ok(()), |r| Err(Fail::Refused(r)))
 }

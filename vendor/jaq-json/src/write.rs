@@ -219,7 +219,7 @@ macro_rules! format_val {
             Val::Arr(a) => {
                 color!(arr, write!($w, "["))?;
                 if !a.is_empty() {
-                    $crate::write_seq!($w, $pp, $level, &**a, |x| $f($w, $pp, $level + 1, x))?;
+                    $crate::write_seq!($w, $pp, $level, a.iter(), |x| $f($w, $pp, $level + 1, x))?;
                 }
                 color!(arr, write!($w, "]"))
             }
@@ -250,7 +250,7 @@ macro_rules! format_val {
                         o.sort_by_key(|(k, _v)| *k);
                         $crate::write_seq!($w, $pp, $level, o, |x| kv!(x))
                     } else {
-                        $crate::write_seq!($w, $pp, $level, &**o, |x| kv!(x))
+                        $crate::write_seq!($w, $pp, $level, o.iter(), |x| kv!(x))
                     }?
                 }
                 color!(obj, write!($w, "}}"))
@@ -300,13 +300,21 @@ macro_rules! write_val {
 /// Choose your poison.
 #[cfg(feature = "std")]
 pub fn write(w: &mut dyn io::Write, pp: &Pp, level: usize, v: &Val) -> io::Result<()> {
-    write_val!(w, pp, level, v, write)
+    crate::heap::grow(|| write_val!(w, pp, level, v, write))
 }
 
+/// Text being written (pipewright: each time it grows, it asks the memory
+/// budget of the running program first; see `jaq_core::mem`).
 pub(crate) struct Buf(pub(crate) alloc::vec::Vec<u8>);
 
 impl Buf {
     fn write_all(&mut self, bytes: &[u8]) -> fmt::Result {
+        let (len, cap) = (self.0.len(), self.0.capacity());
+        let need = len.saturating_add(bytes.len());
+        if need > cap {
+            let grown = need.max(cap.saturating_mul(2));
+            jaq_core::mem::check(grown, "printing a value").map_err(|_| fmt::Error)?;
+        }
         self.0.extend_from_slice(bytes);
         Ok(())
     }
@@ -320,9 +328,15 @@ impl fmt::Write for Buf {
 
 pub(crate) fn write_buf(w: &mut Buf, pp: &Pp, level: usize, v: &Val) -> fmt::Result {
     use core::fmt::Write;
-    write_val!(w, pp, level, v, write_buf)
+    crate::heap::grow(|| write_val!(w, pp, level, v, write_buf))
 }
 
 pub(crate) fn format(w: &mut Formatter, pp: &Pp, level: usize, v: &Val) -> fmt::Result {
-    format_val!(w, pp, level, v, format)
+    crate::heap::grow(|| format_val!(w, pp, level, v, format))
+}
+
+/// `v` as it prints, cut after `max` bytes (marked with `...`): for error
+/// messages, which would otherwise copy a value however large it is.
+pub fn cut(v: &Val, max: usize) -> String {
+    jaq_core::cut(v, max)
 }

@@ -34,6 +34,7 @@ use alloc::{boxed::Box, vec::Vec};
 use bstr::BStr;
 use bstr::ByteSlice;
 use jaq_core::box_iter::{box_once, BoxIter};
+use jaq_core::mem;
 use jaq_core::native::{bome, run, unary, v, Filter, Fun};
 #[cfg(feature = "regex")]
 use jaq_core::Cv;
@@ -149,13 +150,25 @@ pub trait ValT: jaq_core::ValT + Ord + From<f64> + From<usize> {
     fn as_sub_str(&self, sub: &[u8]) -> Self;
 
     /// Interpret bytes as UTF-8 string value.
-    fn from_utf8_bytes(b: impl AsRef<[u8]> + Send + 'static) -> Self;
+    ///
+    /// pipewright: the bytes are a vector, made by the caller, which the
+    /// value keeps without copying and counts against the memory budget.
+    fn from_utf8_bytes(b: impl Into<Vec<u8>>) -> Self;
 }
 
 /// Convenience trait for implementing the core functions.
 trait ValTx: ValT + Sized {
     fn into_vec(self) -> Result<Vec<Self>, Error<Self>> {
         self.into_seq().map_err(|v| Error::typ(v, "array"))
+    }
+
+    /// [`Self::into_vec`], with the vector counted against the memory
+    /// budget while the returned guard lives: for filters that run other
+    /// filters while they hold it (pipewright's patch; see `jaq_core::mem`).
+    fn into_held_vec(self, what: &'static str) -> Result<(Vec<Self>, mem::Held), Error<Self>> {
+        let v = self.into_vec()?;
+        let held = mem::Held::new(v.capacity() * core::mem::size_of::<Self>(), what);
+        Ok((v, held))
     }
 
     fn try_as_isize(&self) -> Result<isize, Error<Self>> {
@@ -173,18 +186,23 @@ trait ValTx: ValT + Sized {
     }
 
     /// Apply a function to an array.
-    fn mutate_arr(self, f: impl FnOnce(&mut Vec<Self>)) -> ValR<Self> {
+    ///
+    /// pipewright: `f` may use as much memory again as the array (a sort
+    /// does), which is asked of the memory budget first.
+    fn mutate_arr(self, what: &'static str, f: impl FnOnce(&mut Vec<Self>)) -> ValR<Self> {
         let mut a = self.into_vec()?;
+        let bytes = a.len().saturating_mul(core::mem::size_of::<Self>());
+        mem::check(bytes, what).map_err(Error::str)?;
         f(&mut a);
         Ok(Self::from_iter(a))
     }
 
     /// Apply a function to an array.
-    fn try_mutate_arr<'a, F>(self, f: F) -> ValX<'a, Self>
+    fn try_mutate_arr<'a, F>(self, what: &'static str, f: F) -> ValX<'a, Self>
     where
         F: FnOnce(&mut Vec<Self>) -> Result<(), Exn<'a, Self>>,
     {
-        let mut a = self.into_vec()?;
+        let (mut a, _held) = self.into_held_vec(what)?;
         f(&mut a)?;
         Ok(Self::from_iter(a))
     }
@@ -216,11 +234,21 @@ trait ValTx: ValT + Sized {
             .and_then(|s| core::str::from_utf8(s).map_err(Error::str))
     }
 
-    fn map_utf8_str<B>(self, f: impl FnOnce(&[u8]) -> B) -> ValR<Self>
+    /// pipewright: `f` makes at most `per_byte` bytes for each byte of
+    /// the string, which is asked of the memory budget first.
+    fn map_utf8_str<B>(
+        self,
+        per_byte: usize,
+        what: &'static str,
+        f: impl FnOnce(&[u8]) -> B,
+    ) -> ValR<Self>
     where
-        B: AsRef<[u8]> + Send + 'static,
+        B: Into<Vec<u8>>,
     {
-        Ok(Self::from_utf8_bytes(f(self.try_as_utf8_bytes()?)))
+        let s = self.try_as_utf8_bytes()?;
+        let bytes = s.len().saturating_mul(per_byte).saturating_add(4);
+        mem::check(bytes, what).map_err(Error::str)?;
+        Ok(Self::from_utf8_bytes(f(s)))
     }
 
     fn trim_utf8_with(&self, f: impl FnOnce(&[u8]) -> &[u8]) -> ValR<Self> {
@@ -244,19 +272,31 @@ trait ValTx: ValT + Sized {
 }
 impl<T: ValT> ValTx for T {}
 
+/// The outputs of `f` on `x`, as an array: a key to sort, group or
+/// compare by. pipewright: an array value rather than a vector, so that
+/// the memory the keys take is counted against the budget while they are
+/// held; arrays compare as the vectors of their items did.
+fn key<'a, V: ValT>(f: &impl Fn(V) -> ValXs<'a, V>, x: V) -> ValX<'a, V> {
+    f(x).collect()
+}
+
 /// Sort array by the given function.
 fn sort_by<'a, V: ValT>(xs: &mut [V], f: impl Fn(V) -> ValXs<'a, V>) -> Result<(), Exn<'a, V>> {
+    // the positions and keys the sort keeps
+    let bytes = xs.len().saturating_mul(core::mem::size_of::<(V, usize)>());
+    mem::check(bytes, "`sort_by`").map_err(Error::str)?;
+    let _held = mem::Held::new(bytes, "`sort_by`");
     // Some(e) iff an error has previously occurred
     let mut err = None;
     xs.sort_by_cached_key(|x| {
         if err.is_some() {
-            return Vec::new();
+            return V::from(false);
         };
-        match f(x.clone()).collect() {
+        match key(&f, x.clone()) {
             Ok(y) => y,
             Err(e) => {
                 err = Some(e);
-                Vec::new()
+                V::from(false)
             }
         }
     });
@@ -265,9 +305,12 @@ fn sort_by<'a, V: ValT>(xs: &mut [V], f: impl Fn(V) -> ValXs<'a, V>) -> Result<(
 
 /// Group an array by the given function.
 fn group_by<'a, V: ValT>(xs: Vec<V>, f: impl Fn(V) -> ValXs<'a, V>) -> ValX<'a, V> {
-    let mut yx: Vec<(Vec<V>, V)> = xs
+    let bytes = xs.len().saturating_mul(core::mem::size_of::<(V, V)>());
+    mem::check(bytes, "`group_by`").map_err(Error::str)?;
+    let _held = mem::Held::new(bytes, "`group_by`");
+    let mut yx: Vec<(V, V)> = xs
         .into_iter()
-        .map(|x| Ok((f(x.clone()).collect::<Result<_, _>>()?, x)))
+        .map(|x| Ok((key(&f, x.clone())?, x)))
         .collect::<Result<_, Exn<_>>>()?;
 
     yx.sort_by(|(y1, _), (y2, _)| y1.cmp(y2));
@@ -292,13 +335,13 @@ fn group_by<'a, V: ValT>(xs: Vec<V>, f: impl Fn(V) -> ValXs<'a, V>) -> ValX<'a, 
 }
 
 /// Get the minimum or maximum element from an array according to the given function.
-fn cmp_by<'a, V: Clone, F, R>(xs: Vec<V>, f: F, replace: R) -> Result<Option<V>, Exn<'a, V>>
+fn cmp_by<'a, V: ValT, F, R>(xs: Vec<V>, f: F, replace: R) -> Result<Option<V>, Exn<'a, V>>
 where
     F: Fn(V) -> ValXs<'a, V>,
-    R: Fn(&[V], &[V]) -> bool,
+    R: Fn(&V, &V) -> bool,
 {
     let iter = xs.into_iter();
-    let mut iter = iter.map(|x| (x.clone(), f(x).collect::<Result<Vec<_>, _>>()));
+    let mut iter = iter.map(|x| (x.clone(), key(&f, x)));
     let (mut mx, mut my) = if let Some((x, y)) = iter.next() {
         (x, y?)
     } else {
@@ -351,6 +394,8 @@ impl Iterator for Explode<'_> {
 
 /// Convert an array of Unicode codepoints (with negative integers representing UTF-8 errors) into a string.
 fn implode<V: ValT>(xs: &[V]) -> Result<Vec<u8>, Error<V>> {
+    // pipewright: at most four bytes a character, asked of the budget first
+    mem::check(xs.len().saturating_mul(4), "`implode`").map_err(Error::str)?;
     let mut v = Vec::with_capacity(xs.len());
     for x in xs {
         // on 32-bit systems, some high u32 values cannot be represented as isize
@@ -503,32 +548,47 @@ where
             bome(cv.1.into_vec().and_then(implode).map(D::V::from_utf8_bytes))
         }),
         ("ascii_downcase", v(0), |cv| {
-            bome(cv.1.map_utf8_str(ByteSlice::to_ascii_lowercase))
+            bome(cv.1.map_utf8_str(1, "`ascii_downcase`", ByteSlice::to_ascii_lowercase))
         }),
         ("ascii_upcase", v(0), |cv| {
-            bome(cv.1.map_utf8_str(ByteSlice::to_ascii_uppercase))
+            bome(cv.1.map_utf8_str(1, "`ascii_upcase`", ByteSlice::to_ascii_uppercase))
         }),
-        ("reverse", v(0), |cv| bome(cv.1.mutate_arr(|a| a.reverse()))),
-        ("sort", v(0), |cv| bome(cv.1.mutate_arr(|a| a.sort()))),
+        ("reverse", v(0), |cv| {
+            bome(cv.1.mutate_arr("`reverse`", |a| a.reverse()))
+        }),
+        ("sort", v(0), |cv| {
+            bome(cv.1.mutate_arr("`sort`", |a| a.sort()))
+        }),
         ("sort_by", f(), |mut cv| {
             let (f, fc) = cv.0.pop_fun();
             let f = move |v| f.run((fc.clone(), v));
-            box_once(cv.1.try_mutate_arr(|a| sort_by(a, f)))
+            box_once(cv.1.try_mutate_arr("`sort_by`", |a| sort_by(a, f)))
         }),
         ("group_by", f(), |mut cv| {
             let (f, fc) = cv.0.pop_fun();
             let f = move |v| f.run((fc.clone(), v));
-            box_once((|| group_by(cv.1.into_vec()?, f))())
+            box_once((|| {
+                let (xs, _held) = cv.1.into_held_vec("`group_by`")?;
+                group_by(xs, f)
+            })())
         }),
         ("min_by_or_empty", f(), |mut cv| {
             let (f, fc) = cv.0.pop_fun();
-            let f = move |a| cmp_by(a, |v| f.run((fc.clone(), v)), |my, y| y < my);
-            once_or_empty(cv.1.into_vec().map_err(Exn::from).and_then(f))
+            let f = move |(a, _held)| cmp_by(a, |v| f.run((fc.clone(), v)), |my, y| y < my);
+            once_or_empty(
+                cv.1.into_held_vec("`min_by`")
+                    .map_err(Exn::from)
+                    .and_then(f),
+            )
         }),
         ("max_by_or_empty", f(), |mut cv| {
             let (f, fc) = cv.0.pop_fun();
-            let f = move |a| cmp_by(a, |v| f.run((fc.clone(), v)), |my, y| y >= my);
-            once_or_empty(cv.1.into_vec().map_err(Exn::from).and_then(f))
+            let f = move |(a, _held)| cmp_by(a, |v| f.run((fc.clone(), v)), |my, y| y >= my);
+            once_or_empty(
+                cv.1.into_held_vec("`max_by`")
+                    .map_err(Exn::from)
+                    .and_then(f),
+            )
         }),
         ("startswith", v(1), |cv| {
             unary(cv, |v, s| {
@@ -556,10 +616,8 @@ where
             bome(cv.1.trim_utf8_with(ByteSlice::trim_end))
         }),
         ("escape_sh", v(0), |cv| {
-            bome(
-                cv.1.try_as_utf8_bytes()
-                    .map(|s| ValT::from_utf8_bytes(s.replace(b"'", b"'\\''"))),
-            )
+            let escape = |s: &[u8]| s.replace(b"'", b"'\\''");
+            bome(cv.1.map_utf8_str(4, "`@sh`", escape))
         }),
         ("halt", v(1), |mut cv| {
             let exit_code = cv.0.pop_var().try_as_i32().map_err(Exn::from);
@@ -608,24 +666,29 @@ where
     const HTML_REPS: [&str; 5] = ["&lt;", "&gt;", "&amp;", "&apos;", "&quot;"];
     Box::new([
         ("escape_html", v(0), |cv| {
-            bome(cv.1.map_utf8_str(|s| replace(s, &HTML_PATS, &HTML_REPS)))
+            let escape = |s: &[u8]| replace(s, &HTML_PATS, &HTML_REPS);
+            bome(cv.1.map_utf8_str(6, "`@html`", escape))
         }),
         ("unescape_html", v(0), |cv| {
-            bome(cv.1.map_utf8_str(|s| replace(s, &HTML_REPS, &HTML_PATS)))
+            let unescape = |s: &[u8]| replace(s, &HTML_REPS, &HTML_PATS);
+            bome(cv.1.map_utf8_str(1, "`@htmld`", unescape))
         }),
         ("encode_uri", v(0), |cv| {
-            bome(cv.1.map_utf8_str(|s| urlencoding::encode_binary(s).to_string()))
+            let encode = |s: &[u8]| urlencoding::encode_binary(s).to_string();
+            bome(cv.1.map_utf8_str(3, "`@uri`", encode))
         }),
         ("decode_uri", v(0), |cv| {
-            bome(cv.1.map_utf8_str(|s| urlencoding::decode_binary(s).to_vec()))
+            let decode = |s: &[u8]| urlencoding::decode_binary(s).to_vec();
+            bome(cv.1.map_utf8_str(1, "`@urid`", decode))
         }),
         ("encode_base64", v(0), |cv| {
             use base64::{engine::general_purpose::STANDARD, Engine};
-            bome(cv.1.map_utf8_str(|s| STANDARD.encode(s)))
+            bome(cv.1.map_utf8_str(2, "`@base64`", |s| STANDARD.encode(s)))
         }),
         ("decode_base64", v(0), |cv| {
             use base64::{engine::general_purpose::STANDARD, Engine};
             bome(cv.1.try_as_utf8_bytes().and_then(|s| {
+                mem::check(s.len(), "`@base64d`").map_err(Error::str)?;
                 STANDARD
                     .decode(s)
                     .map_err(Error::str)
@@ -716,7 +779,11 @@ where
     let fail_re = |e| Error::str(format_args!("invalid regex: {e}"));
 
     let flags = regex::Flags::new(flags.try_as_str()?).map_err(fail_flag)?;
-    let re = flags.regex(re.try_as_str()?).map_err(fail_re)?;
+    let re = re.try_as_str()?;
+    // pipewright: compiling takes memory in proportion to the expression
+    jaq_core::mem::check(re.len().saturating_mul(16), "a regular expression")
+        .map_err(Error::str)?;
+    let re = flags.regex(re).map_err(fail_re)?;
     let out = regex::regex(cv.1.try_as_utf8_bytes()?, &re, flags, (s, m));
     let sub = |s| cv.1.as_sub_str(s);
     let out = out.into_iter().map(|out| match out {

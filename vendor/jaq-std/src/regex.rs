@@ -151,6 +151,17 @@ pub fn regex<'a>(
     let mut out = Vec::new();
 
     for c in re.captures_iter(s) {
+        // pipewright: the program decides how many matches there are; ask
+        // the memory budget before each growth (a refusal is remembered and
+        // halts the program, so the matches cut short are never seen)
+        if out.len() == out.capacity() {
+            let size = core::mem::size_of::<Part<&[u8], &str>>()
+                + re.captures_len() * core::mem::size_of::<Match<&[u8], &str>>();
+            let grown = out.capacity().max(4).saturating_mul(size);
+            if jaq_core::mem::check(grown, "a regular expression's matches").is_err() {
+                break;
+            }
+        }
         let whole = c.get(0).unwrap();
         if flags.ignore_empty() && whole.as_bytes().is_empty() {
             continue;

@@ -84,7 +84,8 @@ pub fn to_iso8601<V: ValT>(v: &V) -> Result<String, Error<V>> {
 /// When the input is an integer, i.e. a Unix epoch,
 /// then it is *converted* to the given timezone.
 pub fn strftime<V: ValT>(v: &V, fmt: &str, tz: tz::TimeZone) -> ValR<V> {
-    let fail = || Error::str(format_args!("cannot convert {v} to time"));
+    let v_ = jaq_core::cut(v, jaq_core::QUOTE_LEN);
+    let fail = || Error::str(format_args!("cannot convert {v_} to time"));
     let zoned = match v.clone().into_vec() {
         Ok(v) => array_to_datetime(&v)
             .ok_or_else(fail)?
@@ -92,6 +93,9 @@ pub fn strftime<V: ValT>(v: &V, fmt: &str, tz: tz::TimeZone) -> ValR<V> {
             .map_err(Error::str)?,
         Err(_) => epoch_to_timestamp(v)?.to_zoned(tz),
     };
+    // pipewright: a directive prints at most a few dozen bytes
+    let bytes = fmt.len().saturating_mul(32);
+    jaq_core::mem::check(bytes, "`strftime`").map_err(Error::str)?;
     strtime::format(fmt, &zoned)
         .map(V::from)
         .map_err(Error::str)
@@ -115,7 +119,8 @@ pub fn strptime<V: ValT>(s: &str, fmt: &str) -> ValR<V> {
 
 /// Parse an array into a UNIX epoch timestamp.
 pub fn mktime<V: ValT>(v: &V) -> ValR<V> {
-    let fail = || Error::str(format_args!("cannot convert {v} to time"));
+    let v_ = jaq_core::cut(v, jaq_core::QUOTE_LEN);
+    let fail = || Error::str(format_args!("cannot convert {v_} to time"));
     let ts = array_to_datetime(&v.clone().into_vec()?)
         .ok_or_else(fail)?
         .and_then(|dt| dt.to_zoned(tz::TimeZone::UTC))
