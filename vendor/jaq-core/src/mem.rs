@@ -58,51 +58,73 @@ impl fmt::Display for Refusal {
     }
 }
 
+/// The budget of the current thread. Kept in separate cells (each read or
+/// written whole) so that counting a value, done for every one made or
+/// freed, touches a few words: `count` is `(used, limit)`, and `limit` is 0
+/// while no budget is armed.
 #[derive(Clone, Copy)]
-struct Budget {
-    used: usize,
-    limit: usize,
+struct Saved {
+    count: (usize, usize),
     max_depth: usize,
     refused: Option<Refusal>,
-    /// Bytes given back beyond those counted: a mistake in the counting,
-    /// which tests look for.
     over_credited: usize,
 }
 
 std::thread_local! {
-    static BUDGET: Cell<Option<Budget>> = const { Cell::new(None) };
+    static COUNT: Cell<(usize, usize)> = const { Cell::new((0, 0)) };
+    static MAX_DEPTH: Cell<usize> = const { Cell::new(usize::MAX) };
+    static REFUSED: Cell<Option<Refusal>> = const { Cell::new(None) };
+    /// Bytes given back beyond those counted: a mistake in the counting,
+    /// which tests look for.
+    static OVER_CREDITED: Cell<usize> = const { Cell::new(0) };
+}
+
+fn save() -> Saved {
+    Saved {
+        count: COUNT.with(Cell::get),
+        max_depth: MAX_DEPTH.with(Cell::get),
+        refused: REFUSED.with(Cell::get),
+        over_credited: OVER_CREDITED.with(Cell::get),
+    }
+}
+
+fn restore(s: Saved) {
+    COUNT.with(|c| c.set(s.count));
+    MAX_DEPTH.with(|c| c.set(s.max_depth));
+    REFUSED.with(|c| c.set(s.refused));
+    OVER_CREDITED.with(|c| c.set(s.over_credited));
 }
 
 /// The budget that was in force before [`arm`]; dropping it restores that.
 #[must_use = "the budget is disarmed when this is dropped"]
-pub struct Armed(Option<Budget>);
+pub struct Armed(Saved);
 
 impl Drop for Armed {
     fn drop(&mut self) {
-        BUDGET.with(|b| b.set(self.0));
+        restore(self.0);
     }
 }
 
-/// Arms a budget of `limit` bytes and `max_depth` levels of nesting on the
-/// current thread, with nothing used and nothing refused yet, until the
-/// returned guard is dropped.
+/// Arms a budget of `limit` bytes (at least 1) and `max_depth` levels of
+/// nesting on the current thread, with nothing used and nothing refused
+/// yet, until the returned guard is dropped.
 pub fn arm(limit: usize, max_depth: usize) -> Armed {
-    let budget = Budget {
-        used: 0,
-        limit,
+    let saved = save();
+    restore(Saved {
+        count: (0, limit.max(1)),
         max_depth,
         refused: None,
         over_credited: 0,
-    };
-    Armed(BUDGET.with(|b| b.replace(Some(budget))))
+    });
+    Armed(saved)
 }
 
-fn with<T>(f: impl FnOnce(&mut Budget) -> T) -> Option<T> {
-    BUDGET.with(|cell| {
-        let mut b = cell.get()?;
-        let out = f(&mut b);
-        cell.set(Some(b));
-        Some(out)
+/// Remembers `refusal` unless an earlier one is, and returns the first.
+fn refuse(refusal: Refusal) -> Refusal {
+    REFUSED.with(|r| {
+        let first = r.get().unwrap_or(refusal);
+        r.set(Some(first));
+        first
     })
 }
 
@@ -112,38 +134,38 @@ fn with<T>(f: impl FnOnce(&mut Budget) -> T) -> Option<T> {
 /// is freed before the next step).
 #[inline]
 pub fn check(bytes: usize, what: &'static str) -> Result<(), Refusal> {
-    with(|b| {
-        if b.used.saturating_add(bytes) <= b.limit {
-            return Ok(());
-        }
-        let refusal = Refusal::Memory {
-            limit: b.limit,
-            used: b.used,
-            asked: bytes,
-            what,
-        };
-        b.refused.get_or_insert(refusal);
-        Err(refusal)
-    })
-    .unwrap_or(Ok(()))
+    let (used, limit) = COUNT.with(Cell::get);
+    if limit == 0 || used.saturating_add(bytes) <= limit {
+        return Ok(());
+    }
+    let refusal = Refusal::Memory {
+        limit,
+        used,
+        asked: bytes,
+        what,
+    };
+    refuse(refusal);
+    Err(refusal)
 }
 
 /// Counts `bytes` as held, after the fact; past the limit, the refusal is
 /// remembered (the program is halted at its next step).
 #[inline]
 pub fn add(bytes: usize, what: &'static str) {
-    with(|b| {
-        let used = b.used.saturating_add(bytes);
-        if used > b.limit && b.refused.is_none() {
-            b.refused = Some(Refusal::Memory {
-                limit: b.limit,
-                used: b.used,
-                asked: bytes,
-                what,
-            });
-        }
-        b.used = used;
-    });
+    let (used, limit) = COUNT.with(Cell::get);
+    if limit == 0 {
+        return;
+    }
+    let now = used.saturating_add(bytes);
+    COUNT.with(|c| c.set((now, limit)));
+    if now > limit {
+        refuse(Refusal::Memory {
+            limit,
+            used,
+            asked: bytes,
+            what,
+        });
+    }
 }
 
 /// [`check`], then [`add`].
@@ -157,38 +179,42 @@ pub fn charge(bytes: usize, what: &'static str) -> Result<(), Refusal> {
 /// Gives back `bytes` that were counted with [`add`] and are freed now.
 #[inline]
 pub fn credit(bytes: usize) {
-    with(|b| {
-        b.over_credited += bytes.saturating_sub(b.used);
-        b.used = b.used.saturating_sub(bytes);
-    });
+    let (used, limit) = COUNT.with(Cell::get);
+    if limit == 0 {
+        return;
+    }
+    if bytes > used {
+        OVER_CREDITED.with(|o| o.set(o.get() + (bytes - used)));
+    }
+    COUNT.with(|c| c.set((used.saturating_sub(bytes), limit)));
 }
 
 /// Bytes counted as held, and bytes given back that were never counted
 /// (which should be none), when a budget is armed.
 pub fn used() -> Option<(usize, usize)> {
-    with(|b| (b.used, b.over_credited))
+    let (used, limit) = COUNT.with(Cell::get);
+    (limit != 0).then(|| (used, OVER_CREDITED.with(Cell::get)))
 }
 
 /// The most levels a value may nest, when a budget is armed.
 #[inline]
 pub fn max_depth() -> Option<usize> {
-    with(|b| b.max_depth)
+    let max = MAX_DEPTH.with(Cell::get);
+    (max != usize::MAX).then_some(max)
 }
 
 /// Remembers that a value nested more than [`max_depth`] levels was
 /// refused, and returns the refusal.
 pub fn refuse_depth() -> Refusal {
-    with(|b| {
-        let refusal = Refusal::Depth { limit: b.max_depth };
-        *b.refused.get_or_insert(refusal)
+    refuse(Refusal::Depth {
+        limit: MAX_DEPTH.with(Cell::get),
     })
-    .unwrap_or(Refusal::Depth { limit: usize::MAX })
 }
 
 /// The first refusal since the budget was armed, if any.
 #[inline]
 pub fn refusal() -> Option<Refusal> {
-    with(|b| b.refused).flatten()
+    REFUSED.with(Cell::get)
 }
 
 /// Memory held for as long as this lives: counted when made, given back

@@ -60,7 +60,7 @@ impl Val {
     ///   there is a key-value pair `k, v'` in `a` such that `v'` contains `v`, or
     /// * `a` equals `b`.
     fn contains(&self, other: &Self) -> bool {
-        heap::grow(|| match (self, other) {
+        heap::grow_past(self.depth(), || match (self, other) {
             (Self::BStr(l), Self::BStr(r)) | (Self::TStr(l), Self::TStr(r)) => {
                 l.contains_str(&r[..])
             }
@@ -82,7 +82,7 @@ impl Val {
                 .map(|u| Bytes::from(Vec::from([u])))
                 .ok_or_else(|| Some(self.clone())),
             Val::BStr(b) | Val::TStr(b) => Ok(b.bytes().clone()),
-            Val::Arr(a) => heap::grow(|| {
+            Val::Arr(a) => heap::grow_past(a.depth(), || {
                 let mut buf = BytesMut::new();
                 for x in a.iter() {
                     let x = Val::to_bytes(x)?;

@@ -37,7 +37,22 @@ const STR: usize = size_of::<Bytes>();
 /// per level of nesting, which is bounded, but may start anywhere.
 #[inline]
 pub(crate) fn grow<R>(f: impl FnOnce() -> R) -> R {
-    stacker::maybe_grow(64 * 1024, 1024 * 1024, f)
+    stacker::maybe_grow(128 * 1024, 1024 * 1024, f)
+}
+
+/// Values nested at most this deep are recursed into on the stack there is:
+/// [`grow`]'s margin has room for that many levels of any operation. Only
+/// deeper ones ask, which spares the common case the asking.
+pub(crate) const SHALLOW: usize = 16;
+
+/// [`grow`] when `depth` is more than [`SHALLOW`], else `f` as it is.
+#[inline]
+pub(crate) fn grow_past<R>(depth: usize, f: impl FnOnce() -> R) -> R {
+    if depth > SHALLOW {
+        grow(f)
+    } else {
+        f()
+    }
 }
 
 /// The capacity a growing vector asks for, at most: twice what it had.
@@ -57,9 +72,13 @@ fn check_depth(depth: usize) -> Result<(), Refusal> {
 pub struct Str(Box<Bytes>);
 
 impl Str {
-    /// A string over a buffer that no other string holds: counts the buffer.
+    /// A string over `b`: counts the buffer when nothing else holds it (a
+    /// new buffer), and only the handle when something does (a slice of
+    /// another string) or when it is static (a literal), which is how its
+    /// last holder will give it back.
     pub fn new(b: Bytes) -> Self {
-        mem::add(STR + b.len(), "a string");
+        let buf = if b.is_unique() { b.len() } else { 0 };
+        mem::add(STR + buf, "a string");
         Self(Box::new(b))
     }
 
@@ -112,9 +131,16 @@ impl fmt::Debug for Str {
 }
 
 /// The items of an array, counted while held, with how deep they nest.
+///
+/// The items are `buf[..len]`; the rest of `buf` is room to grow, filled
+/// with `null`. Kept this way rather than as a `Vec` with a depth beside
+/// it, which would not fit in the 24 bytes a `Vec` takes: the allocation
+/// behind an array's `Rc` would move to a larger size class, which made
+/// programs that make many small arrays up to a third slower.
 pub struct List {
-    items: Vec<Val>,
-    depth: usize,
+    buf: Box<[Val]>,
+    len: u32,
+    depth: u32,
 }
 
 impl List {
@@ -122,13 +148,40 @@ impl List {
         RC + size_of::<Self>() + cap * VAL
     }
 
+    /// An array of `items` (uncounted: the caller counts it).
+    fn from_vec(items: Vec<Val>, depth: u32) -> Self {
+        let mut list = Self {
+            buf: Box::default(),
+            len: 0,
+            depth,
+        };
+        list.put_vec(items);
+        list
+    }
+
+    /// Makes `items` (and their capacity) the items, in place of none.
+    fn put_vec(&mut self, mut items: Vec<Val>) {
+        self.len = items.len() as u32;
+        let cap = items.capacity();
+        items.resize_with(cap, Val::default);
+        self.buf = items.into_boxed_slice();
+    }
+
+    /// The items as a vector (of the same capacity), leaving none.
+    fn take_vec(&mut self) -> Vec<Val> {
+        let mut items = Vec::from(core::mem::take(&mut self.buf));
+        items.truncate(self.len as usize);
+        self.len = 0;
+        items
+    }
+
     /// An empty array with room for `cap` items, if the budget has it.
     pub(crate) fn with_capacity(cap: usize) -> Result<Self, Refusal> {
         let bytes = cap.saturating_mul(VAL).saturating_add(Self::bytes(0));
         mem::check(bytes, "an array")?;
-        let items = Vec::with_capacity(cap);
-        mem::add(Self::bytes(items.capacity()), "an array");
-        Ok(Self { items, depth: 1 })
+        let list = Self::from_vec(Vec::with_capacity(cap), 1);
+        mem::add(Self::bytes(list.buf.len()), "an array");
+        Ok(list)
     }
 
     /// Collects `iter`, asking the budget before each growth.
@@ -150,31 +203,45 @@ impl List {
 
     /// How many levels the array nests, itself included (at least 1).
     pub fn depth(&self) -> usize {
-        self.depth
+        self.depth as usize
     }
 
     /// Makes room for `more` items.
     fn reserve(&mut self, more: usize) -> Result<(), Refusal> {
-        let cap = self.items.capacity();
-        let need = self.items.len().saturating_add(more);
+        let (len, cap) = (self.len as usize, self.buf.len());
+        let need = len.saturating_add(more);
         if need <= cap {
             return Ok(());
         }
-        mem::check(
-            grown(cap, need).saturating_sub(cap).saturating_mul(VAL),
-            "an array",
-        )?;
-        self.items.reserve(more);
-        mem::add((self.items.capacity() - cap) * VAL, "an array");
+        let what = "an array";
+        let asked = grown(cap, need).saturating_sub(cap).saturating_mul(VAL);
+        mem::check(asked, what)?;
+        if need > u32::MAX as usize {
+            // no budget is armed, or it would have refused
+            return Err(mem::Refusal::Memory {
+                limit: 0,
+                used: 0,
+                asked,
+                what,
+            });
+        }
+        let mut items = self.take_vec();
+        items.reserve(more);
+        self.put_vec(items);
+        mem::add((self.buf.len() - cap) * VAL, what);
         Ok(())
     }
 
     /// Notes that an item as deep as `v` joins.
     fn note(&mut self, v: &Val) -> Result<(), Refusal> {
-        let depth = v.depth() + 1;
-        if depth > self.depth {
+        self.note_depth(v.depth() + 1)
+    }
+
+    /// Notes that this array nests `depth` levels now, if that is more.
+    fn note_depth(&mut self, depth: usize) -> Result<(), Refusal> {
+        if depth > self.depth as usize {
             check_depth(depth)?;
-            self.depth = depth;
+            self.depth = depth as u32;
         }
         Ok(())
     }
@@ -182,38 +249,45 @@ impl List {
     pub(crate) fn push(&mut self, v: Val) -> Result<(), Refusal> {
         self.note(&v)?;
         self.reserve(1)?;
-        self.items.push(v);
+        self.buf[self.len as usize] = v;
+        self.len += 1;
         Ok(())
     }
 
     /// Replaces the item at `i` (which must exist).
     pub(crate) fn set(&mut self, i: usize, v: Val) -> Result<(), Refusal> {
         self.note(&v)?;
-        self.items[i] = v;
+        self.buf[..self.len as usize][i] = v;
         Ok(())
     }
 
     /// Takes the item at `i` (which must exist), leaving `null`.
     pub(crate) fn take(&mut self, i: usize) -> Val {
-        core::mem::take(&mut self.items[i])
+        core::mem::take(&mut self.buf[..self.len as usize][i])
     }
 
+    /// Removes the item at `i` (which must exist).
     pub(crate) fn remove(&mut self, i: usize) -> Val {
-        self.items.remove(i)
+        let len = self.len as usize;
+        self.buf[i..len].rotate_left(1);
+        self.len -= 1;
+        core::mem::take(&mut self.buf[len - 1])
     }
 
     pub(crate) fn retain(&mut self, f: impl FnMut(&Val) -> bool) {
-        self.items.retain(f)
+        let mut items = self.take_vec();
+        items.retain(f);
+        self.put_vec(items);
     }
 
     /// Appends clones of the items of `other`.
     pub(crate) fn append(&mut self, other: &List) -> Result<(), Refusal> {
-        if other.depth > self.depth {
-            check_depth(other.depth)?;
-            self.depth = other.depth;
-        }
+        self.note_depth(other.depth())?;
         self.reserve(other.len())?;
-        self.items.extend(other.iter().cloned());
+        for x in other.iter() {
+            self.buf[self.len as usize] = x.clone();
+            self.len += 1;
+        }
         Ok(())
     }
 
@@ -225,13 +299,17 @@ impl List {
         take: usize,
         with: Option<&List>,
     ) -> Result<(), Refusal> {
-        let with: &[Val] = with.map_or(&[], |w| {
-            self.depth = self.depth.max(w.depth);
-            w
-        });
-        check_depth(self.depth)?;
+        let with: &[Val] = match with {
+            Some(w) => {
+                self.note_depth(w.depth())?;
+                w
+            }
+            None => &[],
+        };
         self.reserve(with.len().saturating_sub(take))?;
-        self.items.splice(skip..skip + take, with.iter().cloned());
+        let mut items = self.take_vec();
+        items.splice(skip..skip + take, with.iter().cloned());
+        self.put_vec(items);
         Ok(())
     }
 
@@ -259,9 +337,8 @@ impl List {
             // `list` gives back its header as it drops, the items' memory
             // is held until they are all taken
             Ok(mut list) => {
-                let items = core::mem::take(&mut list.items);
-                let held = mem::Held::adopt(items.capacity() * VAL);
-                Vals::Owned(items.into_iter(), held)
+                let held = mem::Held::adopt(list.buf.len() * VAL);
+                Vals::Owned(list.take_vec().into_iter(), held)
             }
             Err(rc) => Vals::Shared(rc, 0),
         }
@@ -270,37 +347,42 @@ impl List {
 
 impl Drop for List {
     fn drop(&mut self) {
-        mem::credit(Self::bytes(self.items.capacity()));
+        mem::credit(Self::bytes(self.buf.len()));
+        // dropping the items recurses as deep as they nest, maybe from a
+        // point where little stack is left
+        if self.depth as usize > SHALLOW {
+            let items = core::mem::take(&mut self.buf);
+            grow(|| drop(items));
+        }
     }
 }
 
 impl Clone for List {
     fn clone(&self) -> Self {
-        let items = self.items.clone();
-        mem::add(Self::bytes(items.capacity()), "a copy of an array");
-        Self {
-            items,
-            depth: self.depth,
-        }
+        let list = Self::from_vec(self.to_vec(), self.depth);
+        mem::add(Self::bytes(list.buf.len()), "a copy of an array");
+        list
     }
 }
 
 impl Deref for List {
     type Target = [Val];
     fn deref(&self) -> &[Val] {
-        &self.items
+        &self.buf[..self.len as usize]
     }
 }
 
 impl fmt::Debug for List {
     fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        grow(|| f.debug_list().entries(self.iter()).finish())
+        grow_past(self.depth(), || {
+            f.debug_list().entries(self.iter()).finish()
+        })
     }
 }
 
 impl PartialEq for List {
     fn eq(&self, other: &Self) -> bool {
-        grow(|| self.items == other.items)
+        grow_past(self.depth(), || **self == **other)
     }
 }
 
@@ -314,13 +396,13 @@ impl PartialOrd for List {
 
 impl Ord for List {
     fn cmp(&self, other: &Self) -> core::cmp::Ordering {
-        grow(|| self.items.cmp(&other.items))
+        grow_past(self.depth(), || (**self).cmp(&**other))
     }
 }
 
 impl Hash for List {
     fn hash<H: Hasher>(&self, state: &mut H) {
-        grow(|| self.items.hash(state))
+        grow_past(self.depth(), || (**self).hash(state))
     }
 }
 
@@ -448,6 +530,10 @@ impl Object {
 impl Drop for Object {
     fn drop(&mut self) {
         mem::credit(Self::bytes(self.map.capacity()));
+        if self.depth > SHALLOW {
+            let map = core::mem::take(&mut self.map);
+            grow(|| drop(map));
+        }
     }
 }
 
@@ -471,13 +557,13 @@ impl Deref for Object {
 
 impl fmt::Debug for Object {
     fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        grow(|| f.debug_map().entries(self.iter()).finish())
+        grow_past(self.depth, || f.debug_map().entries(self.iter()).finish())
     }
 }
 
 impl PartialEq for Object {
     fn eq(&self, other: &Self) -> bool {
-        grow(|| self.map == other.map)
+        grow_past(self.depth, || self.map == other.map)
     }
 }
 

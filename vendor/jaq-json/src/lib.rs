@@ -723,7 +723,7 @@ fn obj_merge(l: &mut Rc<Object>, r: Rc<Object>) -> Result<(), Refusal> {
     l.note_depth(r.depth())?;
     for (k, v) in Object::into_entries(r) {
         match (l.get_mut(&k), v) {
-            (Some(Val::Obj(l)), Val::Obj(r)) => heap::grow(|| obj_merge(l, r))?,
+            (Some(Val::Obj(l)), Val::Obj(r)) => heap::grow_past(r.depth(), || obj_merge(l, r))?,
             (Some(slot), v) => *slot = v,
             (None, v) => l.insert(k, v)?,
         }
@@ -841,7 +841,7 @@ impl Ord for Val {
                 (0, 0) => Equal,
                 (0, _) => Less,
                 (_, 0) => Greater,
-                _ => heap::grow(|| {
+                _ => heap::grow_past(x.depth(), || {
                     let mut l: Vec<_> = x.iter().collect();
                     let mut r: Vec<_> = y.iter().collect();
                     l.sort_by_key(|(k, _v)| *k);
@@ -904,7 +904,7 @@ impl Hash for Val {
             Self::Bool(b) => state.write_u8(if *b { 3 } else { 4 }),
             Self::BStr(b) | Self::TStr(b) => hash_with(5, b.bytes(), state),
             Self::Arr(a) => hash_with(6, &**a, state),
-            Self::Obj(o) => heap::grow(|| {
+            Self::Obj(o) => heap::grow_past(o.depth(), || {
                 state.write_u8(7);
                 // this is similar to what happens in `Val::cmp`
                 let mut kvs: Vec<_> = o.iter().collect();

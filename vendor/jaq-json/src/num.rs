@@ -496,11 +496,16 @@ impl fmt::Display for Num {
     fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
         match self {
             Self::Int(i) => write!(f, "{i}"),
-            // pipewright: the digits are made in one piece; ask first
+            // pipewright: the digits are made in one piece, so ask first;
+            // when refused, the refusal halts the program at its next step,
+            // and a float stands in meanwhile (printing must not fail:
+            // `to_string` would panic)
             Self::BigInt(i) => {
                 let digits = usize::try_from(i.bits() / 3 + 2).unwrap_or(usize::MAX);
-                jaq_core::mem::check(digits, "printing a big integer").map_err(|_| fmt::Error)?;
-                write!(f, "{}", &***i)
+                match jaq_core::mem::check(digits, "printing a big integer") {
+                    Ok(()) => write!(f, "{}", &***i),
+                    Err(_) => Self::Float(i.to_f64().unwrap_or(f64::NAN)).fmt(f),
+                }
             }
             Self::Float(x) if x.is_nan() => write!(f, "NaN"),
             Self::Float(f64::INFINITY) => write!(f, "Infinity"),

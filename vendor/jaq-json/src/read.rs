@@ -4,7 +4,7 @@
 //! memory budget of the running program before it grows them and refuses
 //! to nest deeper than the budget allows (see `jaq_core::mem`); it recurses
 //! once per level, on a stack grown as needed.
-use crate::heap::{grow, List, Object, Str};
+use crate::heap::{grow, List, Object, Str, SHALLOW};
 use crate::{Num, Val};
 use alloc::{string::ToString, vec::Vec};
 use core::fmt::{self, Formatter};
@@ -174,7 +174,7 @@ fn parse<L: LexAlloc>(next: u8, lexer: &mut L, depth: usize) -> Result<Val, Fail
             nest(depth)?;
             let mut arr = List::with_capacity(0)?;
             lexer.discarded().seq(b']', ws_tk, |next, lexer| {
-                arr.push(grow(|| parse(next, lexer, depth + 1))?)?;
+                arr.push(nested(depth, || parse(next, lexer, depth + 1))?)?;
                 refused()
             })?;
             arr.into()
@@ -183,10 +183,10 @@ fn parse<L: LexAlloc>(next: u8, lexer: &mut L, depth: usize) -> Result<Val, Fail
             nest(depth)?;
             let mut obj = Object::new();
             lexer.discarded().seq(b'}', ws_tk, |next, lexer| {
-                let key = grow(|| parse(next, lexer, depth + 1))?;
+                let key = nested(depth, || parse(next, lexer, depth + 1))?;
                 lexer.expect(ws_tk, b':').ok_or(Expect::Colon)?;
                 let next = ws_tk(lexer).ok_or(Expect::Value)?;
-                let value = grow(|| parse(next, lexer, depth + 1))?;
+                let value = nested(depth, || parse(next, lexer, depth + 1))?;
                 obj.insert(key, value)?;
                 refused()
             })?;
@@ -194,6 +194,16 @@ fn parse<L: LexAlloc>(next: u8, lexer: &mut L, depth: usize) -> Result<Val, Fail
         }),
         _ => Err(Expect::Value)?,
     })
+}
+
+/// Runs `f`, parsing inside `depth` arrays and objects, where there is stack
+/// for it: asking every [`SHALLOW`] levels.
+fn nested<T>(depth: usize, f: impl FnOnce() -> T) -> T {
+    if depth % SHALLOW == SHALLOW - 1 {
+        grow(f)
+    } else {
+        f()
+    }
 }
 
 /// Refuses to open an array or object inside `depth` others when the

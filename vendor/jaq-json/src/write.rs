@@ -300,7 +300,7 @@ macro_rules! write_val {
 /// Choose your poison.
 #[cfg(feature = "std")]
 pub fn write(w: &mut dyn io::Write, pp: &Pp, level: usize, v: &Val) -> io::Result<()> {
-    crate::heap::grow(|| write_val!(w, pp, level, v, write))
+    crate::heap::grow_past(v.depth(), || write_val!(w, pp, level, v, write))
 }
 
 /// Text being written (pipewright: each time it grows, it asks the memory
@@ -328,11 +328,11 @@ impl fmt::Write for Buf {
 
 pub(crate) fn write_buf(w: &mut Buf, pp: &Pp, level: usize, v: &Val) -> fmt::Result {
     use core::fmt::Write;
-    crate::heap::grow(|| write_val!(w, pp, level, v, write_buf))
+    crate::heap::grow_past(v.depth(), || write_val!(w, pp, level, v, write_buf))
 }
 
 pub(crate) fn format(w: &mut Formatter, pp: &Pp, level: usize, v: &Val) -> fmt::Result {
-    crate::heap::grow(|| format_val!(w, pp, level, v, format))
+    crate::heap::grow_past(v.depth(), || format_val!(w, pp, level, v, format))
 }
 
 /// `v` as it prints, cut after `max` bytes (marked with `...`): for error
