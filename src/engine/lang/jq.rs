@@ -144,7 +144,7 @@ impl JqProgram {
     /// that would never stop (`repeat(.)`), run too long or recurse past the
     /// stack is stopped with an error (see [`limits`]).
     pub fn run(&self, input: &Value) -> Result<Vec<Value>, JqRunError> {
-        limits::guarded(self.inner.depth, || self.run_all(input))
+        limits::guarded(self.inner.depth, || self.run_all(input), JqRunError::new)
     }
 
     fn run_all(&self, input: &Value) -> Result<Vec<Value>, JqRunError> {
@@ -183,7 +183,7 @@ impl JqProgram {
 
     /// The first output, if any, without running the program any further.
     fn first(&self, input: &Value) -> Result<Option<Value>, JqRunError> {
-        limits::guarded(self.inner.depth, || self.run_first(input))
+        limits::guarded(self.inner.depth, || self.run_first(input), JqRunError::new)
     }
 
     fn run_first(&self, input: &Value) -> Result<Option<Value>, JqRunError> {

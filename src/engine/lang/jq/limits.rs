@@ -35,8 +35,6 @@ use jaq_core::load::parse::{BinaryOp, Pattern, Term};
 use jaq_core::mem::Refusal;
 use jaq_core::path::Part;
 
-use super::JqRunError;
-
 /// Steps a program may take, unless `PIPEWRIGHT_JQ_STEPS` says otherwise.
 /// A step is one term starting to run on one value: `[range(1e6)]` takes
 /// about two million, `map(select(.ok))` over 100,000 items about 400,000.
@@ -178,13 +176,15 @@ fn hook() -> Option<i32> {
 
 /// Runs `f` (one evaluation of a program whose syntax tree is `depth`
 /// deep) under the limits, on a stack with room for it. When a limit
-/// stopped the program, its error replaces what `f` returned: a refusal of
-/// memory fails one operation, which the program may have caught, and
-/// halts the program only at its next step, which it may not have taken.
-pub fn guarded<T>(
+/// stopped the program, `stopped` of its message replaces what `f`
+/// returned: a refusal of memory fails one operation, which the program may
+/// have caught, and halts the program only at its next step, which it may
+/// not have taken.
+pub fn guarded<T, E>(
     depth: usize,
-    f: impl FnOnce() -> Result<T, JqRunError>,
-) -> Result<T, JqRunError> {
+    f: impl FnOnce() -> Result<T, E>,
+    stopped: impl FnOnce(String) -> E,
+) -> Result<T, E> {
     struct Restore(Option<Budget>, Option<jaq_core::step::Hook>);
     impl Drop for Restore {
         fn drop(&mut self) {
@@ -209,7 +209,7 @@ pub fn guarded<T>(
     #[cfg(test)]
     LAST_COUNT.with(|c| c.set(jaq_core::mem::used()));
     match take_stop() {
-        Some(stop) => Err(JqRunError::new(stop)),
+        Some(stop) => Err(stopped(stop)),
         None => out,
     }
 }
