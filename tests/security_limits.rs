@@ -2,7 +2,8 @@
 //! refused unread, a fan-out over a huge reply is refused before any call,
 //! and `serve --http` takes no request without its token, no body over its
 //! limit, no address off loopback without a token, no session over its
-//! session limit and no call over its per-session limit.
+//! session limit and no call over its per-session limit; a jq transform
+//! that nests too deeply or asks for too much memory fails its node.
 
 use std::io::Write;
 use std::process::Stdio;
@@ -663,4 +664,74 @@ fn a_big_string_aliased_thousands_of_times_is_refused_at_its_alias() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
+}
+
+/// `pipewright run` of a node whose `transform:` is `jq`, with its output
+/// mocked (no server), every `PIPEWRIGHT_*` variable of this process
+/// removed and `env` set: its exit code and stderr.
+fn run_transform(dir: &std::path::Path, jq: &str, env: &[(&str, &str)]) -> (Option<i32>, String) {
+    let file = dir.join("hostile.yml");
+    let text = format!(
+        "pipe:\n  - id: a\n    tool: echo\n    mock: {{result: 1}}\n    transform: '{}'\n",
+        jq.replace('\'', "''")
+    );
+    std::fs::write(&file, text).unwrap();
+    let mut cmd = pw();
+    for (key, _) in std::env::vars_os() {
+        if key.to_string_lossy().starts_with("PIPEWRIGHT_") {
+            cmd.env_remove(&key);
+        }
+    }
+    cmd.env("PIPEWRIGHT_DATA_DIR", dir.join("data"));
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let out = cmd.arg("run").arg(&file).output().unwrap();
+    let err =
+        String::from_utf8_lossy(&out.stderr).into_owned() + &String::from_utf8_lossy(&out.stdout);
+    (out.status.code(), err)
+}
+
+/// Each of these aborted `pipewright run` (a stack overflow as a million
+/// levels were dropped or printed, or a failed allocation of gigabytes):
+/// the node fails with the limit named and the run exits 1.
+#[test]
+fn a_hostile_transform_fails_its_node_and_the_run_exits_1() {
+    let dir = tempfile::tempdir().unwrap();
+    for (jq, says) in [
+        (
+            "reduce range(1000000) as $i (null; [.]) | length",
+            "nested more than 512 levels deep",
+        ),
+        (
+            "reduce range(1000000) as $i (null; [.]) | tojson",
+            "nested more than 512 levels deep",
+        ),
+        (
+            "\"[\" * 100000 | fromjson",
+            "nested more than 512 levels deep",
+        ),
+        (
+            "reduce range(40) as $i (\"x\"; . + .)",
+            "more than 256 MiB of memory",
+        ),
+        (
+            "reduce range(40) as $i ([1]; . + .)",
+            "more than 256 MiB of memory",
+        ),
+    ] {
+        let (code, err) = run_transform(dir.path(), jq, &[]);
+        assert_eq!(code, Some(1), "{jq}: {err}");
+        assert!(err.contains(says), "{jq}: {err}");
+    }
+    // The memory limit can be lowered and raised.
+    let jq = "reduce range(25) as $i (\"x\"; . + .) | length";
+    let (code, err) = run_transform(dir.path(), jq, &[("PIPEWRIGHT_JQ_MEMORY_MB", "16")]);
+    assert_eq!(code, Some(1), "{err}");
+    assert!(
+        err.contains("more than 16 MiB of memory") && err.contains("PIPEWRIGHT_JQ_MEMORY_MB=N"),
+        "{err}"
+    );
+    let (code, err) = run_transform(dir.path(), jq, &[("PIPEWRIGHT_JQ_MEMORY_MB", "128")]);
+    assert_eq!(code, Some(0), "{err}");
 }

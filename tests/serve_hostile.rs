@@ -235,3 +235,60 @@ async fn a_node_timeout_of_1e19_seconds_is_refused_by_name_and_the_others_answer
         "{text}"
     );
 }
+
+/// An inline pipeline whose one node's `transform:` is `jq`.
+fn with_transform(jq: &str) -> String {
+    format!(
+        "pipe:\n  - id: x\n    tool: echo\n    args: {{ message: hi }}\n    transform: '{}'\n",
+        jq.replace('\'', "''")
+    )
+}
+
+/// A value a million levels deep overflowed the stack as it was dropped
+/// (or printed, or parsed), on serve's worker thread: the whole server
+/// aborted, for every client. It is refused at 512 levels now.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_transform_nesting_a_million_levels_is_refused_and_the_others_answered() {
+    let jq = "reduce range(1000000) as $i (null; [.]) | length";
+    let text = survives(&with_transform(jq), &[]).await;
+    assert!(text.contains("nested more than 512 levels deep"), "{text}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_transform_printing_a_value_a_million_levels_deep_is_refused_and_the_others_answered() {
+    let jq = "reduce range(1000000) as $i (null; [.]) | tojson";
+    let text = survives(&with_transform(jq), &[]).await;
+    assert!(text.contains("nested more than 512 levels deep"), "{text}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_transform_parsing_json_a_hundred_thousand_levels_deep_is_refused_and_the_others_answered()
+ {
+    let jq = "\"[\" * 100000 | fromjson";
+    let text = survives(&with_transform(jq), &[]).await;
+    assert!(text.contains("nested more than 512 levels deep"), "{text}");
+}
+
+/// Forty doublings of a string asked for a terabyte in one allocation,
+/// which aborted the server. The doubling past the budget is refused.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_transform_doubling_a_string_forty_times_is_refused_and_the_others_answered() {
+    let jq = "reduce range(40) as $i (\"x\"; . + .)";
+    let text = survives(&with_transform(jq), &[]).await;
+    assert!(text.contains("more than 256 MiB of memory"), "{text}");
+    assert!(
+        text.contains("PIPEWRIGHT_JQ_MEMORY_MB=N raises the limit"),
+        "{text}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_transform_repeating_a_string_ten_billion_times_is_refused_and_the_others_answered() {
+    let jq = "try (\"x\" * 10000000000) catch \"caught\"";
+    let text = survives(&with_transform(jq), &[("PIPEWRIGHT_JQ_MEMORY_MB", "64")]).await;
+    assert!(text.contains("more than 64 MiB of memory"), "{text}");
+    assert!(
+        text.contains("PIPEWRIGHT_JQ_MEMORY_MB=N raises the limit"),
+        "{text}"
+    );
+}

@@ -28,12 +28,10 @@ use problems::{check_depth, check_nesting, load_errors, undefined_problem};
 /// The data kind jaq runs our filters with: plain JSON values, no global data.
 type Data = data::JustLut<Val>;
 
-/// How deeply nested a value may be when it crosses the jq boundary.
-///
-/// Conversion is recursive; JSON read from the wire is at most 128 levels
-/// deep (serde_json's limit), so this only stops pathological values that a
-/// program builds itself (`reduce range(1e6) as $i (null; [.])`).
-const MAX_DEPTH: usize = 512;
+/// How deeply nested a value may be when it crosses the jq boundary: as
+/// deeply as jaq lets a program nest one (see [`limits::MAX_DEPTH`]).
+/// Conversion recurses once per level.
+use limits::MAX_DEPTH;
 
 /// Runtime error messages longer than this are cut (they may quote a value).
 const MAX_MESSAGE_LEN: usize = 500;
@@ -146,7 +144,7 @@ impl JqProgram {
     /// that would never stop (`repeat(.)`), run too long or recurse past the
     /// stack is stopped with an error (see [`limits`]).
     pub fn run(&self, input: &Value) -> Result<Vec<Value>, JqRunError> {
-        limits::guarded(self.inner.depth, || self.run_all(input))
+        limits::guarded(self.inner.depth, || self.run_all(input), JqRunError::new)
     }
 
     fn run_all(&self, input: &Value) -> Result<Vec<Value>, JqRunError> {
@@ -185,7 +183,7 @@ impl JqProgram {
 
     /// The first output, if any, without running the program any further.
     fn first(&self, input: &Value) -> Result<Option<Value>, JqRunError> {
-        limits::guarded(self.inner.depth, || self.run_first(input))
+        limits::guarded(self.inner.depth, || self.run_first(input), JqRunError::new)
     }
 
     fn run_first(&self, input: &Value) -> Result<Option<Value>, JqRunError> {
@@ -336,9 +334,14 @@ fn exception(out: jaq_core::ValX<'_, Val>) -> Result<Option<Val>, JqRunError> {
     };
     let exn = match exn.get_err() {
         Ok(err) => {
+            // Only the start of the message is kept; the value may be huge
+            // (`error("x" * 100000000)`), so it is cut before it is copied.
+            let cut = MAX_MESSAGE_LEN + 1;
             return Err(JqRunError::new(match err.into_val() {
-                Val::TStr(s) | Val::BStr(s) => String::from_utf8_lossy(&s).into_owned(),
-                other => other.to_string(),
+                Val::TStr(s) | Val::BStr(s) => {
+                    String::from_utf8_lossy(&s[..s.len().min(cut + 3)]).into_owned()
+                }
+                other => jaq_json::write::cut(&other, cut),
             }));
         }
         Err(exn) => exn,
@@ -376,9 +379,10 @@ fn too_deep(what: &str) -> JqRunError {
 }
 
 /// serde_json → jaq. Integers stay integers (beyond `isize`, big integers),
-/// object key order is kept.
+/// object key order is kept. `depth` is how many arrays and objects hold
+/// `v`. The values made are counted against the program's memory budget.
 fn to_val(v: &Value, depth: usize) -> Result<Val, JqRunError> {
-    if depth > MAX_DEPTH {
+    if depth >= MAX_DEPTH && matches!(v, Value::Array(_) | Value::Object(_)) {
         return Err(too_deep("input"));
     }
     Ok(match v {
@@ -394,11 +398,11 @@ fn to_val(v: &Value, depth: usize) -> Result<Val, JqRunError> {
         Value::String(s) => Val::from(s.clone()),
         Value::Array(items) => items
             .iter()
-            .map(|item| to_val(item, depth + 1))
+            .map(|item| nested(|| to_val(item, depth + 1)))
             .collect::<Result<Val, _>>()?,
         Value::Object(map) => Val::obj(
             map.iter()
-                .map(|(k, item)| Ok((Val::from(k.clone()), to_val(item, depth + 1)?)))
+                .map(|(k, item)| Ok((Val::from(k.clone()), nested(|| to_val(item, depth + 1))?)))
                 .collect::<Result<jaq_json::Map, JqRunError>>()?,
         ),
     })
@@ -407,33 +411,72 @@ fn to_val(v: &Value, depth: usize) -> Result<Val, JqRunError> {
 /// jaq → serde_json. Integers that fit `i64`/`u64` stay integers, floats stay
 /// floats; NaN becomes `null` and infinities the largest finite floats, as in
 /// jq. Non-string object keys (a jaq extension) become their JSON text.
+///
+/// `depth` is how many arrays and objects hold `v`. The values made leave
+/// the program, so they are counted against its memory budget and never
+/// given back: a program's outputs, all together, fit in it too.
 fn from_val(v: &Val, depth: usize) -> Result<Value, JqRunError> {
-    if depth > MAX_DEPTH {
+    if depth >= MAX_DEPTH && matches!(v, Val::Arr(_) | Val::Obj(_)) {
         return Err(too_deep("output"));
     }
+    let node = std::mem::size_of::<Value>();
     Ok(match v {
         Val::Null => Value::Null,
         Val::Bool(b) => Value::Bool(*b),
         Val::Num(n) => num_to_json(n),
-        Val::TStr(s) | Val::BStr(s) => Value::String(String::from_utf8_lossy(s).into_owned()),
-        Val::Arr(items) => Value::Array(
-            items
-                .iter()
-                .map(|item| from_val(item, depth + 1))
-                .collect::<Result<_, _>>()?,
-        ),
+        Val::TStr(s) | Val::BStr(s) => Value::String(output_string(s)?),
+        Val::Arr(items) => {
+            output_bytes(items.len().saturating_mul(node))?;
+            Value::Array(
+                items
+                    .iter()
+                    .map(|item| nested(|| from_val(item, depth + 1)))
+                    .collect::<Result<_, _>>()?,
+            )
+        }
         Val::Obj(map) => {
+            // an entry: its key, its value, and its slot in the index
+            let entry = node + std::mem::size_of::<String>() + 2 * std::mem::size_of::<usize>();
+            output_bytes(map.len().saturating_mul(entry))?;
             let mut out = Map::with_capacity(map.len());
             for (k, item) in map.iter() {
                 let key = match k {
-                    Val::TStr(s) | Val::BStr(s) => String::from_utf8_lossy(s).into_owned(),
-                    other => other.to_string(),
+                    Val::TStr(s) | Val::BStr(s) => output_string(s)?,
+                    other => {
+                        let key = other
+                            .to_json()
+                            .map_err(|e| JqRunError::new(e.to_string()))?;
+                        output_bytes(key.len())?;
+                        String::from_utf8_lossy(&key).into_owned()
+                    }
                 };
-                out.insert(key, from_val(item, depth + 1)?);
+                out.insert(key, nested(|| from_val(item, depth + 1))?);
             }
             Value::Object(out)
         }
     })
+}
+
+/// Runs `f`, a conversion one level deeper, where there is stack for it:
+/// the levels are at most [`MAX_DEPTH`], but a level may take more stack
+/// than a small thread has left.
+fn nested<T>(f: impl FnOnce() -> T) -> T {
+    stacker::maybe_grow(64 * 1024, 1024 * 1024, f)
+}
+
+/// Asks the memory budget for `bytes` of output, and counts them.
+fn output_bytes(bytes: usize) -> Result<(), JqRunError> {
+    jaq_core::mem::charge(bytes, "the output").map_err(|_| {
+        // the refusal is remembered; `limits::guarded` turns it into the
+        // error a user reads
+        JqRunError::new("the output is too large")
+    })
+}
+
+/// The text of a jaq string, counted as output.
+fn output_string(s: &[u8]) -> Result<String, JqRunError> {
+    output_bytes(s.len())?;
+    Ok(String::from_utf8_lossy(s).into_owned())
 }
 
 fn num_to_json(n: &Num) -> Value {

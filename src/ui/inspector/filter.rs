@@ -275,6 +275,24 @@ mod tests {
         assert!(m.contains("cannot index"), "{m}");
     }
 
+    /// The filter runs on a thread of its own, with the limits of any jq
+    /// program: a value a million levels deep overflowed that thread's
+    /// stack and aborted the workbench (leaving the terminal raw).
+    #[test]
+    fn a_hostile_filter_is_stopped_on_its_thread_with_a_sentence() {
+        let (tx, rx) = mpsc::channel::<FilterDone>();
+        let mut b = FilterBox::default();
+        b.open();
+        type_text(&mut b, "reduce range(1000000) as $i (null; [.]) | length");
+        b.run(Some(SharedValue::from(Arc::new(json!(null)))), tx);
+        let done = rx.recv_timeout(Duration::from_secs(60)).unwrap();
+        assert_eq!(b.finish(done), None);
+        let FilterState::Run(m) = b.state() else {
+            panic!("expected a runtime error: {:?}", b.state());
+        };
+        assert!(m.contains("nested more than 512 levels deep"), "{m}");
+    }
+
     #[test]
     fn editing_moves_the_cursor_over_characters() {
         let mut b = FilterBox::default();

@@ -149,12 +149,59 @@ impl<V> FromIterator<Part<V>> for Error<V> {
 
 impl<V: From<String> + Display> Error<V> {
     /// Convert the error into a value to be used by `catch` filters.
+    ///
+    /// pipewright: a value quoted in the message is cut after
+    /// [`QUOTE_LEN`] bytes, as jq does: the message of `[1e8 * "x"] | .a`
+    /// would otherwise copy the whole value, however large.
     pub fn into_val(self) -> V {
         if let Part::Val(v) = self.0 {
             v
         } else {
-            V::from(self.to_string())
+            let mut out = Cut(String::new(), QUOTE_LEN);
+            if let Part::Str(parts) = &self.0 {
+                for part in parts {
+                    out.1 = out.0.len() + QUOTE_LEN;
+                    let _ = match part {
+                        Part::Val(v) => fmt::write(&mut out, format_args!("{v}")),
+                        Part::Str(s) => fmt::Write::write_str(&mut out.0, s),
+                    };
+                }
+            }
+            V::from(out.0)
         }
+    }
+}
+
+/// How many bytes of a value an error message quotes.
+pub const QUOTE_LEN: usize = 1000;
+
+/// `v` as it displays, cut after `max` bytes (marked with `...`): for
+/// messages that quote a value, which could be of any size (a patch kept
+/// by pipewright).
+pub fn cut(v: &impl Display, max: usize) -> String {
+    let mut out = Cut(String::new(), max);
+    let _ = fmt::write(&mut out, format_args!("{v}"));
+    out.0
+}
+
+/// Text that stops taking more once it reaches a length, marking the cut.
+struct Cut(String, usize);
+
+impl fmt::Write for Cut {
+    fn write_str(&mut self, s: &str) -> fmt::Result {
+        let room = self.1.saturating_sub(self.0.len());
+        if s.len() <= room {
+            self.0.push_str(s);
+            return Ok(());
+        }
+        let mut end = room;
+        while !s.is_char_boundary(end) {
+            end -= 1;
+        }
+        self.0.push_str(&s[..end]);
+        self.0.push_str("...");
+        self.1 = 0;
+        Err(fmt::Error)
     }
 }
 

@@ -6,7 +6,7 @@ use crate::data::{DataT, HasLut};
 use crate::fold::fold;
 use crate::val::{ValR, ValT, ValX, ValXs};
 use crate::{exn, rc_lazy_list, Bind as Arg, Error, Exn, RcList};
-use alloc::boxed::Box;
+use alloc::{boxed::Box, vec::Vec};
 use dyn_clone::DynClone;
 
 /// Combination of context and input value.
@@ -395,12 +395,26 @@ fn lazy_is_lazy() {
 }
 
 /// Runs `def recurse(f): ., (f? | recurse(f)); v | recurse(f)`.
+///
+/// pipewright: this walks the value depth first with a stack of its own
+/// instead of nesting one iterator per level, whose `next` recursed as
+/// deep as the value is nested.
 fn recurse_run<'a, T: Clone + 'a, V: 'a, I: Iterator<Item = ValR<T, V>> + 'a>(
     x: T,
     f: &'a impl Fn(T) -> I,
 ) -> ValXs<'a, T, V> {
-    let id = core::iter::once(Ok(x.clone()));
-    Box::new(id.chain(f(x).flatten().flat_map(|y| recurse_run(y, f))))
+    let mut todo = Vec::new();
+    let mut next = Some(x);
+    Box::new(core::iter::from_fn(move || loop {
+        if let Some(x) = next.take() {
+            todo.push(f(x.clone()).flatten());
+            return Some(Ok(x));
+        }
+        match todo.last_mut()?.next() {
+            Some(y) => next = Some(y),
+            None => drop(todo.pop()),
+        }
+    }))
 }
 
 /// Runs `def recurse: (.[]? | recurse), .; v | recurse |= f`.
@@ -411,8 +425,16 @@ fn recurse_run<'a, T: Clone + 'a, V: 'a, I: Iterator<Item = ValR<T, V>> + 'a>(
 /// Performing updates from root to leafs can easily lead to
 /// nontermination or other weird effects, such as
 /// trying to update values that have been deleted.
+///
+/// pipewright: this recurses as deep as the value is nested, with no term
+/// run on the way down, so each level asks the step hook (see
+/// [`crate::step`]), which halts the program before the stack runs out.
 fn recurse_update<'a, V: ValT + 'a>(v: V, f: &dyn Update<'a, V>) -> ValXs<'a, V> {
     use crate::path::Opt::Optional;
+    #[cfg(feature = "std")]
+    if let Some(code) = crate::step::check() {
+        return box_once(Err(Exn::halt(code)));
+    }
     box_iter::then(v.map_values(Optional, |v| recurse_update(v, f)), f)
 }
 

@@ -57,6 +57,8 @@ mod fold;
 mod funs;
 mod into_iter;
 pub mod load;
+#[cfg(feature = "std")]
+pub mod mem;
 pub mod native;
 #[cfg(feature = "std")]
 pub mod step;
@@ -68,7 +70,7 @@ mod stack;
 pub mod val;
 
 pub use data::DataT;
-pub use exn::{Error, Exn};
+pub use exn::{cut, Error, Exn, QUOTE_LEN};
 pub use filter::{Ctx, Cv, Native, PathsPtr, RunPtr, UpdatePtr, Vars};
 pub use val::{unwrap_valr, ValR, ValT, ValX, ValXs};
 

@@ -1,4 +1,4 @@
-//! What a jq program may spend: steps, time and stack.
+//! What a jq program may spend: steps, time, stack, memory and nesting.
 //!
 //! A program from a pipeline file or a `serve` caller can be written never
 //! to end (`last(range(1e12))`, `[repeat(1)]`, `def f: f; f`) or to recurse
@@ -9,6 +9,17 @@
 //! counts steps, looks at the clock every [`CLOCK_EVERY`] steps and at the
 //! stack every step; past a limit it halts the program. jaq's `try` does not
 //! catch a halt, so the program cannot swallow the stop and go on.
+//!
+//! A few steps can also double a string or an array (`reduce range(40) as
+//! $i ("x"; . + .)` asks for a terabyte, and a failed allocation aborts the
+//! process), or nest a value a million levels deep (`reduce range(1e6) as
+//! $i (null; [.])`, whose drop, printing or comparison would overflow the
+//! stack). So each run also arms jaq-core's memory budget
+//! (`jaq_core::mem`): the patched jaq-json and jaq-std ask it before every
+//! allocation whose size the program controls, count the bytes values hold
+//! and give them back as values are freed, and refuse a value nested more
+//! than [`MAX_DEPTH`] levels. A refusal fails that operation and halts the
+//! program at its next step, as the other limits do.
 //!
 //! The program text is bounded too: jaq parses and compiles recursively, so
 //! [`check_nesting`] refuses brackets nested deeper than [`MAX_NESTING`]
@@ -21,6 +32,7 @@ use std::time::{Duration, Instant};
 
 use jaq_core::load::lex::{StrPart, Tok, Token};
 use jaq_core::load::parse::{BinaryOp, Pattern, Term};
+use jaq_core::mem::Refusal;
 use jaq_core::path::Part;
 
 /// Steps a program may take, unless `PIPEWRIGHT_JQ_STEPS` says otherwise.
@@ -30,6 +42,20 @@ pub const DEFAULT_STEPS: u64 = 20_000_000;
 
 /// Seconds a program may run, unless `PIPEWRIGHT_JQ_SECONDS` says otherwise.
 pub const DEFAULT_SECONDS: u64 = 10;
+
+/// MiB a program's values may hold at once, unless `PIPEWRIGHT_JQ_MEMORY_MB`
+/// says otherwise. Far above what a transform of tool results needs (the
+/// largest message a server may send is 16 MiB, and a value in jaq takes a
+/// few times its JSON text), and low enough that `serve`'s workers, four
+/// programs at a time on a small machine, stay within a few GiB. The count
+/// is of the values' memory, not the process's: allocator overhead and the
+/// evaluation's own bookkeeping come on top.
+pub const DEFAULT_MEMORY_MB: u64 = 256;
+
+/// Levels of arrays and objects a value may nest, inside jq and crossing
+/// into and out of it. JSON read from the wire nests at most 128 (serde's
+/// limit); deeper values come from programs that build them in a loop.
+pub const MAX_DEPTH: usize = 512;
 
 /// Brackets (`(`, `[`, `{`, `\(`) nested deeper than this are refused
 /// before parsing.
@@ -59,6 +85,8 @@ enum Stop {
     Steps(u64),
     Time(Duration),
     Stack,
+    /// jaq refused memory or nesting (see `jaq_core::mem`).
+    Refused(jaq_core::mem::Refusal),
 }
 
 #[derive(Clone, Copy)]
@@ -75,6 +103,13 @@ thread_local! {
     /// Limits a test sets for its own thread, instead of the environment's.
     #[cfg(test)]
     static TEST_LIMITS: Cell<Option<(u64, Duration)>> = const { Cell::new(None) };
+    /// The memory limit a test sets for its own thread, in bytes.
+    #[cfg(test)]
+    static TEST_MEMORY: Cell<Option<usize>> = const { Cell::new(None) };
+    /// What jaq's memory count was at the end of the last run on this
+    /// thread, with every value of the run dropped: (held, over-credited).
+    #[cfg(test)]
+    static LAST_COUNT: Cell<Option<(usize, usize)>> = const { Cell::new(None) };
 }
 
 fn env_limit(name: &str, default: u64) -> u64 {
@@ -100,6 +135,20 @@ fn limits() -> (u64, Duration) {
     })
 }
 
+/// The memory limit in force, in bytes (read from the environment once
+/// per process).
+fn memory_limit() -> usize {
+    #[cfg(test)]
+    if let Some(bytes) = TEST_MEMORY.with(Cell::get) {
+        return bytes;
+    }
+    static MEMORY: OnceLock<usize> = OnceLock::new();
+    *MEMORY.get_or_init(|| {
+        let mb = env_limit("PIPEWRIGHT_JQ_MEMORY_MB", DEFAULT_MEMORY_MB);
+        usize::try_from(mb.saturating_mul(1 << 20)).unwrap_or(usize::MAX)
+    })
+}
+
 /// Called by jaq before each step; `Some(HALT_CODE)` stops the program.
 fn hook() -> Option<i32> {
     BUDGET.with(|cell| {
@@ -108,7 +157,9 @@ fn hook() -> Option<i32> {
             return Some(HALT_CODE);
         }
         b.steps_left = b.steps_left.saturating_sub(1);
-        let stop = if b.steps_left == 0 {
+        let stop = if let Some(refusal) = jaq_core::mem::refusal() {
+            Some(Stop::Refused(refusal))
+        } else if b.steps_left == 0 {
             Some(Stop::Steps(b.steps))
         } else if b.steps_left.is_multiple_of(CLOCK_EVERY) && b.started.elapsed() > b.time {
             Some(Stop::Time(b.time))
@@ -124,8 +175,16 @@ fn hook() -> Option<i32> {
 }
 
 /// Runs `f` (one evaluation of a program whose syntax tree is `depth`
-/// deep) under the limits, on a stack with room for it.
-pub fn guarded<T>(depth: usize, f: impl FnOnce() -> T) -> T {
+/// deep) under the limits, on a stack with room for it. When a limit
+/// stopped the program, `stopped` of its message replaces what `f`
+/// returned: a refusal of memory fails one operation, which the program may
+/// have caught, and halts the program only at its next step, which it may
+/// not have taken.
+pub fn guarded<T, E>(
+    depth: usize,
+    f: impl FnOnce() -> Result<T, E>,
+    stopped: impl FnOnce(String) -> E,
+) -> Result<T, E> {
     struct Restore(Option<Budget>, Option<jaq_core::step::Hook>);
     impl Drop for Restore {
         fn drop(&mut self) {
@@ -145,7 +204,14 @@ pub fn guarded<T>(depth: usize, f: impl FnOnce() -> T) -> T {
         BUDGET.with(|cell| cell.replace(Some(budget))),
         jaq_core::step::set_hook(Some(hook)),
     );
-    with_stack(depth, f)
+    let _memory = jaq_core::mem::arm(memory_limit(), MAX_DEPTH);
+    let out = with_stack(depth, f);
+    #[cfg(test)]
+    LAST_COUNT.with(|c| c.set(jaq_core::mem::used()));
+    match take_stop() {
+        Some(stop) => Err(stopped(stop)),
+        None => out,
+    }
 }
 
 /// Runs `f` where at least enough stack for a tree `depth` deep is left.
@@ -154,15 +220,16 @@ pub fn with_stack<T>(depth: usize, f: impl FnOnce() -> T) -> T {
     stacker::maybe_grow(need, need * 2, f)
 }
 
-/// Why the last [`guarded`] run on this thread was stopped, as the error a
-/// user reads; `None` when the hook did not stop it.
+/// Why the [`guarded`] run on this thread was stopped, as the error a user
+/// reads; `None` when no limit stopped it.
 pub fn take_stop() -> Option<String> {
     let stop = BUDGET.with(|cell| {
         let mut b = cell.get()?;
         let stop = b.stop.take();
         cell.set(Some(b));
         stop
-    })?;
+    });
+    let stop = stop.or_else(|| jaq_core::mem::refusal().map(Stop::Refused))?;
     Some(match stop {
         Stop::Steps(n) => format!(
             "the jq program was stopped after {n} steps (an endless `repeat`, `range` or recursion?); PIPEWRIGHT_JQ_STEPS=N raises the limit"
@@ -172,7 +239,33 @@ pub fn take_stop() -> Option<String> {
             t.as_secs()
         ),
         Stop::Stack => "the jq program recursed too deeply and was stopped before the stack ran out (a recursive `def` without an end?)".to_owned(),
+        Stop::Refused(Refusal::Memory {
+            limit,
+            used,
+            asked,
+            what,
+        }) => format!(
+            "the jq program was stopped: it would use more than {} of memory ({what} asked for {} more, with {} held); PIPEWRIGHT_JQ_MEMORY_MB=N raises the limit",
+            mib(limit),
+            mib(asked),
+            mib(used),
+        ),
+        Stop::Refused(Refusal::Depth { limit }) => format!(
+            "the jq program was stopped: it built a value nested more than {limit} levels deep (an array or object wrapped in itself in a loop?)"
+        ),
     })
+}
+
+/// `bytes` in MiB, as a user reads them: `256 MiB`, `0.5 MiB`, `12.3 MiB`.
+fn mib(bytes: usize) -> String {
+    let mib = bytes as f64 / f64::from(1 << 20);
+    if mib.fract() == 0.0 {
+        format!("{mib:.0} MiB")
+    } else if mib >= 0.1 {
+        format!("{mib:.1} MiB")
+    } else {
+        format!("{} bytes", bytes)
+    }
 }
 
 /// The byte offset of the first bracket nested deeper than [`MAX_NESTING`],
@@ -456,5 +549,217 @@ mod tests {
         assert_eq!(run_with(&src, u64::MAX, 600), Ok(json!(300)));
         let chain = format!("[{}] | length", vec!["1"; 1500].join(", "));
         assert_eq!(run_with(&chain, u64::MAX, 600), Ok(json!(1500)));
+    }
+}
+
+/// Memory and nesting: what a few steps can build.
+#[cfg(test)]
+mod memory_tests {
+    use super::*;
+    use crate::engine::lang::jq::JqProgram;
+    use serde_json::{Value, json};
+
+    const MIB: usize = 1 << 20;
+
+    /// The start of `v`'s text, for a failure's message.
+    fn start(v: &impl std::fmt::Debug) -> String {
+        let text = format!("{v:?}");
+        text.chars().take(300).collect()
+    }
+
+    /// The error of `out`, failing with the start of the value when there
+    /// is none.
+    fn error(src: &str, out: Result<Value, String>) -> String {
+        match out {
+            Ok(v) => panic!("{src} gave {}", start(&v)),
+            Err(e) => e,
+        }
+    }
+
+    /// Runs `src` on `null` on a fresh thread with `stack` bytes of stack,
+    /// with no step or time limit to speak of and `memory` bytes of memory.
+    fn run_on(stack: usize, memory: usize, src: &str) -> Result<Value, String> {
+        let src = src.to_owned();
+        std::thread::Builder::new()
+            .stack_size(stack)
+            .spawn(move || {
+                TEST_LIMITS.with(|l| l.set(Some((u64::MAX, Duration::from_secs(600)))));
+                TEST_MEMORY.with(|m| m.set(Some(memory)));
+                JqProgram::compile(&src)
+                    .map_err(|e| e.to_string())?
+                    .run_one(&json!(null))
+                    .map_err(|e| e.to_string())
+            })
+            .unwrap()
+            .join()
+            .expect("the thread did not crash")
+    }
+
+    /// What jaq's memory count was when `src` ended, its values dropped:
+    /// (still counted, given back without having been counted).
+    fn count_after(src: &str, input: &Value) -> (usize, usize) {
+        TEST_LIMITS.with(|l| l.set(Some((u64::MAX, Duration::from_secs(600)))));
+        TEST_MEMORY.with(|m| m.set(Some(64 * MIB)));
+        let program = JqProgram::compile(src).unwrap();
+        let out = program.run(input);
+        assert!(out.is_ok(), "{src}: {}", start(&out));
+        LAST_COUNT.with(Cell::get).unwrap()
+    }
+
+    /// Each of these built a value a million levels deep, whose drop,
+    /// printing, comparison or parsing overflowed the stack and aborted
+    /// the whole process (`serve` included); now the value is refused as
+    /// it passes 512 levels, on a tokio worker's 2 MiB and on 8 MiB.
+    #[rstest::rstest]
+    #[case::length("reduce range(1000000) as $i (null; [.]) | length")]
+    #[case::tojson("reduce range(1000000) as $i (null; [.]) | tojson")]
+    #[case::interpolation("reduce range(1000000) as $i (null; [.]) | \"\\(.)\"")]
+    #[case::equal("reduce range(1000000) as $i (null; [.]) | . == .")]
+    #[case::sort("reduce range(1000000) as $i (null; [.]) | [., [.]] | sort")]
+    #[case::unique("reduce range(1000000) as $i (null; [.]) | [., .] | unique")]
+    #[case::objects("reduce range(1000000) as $i (null; {a: .}) | tostring")]
+    #[case::update("reduce range(1000000) as $i ([0]; .[0] = .) | length")]
+    #[case::assign("reduce range(1000000) as $i ({}; .a = .) | length")]
+    #[case::merge("reduce range(1000000) as $i ({}; {a: .} * {b: .}) | length")]
+    #[case::fromjson("\"[\" * 100000 | fromjson")]
+    #[case::fromjson_objects("\"{\\\"a\\\":\" * 100000 | fromjson")]
+    #[case::caught("try (reduce range(1000000) as $i (null; [.])) catch 0")]
+    fn a_value_nested_past_the_limit_is_an_error_not_a_crash(#[case] src: &str) {
+        for stack in [2 * MIB, 8 * MIB] {
+            let err = error(src, run_on(stack, 64 * MIB, src));
+            assert!(
+                err.contains("nested more than 512 levels deep"),
+                "{src}: {err}"
+            );
+        }
+    }
+
+    /// Values as deep as the limit are fine, in and out of jq.
+    #[test]
+    fn a_value_as_deep_as_the_limit_still_works() {
+        let src =
+            "reduce range(511) as $i (0; [.]) | [., (tojson | length), (. == .), ([..] | length)]";
+        let out = run_on(2 * MIB, 64 * MIB, src).unwrap();
+        assert_eq!(out[1], json!(511 * 2 + 1));
+        assert_eq!(out[2], json!(true));
+        assert_eq!(out[3], json!(512));
+        let mut inner = &out[0];
+        let mut depth = 0;
+        while let Some(next) = inner.get(0) {
+            inner = next;
+            depth += 1;
+        }
+        assert_eq!((depth, inner), (511, &json!(0)));
+    }
+
+    /// Each of these asked for gigabytes or more in a few steps: a single
+    /// allocation that failed aborted the whole process. Now the operation
+    /// is refused before it allocates, whatever `try` says.
+    #[rstest::rstest]
+    #[case::string_doubling("reduce range(40) as $i (\"x\"; . + .)")]
+    #[case::array_doubling("reduce range(40) as $i ([1]; . + .)")]
+    #[case::object_doubling("reduce range(40) as $i ({a: 1}; . * {b: ., c: .}) | tojson")]
+    #[case::repeat("\"x\" * 10000000000")]
+    #[case::repeat_caught("try (\"x\" * 10000000000) catch \"caught\"")]
+    #[case::repeat_optional("[(\"x\" * 10000000000)?]")]
+    #[case::range("[range(1e9)]")]
+    #[case::repeat_limit("[limit(1e9; repeat(\"x\"))]")]
+    #[case::explode("\"x\" * 2000000 | explode")]
+    #[case::join("\"x\" * 3000000 | [., ., ., ., ., ., ., .] | join(\"\")")]
+    #[case::tojson_shared("reduce range(40) as $i ([1]; [., .]) | tojson")]
+    #[case::tostring_shared("reduce range(40) as $i (\"xx\"; [., .]) | \"\\(.)\"")]
+    #[case::ascii_downcase("reduce range(40) as $i (\"X\"; . + . | ascii_downcase)")]
+    #[case::base64("reduce range(80) as $i (\"x\"; @base64)")]
+    #[case::split("\"x\" * 1000000 | split(\"\")")]
+    #[case::to_entries("[range(300000)] | to_entries")]
+    fn an_allocation_past_the_budget_is_refused_not_a_crash(#[case] src: &str) {
+        for stack in [2 * MIB, 8 * MIB] {
+            let err = error(src, run_on(stack, 16 * MIB, src));
+            assert!(err.contains("more than 16 MiB of memory"), "{src}: {err}");
+            assert!(err.contains("PIPEWRIGHT_JQ_MEMORY_MB=N"), "{err}");
+        }
+    }
+
+    /// Squaring an integer doubles its digits: big integers are counted
+    /// too (with a small budget, as squaring megabytes takes long).
+    #[test]
+    fn big_integers_past_the_budget_are_refused() {
+        let src = "reduce range(40) as $i (3; . * .)";
+        let err = error(src, run_on(2 * MIB, MIB / 4, src));
+        assert!(
+            err.contains("arithmetic on big integers asked for"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn the_memory_limit_names_the_operation_and_can_be_raised() {
+        let src = "reduce range(22) as $i (\"x\"; . + .) | length";
+        let err = error(src, run_on(2 * MIB, MIB, src));
+        assert!(
+            err.starts_with("the jq program was stopped: it would use more than 1 MiB of memory (`+` on strings asked for"),
+            "{err}"
+        );
+        assert_eq!(run_on(2 * MIB, 64 * MIB, src), Ok(json!(1 << 22)));
+    }
+
+    /// `"x" * 1e10` was never a crash: `1e10` is not an integer to jaq.
+    #[test]
+    fn a_string_times_a_float_is_an_error() {
+        let err = error("", run_on(2 * MIB, 64 * MIB, "\"x\" * 1e10"));
+        assert!(err.contains("cannot calculate"), "{err}");
+    }
+
+    /// The outputs leave the program, so they count until it ends: ten
+    /// outputs of 8 MiB do not fit in 64 MiB.
+    #[test]
+    fn outputs_count_against_the_budget() {
+        let program = JqProgram::compile("range(10) | \"x\" * 8000000").unwrap();
+        TEST_MEMORY.with(|m| m.set(Some(64 * MIB)));
+        let err = program.run(&json!(null)).unwrap_err().message;
+        assert!(err.contains("more than 64 MiB"), "{err}");
+        TEST_MEMORY.with(|m| m.set(Some(128 * MIB)));
+        assert_eq!(program.run(&json!(null)).map(|o| o.len()), Ok(10));
+    }
+
+    /// Memory is counted while values live and given back as they go: a
+    /// program that builds and drops far more than the budget over its run
+    /// is not stopped, and ends with nothing counted and nothing given back
+    /// that was not counted (which would let a program hold more than its
+    /// budget).
+    #[rstest::rstest]
+    #[case::string_churn("[range(100) | \"x\" * 1000000 | length] | add")]
+    #[case::array_churn("[range(100) | [range(10000)] | length] | add")]
+    #[case::concat("reduce range(10000) as $i (\"\"; . + \"x\") | length")]
+    #[case::append("reduce range(10000) as $i ([]; . + [$i]) | length")]
+    #[case::objects("reduce range(1000) as $i ({}; . + {(\"k\\($i)\"): $i}) | length")]
+    #[case::merge("reduce range(1000) as $i ({}; . * {a: {(\"k\\($i)\"): [$i]}}) | length")]
+    #[case::update(
+        "[range(1000)] | .[10] = \"x\" | .[20:30] = [1] | del(.[0]) | .[] |= . | length"
+    )]
+    #[case::paths("[paths] | length")]
+    #[case::keys(
+        "{a: 1, b: [1, {c: 2}]} | [keys, to_entries, with_entries(.), tojson, tostring] | length"
+    )]
+    #[case::sort(
+        "[range(1000) | -.] | sort | sort_by(-.) | group_by(. % 7) | unique_by(length) | min_by(length) | length"
+    )]
+    #[case::strings(
+        "\"a,b,c\" * 1000 | split(\",\") | join(\"-\") | ascii_upcase | explode | implode | @base64 | @base64d | length"
+    )]
+    #[case::regex("\"abc123\" * 100 | [match(\"[0-9]+\"; \"g\")] | length")]
+    #[case::fromjson("[range(1000)] | tojson | fromjson | length")]
+    #[case::numbers("[range(100) | 100000000000000000000 * .] | add | tostring | length")]
+    #[case::slices("[range(1000) | tostring | .[1:] ] | length")]
+    #[case::recurse("[{a: [1, {b: 2}]} | .., walk(.)] | length")]
+    #[case::input(".[1].a")]
+    fn memory_is_given_back_as_values_are_freed(#[case] src: &str) {
+        let input = json!([1, {"a": "x", "b": [1, 2]}, "s".repeat(100)]);
+        let (held, over_credited) = count_after(src, &input);
+        assert_eq!(
+            over_credited, 0,
+            "{src}: bytes given back that were never counted"
+        );
+        assert!(held <= 64 * 1024, "{src}: {held} bytes still counted");
     }
 }
