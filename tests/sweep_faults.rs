@@ -693,6 +693,40 @@ fn an_event_stream_cut_mid_answer_fails_the_node_without_a_hang() {
 }
 
 #[test]
+fn an_http_event_over_the_limit_says_so_and_how_to_raise_it() {
+    let home = Home::new();
+    let server = HttpServer::start(&home, "huge-event");
+    let file = server.pipeline(&home);
+    let ended = run_json(&home, &file, &[]);
+    assert_trace_kept(
+        &home,
+        &ended,
+        &[
+            "larger than 16 MiB (one event of its event stream)",
+            "PIPEWRIGHT_MAX_MESSAGE_MB",
+        ],
+    );
+    let error = ended.error_of("second");
+    assert!(!error.contains("cut it short"), "{error}");
+}
+
+/// An event whose answer cannot be read fails its call at once, over
+/// HTTP as over stdio.
+#[test]
+fn an_http_answer_that_cannot_be_read_fails_its_call_at_once() {
+    for (mode, says) in [
+        ("nan-event", "expected value"),
+        ("bad-utf8-event", "is not UTF-8"),
+    ] {
+        let home = Home::new();
+        let server = HttpServer::start(&home, mode);
+        let file = server.pipeline(&home);
+        let ended = run_json(&home, &file, &[]);
+        assert_trace_kept(&home, &ended, &["cannot read", says, "at byte"]);
+    }
+}
+
+#[test]
 fn a_100_mb_http_answer_is_refused_at_the_limit() {
     let home = Home::new();
     let server = HttpServer::start(&home, "huge-json");

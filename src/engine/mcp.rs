@@ -15,6 +15,7 @@ mod child;
 pub mod client_config;
 mod endpoint;
 mod error;
+mod failure;
 mod handler;
 pub mod human;
 mod inflight;
@@ -57,8 +58,8 @@ use tokio_util::sync::CancellationToken;
 
 pub use child::{DEFAULT_SHUTDOWN_GRACE, kill_all_servers, set_shutdown_grace, shutdown_grace};
 use endpoint::Endpoint;
+use error::HumanDuration;
 pub use error::McpError;
-use error::{HumanDuration, chain_message};
 use handler::Client;
 use human::{CallExtras, CallScope};
 use inflight::{InFlight, Registered};
@@ -72,12 +73,11 @@ use roots::Root;
 pub use stdout::DEFAULT_MAX_MESSAGE_MB;
 pub use tools::{TaskSupport, ToolAnnotations, ToolInfo};
 use transport::{
-    describe_http_error, describe_stdio_init_error, http_init_error, http_transport, redact_url,
-    spawn_stdio,
+    describe_stdio_init_error, http_init_error, http_transport, redact_url, spawn_stdio,
 };
 use wire::{AbandonGuard, Freshness, ListError, excerpt, list_tools, request_json};
 
-use crate::engine::json::{self, Json};
+use crate::engine::json::Json;
 
 /// How long a cancelled or timed-out call waits for its
 /// `notifications/cancelled` to be handed to the transport.
@@ -646,16 +646,20 @@ impl Connection {
         let request = request();
         self.inner.replies.forget(&handle.id);
         let result = match (kept, result) {
-            (Some(kept), _) => kept,
+            (Some(kept), _) => Ok(kept),
             (None, ServerResult::InputRequiredResult(asked)) => {
                 let asked = (asked, request, started, extras);
                 return self.answer_input(asked, timeout, cancel, scope).await;
             }
             // Over HTTP rmcp has parsed the answer: written out once as
             // the text pipewright keeps.
-            (None, ServerResult::CallToolResult(r)) => to_json(&r, &server, tool)?,
-            (None, other) => to_json(&other, &server, tool)?,
-        };
+            (None, ServerResult::CallToolResult(r)) => output::kept_from(&r),
+            (None, other) => output::kept_from(&other),
+        }
+        .map_err(|e| McpError::Transport {
+            server: server.clone(),
+            reason: format!("could not read the result of `{tool}`: {e}"),
+        })?;
         if !result.as_text().is_some_and(|t| t.starts_with('{')) && !result.tree().is_object() {
             return Err(McpError::Transport {
                 server,
@@ -718,99 +722,6 @@ impl Connection {
             let _ = service.close_with_timeout(CLOSE_WAIT).await;
         }
     }
-
-    /// The error of a call on a connection that ended: pipewright's own
-    /// reason when it ended it, else the server's doing.
-    async fn closed_error(&self) -> McpError {
-        let endpoint = &self.inner.endpoint;
-        if let Some(reason) = endpoint.verdict() {
-            return McpError::Transport {
-                server: self.inner.name.clone(),
-                reason,
-            };
-        }
-        McpError::Closed {
-            server: self.inner.name.clone(),
-            stdout_note: endpoint.stdout_note(),
-            stderr_tail: endpoint.stderr_tail(&self.inner.log).await,
-        }
-    }
-
-    async fn call_error(&self, e: ServiceError, tool: &str) -> McpError {
-        let server = self.inner.name.clone();
-        match e {
-            ServiceError::McpError(data)
-                if let Some((what, received)) =
-                    reply::unreadable_detail(data.code.0, &data.message, data.data.as_ref()) =>
-            {
-                McpError::Unreadable {
-                    server,
-                    method: format!("tools/call {tool}"),
-                    what,
-                    received: Box::new(received),
-                }
-            }
-            ServiceError::McpError(data) if reply::too_large(data.code.0, data.data.as_ref()) => {
-                McpError::Transport {
-                    server,
-                    reason: data.message.into_owned(),
-                }
-            }
-            ServiceError::McpError(data) => McpError::Protocol {
-                server,
-                method: "tools/call".to_owned(),
-                code: data.code.0,
-                message: revision::hint(self.protocol_version(), data.message.into_owned()),
-                data: data.data.map(Box::new),
-            },
-            ServiceError::Cancelled { .. } => McpError::Cancelled {
-                server,
-                tool: tool.to_owned(),
-            },
-            ServiceError::Timeout { timeout } => McpError::Timeout {
-                server,
-                tool: tool.to_owned(),
-                after: timeout,
-            },
-            ServiceError::TransportSend(e) if matches!(self.inner.endpoint, Endpoint::Http) => {
-                McpError::Transport {
-                    server,
-                    reason: describe_http_error(&*e.error),
-                }
-            }
-            // rmcp's word for a response stream that ended early; the
-            // session itself may live on.
-            ServiceError::TransportClosed
-                if matches!(self.inner.endpoint, Endpoint::Http) && !self.is_closed() =>
-            {
-                McpError::Transport {
-                    server,
-                    reason: format!(
-                        "the response stream of `{tool}` ended before its answer (the server cut it short)"
-                    ),
-                }
-            }
-            ServiceError::TransportClosed | ServiceError::TransportSend(_) => {
-                self.closed_error().await
-            }
-            other => McpError::Transport {
-                server,
-                reason: chain_message(&other),
-            },
-        }
-    }
-}
-
-/// A result rmcp parsed, as the text pipewright keeps.
-fn to_json<T: serde::Serialize>(result: &T, server: &str, tool: &str) -> Result<Json, McpError> {
-    let unreadable = |reason: String| McpError::Transport {
-        server: server.to_owned(),
-        reason: format!("could not read the result of `{tool}`: {reason}"),
-    };
-    let text = serde_json::to_string(result).map_err(|e| unreadable(e.to_string()))?;
-    let text = json::scan::compact(text).map_err(|e| unreadable(e.to_string()))?;
-    let whole = 0..text.len();
-    Ok(output::keep(text, whole))
 }
 
 #[cfg(test)]

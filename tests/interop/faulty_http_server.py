@@ -11,6 +11,9 @@ MODE is one of:
   cut-stream start an event stream for `fault`, send half an event, and
              close the connection
   huge-json  answer `fault` with a 100 MB JSON body
+  huge-event answer `fault` with an event stream whose one event is 20 MB
+  nan-event  answer `fault` with an event whose data is `{"score": NaN}`
+  bad-utf8-event  answer `fault` with an event whose text is not UTF-8
 
 It listens on 127.0.0.1 on a port of the system's choosing, written to
 PORTFILE once it listens.
@@ -85,8 +88,28 @@ class Handler(BaseHTTPRequestHandler):
         answer = {"jsonrpc": "2.0", "id": message["id"], "result": result_for(message)}
         self.reply(200, "application/json", json.dumps(answer).encode())
 
+    def event(self, data: bytes) -> None:
+        """Answers with an event stream of one event carrying `data`."""
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Connection", "close")
+        self.end_headers()
+        try:
+            self.wfile.write(b"data: " + data + b"\n\n")
+            self.wfile.flush()
+        except (BrokenPipeError, ConnectionResetError):
+            pass
+        self.close_connection = True
+
     def fault(self, request_id) -> None:
-        if MODE == "500-call":
+        head = b'{"jsonrpc":"2.0","id":' + json.dumps(request_id).encode() + b',"result":'
+        if MODE == "huge-event":
+            self.event(head + b'{"content":[{"type":"text","text":"' + b"x" * (20 * 1024 * 1024) + b'"}]}}')
+        elif MODE == "nan-event":
+            self.event(head + b'{"content":[],"structuredContent":{"score":NaN}}}')
+        elif MODE == "bad-utf8-event":
+            self.event(head + b'{"content":[{"type":"text","text":"caf\xe9"}]}}')
+        elif MODE == "500-call":
             self.reply(500, "text/plain", b"internal error: the database is down")
         elif MODE == "cut-stream":
             self.send_response(200)

@@ -50,6 +50,14 @@ pub(crate) fn keep(mut text: String, mut range: Range<usize>) -> Json {
     Json::from_checked(Arc::new(text), range)
 }
 
+/// A result rmcp parsed, written out once as the text pipewright keeps.
+pub(crate) fn kept_from<T: serde::Serialize>(result: &T) -> Result<Json, String> {
+    let text = serde_json::to_string(result).map_err(|e| e.to_string())?;
+    let text = crate::engine::json::scan::compact(text).map_err(|e| e.to_string())?;
+    let whole = 0..text.len();
+    Ok(keep(text, whole))
+}
+
 /// [`keep`] of a value held already: the value itself (shared) when it
 /// has no text block to replace.
 pub fn kept(result: &Json) -> Json {
@@ -68,10 +76,11 @@ pub fn kept(result: &Json) -> Json {
 /// structured content is written out again (a copy, for showing or
 /// exporting it).
 pub fn grown(result: &Json) -> Json {
-    let Some(cut) = result.cut() else {
+    let text = result.text();
+    let text = text.as_ref();
+    if !text.contains(REPEATED) {
         return result.clone();
-    };
-    let text = cut.text();
+    }
     let Ok(parts) = serde_json::from_str::<Parts<'_>>(text) else {
         return result.clone();
     };

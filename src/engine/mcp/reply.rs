@@ -406,6 +406,23 @@ pub(crate) fn watch_post(
             }
             None => Err(e),
         },
+        // An event whose bytes are not UTF-8 cannot be read: an error for
+        // the call it answers, not a stream that seems cut short.
+        Err(sse_stream::Error::Utf8Parse(bad)) => match &id {
+            Some(id) => {
+                replies.answered(id);
+                let what = format!(
+                    "an event of its event stream is not UTF-8 ({} bytes of it are)",
+                    bad.valid_up_to()
+                );
+                Ok(sse_stream::Sse {
+                    data: serde_json::to_string(&error_for(id.clone(), &what, bad.valid_up_to(), &[]))
+                        .ok(),
+                    ..Default::default()
+                })
+            }
+            None => Err(sse_stream::Error::Utf8Parse(bad)),
+        },
         Err(e) => Err(e),
     });
     StreamableHttpPostResponse::Sse(events.boxed(), session)
