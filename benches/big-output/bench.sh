@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # A node with a big output: the size of the run pipewright saves and the
 # peak memory of `pipewright run`, for one binary or two in interleaved
-# pairs (a reference measured in the same run).
+# pairs (a reference measured in the same run). Then one answer of 500,000
+# small content items (13 MB, from tests/interop/faulty_server.py): peak
+# memory and wall time.
 #
 #   cargo build --release
 #   benches/big-output/bench.sh [KB] [PAIRS]
@@ -39,4 +41,18 @@ one() { # label binary
 for _ in $(seq "$pairs"); do
   [ -n "$base" ] && one base "$base"
   one new "$bin"
+done
+
+python="${PYTHON:-python3}"
+printf 'servers:\n  many:\n    command: %s\n    args: [%s, many, %s]\npipe:\n  - id: many\n    tool: fault\n' \
+  "$python" "$root/tests/interop/faulty_server.py" "$work/many.pid" > "$work/many.yml"
+many() { # label binary
+  local data="$work/data-$1-$RANDOM"
+  PIPEWRIGHT_DATA_DIR="$data" /usr/bin/time -f "%M %e" -o "$work/rss" "$2" run "$work/many.yml" >/dev/null 2>&1
+  read -r rss secs < <(tail -1 "$work/rss")
+  printf '%-6s 500,000 items (13 MB)  peak RSS %8d KiB  wall %6.2f s\n' "$1" "$rss" "$secs"
+}
+for _ in $(seq "$pairs"); do
+  [ -n "$base" ] && many base "$base"
+  many new "$bin"
 done
