@@ -498,7 +498,7 @@ impl Connection {
             });
         }
         if self.is_closed() {
-            return Err(self.closed_error().await);
+            return Err(Box::pin(self.closed_error()).await);
         }
         let params = CallToolRequestParams::new(tool.to_owned()).with_arguments(args);
         let support = self
@@ -531,7 +531,7 @@ impl Connection {
             .await;
         let mut handle = match sent {
             Ok(handle) => handle,
-            Err(e) => return Err(self.call_error(e, tool).await),
+            Err(e) => return Err(Box::pin(self.call_error(e, tool)).await),
         };
         if let Some(ticket) = registered.ticket {
             self.inner
@@ -613,10 +613,10 @@ impl Connection {
                     server: &server,
                     tool,
                 };
-                match task::follow(f, created, (started, timeout), cancel).await {
+                match Box::pin(task::follow(f, created, (started, timeout), cancel)).await {
                     Ok(r) => Ok(Ok(ServerResult::CustomResult(CustomResult(r)))),
                     Err(task::Failure::Service(e)) => Ok(Err(e)),
-                    Err(task::Failure::Closed) => return Err(self.closed_error().await),
+                    Err(task::Failure::Closed) => return Err(Box::pin(self.closed_error()).await),
                     Err(task::Failure::Mcp(e)) => return Err(e),
                 }
             }
@@ -634,11 +634,11 @@ impl Connection {
             Ok(Err(e)) => match retry {
                 Some(again) if task::refused_without_task(&e) => {
                     let when = (started, timeout);
-                    return self.call_as_task(tool, again, when, cancel, scope).await;
+                    return Box::pin(self.call_as_task(tool, again, when, cancel, scope)).await;
                 }
-                _ => return Err(self.call_error(e, tool).await),
+                _ => return Err(Box::pin(self.call_error(e, tool)).await),
             },
-            Err(_) => return Err(self.closed_error().await),
+            Err(_) => return Err(Box::pin(self.closed_error()).await),
         };
         let kept = reply::is_stand_in(&result)
             .then(|| self.inner.replies.take(&handle.id))
@@ -649,7 +649,7 @@ impl Connection {
             (Some(kept), _) => Ok(kept),
             (None, ServerResult::InputRequiredResult(asked)) => {
                 let asked = (asked, request, started, extras);
-                return self.answer_input(asked, timeout, cancel, scope).await;
+                return Box::pin(self.answer_input(asked, timeout, cancel, scope)).await;
             }
             // Over HTTP rmcp has parsed the answer: written out once as
             // the text pipewright keeps.
@@ -672,7 +672,7 @@ impl Connection {
         let is_error = output::is_error(&result);
         if let Some(again) = retry.filter(|_| is_error && task::refused_text(&result)) {
             let when = (started, timeout);
-            return self.call_as_task(tool, again, when, cancel, scope).await;
+            return Box::pin(self.call_as_task(tool, again, when, cancel, scope)).await;
         }
         Ok(CallOutcome {
             request,
@@ -704,7 +704,8 @@ impl Connection {
             *tools = Arc::new(tools::task_required(&tools, tool));
         }
         let left = timeout.map(|t| t.saturating_sub(started.elapsed()));
-        Box::pin(self.call_scoped(tool, args, meta, left, cancel, scope)).await
+        self.call_scoped(tool, args, meta, left, cancel, scope)
+            .await
     }
 
     /// Shuts the connection down for every clone: ends the session, closes

@@ -14,6 +14,8 @@ MODE is one of:
   huge-event answer `fault` with an event stream whose one event is 20 MB
   nan-event  answer `fault` with an event whose data is `{"score": NaN}`
   bad-utf8-event  answer `fault` with an event whose text is not UTF-8
+  many-json  answer `fault` with a JSON body of 500,000 small content items
+  many-event the same answer in an event stream
 
 It listens on 127.0.0.1 on a port of the system's choosing, written to
 PORTFILE once it listens.
@@ -103,7 +105,13 @@ class Handler(BaseHTTPRequestHandler):
 
     def fault(self, request_id) -> None:
         head = b'{"jsonrpc":"2.0","id":' + json.dumps(request_id).encode() + b',"result":'
-        if MODE == "huge-event":
+        if MODE in ("many-json", "many-event"):
+            body = head + b'{"content":[' + b",".join([b'{"type":"text","text":"x"}'] * 500_000) + b"]}}"
+            if MODE == "many-event":
+                self.event(body)
+            else:
+                self.reply(200, "application/json", body)
+        elif MODE == "huge-event":
             self.event(head + b'{"content":[{"type":"text","text":"' + b"x" * (20 * 1024 * 1024) + b'"}]}}')
         elif MODE == "nan-event":
             self.event(head + b'{"content":[],"structuredContent":{"score":NaN}}}')
