@@ -70,6 +70,9 @@ fn mutated_answers_end_every_call_within_its_timeout_and_nothing_aborts() {
             .env_remove("PIPEWRIGHT_MAX_MESSAGE_MB")
             .env_remove("PIPEWRIGHT_JQ_STEPS")
             .env_remove("PIPEWRIGHT_JQ_SECONDS")
+            .env_remove("PIPEWRIGHT_JQ_MEMORY_MB")
+            .env_remove("PIPEWRIGHT_MAX_TOOL_LIST_MB")
+            .env_remove("PIPEWRIGHT_LOG")
             .env_remove("RUST_BACKTRACE");
         let started = Instant::now();
         let out = run_within(cmd, WALL);

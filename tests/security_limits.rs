@@ -117,6 +117,8 @@ fn a_fan_out_over_a_million_items_from_a_transform_is_refused_at_once() {
         .env("PIPEWRIGHT_DATA_DIR", dir.path().join("data"))
         .env_remove("PIPEWRIGHT_JQ_STEPS")
         .env_remove("PIPEWRIGHT_JQ_SECONDS")
+        .env_remove("PIPEWRIGHT_JQ_MEMORY_MB")
+        .env_remove("PIPEWRIGHT_MAX_RUNS")
         .timeout(std::time::Duration::from_secs(120))
         .output()
         .unwrap();
