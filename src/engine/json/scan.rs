@@ -52,6 +52,14 @@ pub fn check(text: &str) -> Result<Option<String>, Invalid> {
     Ok(shape.spaced.then(|| strip_spaces(text)))
 }
 
+/// [`check`] of a slice serde_json has already read as one value (a
+/// `RawValue`: its grammar is known good): only the nesting, the numbers
+/// and the spaces are looked at, in one pass.
+pub fn check_read(text: &str) -> Result<Option<String>, Invalid> {
+    let shape = shape(text.as_bytes())?;
+    Ok(shape.spaced.then(|| strip_spaces(text)))
+}
+
 /// A serde_json error as a byte offset into `text`.
 pub fn from_serde(text: &str, e: &serde_json::Error) -> Invalid {
     let what = e.to_string();

@@ -238,7 +238,8 @@ fn kept_answer(text: &str, result: &RawValue) -> Option<Keep> {
     }
     let part = result.get();
     let start = offset_in(text, part).unwrap_or(0);
-    Some(match scan::check(part) {
+    // Read already (a `RawValue` of the envelope): its grammar is good.
+    Some(match scan::check_read(part) {
         Ok(None) => Keep::Shared(start..start + part.len()),
         Ok(Some(compact)) => {
             let whole = 0..compact.len();
