@@ -754,6 +754,118 @@ mod tests {
         assert_eq!(reference_end("${a"), None);
     }
 
+    /// Every field a node hash reads, in nodes that exercise the canonical
+    /// JSON: keys that sort by bytes (digits, capitals, accents), strings
+    /// that need escapes, floats, non-finite numbers, scalar keys, retry
+    /// backoffs, mocks, compensations and `_meta`.
+    const HASHED: &str = r#"
+servers:
+  api: {url: "http://127.0.0.1:9/mcp"}
+  other: {command: x}
+pipe:
+  - id: plain
+    server: api
+    tool: search
+  - id: rich
+    server: other
+    tool: "get_ü"
+    args:
+      zeta: [1, -2, 3.5, 1e300, -0.0, .nan, .inf, true, null, "x", [], {}]
+      alpha: {b: "quote \" backslash \\ tab \t nl \n ctl \u0001 del \u007f é 😀 \u2028", a: {}}
+      "10": ten
+      1: one
+      true: yes
+      Z: upper
+      é: accent
+      user: "${plain.users[0].id}"
+      long: "a string long enough to take the canonical text past one SHA-256 block of sixty-four bytes"
+    transform: "{name, meta}"
+    when: "${plain.users} | length > 0"
+    on_error: {retry: {max: 3, backoff: 1.5s}}
+    timeout: 2m
+    max_cost_per_call_usd: 0.25
+    max_tokens_per_call: 5000
+    meta: {idempotency_key: "k-1", nested: {z: 1, a: 2}}
+    compensate: {server: api, tool: undo, args: {id: "${rich.id}", n: 2}}
+  - id: fan
+    server: api
+    tool: each
+    for_each: "${rich.items[*]}"
+    max_concurrency: 4
+    aligned: [rich]
+    on_error: continue
+    max_cost_per_call_usd: 1
+    timeout: 250ms
+    args: {item: "${item}"}
+  - id: fixture
+    mock: {result: {users: [{id: 7}], b: 1.0}}
+    on_error: retry:2
+  - id: failing
+    mock: {error: {code: -32000, message: "nope"}}
+    when: ".parents | length >= 0"
+    compensate: {tool: undo}
+compositions:
+  - name: dag
+    nodes:
+      - {id: a, server: api, tool: t}
+      - {id: b, server: api, tool: t}
+      - {id: c, server: api, tool: t, needs: [b, a], args: {x: "${a.x}", y: "${b.y}"}}
+"#;
+
+    /// Node hashes are compared with the hashes saved beside earlier runs
+    /// (a changed hash makes a node stale), so they must not move: these
+    /// were computed by the `serde_json::json!` + canonical text version.
+    #[test]
+    fn node_hashes_stay_as_saved_runs_know_them() {
+        let loaded = crate::engine::file::open::load_str(HASHED);
+        let p = loaded
+            .valid()
+            .unwrap_or_else(|| panic!("{:?}", loaded.diagnostics));
+        let hashes: Vec<(&str, &str)> = p
+            .compositions
+            .iter()
+            .flat_map(|c| &c.nodes)
+            .map(|n| (n.id.as_str(), n.hash.as_str()))
+            .collect();
+        assert_eq!(
+            hashes,
+            [
+                (
+                    "plain",
+                    "c75fd8a48bdea9efcdc93033bcae63ebfb2e3d9bc1a0f34124e4d9a9e6336481"
+                ),
+                (
+                    "rich",
+                    "c6bf5fa1d477808405eac32055b9d49b3b34b1e8cf4d6906add3a2134828f75e"
+                ),
+                (
+                    "fan",
+                    "3b47a81f8a059637b5217ccf46544ddde0afeff2d5c560f07bbc6d146d1fe4ab"
+                ),
+                (
+                    "fixture",
+                    "0d0518b21526271b4e798c53c015421397d40e02797ef09a6ddd5dc69767f247"
+                ),
+                (
+                    "failing",
+                    "aca32aff7c6cb79153131a0e2e93bb1c619894b59d1767844195a2d8aa83402b"
+                ),
+                (
+                    "a",
+                    "55d88b29271745b54937cb7e8470644d67286da56b79c3c4cc9c911fceb61bea"
+                ),
+                (
+                    "b",
+                    "55d88b29271745b54937cb7e8470644d67286da56b79c3c4cc9c911fceb61bea"
+                ),
+                (
+                    "c",
+                    "f963f56cff787170f1a2315f82aeec29884577acab45f1752e8ad632a190a5d7"
+                ),
+            ]
+        );
+    }
+
     #[test]
     fn ids() {
         assert!(valid_id("find_user-2"));
