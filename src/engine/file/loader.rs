@@ -7,6 +7,7 @@
 
 mod auth;
 mod compositions;
+mod hash;
 mod nodes;
 mod settings;
 
@@ -16,7 +17,6 @@ use std::time::Duration;
 
 use indexmap::IndexMap;
 use serde_json::Value;
-use sha2::{Digest, Sha256};
 
 use crate::engine::diag::{Diagnostic, Pos, Span, suggest};
 use crate::engine::file::graph;
@@ -75,6 +75,7 @@ pub fn load_tree(source: &str, root: &YNode) -> Loaded {
     let mut loader = Loader {
         src: source,
         diags: Vec::new(),
+        scratch: Vec::new(),
     };
     let pipeline = loader.pipeline(root);
     let mut diagnostics = loader.diags;
@@ -88,6 +89,8 @@ pub fn load_tree(source: &str, root: &YNode) -> Loaded {
 struct Loader<'s> {
     src: &'s str,
     diags: Vec<Diagnostic>,
+    /// Room for each node's canonical text while it is hashed.
+    scratch: Vec<u8>,
 }
 
 /// What the loader knows of the file while it reads one composition.
@@ -635,66 +638,6 @@ fn parse_any_duration(s: &str) -> Option<Duration> {
         rest = &rest[unit_len..];
     }
     Duration::try_from_secs_f64(total).ok()
-}
-
-/// The content hash of a node's definition: its fields as canonical JSON
-/// (object keys sorted), so reformatting the file changes nothing.
-fn node_hash(n: &Node) -> String {
-    let def = serde_json::json!({
-        "needs": n.needs.iter().map(|x| x.id.as_str()).collect::<Vec<_>>(),
-        "server": n.server,
-        "tool": n.tool,
-        "args": n.args,
-        "transform": n.transform.as_ref().map(JqProgram::source),
-        "when": n.when.as_ref().map(|w| w.source.as_str()),
-        "on_error": n.on_error,
-        "for_each": n.for_each.as_ref().map(|f| f.source.as_str()),
-        "max_concurrency": n.max_concurrency,
-        "aligned": n.aligned,
-        "mock": n.mock.as_ref().map(|m| match m {
-            Mock::Result(v) => serde_json::json!({"result": v}),
-            Mock::Error(v) => serde_json::json!({"error": v}),
-        }),
-        "timeout_ms": n.timeout.map(|t| t.as_millis() as u64),
-        "max_cost_per_call_usd": n.max_cost_per_call_usd,
-        "max_tokens_per_call": n.max_tokens_per_call,
-        "compensate": n.compensate.as_ref().map(|c| serde_json::json!({"server": c.server, "tool": c.tool, "args": c.args})),
-        "meta": n.meta,
-    });
-    let mut text = String::new();
-    canonical(&def, &mut text);
-    hex::encode(Sha256::digest(text.as_bytes()))
-}
-
-/// Writes `v` as JSON with object keys sorted.
-pub fn canonical(v: &Value, out: &mut String) {
-    match v {
-        Value::Object(map) => {
-            let mut keys: Vec<&String> = map.keys().collect();
-            keys.sort();
-            out.push('{');
-            for (i, k) in keys.into_iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                out.push_str(&Value::String(k.clone()).to_string());
-                out.push(':');
-                canonical(&map[k.as_str()], out);
-            }
-            out.push('}');
-        }
-        Value::Array(items) => {
-            out.push('[');
-            for (i, item) in items.iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                canonical(item, out);
-            }
-            out.push(']');
-        }
-        other => out.push_str(&other.to_string()),
-    }
 }
 
 #[cfg(test)]

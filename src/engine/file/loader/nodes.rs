@@ -262,7 +262,7 @@ impl<'s> Loader<'s> {
             meta,
             hash: String::new(),
         };
-        node.hash = node_hash(&node);
+        node.hash = super::hash::node_hash(&node, &mut self.scratch);
         Some(node)
     }
 
