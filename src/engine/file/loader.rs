@@ -12,7 +12,7 @@ mod nodes;
 mod settings;
 
 use crate::engine::file::keys::{MCPTEST_SECTIONS, TOP_KEYS};
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::time::Duration;
 
 use indexmap::IndexMap;
@@ -76,6 +76,7 @@ pub fn load_tree(source: &str, root: &YNode) -> Loaded {
         src: source,
         diags: Vec::new(),
         scratch: Vec::new(),
+        programs: HashMap::new(),
     };
     let pipeline = loader.pipeline(root);
     let mut diagnostics = loader.diags;
@@ -91,6 +92,8 @@ struct Loader<'s> {
     diags: Vec<Diagnostic>,
     /// Room for each node's canonical text while it is hashed.
     scratch: Vec<u8>,
+    /// The jq programs compiled so far, by their text.
+    programs: HashMap<String, JqProgram>,
 }
 
 /// What the loader knows of the file while it reads one composition.
@@ -807,6 +810,23 @@ compositions:
                 ),
             ]
         );
+    }
+
+    /// A repeated program is compiled once, but a repeated mistake is
+    /// reported at every place it is written.
+    #[test]
+    fn a_repeated_jq_mistake_is_reported_at_each_node() {
+        let src = "pipe:\n  - {id: a, tool: t, transform: '.x | nope'}\n  - {id: b, tool: t, transform: '.x | nope'}\n  - {id: c, tool: t, transform: '.y'}\n  - {id: d, tool: t, transform: '.y'}\n";
+        let loaded = crate::engine::file::open::load_str(src);
+        let lines: Vec<u32> = loaded.errors().map(|d| d.span.start.line).collect();
+        assert_eq!(lines, [2, 3], "{:?}", loaded.diagnostics);
+        let p = loaded.pipeline.unwrap_or_else(|| panic!("no pipeline"));
+        let sources: Vec<Option<&str>> = p.compositions[0]
+            .nodes
+            .iter()
+            .map(|n| n.transform.as_ref().map(JqProgram::source))
+            .collect();
+        assert_eq!(sources, [None, None, Some(".y"), Some(".y")]);
     }
 
     #[test]

@@ -316,7 +316,12 @@ impl<'s> Loader<'s> {
     }
 
     /// Compiles a jq program written in scalar `v`, starting at byte `from`
-    /// of its text; errors point into the file.
+    /// of its text; errors point into the file. A text the file repeats
+    /// (the same `transform` on many nodes) is compiled once and shared:
+    /// compiling depends on the text alone (and on [`jq::sandboxed`], which
+    /// holds for a whole load), and a program is cheap to clone.
+    ///
+    /// [`jq::sandboxed`]: crate::engine::lang::jq::sandboxed
     pub(super) fn jq(
         &mut self,
         v: &YNode,
@@ -324,8 +329,14 @@ impl<'s> Loader<'s> {
         from: usize,
         what: &str,
     ) -> Option<JqProgram> {
+        if let Some(p) = self.programs.get(text) {
+            return Some(p.clone());
+        }
         match JqProgram::compile(text) {
-            Ok(p) => Some(p),
+            Ok(p) => {
+                self.programs.insert(text.to_owned(), p.clone());
+                Some(p)
+            }
             Err(e) => {
                 for problem in e.problems {
                     let start = v.pos_in_str(self.src, from + problem.offset);
