@@ -12,6 +12,7 @@ mod nodes;
 mod settings;
 
 use crate::engine::file::keys::{MCPTEST_SECTIONS, TOP_KEYS};
+use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
 use std::time::Duration;
 
@@ -156,7 +157,7 @@ impl<'s> Loader<'s> {
         node: &'n YNode,
         allowed: &[&str],
         what: &str,
-    ) -> Option<Vec<(String, &'n YNode, &'n YNode)>> {
+    ) -> Option<Vec<(Cow<'n, str>, &'n YNode, &'n YNode)>> {
         let Some(pairs) = node.as_map() else {
             self.err(
                 node.span,
@@ -164,18 +165,19 @@ impl<'s> Loader<'s> {
             );
             return None;
         };
-        let mut seen: HashSet<String> = HashSet::new();
+        let mut seen = Seen::default();
         let mut out = Vec::with_capacity(pairs.len());
         for (k, v) in pairs {
-            let Some(key) = k.key_text() else {
+            let Some(key) = k.key_str() else {
                 self.err(k.span, format!("keys of {what} must be plain names"));
                 continue;
             };
+            // A string key is borrowed: cloning it copies no text.
             if !seen.insert(key.clone()) {
                 self.err(k.span, format!("duplicate key `{key}` in {what}"));
                 continue;
             }
-            if !allowed.contains(&key.as_str()) {
+            if !allowed.contains(&&*key) {
                 let msg = format!("unknown key `{key}` in {what}");
                 match suggest(&key, allowed.iter().copied()) {
                     Some(s) => self.err_hint(k.span, msg, format!("did you mean `{s}`?")),
@@ -516,6 +518,34 @@ impl<'s> Loader<'s> {
     }
 }
 
+/// The keys of one mapping seen so far: a list while it is short (most
+/// mappings have a few keys, and hashing each cost more than comparing),
+/// a hash set past that.
+#[derive(Default)]
+struct Seen<'n> {
+    few: Vec<Cow<'n, str>>,
+    many: HashSet<Cow<'n, str>>,
+}
+
+impl<'n> Seen<'n> {
+    const FEW: usize = 16;
+
+    /// Whether `key` is new (and now seen).
+    fn insert(&mut self, key: Cow<'n, str>) -> bool {
+        if self.many.is_empty() {
+            if self.few.contains(&key) {
+                return false;
+            }
+            if self.few.len() < Self::FEW {
+                self.few.push(key);
+                return true;
+            }
+            self.many.extend(self.few.drain(..));
+        }
+        self.many.insert(key)
+    }
+}
+
 /// A value as a message quotes it; a long string is cut (an aliased one
 /// can be megabytes, and one message is written per place it is used).
 fn describe(v: &YNode) -> String {
@@ -827,6 +857,38 @@ compositions:
             .map(|n| n.transform.as_ref().map(JqProgram::source))
             .collect();
         assert_eq!(sources, [None, None, Some(".y"), Some(".y")]);
+    }
+
+    /// Duplicates are found in short and long mappings alike, across the
+    /// switch from a list to a hash set.
+    #[test]
+    fn duplicate_keys_are_found_in_long_mappings() {
+        let mut seen = Seen::default();
+        let keys: Vec<Cow<str>> = (0..40).map(|i| Cow::Owned(format!("k{i}"))).collect();
+        for k in &keys {
+            assert!(seen.insert(k.clone()), "{k}");
+        }
+        for k in &keys {
+            assert!(!seen.insert(k.clone()), "{k}");
+        }
+        let mut node = String::from("pipe:\n  - id: a\n    tool: t\n");
+        for i in 0..20 {
+            node.push_str(&format!("    x{i}: 1\n"));
+        }
+        node.push_str("    tool: u\n    x3: 2\n");
+        let loaded = crate::engine::file::open::load_str(&node);
+        let dupes: Vec<(u32, &str)> = loaded
+            .errors()
+            .filter(|d| d.message.starts_with("duplicate"))
+            .map(|d| (d.span.start.line, d.message.as_str()))
+            .collect();
+        assert_eq!(
+            dupes,
+            [
+                (24, "duplicate key `tool` in node `a`"),
+                (25, "duplicate key `x3` in node `a`"),
+            ]
+        );
     }
 
     #[test]

@@ -4,6 +4,7 @@
 //! The loader walks this tree rather than deserialising straight into structs
 //! so that it can report every problem of a file at once, each at its place.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 
 use serde_json::{Map, Number, Value};
@@ -96,12 +97,17 @@ impl YNode {
 
     /// A mapping key as text: strings as they are, other scalars as written.
     pub fn key_text(&self) -> Option<String> {
+        self.key_str().map(Cow::into_owned)
+    }
+
+    /// [`YNode::key_text`], with a string key borrowed rather than copied.
+    pub fn key_str(&self) -> Option<Cow<'_, str>> {
         match &self.kind {
-            YKind::Str(s, _) => Some(s.clone()),
-            YKind::Int(i) => Some(i.to_string()),
-            YKind::Float(f) => Some(f.to_string()),
-            YKind::Bool(b) => Some(b.to_string()),
-            YKind::Null => Some("null".into()),
+            YKind::Str(s, _) => Some(Cow::Borrowed(s)),
+            YKind::Int(i) => Some(Cow::Owned(i.to_string())),
+            YKind::Float(f) => Some(Cow::Owned(f.to_string())),
+            YKind::Bool(b) => Some(Cow::Borrowed(if *b { "true" } else { "false" })),
+            YKind::Null => Some(Cow::Borrowed("null")),
             _ => None,
         }
     }

@@ -1,6 +1,8 @@
 //! One node of a pipe or composition: its call, `args` references, jq
 //! `transform` and `when`, `on_error`, `for_each`, `mock` and `compensate`.
 
+use std::fmt::Write as _;
+
 use super::*;
 use crate::engine::file::keys::*;
 
@@ -269,6 +271,14 @@ impl<'s> Loader<'s> {
     /// Parses every string under `v` as a template, collecting references
     /// and reporting syntax errors at their place.
     pub(super) fn refs_in(&mut self, v: &YNode, at: &str, out: &mut Vec<RefSite>) {
+        let mut path = at.to_owned();
+        self.refs_at(v, &mut path, out);
+    }
+
+    /// [`Loader::refs_in`] with the path to `v` in one buffer that each
+    /// level extends and cuts back: a key or an index costs no new string
+    /// unless a reference is found under it.
+    fn refs_at(&mut self, v: &YNode, at: &mut String, out: &mut Vec<RefSite>) {
         match &v.kind {
             YKind::Str(s, _) => {
                 if !s.contains('$') {
@@ -282,7 +292,7 @@ impl<'s> Loader<'s> {
                                 out.push(RefSite {
                                     reference: r,
                                     pos,
-                                    at: at.to_owned(),
+                                    at: at.clone(),
                                 });
                             }
                         }
@@ -301,14 +311,20 @@ impl<'s> Loader<'s> {
                 }
             }
             YKind::Seq(items) => {
+                let len = at.len();
                 for (i, item) in items.iter().enumerate() {
-                    self.refs_in(item, &format!("{at}[{i}]"), out);
+                    let _ = write!(at, "[{i}]");
+                    self.refs_at(item, at, out);
+                    at.truncate(len);
                 }
             }
             YKind::Map(pairs) => {
+                let len = at.len();
                 for (k, item) in pairs {
-                    let key = k.key_text().unwrap_or_default();
-                    self.refs_in(item, &format!("{at}.{key}"), out);
+                    at.push('.');
+                    at.push_str(&k.key_str().unwrap_or_default());
+                    self.refs_at(item, at, out);
+                    at.truncate(len);
                 }
             }
             _ => {}
