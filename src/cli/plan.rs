@@ -11,6 +11,7 @@
 use super::report::usage;
 use super::run::{Format, OnBudget, RunArgs, Servers, config, servers_of};
 use crate::engine::cost::pricing::Pricing;
+use crate::engine::file::loader::Loaded;
 use crate::engine::file::model::{Case, Composition};
 use crate::engine::mcp::servers;
 use crate::engine::plan::dry_run::{Plan, plan_composition, recorded_figures};
@@ -19,11 +20,17 @@ use crate::options::exit;
 
 /// Plans the file; returns the exit code.
 pub async fn plan(args: RunArgs) -> u8 {
-    let name = args.file.display().to_string();
     if let Err(e) = servers::announce_cli_servers(&args.servers, &args.servers_from) {
         return usage(e);
     }
     let (source, loaded) = crate::engine::file::open::load_file_as(&args.file, args.dialect);
+    plan_loaded(args, source, loaded).await
+}
+
+/// [`plan`] of the file `run` loaded already (one that says `dry_run:
+/// true`), with the command line's servers announced.
+pub async fn plan_loaded(args: RunArgs, source: String, loaded: Loaded) -> u8 {
+    let name = args.file.display().to_string();
     if super::report::report_diagnostics(&name, &source, &loaded) {
         eprintln!("{name}: not planned: the file has errors");
         return exit::INVALID;

@@ -175,24 +175,11 @@ pub(crate) fn cli_budget(args: &RunArgs) -> Result<Budget, String> {
     })
 }
 
-/// True when `run` must only plan: `--dry-run`, `--estimate-cost`, or a
-/// file that says `dry_run: true` (Fibe's), which is then told on stderr.
+/// True when `run` must only plan: `--dry-run` or `--estimate-cost`. A
+/// file that says `dry_run: true` (Fibe's) is planned too, which [`run`]
+/// finds once it has loaded the file.
 pub fn plans_only(args: &RunArgs) -> bool {
-    if args.spend.dry_run || args.spend.estimate_cost {
-        return true;
-    }
-    if servers::announce_cli_servers(&args.servers, &args.servers_from).is_err() {
-        return false;
-    }
-    let (_, loaded) = load_file_as(&args.file, args.dialect);
-    let dry = loaded.pipeline.is_some_and(|p| p.dry_run);
-    if dry {
-        eprintln!(
-            "{}: `dry_run: true`: planning only, nothing is called (remove it to run)",
-            args.file.display()
-        );
-    }
-    dry
+    args.spend.dry_run || args.spend.estimate_cost
 }
 
 /// The servers a run of `pipeline` talks to, with what resolving them used.
@@ -236,6 +223,13 @@ pub async fn run(args: RunArgs) -> u8 {
         return usage(e);
     }
     let (source, loaded) = load_file_as(&args.file, args.dialect);
+    if loaded.pipeline.as_ref().is_some_and(|p| p.dry_run) {
+        eprintln!(
+            "{}: `dry_run: true`: planning only, nothing is called (remove it to run)",
+            args.file.display()
+        );
+        return super::plan::plan_loaded(args, source, loaded).await;
+    }
     if super::report::report_diagnostics(&name, &source, &loaded) {
         eprintln!("{name}: not run: the file has errors");
         return exit::INVALID;
@@ -246,6 +240,9 @@ pub async fn run(args: RunArgs) -> u8 {
     if let Some(on) = &args.on {
         return on_restate(&args, on, &name, &source, &pipeline).await;
     }
+    // Masked now, from the file's own servers (`--servers-from` adds more
+    // below): the copy kept beside each saved run.
+    let kept = (!args.no_save).then(|| store::KeptSource::of(&source, &pipeline));
     let Servers {
         cli_vars,
         redactor,
@@ -389,8 +386,8 @@ pub async fn run(args: RunArgs) -> u8 {
                 trace.run_id = id;
             }
             let stop = trace.composition.status == RunStatus::Cancelled;
-            if !args.no_save {
-                store::save_with_source(&trace, &source);
+            if let Some(kept) = &kept {
+                store::save_with_source(&trace, kept);
             }
             // Saved: the record of the run in progress goes.
             watch.live = None;

@@ -154,7 +154,9 @@ pub async fn follow(
     let name = file.map_or_else(|| trace.file.clone(), |f| f.0.to_owned());
     if report.save {
         match file {
-            Some((_, source, _)) => store::save_with_source(&trace, source),
+            Some((_, source, p)) => {
+                store::save_with_source(&trace, &store::KeptSource::of(source, p))
+            }
             None => store::save(&trace),
         }
     }

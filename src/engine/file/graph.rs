@@ -66,7 +66,8 @@ pub fn build(comp: &mut Composition, diags: &mut Vec<Diagnostic>) {
         let in_fan_out = node.for_each.is_some();
         for site in node.refs() {
             let span = Span::at(site.pos);
-            let text = site.reference.to_string();
+            // Displayed only in a message: most references have none.
+            let text = &site.reference;
             match &site.reference.root {
                 Root::Item if !in_fan_out || site.at == "for_each" => {
                     diags.push(

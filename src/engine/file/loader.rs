@@ -7,16 +7,17 @@
 
 mod auth;
 mod compositions;
+mod hash;
 mod nodes;
 mod settings;
 
 use crate::engine::file::keys::{MCPTEST_SECTIONS, TOP_KEYS};
-use std::collections::HashSet;
+use std::borrow::Cow;
+use std::collections::{HashMap, HashSet};
 use std::time::Duration;
 
 use indexmap::IndexMap;
 use serde_json::Value;
-use sha2::{Digest, Sha256};
 
 use crate::engine::diag::{Diagnostic, Pos, Span, suggest};
 use crate::engine::file::graph;
@@ -75,6 +76,8 @@ pub fn load_tree(source: &str, root: &YNode) -> Loaded {
     let mut loader = Loader {
         src: source,
         diags: Vec::new(),
+        scratch: Vec::new(),
+        programs: HashMap::new(),
     };
     let pipeline = loader.pipeline(root);
     let mut diagnostics = loader.diags;
@@ -88,6 +91,10 @@ pub fn load_tree(source: &str, root: &YNode) -> Loaded {
 struct Loader<'s> {
     src: &'s str,
     diags: Vec<Diagnostic>,
+    /// Room for each node's canonical text while it is hashed.
+    scratch: Vec<u8>,
+    /// The jq programs compiled so far, by their text.
+    programs: HashMap<String, JqProgram>,
 }
 
 /// What the loader knows of the file while it reads one composition.
@@ -150,7 +157,7 @@ impl<'s> Loader<'s> {
         node: &'n YNode,
         allowed: &[&str],
         what: &str,
-    ) -> Option<Vec<(String, &'n YNode, &'n YNode)>> {
+    ) -> Option<Vec<(Cow<'n, str>, &'n YNode, &'n YNode)>> {
         let Some(pairs) = node.as_map() else {
             self.err(
                 node.span,
@@ -158,18 +165,19 @@ impl<'s> Loader<'s> {
             );
             return None;
         };
-        let mut seen: HashSet<String> = HashSet::new();
+        let mut seen = Seen::default();
         let mut out = Vec::with_capacity(pairs.len());
         for (k, v) in pairs {
-            let Some(key) = k.key_text() else {
+            let Some(key) = k.key_str() else {
                 self.err(k.span, format!("keys of {what} must be plain names"));
                 continue;
             };
+            // A string key is borrowed: cloning it copies no text.
             if !seen.insert(key.clone()) {
                 self.err(k.span, format!("duplicate key `{key}` in {what}"));
                 continue;
             }
-            if !allowed.contains(&key.as_str()) {
+            if !allowed.contains(&&*key) {
                 let msg = format!("unknown key `{key}` in {what}");
                 match suggest(&key, allowed.iter().copied()) {
                     Some(s) => self.err_hint(k.span, msg, format!("did you mean `{s}`?")),
@@ -510,6 +518,34 @@ impl<'s> Loader<'s> {
     }
 }
 
+/// The keys of one mapping seen so far: a list while it is short (most
+/// mappings have a few keys, and hashing each cost more than comparing),
+/// a hash set past that.
+#[derive(Default)]
+struct Seen<'n> {
+    few: Vec<Cow<'n, str>>,
+    many: HashSet<Cow<'n, str>>,
+}
+
+impl<'n> Seen<'n> {
+    const FEW: usize = 16;
+
+    /// Whether `key` is new (and now seen).
+    fn insert(&mut self, key: Cow<'n, str>) -> bool {
+        if self.many.is_empty() {
+            if self.few.contains(&key) {
+                return false;
+            }
+            if self.few.len() < Self::FEW {
+                self.few.push(key);
+                return true;
+            }
+            self.many.extend(self.few.drain(..));
+        }
+        self.many.insert(key)
+    }
+}
+
 /// A value as a message quotes it; a long string is cut (an aliased one
 /// can be megabytes, and one message is written per place it is used).
 fn describe(v: &YNode) -> String {
@@ -637,66 +673,6 @@ fn parse_any_duration(s: &str) -> Option<Duration> {
     Duration::try_from_secs_f64(total).ok()
 }
 
-/// The content hash of a node's definition: its fields as canonical JSON
-/// (object keys sorted), so reformatting the file changes nothing.
-fn node_hash(n: &Node) -> String {
-    let def = serde_json::json!({
-        "needs": n.needs.iter().map(|x| x.id.as_str()).collect::<Vec<_>>(),
-        "server": n.server,
-        "tool": n.tool,
-        "args": n.args,
-        "transform": n.transform.as_ref().map(JqProgram::source),
-        "when": n.when.as_ref().map(|w| w.source.as_str()),
-        "on_error": n.on_error,
-        "for_each": n.for_each.as_ref().map(|f| f.source.as_str()),
-        "max_concurrency": n.max_concurrency,
-        "aligned": n.aligned,
-        "mock": n.mock.as_ref().map(|m| match m {
-            Mock::Result(v) => serde_json::json!({"result": v}),
-            Mock::Error(v) => serde_json::json!({"error": v}),
-        }),
-        "timeout_ms": n.timeout.map(|t| t.as_millis() as u64),
-        "max_cost_per_call_usd": n.max_cost_per_call_usd,
-        "max_tokens_per_call": n.max_tokens_per_call,
-        "compensate": n.compensate.as_ref().map(|c| serde_json::json!({"server": c.server, "tool": c.tool, "args": c.args})),
-        "meta": n.meta,
-    });
-    let mut text = String::new();
-    canonical(&def, &mut text);
-    hex::encode(Sha256::digest(text.as_bytes()))
-}
-
-/// Writes `v` as JSON with object keys sorted.
-pub fn canonical(v: &Value, out: &mut String) {
-    match v {
-        Value::Object(map) => {
-            let mut keys: Vec<&String> = map.keys().collect();
-            keys.sort();
-            out.push('{');
-            for (i, k) in keys.into_iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                out.push_str(&Value::String(k.clone()).to_string());
-                out.push(':');
-                canonical(&map[k.as_str()], out);
-            }
-            out.push('}');
-        }
-        Value::Array(items) => {
-            out.push('[');
-            for (i, item) in items.iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                canonical(item, out);
-            }
-            out.push(']');
-        }
-        other => out.push_str(&other.to_string()),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -752,6 +728,167 @@ mod tests {
         assert_eq!(reference_end("${a.b} | x"), Some(6));
         assert_eq!(reference_end(r#"${a["}"]} | x"#), Some(9));
         assert_eq!(reference_end("${a"), None);
+    }
+
+    /// Every field a node hash reads, in nodes that exercise the canonical
+    /// JSON: keys that sort by bytes (digits, capitals, accents), strings
+    /// that need escapes, floats, non-finite numbers, scalar keys, retry
+    /// backoffs, mocks, compensations and `_meta`.
+    const HASHED: &str = r#"
+servers:
+  api: {url: "http://127.0.0.1:9/mcp"}
+  other: {command: x}
+pipe:
+  - id: plain
+    server: api
+    tool: search
+  - id: rich
+    server: other
+    tool: "get_ü"
+    args:
+      zeta: [1, -2, 3.5, 1e300, -0.0, .nan, .inf, true, null, "x", [], {}]
+      alpha: {b: "quote \" backslash \\ tab \t nl \n ctl \u0001 del \u007f é 😀 \u2028", a: {}}
+      "10": ten
+      1: one
+      true: yes
+      Z: upper
+      é: accent
+      user: "${plain.users[0].id}"
+      long: "a string long enough to take the canonical text past one SHA-256 block of sixty-four bytes"
+    transform: "{name, meta}"
+    when: "${plain.users} | length > 0"
+    on_error: {retry: {max: 3, backoff: 1.5s}}
+    timeout: 2m
+    max_cost_per_call_usd: 0.25
+    max_tokens_per_call: 5000
+    meta: {idempotency_key: "k-1", nested: {z: 1, a: 2}}
+    compensate: {server: api, tool: undo, args: {id: "${rich.id}", n: 2}}
+  - id: fan
+    server: api
+    tool: each
+    for_each: "${rich.items[*]}"
+    max_concurrency: 4
+    aligned: [rich]
+    on_error: continue
+    max_cost_per_call_usd: 1
+    timeout: 250ms
+    args: {item: "${item}"}
+  - id: fixture
+    mock: {result: {users: [{id: 7}], b: 1.0}}
+    on_error: retry:2
+  - id: failing
+    mock: {error: {code: -32000, message: "nope"}}
+    when: ".parents | length >= 0"
+    compensate: {tool: undo}
+compositions:
+  - name: dag
+    nodes:
+      - {id: a, server: api, tool: t}
+      - {id: b, server: api, tool: t}
+      - {id: c, server: api, tool: t, needs: [b, a], args: {x: "${a.x}", y: "${b.y}"}}
+"#;
+
+    /// Node hashes are compared with the hashes saved beside earlier runs
+    /// (a changed hash makes a node stale), so they must not move: these
+    /// were computed by the `serde_json::json!` + canonical text version.
+    #[test]
+    fn node_hashes_stay_as_saved_runs_know_them() {
+        let loaded = crate::engine::file::open::load_str(HASHED);
+        let p = loaded
+            .valid()
+            .unwrap_or_else(|| panic!("{:?}", loaded.diagnostics));
+        let hashes: Vec<(&str, &str)> = p
+            .compositions
+            .iter()
+            .flat_map(|c| &c.nodes)
+            .map(|n| (n.id.as_str(), n.hash.as_str()))
+            .collect();
+        assert_eq!(
+            hashes,
+            [
+                (
+                    "plain",
+                    "c75fd8a48bdea9efcdc93033bcae63ebfb2e3d9bc1a0f34124e4d9a9e6336481"
+                ),
+                (
+                    "rich",
+                    "c6bf5fa1d477808405eac32055b9d49b3b34b1e8cf4d6906add3a2134828f75e"
+                ),
+                (
+                    "fan",
+                    "3b47a81f8a059637b5217ccf46544ddde0afeff2d5c560f07bbc6d146d1fe4ab"
+                ),
+                (
+                    "fixture",
+                    "0d0518b21526271b4e798c53c015421397d40e02797ef09a6ddd5dc69767f247"
+                ),
+                (
+                    "failing",
+                    "aca32aff7c6cb79153131a0e2e93bb1c619894b59d1767844195a2d8aa83402b"
+                ),
+                (
+                    "a",
+                    "55d88b29271745b54937cb7e8470644d67286da56b79c3c4cc9c911fceb61bea"
+                ),
+                (
+                    "b",
+                    "55d88b29271745b54937cb7e8470644d67286da56b79c3c4cc9c911fceb61bea"
+                ),
+                (
+                    "c",
+                    "f963f56cff787170f1a2315f82aeec29884577acab45f1752e8ad632a190a5d7"
+                ),
+            ]
+        );
+    }
+
+    /// A repeated program is compiled once, but a repeated mistake is
+    /// reported at every place it is written.
+    #[test]
+    fn a_repeated_jq_mistake_is_reported_at_each_node() {
+        let src = "pipe:\n  - {id: a, tool: t, transform: '.x | nope'}\n  - {id: b, tool: t, transform: '.x | nope'}\n  - {id: c, tool: t, transform: '.y'}\n  - {id: d, tool: t, transform: '.y'}\n";
+        let loaded = crate::engine::file::open::load_str(src);
+        let lines: Vec<u32> = loaded.errors().map(|d| d.span.start.line).collect();
+        assert_eq!(lines, [2, 3], "{:?}", loaded.diagnostics);
+        let p = loaded.pipeline.unwrap_or_else(|| panic!("no pipeline"));
+        let sources: Vec<Option<&str>> = p.compositions[0]
+            .nodes
+            .iter()
+            .map(|n| n.transform.as_ref().map(JqProgram::source))
+            .collect();
+        assert_eq!(sources, [None, None, Some(".y"), Some(".y")]);
+    }
+
+    /// Duplicates are found in short and long mappings alike, across the
+    /// switch from a list to a hash set.
+    #[test]
+    fn duplicate_keys_are_found_in_long_mappings() {
+        let mut seen = Seen::default();
+        let keys: Vec<Cow<str>> = (0..40).map(|i| Cow::Owned(format!("k{i}"))).collect();
+        for k in &keys {
+            assert!(seen.insert(k.clone()), "{k}");
+        }
+        for k in &keys {
+            assert!(!seen.insert(k.clone()), "{k}");
+        }
+        let mut node = String::from("pipe:\n  - id: a\n    tool: t\n");
+        for i in 0..20 {
+            node.push_str(&format!("    x{i}: 1\n"));
+        }
+        node.push_str("    tool: u\n    x3: 2\n");
+        let loaded = crate::engine::file::open::load_str(&node);
+        let dupes: Vec<(u32, &str)> = loaded
+            .errors()
+            .filter(|d| d.message.starts_with("duplicate"))
+            .map(|d| (d.span.start.line, d.message.as_str()))
+            .collect();
+        assert_eq!(
+            dupes,
+            [
+                (24, "duplicate key `tool` in node `a`"),
+                (25, "duplicate key `x3` in node `a`"),
+            ]
+        );
     }
 
     #[test]

@@ -4,10 +4,11 @@
 //! The loader walks this tree rather than deserialising straight into structs
 //! so that it can report every problem of a file at once, each at its place.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 
 use serde_json::{Map, Number, Value};
-use serde_saphyr::granit_parser::{Event, Parser, ScalarStyle, Span as YSpan};
+use serde_saphyr::granit_parser::{Event, Parser, ScalarStyle, Span as YSpan, Tag};
 
 use crate::engine::diag::{Diagnostic, Pos, Span};
 
@@ -96,12 +97,17 @@ impl YNode {
 
     /// A mapping key as text: strings as they are, other scalars as written.
     pub fn key_text(&self) -> Option<String> {
+        self.key_str().map(Cow::into_owned)
+    }
+
+    /// [`YNode::key_text`], with a string key borrowed rather than copied.
+    pub fn key_str(&self) -> Option<Cow<'_, str>> {
         match &self.kind {
-            YKind::Str(s, _) => Some(s.clone()),
-            YKind::Int(i) => Some(i.to_string()),
-            YKind::Float(f) => Some(f.to_string()),
-            YKind::Bool(b) => Some(b.to_string()),
-            YKind::Null => Some("null".into()),
+            YKind::Str(s, _) => Some(Cow::Borrowed(s)),
+            YKind::Int(i) => Some(Cow::Owned(i.to_string())),
+            YKind::Float(f) => Some(Cow::Owned(f.to_string())),
+            YKind::Bool(b) => Some(Cow::Borrowed(if *b { "true" } else { "false" })),
+            YKind::Null => Some(Cow::Borrowed("null")),
             _ => None,
         }
     }
@@ -314,22 +320,35 @@ impl<'a> Builder<'a> {
     /// files are loaded on small-stacked threads too (tokio workers under
     /// `serve`, the editor's validation).
     fn node(&mut self, ev: Event<'a>, span: YSpan) -> Result<YNode, Diagnostic> {
+        if let Event::Scalar(text, style, anchor, tag) = ev {
+            // A scalar nests nothing: no stack to check (most nodes are).
+            return self.scalar_node(text, style, anchor, tag.as_deref(), &span);
+        }
         stacker::maybe_grow(STACK_RED_ZONE, STACK_SEGMENT, || self.node_here(ev, span))
+    }
+
+    fn scalar_node(
+        &mut self,
+        text: Cow<'a, str>,
+        style: ScalarStyle,
+        anchor: usize,
+        tag: Option<&Tag>,
+        span: &YSpan,
+    ) -> Result<YNode, Diagnostic> {
+        let forced_str = tag.is_some_and(|t| t.is_yaml_core_schema_tag("str"));
+        let node = YNode {
+            kind: scalar(text, style, forced_str),
+            span: span_of(span),
+        };
+        self.remember(anchor, &node)?;
+        Ok(node)
     }
 
     fn node_here(&mut self, ev: Event<'a>, span: YSpan) -> Result<YNode, Diagnostic> {
         let start = span_of(&span);
         match ev {
             Event::Scalar(text, style, anchor, tag) => {
-                let forced_str = tag
-                    .as_ref()
-                    .is_some_and(|t| t.is_yaml_core_schema_tag("str"));
-                let node = YNode {
-                    kind: scalar(&text, style, forced_str),
-                    span: start,
-                };
-                self.remember(anchor, &node)?;
-                Ok(node)
+                self.scalar_node(text, style, anchor, tag.as_deref(), &span)
             }
             Event::SequenceStart(_, anchor, _) => {
                 self.enter(start)?;
@@ -472,7 +491,7 @@ impl Weight {
 
 /// Resolves a scalar with the YAML 1.2 core schema: only plain scalars can be
 /// null, booleans or numbers.
-fn scalar(text: &str, style: ScalarStyle, forced_str: bool) -> YKind {
+fn scalar(text: Cow<'_, str>, style: ScalarStyle, forced_str: bool) -> YKind {
     let style = match style {
         ScalarStyle::Plain => Style::Plain,
         ScalarStyle::SingleQuoted => Style::SingleQuoted,
@@ -481,9 +500,9 @@ fn scalar(text: &str, style: ScalarStyle, forced_str: bool) -> YKind {
         _ => Style::Folded,
     };
     if style != Style::Plain || forced_str {
-        return YKind::Str(text.to_owned(), style);
+        return YKind::Str(text.into_owned(), style);
     }
-    match text {
+    match &*text {
         "" | "~" | "null" | "Null" | "NULL" => return YKind::Null,
         "true" | "True" | "TRUE" => return YKind::Bool(true),
         "false" | "False" | "FALSE" => return YKind::Bool(false),
@@ -494,15 +513,15 @@ fn scalar(text: &str, style: ScalarStyle, forced_str: bool) -> YKind {
         ".nan" | ".NaN" | ".NAN" => return YKind::Float(f64::NAN),
         _ => {}
     }
-    if let Some(i) = parse_int(text) {
+    if let Some(i) = parse_int(&text) {
         return YKind::Int(i);
     }
-    if looks_like_float(text)
+    if looks_like_float(&text)
         && let Ok(f) = text.parse::<f64>()
     {
         return YKind::Float(f);
     }
-    YKind::Str(text.to_owned(), Style::Plain)
+    YKind::Str(text.into_owned(), Style::Plain)
 }
 
 fn parse_int(text: &str) -> Option<i64> {

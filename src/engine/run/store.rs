@@ -18,6 +18,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+use crate::engine::file::model::Pipeline;
 use crate::engine::run::trace::Trace;
 
 mod disk;
@@ -80,11 +81,11 @@ pub fn save(trace: &Trace) {
 
 /// [`save`] with the file's text kept beside the run (History draws the
 /// run on it).
-pub fn save_with_source(trace: &Trace, source: &str) {
+pub fn save_with_source(trace: &Trace, source: &KeptSource) {
     let Some(runs) = Runs::open() else {
         return;
     };
-    if let Err(e) = runs.save_with_source(trace, Some(source)) {
+    if let Err(e) = runs.save_with_kept_source(trace, Some(source)) {
         eprintln!(
             "warning: could not save the trace to {}: {e}",
             runs.dir.display()
@@ -205,13 +206,36 @@ fn file_name(trace: &Trace) -> String {
     format!("{}-{safe}.json", trace.run_id)
 }
 
-/// The file text with every literal header value, server `env:` value and
-/// sampling `api_key` masked: they are secrets, and the copy lives in the
-/// data directory.
-fn masked_source(text: &str) -> String {
-    let Some(p) = crate::engine::file::open::load_str(text).pipeline else {
-        return text.to_owned();
-    };
+/// A pipeline file's text as it is kept beside a saved run: every literal
+/// header value, server `env:` value and sampling `api_key` masked, since
+/// they are secrets and the copy lives in the data directory.
+#[derive(Debug, Clone, PartialEq)]
+pub struct KeptSource(String);
+
+impl KeptSource {
+    /// `text` masked with what its loaded pipeline says is secret; nothing
+    /// is parsed again. `pipeline` is the file's own, as loaded from `text`
+    /// (before `--servers-from` adds servers).
+    pub fn of(text: &str, pipeline: &Pipeline) -> KeptSource {
+        KeptSource(masked_source(text, pipeline))
+    }
+
+    /// `text` loaded to learn its secrets, for a caller that holds no
+    /// loaded pipeline; a text that does not load is kept as it is.
+    pub fn parse(text: &str) -> KeptSource {
+        match crate::engine::file::open::load_str(text).pipeline {
+            Some(p) => KeptSource::of(text, &p),
+            None => KeptSource(text.to_owned()),
+        }
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+/// The file text with the values [`KeptSource`] names masked.
+fn masked_source(text: &str, p: &Pipeline) -> String {
     let mut values: Vec<&String> = p.sampling.iter().flat_map(|s| &s.api_key).collect();
     for decl in p.servers.values() {
         match &decl.source {
@@ -282,16 +306,26 @@ impl Runs {
 
     /// [`Runs::save`], with the text of the file the run ran kept beside it
     /// (header and `env:` values masked), so History can show the run on
-    /// its own DAG after the file changed.
+    /// its own DAG after the file changed. The text is loaded again to
+    /// learn its secrets: [`Runs::save_with_kept_source`] takes it masked.
     pub fn save_with_source(
         &self,
         trace: &Trace,
         source: Option<&str>,
     ) -> std::io::Result<PathBuf> {
-        if let Some(text) = source {
+        self.save_with_kept_source(trace, source.map(KeptSource::parse).as_ref())
+    }
+
+    /// [`Runs::save_with_source`] with the text already masked.
+    pub fn save_with_kept_source(
+        &self,
+        trace: &Trace,
+        source: Option<&KeptSource>,
+    ) -> std::io::Result<PathBuf> {
+        if let Some(kept) = source {
             std::fs::create_dir_all(&self.dir)?;
             let path = self.dir.join(format!("{}{SOURCE}", file_name(trace)));
-            std::fs::write(path, masked_source(text))?;
+            std::fs::write(path, kept.as_str())?;
         }
         self.save(trace)
     }
@@ -565,6 +599,28 @@ mod tests {
             .filter(|e| e.file_name().to_string_lossy().ends_with(SOURCE))
             .collect();
         assert!(left.is_empty(), "{left:?}");
+    }
+
+    /// The copy masked with the pipeline a run loaded is the copy masked
+    /// by loading the text again.
+    #[test]
+    fn a_kept_source_masks_the_same_with_the_loaded_pipeline() {
+        let text = "sampling: {url: \"http://127.0.0.1:9/v1\", model: m, api_key: sk-sampling-9}\nservers:\n  api:\n    url: http://127.0.0.1:9/mcp\n    headers: { X-Key: sk-literal-123, X-Env: \"${env.KEY}\", X-Short: abc }\n  local:\n    command: x\n    env: { TOKEN: tok-4567 }\npipe:\n  - {id: a, server: api, tool: echo, args: {message: sk-literal-123}}\n";
+        let loaded = crate::engine::file::open::load_str(text);
+        let p = loaded
+            .pipeline
+            .unwrap_or_else(|| panic!("{:?}", loaded.diagnostics));
+        let kept = KeptSource::of(text, &p);
+        assert_eq!(kept, KeptSource::parse(text));
+        let kept = kept.as_str();
+        for secret in ["sk-literal-123", "sk-sampling-9", "tok-4567"] {
+            assert!(!kept.contains(secret), "{secret} in {kept}");
+        }
+        assert!(
+            kept.contains("${env.KEY}") && kept.contains("X-Short: abc"),
+            "{kept}"
+        );
+        assert_eq!(KeptSource::parse("pipe: [").as_str(), "pipe: [");
     }
 
     #[test]

@@ -27,7 +27,7 @@ impl<'s> Loader<'s> {
         let mut out = AuthDecl::default();
         for (key, _, val) in pairs {
             let field = format!("`auth.{key}`");
-            match key.as_str() {
+            match &*key {
                 "client_id" => out.client_id = self.string(val, &field),
                 "client_id_url" => {
                     out.client_id_url = self.string(val, &field);

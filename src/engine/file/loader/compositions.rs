@@ -258,7 +258,7 @@ impl<'s> Loader<'s> {
             self.err(m.span, "a `matcher` holds exactly one of: exact, lte, lt, gte, gt, contains, regex, length, type, exists, jq");
             return None;
         };
-        let matcher = match kind.as_str() {
+        let matcher = match &**kind {
             "exact" => Matcher::Exact(val.to_json()),
             "contains" => Matcher::Contains(val.to_json()),
             "lte" => Matcher::Lte(self.signed(val, "`lte`")?),

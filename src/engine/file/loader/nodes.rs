@@ -1,6 +1,8 @@
 //! One node of a pipe or composition: its call, `args` references, jq
 //! `transform` and `when`, `on_error`, `for_each`, `mock` and `compensate`.
 
+use std::fmt::Write as _;
+
 use super::*;
 use crate::engine::file::keys::*;
 
@@ -262,13 +264,21 @@ impl<'s> Loader<'s> {
             meta,
             hash: String::new(),
         };
-        node.hash = node_hash(&node);
+        node.hash = super::hash::node_hash(&node, &mut self.scratch);
         Some(node)
     }
 
     /// Parses every string under `v` as a template, collecting references
     /// and reporting syntax errors at their place.
     pub(super) fn refs_in(&mut self, v: &YNode, at: &str, out: &mut Vec<RefSite>) {
+        let mut path = at.to_owned();
+        self.refs_at(v, &mut path, out);
+    }
+
+    /// [`Loader::refs_in`] with the path to `v` in one buffer that each
+    /// level extends and cuts back: a key or an index costs no new string
+    /// unless a reference is found under it.
+    fn refs_at(&mut self, v: &YNode, at: &mut String, out: &mut Vec<RefSite>) {
         match &v.kind {
             YKind::Str(s, _) => {
                 if !s.contains('$') {
@@ -282,7 +292,7 @@ impl<'s> Loader<'s> {
                                 out.push(RefSite {
                                     reference: r,
                                     pos,
-                                    at: at.to_owned(),
+                                    at: at.clone(),
                                 });
                             }
                         }
@@ -301,14 +311,20 @@ impl<'s> Loader<'s> {
                 }
             }
             YKind::Seq(items) => {
+                let len = at.len();
                 for (i, item) in items.iter().enumerate() {
-                    self.refs_in(item, &format!("{at}[{i}]"), out);
+                    let _ = write!(at, "[{i}]");
+                    self.refs_at(item, at, out);
+                    at.truncate(len);
                 }
             }
             YKind::Map(pairs) => {
+                let len = at.len();
                 for (k, item) in pairs {
-                    let key = k.key_text().unwrap_or_default();
-                    self.refs_in(item, &format!("{at}.{key}"), out);
+                    at.push('.');
+                    at.push_str(&k.key_str().unwrap_or_default());
+                    self.refs_at(item, at, out);
+                    at.truncate(len);
                 }
             }
             _ => {}
@@ -316,7 +332,12 @@ impl<'s> Loader<'s> {
     }
 
     /// Compiles a jq program written in scalar `v`, starting at byte `from`
-    /// of its text; errors point into the file.
+    /// of its text; errors point into the file. A text the file repeats
+    /// (the same `transform` on many nodes) is compiled once and shared:
+    /// compiling depends on the text alone (and on [`jq::sandboxed`], which
+    /// holds for a whole load), and a program is cheap to clone.
+    ///
+    /// [`jq::sandboxed`]: crate::engine::lang::jq::sandboxed
     pub(super) fn jq(
         &mut self,
         v: &YNode,
@@ -324,8 +345,14 @@ impl<'s> Loader<'s> {
         from: usize,
         what: &str,
     ) -> Option<JqProgram> {
+        if let Some(p) = self.programs.get(text) {
+            return Some(p.clone());
+        }
         match JqProgram::compile(text) {
-            Ok(p) => Some(p),
+            Ok(p) => {
+                self.programs.insert(text.to_owned(), p.clone());
+                Some(p)
+            }
             Err(e) => {
                 for problem in e.problems {
                     let start = v.pos_in_str(self.src, from + problem.offset);

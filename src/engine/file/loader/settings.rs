@@ -163,7 +163,7 @@ impl<'s> Loader<'s> {
             return b;
         };
         for (key, _, val) in pairs {
-            match key.as_str() {
+            match &*key {
                 "max_cost_usd" => b.max_cost_usd = self.number(val, "`max_cost_usd`"),
                 "max_tokens" => b.max_tokens = self.count(val, "`max_tokens`"),
                 "max_duration" => b.max_duration = self.duration(val, "`max_duration`"),
