@@ -8,7 +8,7 @@ use clap::ValueEnum;
 use crate::engine::file::import::Dialect;
 use crate::engine::file::model::Pipeline;
 use crate::engine::run::store;
-use crate::engine::run::trace::{RunStatus, Trace};
+use crate::engine::run::trace::{EvalStatus, RunStatus, Trace};
 use crate::options::exit;
 
 /// Output formats of `run`.
@@ -119,7 +119,7 @@ pub async fn export_otlp(
 
 pub fn print_text(traces: &[Trace]) {
     let mut passed = 0;
-    for t in traces {
+    for (i, t) in traces.iter().enumerate() {
         let ok = t.passed();
         passed += usize::from(ok);
         println!(
@@ -177,7 +177,22 @@ pub fn print_text(traces: &[Trace]) {
             }
         }
         for row in &t.eval {
-            println!("  eval [DEFERRED] {}: {}", row.metric, row.reason);
+            for line in crate::engine::eval::text::row_lines(row) {
+                println!("{}", printable(&line));
+            }
+        }
+        if let Some(hint) = crate::engine::eval::text::deferred_hint(&t.eval) {
+            println!("{hint}");
+        }
+        let last_of_comp = traces
+            .get(i + 1)
+            .is_none_or(|n| n.composition.name != t.composition.name);
+        if last_of_comp {
+            for line in
+                crate::engine::eval::text::aggregate_lines(&t.composition.name, &t.eval_aggregate)
+            {
+                println!("{}", printable(&line));
+            }
         }
     }
     println!(
@@ -187,9 +202,11 @@ pub fn print_text(traces: &[Trace]) {
     );
 }
 
+pub use super::eval_text::aggregate_cases;
+
 /// `s` as XML text; control characters (which XML 1.0 forbids, or a
 /// terminal would act on) become `?` as in text output.
-fn xml_escape(s: &str) -> String {
+pub(crate) fn xml_escape(s: &str) -> String {
     printable(s)
         .replace('&', "&amp;")
         .replace('<', "&lt;")
@@ -197,17 +214,29 @@ fn xml_escape(s: &str) -> String {
         .replace('"', "&quot;")
 }
 
+/// JUnit XML: a test case per composition and case (its run and its
+/// expectations), and one per judged metric of each (`… eval rubric`): a
+/// metric under its threshold is a failure, one that could not be scored
+/// an error, a deferred one skipped. The aggregate of a composition's cases
+/// is a property of the suite.
 pub fn junit(file: &str, traces: &[Trace]) -> String {
-    let failures = traces.iter().filter(|t| !t.passed()).count();
+    let ran_ok =
+        |t: &Trace| t.composition.status == RunStatus::Completed && t.expect.iter().all(|e| e.pass);
+    let rows = || traces.iter().flat_map(|t| t.eval.iter());
+    let failures = traces.iter().filter(|t| !ran_ok(t)).count()
+        + rows().filter(|r| r.status == EvalStatus::Fail).count();
+    let errors = rows().filter(|r| r.status == EvalStatus::Error).count();
+    let skipped = rows().filter(|r| r.status == EvalStatus::Deferred).count();
     let secs: f64 = traces
         .iter()
         .map(|t| t.composition.duration_ms as f64 / 1000.0)
         .sum();
     let mut out = format!(
-        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites>\n  <testsuite name=\"{}\" tests=\"{}\" failures=\"{failures}\" time=\"{secs:.3}\">\n",
+        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites>\n  <testsuite name=\"{}\" tests=\"{}\" failures=\"{failures}\" errors=\"{errors}\" skipped=\"{skipped}\" time=\"{secs:.3}\">\n",
         xml_escape(file),
-        traces.len()
+        traces.len() + rows().count()
     );
+    out.push_str(&super::eval_text::junit_properties(traces));
     for t in traces {
         out.push_str(&format!(
             "    <testcase classname=\"{}\" name=\"{}\" time=\"{:.3}\">",
@@ -215,7 +244,7 @@ pub fn junit(file: &str, traces: &[Trace]) -> String {
             xml_escape(&store::label(t)),
             t.composition.duration_ms as f64 / 1000.0
         ));
-        if !t.passed() {
+        if !ran_ok(t) {
             let mut msg = format!("status {}", t.composition.status.as_str());
             if let Some(step) = &t.failed_step {
                 msg.push_str(&format!(" at {step}"));
@@ -233,6 +262,9 @@ pub fn junit(file: &str, traces: &[Trace]) -> String {
             ));
         }
         out.push_str("</testcase>\n");
+        for row in &t.eval {
+            out.push_str(&super::eval_text::junit_case(file, &store::label(t), row));
+        }
     }
     out.push_str("  </testsuite>\n</testsuites>\n");
     out
