@@ -895,3 +895,59 @@ fn a_decision_tree_is_walked_by_the_judges_answers() {
         "{reason}"
     );
 }
+
+/// The judge's reply is untrusted input: an answer over its size limit is
+/// refused unread past the limit (which a variable raises), a verdict
+/// nested past the depth limit is refused before a tree is built, and a
+/// long reasoning is kept cut to its bound.
+#[test]
+fn a_reply_over_its_size_or_depth_limit_is_an_error_row_and_reasoning_is_cut() {
+    let h = Home::new();
+    let j = Judge::start();
+    let f = h.file("judged.yml", JUDGED);
+    j.answer("rubric", Reply::Big(200 * 1024));
+    j.answer(
+        "mcp_use",
+        Reply::Text(format!("{}{}", "[".repeat(300), "]".repeat(300))),
+    );
+    j.answer("mcp_task_completion", Reply::Big(20_000));
+    let mut c = h.cmd();
+    c.env("PIPEWRIGHT_JUDGE_MAX_REPLY_KB", "64")
+        .args(["run", "--format", "json"])
+        .args(judged_by(&j))
+        .arg(&f);
+    let o = c.output().expect("runs");
+    let t: Value = serde_json::from_slice(&o.stdout).expect("json");
+    let big = row(&t, "rubric");
+    assert_eq!(big["status"], "error");
+    let reason = big["reason"].as_str().unwrap_or_default();
+    assert!(
+        reason.contains("larger than 64 KiB") && reason.contains("PIPEWRIGHT_JUDGE_MAX_REPLY_KB"),
+        "{reason}"
+    );
+    let deep = row(&t, "mcp_use")["reason"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+    assert!(deep.contains("nested more than 127 levels"), "{deep}");
+    let long = row(&t, "mcp_task_completion");
+    assert_eq!(long["status"], "pass");
+    assert_eq!(
+        long["reasoning"].as_str().map(|r| r.chars().count()),
+        Some(4001),
+        "4000 and `…`"
+    );
+    // Raised, the same answer is read.
+    let mut c = h.cmd();
+    c.env("PIPEWRIGHT_JUDGE_MAX_REPLY_KB", "1024")
+        .args(["run", "--format", "json"])
+        .args(judged_by(&j))
+        .arg(&f);
+    let t: Value = serde_json::from_slice(&c.output().expect("runs").stdout).expect("json");
+    assert_eq!(
+        row(&t, "rubric")["status"],
+        "pass",
+        "{:#}",
+        row(&t, "rubric")
+    );
+}
