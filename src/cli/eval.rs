@@ -211,7 +211,15 @@ fn print_prompts(
             for msg in req.body["messages"].as_array().into_iter().flatten() {
                 let role = msg["role"].as_str().unwrap_or_default();
                 let text = msg["content"].as_str().unwrap_or_default();
-                println!("[{role}]\n{}\n", super::output::printable(text));
+                // The material is sent compact; it is shown indented.
+                let shown = match role {
+                    "user" => format!(
+                        "<material>\n{}\n</material>",
+                        crate::cli::json::pretty(&ask.material)
+                    ),
+                    _ => text.to_owned(),
+                };
+                println!("[{role}]\n{}\n", super::output::printable(&shown));
             }
         }
     }

@@ -64,14 +64,15 @@ fn cut_chars(s: &str, max: usize) -> String {
 /// The part every prompt starts with: the pipeline and the inputs.
 pub fn header(s: &Subject<'_>) -> Map<String, Value> {
     let mut m = Map::new();
-    m.insert(
-        "pipeline".into(),
-        json!({
-            "name": s.comp.name,
-            "description": s.comp.description,
-            "case": s.trace.composition.case,
-        }),
-    );
+    let mut pipeline = Map::new();
+    pipeline.insert("name".into(), Value::from(s.comp.name.as_str()));
+    if let Some(d) = &s.comp.description {
+        pipeline.insert("description".into(), Value::from(d.as_str()));
+    }
+    if let Some(c) = &s.trace.composition.case {
+        pipeline.insert("case".into(), Value::from(c.as_str()));
+    }
+    m.insert("pipeline".into(), Value::Object(pipeline));
     let inputs: Map<String, Value> = s
         .trace
         .vars
