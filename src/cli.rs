@@ -8,7 +8,6 @@ pub mod completions;
 pub mod convert;
 pub mod demo;
 pub mod eval;
-pub mod eval_text;
 pub mod formats;
 pub mod json;
 pub mod judge;

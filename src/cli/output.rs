@@ -8,6 +8,7 @@ use clap::ValueEnum;
 use crate::engine::file::import::Dialect;
 use crate::engine::file::model::Pipeline;
 use crate::engine::run::store;
+use crate::engine::run::trace::eval::EvalRow;
 use crate::engine::run::trace::{EvalStatus, RunStatus, Trace};
 use crate::options::exit;
 
@@ -202,7 +203,7 @@ pub fn print_text(traces: &[Trace]) {
     );
 }
 
-pub use super::eval_text::aggregate_cases;
+pub use crate::engine::eval::aggregate_cases;
 
 /// `s` as XML text; control characters (which XML 1.0 forbids, or a
 /// terminal would act on) become `?` as in text output.
@@ -236,7 +237,7 @@ pub fn junit(file: &str, traces: &[Trace]) -> String {
         xml_escape(file),
         traces.len() + rows().count()
     );
-    out.push_str(&super::eval_text::junit_properties(traces));
+    out.push_str(&junit_properties(traces));
     for t in traces {
         out.push_str(&format!(
             "    <testcase classname=\"{}\" name=\"{}\" time=\"{:.3}\">",
@@ -263,10 +264,80 @@ pub fn junit(file: &str, traces: &[Trace]) -> String {
         }
         out.push_str("</testcase>\n");
         for row in &t.eval {
-            out.push_str(&super::eval_text::junit_case(file, &store::label(t), row));
+            out.push_str(&junit_case(file, &store::label(t), row));
         }
     }
     out.push_str("  </testsuite>\n</testsuites>\n");
+    out
+}
+
+/// A row as a JUnit test case.
+pub fn junit_case(file: &str, label: &str, row: &EvalRow) -> String {
+    let head = format!(
+        "    <testcase classname=\"{}\" name=\"{}\" time=\"{:.3}\">",
+        xml_escape(file),
+        xml_escape(&format!("{label} eval {}", row.metric)),
+        row.judge
+            .as_ref()
+            .map_or(0.0, |j| j.duration_ms as f64 / 1000.0)
+    );
+    let score = row.score.map(|s| format!("{s:.2}")).unwrap_or_default();
+    let threshold = row.threshold.unwrap_or_default();
+    let body = match row.status {
+        EvalStatus::Pass => format!(
+            "\n      <system-out>{}</system-out>\n    ",
+            xml_escape(&format!(
+                "score {score} ≥ {threshold:.2}: {}",
+                row.reasoning
+            ))
+        ),
+        EvalStatus::Fail => format!(
+            "\n      <failure message=\"{}\">{}</failure>\n    ",
+            xml_escape(&format!("score {score} < {threshold:.2}")),
+            xml_escape(&row.reasoning)
+        ),
+        EvalStatus::Error => format!(
+            "\n      <error message=\"{}\"/>\n    ",
+            xml_escape(&crate::engine::eval::client::cut(&row.reason, 1000))
+        ),
+        EvalStatus::Deferred => format!(
+            "\n      <skipped message=\"{}\"/>\n    ",
+            xml_escape(&row.reason)
+        ),
+    };
+    format!("{head}{body}</testcase>\n")
+}
+
+/// The aggregates as suite properties (`eval.COMPOSITION.METRIC.mean` …).
+pub fn junit_properties(traces: &[Trace]) -> String {
+    let mut seen: Vec<&str> = Vec::new();
+    let mut props = Vec::new();
+    for t in traces {
+        if t.eval_aggregate.is_empty() || seen.contains(&t.composition.name.as_str()) {
+            continue;
+        }
+        seen.push(&t.composition.name);
+        for a in &t.eval_aggregate {
+            let key = |what: &str| format!("eval.{}.{}.{what}", t.composition.name, a.metric);
+            if let (Some(mean), Some(min)) = (a.mean, a.min) {
+                props.push((key("mean"), format!("{mean:.4}")));
+                props.push((key("min"), format!("{min:.4}")));
+            }
+            props.push((key("cases"), a.cases.to_string()));
+        }
+    }
+    if props.is_empty() {
+        return String::new();
+    }
+    let mut out = String::from("    <properties>\n");
+    for (k, v) in props {
+        out.push_str(&format!(
+            "      <property name=\"{}\" value=\"{}\"/>\n",
+            xml_escape(&k),
+            xml_escape(&v)
+        ));
+    }
+    out.push_str("    </properties>\n");
     out
 }
 

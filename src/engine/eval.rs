@@ -42,8 +42,11 @@ pub use grade::{Grading, grade};
 pub use judge::{Bench, Judge, Replay};
 pub use provider::{Endpoint, JudgeFlags, Sources};
 
-use crate::engine::file::model::Composition;
+use crate::engine::file::model::{Budget, Composition};
 use crate::engine::redact::Redactor;
+use crate::engine::run::session::BudgetMode;
+use crate::engine::run::trace::eval::aggregate;
+use crate::engine::run::trace::{RunStatus, Trace};
 
 /// What a driver grades its runs with: where judges are declared, and
 /// what they share.
@@ -98,11 +101,11 @@ impl Judge {
 /// the same calls and outputs; no tool is called. The old judgements'
 /// spend is replaced by the new ones'.
 pub async fn regrade(
-    old: &crate::engine::run::trace::Trace,
+    old: &Trace,
     comp: &Composition,
     judge: Result<Judge, String>,
-    budget: crate::engine::file::model::Budget,
-) -> crate::engine::run::trace::Trace {
+    budget: Budget,
+) -> Trace {
     let mut t = old.clone();
     t.judged_from = Some(old.run_id.clone());
     t.run_id = crate::engine::run::trace::new_run_id();
@@ -115,7 +118,7 @@ pub async fn regrade(
         && t.composition.budget_tripped.as_deref() == Some(cap.as_str())
     {
         t.composition.budget_tripped = None;
-        if t.composition.status == crate::engine::run::trace::RunStatus::BudgetExceeded {
+        if t.composition.status == RunStatus::BudgetExceeded {
             t.composition.status = grade::status_without_budget(&t, comp);
         }
     }
@@ -126,9 +129,31 @@ pub async fn regrade(
             judge,
             tools: None,
             budget,
-            on_budget: crate::engine::run::session::BudgetMode::Stop,
+            on_budget: BudgetMode::Stop,
         },
     )
     .await;
     t
+}
+
+/// Gives every trace of a composition that ran several cases the
+/// aggregate of its metrics over them.
+pub fn aggregate_cases(traces: &mut [Trace]) {
+    let mut names: Vec<String> = Vec::new();
+    for t in traces.iter() {
+        if !names.contains(&t.composition.name) {
+            names.push(t.composition.name.clone());
+        }
+    }
+    for name in names {
+        let of = |t: &Trace| t.composition.name == name && t.composition.case.is_some();
+        let cases = traces.iter().filter(|t| of(t)).count();
+        if cases < 2 {
+            continue;
+        }
+        let agg = aggregate(traces.iter().filter(|t| of(t)).map(|t| t.eval.as_slice()));
+        for t in traces.iter_mut().filter(|t| of(t)) {
+            t.eval_aggregate.clone_from(&agg);
+        }
+    }
 }

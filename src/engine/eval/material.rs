@@ -26,6 +26,10 @@ const DESCRIPTION_CHARS: usize = 500;
 const SCHEMA_BYTES: usize = 4096;
 /// The tools offered that are shown (the called ones first).
 const MAX_TOOLS: usize = 64;
+/// The nodes listed (calls, the DAG); the rest are counted.
+pub const MAX_NODES_SHOWN: usize = 100;
+/// The inputs (`${var.X}` values) shown; the rest are counted.
+const MAX_INPUTS_SHOWN: usize = 50;
 /// The iterations of one fan-out shown to the judge.
 pub const ITERATIONS_SHOWN: usize = 10;
 /// The calls one argument_correctness prompt asks about.
@@ -73,14 +77,32 @@ pub fn header(s: &Subject<'_>) -> Map<String, Value> {
         pipeline.insert("case".into(), Value::from(c.as_str()));
     }
     m.insert("pipeline".into(), Value::Object(pipeline));
-    let inputs: Map<String, Value> = s
+    let mut inputs: Map<String, Value> = s
         .trace
         .vars
         .iter()
+        .take(MAX_INPUTS_SHOWN)
         .map(|(k, v)| (k.clone(), clip(v, ARGS_BYTES)))
         .collect();
+    let more = s.trace.vars.len().saturating_sub(MAX_INPUTS_SHOWN);
+    if more > 0 {
+        inputs.insert(
+            "…".into(),
+            Value::from(format!("{more} more input(s) not shown")),
+        );
+    }
     m.insert("inputs".into(), Value::Object(inputs));
     m
+}
+
+/// `items` cut to [`MAX_NODES_SHOWN`], with a last entry counting the rest.
+fn capped(mut items: Vec<Value>) -> Vec<Value> {
+    let more = items.len().saturating_sub(MAX_NODES_SHOWN);
+    if more > 0 {
+        items.truncate(MAX_NODES_SHOWN);
+        items.push(json!({ "not_shown": format!("{more} more node(s)") }));
+    }
+    items
 }
 
 /// The task: as stated for the metric, else the description.
@@ -146,7 +168,7 @@ pub fn calls(s: &Subject<'_>, args: bool) -> Vec<Value> {
         }
         out.push(Value::Object(m));
     }
-    out
+    capped(out)
 }
 
 /// The tools the run's servers offer, called ones first.
@@ -257,6 +279,7 @@ pub fn dag(comp: &Composition) -> Value {
             Value::Object(m)
         })
         .collect();
+    let nodes = capped(nodes);
     let output = match &comp.output {
         Some(OutputSpec::Node { id, .. }) => json!({ "node": id }),
         Some(OutputSpec::Assemble(p)) => json!({ "assemble": cut_chars(p.source(), 300) }),

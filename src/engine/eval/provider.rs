@@ -214,7 +214,7 @@ impl Sources {
     /// why there is none (every metric is then deferred, saying so).
     pub fn choose(&self, comp: &Composition) -> Result<(JudgeDecl, &'static str), String> {
         if self.flags.off {
-            return Err("--no-judge".into());
+            return Err("--no-judge was given".into());
         }
         if let Ok(Some(d)) = self.flags.decl() {
             return Ok((d, "--judge-url"));

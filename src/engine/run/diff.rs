@@ -122,7 +122,14 @@ pub fn diff(a: &Trace, b: &Trace, timing: bool) -> Vec<Change> {
         a.output.tree(),
         b.output.tree(),
     );
-    eval::changes(&mut out, a, b);
+    let mut judged = Vec::new();
+    eval::changes(&mut judged, a, b);
+    out.extend(judged.into_iter().map(|(path, before, after)| Change {
+        path,
+        node: None,
+        before,
+        after,
+    }));
     out
 }
 

@@ -4,8 +4,11 @@
 
 use serde_json::Value;
 
-use super::Change;
 use crate::engine::run::trace::{EvalRow, Trace};
+
+/// One difference: its path, the value before and after (`null` when the
+/// place did not exist on that side).
+pub type Diff = (String, Value, Value);
 
 /// A score as compared and shown: four decimal places.
 fn rounded(s: Option<f64>) -> Value {
@@ -35,25 +38,15 @@ fn fields(r: &EvalRow) -> [(&'static str, Value); 5] {
 }
 
 /// Appends the differences of `a`'s and `b`'s `eval` rows to `out`.
-pub fn changes(out: &mut Vec<Change>, a: &Trace, b: &Trace) {
+pub fn changes(out: &mut Vec<Diff>, a: &Trace, b: &Trace) {
     for ra in &a.eval {
         let path = format!("eval.{}", ra.metric);
         match b.eval.iter().find(|r| r.metric == ra.metric) {
-            None => out.push(Change {
-                path,
-                node: None,
-                before: Value::from(ra.status.as_str()),
-                after: Value::Null,
-            }),
+            None => out.push((path, Value::from(ra.status.as_str()), Value::Null)),
             Some(rb) => {
                 for ((field, x), (_, y)) in fields(ra).into_iter().zip(fields(rb)) {
                     if x != y {
-                        out.push(Change {
-                            path: format!("{path}.{field}"),
-                            node: None,
-                            before: x,
-                            after: y,
-                        });
+                        out.push((format!("{path}.{field}"), x, y));
                     }
                 }
             }
@@ -64,12 +57,11 @@ pub fn changes(out: &mut Vec<Change>, a: &Trace, b: &Trace) {
         .iter()
         .filter(|r| !a.eval.iter().any(|x| x.metric == r.metric))
     {
-        out.push(Change {
-            path: format!("eval.{}", rb.metric),
-            node: None,
-            before: Value::Null,
-            after: Value::from(rb.status.as_str()),
-        });
+        out.push((
+            format!("eval.{}", rb.metric),
+            Value::Null,
+            Value::from(rb.status.as_str()),
+        ));
     }
 }
 
@@ -107,7 +99,7 @@ mod tests {
         ]);
         let mut out = Vec::new();
         changes(&mut out, &a, &b);
-        let paths: Vec<&str> = out.iter().map(|c| c.path.as_str()).collect();
+        let paths: Vec<&str> = out.iter().map(|c| c.0.as_str()).collect();
         assert_eq!(
             paths,
             [
@@ -117,8 +109,8 @@ mod tests {
                 "eval.plan_quality"
             ]
         );
-        assert_eq!(out[1].before, Value::from(0.82));
-        assert_eq!(out[1].after, Value::from(0.64));
+        assert_eq!(out[1].1, Value::from(0.82));
+        assert_eq!(out[1].2, Value::from(0.64));
         let mut same = Vec::new();
         changes(&mut same, &a, &a);
         assert!(same.is_empty());
