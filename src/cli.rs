@@ -7,8 +7,10 @@ pub mod check;
 pub mod completions;
 pub mod convert;
 pub mod demo;
+pub mod eval;
 pub mod formats;
 pub mod json;
+pub mod judge;
 pub mod log;
 pub mod man;
 pub mod output;
@@ -116,6 +118,9 @@ pub enum Command {
     /// List, show, compare, export and prune saved runs.
     #[command(subcommand)]
     Runs(runs::RunsCommand),
+    /// Judge a saved run again with its file's `eval:` as the file says
+    /// now: no tool is called; the result is saved as a new run.
+    Eval(eval::EvalArgs),
     /// List or call the tools of a server.
     #[command(subcommand)]
     Tools(tools::ToolsCommand),
@@ -232,6 +237,7 @@ pub fn main() -> ExitCode {
             Command::Tools(cmd) => tools::tools(cmd).await,
             Command::Auth(cmd) => auth::auth(cmd).await,
             Command::Runs(cmd) => runs::runs(cmd).await,
+            Command::Eval(args) => eval::eval(args).await,
             Command::DemoServer(args) => demo::demo(args).await,
             Command::Serve(args) => serve::serve(args).await,
             Command::Worker(args) => worker::worker(args).await,

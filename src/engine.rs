@@ -12,6 +12,8 @@
 //! - [`lang`]: the `${…}` reference language and jq, used by every stage.
 //! - [`plan`]: the model in, the dry-run plan and the preflight verdict
 //!   out; nothing is called.
+//! - [`eval`]: a finished trace in, its judged `eval:` rows out (an LLM
+//!   judge grades the run; no tool is called).
 //! - [`run`]: a session that a driver commands, events and the trace out.
 //! - [`cost`]: what a call costs and how many tokens it uses.
 //! - [`mcp`]: which servers a run talks to, and the MCP client that talks.
@@ -19,12 +21,13 @@
 //!   secrets, which every stage uses; [`dirs`]: where data and config live;
 //!   [`json`]: a JSON value held once and shared by every stage.
 //!
-//! Dependencies run one way: `plan → run → mcp → file → lang`, with `cost`,
+//! Dependencies run one way: `plan → eval → run → mcp → file → lang`, with `cost`,
 //! `diag`, `dirs`, `json` and `redact` as leaves (`tests/architecture.rs` checks it).
 
 pub mod cost;
 pub mod diag;
 pub mod dirs;
+pub mod eval;
 pub mod file;
 pub mod json;
 pub mod lang;

@@ -10,6 +10,7 @@ pub mod driver;
 pub mod editor;
 pub mod history;
 pub mod inspector;
+pub mod judging;
 pub mod keys;
 pub mod message;
 pub mod messages;

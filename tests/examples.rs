@@ -83,7 +83,8 @@ fn a_judged_eval_block_loads_and_its_metrics_are_kept() {
     assert_eq!(warnings.len(), 1, "{warnings:?}");
     assert!(warnings[0].message.contains("${var.query}"), "{warnings:?}");
     let p = loaded.valid().expect("valid");
-    assert_eq!(p.compositions[0].eval, ["rubric"]);
+    let names: Vec<&str> = p.compositions[0].eval.names().collect();
+    assert_eq!(names, ["rubric"]);
 }
 
 #[test]

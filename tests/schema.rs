@@ -79,6 +79,9 @@ fn the_schema_rejects_what_the_loader_rejects() {
         "pipe:\n  - { tool: echo }\n",
         "pipe:\n  - { id: a, tool: echo, needs: [x] }\n",
         "servers: { a: { url: 'http://x', colour: red } }\npipe: []\n",
+        "compositions:\n  - name: c\n    nodes: [{ id: a, tool: echo }]\n    eval: { provider: { url: 'http://x', model: m, api_key: sk-123 } }\n",
+        "compositions:\n  - name: c\n    nodes: [{ id: a, tool: echo }]\n    eval: { rubric: { threshold: 1.5, criteria: [a] } }\n",
+        "compositions:\n  - name: c\n    nodes: [{ id: a, tool: echo }]\n    eval: { helpfulness: {} }\n",
     ] {
         let doc = yaml::parse(bad).expect("parses").to_json();
         assert!(!validator.is_valid(&doc), "accepted: {bad}");
@@ -94,6 +97,10 @@ fn the_schema_accepts_what_the_loader_accepts() {
         // one id; `when` may be a constant.
         "compositions:\n  - name: c\n    nodes:\n      - { id: a, mock: { result: 1 } }\n      - { id: b, needs: a, tool: echo, when: true }\n",
         "pipe:\n  - { id: a, mock: { result: 1 }, when: false }\n",
+        // The judged metrics: criteria as names or mappings, a decision
+        // tree with bare scores, a provider, a metric with no settings.
+        "compositions:\n  - name: c\n    nodes: [{ id: a, tool: echo }]\n    eval:\n      provider: { url: 'http://127.0.0.1:9/v1', model: m, api_key: '${env.K}', timeout: 30s }\n      mcp_task_completion: { threshold: 0.8 }\n      mcp_use: { threshold: 0.7, expect: [echo] }\n      plan_quality:\n      rubric:\n        criteria: [{ name: covers query, weight: 1.0 }, terse]\n",
+        "compositions:\n  - name: c\n    nodes: [{ id: a, tool: echo }]\n    eval:\n      rubric:\n        tree:\n          question: q\n          options: { yes: { question: r, options: { yes: 1, no: { score: 0.4, label: l } } }, no: 0 }\n",
     ] {
         let loaded = pipewright::engine::file::open::load_str(good);
         assert!(!loaded.has_errors(), "the loader rejects: {good}");
@@ -123,7 +130,14 @@ fn tables() -> Vec<(&'static str, Vec<&'static str>)> {
         ("ExpectEntry", EXPECTATION_KEYS.to_vec()),
         ("MatcherEntry", MATCHERS.to_vec()),
         ("CaseEntry", CASE_KEYS.to_vec()),
-        ("EvalEntry", EVAL_METRICS.to_vec()),
+        ("EvalEntry", EVAL_KEYS.to_vec()),
+        ("JudgeProvider", JUDGE_KEYS.to_vec()),
+        ("RubricEntry", RUBRIC_KEYS.to_vec()),
+        ("CriterionEntry", CRITERION_KEYS.to_vec()),
+        ("TreeNodeEntry", TREE_KEYS.to_vec()),
+        ("TaskCompletionEntry", TASK_COMPLETION_KEYS.to_vec()),
+        ("McpUseEntry", MCP_USE_KEYS.to_vec()),
+        ("ThresholdEntry", THRESHOLD_KEYS.to_vec()),
         ("SamplingEntry", SAMPLING_KEYS.to_vec()),
         ("AuthEntry", AUTH_KEYS.to_vec()),
     ]

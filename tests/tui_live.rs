@@ -22,6 +22,9 @@ use pipewright::ui::overlay::Overlay;
 use pipewright::ui::theme::Theme;
 
 mod common;
+#[allow(dead_code)]
+#[path = "eval/judge.rs"]
+mod judge;
 
 /// A workbench on a file, its driver, and the directories it uses.
 struct Bench {
@@ -940,4 +943,67 @@ async fn pin_writes_the_mock_into_the_file_as_one_undoable_edit() {
         b.app.editor.text(),
         THREE.trim_end_matches('\n').to_owned() + "\n"
     );
+}
+
+/// A finished run's `eval:` is judged in the background (the loop goes
+/// on), Results shows each metric with the judge's reasoning, and `J`
+/// judges again (in Results every run, in History the chosen one) with no
+/// tool called: each judged again is saved as a new run.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_finished_run_is_judged_and_j_judges_it_again() {
+    let j = judge::Judge::start();
+    j.answer("rubric", judge::Reply::Grade(0.8));
+    let text = format!(
+        "compositions:\n  - name: judged\n    description: Find MCP packages.\n    nodes:\n      - id: search\n        tool: search_packages\n        args: {{ query: mcp }}\n    output: search\n    eval:\n      provider: {{ url: \"{}\", model: judge-1, timeout: 10s }}\n      rubric:\n        threshold: 0.7\n        criteria: [covers the query]\n",
+        j.url
+    );
+    let mut b = Bench::open(&text).await;
+    b.run_to_end().await;
+    b.until("the judge answered", |a| {
+        a.results
+            .first()
+            .is_some_and(|r| r.eval.first().is_some_and(|e| e.score.is_some()))
+    })
+    .await;
+    b.key(KeyCode::Char('v'));
+    let screen = b.screen(160, 40);
+    for line in [
+        "composition [PASS] judged",
+        "eval rubric 0.80 ≥ 0.70 PASS",
+        "scripted rubric verdict 0.8",
+        "J judges every run listed again",
+    ] {
+        assert!(screen.contains(line), "missing {line:?}:\n{screen}");
+    }
+    let saved = |b: &Bench| {
+        std::fs::read_dir(b.runs_dir())
+            .map(|d| {
+                d.filter(|e| {
+                    e.as_ref()
+                        .is_ok_and(|e| e.path().extension().is_some_and(|x| x == "json"))
+                })
+                .count()
+            })
+            .unwrap_or(0)
+    };
+    assert_eq!(saved(&b), 1);
+    let first = b.app.results[0].run_id.clone();
+    // In Results, J judges the run listed again: a new run.
+    j.answer("rubric", judge::Reply::Grade(0.5));
+    b.key(KeyCode::Char('J'));
+    b.until("the run is judged again", |a| a.results[0].run_id != first)
+        .await;
+    assert!(!b.app.results[0].passed, "0.5 is under 0.7");
+    assert_eq!(saved(&b), 2);
+    b.key(KeyCode::Esc);
+    // In History, J judges the chosen run again.
+    b.key(KeyCode::Char('H'));
+    let second = b.app.results[0].run_id.clone();
+    b.key(KeyCode::Char('J'));
+    b.until("the chosen run is judged again", |a| {
+        a.results[0].run_id != second
+    })
+    .await;
+    assert_eq!(saved(&b), 3);
+    assert_eq!(j.seen().iter().filter(|s| s.metric == "rubric").count(), 3);
 }

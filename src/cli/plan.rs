@@ -98,6 +98,20 @@ pub async fn plan_loaded(args: RunArgs, source: String, loaded: Loaded) -> u8 {
             return code;
         }
     };
+    let grader = match super::judge::grader(
+        &args.judge,
+        &pipeline,
+        &prepared.pricing.table,
+        &redactor,
+        prepared.judge_replay.clone(),
+        None,
+    ) {
+        Ok(g) => g,
+        Err(e) => {
+            super::spend::close(prepared).await;
+            return usage(e);
+        }
+    };
     let mut plans = Vec::new();
     for comp in &comps {
         let rows: Vec<Option<&Case>> = if comp.cases.is_empty() {
@@ -114,13 +128,14 @@ pub async fn plan_loaded(args: RunArgs, source: String, loaded: Loaded) -> u8 {
                 &pipeline, comp, row, &cli_vars, cli_budget, &args, &name, None,
             );
             let mut pricing: Pricing = (*prepared.pricing).clone();
+            let last = crate::engine::run::store::Runs::open()
+                .and_then(|r| r.latest_of(&name, &comp.name, cfg.case.as_deref()));
             if args.spend.replay.is_none()
-                && let Some(t) = crate::engine::run::store::Runs::open()
-                    .and_then(|r| r.latest_of(&name, &comp.name, cfg.case.as_deref()))
+                && let Some(t) = &last
             {
-                pricing.recorded = recorded_figures(&t);
+                pricing.recorded = recorded_figures(t);
             }
-            plans.push(plan_composition(
+            let mut plan = plan_composition(
                 comp,
                 cfg.case.clone(),
                 &cfg.vars,
@@ -128,7 +143,23 @@ pub async fn plan_loaded(args: RunArgs, source: String, loaded: Loaded) -> u8 {
                 args.spend.max_cost_per_call,
                 &pricing,
                 &redactor,
-            ));
+            );
+            let judge = grader.judge_for(comp, &cfg.vars, &redactor);
+            let last: Option<crate::engine::run::trace::Trace> =
+                last.and_then(|v| serde_json::from_value(v).ok());
+            let projected = crate::engine::eval::estimate::project(
+                comp,
+                &cfg.vars,
+                crate::engine::eval::Judge::projected(&judge)
+                    .as_ref()
+                    .map_err(String::as_str)
+                    .copied(),
+                &prepared.pricing.table.models,
+                &prepared.tools,
+                last.as_ref(),
+            );
+            crate::engine::plan::judging::add(&mut plan, projected, cfg.budget);
+            plans.push(plan);
         }
     }
     super::spend::close(prepared).await;

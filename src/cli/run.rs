@@ -131,6 +131,8 @@ pub struct RunArgs {
     pub restate_admin: Option<String>,
     #[command(flatten)]
     pub spend: super::spend::SpendArgs,
+    #[command(flatten)]
+    pub judge: super::judge::JudgeArgs,
 }
 
 /// Who answers the servers' questions in `run`: `--answers`, then the
@@ -335,6 +337,20 @@ pub async fn run(args: RunArgs) -> u8 {
         return code;
     }
 
+    let grader = match super::judge::grader(
+        &args.judge,
+        &pipeline,
+        &prepared.pricing.table,
+        &redactor,
+        prepared.judge_replay.clone(),
+        prepared.recorder.clone(),
+    ) {
+        Ok(g) => g,
+        Err(e) => {
+            close(prepared, &mut watch.signals).await;
+            return usage(e);
+        }
+    };
     let progress = args.format == Format::Text;
     let stepping = Stepping {
         step: args.step,
@@ -372,6 +388,9 @@ pub async fn run(args: RunArgs) -> u8 {
             if !args.no_save {
                 watch.begin(comp, row.map(|r| r.name.as_str()), &name);
             }
+            // Resolved before the run: the judge's key is a secret of it.
+            let judge = grader.judge_for(comp, &cfg.vars, &redactor);
+            let (budget, on_budget) = (cfg.budget, cfg.on_budget);
             let mut trace = drive(
                 comp,
                 prepared.caller.clone(),
@@ -385,7 +404,28 @@ pub async fn run(args: RunArgs) -> u8 {
             if let Some(id) = watch.id.take() {
                 trace.run_id = id;
             }
-            let stop = trace.composition.status == RunStatus::Cancelled;
+            let mut stop = trace.composition.status == RunStatus::Cancelled;
+            if !comp.eval.is_empty() && !stop {
+                let grading = crate::engine::eval::Grading {
+                    comp,
+                    judge,
+                    tools: Some(&prepared.tools),
+                    budget,
+                    on_budget,
+                };
+                tokio::select! {
+                    () = crate::engine::eval::grade(&mut trace, grading) => {}
+                    signal = watch.signals.next() => {
+                        eprintln!("{}", signal.notice());
+                        stop = true;
+                    }
+                }
+                if stop {
+                    for r in &mut trace.eval {
+                        r.reason = "not judged: cancelled while the judge was asked".into();
+                    }
+                }
+            }
             if let Some(kept) = &kept {
                 store::save_with_source(&trace, kept);
             }
@@ -398,6 +438,7 @@ pub async fn run(args: RunArgs) -> u8 {
             }
         }
     }
+    super::output::aggregate_cases(&mut traces);
     let saved = super::spend::save_cassette(&args.spend, &prepared);
     if let Err(code) = saved {
         close(prepared, &mut watch.signals).await;
@@ -654,6 +695,9 @@ fn empty_trace(comp: &Composition) -> Trace {
         expect: Vec::new(),
         compensations: Vec::new(),
         eval: Vec::new(),
+        eval_aggregate: Vec::new(),
+        judged_from: None,
+        eval_tools: IndexMap::new(),
         server_logs: IndexMap::new(),
         server_protocols: IndexMap::new(),
         durable: None,

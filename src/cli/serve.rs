@@ -31,6 +31,7 @@ use crate::options::exit;
 
 pub(crate) mod exec;
 pub(crate) mod handler;
+mod judged;
 mod limits;
 mod logging;
 pub(crate) mod model;
@@ -92,6 +93,12 @@ pub struct ServeArgs {
     /// With --on: Restate's admin API (default port 9070 of the --on host).
     #[arg(long, value_name = "URL", env = "PIPEWRIGHT_RESTATE_ADMIN")]
     pub restate_admin: Option<String>,
+    /// Grade each served composition's `eval:` after it answers (off the
+    /// agent's path) and write the judged rows into its saved run.
+    #[arg(long)]
+    pub eval: bool,
+    #[command(flatten)]
+    pub judge: super::judge::JudgeArgs,
 }
 
 /// `serve`: returns the exit code.
@@ -151,6 +158,23 @@ pub async fn serve(args: ServeArgs) -> u8 {
         names.len(),
         names.join(", ")
     );
+    let evaluator = if args.eval {
+        if args.no_save {
+            eprintln!(
+                "error: --eval writes the judged rows into the saved runs: it does not go with --no-save"
+            );
+            return exit::INVALID;
+        }
+        match judged::Evaluator::new(&args.judge, &served, &upstreams) {
+            Ok(e) => Some(Arc::new(e)),
+            Err(e) => {
+                eprintln!("error: {e}");
+                return exit::INVALID;
+            }
+        }
+    } else {
+        None
+    };
     let server = handler::PipelineServer::new(
         served,
         upstreams,
@@ -162,10 +186,17 @@ pub async fn serve(args: ServeArgs) -> u8 {
             remote: restate.map(|restate| exec::Remote { restate, hashes }),
         },
     );
+    let server = match &evaluator {
+        Some(e) => server.with_eval(e.clone()),
+        None => server,
+    };
     let code = match http {
         Some((addr, opts)) => handler::serve_http(server, &addr, opts).await,
         None => handler::serve_stdio(server).await,
     };
+    if let Some(e) = evaluator {
+        e.finish().await;
+    }
     code.unwrap_or_else(|e| {
         eprintln!("error: {e:#}");
         exit::FAILED

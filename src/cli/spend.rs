@@ -73,6 +73,8 @@ pub struct Prepared {
     pub recorder: Option<Arc<Recorder>>,
     /// What each server listed (live, or recorded in the cassette).
     pub tools: ToolLists,
+    /// The judge calls of the cassette replayed (`--replay`), for `eval:`.
+    pub judge_replay: Option<crate::engine::eval::Replay>,
 }
 
 /// Connects (unless a cassette answers everything), wraps the caller for
@@ -107,6 +109,16 @@ pub async fn prepare(
     } else {
         None
     };
+    let judge_replay = cassette
+        .as_ref()
+        .zip(spend.replay.as_ref())
+        .map(|(c, path)| {
+            crate::engine::eval::Replay::new(
+                path.display().to_string(),
+                c.judge.clone(),
+                spend.replay_fallthrough,
+            )
+        });
     let mut tools: ToolLists = IndexMap::new();
     if let Some(p) = &pool {
         for c in p.connections() {
@@ -157,6 +169,7 @@ pub async fn prepare(
         pricing,
         recorder,
         tools,
+        judge_replay,
     })
 }
 
@@ -168,8 +181,9 @@ pub async fn close(prepared: Prepared) {
         pricing,
         recorder,
         tools,
+        judge_replay,
     } = prepared;
-    drop((caller, pricing, recorder, tools));
+    drop((caller, pricing, recorder, tools, judge_replay));
     if let Some(pool) = pool.and_then(|p| Arc::try_unwrap(p).ok()) {
         pool.close().await;
     }

@@ -40,6 +40,7 @@ mod durable;
 mod events;
 mod history;
 mod input;
+mod judge;
 mod mode;
 mod pin;
 mod plan;
@@ -142,6 +143,9 @@ pub enum Effect {
         provider: Box<crate::engine::mcp::human::provider::Provider>,
         request: Value,
     },
+    /// Grade a run's `eval:` off the loop (see `ui::judging`); the graded
+    /// run comes back as a message.
+    Judge(Box<crate::ui::judging::Job>),
     /// Open a server's link in the browser (asked for with a key).
     OpenUrl(String),
     /// Submit a durable run to Restate and follow it; `source` is the

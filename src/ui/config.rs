@@ -11,6 +11,9 @@
 //!   url: https://api.openai.com/v1
 //!   model: gpt-4o-mini
 //!   api_key: ${env.OPENAI_API_KEY}
+//! judge:                 # grades `eval:` (read by `engine::eval::provider`)
+//!   url: http://127.0.0.1:11434/v1
+//!   model: llama3.1
 //! ```
 
 use std::collections::BTreeMap;
@@ -47,6 +50,10 @@ struct ConfigFile {
     #[serde(default)]
     keys: BTreeMap<String, Vec<String>>,
     sampling: Option<Provider>,
+    /// Read where judges are chosen (`engine::eval::provider`); checked
+    /// here so a typo in it is named when the workbench starts.
+    #[allow(dead_code)]
+    judge: Option<crate::engine::eval::provider::JudgeFile>,
 }
 
 /// The settings the workbench starts with.

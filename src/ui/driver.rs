@@ -224,6 +224,18 @@ impl Driver {
                         let _ = tx.send(Message::DurableDone { result, source });
                     });
                 }
+                Effect::Judge(mut job) => {
+                    if job.tools.is_empty()
+                        && let Some(l) = &self.live
+                    {
+                        job.tools = l
+                            .pool
+                            .connections()
+                            .map(|c| (c.name().to_owned(), c.tools().to_vec()))
+                            .collect();
+                    }
+                    super::judging::spawn(*job, self.msg_tx.clone());
+                }
                 Effect::Quit => app.quit = true,
                 other @ (Effect::ExternalEditor | Effect::OpenUrl(_)) => rest.push(other),
             }

@@ -1,6 +1,7 @@
 //! The History overlay: the saved runs of this file, newest first. Enter
 //! opens one read-only (its DAG, inspector and timeline); `D` marks in the
-//! DAG the nodes that differ between it and the run on screen.
+//! DAG the nodes that differ between it and the run on screen; `J` judges
+//! it again with the file's `eval:` (a new run; no tool is called).
 
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
@@ -42,7 +43,7 @@ impl HistoryView {
     }
 
     /// The title of its frame.
-    pub const TITLE: &'static str = "history · Enter open read-only · D diff";
+    pub const TITLE: &'static str = "history · Enter open read-only · D diff · J judge again";
 
     /// Draws the list in `r` (already cleared) inside `block`.
     pub fn render(&self, t: &Theme, r: Rect, block: Block<'_>, buf: &mut Buffer) {

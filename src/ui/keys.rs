@@ -37,6 +37,9 @@ pub enum Action {
     /// The Results view: each case run, PASS or FAIL, its expectations and
     /// the composition's output.
     Results,
+    /// Judge again: grade the run on screen (or the one chosen in History,
+    /// or every run in Results) with the file's `eval:`, calling no tool.
+    Judge,
     /// Run every case of the composition, one after another.
     RunCases,
     /// Use the composition's next case for the next run.
@@ -96,6 +99,7 @@ impl Action {
         Action::Timeline,
         Action::History,
         Action::Results,
+        Action::Judge,
         Action::RunCases,
         Action::NextCase,
         Action::Messages,
@@ -166,6 +170,7 @@ impl Action {
             Action::Timeline => "timeline",
             Action::History => "history",
             Action::Results => "results",
+            Action::Judge => "judge",
             Action::RunCases => "run-cases",
             Action::NextCase => "next-case",
             Action::Messages => "messages",
@@ -210,7 +215,12 @@ impl Action {
             Action::Quit => "quit (asks when there are unsaved edits)",
             Action::Timeline => "switch the DAG pane to the timeline and back",
             Action::History => "the saved runs of this file (open, diff)",
-            Action::Results => "results: each case's PASS/FAIL, expectations and output",
+            Action::Results => {
+                "results: each case's PASS/FAIL, expectations, judged metrics and output"
+            }
+            Action::Judge => {
+                "judge again: grade the run on screen (in History the chosen run, in Results each run) with the file's eval:, calling no tool"
+            }
             Action::RunCases => "run every case of the composition, one after another",
             Action::NextCase => "use the composition's next case for the next run",
             Action::Messages => "messages: every status line, server error and diagnostic in full",
@@ -417,6 +427,7 @@ impl Default for Keymap {
         b.insert(Timeline, vec![Key::plain('T')]);
         b.insert(History, vec![Key::plain('H')]);
         b.insert(Results, vec![Key::plain('v')]);
+        b.insert(Judge, vec![Key::plain('J')]);
         b.insert(RunCases, vec![Key::plain('A')]);
         b.insert(NextCase, vec![Key::plain('c')]);
         b.insert(Messages, vec![Key::plain('m')]);

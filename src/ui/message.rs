@@ -22,6 +22,14 @@ pub enum Message {
         ticket: u64,
         result: Result<(String, String), String>,
     },
+    /// A run was judged (`eval:`): the graded trace (saved already: over
+    /// the run just finished, or as a new run when judged again), or why
+    /// it could not be.
+    Judged {
+        result: Result<Box<crate::engine::run::trace::Trace>, String>,
+        /// Judged again (a new run), not the run that just finished.
+        again: bool,
+    },
     /// A durable run's journal gained an outcome: its line.
     DurableCall(String),
     /// A durable run ended: its trace (with the file's text it ran), or

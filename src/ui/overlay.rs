@@ -19,7 +19,7 @@ pub enum Overlay {
         scroll: u16,
     },
     Palette(Palette),
-    Plan(PlanView),
+    Plan(Box<PlanView>),
     Text {
         title: String,
         body: Vec<String>,

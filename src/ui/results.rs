@@ -1,8 +1,9 @@
 //! A finished run's verdict as the Results view lists it: each composition
-//! and case, PASS or FAIL, its expectations and its output.
+//! and case, PASS or FAIL, its expectations, its judged metrics and its
+//! output.
 
 use crate::engine::json::Json;
-use crate::engine::run::trace::{ExpectResult, RunStatus};
+use crate::engine::run::trace::{EvalRow, ExpectResult, RunStatus};
 
 /// One finished run of a composition and case, as the Results view lists
 /// it.
@@ -15,6 +16,9 @@ pub struct CaseResult {
     pub passed: bool,
     pub status: RunStatus,
     pub expect: Vec<ExpectResult>,
+    /// The judged `eval:` metrics (being judged, graded, or deferred with
+    /// the reason).
+    pub eval: Vec<EvalRow>,
     pub output: Json,
     pub run_id: String,
 }

@@ -109,12 +109,14 @@ fn known_eval_metrics_defer_in_the_report_and_json_and_do_not_fail() {
     let out = run_text("p.yml", text, &[]);
     assert_eq!(out.code, 0, "{}", out.stderr);
     assert!(
-        out.stdout.contains("eval [DEFERRED] mcp_task_completion"),
+        out.stdout
+            .contains("eval mcp_task_completion DEFERRED: no judge provider"),
         "{}",
         out.stdout
     );
     assert!(
-        out.stdout.contains("eval [DEFERRED] rubric"),
+        out.stdout
+            .contains("eval rubric DEFERRED: no judge provider"),
         "{}",
         out.stdout
     );

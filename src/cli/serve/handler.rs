@@ -46,6 +46,8 @@ pub struct PipelineServer {
     pub(super) running_tasks: Arc<std::sync::atomic::AtomicUsize>,
     /// `--on restate://…`: calls run durably there.
     remote: Option<Arc<super::exec::Remote>>,
+    /// `--eval`: the served runs' `eval:`, graded after the answer.
+    eval: Option<Arc<super::judged::Evaluator>>,
 }
 
 /// What `serve`'s flags ask of the server.
@@ -74,7 +76,14 @@ impl PipelineServer {
             started: Arc::default(),
             running_tasks: Arc::default(),
             remote: flags.remote.map(Arc::new),
+            eval: None,
         }
+    }
+
+    /// Grades each served run's `eval:` after answering (`serve --eval`).
+    pub fn with_eval(mut self, eval: Arc<super::judged::Evaluator>) -> Self {
+        self.eval = Some(eval);
+        self
     }
 
     /// The server as one new session sees it: the tools and tasks shared,
@@ -289,13 +298,21 @@ impl PipelineServer {
 
     /// The call's result, after saving the run.
     pub(super) fn answer(&self, trace: Option<Trace>) -> CallToolResult {
-        let Some(trace) = trace else {
+        let Some(mut trace) = trace else {
             return error_result("the run ended without a trace".into(), json!({}));
         };
+        let judged = self.eval.as_ref().filter(|e| self.save && e.wants(&trace));
+        if judged.is_some() {
+            super::judged::Evaluator::mark(&mut trace);
+        }
         if self.save {
             crate::engine::run::store::save(&trace);
         }
-        result(&trace)
+        let answer = result(&trace);
+        if let Some(e) = judged {
+            e.after_answer(trace);
+        }
+        answer
     }
 }
 

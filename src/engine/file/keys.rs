@@ -31,6 +31,37 @@ pub const EVAL_METRICS: &[&str] = &[
     "argument_correctness",
     "plan_quality",
 ];
+/// A composition's `eval:` block: the metrics and the judge `provider`.
+pub const EVAL_KEYS: &[&str] = &[
+    "provider",
+    "rubric",
+    "mcp_task_completion",
+    "mcp_use",
+    "argument_correctness",
+    "plan_quality",
+];
+/// `eval.provider:` (and `judge:` in the user's config.yaml).
+pub const JUDGE_KEYS: &[&str] = &[
+    "url",
+    "model",
+    "api_key",
+    "timeout",
+    "max_tokens",
+    "temperature",
+    "retries",
+];
+/// `eval.rubric:`.
+pub const RUBRIC_KEYS: &[&str] = &["threshold", "criteria", "tree"];
+/// One criterion of `eval.rubric.criteria` written as a mapping.
+pub const CRITERION_KEYS: &[&str] = &["name", "weight", "description"];
+/// A node of `eval.rubric.tree`: a question with its options, or a leaf.
+pub const TREE_KEYS: &[&str] = &["question", "options", "score", "label"];
+/// `eval.mcp_task_completion:`.
+pub const TASK_COMPLETION_KEYS: &[&str] = &["threshold", "task"];
+/// `eval.mcp_use:`.
+pub const MCP_USE_KEYS: &[&str] = &["threshold", "expect"];
+/// `eval.argument_correctness:` and `eval.plan_quality:`.
+pub const THRESHOLD_KEYS: &[&str] = &["threshold"];
 pub const COMPOSITION_KEYS: &[&str] = &[
     "name",
     "description",

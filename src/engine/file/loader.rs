@@ -7,6 +7,7 @@
 
 mod auth;
 mod compositions;
+mod eval;
 mod hash;
 mod nodes;
 mod settings;

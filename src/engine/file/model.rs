@@ -12,6 +12,10 @@ use crate::engine::diag::{Pos, Span};
 use crate::engine::lang::jq::JqProgram;
 use crate::engine::lang::reference::Reference;
 
+pub mod eval;
+
+pub use eval::EvalSpec;
+
 /// A whole pipeline file.
 #[derive(Debug, Clone)]
 pub struct Pipeline {
@@ -156,9 +160,9 @@ pub struct Composition {
     pub output: Option<OutputSpec>,
     pub expect: Vec<Expectation>,
     pub cases: Vec<Case>,
-    /// mcptest's judged metrics (`eval:`), by name; reported as deferred,
-    /// since pipewright configures no model provider.
-    pub eval: Vec<String>,
+    /// mcptest's judged metrics (`eval:`): graded by an LLM judge after a
+    /// run (`engine::eval`), deferred when no judge is configured.
+    pub eval: EvalSpec,
     pub budget: Budget,
     pub span: Span,
     /// `parents[i]`: indices of the nodes node `i` waits for.

@@ -54,15 +54,122 @@ pub struct PipelineFile {
     pub prompts: Option<Value>,
 }
 
-/// mcptest's judged metrics, each with its own settings.
+/// mcptest's judged metrics, each with its own settings, graded after a
+/// run by an LLM judge (deferred when none is configured).
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct EvalEntry {
-    pub rubric: Option<Value>,
-    pub mcp_task_completion: Option<Value>,
-    pub mcp_use: Option<Value>,
-    pub argument_correctness: Option<Value>,
-    pub plan_quality: Option<Value>,
+    /// The judge: an OpenAI-compatible chat-completions endpoint.
+    pub provider: Option<JudgeProvider>,
+    /// The output graded against weighted criteria or a decision tree.
+    pub rubric: Option<RubricEntry>,
+    /// Whether the output accomplishes the task.
+    pub mcp_task_completion: Option<TaskCompletionEntry>,
+    /// Whether the tools called were the right ones.
+    pub mcp_use: Option<McpUseEntry>,
+    /// Whether each call's arguments were right (checked against the
+    /// tool's inputSchema first).
+    pub argument_correctness: Option<ThresholdEntry>,
+    /// Whether the DAG is a good plan for the task.
+    pub plan_quality: Option<ThresholdEntry>,
+}
+
+/// The judge of `eval:`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct JudgeProvider {
+    /// The chat-completions URL, or the API's base URL (`/chat/completions` is added).
+    pub url: String,
+    pub model: String,
+    /// A bearer token, only as `${env.NAME}`.
+    #[schemars(extend("pattern" = "^\\$\\{env\\.[A-Za-z_][A-Za-z0-9_]*\\}$"))]
+    pub api_key: Option<String>,
+    /// One request's timeout (default 60s).
+    pub timeout: Option<DurationEntry>,
+    /// The most tokens one reply may take (default 1024).
+    pub max_tokens: Option<u64>,
+    /// Default 0.
+    pub temperature: Option<f64>,
+    /// How often a 429 or 5xx is tried again (default 2).
+    pub retries: Option<u64>,
+}
+
+/// A score from 0 to 1.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(transparent)]
+pub struct Score(#[schemars(range(min = 0.0, max = 1.0))] pub f64);
+
+/// A metric with only a pass mark.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ThresholdEntry {
+    /// A score at or above it passes (default 0.5).
+    pub threshold: Option<Score>,
+}
+
+/// `mcp_task_completion`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TaskCompletionEntry {
+    pub threshold: Option<Score>,
+    /// The task, when the composition's `description` does not say it.
+    pub task: Option<String>,
+}
+
+/// `mcp_use`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct McpUseEntry {
+    pub threshold: Option<Score>,
+    /// Tools the run must call (checked without a model).
+    pub expect: Option<Vec<String>>,
+}
+
+/// `rubric`: weighted `criteria` or a decision `tree`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RubricEntry {
+    pub threshold: Option<Score>,
+    pub criteria: Option<Vec<CriterionItem>>,
+    pub tree: Option<TreeNodeEntry>,
+}
+
+/// A criterion: a name (weight 1) or a mapping.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(untagged)]
+pub enum CriterionItem {
+    Name(String),
+    Full(CriterionEntry),
+}
+
+/// A criterion with its weight.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CriterionEntry {
+    pub name: String,
+    /// Default 1.
+    pub weight: Option<f64>,
+    pub description: Option<String>,
+}
+
+/// A decision tree's node: a `question` and its `options`, or a leaf
+/// `score` (and `label`).
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TreeNodeEntry {
+    pub question: Option<String>,
+    /// Each answer and where it leads.
+    pub options: Option<BTreeMap<String, TreeBranch>>,
+    pub score: Option<Score>,
+    pub label: Option<String>,
+}
+
+/// Where an answer leads: another node, or a bare score.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(untagged)]
+pub enum TreeBranch {
+    Score(Score),
+    Node(Box<TreeNodeEntry>),
 }
 
 /// A server: a URL or a command line as a string, or a mapping.
@@ -166,8 +273,8 @@ pub struct CompositionEntry {
     pub expect: Option<Vec<ExpectEntry>>,
     pub cases: Option<Vec<CaseEntry>>,
     pub budget: Option<BudgetEntry>,
-    /// mcptest's judged metrics; with no model provider they are reported
-    /// as deferred.
+    /// mcptest's judged metrics, graded by an LLM judge after the run;
+    /// deferred when no judge is configured.
     pub eval: Option<EvalEntry>,
 }
 

@@ -84,6 +84,10 @@ pub struct CompositionPlan {
     pub calls_total: usize,
     pub budget: BudgetView,
     pub verdict: Verdict,
+    /// The judge's calls for `eval:`, after the nodes' (in the totals and
+    /// the verdict; see [`crate::engine::plan::judging`]).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub judge: Vec<crate::engine::eval::estimate::JudgeProjection>,
 }
 
 /// The plan of a whole file: each composition (and case) and what
@@ -184,6 +188,7 @@ pub fn plan_composition(
             within_budget: breaches.is_empty(),
             breaches,
         },
+        judge: Vec::new(),
     }
 }
 

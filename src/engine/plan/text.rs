@@ -61,8 +61,30 @@ pub fn composition(file: &str, c: &CompositionPlan) -> String {
             out.push_str(&format!("       ! {e}\n"));
         }
     }
+    for j in &c.judge {
+        let line = match &j.no_call {
+            Some(why) => format!("  eval  {}  {why}", j.metric),
+            None => format!(
+                "  eval  {}  judge {}  ${:.4} {:>6} tok  ({}, {})",
+                j.metric,
+                j.model.as_deref().unwrap_or("?"),
+                j.cost_usd,
+                j.input_tokens + j.output_tokens,
+                j.prompt,
+                j.basis
+            ),
+        };
+        out.push_str(&line);
+        out.push('\n');
+    }
+    let judged = c.judge.iter().filter(|j| j.no_call.is_none()).count();
+    let judge_calls = if judged > 0 {
+        format!(" + {judged} judge call(s)")
+    } else {
+        String::new()
+    };
     out.push_str(&format!(
-        "  total {} call(s) · ${:.4} · {} tok\n",
+        "  total {} call(s){judge_calls} · ${:.4} · {} tok\n",
         c.calls_total, c.cost_total, c.tokens_total
     ));
     let b = &c.budget;

@@ -31,6 +31,8 @@
 //! - Arguments and results are redacted as the trace is: header values and
 //!   `${env.X}` values read `***`. A replay matches on redacted arguments.
 //! - Calls that got no answer (transport errors, timeouts) are not recorded.
+//! - `judge`: the judge's calls for `eval:` (see [`judge`]), matched on
+//!   replay by the SHA-256 of the request's messages.
 //! - What the server asked during a call (elicitation, sampling) and the
 //!   reply it got are kept in the entry's `interactions`, with its log lines
 //!   (`logs`) and progress (`progress`): a replay hands them back as they
@@ -56,6 +58,10 @@ use crate::engine::mcp::human::{
 use crate::engine::mcp::{CallOutcome, McpError, ToolInfo, meta_of, output_of};
 use crate::engine::redact::Redactor;
 
+pub mod judge;
+
+pub use judge::JudgeEntry;
+
 /// The format version this build writes and reads.
 pub const VERSION: u32 = 1;
 
@@ -68,6 +74,9 @@ pub struct Cassette {
     pub tools: IndexMap<String, Vec<Value>>,
     #[serde(default)]
     pub calls: Vec<Entry>,
+    /// The judge's calls (`eval:`), in the order of their requests' hashes.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub judge: Vec<JudgeEntry>,
 }
 
 /// One recorded call.
@@ -186,6 +195,9 @@ impl Cassette {
         sorted
             .calls
             .sort_by_cached_key(|e| key(&e.server, &e.tool, &e.args));
+        sorted
+            .judge
+            .sort_by(|a, b| a.request_sha256.cmp(&b.request_sha256));
         let mut text = serde_json::to_string_pretty(&sorted).unwrap_or_default();
         text.push('\n');
         std::fs::write(path, text).map_err(|source| CassetteError::Write {
@@ -246,8 +258,16 @@ impl Recorder {
                     .map(|(k, v)| (k, v.iter().map(|t| redactor.value(t)).collect()))
                     .collect(),
                 calls: Vec::new(),
+                judge: Vec::new(),
             }),
             redactor,
+        }
+    }
+
+    /// Keeps a judge call (already masked) in the cassette.
+    pub fn add_judge(&self, entry: JudgeEntry) {
+        if let Ok(mut c) = self.cassette.lock() {
+            c.judge.push(entry);
         }
     }
 
@@ -498,6 +518,7 @@ mod tests {
             version: VERSION,
             tools: IndexMap::new(),
             calls: vec![entry(1), entry(2)],
+            judge: Vec::new(),
         };
         let r = Replayer::new(&c, "c.json", "demo".into(), Redactor::default(), None);
         let cancel = CancellationToken::new();

@@ -1,11 +1,14 @@
 //! What changed between two runs, node by node: status, resolved args,
 //! output (a structural JSON diff with paths), error, attempts, cost, and
-//! with `timing` the durations; plus nodes added or removed.
+//! with `timing` the durations; plus nodes added or removed, and the judged
+//! metrics' verdicts and scores.
 
 use serde::Serialize;
 use serde_json::Value;
 
 use crate::engine::run::trace::{NodeRecord, Trace};
+
+mod eval;
 
 /// One difference: where, and the value before and after (`null` when the
 /// place did not exist on that side).
@@ -119,6 +122,14 @@ pub fn diff(a: &Trace, b: &Trace, timing: bool) -> Vec<Change> {
         a.output.tree(),
         b.output.tree(),
     );
+    let mut judged = Vec::new();
+    eval::changes(&mut judged, a, b);
+    out.extend(judged.into_iter().map(|(path, before, after)| Change {
+        path,
+        node: None,
+        before,
+        after,
+    }));
     out
 }
 

@@ -24,6 +24,7 @@ use crate::engine::run::trace::Trace;
 mod disk;
 pub mod live;
 mod prune;
+mod update;
 
 /// How many runs are kept when nothing else is said
 /// (`PIPEWRIGHT_MAX_RUNS` changes it; 0 keeps every run).

@@ -10,6 +10,10 @@ use crate::engine::json::Json;
 use crate::engine::lang::reference::{self, Root};
 use crate::engine::mcp::human::CallExtras;
 
+pub mod eval;
+
+pub use eval::{EvalAggregate, EvalRow, EvalStatus};
+
 /// Where a node is in its life.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
 #[serde(rename_all = "lowercase")]
@@ -288,26 +292,6 @@ pub struct Compensation {
     pub duration_ms: u64,
 }
 
-/// One judged metric of `eval:` and what became of it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
-#[serde(default)]
-pub struct EvalRow {
-    pub metric: String,
-    /// `deferred`: no model provider is configured to judge it.
-    pub status: String,
-    pub reason: String,
-}
-
-impl EvalRow {
-    pub fn deferred(metric: &str) -> Self {
-        EvalRow {
-            metric: metric.to_owned(),
-            status: "deferred".to_owned(),
-            reason: "no model provider is configured".to_owned(),
-        }
-    }
-}
-
 /// A finished (or stopped) run of one composition, or one case of it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
 #[serde(default)]
@@ -327,10 +311,23 @@ pub struct Trace {
     /// The undo calls made after a failure, newest completed node first.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub compensations: Vec<Compensation>,
-    /// The judged `eval:` metrics: each `deferred` (no model provider), so
-    /// they never fail a run.
+    /// The judged `eval:` metrics, one row each: graded by a judge after
+    /// the run (`engine::eval`), `deferred` when none is configured.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub eval: Vec<EvalRow>,
+    /// Each metric over every case of the composition (reports fill it in
+    /// once every case has run).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub eval_aggregate: Vec<EvalAggregate>,
+    /// The run this one re-judged (`pipewright eval RUN`): the same calls,
+    /// graded again.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub judged_from: Option<String>,
+    /// What the judge was shown of the servers' tools (`server/tool`: its
+    /// description, and the `inputSchema` of each tool the run called),
+    /// kept so a saved run can be judged again without its servers.
+    #[serde(skip_serializing_if = "IndexMap::is_empty")]
+    pub eval_tools: IndexMap<String, eval::ToolSeen>,
     /// Captured stderr of the servers, by server name.
     #[serde(skip_serializing_if = "IndexMap::is_empty")]
     pub server_logs: IndexMap<String, String>,
@@ -438,9 +435,12 @@ impl Trace {
         shown
     }
 
-    /// Passed: the run completed and every expectation held.
+    /// Passed: the run completed, every expectation held and no judged
+    /// metric failed or could not be scored.
     pub fn passed(&self) -> bool {
-        self.composition.status == RunStatus::Completed && self.expect.iter().all(|e| e.pass)
+        self.composition.status == RunStatus::Completed
+            && self.expect.iter().all(|e| e.pass)
+            && self.eval.iter().all(EvalRow::holds)
     }
 
     /// The envelope as JSON, with the `cost.total` / `tokens.total` aliases

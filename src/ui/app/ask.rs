@@ -24,6 +24,7 @@ impl App {
                 self.asks.push(question, reply);
             }
             Message::Sampled { ticket, result } => self.asks.provided(ticket, result),
+            Message::Judged { result, again } => self.judged(result, again),
             Message::DurableCall(line) => self.say(line, false),
             Message::DurableDone { result, source } => self.durable_done(result, &source),
         }

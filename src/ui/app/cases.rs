@@ -1,5 +1,5 @@
-//! What a run proved: each case's PASS/FAIL, its expectations and the
-//! composition's output (the Results view), and choosing the composition
+//! What a run proved: each case's PASS/FAIL, its expectations, its judged
+//! metrics and the composition's output (the Results view), and choosing the composition
 //! and case the next run uses — by the palette, by `c`, by moving the
 //! editor's cursor into another composition, or every case in turn (`A`).
 
@@ -16,6 +16,7 @@ impl App {
             passed: trace.passed(),
             status: trace.composition.status,
             expect: trace.expect.clone(),
+            eval: trace.eval.clone(),
             output: trace.output.clone(),
             run_id: trace.run_id.clone(),
         };
@@ -156,6 +157,12 @@ impl App {
         let mut body = Vec::new();
         if self.results.is_empty() {
             body.push("nothing has run yet: F5 runs the case on screen, A runs every case".into());
+        } else if self.results.iter().any(|r| !r.eval.is_empty()) {
+            body.push(format!(
+                "{} judges every run listed again with the file on screen (no tool is called)",
+                self.keymap.label(Action::Judge)
+            ));
+            body.push(String::new());
         }
         for r in &self.results {
             let case = r
@@ -185,6 +192,11 @@ impl App {
                     line.push_str(&format!(" ({m})"));
                 }
                 body.push(line);
+            }
+            for row in &r.eval {
+                for line in crate::engine::eval::text::row_lines(row) {
+                    body.push(format!("  {line}"));
+                }
             }
             body.push(format!("    output {}", compact(r.output.tree(), 200)));
             body.push(String::new());

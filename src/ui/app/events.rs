@@ -360,9 +360,12 @@ impl App {
                 }
                 self.show_first_failure();
                 self.refresh_inspector();
+                let mut trace = trace;
+                let judging = self.judge_finished(&mut trace);
                 self.trace = Some((*trace).clone());
                 let next = self.record_result(&trace);
                 let mut effects = vec![Effect::SaveTrace(trace)];
+                effects.extend(judging);
                 effects.extend(next);
                 return effects;
             }

@@ -65,6 +65,11 @@ impl App {
     }
 
     pub(super) fn history_key(&mut self, mut h: HistoryView, key: KeyEvent) -> Vec<Effect> {
+        if self.keymap.action(&key, false) == Some(Action::Judge) {
+            let id = h.chosen().map(|e| e.id.clone());
+            self.overlay = Some(Overlay::History(h));
+            return self.judge_saved(id.into_iter().collect());
+        }
         match key.code {
             KeyCode::Esc | KeyCode::Char('q') => {}
             KeyCode::Up | KeyCode::Char('k') => {

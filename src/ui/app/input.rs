@@ -337,6 +337,7 @@ impl App {
                 self.overlay = Some(self.results_overlay());
                 Vec::new()
             }
+            Action::Judge => self.judge_on_screen(),
             Action::RunCases => self.run_cases(),
             Action::NextCase => self.next_case(),
             Action::Messages => {
@@ -674,6 +675,14 @@ impl App {
                     Vec::new()
                 }
             },
+            Overlay::Text { ref title, .. }
+                if title.starts_with("results:")
+                    && self.keymap.action(&key, false) == Some(Action::Judge) =>
+            {
+                let ids: Vec<String> = self.results.iter().map(|r| r.run_id.clone()).collect();
+                self.overlay = Some(ov);
+                self.judge_saved(ids)
+            }
             other => {
                 let closes = matches!(key.code, KeyCode::Esc | KeyCode::Char('q') | KeyCode::Enter)
                     || self.keymap.action(&key, false) == Some(Action::Help);
@@ -722,11 +731,11 @@ impl App {
 
     pub(super) fn plan_overlay(&self, estimate: bool) -> Overlay {
         match self.plan_model() {
-            Some(plan) => Overlay::Plan(overlay::PlanView::new(
+            Some(plan) => Overlay::Plan(Box::new(overlay::PlanView::new(
                 &self.opts.file.display().to_string(),
                 plan,
                 estimate,
-            )),
+            ))),
             None => Overlay::Text {
                 title: "plan".into(),
                 body: vec!["no valid plan: fix the file's errors first".into()],

@@ -73,17 +73,18 @@ impl App {
         let mut pricing = self.pricing(p, c);
         let case = self.case_row(c).map(|r| r.name.clone());
         let file = self.opts.file.display().to_string();
-        if let Some(d) = &self.dirs.data
-            && let Some(t) = crate::engine::run::store::Runs::at(d.join("runs")).latest_of(
+        let last = self.dirs.data.as_ref().and_then(|d| {
+            crate::engine::run::store::Runs::at(d.join("runs")).latest_of(
                 &file,
                 &c.name,
                 case.as_deref(),
             )
-        {
-            pricing.recorded = crate::engine::plan::dry_run::recorded_figures(&t);
+        });
+        if let Some(t) = &last {
+            pricing.recorded = crate::engine::plan::dry_run::recorded_figures(t);
         }
         let vars = self.vars(p, c);
-        Some(crate::engine::plan::dry_run::plan_composition(
+        let mut plan = crate::engine::plan::dry_run::plan_composition(
             c,
             case,
             &vars,
@@ -91,7 +92,27 @@ impl App {
             None,
             &pricing,
             &crate::engine::redact::Redactor::default(),
-        ))
+        );
+        if !c.eval.is_empty() {
+            let last: Option<Trace> = last.and_then(|v| serde_json::from_value(v).ok());
+            let endpoint = crate::engine::eval::Sources::of(
+                crate::engine::eval::JudgeFlags::from_env(),
+                p,
+                self.dirs.config.as_deref(),
+            )
+            .and_then(|s| s.endpoint(c, &vars, &crate::engine::redact::Redactor::default()))
+            .map_err(|e| format!("deferred: {e}"));
+            let judge = crate::engine::eval::estimate::project(
+                c,
+                &vars,
+                endpoint.as_ref().map_err(String::as_str),
+                &pricing.table.models,
+                &IndexMap::new(),
+                last.as_ref(),
+            );
+            crate::engine::plan::judging::add(&mut plan, judge, self.budget());
+        }
+        Some(plan)
     }
 
     /// The budget in force, for the status bar.

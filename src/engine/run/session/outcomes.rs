@@ -219,9 +219,12 @@ impl Actor {
             eval: self
                 .comp
                 .eval
-                .iter()
-                .map(|m| crate::engine::run::trace::EvalRow::deferred(m))
+                .names()
+                .map(crate::engine::run::trace::EvalRow::deferred)
                 .collect(),
+            eval_aggregate: Vec::new(),
+            judged_from: None,
+            eval_tools: IndexMap::new(),
             server_logs: self
                 .caller
                 .logs()
