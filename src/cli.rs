@@ -231,7 +231,13 @@ pub fn main() -> ExitCode {
         match command {
             Command::Edit(args) => crate::ui::edit(args).await,
             Command::Run(args) if run::plans_only(&args) => plan::plan(args).await,
-            Command::Run(args) => run::run(args).await,
+            Command::Run(args) => match run::load(&args) {
+                Err(code) => code,
+                Ok((source, loaded)) if run::file_plans_only(&args, &loaded) => {
+                    plan::plan_loaded(args, source, loaded).await
+                }
+                Ok((source, loaded)) => run::run(args, source, loaded).await,
+            },
             Command::Plan(args) => plan::plan(args).await,
             Command::Check(args) => check::check(&args),
             Command::Tools(cmd) => tools::tools(cmd).await,

@@ -547,8 +547,9 @@ fn run_on_a_terminal_asks_the_form_there_and_the_chain_uses_the_typed_value() {
     t.wait_for("Plan (1 free, 2 pro) [free]");
     t.keys(&["2", "Enter"]);
     // Then the sampling request: the person writes the model's reply.
-    let s = t.wait_for("asks the model for a reply");
-    assert!(s.contains("Summarize: Grace"), "{s}");
+    // The heading comes before the messages: wait for the message itself.
+    let s = t.wait_for("Summarize: Grace");
+    assert!(s.contains("asks the model for a reply"), "{s}");
     t.keys(&["Grace", "Space", "joined.", "Enter", "Enter"]);
     t.wait_for("EXIT=0");
     let trace: Value =

@@ -23,6 +23,7 @@ use crate::engine::mcp::servers::{self, ServerArg};
 use crate::engine::redact::Redactor;
 use crate::engine::run::events::Event;
 use crate::engine::run::session::{self, BudgetMode, Command, SessionConfig};
+use crate::engine::file::loader::Loaded;
 use crate::engine::run::store;
 use crate::engine::run::trace::{RunStatus, Trace};
 use crate::options::exit;
@@ -218,20 +219,31 @@ pub(crate) fn servers_of(args: &RunArgs, pipeline: &mut Pipeline) -> Result<Serv
     })
 }
 
-/// Runs the file; returns the exit code.
-pub async fn run(args: RunArgs) -> u8 {
-    let name = args.file.display().to_string();
+/// The file `run` was given, loaded once: `Err` is the exit code of a
+/// usage mistake.
+pub fn load(args: &RunArgs) -> Result<(String, Loaded), u8> {
     if let Err(e) = servers::announce_cli_servers(&args.servers, &args.servers_from) {
-        return usage(e);
+        return Err(usage(e));
     }
-    let (source, loaded) = load_file_as(&args.file, args.dialect);
-    if loaded.pipeline.as_ref().is_some_and(|p| p.dry_run) {
+    Ok(load_file_as(&args.file, args.dialect))
+}
+
+/// Whether the loaded file asks to be planned, not run (`dry_run: true`);
+/// says so on stderr.
+pub fn file_plans_only(args: &RunArgs, loaded: &Loaded) -> bool {
+    let yes = loaded.pipeline.as_ref().is_some_and(|p| p.dry_run);
+    if yes {
         eprintln!(
             "{}: `dry_run: true`: planning only, nothing is called (remove it to run)",
             args.file.display()
         );
-        return super::plan::plan_loaded(args, source, loaded).await;
     }
+    yes
+}
+
+/// Runs the loaded file; returns the exit code.
+pub async fn run(args: RunArgs, source: String, loaded: Loaded) -> u8 {
+    let name = args.file.display().to_string();
     if super::report::report_diagnostics(&name, &source, &loaded) {
         eprintln!("{name}: not run: the file has errors");
         return exit::INVALID;
