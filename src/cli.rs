@@ -186,6 +186,9 @@ pub fn main() -> ExitCode {
         }
         default_hook(info);
     }));
+    // The limits the environment sets are read here, once, before anything
+    // uses them; without this the engine uses its defaults.
+    crate::engine::settings::install(crate::engine::settings::Settings::from_env());
     let cli = Cli::parse_from(mcptest_argv(std::env::args_os().collect()));
     if let Some(level) = cli.log_level {
         crate::engine::mcp::set_log_level(level);

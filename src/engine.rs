@@ -19,10 +19,11 @@
 //! - [`mcp`]: which servers a run talks to, and the MCP client that talks.
 //! - [`diag`] and [`redact`]: positions and diagnostics, and the masking of
 //!   secrets, which every stage uses; [`dirs`]: where data and config live;
-//!   [`json`]: a JSON value held once and shared by every stage.
+//!   [`settings`]: the limits the environment sets, read once by the
+//!   binary; [`json`]: a JSON value held once and shared by every stage.
 //!
 //! Dependencies run one way: `plan → eval → run → mcp → file → lang`, with `cost`,
-//! `diag`, `dirs`, `json` and `redact` as leaves (`tests/architecture.rs` checks it).
+//! `diag`, `dirs`, `json`, `redact` and `settings` as leaves (`tests/architecture.rs` checks it).
 
 pub mod cost;
 pub mod diag;
@@ -35,3 +36,4 @@ pub mod mcp;
 pub mod plan;
 pub mod redact;
 pub mod run;
+pub mod settings;

@@ -141,6 +141,7 @@ pub async fn edit(args: EditArgs) -> u8 {
         theme: args.theme,
         timeout,
         restate,
+        judge: crate::engine::eval::JudgeFlags::from_env(),
     };
     let mut app = app::App::new(opts, dirs, cfg, editor);
     app.sampling = sampling;

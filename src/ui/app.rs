@@ -87,6 +87,9 @@ pub struct Options {
     /// `--on restate://…`: the palette can run the composition durably
     /// there.
     pub restate: Option<crate::engine::run::durable::client::Restate>,
+    /// The judge `PIPEWRIGHT_JUDGE_*` declares, over the file's and
+    /// config.yaml's.
+    pub judge: crate::engine::eval::JudgeFlags,
 }
 
 /// The pane with the keyboard focus.

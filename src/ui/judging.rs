@@ -41,6 +41,8 @@ pub struct Job {
     /// Where runs are saved and config.yaml is read.
     pub data: Option<PathBuf>,
     pub config: Option<PathBuf>,
+    /// The judge the environment declares (the workbench's flags).
+    pub judge: JudgeFlags,
     /// The servers' tool lists, when a session is connected.
     pub tools: IndexMap<String, Vec<ToolInfo>>,
 }
@@ -82,7 +84,7 @@ async fn judge(job: Job) -> Result<Trace, String> {
         Some(Ok(over)) => PricingTable::bundled().overlay(over),
         _ => PricingTable::bundled(),
     };
-    let sources = Sources::of(JudgeFlags::from_env(), &job.pipeline, job.config.as_deref())?;
+    let sources = Sources::of(job.judge, &job.pipeline, job.config.as_deref())?;
     let redactor = Redactor::default();
     let grader = Grader {
         sources,

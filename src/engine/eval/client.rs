@@ -21,10 +21,8 @@ const MAX_RETRY_WAIT: Duration = Duration::from_secs(30);
 /// The most bytes of an answer read: `PIPEWRIGHT_JUDGE_MAX_REPLY_KB`, else
 /// [`DEFAULT_MAX_REPLY_KB`].
 pub fn max_reply_bytes() -> usize {
-    std::env::var("PIPEWRIGHT_JUDGE_MAX_REPLY_KB")
-        .ok()
-        .and_then(|v| v.trim().parse::<usize>().ok())
-        .filter(|n| *n > 0)
+    crate::engine::settings::get()
+        .judge_max_reply_kb
         .unwrap_or(DEFAULT_MAX_REPLY_KB)
         .saturating_mul(1024)
 }

@@ -23,10 +23,8 @@ pub const DEFAULT_MAX_FILE_MB: u64 = 8;
 
 /// The size limit in force, in bytes.
 pub fn max_file_bytes() -> u64 {
-    std::env::var("PIPEWRIGHT_MAX_FILE_MB")
-        .ok()
-        .and_then(|v| v.trim().parse::<u64>().ok())
-        .filter(|mb| *mb > 0)
+    crate::engine::settings::get()
+        .max_file_mb
         .unwrap_or(DEFAULT_MAX_FILE_MB)
         .saturating_mul(1024 * 1024)
 }

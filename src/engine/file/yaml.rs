@@ -233,10 +233,8 @@ pub const DEFAULT_MAX_ALIAS_MB: usize = 16;
 
 /// The alias limit in force, in bytes.
 fn max_alias_bytes() -> usize {
-    std::env::var("PIPEWRIGHT_MAX_ALIAS_MB")
-        .ok()
-        .and_then(|v| v.trim().parse::<usize>().ok())
-        .filter(|mb| *mb > 0)
+    crate::engine::settings::get()
+        .max_alias_mb
         .unwrap_or(DEFAULT_MAX_ALIAS_MB)
         .saturating_mul(1024 * 1024)
 }

@@ -28,10 +28,8 @@ const QUOTED: usize = 120;
 
 /// The message size limit in force, in bytes.
 pub fn max_message_bytes() -> usize {
-    std::env::var("PIPEWRIGHT_MAX_MESSAGE_MB")
-        .ok()
-        .and_then(|v| v.trim().parse::<usize>().ok())
-        .filter(|mb| *mb > 0)
+    crate::engine::settings::get()
+        .max_message_mb
         .unwrap_or(DEFAULT_MAX_MESSAGE_MB)
         .saturating_mul(1024 * 1024)
 }

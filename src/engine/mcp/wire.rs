@@ -25,10 +25,8 @@ pub const DEFAULT_MAX_TOOL_LIST_MB: usize = 16;
 
 /// The tool list size limit in force, in bytes.
 fn max_tool_list_bytes() -> usize {
-    std::env::var("PIPEWRIGHT_MAX_TOOL_LIST_MB")
-        .ok()
-        .and_then(|v| v.trim().parse::<usize>().ok())
-        .filter(|mb| *mb > 0)
+    crate::engine::settings::get()
+        .max_tool_list_mb
         .unwrap_or(DEFAULT_MAX_TOOL_LIST_MB)
         .saturating_mul(1024 * 1024)
 }

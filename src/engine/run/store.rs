@@ -298,9 +298,8 @@ impl Runs {
     /// its cap (`PIPEWRIGHT_MAX_RUNS`, else [`DEFAULT_MAX_RUNS`]); returns
     /// the trace's path.
     pub fn save(&self, trace: &Trace) -> std::io::Result<PathBuf> {
-        let cap = std::env::var("PIPEWRIGHT_MAX_RUNS")
-            .ok()
-            .and_then(|v| v.trim().parse().ok())
+        let cap = crate::engine::settings::get()
+            .max_runs
             .unwrap_or(DEFAULT_MAX_RUNS);
         self.save_capped(trace, cap)
     }

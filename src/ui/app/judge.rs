@@ -18,6 +18,7 @@ impl App {
             source: self.plan_source.clone(),
             data: self.dirs.data.clone(),
             config: self.dirs.config.clone(),
+            judge: self.opts.judge.clone(),
             tools: IndexMap::new(),
         })))
     }

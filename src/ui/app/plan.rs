@@ -96,7 +96,7 @@ impl App {
         if !c.eval.is_empty() {
             let last: Option<Trace> = last.and_then(|v| serde_json::from_value(v).ok());
             let endpoint = crate::engine::eval::Sources::of(
-                crate::engine::eval::JudgeFlags::from_env(),
+                self.opts.judge.clone(),
                 p,
                 self.dirs.config.as_deref(),
             )

@@ -27,7 +27,6 @@
 //! deeper than [`MAX_TREE_DEPTH`] (a chain of 10,000 `+` is 10,000 deep).
 
 use std::cell::Cell;
-use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 use jaq_core::load::lex::{StrPart, Tok, Token};
@@ -112,41 +111,31 @@ thread_local! {
     static LAST_COUNT: Cell<Option<(usize, usize)>> = const { Cell::new(None) };
 }
 
-fn env_limit(name: &str, default: u64) -> u64 {
-    std::env::var(name)
-        .ok()
-        .and_then(|v| v.trim().parse::<u64>().ok())
-        .filter(|n| *n > 0)
-        .unwrap_or(default)
-}
-
-/// The limits in force (read from the environment once per process).
+/// The limits in force (`PIPEWRIGHT_JQ_STEPS` and `PIPEWRIGHT_JQ_SECONDS`
+/// as the binary read them, else the defaults).
 fn limits() -> (u64, Duration) {
     #[cfg(test)]
     if let Some(limits) = TEST_LIMITS.with(Cell::get) {
         return limits;
     }
-    static LIMITS: OnceLock<(u64, Duration)> = OnceLock::new();
-    *LIMITS.get_or_init(|| {
-        (
-            env_limit("PIPEWRIGHT_JQ_STEPS", DEFAULT_STEPS),
-            Duration::from_secs(env_limit("PIPEWRIGHT_JQ_SECONDS", DEFAULT_SECONDS)),
-        )
-    })
+    let s = crate::engine::settings::get();
+    (
+        s.jq_steps.unwrap_or(DEFAULT_STEPS),
+        Duration::from_secs(s.jq_seconds.unwrap_or(DEFAULT_SECONDS)),
+    )
 }
 
-/// The memory limit in force, in bytes (read from the environment once
-/// per process).
+/// The memory limit in force, in bytes (`PIPEWRIGHT_JQ_MEMORY_MB` as the
+/// binary read it, else the default).
 fn memory_limit() -> usize {
     #[cfg(test)]
     if let Some(bytes) = TEST_MEMORY.with(Cell::get) {
         return bytes;
     }
-    static MEMORY: OnceLock<usize> = OnceLock::new();
-    *MEMORY.get_or_init(|| {
-        let mb = env_limit("PIPEWRIGHT_JQ_MEMORY_MB", DEFAULT_MEMORY_MB);
-        usize::try_from(mb.saturating_mul(1 << 20)).unwrap_or(usize::MAX)
-    })
+    let mb = crate::engine::settings::get()
+        .jq_memory_mb
+        .unwrap_or(DEFAULT_MEMORY_MB);
+    usize::try_from(mb.saturating_mul(1 << 20)).unwrap_or(usize::MAX)
 }
 
 /// Called by jaq before each step; `Some(HALT_CODE)` stops the program.

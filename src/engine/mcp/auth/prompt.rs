@@ -30,15 +30,16 @@ pub fn set_prompt(prompt: Prompt) {
 /// `print`, `browser`), else as set, else [`Prompt::Terminal`] when stdin
 /// and stderr are terminals, else [`Prompt::Never`].
 pub fn prompt() -> Prompt {
-    let from_env = std::env::var("PIPEWRIGHT_AUTH_PROMPT").ok().and_then(|v| {
-        match v.trim().to_ascii_lowercase().as_str() {
+    let from_env = crate::engine::settings::get()
+        .auth_prompt
+        .as_deref()
+        .and_then(|v| match v.trim().to_ascii_lowercase().as_str() {
             "never" => Some(Prompt::Never),
             "terminal" => Some(Prompt::Terminal),
             "print" => Some(Prompt::Print),
             "browser" => Some(Prompt::BrowserOnly),
             _ => None,
-        }
-    });
+        });
     let set = *PROMPT.lock().unwrap_or_else(PoisonError::into_inner);
     from_env.or(set).unwrap_or_else(|| {
         if std::io::stdin().is_terminal() && std::io::stderr().is_terminal() {

@@ -26,14 +26,8 @@ pub fn set_fibe_limits(limits: FibeLimits) {
     let _ = LIMITS.set(limits);
 }
 
-/// The caps in force: as set, else Fibe's env names, else Fibe's defaults.
+/// The caps in force: as set (the binary sets them from its flags, which
+/// read Fibe's env names), else Fibe's defaults.
 pub fn fibe_limits() -> FibeLimits {
-    *LIMITS.get_or_init(|| {
-        let env = |name: &str| std::env::var(name).ok().and_then(|v| v.trim().parse().ok());
-        let d = FibeLimits::default();
-        FibeLimits {
-            max_steps: env("FIBE_MCP_PIPELINE_MAX_STEPS").map_or(d.max_steps, |n: u64| n as usize),
-            max_iterations: env("FIBE_MCP_PIPELINE_MAX_ITERATIONS").unwrap_or(d.max_iterations),
-        }
-    })
+    *LIMITS.get_or_init(FibeLimits::default)
 }
