@@ -55,8 +55,22 @@ fn cli_reference() -> String {
     for (name, _) in &all {
         out.push_str(&format!("- [`{name}`](#{})\n", slug(name)));
     }
-    for (name, mut c) in all {
+    // The page shows no variable's value, whatever the environment says:
+    // clap reads one when the command is built and prints it.
+    let no_value = Regex::new(r"\[env: ([A-Za-z0-9_]+)\]").expect("a valid regex");
+    for (name, c) in all {
+        let shown: BTreeSet<String> = c
+            .get_arguments()
+            .filter(|a| !a.is_hide_env_values_set())
+            .filter_map(|a| a.get_env())
+            .map(|e| e.to_string_lossy().into_owned())
+            .collect();
+        let mut c = c.mut_args(|a| a.hide_env_values(true));
         let help = c.render_long_help().to_string();
+        let help = no_value.replace_all(&help, |m: &regex::Captures| match shown.contains(&m[1]) {
+            true => format!("[env: {}=]", &m[1]),
+            false => m[0].to_owned(),
+        });
         let help: String = help
             .lines()
             .map(|l| format!("{}\n", l.trim_end()))
