@@ -5,8 +5,10 @@ use assert_cmd::Command;
 use clap::CommandFactory;
 use pipewright::cli::Cli;
 
+mod common;
+
 fn pw() -> Command {
-    Command::cargo_bin("pipewright").expect("the binary builds")
+    Command::from_std(common::pipewright())
 }
 
 #[test]

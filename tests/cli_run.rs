@@ -8,6 +8,9 @@ use std::process::{Command, Stdio};
 
 use serde_json::Value;
 
+mod common;
+use common::{pipewright, pipewright_in};
+
 fn bin() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_pipewright"))
 }
@@ -20,7 +23,8 @@ fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
 
 /// Runs `pipewright run FILE --format json ARGS…`; returns (exit code, trace, stderr).
 fn run_json(file: &Path, extra: &[&str]) -> (i32, Value, String) {
-    let out = Command::new(bin())
+    let home = tmp();
+    let out = pipewright_in(home.path())
         .arg("run")
         .arg(file)
         .args(["--format", "json", "--no-save"])
@@ -48,8 +52,9 @@ fn every_example_passes_against_the_demo_server() {
         .collect();
     files.sort();
     assert!(!files.is_empty());
+    let home = tmp();
     for f in files {
-        let out = Command::new(bin())
+        let out = pipewright_in(home.path())
             .args(["run", "--no-save"])
             .arg(&f)
             .output()
@@ -214,7 +219,7 @@ fn fan_out_keeps_input_order_under_concurrency() {
 
 #[test]
 fn runs_over_streamable_http() {
-    let mut server = Command::new(bin())
+    let mut server = pipewright()
         .args(["demo-server", "--http", "127.0.0.1:0"])
         .stderr(Stdio::piped())
         .stdout(Stdio::null())
@@ -276,7 +281,7 @@ fn secrets_never_reach_the_trace() {
         "p.yml",
         "pipe:\n  - id: a\n    tool: echo\n    args: {message: \"token=${env.PW_TEST_SECRET}\"}\n",
     );
-    let out = Command::new(bin())
+    let out = pipewright_in(d.path())
         .args(["run", "--format", "json", "--no-save"])
         .arg(&f)
         .env("PW_TEST_SECRET", "hunter2-very-secret")
@@ -291,7 +296,8 @@ fn secrets_never_reach_the_trace() {
 #[test]
 fn text_report_ends_with_the_suite_line() {
     let file = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/cases.yml");
-    let out = Command::new(bin())
+    let home = tmp();
+    let out = pipewright_in(home.path())
         .args(["run", "--no-save"])
         .arg(&file)
         .output()
@@ -310,14 +316,8 @@ fn text_report_ends_with_the_suite_line() {
 /// `pipewright` with every `PIPEWRIGHT_*` variable and directory it reads
 /// set under `dir`, whatever the user exported.
 fn isolated(dir: &Path) -> Command {
-    let mut c = Command::new(bin());
-    for (key, _) in std::env::vars_os() {
-        if key.to_string_lossy().starts_with("PIPEWRIGHT_") {
-            c.env_remove(&key);
-        }
-    }
-    c.env("PIPEWRIGHT_DATA_DIR", dir.join("data"))
-        .env("XDG_DATA_HOME", dir.join("xdg"))
+    let mut c = pipewright_in(dir);
+    c.env("XDG_DATA_HOME", dir.join("xdg"))
         .env("XDG_CONFIG_HOME", dir.join("xdg"))
         .env("XDG_STATE_HOME", dir.join("xdg"))
         .env("NO_COLOR", "1")

@@ -7,6 +7,8 @@ use std::path::{Path, PathBuf};
 use assert_cmd::Command;
 use serde_json::Value;
 
+mod common;
+
 fn write(dir: &Path, text: &str) -> PathBuf {
     let p = dir.join("pipe.yml");
     std::fs::write(&p, text).unwrap_or_else(|e| panic!("write {}: {e}", p.display()));
@@ -18,8 +20,7 @@ fn write(dir: &Path, text: &str) -> PathBuf {
 fn run(text: &str, args: &[&str], stdin: &str) -> (i32, Value, String) {
     let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("tempdir: {e}"));
     let file = write(dir.path(), text);
-    let out = Command::cargo_bin("pipewright")
-        .unwrap_or_else(|e| panic!("{e}"))
+    let out = Command::from_std(common::pipewright_in(dir.path()))
         .arg("run")
         .arg(&file)
         .args(["--format", "json", "--no-save"])

@@ -10,8 +10,10 @@ use pipewright::demo_server;
 use predicates::prelude::*;
 use serde_json::Value;
 
+mod common;
+
 fn pw() -> Command {
-    Command::cargo_bin("pipewright").expect("the binary builds")
+    Command::from_std(common::pipewright())
 }
 
 fn bin() -> String {

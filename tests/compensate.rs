@@ -5,12 +5,13 @@
 use assert_cmd::Command;
 use serde_json::{Value, json};
 
+mod common;
+
 fn run(text: &str, args: &[&str]) -> (i32, Value, String) {
     let dir = tempfile::tempdir().expect("temp dir");
     let p = dir.path().join("p.yml");
     std::fs::write(&p, text).expect("write");
-    let out = Command::cargo_bin("pipewright")
-        .expect("binary")
+    let out = Command::from_std(common::pipewright())
         .args(["run", "--no-save", "--format", "json"])
         .args(args)
         .arg(&p)
@@ -73,8 +74,7 @@ fn a_failed_run_undoes_what_completed_newest_first_and_records_it() {
     let dir = tempfile::tempdir().expect("temp dir");
     let p = dir.path().join("p.yml");
     std::fs::write(&p, SAGA).expect("write");
-    let out = Command::cargo_bin("pipewright")
-        .expect("binary")
+    let out = Command::from_std(common::pipewright())
         .args(["run", "--no-save"])
         .arg(&p)
         .output()

@@ -17,6 +17,9 @@ use rstest::rstest;
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt as _, AsyncWriteExt as _, BufReader};
 
+mod common;
+use common::Hermetic;
+
 type Client = RunningService<RoleClient, ()>;
 
 /// Generous bound for anything that should be quick.
@@ -36,7 +39,7 @@ struct Session {
 
 fn demo_server_command() -> tokio::process::Command {
     let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_pipewright"));
-    command.arg("demo-server");
+    command.hermetic().arg("demo-server");
     command
 }
 

@@ -8,6 +8,7 @@
 //! every JSON-RPC line a worker sent them is in a tap file: the tests count
 //! the `tools/call`s there, and read the memory server's own store.
 
+mod common;
 #[path = "durable/harness.rs"]
 mod harness;
 

@@ -9,6 +9,7 @@ use std::process::{Child, Command, Stdio};
 
 use serde_json::Value;
 
+mod common;
 #[path = "eval/judge.rs"]
 mod judge;
 
@@ -95,12 +96,9 @@ impl Home {
 
     /// The binary with this home's directories and no judge from outside.
     fn cmd(&self) -> Command {
-        let mut c = Command::new(assert_cmd::cargo::cargo_bin("pipewright"));
+        let mut c = common::pipewright();
         c.env("PIPEWRIGHT_DATA_DIR", self.path("data"))
             .env("PIPEWRIGHT_CONFIG_DIR", self.path("config"))
-            .env_remove("PIPEWRIGHT_JUDGE_URL")
-            .env_remove("PIPEWRIGHT_JUDGE_MODEL")
-            .env_remove("PIPEWRIGHT_JUDGE_KEY_ENV")
             .env("JUDGE_KEY", KEY)
             .stdin(Stdio::null());
         c
@@ -642,7 +640,7 @@ struct Demo {
 
 impl Demo {
     fn start() -> Demo {
-        let mut child = Command::new(assert_cmd::cargo::cargo_bin("pipewright"))
+        let mut child = common::pipewright()
             .args(["demo-server", "--http", "127.0.0.1:0"])
             .stderr(Stdio::piped())
             .stdout(Stdio::null())

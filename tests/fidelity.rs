@@ -16,20 +16,13 @@ mod fibe;
 #[path = "fidelity/pipe.rs"]
 mod pipe;
 
+mod common;
+
 /// The binary, with no saved runs, no inherited Fibe caps and no judge
-/// (`eval:` defers: no config.yaml, no `PIPEWRIGHT_JUDGE_*`).
+/// (`eval:` defers: no config.yaml, no `PIPEWRIGHT_JUDGE_*`): none of the
+/// user's variables, its directories nowhere.
 fn pw() -> Command {
-    let mut c = Command::cargo_bin("pipewright").expect("the binary builds");
-    c.env_remove("FIBE_MCP_PIPELINE_MAX_STEPS")
-        .env_remove("FIBE_MCP_PIPELINE_MAX_ITERATIONS")
-        .env_remove("PIPEWRIGHT_JUDGE_URL")
-        .env_remove("PIPEWRIGHT_JUDGE_MODEL")
-        .env_remove("PIPEWRIGHT_JUDGE_KEY_ENV")
-        .env(
-            "PIPEWRIGHT_CONFIG_DIR",
-            std::env::temp_dir().join("pipewright-fidelity-has-no-config"),
-        );
-    c
+    Command::from_std(common::pipewright())
 }
 
 /// The path of the binary, for server command lines.

@@ -23,7 +23,6 @@ use pipewright::engine::diag::Diagnostic;
 use pipewright::engine::file::import::Dialect;
 use pipewright::engine::file::open::load_str_as;
 
-#[allow(dead_code)] // `common::python` is for the tests that start SDK servers.
 mod common;
 
 /// Cases loaded in-process, and through the binary; `PIPEWRIGHT_FUZZ_CASES`
@@ -560,17 +559,14 @@ fn check_binary(dir: &Path, bytes: &[u8], d: Dialect) -> (i32, String, String) {
     let file = dir.join("fuzzed.yml");
     std::fs::write(&file, bytes).expect("write");
     let dialect = format!("{d:?}").to_lowercase();
-    let out = assert_cmd::Command::new(env!("CARGO_BIN_EXE_pipewright"))
+    let out = assert_cmd::Command::from_std(common::pipewright_in(dir))
         .arg("check")
         .arg(&file)
         .args(["--dialect", &dialect])
-        .env("PIPEWRIGHT_DATA_DIR", dir.join("data"))
-        .env("PIPEWRIGHT_CONFIG_DIR", dir.join("config"))
         .env("XDG_CONFIG_HOME", dir.join("xdg-config"))
         .env("XDG_DATA_HOME", dir.join("xdg-data"))
         .env("XDG_STATE_HOME", dir.join("xdg-state"))
         .env("NO_COLOR", "1")
-        .env_remove("PIPEWRIGHT_MAX_FILE_MB")
         .timeout(Duration::from_secs(60))
         .output()
         .expect("check runs");

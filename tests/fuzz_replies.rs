@@ -60,19 +60,12 @@ fn mutated_answers_end_every_call_within_its_timeout_and_nothing_aborts() {
     for seed in SEEDS {
         let dir = tempfile::tempdir().expect("a temporary directory");
         let file = pipeline(dir.path(), seed, cases);
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_pipewright"));
+        let mut cmd = common::pipewright_in(dir.path());
         cmd.args(["run", "--format", "json", "--no-save"])
             .arg(&file)
-            .env("PIPEWRIGHT_DATA_DIR", dir.path().join("data"))
             .env("XDG_CONFIG_HOME", dir.path().join("config"))
             .env("XDG_STATE_HOME", dir.path().join("state"))
             .env("NO_COLOR", "1")
-            .env_remove("PIPEWRIGHT_MAX_MESSAGE_MB")
-            .env_remove("PIPEWRIGHT_JQ_STEPS")
-            .env_remove("PIPEWRIGHT_JQ_SECONDS")
-            .env_remove("PIPEWRIGHT_JQ_MEMORY_MB")
-            .env_remove("PIPEWRIGHT_MAX_TOOL_LIST_MB")
-            .env_remove("PIPEWRIGHT_LOG")
             .env_remove("RUST_BACKTRACE");
         let started = Instant::now();
         let out = run_within(cmd, WALL);

@@ -46,14 +46,17 @@ fn run(file: &Path, args: &[&str]) -> (Value, i32, String) {
 /// `pipewright run FILE ARGS… --format json` with `envs` set and the data
 /// directory beside FILE: the trace, the exit code, stdout and stderr.
 fn invoke(file: &Path, args: &[&str], envs: &[(&str, &str)]) -> (Value, i32, String, String) {
-    let out = Command::cargo_bin("pipewright")
-        .expect("the binary")
+    let out = Command::from_std(common::pipewright())
         .arg("run")
         .arg(file)
         .args(["--format", "json"])
         .args(args)
         .envs(envs.iter().copied())
         .env("PIPEWRIGHT_DATA_DIR", file.parent().expect("dir"))
+        .env(
+            "PIPEWRIGHT_CONFIG_DIR",
+            file.parent().expect("dir").join("config"),
+        )
         .timeout(std::time::Duration::from_secs(60))
         .output()
         .expect("run");
@@ -262,8 +265,7 @@ fn a_changed_tool_list_is_read_again_before_the_next_node() {
         "",
         "  - id: u\n    tool: unlock\n    args: {}\n  - id: s\n    tool: summarize\n    args: {text: x}\n",
     );
-    let out = Command::cargo_bin("pipewright")
-        .expect("bin")
+    let out = Command::from_std(common::pipewright_in(dir.path()))
         .args(["run", "--no-save"])
         .arg(&file)
         .timeout(std::time::Duration::from_secs(60))
@@ -525,7 +527,8 @@ fn run_on_a_terminal_asks_the_form_there_and_the_chain_uses_the_typed_value() {
     let file = pipeline(dir.path(), "", &steps);
     let out = dir.path().join("out.json");
     let cmd = format!(
-        "PIPEWRIGHT_DATA_DIR={d} {bin} run {f} --format json > {o}; echo EXIT=$?; sleep 30",
+        "sh {clean} env PIPEWRIGHT_DATA_DIR={d} PIPEWRIGHT_CONFIG_DIR={d}/config {bin} run {f} --format json > {o}; echo EXIT=$?; sleep 30",
+        clean = common::hermetic_sh().display(),
         d = dir.path().display(),
         bin = env!("CARGO_BIN_EXE_pipewright"),
         f = file.display(),
@@ -572,7 +575,8 @@ fn a_question_whose_call_timed_out_leaves_the_terminal_to_the_next_one() {
     let file = pipeline(dir.path(), "", steps);
     let out = dir.path().join("out.json");
     let cmd = format!(
-        "PIPEWRIGHT_DATA_DIR={d} {bin} run {f} --format json > {o}; echo EXIT=$?; sleep 30",
+        "sh {clean} env PIPEWRIGHT_DATA_DIR={d} PIPEWRIGHT_CONFIG_DIR={d}/config {bin} run {f} --format json > {o}; echo EXIT=$?; sleep 30",
+        clean = common::hermetic_sh().display(),
         d = dir.path().display(),
         bin = env!("CARGO_BIN_EXE_pipewright"),
         f = file.display(),

@@ -36,11 +36,8 @@ fn pipeline(dir: &Path, a_after: f64) -> PathBuf {
 /// `pipewright ARGS…` with every directory it reads inside `dir`; exit
 /// code, stdout, stderr.
 fn pipewright(dir: &Path, args: &[&str]) -> (i32, String, String) {
-    let out = Command::cargo_bin("pipewright")
-        .expect("the binary")
+    let out = Command::from_std(common::pipewright_in(dir))
         .args(args)
-        .env("PIPEWRIGHT_DATA_DIR", dir.join("data"))
-        .env("PIPEWRIGHT_CONFIG_DIR", dir.join("config"))
         .env("XDG_DATA_HOME", dir.join("xdg-data"))
         .env("XDG_CONFIG_HOME", dir.join("xdg-config"))
         .env("HOME", dir)
@@ -179,8 +176,9 @@ fn run_on_a_terminal_asks_both_parallel_questions_one_after_the_other() {
     let out = dir.path().join("out.json");
     let d = dir.path().display();
     let cmd = format!(
-        "cd {d} && HOME={d} XDG_DATA_HOME={d}/xd XDG_CONFIG_HOME={d}/xc PIPEWRIGHT_DATA_DIR={d}/data \
+        "cd {d} && sh {clean} env HOME={d} XDG_DATA_HOME={d}/xd XDG_CONFIG_HOME={d}/xc PIPEWRIGHT_DATA_DIR={d}/data \
          PIPEWRIGHT_CONFIG_DIR={d}/config {bin} run {f} --no-save --format json > {o}; echo EXIT=$?; sleep 30",
+        clean = common::hermetic_sh().display(),
         bin = env!("CARGO_BIN_EXE_pipewright"),
         f = file.display(),
         o = out.display()

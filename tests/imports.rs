@@ -9,8 +9,10 @@ use assert_cmd::Command;
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
+mod common;
+
 fn pw() -> Command {
-    Command::cargo_bin("pipewright").expect("the binary builds")
+    Command::from_std(common::pipewright())
 }
 
 fn example(name: &str) -> PathBuf {

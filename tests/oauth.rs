@@ -18,11 +18,7 @@ use std::{
 use serde_json::Value;
 
 mod common;
-use common::{python, root};
-
-fn bin() -> PathBuf {
-    assert_cmd::cargo::cargo_bin("pipewright")
-}
+use common::{Hermetic, python, root};
 
 /// A child process killed (and reaped) when the test ends, however it ends.
 struct Killed(Child);
@@ -44,6 +40,7 @@ struct Server {
 impl Server {
     fn start(args: &[&str]) -> Server {
         let mut child = Command::new(python())
+            .hermetic()
             .arg(root().join("tests/interop/oauth_server.py"))
             .args(args)
             .stdin(Stdio::null())
@@ -140,9 +137,9 @@ fn browse(url: &str) -> (u16, String, Vec<String>) {
 
 /// The binary with its data directory in `data`, stdin not a terminal.
 fn pw(data: &Path) -> Command {
-    let mut cmd = Command::new(bin());
+    let mut cmd = common::pipewright();
     cmd.env("PIPEWRIGHT_DATA_DIR", data)
-        .env_remove("PIPEWRIGHT_OAUTH_CLIENT_SECRET")
+        .env("PIPEWRIGHT_CONFIG_DIR", data.join("config"))
         .stdin(Stdio::null());
     cmd
 }
@@ -682,8 +679,7 @@ fn a_server_without_oauth_metadata_is_refused_with_a_sentence() {
     });
     let tmp = tempfile::tempdir().expect("tempdir");
     let url = format!("http://127.0.0.1:{port}/mcp");
-    let out = Command::new(bin())
-        .env("PIPEWRIGHT_DATA_DIR", tmp.path())
+    let out = common::pipewright_in(tmp.path())
         .stdin(Stdio::null())
         .args(["auth", "login", &url, "--no-browser"])
         .output()

@@ -15,6 +15,8 @@ use pipewright::ui::editor::Editor;
 use pipewright::ui::keys::Keymap;
 use pipewright::ui::theme::Theme;
 
+mod common;
+
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
@@ -50,8 +52,7 @@ fn workbench_plan(file: &Path, data: &Path) -> Value {
 
 /// `pipewright plan FILE --format json`, run with `data` as the data dir.
 fn cli_plan(file: &Path, data: &Path) -> Value {
-    let out = assert_cmd::Command::cargo_bin("pipewright")
-        .unwrap()
+    let out = assert_cmd::Command::from_std(common::pipewright())
         .arg("plan")
         .arg(file)
         .args(["--format", "json", "--on-budget-exceeded", "warn"])

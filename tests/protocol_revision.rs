@@ -29,13 +29,12 @@ fn everything_js() -> PathBuf {
 
 /// `pipewright ARGS…` with every directory it reads or writes under `home`.
 fn pw(home: &Path) -> Command {
-    let mut cmd = Command::cargo_bin("pipewright").expect("the binary");
+    let mut cmd = Command::from_std(common::pipewright());
     cmd.env("PIPEWRIGHT_DATA_DIR", home)
         .env("XDG_CONFIG_HOME", home.join("config"))
         .env("XDG_STATE_HOME", home.join("state"))
         .env("XDG_CACHE_HOME", home.join("cache"))
         .env("XDG_DATA_HOME", home.join("data"))
-        .env_remove("PIPEWRIGHT_PROTOCOL")
         .timeout(Duration::from_secs(60));
     cmd
 }

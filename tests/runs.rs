@@ -8,6 +8,8 @@ use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest;
 use opentelemetry_proto::tonic::trace::v1::status::StatusCode;
 use serde_json::Value;
 
+mod common;
+
 struct Home {
     dir: tempfile::TempDir,
 }
@@ -20,7 +22,7 @@ impl Home {
     }
 
     fn cmd(&self) -> Command {
-        let mut c = Command::cargo_bin("pipewright").expect("the binary builds");
+        let mut c = Command::from_std(common::pipewright());
         c.env("PIPEWRIGHT_DATA_DIR", self.dir.path().join("data"));
         c
     }

@@ -7,6 +7,8 @@ use std::path::{Path, PathBuf};
 use assert_cmd::Command;
 use pipewright::engine::file::{schema, yaml};
 
+mod common;
+
 const SCHEMA_LINE: &str = "# yaml-language-server: $schema=../schema/pipewright.schema.json";
 
 fn root() -> &'static Path {
@@ -38,8 +40,7 @@ fn committed_schema_is_current() {
 
 #[test]
 fn the_schema_command_prints_the_committed_schema() {
-    let out = Command::cargo_bin("pipewright")
-        .expect("binary")
+    let out = Command::from_std(common::pipewright())
         .arg("schema")
         .output()
         .expect("runs");

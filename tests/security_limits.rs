@@ -11,10 +11,12 @@ use std::time::{Duration, Instant};
 
 use tokio::io::{AsyncBufReadExt, BufReader};
 
+mod common;
+use common::Hermetic;
+
 fn pw() -> assert_cmd::Command {
-    let mut c = assert_cmd::Command::cargo_bin("pipewright").expect("binary");
-    c.env_remove("PIPEWRIGHT_MAX_FILE_MB")
-        .env_remove("PIPEWRIGHT_DATA_DIR")
+    let mut c = assert_cmd::Command::from_std(common::pipewright());
+    c.env_remove("PIPEWRIGHT_DATA_DIR")
         .env("XDG_DATA_HOME", std::env::temp_dir().join("pw-sec-xdg"))
         .env("XDG_CONFIG_HOME", std::env::temp_dir().join("pw-sec-xdg"));
     c
@@ -115,10 +117,6 @@ fn a_fan_out_over_a_million_items_from_a_transform_is_refused_at_once() {
         .args(["run", "--format", "json", "--no-save"])
         .arg(&file)
         .env("PIPEWRIGHT_DATA_DIR", dir.path().join("data"))
-        .env_remove("PIPEWRIGHT_JQ_STEPS")
-        .env_remove("PIPEWRIGHT_JQ_SECONDS")
-        .env_remove("PIPEWRIGHT_JQ_MEMORY_MB")
-        .env_remove("PIPEWRIGHT_MAX_RUNS")
         .timeout(std::time::Duration::from_secs(120))
         .output()
         .unwrap();
@@ -163,6 +161,7 @@ async fn serve_pipe(
     )
     .unwrap();
     let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_pipewright"))
+        .hermetic()
         .arg("serve")
         .arg(&file)
         .args(["--http", "127.0.0.1:0", "--no-save"])
@@ -505,14 +504,8 @@ async fn serve_http_answers_a_foreign_host_only_behind_its_token() {
 /// `pipewright` with every directory and `PIPEWRIGHT_*` variable it reads
 /// set under `dir`, whatever the user exported.
 fn isolated(dir: &std::path::Path) -> assert_cmd::Command {
-    let mut c = assert_cmd::Command::cargo_bin("pipewright").expect("binary");
-    for (key, _) in std::env::vars_os() {
-        if key.to_string_lossy().starts_with("PIPEWRIGHT_") {
-            c.env_remove(&key);
-        }
-    }
-    c.env("PIPEWRIGHT_DATA_DIR", dir.join("data"))
-        .env("XDG_DATA_HOME", dir.join("xdg"))
+    let mut c = assert_cmd::Command::from_std(common::pipewright_in(dir));
+    c.env("XDG_DATA_HOME", dir.join("xdg"))
         .env("XDG_CONFIG_HOME", dir.join("xdg"))
         .env("XDG_STATE_HOME", dir.join("xdg"))
         .env("NO_COLOR", "1");
@@ -679,11 +672,6 @@ fn run_transform(dir: &std::path::Path, jq: &str, env: &[(&str, &str)]) -> (Opti
     );
     std::fs::write(&file, text).unwrap();
     let mut cmd = pw();
-    for (key, _) in std::env::vars_os() {
-        if key.to_string_lossy().starts_with("PIPEWRIGHT_") {
-            cmd.env_remove(&key);
-        }
-    }
     cmd.env("PIPEWRIGHT_DATA_DIR", dir.join("data"));
     for (k, v) in env {
         cmd.env(k, v);

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use std::process::Command;
 
 mod common;
-use common::{python, root};
+use common::{Hermetic, python, root};
 
 fn bin() -> PathBuf {
     assert_cmd::cargo::cargo_bin("pipewright")
@@ -33,6 +33,7 @@ fn ts_client(mode: &str) {
     );
     let text = succeeds(
         Command::new("node")
+            .hermetic()
             .arg(root().join("tests/interop/serve-client.mjs"))
             .arg(bin())
             .arg(mode),
@@ -62,6 +63,7 @@ fn the_python_sdk_client_calls_a_served_tool_over_stdio() {
     .expect("write");
     let text = succeeds(
         Command::new(python())
+            .hermetic()
             .arg(root().join("tests/interop/serve_client.py"))
             .arg(bin())
             .arg(&file),
@@ -73,7 +75,7 @@ fn the_python_sdk_client_calls_a_served_tool_over_stdio() {
 }
 
 fn pw() -> assert_cmd::Command {
-    assert_cmd::Command::cargo_bin("pipewright").expect("binary")
+    assert_cmd::Command::from_std(common::pipewright())
 }
 
 /// Preflight at start: a node calling a tool the server lacks stops
@@ -164,7 +166,7 @@ fn progress_notifications_precede_the_response_on_the_wire() {
         "pipe:\n  - { id: one, tool: echo, args: { message: a } }\n  - { id: two, tool: echo, args: { message: \"${one}b\" } }\n  - { id: three, tool: echo, args: { message: \"${two}c\" } }\n",
     )
     .unwrap();
-    let mut child = Command::new(bin())
+    let mut child = common::pipewright()
         .args(["serve", "--no-save"])
         .arg(&f)
         .stdin(Stdio::piped())

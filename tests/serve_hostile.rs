@@ -10,6 +10,9 @@ use std::time::Duration;
 
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 
+mod common;
+use common::Hermetic;
+
 /// The pipewright binary under test.
 fn bin() -> &'static str {
     env!("CARGO_BIN_EXE_pipewright")
@@ -111,12 +114,7 @@ impl Served {
 /// Every directory and `PIPEWRIGHT_*` variable the process reads, set
 /// here, so the user's environment does not leak into the test.
 fn isolate(cmd: &mut tokio::process::Command, dir: &Path) {
-    for (key, _) in std::env::vars_os() {
-        if key.to_string_lossy().starts_with("PIPEWRIGHT_") {
-            cmd.env_remove(&key);
-        }
-    }
-    cmd.env("PIPEWRIGHT_DATA_DIR", dir.join("data"))
+    cmd.isolated(dir)
         .env("XDG_DATA_HOME", dir.join("xdg"))
         .env("XDG_CONFIG_HOME", dir.join("xdg"))
         .env("XDG_STATE_HOME", dir.join("xdg"))

@@ -10,7 +10,7 @@ use std::process::{Child, Command, Stdio};
 use serde_json::{Value, json};
 
 mod common;
-use common::{python, root};
+use common::{Hermetic, python, root};
 
 fn bin() -> PathBuf {
     assert_cmd::cargo::cargo_bin("pipewright")
@@ -20,9 +20,8 @@ const LOOKUP: &str = "pipe:\n  - id: find\n    tool: search_users\n    args: { q
 
 /// `serve` with its data and config directories in `dir`.
 fn serve(dir: &Path) -> Command {
-    let mut c = Command::new(bin());
+    let mut c = common::pipewright_in(dir);
     c.arg("serve")
-        .env("PIPEWRIGHT_DATA_DIR", dir.join("data"))
         .env("XDG_CONFIG_HOME", dir.join("config"))
         .env("XDG_STATE_HOME", dir.join("state"))
         .env("XDG_CACHE_HOME", dir.join("cache"));
@@ -77,6 +76,7 @@ impl Drop for Http {
 
 fn client(args: &[&str]) -> String {
     let out = Command::new(python())
+        .hermetic()
         .arg(root().join("tests/interop/serve_client.py"))
         .args(args)
         .output()

@@ -2,8 +2,10 @@
 //! can use the upstream servers and its own `vars`, and nothing of the
 //! server's environment, whatever shape it asks for the value in.
 
+mod common;
+
 fn pw() -> assert_cmd::Command {
-    assert_cmd::Command::cargo_bin("pipewright").expect("binary")
+    assert_cmd::Command::from_std(common::pipewright())
 }
 
 const SECRET: &str = "hunter2-very-secret";

@@ -21,6 +21,8 @@ use pipewright::engine::run::trace::{NodeStatus, RunStatus, Trace};
 use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
+mod common;
+
 /// Longest wait for any one event before a test gives up (a hang guard,
 /// not a speed requirement).
 const HANG: Duration = Duration::from_secs(30);
@@ -35,8 +37,14 @@ impl Demo {
     /// `pipewright demo-server` spawned over stdio.
     async fn stdio() -> Demo {
         let spec = ServerSpec::Stdio {
-            command: env!("CARGO_BIN_EXE_pipewright").into(),
-            args: vec!["demo-server".into()],
+            // Through hermetic.sh: this process's environment is the
+            // user's, and the server would read their PIPEWRIGHT_* too.
+            command: "sh".into(),
+            args: vec![
+                common::hermetic_sh().display().to_string(),
+                env!("CARGO_BIN_EXE_pipewright").into(),
+                "demo-server".into(),
+            ],
             env: BTreeMap::new(),
             cwd: None,
         };

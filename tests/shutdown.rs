@@ -6,8 +6,9 @@
 #![cfg(unix)]
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::time::{Duration, Instant};
+
+mod common;
 
 fn bin() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_pipewright"))
@@ -28,7 +29,7 @@ fn lingering_server_then(dir: &Path, ignore_term: bool, after_eof: &str) -> Path
         format!("trap 'echo term > {0}/term; exit 0' TERM", dir.display())
     };
     let script = format!(
-        "#!/bin/sh\n{on_term}\necho $$ > {d}/pid\n\"{pw}\" demo-server\nls {d}/data/pipewright/runs > {d}/at_eof 2>&1\n{after_eof}\nsleep 30 &\necho $! > {d}/sleep_pid\nwait\nwait\n",
+        "#!/bin/sh\n{on_term}\necho $$ > {d}/pid\n\"{pw}\" demo-server\nls {d}/data/runs > {d}/at_eof 2>&1\n{after_eof}\nsleep 30 &\necho $! > {d}/sleep_pid\nwait\nwait\n",
         d = dir.display(),
         pw = bin().display()
     );
@@ -69,10 +70,9 @@ fn gone_soon(pid: &str) -> bool {
 
 fn run(dir: &Path, file: &Path, grace: &str) -> Duration {
     let started = Instant::now();
-    let out = Command::new(bin())
+    let out = common::pipewright_in(dir)
         .args(["run", "--shutdown-grace", grace])
         .arg(file)
-        .env("XDG_DATA_HOME", dir.join("data"))
         .output()
         .expect("spawn pipewright");
     let took = started.elapsed();

@@ -6,13 +6,11 @@
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Stdio};
 
 use serde_json::{Value, json};
 
-fn bin() -> PathBuf {
-    PathBuf::from(env!("CARGO_BIN_EXE_pipewright"))
-}
+mod common;
 
 fn tmp() -> tempfile::TempDir {
     tempfile::tempdir().unwrap_or_else(|e| panic!("tempdir: {e}"))
@@ -32,7 +30,8 @@ fn pw(
     extra: &[&str],
     env: &[(&str, &str)],
 ) -> (i32, Value, String, String) {
-    let mut cmd = Command::new(bin());
+    let home = tmp();
+    let mut cmd = common::pipewright_in(home.path());
     cmd.arg(sub).arg(file).args(["--format", "json"]);
     if sub == "run" {
         cmd.arg("--no-save");
@@ -305,7 +304,7 @@ fn plan_shows_waves_args_costs_and_verdict_without_calling() {
 }
 
 fn http_server() -> (Child, String) {
-    let mut server = Command::new(bin())
+    let mut server = common::pipewright()
         .args(["demo-server", "--http", "127.0.0.1:0"])
         .stderr(Stdio::piped())
         .stdout(Stdio::null())

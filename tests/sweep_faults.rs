@@ -43,17 +43,12 @@ impl Home {
     /// from the user's environment.
     fn pw(&self, args: &[&str]) -> Command {
         let d = self.path();
-        let mut c = Command::new(env!("CARGO_BIN_EXE_pipewright"));
+        let mut c = common::pipewright_in(d);
         c.args(args)
-            .env("PIPEWRIGHT_DATA_DIR", d.join("data"))
             .env("XDG_CONFIG_HOME", d.join("config"))
             .env("XDG_DATA_HOME", d.join("xdg-data"))
             .env("XDG_STATE_HOME", d.join("state"))
             .env("NO_COLOR", "1")
-            .env_remove("PIPEWRIGHT_MAX_MESSAGE_MB")
-            .env_remove("PIPEWRIGHT_MAX_TOOL_LIST_MB")
-            .env_remove("PIPEWRIGHT_SHUTDOWN_GRACE")
-            .env_remove("PIPEWRIGHT_LOG_LEVEL")
             .env_remove("RUST_BACKTRACE");
         c
     }

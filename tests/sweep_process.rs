@@ -13,6 +13,8 @@ use nix::sys::signal::{Signal, kill};
 use nix::unistd::Pid;
 use serde_json::Value;
 
+mod common;
+
 fn bin() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_pipewright"))
 }
@@ -42,14 +44,12 @@ impl Home {
     }
 
     fn pw(&self) -> Command {
-        let mut c = Command::new(bin());
+        let mut c = common::pipewright_in(self.path());
         c.current_dir(self.path())
-            .env("PIPEWRIGHT_DATA_DIR", self.data())
             .env("XDG_CONFIG_HOME", self.path().join("xdg/config"))
             .env("XDG_DATA_HOME", self.path().join("xdg/data"))
             .env("XDG_STATE_HOME", self.path().join("xdg/state"))
             .env("NO_COLOR", "1")
-            .env_remove("PIPEWRIGHT_MAX_RUNS")
             .stdin(Stdio::null());
         c
     }

@@ -105,12 +105,11 @@ impl Home {
     /// `pipewright ARGS…` with every directory set, the secrets exported
     /// and no terminal.
     fn command(&self) -> std::process::Command {
-        let mut c = std::process::Command::new(env!("CARGO_BIN_EXE_pipewright"));
+        let mut c = common::pipewright();
         for (var, sub) in DIRS {
             c.env(var, self.path(sub));
         }
         c.env("NO_COLOR", "1")
-            .env_remove("PIPEWRIGHT_LOG_LEVEL")
             .envs(ENV_SECRETS.iter().copied())
             .current_dir(self.path("work"))
             .stdin(Stdio::null());

@@ -12,6 +12,9 @@ use std::{
 
 use serde_json::Value;
 
+mod common;
+use common::Hermetic;
+
 fn bin() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_pipewright"))
 }
@@ -81,9 +84,10 @@ fn http_server() -> HttpServer {
     }
 }
 
-/// Every directory pipewright reads, under `dir`.
+/// Every directory pipewright reads, under `dir`, and none of the user's
+/// variables.
 fn isolated(cmd: &mut Command, dir: &Path) {
-    cmd.env("PIPEWRIGHT_DATA_DIR", dir.join("data"))
+    cmd.isolated(dir)
         .env("XDG_CONFIG_HOME", dir.join("config"))
         .env("XDG_STATE_HOME", dir.join("state"))
         .env("XDG_CACHE_HOME", dir.join("cache"))

@@ -12,13 +12,9 @@ mod common;
 use std::path::Path;
 
 fn pw(data: &Path) -> assert_cmd::Command {
-    let mut c = assert_cmd::Command::cargo_bin("pipewright").expect("binary");
-    for (key, _) in std::env::vars_os() {
-        if key.to_string_lossy().starts_with("PIPEWRIGHT_") && key != "PIPEWRIGHT_PYTHON" {
-            c.env_remove(&key);
-        }
-    }
+    let mut c = assert_cmd::Command::from_std(common::pipewright());
     c.env("PIPEWRIGHT_DATA_DIR", data)
+        .env("PIPEWRIGHT_CONFIG_DIR", data.join("config"))
         .env("XDG_CONFIG_HOME", data.join("xdg"))
         .env("XDG_DATA_HOME", data.join("xdg"))
         .env("XDG_STATE_HOME", data.join("xdg"))

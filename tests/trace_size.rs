@@ -6,6 +6,8 @@ use std::time::Duration;
 
 use serde_json::Value;
 
+mod common;
+
 #[test]
 fn a_big_output_is_saved_once_and_read_back_whole() {
     let dir = tempfile::tempdir().unwrap();
@@ -16,8 +18,7 @@ fn a_big_output_is_saved_once_and_read_back_whole() {
     )
     .unwrap();
     let data = dir.path().join("data");
-    let out = assert_cmd::Command::cargo_bin("pipewright")
-        .unwrap()
+    let out = assert_cmd::Command::from_std(common::pipewright())
         .arg("run")
         .arg(&file)
         .env("PIPEWRIGHT_DATA_DIR", &data)
@@ -41,8 +42,7 @@ fn a_big_output_is_saved_once_and_read_back_whole() {
         size as f64 <= 1.2 * payload as f64,
         "the saved run is {size} bytes for a {payload}-byte payload"
     );
-    let shown = assert_cmd::Command::cargo_bin("pipewright")
-        .unwrap()
+    let shown = assert_cmd::Command::from_std(common::pipewright())
         .args(["runs", "show", "latest", "--format", "json"])
         .env("PIPEWRIGHT_DATA_DIR", &data)
         .output()

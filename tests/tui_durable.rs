@@ -21,6 +21,8 @@ use pipewright::ui::keys::Keymap;
 use pipewright::ui::message::Message;
 use pipewright::ui::theme::Theme;
 
+mod common;
+
 const CHAIN: &str = "vars:\n  WHO: ada\npipe:\n  - id: a\n    tool: echo\n    args: { message: \"hi ${var.WHO}\" }\n  - id: b\n    tool: echo\n    args: { message: \"${a} done\" }\n";
 
 fn key(code: KeyCode) -> KeyEvent {
@@ -127,8 +129,7 @@ fn a_finished_durable_run_is_saved_and_opened_with_its_resumption() {
     let dir = tempfile::tempdir().unwrap();
     let (mut app, file) = app(dir.path(), true);
     // A real trace of the file, from the command line.
-    let out = assert_cmd::Command::cargo_bin("pipewright")
-        .unwrap()
+    let out = assert_cmd::Command::from_std(common::pipewright())
         .args(["run", "--format", "json", "--no-save"])
         .arg(&file)
         .env("PIPEWRIGHT_DATA_DIR", dir.path().join("cli-data"))

@@ -33,9 +33,15 @@ struct Bench {
     dir: tempfile::TempDir,
 }
 
-/// The binary under test, run as the demo server.
+/// The binary under test, run as the demo server (through hermetic.sh:
+/// this process's environment is the user's, and the server would read
+/// their PIPEWRIGHT_* too).
 fn demo_server() -> String {
-    format!("demo={} demo-server", env!("CARGO_BIN_EXE_pipewright"))
+    format!(
+        "demo=sh {} {} demo-server",
+        common::hermetic_sh().display(),
+        env!("CARGO_BIN_EXE_pipewright")
+    )
 }
 
 impl Bench {

@@ -1,7 +1,11 @@
-//! What several integration tests share: the repository root and the
-//! Python venv with the official MCP SDK that `.ci/run` makes.
+//! What several integration tests share: the repository root, the Python
+//! venv with the official MCP SDK that `.ci/run` makes, and the binary
+//! started with none of the variables the user exported that it reads.
+// Each test uses part of this.
+#![allow(dead_code)]
 
-use std::path::PathBuf;
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
 
 /// The repository root.
 pub fn root() -> PathBuf {
@@ -21,4 +25,91 @@ pub fn python() -> PathBuf {
         p.display()
     );
     p
+}
+
+/// The variables of this process that pipewright would read: every
+/// `PIPEWRIGHT_*` but `PIPEWRIGHT_PYTHON` (the tests' own venv), and Fibe's
+/// caps (`FIBE_MCP_PIPELINE_*`).
+pub fn users_vars() -> Vec<OsString> {
+    std::env::vars_os()
+        .map(|(name, _)| name)
+        .filter(|name| {
+            let n = name.to_string_lossy();
+            (n.starts_with("PIPEWRIGHT_") && n != "PIPEWRIGHT_PYTHON")
+                || n.starts_with("FIBE_MCP_PIPELINE_")
+        })
+        .collect()
+}
+
+/// Where a command that should keep nothing has its data and config
+/// directories: under a file, so nothing can be made there, even by root.
+pub fn nowhere() -> PathBuf {
+    let file = Path::new(env!("CARGO_TARGET_TMPDIR")).join("pipewright-nowhere");
+    if !file.exists() {
+        std::fs::write(
+            &file,
+            "a file: pipewright's directories in tests that keep nothing are under it\n",
+        )
+        .expect("target/tmp is writable");
+    }
+    file.join("home")
+}
+
+/// A command that can be kept from the user's environment.
+pub trait Hermetic {
+    /// Removes every variable of [`users_vars`] and points pipewright's
+    /// data and config directories at [`nowhere`]; call it first, then set
+    /// what the test needs.
+    fn hermetic(&mut self) -> &mut Self;
+
+    /// [`Hermetic::hermetic`], with pipewright's data directory
+    /// (`home/data`) and config directory (`home/config`) under `home`.
+    fn isolated(&mut self, home: &Path) -> &mut Self;
+}
+
+macro_rules! hermetic {
+    ($command:ty) => {
+        impl Hermetic for $command {
+            fn hermetic(&mut self) -> &mut Self {
+                for name in users_vars() {
+                    self.env_remove(name);
+                }
+                let home = nowhere();
+                self.env("PIPEWRIGHT_DATA_DIR", home.join("data"))
+                    .env("PIPEWRIGHT_CONFIG_DIR", home.join("config"))
+            }
+
+            fn isolated(&mut self, home: &Path) -> &mut Self {
+                self.hermetic()
+                    .env("PIPEWRIGHT_DATA_DIR", home.join("data"))
+                    .env("PIPEWRIGHT_CONFIG_DIR", home.join("config"))
+            }
+        }
+    };
+}
+
+hermetic!(std::process::Command);
+hermetic!(tokio::process::Command);
+hermetic!(assert_cmd::Command);
+
+/// The binary under test, with none of the user's variables and its
+/// directories [`nowhere`].
+pub fn pipewright() -> std::process::Command {
+    let mut c = std::process::Command::new(env!("CARGO_BIN_EXE_pipewright"));
+    c.hermetic();
+    c
+}
+
+/// [`pipewright`] with its data and config directories under `home`.
+pub fn pipewright_in(home: &Path) -> std::process::Command {
+    let mut c = pipewright();
+    c.isolated(home);
+    c
+}
+
+/// `tests/hermetic.sh`, which runs its arguments without the user's
+/// variables: a command in a tmux pane starts with whatever environment the
+/// tmux server kept, so it cleans its own (`sh hermetic.sh env VAR=… cmd`).
+pub fn hermetic_sh() -> PathBuf {
+    root().join("tests/hermetic.sh")
 }

@@ -256,16 +256,15 @@ impl Home {
     /// `pipewright ARGS…` with every directory it reads set here, and the
     /// variables the tapped servers of the fixtures read.
     pub fn pipewright(&self, args: &[&str]) -> Command {
-        let mut c = Command::new(bin());
+        let mut c = crate::common::pipewright();
         c.args(args)
             .current_dir(self.dir.path())
             .env("PIPEWRIGHT_DATA_DIR", self.path("data"))
+            .env("PIPEWRIGHT_CONFIG_DIR", self.path("config"))
             .env("XDG_CONFIG_HOME", self.path("xdg-config"))
             .env("XDG_DATA_HOME", self.path("xdg-data"))
             .env("XDG_STATE_HOME", self.path("xdg-state"))
             .env("XDG_CACHE_HOME", self.path("xdg-cache"))
-            .env_remove("PIPEWRIGHT_RESTATE_ADMIN")
-            .env_remove("PIPEWRIGHT_SHUTDOWN_GRACE")
             .env("PW_BIN", bin())
             .env("PW_TAP_DEMO", self.demo_tap())
             .env("PW_TAP_MEMORY", self.memory_tap())

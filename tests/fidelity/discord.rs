@@ -7,8 +7,7 @@ fn run_discord(json: &str) -> (Value, String) {
     let dir = tempfile::tempdir().expect("temp dir");
     let file = dir.path().join("pipeline.json");
     std::fs::write(&file, json).expect("write the pipeline");
-    let out = Command::cargo_bin("pipewright")
-        .expect("the binary builds")
+    let out = Command::from_std(crate::common::pipewright())
         .args(["run", "--format", "json", "--no-save"])
         .arg(&file)
         .output()
