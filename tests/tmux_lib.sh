@@ -1,6 +1,10 @@
 # Helpers shared by the tmux end-to-end scripts (sourced, not run): read the
 # screen of the session `e2e` on socket $SOCK, send keys, wait for and check
 # what it shows, counting passes and failures.
+# The pane's command starts pipewright through $HERMETIC, then `env` with
+# what the story sets: a tmux server hands a pane the environment it kept,
+# so the pane drops the user's PIPEWRIGHT_* itself (tests/hermetic.sh).
+HERMETIC="sh '$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/hermetic.sh'"
 passed=0
 failed=0
 check() { # check NAME PATTERN: the screen shows PATTERN

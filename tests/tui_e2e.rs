@@ -8,6 +8,9 @@
 
 use std::process::Command;
 
+mod common;
+use common::Hermetic;
+
 fn has_tmux() -> bool {
     let has = Command::new("tmux")
         .arg("-V")
@@ -25,6 +28,7 @@ fn has_tmux() -> bool {
 
 fn story(script: &str) {
     let out = Command::new("bash")
+        .hermetic()
         .arg(format!("{}/tests/{script}", env!("CARGO_MANIFEST_DIR")))
         .env("PIPEWRIGHT_BIN", env!("CARGO_BIN_EXE_pipewright"))
         .output()

@@ -52,7 +52,7 @@ YAML
 source "$(dirname "$0")/tmux_lib.sh"
 
 tmux -L "$SOCK" new-session -d -s e2e -x 140 -y 40 \
-  "cd '$WORK' && PIPEWRIGHT_DATA_DIR='$WORK/data' PIPEWRIGHT_CONFIG_DIR='$WORK/config' '$BIN' edit flow.yml; echo EXITED \$?; sleep 30"
+  "cd '$WORK' && $HERMETIC env PIPEWRIGHT_DATA_DIR='$WORK/data' PIPEWRIGHT_CONFIG_DIR='$WORK/config' '$BIN' edit flow.yml; echo EXITED \$?; sleep 30"
 
 wait_for "IDLE" 20 || true
 check "opens on the file, idle" "IDLE"

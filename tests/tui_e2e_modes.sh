@@ -69,7 +69,7 @@ open() {
   opened=$((opened + 1))
   SOCK="$BASE-$opened"
   tmux -L "$SOCK" new-session -d -s e2e -x 80 -y 24 \
-    "cd '$WORK' && env $* PIPEWRIGHT_DATA_DIR='$WORK/data' PIPEWRIGHT_CONFIG_DIR='$WORK/config' XDG_CONFIG_HOME='$WORK/xdg' '$BIN' edit $file; echo EXITED \$?; sleep 30"
+    "cd '$WORK' && $HERMETIC env $* PIPEWRIGHT_DATA_DIR='$WORK/data' PIPEWRIGHT_CONFIG_DIR='$WORK/config' XDG_CONFIG_HOME='$WORK/xdg' '$BIN' edit $file; echo EXITED \$?; sleep 30"
 }
 # styled: the screen with its escape sequences (colours, reverse video).
 styled() { tmux -L "$SOCK" capture-pane -p -e -t e2e; }

@@ -52,7 +52,7 @@ open() {
   : > "$RAW"
   # Every PIPEWRIGHT_* variable the workbench reads is set here.
   tmux -L "$SOCK" new-session -d -s e2e -x 100 -y 30 \
-    "cd '$WORK' && until [ -e '$RAW.on' ]; do sleep 0.05; done && env -u PIPEWRIGHT_LOG $* PIPEWRIGHT_DATA_DIR='$WORK/data' PIPEWRIGHT_CONFIG_DIR='$WORK/config' XDG_CONFIG_HOME='$WORK/xdg' XDG_STATE_HOME='$WORK/xdg' NO_COLOR=1 '$BIN' edit flow.yml; echo EXITED \$?; stty -a | tr ' ;' '\n\n' | grep -xE -- '-?(icanon|echo)' | tr '\n' ' '; echo MODES; sleep 30"
+    "cd '$WORK' && until [ -e '$RAW.on' ]; do sleep 0.05; done && $HERMETIC env $* PIPEWRIGHT_DATA_DIR='$WORK/data' PIPEWRIGHT_CONFIG_DIR='$WORK/config' XDG_CONFIG_HOME='$WORK/xdg' XDG_STATE_HOME='$WORK/xdg' NO_COLOR=1 '$BIN' edit flow.yml; echo EXITED \$?; stty -a | tr ' ;' '\n\n' | grep -xE -- '-?(icanon|echo)' | tr '\n' ' '; echo MODES; sleep 30"
   # Recording starts before the workbench does: the shell waits for it.
   tmux -L "$SOCK" pipe-pane -o -t e2e "cat >> '$RAW'"
   touch "$RAW.on"
