@@ -330,6 +330,12 @@ fn walk<'v>(v: &'v Value, path: &[Segment]) -> Result<Cow<'v, Value>, PathError>
                     actual: JsonType::of(other),
                 }));
             }
+            (Segment::Wildcard, Value::Array(_)) if i + 1 == path.len() => {
+                // `list[*]` with nothing after it names the list itself:
+                // borrowed, not rebuilt item by item (a fan-out over a
+                // million items is counted and refused with no copy).
+                return Ok(Cow::Borrowed(cur));
+            }
             (Segment::Wildcard, Value::Array(items)) => {
                 let rest = &path[i + 1..];
                 let mut out = Vec::with_capacity(items.len());

@@ -183,6 +183,31 @@ fn wildcards_map_over_arrays(#[case] s: &str, #[case] expected: Value) {
 }
 
 #[test]
+fn a_trailing_wildcard_borrows_the_list_instead_of_copying_its_items() {
+    let scope = TestScope::new();
+    let r = Reference::new(
+        Root::Node("find".into()),
+        vec![Segment::Field("users".into()), Segment::Wildcard],
+    );
+    let got = resolve_reference_shared(&r, &scope);
+    assert!(matches!(got, Ok(Cow::Borrowed(_))), "{got:?}");
+    assert_eq!(got.map(Cow::into_owned), Ok(resolved("${find.users}")));
+    // With a path after it, each item is walked and a new list built.
+    let r = Reference::new(
+        Root::Node("find".into()),
+        vec![
+            Segment::Field("users".into()),
+            Segment::Wildcard,
+            Segment::Field("id".into()),
+        ],
+    );
+    assert!(matches!(
+        resolve_reference_shared(&r, &scope),
+        Ok(Cow::Owned(_))
+    ));
+}
+
+#[test]
 fn wildcard_then_index_is_per_element() {
     assert_eq!(
         resolved("${enrich[*].meta}"),
