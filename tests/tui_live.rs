@@ -1013,3 +1013,115 @@ async fn a_finished_run_is_judged_and_j_judges_it_again() {
     assert_eq!(saved(&b), 3);
     assert_eq!(j.seen().iter().filter(|s| s.metric == "rubric").count(), 3);
 }
+
+/// A run key pressed right after typing (before the debounced validation)
+/// runs the text on screen, not the last parse; the node is not stale
+/// after. Same for Ctrl-S, Esc, `r`; and a fresh error refuses the run.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_run_key_right_after_typing_runs_the_text_on_screen() {
+    let text = "pipe:\n  - id: say\n    tool: echo\n    args:\n      message: u6\n";
+    let mut b = Bench::open(text).await;
+    b.run_to_end().await;
+    let message = |b: &Bench| {
+        b.app.visuals[0]
+            .record
+            .as_ref()
+            .map(|r| r.args["message"].clone())
+    };
+    assert_eq!(message(&b), Some("u6".into()));
+
+    // Change the last character of line 5, then F5 at once.
+    let retype = |b: &mut Bench, c: char| {
+        b.ctrl('g');
+        b.key(KeyCode::Char('5'));
+        b.key(KeyCode::Enter);
+        b.key(KeyCode::End);
+        b.key(KeyCode::Backspace);
+        b.key(KeyCode::Char(c));
+    };
+    b.key(KeyCode::Char('i'));
+    retype(&mut b, '7');
+    assert!(b.app.editor.text().contains("message: u7"));
+    b.run_to_end().await;
+    assert_eq!(message(&b), Some("u7".into()), "the run used the old parse");
+    for _ in 0..10 {
+        b.pump().await;
+    }
+    assert_eq!(b.status_of("say"), NodeStatus::Ok, "{}", b.screen(120, 30));
+
+    // Ctrl-S, Esc, r at once.
+    retype(&mut b, '8');
+    b.ctrl('s');
+    b.key(KeyCode::Esc);
+    b.key(KeyCode::Char('r'));
+    b.until("the re-run finishes", |a| {
+        a.visuals[0]
+            .record
+            .as_ref()
+            .is_some_and(|r| r.args["message"] == "u8")
+            && a.visuals[0].status == NodeStatus::Ok
+    })
+    .await;
+    for _ in 0..10 {
+        b.pump().await;
+    }
+    assert_eq!(b.status_of("say"), NodeStatus::Ok, "{}", b.screen(120, 30));
+
+    // An error typed just now refuses the run with the usual sentence.
+    b.key(KeyCode::Char('i'));
+    b.ctrl('g');
+    b.key(KeyCode::Char('5'));
+    b.key(KeyCode::Enter);
+    b.key(KeyCode::End);
+    for c in " ${nope.x}".chars() {
+        b.key(KeyCode::Char(c));
+    }
+    b.key(KeyCode::F(5));
+    let line = b.status_line();
+    assert!(line.contains("not run: the file has 1 error(s)"), "{line}");
+    assert!(finished(&b.app), "a run started: {:?}", b.app.run);
+}
+
+/// `r` on a node below a stale one refuses, names the stale node and says
+/// what to press; the node keeps its ◌ instead of a fresh ✓ on old data.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rerun_below_a_stale_node_refuses_and_names_it() {
+    let mut b = Bench::open(THREE).await;
+    b.run_to_end().await;
+    b.edit_to(&THREE.replace("carol", "dave")).await;
+    b.until("the readers are stale", |a| {
+        a.visuals.iter().all(|v| v.status == NodeStatus::Stale)
+    })
+    .await;
+    let old = b.app.visuals[1].record.clone().unwrap();
+    b.select("details");
+    b.key(KeyCode::Char('r'));
+    let screen = b.screen(220, 30);
+    let line = screen.lines().rev().nth(1).unwrap_or_default();
+    assert!(
+        line.contains("not run: `details` reads stale ◌ `find`"),
+        "{line}"
+    );
+    assert!(line.contains("re-run `find` first"), "{line}");
+    assert!(line.contains("F5 runs the whole file"), "{line}");
+    for _ in 0..20 {
+        b.pump().await;
+    }
+    assert_eq!(b.status_of("details"), NodeStatus::Stale);
+    assert_eq!(b.app.visuals[1].record.as_ref().unwrap().args, old.args);
+    // R below it too; on `find` itself it re-runs find and what follows.
+    b.select("notify");
+    b.key(KeyCode::Char('R'));
+    assert!(b.status_line().contains("`find`"), "{}", b.status_line());
+    b.select("find");
+    b.key(KeyCode::Char('R'));
+    b.until("find and its readers ran again", |a| {
+        a.visuals[0].status == NodeStatus::Ok
+            && a.visuals
+                .iter()
+                .all(|v| v.status.is_terminal() && v.status != NodeStatus::Stale)
+    })
+    .await;
+    let rec = b.app.visuals[0].record.clone().unwrap();
+    assert_eq!(rec.args["query"], "dave");
+}

@@ -1533,3 +1533,94 @@ fn issue24_item7_answering_the_recovery_bar_gives_the_keys_back() {
         "q asks to quit (the recovered text is unsaved)"
     );
 }
+
+fn ctrl_key(c: char) -> KeyEvent {
+    KeyEvent::new(KeyCode::Char(c), KeyModifiers::CONTROL)
+}
+
+/// A bracketed paste whose lines end in CR alone (xterm, VTE, tmux) or
+/// CRLF keeps its lines; the buffer and the saved file hold no CR.
+#[test]
+fn a_paste_with_cr_line_ends_keeps_its_lines_and_saves_no_cr() {
+    let (dir, mut app) = app_on(PIPE);
+    app.on_key(key(KeyCode::Char('i')));
+    assert_eq!(app.focus, Focus::Editor);
+    app.on_key(KeyEvent::new(KeyCode::End, KeyModifiers::CONTROL));
+    app.on_paste("# one\r# two\r\n# three\r");
+    assert_eq!(
+        app.editor.text(),
+        format!("{PIPE}# one\n# two\n# three\n"),
+        "the paste lost its lines"
+    );
+    let shown = screen(&mut app, 120, 40);
+    let pasted = ["# one", "# two", "# three"];
+    for l in pasted {
+        let own_row = shown
+            .lines()
+            .any(|row| row.contains(l) && pasted.iter().filter(|p| row.contains(*p)).count() == 1);
+        assert!(own_row, "{l} is not on a line of its own:\n{shown}");
+    }
+    app.on_key(ctrl_key('s'));
+    let saved = std::fs::read_to_string(dir.path().join("pipeline.yml")).unwrap();
+    assert!(!saved.contains('\r'), "{saved:?}");
+    assert!(saved.ends_with("# one\n# two\n# three\n"), "{saved:?}");
+    // One undo takes the whole paste back.
+    app.on_key(ctrl_key('z'));
+    assert_eq!(app.editor.text(), PIPE);
+}
+
+/// A file with CRLF line ends keeps them; a pasted lone CR becomes one of
+/// them, never a CR of its own.
+#[test]
+fn a_crlf_file_keeps_crlf_and_a_pasted_cr_follows_it() {
+    let (dir, mut app) = app_on(&PIPE.replace('\n', "\r\n"));
+    app.on_key(key(KeyCode::Char('i')));
+    app.on_key(KeyEvent::new(KeyCode::End, KeyModifiers::CONTROL));
+    app.on_paste("# one\r# two\r");
+    app.on_key(ctrl_key('s'));
+    let saved = std::fs::read_to_string(dir.path().join("pipeline.yml")).unwrap();
+    assert_eq!(saved, format!("{PIPE}# one\n# two\n").replace('\n', "\r\n"));
+}
+
+/// Typed text undoes a word at a time (not a key at a time), a newline and
+/// a run of deletions are steps of their own, and redo mirrors undo.
+#[test]
+fn undo_takes_back_a_word_at_a_time_and_redo_mirrors_it() {
+    let (_d, mut app) = app_on(PIPE);
+    app.on_key(key(KeyCode::Char('i')));
+    app.on_key(KeyEvent::new(KeyCode::End, KeyModifiers::CONTROL));
+    let mut texts = vec![app.editor.text()];
+    type_text(&mut app, "#hello ");
+    texts.push(app.editor.text());
+    type_text(&mut app, "world");
+    texts.push(app.editor.text());
+    app.on_key(key(KeyCode::Enter));
+    texts.push(app.editor.text());
+    type_text(&mut app, "#again");
+    texts.push(app.editor.text());
+    for _ in 0..3 {
+        app.on_key(key(KeyCode::Backspace));
+    }
+    texts.push(app.editor.text());
+    assert!(app.editor.text().ends_with("#hello world\n#ag"));
+    // Undo, step by step, through each of the texts above.
+    for want in texts.iter().rev().skip(1) {
+        app.on_key(ctrl_key('z'));
+        assert_eq!(&app.editor.text(), want);
+    }
+    assert_eq!(app.editor.text(), PIPE);
+    let shown = screen(&mut app, 120, 40);
+    assert!(!shown.contains("#hello"), "{shown}");
+    // Redo walks the same steps forward.
+    for want in texts.iter().skip(1) {
+        app.on_key(ctrl_key('y'));
+        assert_eq!(&app.editor.text(), want);
+    }
+    let shown = screen(&mut app, 120, 40);
+    assert!(shown.contains("#ag"), "{shown}");
+    // A cursor move ends a step: typing on after it is a new one.
+    app.on_key(key(KeyCode::Left));
+    type_text(&mut app, "x");
+    app.on_key(ctrl_key('z'));
+    assert_eq!(&app.editor.text(), texts.last().unwrap());
+}

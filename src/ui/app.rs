@@ -38,6 +38,7 @@ mod ask;
 mod cases;
 mod durable;
 mod events;
+mod gate;
 mod history;
 mod input;
 mod judge;

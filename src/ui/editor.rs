@@ -7,6 +7,7 @@ mod highlight;
 mod keys;
 pub mod recovery;
 mod search;
+mod undo;
 mod validate;
 mod view;
 
@@ -125,9 +126,8 @@ pub struct Editor {
     events: Vec<EditorEvent>,
     /// Where a mouse drag started.
     drag_from: Option<(usize, usize)>,
-    /// Hashes of the texts halfway through a whole-text replacement, which
-    /// undo and redo step over.
-    midpoints: std::collections::HashSet<u64>,
+    /// Undo steps: typed words, runs of deletions, and every other edit.
+    steps: undo::Steps,
 }
 
 /// A hash of a buffer's lines.
@@ -154,19 +154,25 @@ impl Drop for Editor {
     }
 }
 
+/// The text's lines, and whether it ends them with CRLF. A CR alone ends a
+/// line too (old Mac files, and what terminals send in a paste): the buffer
+/// never holds a CR.
 fn split_lines(text: &str) -> (Vec<String>, bool) {
     let crlf = text.contains("\r\n");
-    let lines = text
+    let lines = normalize_newlines(text)
         .split('\n')
-        .map(|l| {
-            if crlf {
-                l.strip_suffix('\r').unwrap_or(l).to_string()
-            } else {
-                l.to_string()
-            }
-        })
+        .map(str::to_string)
         .collect();
     (lines, crlf)
+}
+
+/// "\r\n" and a lone "\r" both become "\n".
+fn normalize_newlines(text: &str) -> std::borrow::Cow<'_, str> {
+    if text.contains('\r') {
+        text.replace("\r\n", "\n").replace('\r', "\n").into()
+    } else {
+        text.into()
+    }
 }
 
 fn new_area(lines: Vec<String>) -> TextArea<'static> {
@@ -228,7 +234,7 @@ impl Editor {
             },
             events: Vec::new(),
             drag_from: None,
-            midpoints: std::collections::HashSet::new(),
+            steps: undo::Steps::default(),
         })
     }
 
@@ -275,23 +281,16 @@ impl Editor {
             )
         };
         // The text area records a replacement as a deletion and an
-        // insertion; remember the text between them, so one undo (or redo)
-        // steps over it and the replacement is one edit.
-        if start != end && !replacement.is_empty() {
-            let mut mid: Vec<String> = old[..start.0].to_vec();
-            let tail_from = end.0;
-            let mut joined = old[start.0].chars().take(start.1).collect::<String>();
-            joined.extend(old[tail_from].chars().skip(end.1));
-            mid.push(joined);
-            mid.extend(old[tail_from + 1..].iter().cloned());
-            self.midpoints.insert(text_hash(&mid));
-        }
+        // insertion: one undo step takes back both.
+        let before = text_hash(old);
         self.area.cancel_selection();
         self.jump(start.0, start.1);
         self.area.start_selection();
         self.jump(end.0, end.1);
         self.area.insert_str(replacement);
         self.area.cancel_selection();
+        self.steps
+            .record(undo::Kind::Other, Some(before), self.pos(), Instant::now());
         self.jump(cursor.0, cursor.1);
         if let Some(h) = &mut self.highlight {
             h.invalidate_from(start.0);
@@ -308,6 +307,30 @@ impl Editor {
     /// app has not seen the buffer's newest plan yet).
     pub fn validating(&self) -> bool {
         self.validator.busy()
+    }
+
+    /// Brings validation up to the buffer's current text, for the keys that
+    /// run the file: they run what is on screen, never the last debounced
+    /// parse. When an edit's validation is still scheduled or running, the
+    /// text is loaded now on this thread (its diagnostics are shown, and no
+    /// older result is delivered after it); a finished result not yet picked
+    /// up is taken as it is. Returns the result to adopt, if there is a new
+    /// one.
+    pub fn validate_now(&mut self) -> Option<Arc<Loaded>> {
+        let collected = self.validator.collect();
+        if !self.validator.busy() {
+            let (_, loaded) = collected?;
+            self.set_diagnostics(loaded.diagnostics.clone());
+            return Some(loaded);
+        }
+        let text = self.text();
+        if self.is_dirty() && text == self.saved_text {
+            self.saved_version = self.version;
+        }
+        let loaded = Arc::new(validate::load(&text));
+        self.validator.supersede();
+        self.set_diagnostics(loaded.diagnostics.clone());
+        Some(loaded)
     }
 
     /// Whether the buffer has edits the file does not.
@@ -374,6 +397,7 @@ impl Editor {
     /// Moves the cursor to a 1-based line and column and scrolls it into view.
     pub fn goto(&mut self, line: usize, col: usize) {
         self.area.cancel_selection();
+        self.steps.close();
         self.jump(line.saturating_sub(1), col.saturating_sub(1));
         self.view.follow = true;
         let row = self.pos().0;
@@ -438,13 +462,15 @@ impl Editor {
         self.external.is_some()
     }
 
-    /// Inserts pasted text (a terminal bracketed paste) at the cursor.
+    /// Inserts pasted text (a terminal bracketed paste) at the cursor, as
+    /// one undo step. Line ends may be CRLF or a CR alone (xterm, VTE and
+    /// tmux send CR): both end a line, and no CR reaches the buffer.
     pub fn paste_text(&mut self, text: &str) -> bool {
         if self.modal() {
             return false;
         }
-        let text = text.replace("\r\n", "\n");
-        self.edit(|a| a.insert_str(&text))
+        let text = normalize_newlines(text);
+        self.edit(undo::Kind::Other, |a| a.insert_str(&text))
     }
 
     /// Call every tick: starts a debounced re-validation off this thread,
@@ -548,15 +574,23 @@ impl Editor {
         self.recovery_offer.is_some() || self.external.is_some()
     }
 
-    /// Runs an edit on the text area and re-colours what it touched: just
+    /// Runs an edit of `kind` on the text area, as part of the undo step
+    /// being typed or as a new one, and re-colours what it touched: just
     /// the cursor's line when the line count and cursor row stayed, else
     /// everything from the first row involved.
-    fn edit(&mut self, f: impl FnOnce(&mut TextArea<'static>) -> bool) -> bool {
+    fn edit(&mut self, kind: undo::Kind, f: impl FnOnce(&mut TextArea<'static>) -> bool) -> bool {
+        let now = Instant::now();
         let row_before = self.pos().0;
         let sel_row = self.area.selection_range().map(|(s, _)| s.0);
+        let joins = self.steps.joins(kind, self.pos(), sel_row.is_some(), now);
+        let before = (!joins).then(|| text_hash(self.area.lines()));
         let count_before = self.area.lines().len();
-        let modified = f(&mut self.area);
+        // Some textarea edits report no change though they deleted the
+        // selection (a paste of nothing over it): the text decides.
+        let modified = f(&mut self.area)
+            || before.is_some_and(|b| sel_row.is_some() && text_hash(self.area.lines()) != b);
         if modified {
+            self.steps.record(kind, before, self.pos(), now);
             let row_after = self.pos().0;
             let same_line = count_before == self.area.lines().len()
                 && row_before == row_after
@@ -597,16 +631,34 @@ impl Editor {
         self.set_diagnostics(diags);
     }
 
-    /// Undo or redo, which may touch any line: the cache finds out which.
+    /// Undo or redo one step (a typed word, a paste, …): the textarea's
+    /// edits one at a time until the text is the step's text before (or
+    /// after) it. It may touch any line: the cache finds out which.
     fn history(&mut self, redo: bool) -> bool {
-        let step = |area: &mut TextArea<'static>| if redo { area.redo() } else { area.undo() };
-        let mut modified = step(&mut self.area);
-        // Halfway through a replacement (see `set_text`): finish the step.
-        if modified
-            && !self.midpoints.is_empty()
-            && self.midpoints.contains(&text_hash(self.area.lines()))
-        {
-            modified |= step(&mut self.area);
+        let step = if redo {
+            self.steps.redo()
+        } else {
+            let now = text_hash(self.area.lines());
+            self.steps.undo(now)
+        };
+        let Some(step) = step else {
+            return false;
+        };
+        let target = if redo { step.after } else { step.before };
+        let mut modified = false;
+        loop {
+            let moved = if redo {
+                self.area.redo()
+            } else {
+                self.area.undo()
+            };
+            if !moved {
+                break;
+            }
+            modified = true;
+            if text_hash(self.area.lines()) == target {
+                break;
+            }
         }
         if modified {
             if let Some(h) = &mut self.highlight {

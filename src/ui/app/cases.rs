@@ -85,20 +85,24 @@ impl App {
     /// `A`: every case of the composition, one after another, each in its
     /// own session; the Results view lists them as they end.
     pub(super) fn run_cases(&mut self) -> Vec<Effect> {
+        // The cases of the buffer as it is now, not of its last parse.
+        let mut effects = self.catch_up();
         let Some(comp) = self.comp.clone() else {
-            return self.command(Command::Run, true);
+            effects.extend(self.command(Command::Run, true));
+            return effects;
         };
         if comp.cases.is_empty() {
-            return self.command(Command::Run, true);
+            effects.extend(self.command(Command::Run, true));
+            return effects;
         }
         if self.run_in_progress() {
             self.say("a run is in progress: cancel it (x) first", true);
-            return Vec::new();
+            return effects;
         }
         let mut names: Vec<String> = comp.cases.iter().map(|c| c.name.clone()).collect();
         let first = names.remove(0);
         self.case_queue = names;
-        let mut effects = self.choose_case(&first);
+        effects.extend(self.choose_case(&first));
         effects.extend(self.command(Command::Run, true));
         effects
     }

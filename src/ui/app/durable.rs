@@ -20,9 +20,16 @@ impl App {
             );
             return Vec::new();
         }
+        // The saved text's plan, even when its validation is still to come.
+        let mut effects = self.catch_up();
+        if self.errors > 0 {
+            let why = self.errors_sentence();
+            self.say(format!("not run: {why}"), true);
+            return effects;
+        }
         let (Some(pipeline), Some(comp)) = (self.pipeline.clone(), self.comp.clone()) else {
             self.say("no valid plan: fix the file's errors first", true);
-            return Vec::new();
+            return effects;
         };
         if !comp.cases.is_empty() {
             self.say(
@@ -32,7 +39,7 @@ impl App {
                 ),
                 true,
             );
-            return Vec::new();
+            return effects;
         }
         let source = match std::fs::read_to_string(&self.opts.file) {
             Ok(s) => s,
@@ -41,7 +48,7 @@ impl App {
                     format!("cannot read {}: {e}", self.opts.file.display()),
                     true,
                 );
-                return Vec::new();
+                return effects;
             }
         };
         let stem = self
@@ -62,11 +69,12 @@ impl App {
             ),
             false,
         );
-        vec![Effect::Durable {
+        effects.push(Effect::Durable {
             restate: Box::new(restate),
             request: Box::new(request),
             source,
-        }]
+        });
+        effects
     }
 
     /// A durable run ended: saved, then opened read-only.

@@ -486,6 +486,9 @@ impl App {
     }
 
     /// Sends `cmd` to the session, starting one first when `start` allows.
+    /// A command that runs something runs the buffer as it is now: an edit
+    /// the debounced validation has not caught up with is validated first
+    /// (and its plan adopted, or its errors refuse the run).
     pub(super) fn command(&mut self, cmd: Command, start: bool) -> Vec<Effect> {
         let runs_something = matches!(
             cmd,
@@ -496,9 +499,22 @@ impl App {
                 | Command::RerunFrom(_)
                 | Command::RunTo(_)
         );
+        let mut effects = if runs_something {
+            self.catch_up()
+        } else {
+            Vec::new()
+        };
+        effects.extend(self.send_command(cmd, start, runs_something));
+        effects
+    }
+
+    fn send_command(&mut self, cmd: Command, start: bool, runs_something: bool) -> Vec<Effect> {
         if runs_something && self.errors > 0 && self.viewing.is_none() {
             let why = self.errors_sentence();
             self.say(format!("not run: {why}"), true);
+            return Vec::new();
+        }
+        if self.refused_below_stale(&cmd) {
             return Vec::new();
         }
         // A node whose parents have no record in this session cannot be

@@ -9,6 +9,7 @@ use ratatui::layout::{Position, Rect};
 use ratatui_textarea::{CursorMove, Input, Key};
 
 use super::search::Needle;
+use super::undo::Kind;
 use super::{Editor, EditorEvent, Prompt, ScreenRow};
 
 /// Lines the mouse wheel scrolls per notch.
@@ -37,6 +38,15 @@ impl Editor {
         let shift = key.modifiers.contains(KeyModifiers::SHIFT);
         let alt = key.modifiers.contains(KeyModifiers::ALT);
         self.view.follow = true;
+        // Only typing and deleting grow the undo step being typed.
+        let typing = match key.code {
+            KeyCode::Char(_) => !ctrl && !alt,
+            KeyCode::Backspace | KeyCode::Delete => true,
+            _ => false,
+        };
+        if !typing {
+            self.steps.close();
+        }
         match key.code {
             KeyCode::Char(c) if ctrl => match c.to_ascii_lowercase() {
                 's' => {
@@ -74,11 +84,11 @@ impl Editor {
                     true
                 }
                 'x' => {
-                    self.edit(|a| a.cut());
+                    self.edit(Kind::Other, |a| a.cut());
                     true
                 }
                 'v' => {
-                    self.edit(|a| a.paste());
+                    self.edit(Kind::Other, |a| a.paste());
                     true
                 }
                 'a' => {
@@ -88,7 +98,7 @@ impl Editor {
                 _ => false,
             },
             KeyCode::Char(c) if !alt => {
-                self.edit(|a| {
+                self.edit(Kind::Type(c), |a| {
                     a.insert_char(c);
                     true
                 });
@@ -101,14 +111,14 @@ impl Editor {
             }
             KeyCode::Backspace => {
                 if alt || ctrl {
-                    self.edit(|a| a.delete_word());
+                    self.edit(Kind::Delete, |a| a.delete_word());
                 } else {
-                    self.edit(|a| a.delete_char());
+                    self.edit(Kind::Delete, |a| a.delete_char());
                 }
                 true
             }
             KeyCode::Delete => {
-                self.edit(|a| a.delete_next_char());
+                self.edit(Kind::Delete, |a| a.delete_next_char());
                 true
             }
             KeyCode::Esc => {
@@ -157,7 +167,7 @@ impl Editor {
                 if input.key == Key::Null || ctrl || alt {
                     return false;
                 }
-                self.edit(|a| a.input_without_shortcuts(input))
+                self.edit(Kind::Other, |a| a.input_without_shortcuts(input))
             }
         }
     }
@@ -191,7 +201,7 @@ impl Editor {
             extra += 2;
         }
         let text = format!("\n{indent}{}", " ".repeat(extra));
-        self.edit(|a| a.insert_str(&text));
+        self.edit(Kind::Other, |a| a.insert_str(&text));
     }
 
     fn answer_recovery(&mut self, key: KeyEvent) -> bool {
@@ -368,6 +378,7 @@ impl Editor {
                     return true;
                 }
                 self.area.cancel_selection();
+                self.steps.close();
                 self.jump(pos.0, pos.1);
                 self.drag_from = Some(pos);
                 self.view.follow = true;

@@ -9,6 +9,7 @@ use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::style::Modifier;
 
+use super::undo::Kind;
 use super::*;
 use crate::engine::diag::{Pos, Span};
 use crate::ui::theme::Theme;
@@ -135,7 +136,7 @@ fn undo_and_redo() {
     let mut e = f.open();
     type_str(&mut e, "ab");
     assert!(e.handle_key(ctrl('z')));
-    assert_eq!(e.text(), "a");
+    assert_eq!(e.text(), "", "a typed word is one step");
     assert!(e.handle_key(ctrl('y')));
     assert_eq!(e.text(), "ab");
     e.handle_key(ctrl('z'));
@@ -144,6 +145,71 @@ fn undo_and_redo() {
         KeyModifiers::CONTROL | KeyModifiers::SHIFT,
     ));
     assert_eq!(e.text(), "ab", "Ctrl-Shift-Z redoes too");
+}
+
+#[test]
+fn typing_coalesces_into_words_and_other_edits_are_steps_of_their_own() {
+    let f = Fixture::new();
+    f.write("");
+    let mut e = f.open();
+    type_str(&mut e, "one two");
+    e.handle_key(key(KeyCode::Backspace));
+    e.handle_key(key(KeyCode::Backspace));
+    type_str(&mut e, "en");
+    e.paste_text("\rthree\r\nfour");
+    assert_eq!(e.text(), "one ten\nthree\nfour");
+    let steps = ["one ten", "one t", "one two", "one ", ""];
+    for want in steps {
+        e.handle_key(ctrl('z'));
+        assert_eq!(e.text(), want);
+    }
+    assert!(!e.history(false), "nothing more to undo");
+    for want in steps.iter().rev().skip(1) {
+        e.handle_key(ctrl('y'));
+        assert_eq!(e.text(), *want);
+    }
+    e.handle_key(ctrl('y'));
+    assert_eq!(e.text(), "one ten\nthree\nfour");
+}
+
+#[test]
+fn pasting_nothing_over_a_selection_is_an_undoable_edit() {
+    let f = Fixture::new();
+    f.write("a: 1\n");
+    let mut e = f.open();
+    e.handle_key(ctrl('a'));
+    e.handle_key(ctrl('v'));
+    assert_eq!(e.text(), "");
+    assert!(e.is_dirty());
+    e.handle_key(ctrl('z'));
+    assert_eq!(e.text(), "a: 1\n");
+}
+
+#[test]
+fn a_pause_in_typing_starts_a_new_step() {
+    let f = Fixture::new();
+    f.write("");
+    let mut e = f.open();
+    let now = Instant::now();
+    e.edit(Kind::Type('a'), |a| {
+        a.insert_char('a');
+        true
+    });
+    assert!(e.steps.joins(Kind::Type('b'), e.pos(), false, now));
+    let later = now + super::undo::PAUSE + Duration::from_millis(200);
+    assert!(!e.steps.joins(Kind::Type('b'), e.pos(), false, later));
+    assert!(
+        !e.steps.joins(Kind::Delete, e.pos(), false, now),
+        "delete after insert"
+    );
+    assert!(
+        !e.steps.joins(Kind::Type('b'), (0, 0), false, now),
+        "the cursor moved"
+    );
+    assert!(
+        !e.steps.joins(Kind::Type('b'), e.pos(), true, now),
+        "a selection"
+    );
 }
 
 #[test]
@@ -908,6 +974,42 @@ mod props {
                 e.handle_key(ctrl('z'));
             }
             prop_assert_eq!(e.text(), "a: 1\nb:\n  - c\n");
+        }
+
+        /// Undo and redo round-trip exactly: after any keys, each undo
+        /// goes back to a text seen before, an undo then a redo changes
+        /// nothing, and undoing everything then redoing as many steps
+        /// gives the last text back.
+        #[test]
+        fn undo_and_redo_round_trip(
+            keys in proptest::collection::vec(any_key(), 0..80),
+        ) {
+            let f = Fixture::new();
+            f.write("a: 1\nb:\n  - c\n");
+            let mut e = Editor::open(&f.file(), None).unwrap();
+            let mut seen = vec![e.text()];
+            for k in keys {
+                e.handle_key(k);
+                let now = e.text();
+                if k == ctrl('z') {
+                    prop_assert!(seen.contains(&now), "undo to a text never typed: {now:?}");
+                }
+                seen.push(now.clone());
+                if e.history(false) {
+                    e.history(true);
+                }
+                prop_assert_eq!(e.text(), now);
+            }
+            let last = e.text();
+            let mut undone = 0;
+            while e.history(false) {
+                undone += 1;
+            }
+            prop_assert_eq!(e.text(), "a: 1\nb:\n  - c\n");
+            for _ in 0..undone {
+                prop_assert!(e.history(true));
+            }
+            prop_assert_eq!(e.text(), last);
         }
     }
 }

@@ -76,6 +76,15 @@ impl Validator {
         self.in_flight.is_none() && self.due.is_some_and(|d| now >= d)
     }
 
+    /// A load of the text made on this thread replaces whatever is
+    /// scheduled or running: nothing older than it is delivered after it.
+    pub fn supersede(&mut self) {
+        self.due = None;
+        self.in_flight = None;
+        self.generation += 1;
+        self.delivered = self.generation;
+    }
+
     /// Starts loading `source` on a worker thread.
     pub fn start(&mut self, source: String, now: Instant) {
         self.due = None;
@@ -86,15 +95,7 @@ impl Validator {
         let spawned = std::thread::Builder::new()
             .name("pipewright-validate".into())
             .spawn(move || {
-                let loaded = std::panic::catch_unwind(AssertUnwindSafe(|| load_str(&source)))
-                    .unwrap_or_else(|_| Loaded {
-                        pipeline: None,
-                        diagnostics: vec![Diagnostic::error(
-                            Span::at(Pos::new(1, 1)),
-                            "internal error while checking this file",
-                        )],
-                    });
-                let _ = tx.send((generation, Arc::new(loaded)));
+                let _ = tx.send((generation, Arc::new(load(&source))));
             });
         if spawned.is_err() {
             // No thread to spare: try again on a later tick.
@@ -102,6 +103,17 @@ impl Validator {
             self.due = Some(now + DEBOUNCE);
         }
     }
+}
+
+/// Loads `source`; a panic in the loader is an error at 1:1, never a crash.
+pub fn load(source: &str) -> Loaded {
+    std::panic::catch_unwind(AssertUnwindSafe(|| load_str(source))).unwrap_or_else(|_| Loaded {
+        pipeline: None,
+        diagnostics: vec![Diagnostic::error(
+            Span::at(Pos::new(1, 1)),
+            "internal error while checking this file",
+        )],
+    })
 }
 
 #[cfg(test)]
