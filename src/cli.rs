@@ -13,6 +13,7 @@ pub mod json;
 pub mod judge;
 pub mod log;
 pub mod man;
+pub mod new;
 pub mod output;
 pub mod plan;
 pub mod progress;
@@ -106,6 +107,9 @@ pub struct Cli {
 pub enum Command {
     /// Open the workbench: editor, live DAG and trace inspector.
     Edit(crate::ui::EditArgs),
+    /// Write a new pipeline file from the servers' tools: one node per
+    /// `--tool`, its required arguments as placeholders.
+    New(new::NewArgs),
     /// Run a pipeline file (every composition and case) and report.
     #[command(alias = "pipe")]
     Run(run::RunArgs),
@@ -242,6 +246,7 @@ pub fn main() -> ExitCode {
                 Ok((source, loaded)) => run::run(args, source, loaded).await,
             },
             Command::Plan(args) => plan::plan(args).await,
+            Command::New(args) => new::new(args).await,
             Command::Check(args) => check::check(&args),
             Command::Tools(cmd) => tools::tools(cmd).await,
             Command::Auth(cmd) => auth::auth(cmd).await,

@@ -1,7 +1,8 @@
 //! Reading a pipeline file: its bytes in through [`open`] (native YAML/JSON,
 //! or Fibe and Discord JSON through [`import`]), the [`loader`] checking
 //! every key of [`keys`] section by section, the validated [`model`] with
-//! its [`graph`] out, and every diagnostic with its line and column.
+//! its [`graph`] out, and every diagnostic with its line and column; the
+//! [`scaffold`] a new file starts from.
 
 pub mod graph;
 pub mod import;
@@ -9,5 +10,6 @@ pub mod keys;
 pub mod loader;
 pub mod model;
 pub mod open;
+pub mod scaffold;
 pub mod schema;
 pub mod yaml;

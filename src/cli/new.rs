@@ -1,0 +1,280 @@
+//! `pipewright new [FILE]`: connects to the servers, lists their tools,
+//! and writes the engine's scaffold (one node per chosen tool) to FILE.
+
+use std::io::{BufRead, IsTerminal, Write};
+use std::path::PathBuf;
+
+use clap::Args;
+use indexmap::IndexMap;
+
+use crate::engine::file::model::Pipeline;
+use crate::engine::file::scaffold::{self, Request, ServerEntry, ToolDef};
+use crate::engine::mcp::servers::{self, ServerArg};
+use crate::engine::mcp::{ConnectOptions, Connection, client_config};
+use crate::engine::redact::Redactor;
+use crate::options::exit;
+
+/// Arguments of `new`.
+#[derive(Debug, Args)]
+pub struct NewArgs {
+    /// The file to write.
+    #[arg(value_name = "FILE", default_value = "pipeline.yml")]
+    pub file: PathBuf,
+    /// NAME=URL or NAME='COMMAND ARGS': a server of the new file.
+    /// Repeatable. With no server given, the built-in demo server.
+    #[arg(long = "server", value_name = "NAME=URL|CMD")]
+    pub servers: Vec<ServerArg>,
+    /// A Streamable HTTP URL: the new file's only server (`default`).
+    #[arg(long)]
+    pub url: Option<String>,
+    /// Also declare every server of this client config file (Claude
+    /// Desktop, Cursor, `.mcp.json`, VS Code `mcp.json`) with `from:`.
+    /// Repeatable.
+    #[arg(long, value_name = "PATH")]
+    pub servers_from: Vec<PathBuf>,
+    /// A tool to call, one node each, in this order, each after the one
+    /// before. Repeatable. Without it: asked on a terminal, else none (one
+    /// commented example node).
+    #[arg(long = "tool", value_name = "TOOL")]
+    pub tools: Vec<String>,
+    /// Overwrite FILE if it exists.
+    #[arg(long)]
+    pub force: bool,
+}
+
+/// Runs `new`; returns the exit code.
+pub async fn new(args: NewArgs) -> u8 {
+    if args.file.exists() && !args.force {
+        eprintln!(
+            "error: `{}` exists; not overwritten (pass --force to replace it)",
+            args.file.display()
+        );
+        return exit::INVALID;
+    }
+    let entries = match entries(&args) {
+        Ok(e) => e,
+        Err(e) => return super::report::usage(e),
+    };
+    let conns = match connect(&args).await {
+        Ok(c) => c,
+        Err(code) => return code,
+    };
+    let listed: Vec<_> = conns
+        .iter()
+        .map(|c| (c.name().to_owned(), c.tools()))
+        .collect();
+    for c in conns {
+        c.close().await;
+    }
+    let tools: Vec<ToolDef<'_>> = listed
+        .iter()
+        .flat_map(|(server, tools)| {
+            tools.iter().map(move |t| ToolDef {
+                server,
+                name: &t.name,
+                description: t.description.as_deref(),
+                input_schema: &t.input_schema,
+            })
+        })
+        .collect();
+    let chosen = if !args.tools.is_empty() {
+        match by_name(&args.tools, &tools) {
+            Ok(c) => c,
+            Err(e) => {
+                eprintln!("error: {e}");
+                return exit::INVALID;
+            }
+        }
+    } else if std::io::stdin().is_terminal() && std::io::stderr().is_terminal() {
+        ask(&tools)
+    } else {
+        Vec::new()
+    };
+    let text = scaffold::scaffold(&Request {
+        name: "main",
+        servers: &entries,
+        tools: &tools,
+        chosen: &chosen,
+    });
+    if let Err(e) = write(&args, &text) {
+        eprintln!("error: cannot write `{}`: {e}", args.file.display());
+        return exit::FAILED;
+    }
+    let file = args.file.display();
+    if chosen.is_empty() {
+        println!("wrote {file}: no tool chosen; one commented example node to fill in");
+    } else {
+        let names: Vec<&str> = chosen.iter().map(|&i| tools[i].name).collect();
+        println!(
+            "wrote {file}: {} node(s): {}",
+            chosen.len(),
+            super::output::printable(&names.join(", "))
+        );
+    }
+    println!("next: pipewright edit {file}");
+    exit::OK
+}
+
+/// The `servers:` the new file declares, in the order `servers::resolve`
+/// reads them; empty for the built-in demo server.
+fn entries(args: &NewArgs) -> Result<Vec<(String, ServerEntry)>, String> {
+    let mut out: IndexMap<String, ServerEntry> = IndexMap::new();
+    for path in &args.servers_from {
+        let shown = std::fs::canonicalize(path).unwrap_or_else(|_| path.clone());
+        for found in client_config::read(path)? {
+            out.entry(found.name.clone()).or_insert(ServerEntry::From {
+                path: shown.display().to_string(),
+                name: found.name,
+            });
+        }
+    }
+    let entry = |value: &str| -> Result<ServerEntry, String> {
+        if value.starts_with("http://") || value.starts_with("https://") {
+            return Ok(ServerEntry::Url(value.to_owned()));
+        }
+        let mut words = servers::split_command(value)?.into_iter();
+        let command = words.next().ok_or("an empty server command")?;
+        Ok(ServerEntry::Command {
+            command,
+            args: words.collect(),
+        })
+    };
+    for s in &args.servers {
+        out.insert(s.name.clone(), entry(&s.value)?);
+    }
+    if let Some(url) = &args.url {
+        match out.len() {
+            0 => {
+                out.insert("default".to_owned(), entry(url)?);
+            }
+            1 => {
+                if let Some((_, e)) = out.first_mut() {
+                    *e = entry(url)?;
+                }
+            }
+            n => {
+                return Err(format!(
+                    "--url is ambiguous: {n} servers are given; use --server NAME=URL"
+                ));
+            }
+        }
+    }
+    Ok(out.into_iter().collect())
+}
+
+/// Connects every server the arguments name (the demo server when none),
+/// resolved as `run` resolves them.
+async fn connect(args: &NewArgs) -> Result<Vec<Connection>, u8> {
+    let mut pipeline = Pipeline {
+        version: None,
+        servers: IndexMap::new(),
+        vars: IndexMap::new(),
+        budget: Default::default(),
+        pricing: None,
+        dry_run: false,
+        sampling: None,
+        compositions: Vec::new(),
+    };
+    for p in &args.servers_from {
+        if let Err(e) = client_config::add_to(&mut pipeline, p) {
+            return Err(super::report::usage(e));
+        }
+    }
+    let redactor = Redactor::default();
+    let specs = servers::resolve(
+        &pipeline,
+        &args.servers,
+        args.url.as_deref(),
+        &IndexMap::new(),
+        &redactor,
+    )
+    .map_err(super::report::usage)?;
+    let mut conns = Vec::new();
+    for (name, spec) in &specs {
+        match Connection::connect(name, spec, &ConnectOptions::default()).await {
+            Ok(c) => conns.push(c),
+            Err(e) => {
+                eprintln!("error: {}", redactor.text(&e.to_string()));
+                for c in conns {
+                    c.close().await;
+                }
+                return Err(if e.is_unreachable() {
+                    exit::UNREACHABLE
+                } else {
+                    exit::INVALID
+                });
+            }
+        }
+    }
+    Ok(conns)
+}
+
+/// The indices of the tools `names` name, in their order; a name no server
+/// lists is an error with the closest one.
+fn by_name(names: &[String], tools: &[ToolDef<'_>]) -> Result<Vec<usize>, String> {
+    names
+        .iter()
+        .map(|n| {
+            tools.iter().position(|t| t.name == n).ok_or_else(|| {
+                let hint = crate::engine::diag::suggest(n, tools.iter().map(|t| t.name))
+                    .map(|s| format!("; did you mean `{s}`?"))
+                    .unwrap_or_default();
+                format!(
+                    "no server lists a tool `{}`{hint} (`pipewright tools list` shows them)",
+                    super::output::printable(n)
+                )
+            })
+        })
+        .collect()
+}
+
+/// Asks on the terminal which tools, by number, in order.
+fn ask(tools: &[ToolDef<'_>]) -> Vec<usize> {
+    let several = tools.windows(2).any(|w| w[0].server != w[1].server);
+    let mut err = std::io::stderr();
+    for (i, t) in tools.iter().enumerate() {
+        let name = if several {
+            format!("{}: {}", t.server, t.name)
+        } else {
+            t.name.to_owned()
+        };
+        let _ = writeln!(err, "{:>3}  {}", i + 1, super::output::printable(&name));
+    }
+    let stdin = std::io::stdin();
+    loop {
+        let _ = write!(
+            err,
+            "Which tools, in order? Numbers separated by spaces (Enter for none): "
+        );
+        let _ = err.flush();
+        let mut line = String::new();
+        if stdin.lock().read_line(&mut line).unwrap_or(0) == 0 {
+            return Vec::new();
+        }
+        let picked: Result<Vec<usize>, ()> = line
+            .split(|c: char| c.is_whitespace() || c == ',')
+            .filter(|w| !w.is_empty())
+            .map(|w| match w.parse::<usize>() {
+                Ok(n) if (1..=tools.len()).contains(&n) => Ok(n - 1),
+                _ => Err(()),
+            })
+            .collect();
+        match picked {
+            Ok(p) => return p,
+            Err(()) => {
+                let _ = writeln!(err, "numbers from 1 to {}, please", tools.len());
+            }
+        }
+    }
+}
+
+fn write(args: &NewArgs, text: &str) -> std::io::Result<()> {
+    let mut open = std::fs::OpenOptions::new();
+    open.write(true);
+    if args.force {
+        open.create(true).truncate(true);
+    } else {
+        open.create_new(true);
+    }
+    open.open(&args.file)?.write_all(text.as_bytes())
+}
