@@ -411,6 +411,20 @@ const W: Severity = Severity::Warning;
     5,
     "`max_concurrency` has no effect"
 )]
+#[case::expect_every_case_overrides(
+    "compositions:\n  - name: c\n    nodes:\n      - id: a\n        tool: t\n    expect:\n      - { target: \"nodes.a.status\", matcher: { exact: ok } }\n    cases:\n      - name: one\n        expect: []\n      - name: two\n        expect:\n          - { target: \"nodes.a.status\", matcher: { exact: ok } }\n",
+    W,
+    6,
+    5,
+    "the `expect` of composition `c` never runs: each of its 2 case(s) has its own `expect:`"
+)]
+#[case::pipe_expect_every_case_overrides(
+    "pipe:\n  - id: a\n    tool: t\nexpect:\n  - { target: \"nodes.a.status\", matcher: { exact: ok } }\ncases:\n  - name: one\n    expect: []\n",
+    W,
+    4,
+    1,
+    "never runs: each of its 1 case(s)"
+)]
 #[case::mcptest_section(
     "agents: []\npipe:\n  - id: a\n    tool: t\n",
     W,
@@ -441,6 +455,23 @@ fn malformed_files_are_diagnosed(
             .map(|d| d.render("test.yml", Some(source)))
             .collect::<Vec<_>>()
             .join("\n")
+    );
+}
+
+/// A composition `expect:` that some case inherits runs, so it is not
+/// warned about.
+#[test]
+fn a_composition_expect_a_case_inherits_is_not_warned_about() {
+    let loaded = load_str(
+        "compositions:\n  - name: c\n    nodes:\n      - id: a\n        tool: t\n    expect:\n      - { target: \"nodes.a.status\", matcher: { exact: ok } }\n    cases:\n      - name: one\n        expect: []\n      - name: two\n",
+    );
+    assert!(
+        !loaded
+            .diagnostics
+            .iter()
+            .any(|d| d.message.contains("never runs")),
+        "{:#?}",
+        loaded.diagnostics
     );
 }
 

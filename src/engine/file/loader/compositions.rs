@@ -42,6 +42,7 @@ impl<'s> Loader<'s> {
             .map(|(_, v)| self.expectations(v))
             .unwrap_or_default();
         let cases = get("cases").map(|(_, v)| self.cases(v)).unwrap_or_default();
+        self.expect_overridden(&name, get("expect").map(|(k, _)| k), &expect, &cases);
         Some(self.finish(Composition {
             name,
             description,
@@ -116,6 +117,7 @@ impl<'s> Loader<'s> {
             .map(|(_, e)| self.expectations(e))
             .unwrap_or_default();
         let cases = get("cases").map(|(_, c)| self.cases(c)).unwrap_or_default();
+        self.expect_overridden(&name, get("expect").map(|(k, _)| k), &expect, &cases);
         let budget = get("budget").map_or_else(Budget::default, |(_, b)| self.budget(b));
         let comp = self.finish(Composition {
             name,
@@ -325,6 +327,29 @@ impl<'s> Loader<'s> {
                 None
             }
         }
+    }
+
+    /// A case's `expect:` replaces the composition's (the reference calls
+    /// them overrides): when every case has its own, the composition's
+    /// assertions never run, which is worth a warning at its `expect`.
+    fn expect_overridden(
+        &mut self,
+        name: &str,
+        key: Option<&YNode>,
+        expect: &[Expectation],
+        cases: &[Case],
+    ) {
+        let Some(key) = key else { return };
+        if expect.is_empty() || cases.is_empty() || cases.iter().any(|c| c.expect.is_none()) {
+            return;
+        }
+        let message = format!(
+            "the `expect` of composition `{name}` never runs: each of its {} case(s) has its own `expect:`, which replaces it",
+            cases.len()
+        );
+        self.diags.push(Diagnostic::warning(key.span, message).with_hint(
+            "copy the assertions every case needs into each case's `expect:`, or drop `expect:` from the cases that should use these",
+        ));
     }
 
     pub(super) fn cases(&mut self, v: &YNode) -> Vec<Case> {
