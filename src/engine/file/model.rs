@@ -429,16 +429,27 @@ pub enum Matcher {
     Jq(JqProgram),
 }
 
+/// A bound as the author wrote it: `gte: 5` shows as `5`, not `5.0` (the
+/// bound is held as a float; a whole one within 2^53 is shown whole).
+fn as_written(n: f64) -> Value {
+    const EXACT: f64 = 9_007_199_254_740_992.0;
+    if n.fract() == 0.0 && n.abs() < EXACT {
+        Value::from(n as i64)
+    } else {
+        Value::from(n)
+    }
+}
+
 impl Matcher {
     /// The matcher as JSON, for the trace.
     pub fn to_json(&self) -> Value {
         use serde_json::json;
         match self {
             Matcher::Exact(v) => json!({"exact": v}),
-            Matcher::Lte(n) => json!({"lte": n}),
-            Matcher::Lt(n) => json!({"lt": n}),
-            Matcher::Gte(n) => json!({"gte": n}),
-            Matcher::Gt(n) => json!({"gt": n}),
+            Matcher::Lte(n) => json!({"lte": as_written(*n)}),
+            Matcher::Lt(n) => json!({"lt": as_written(*n)}),
+            Matcher::Gte(n) => json!({"gte": as_written(*n)}),
+            Matcher::Gt(n) => json!({"gt": as_written(*n)}),
             Matcher::Contains(v) => json!({"contains": v}),
             Matcher::Regex(r) => json!({"regex": r.as_str()}),
             Matcher::Length(n) => json!({"length": n}),
@@ -446,5 +457,18 @@ impl Matcher {
             Matcher::Exists(b) => json!({"exists": b}),
             Matcher::Jq(p) => json!({"jq": p.source()}),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bounds_show_as_written() {
+        assert_eq!(Matcher::Gte(5.0).to_json().to_string(), r#"{"gte":5}"#);
+        assert_eq!(Matcher::Lt(-3.0).to_json().to_string(), r#"{"lt":-3}"#);
+        assert_eq!(Matcher::Lte(0.25).to_json().to_string(), r#"{"lte":0.25}"#);
+        assert_eq!(Matcher::Gt(1e300).to_json()["gt"], Value::from(1e300));
     }
 }
