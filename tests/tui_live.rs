@@ -692,7 +692,7 @@ async fn every_case_runs_and_the_results_show_each() {
         "composition [FAIL] lookup [everyone]",
         "composition [PASS] lookup [nobody]",
         "✓ output.count {\"exact\":1} → actual 1",
-        "✗ output.count {\"gte\":50.0} → actual 8",
+        "✗ output.count {\"gte\":50} → actual 8",
         "results: 2 passed, 1 failed",
     ] {
         assert!(screen.contains(line), "missing {line:?}:\n{screen}");
