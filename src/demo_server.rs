@@ -82,6 +82,16 @@ const INSTRUCTIONS: &str = "pipewright's built-in demo server. Everything is mad
     add (output schema), flaky (fails n times per key), slow (cancellable sleep), big_output, \
     fail, crash (kills the server), summarize (reports cost in _meta) and call_counts.";
 
+/// Every tool's `tools/list` entry as JSON, without starting a server:
+/// what the workbench writes a new file's scaffold from.
+pub fn tool_definitions() -> Vec<serde_json::Value> {
+    DemoTool::ALL
+        .map(DemoTool::definition)
+        .iter()
+        .filter_map(|t| serde_json::to_value(t).ok())
+        .collect()
+}
+
 /// How a demo server behaves beyond its fixed tools.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct DemoServerOptions {

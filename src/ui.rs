@@ -124,6 +124,8 @@ pub async fn edit(args: EditArgs) -> u8 {
         eprintln!("error: {e}");
         return exit::INVALID;
     }
+    // A new file for the demo server starts from its scaffold.
+    let is_new = !args.file.exists() && args.servers.is_empty() && args.url.is_none();
     let editor = match editor::Editor::open(&args.file, dirs.data.as_deref()) {
         Ok(e) => e,
         Err(e) => {
@@ -144,6 +146,12 @@ pub async fn edit(args: EditArgs) -> u8 {
         judge: crate::engine::eval::JudgeFlags::from_env(),
     };
     let mut app = app::App::new(opts, dirs, cfg, editor);
+    if is_new && !app.editor.recovery_pending() {
+        // After the app chose the editor for an empty file.
+        let (text, line) = new_file_text();
+        app.editor.start_new(&text);
+        app.editor.goto(line, 7);
+    }
     app.sampling = sampling;
     match terminal::run(app).await {
         Ok(code) => code,
@@ -152,6 +160,37 @@ pub async fn edit(args: EditArgs) -> u8 {
             exit::FAILED
         }
     }
+}
+
+/// The text a new file starts with: the engine's scaffold for the built-in
+/// demo server's tools, none chosen, and the 1-based line of its commented
+/// example node.
+pub fn new_file_text() -> (String, usize) {
+    use crate::engine::file::scaffold::{Request, ToolDef, scaffold};
+    let defs = crate::demo_server::tool_definitions();
+    let none = serde_json::Value::Null;
+    let tools: Vec<ToolDef<'_>> = defs
+        .iter()
+        .filter_map(|d| {
+            Some(ToolDef {
+                server: crate::engine::mcp::servers::DEMO,
+                name: d.get("name")?.as_str()?,
+                description: d.get("description").and_then(serde_json::Value::as_str),
+                input_schema: d.get("inputSchema").unwrap_or(&none),
+            })
+        })
+        .collect();
+    let text = scaffold(&Request {
+        name: "main",
+        servers: &[],
+        tools: &tools,
+        chosen: &[],
+    });
+    let line = text
+        .lines()
+        .position(|l| l.trim_start().starts_with("# - id:"))
+        .map_or(1, |i| i + 1);
+    (text, line)
 }
 
 impl EditArgs {

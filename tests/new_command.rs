@@ -148,3 +148,22 @@ fn an_unknown_tool_is_refused_with_the_closest_name() {
     );
     assert!(!dir.path().join("pipeline.yml").exists());
 }
+
+#[test]
+fn a_new_file_in_the_workbench_starts_from_the_demo_scaffold() {
+    let (text, line) = pipewright::ui::new_file_text();
+    assert!(text.contains("# demo's tools: search_users"), "{text}");
+    let example = text.lines().nth(line - 1).unwrap();
+    assert_eq!(example, "      # - id: search_users", "{text}");
+    // Uncommenting the example node makes a file that checks.
+    let dir = tempfile::tempdir().unwrap();
+    let uncommented: String = text
+        .lines()
+        .map(|l| match l.strip_prefix("      # ") {
+            Some(rest) if !rest.starts_with("One node") => format!("      {rest}\n"),
+            _ => format!("{l}\n"),
+        })
+        .collect();
+    std::fs::write(dir.path().join("new.yml"), uncommented).unwrap();
+    pw(dir.path()).args(["check", "new.yml"]).assert().success();
+}

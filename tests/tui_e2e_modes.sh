@@ -7,7 +7,8 @@
 #   2. the mode leads the status bar, the footer lists its keys, the focused
 #      pane's title is marked, and with NO_COLOR nothing is coloured while
 #      the selection is in reverse video;
-#   3. a new file opens in the editor and typing is text;
+#   3. a new file opens in the editor on the demo server's scaffold, and
+#      typing is text;
 #   4. a server that dies at start-up: the status says where the rest is,
 #      the Messages pane and the Error tab have the traceback's last line;
 #   5. P writes `mock:` into the file;
@@ -130,12 +131,14 @@ keys q
 wait_for "EXITED" 10 || true
 check "quits (the unsaved pin asked first)" "EXITED 0"
 
-# 3: a new file opens in the editor; typing is text.
+# 3: a new file opens in the editor, on the demo server's scaffold's
+# example node; typing is text.
 open new.yml
 wait_for "EDIT" 20 || true
 check "3: a new file opens in the editor" "^ EDIT "
+check "3: it starts from the scaffold" "# - id: search_users"
 keys -l "pipe:"
-check "3: what is typed is text" "1 pipe:"
+check "3: what is typed is text" "pipe:# - id"
 check "3: no command fired" "^ EDIT  IDLE"
 keys Escape
 check "3: Esc goes to the DAG, which says how to edit" "i edit the file"

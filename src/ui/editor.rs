@@ -456,6 +456,14 @@ impl Editor {
         self.recovery_offer.is_some()
     }
 
+    /// Fills a new file's empty buffer with `text` as one edit (undo
+    /// empties it, Ctrl-S creates the file), validated at once as a file
+    /// read from disk is, not after the typing pause.
+    pub fn start_new(&mut self, text: &str) {
+        self.set_text(text);
+        self.validator.schedule(Instant::now());
+    }
+
     /// The file changed on disk while the buffer had unsaved edits: the pane
     /// asks "[r]eload / [k]eep mine" until answered.
     pub fn external_change_pending(&self) -> bool {
