@@ -374,6 +374,7 @@ async fn a_breakpoint_pauses_before_the_call_is_made() {
     let demo = Demo::stdio().await;
     let mut d = demo.start(plan(CHAIN));
     d.send(Command::ToggleBreakpoint("c".into()));
+    let wall = Instant::now();
     d.send(Command::Run);
     let (seen, _) = d.until(|e| matches!(e, Event::Paused { .. })).await;
     assert_eq!(seen.first().map(String::as_str), Some("breakpoint c true"));
@@ -388,8 +389,20 @@ async fn a_breakpoint_pauses_before_the_call_is_made() {
     assert_eq!(counts["counts"]["add"], 0);
     assert_eq!(counts["counts"]["echo"], 1);
 
+    // A person reads the screen at the breakpoint: that time is the
+    // pause's, not the run's.
+    let reading = Duration::from_millis(600);
+    tokio::time::sleep(reading).await;
     d.send(Command::Resume);
     let (seen, trace) = d.finish().await;
+    let wall = wall.elapsed().as_millis() as u64;
+    let paused = trace.composition.paused_ms;
+    assert!(paused >= 600, "paused {paused} ms");
+    assert!(
+        trace.composition.duration_ms + 600 <= wall,
+        "the run's {} ms include the pause ({wall} ms from Run to the end)",
+        trace.composition.duration_ms
+    );
     let resumed = seen.iter().position(|s| s == "resumed");
     let c_runs = seen.iter().position(|s| s == "c running");
     assert!(resumed.is_some() && c_runs > resumed, "{seen:?}");

@@ -228,6 +228,7 @@ fn empty_trace() -> Trace {
             duration_ms: 30,
             output_tokens: 0,
             output_tokens_all: 40,
+            paused_ms: 0,
         },
         vars: Default::default(),
         nodes: Default::default(),

@@ -696,6 +696,7 @@ fn empty_trace(comp: &Composition) -> Trace {
             cost_total: 0.0,
             tokens_total: 0,
             duration_ms: 0,
+            paused_ms: 0,
             output_tokens: 0,
             output_tokens_all: 0,
         },

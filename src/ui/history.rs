@@ -111,7 +111,7 @@ impl HistoryView {
                 Span::styled(
                     format!(
                         "  {:>7}  {:>8}  {}",
-                        format!("{}ms", e.duration_ms),
+                        crate::ui::inspector::text::duration_text(e.duration_ms),
                         format!("${:.4}", e.cost_usd),
                         e.failed_step.as_deref().unwrap_or("")
                     ),

@@ -16,7 +16,7 @@ mod logs;
 mod pretty;
 mod render;
 mod shared;
-mod text;
+pub(crate) mod text;
 
 use std::sync::Arc;
 use std::sync::mpsc::{self, Receiver, Sender};

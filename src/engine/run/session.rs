@@ -192,6 +192,8 @@ pub fn start(
         stopping: None,
         budget_tripped: None,
         started: None,
+        paused_since: None,
+        paused_total: Duration::ZERO,
         run_id: String::new(),
         started_at: None,
         iterations: Arc::default(),
@@ -287,6 +289,10 @@ struct Actor {
     stopping: Option<Stop>,
     budget_tripped: Option<String>,
     started: Option<Instant>,
+    /// When the run last paused, while it is paused.
+    paused_since: Option<Instant>,
+    /// The time this run spent paused before `paused_since`.
+    paused_total: Duration,
     /// The id of the current (or last) run.
     run_id: String,
     /// When the current (or last) run started, as the trace gives it.

@@ -389,12 +389,21 @@ pub struct RunSummary {
     pub budget_tripped: Option<String>,
     pub cost_total: f64,
     pub tokens_total: u64,
+    /// Wall time of the run, less the time it spent paused (a breakpoint,
+    /// `p`, a step waiting for the next key).
     pub duration_ms: u64,
+    /// The time the run spent paused, left out of `duration_ms`.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub paused_ms: u64,
     /// Tokens (o200k) of the run's `output`: what the pipeline hands an agent.
     pub output_tokens: u64,
     /// Tokens of every node's output together: what returning every
     /// intermediate result would have cost in context instead.
     pub output_tokens_all: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// 64 bits no other call picks: the clock and the process, hashed with a

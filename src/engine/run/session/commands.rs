@@ -99,6 +99,16 @@ impl Actor {
 
     pub(super) fn set_mode(&mut self, mode: Mode) {
         self.mode = mode;
+        // Time paused is a person's, not the run's: kept out of its
+        // duration.
+        match (mode == Mode::Paused, self.paused_since) {
+            (true, None) => self.paused_since = Some(Instant::now()),
+            (false, Some(at)) => {
+                self.paused_total += at.elapsed();
+                self.paused_since = None;
+            }
+            _ => {}
+        }
         // Fan-outs in flight start no new iteration while the session is
         // paused by the user or a breakpoint (a step's own node runs on).
         let _ = self
@@ -128,6 +138,8 @@ impl Actor {
         self.budget_tripped = None;
         self.run_cancel = CancellationToken::new();
         self.started = Some(Instant::now());
+        self.paused_total = Duration::ZERO;
+        self.paused_since = (self.mode == Mode::Paused).then(Instant::now);
         self.run_id = crate::engine::run::trace::new_run_id();
         self.started_at = Some(crate::engine::run::exec::now_rfc3339());
         self.step_pending = step;

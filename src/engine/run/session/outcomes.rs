@@ -4,6 +4,11 @@
 use super::*;
 
 impl Actor {
+    /// The time this run has spent paused, a pause under way included.
+    fn paused(&self) -> Duration {
+        self.paused_total + self.paused_since.map_or(Duration::ZERO, |at| at.elapsed())
+    }
+
     pub(super) async fn trip(&mut self, cap: &str, detail: String) {
         if self.budget_tripped.is_some() {
             return;
@@ -201,7 +206,10 @@ impl Actor {
                 budget_tripped: self.budget_tripped.clone(),
                 cost_total: self.cost_total,
                 tokens_total: self.tokens_total,
-                duration_ms: self.started.map_or(0, |s| s.elapsed().as_millis() as u64),
+                duration_ms: self.started.map_or(0, |s| {
+                    s.elapsed().saturating_sub(self.paused()).as_millis() as u64
+                }),
+                paused_ms: self.paused().as_millis() as u64,
                 output_tokens,
                 output_tokens_all: self.records.iter().map(|r| r.output_tokens).sum(),
             },
