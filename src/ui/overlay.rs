@@ -171,35 +171,21 @@ impl Palette {
         p
     }
 
-    /// Items whose text holds the typed characters in order, best first:
-    /// a match in the name beats a match in the description.
+    /// Items whose text holds the typed characters in order, best first
+    /// (see [`rank`]); ties keep the palette's own order.
     fn filter(&mut self) {
-        let q: Vec<char> = self
-            .input
-            .to_lowercase()
-            .chars()
-            .filter(|c| !c.is_whitespace())
-            .collect();
-        let mut scored: Vec<(u8, usize)> = self
+        let query = self.input.to_lowercase();
+        let mut scored: Vec<((u8, usize), usize)> = self
             .items
             .iter()
             .enumerate()
             .filter_map(|(i, it)| {
                 let name = it.name().to_lowercase();
-                let qs: String = q.iter().collect();
-                let score = if name.contains(&qs) {
-                    0
-                } else if subsequence(&q, &name) {
-                    1
-                } else if subsequence(&q, &it.text().to_lowercase()) {
-                    2
-                } else {
-                    return None;
-                };
-                Some((score, i))
+                let text = it.text().to_lowercase();
+                rank(&query, &name, &text).map(|r| (r, i))
             })
             .collect();
-        scored.sort_by_key(|(s, _)| *s);
+        scored.sort_by_key(|(r, i)| (*r, *i));
         self.shown = scored.into_iter().map(|(_, i)| i).collect();
         self.selected = self.selected.min(self.shown.len().saturating_sub(1));
     }
@@ -268,14 +254,100 @@ impl Palette {
     }
 }
 
-fn subsequence(q: &[char], text: &str) -> bool {
-    let mut it = q.iter().peekable();
+/// `text` padded or cut to `width` columns, a cut one ending in `…`.
+fn fit(text: &str, width: usize) -> String {
+    use unicode_width::UnicodeWidthChar;
+    let full = unicode_width::UnicodeWidthStr::width(text);
+    if full <= width {
+        return format!("{text}{}", " ".repeat(width - full));
+    }
+    let mut out = String::new();
+    let mut used = 0;
     for c in text.chars() {
-        if it.peek() == Some(&&c) {
-            it.next();
+        let w = c.width().unwrap_or(0);
+        if used + w + 1 > width {
+            break;
+        }
+        out.push(c);
+        used += w;
+    }
+    out.push('…');
+    used += 1;
+    out.push_str(&" ".repeat(width.saturating_sub(used)));
+    out
+}
+
+/// How well `query` (lower case) finds an item with this `name` and
+/// `text` (its name and its line in the palette): a tier, then how spread
+/// out the match is; `None` when it does not match. Tiers, best first:
+/// each typed word starts a word of the name, in order; the same in the
+/// text; the name holds the query; the name holds its letters in order;
+/// the text does. So `go det` finds `go to node details` (two word starts)
+/// before `wrap`, whose description only holds the letters somewhere.
+fn rank(query: &str, name: &str, text: &str) -> Option<(u8, usize)> {
+    let words: Vec<&str> = query.split_whitespace().collect();
+    if words.is_empty() {
+        return Some((0, 0));
+    }
+    let letters: Vec<char> = words.iter().flat_map(|w| w.chars()).collect();
+    if let Some(spread) = word_starts(&words, name) {
+        return Some((0, spread));
+    }
+    if let Some(spread) = word_starts(&words, text) {
+        return Some((1, spread));
+    }
+    let compact: String = letters.iter().collect();
+    if name.contains(&compact) {
+        return Some((2, compact.len()));
+    }
+    if let Some(spread) = subsequence(&letters, name) {
+        return Some((3, spread));
+    }
+    subsequence(&letters, text).map(|spread| (4, spread))
+}
+
+/// Whether each of `words` starts a word of `text`, in order; the number of
+/// words of `text` from the first matched to the last.
+fn word_starts(words: &[&str], text: &str) -> Option<usize> {
+    let mut hay = text
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .enumerate();
+    let mut first = None;
+    let mut last = 0;
+    for w in words {
+        let (at, _) = hay.find(|(_, h)| h.starts_with(w))?;
+        first.get_or_insert(at);
+        last = at;
+    }
+    Some(last - first.unwrap_or(0))
+}
+
+/// Whether `text` holds the letters `q` in order; the characters from the
+/// first to the last, searched from each place the first letter occurs so
+/// the tightest is found.
+fn subsequence(q: &[char], text: &str) -> Option<usize> {
+    let chars: Vec<char> = text.chars().collect();
+    let first = *q.first()?;
+    let mut best: Option<usize> = None;
+    for start in (0..chars.len()).filter(|&i| chars[i] == first) {
+        let mut want = q.iter().skip(1).peekable();
+        let mut end = start;
+        for (i, c) in chars.iter().enumerate().skip(start + 1) {
+            if want.peek() == Some(&c) {
+                want.next();
+                end = i;
+            }
+            if want.peek().is_none() {
+                break;
+            }
+        }
+        if want.peek().is_none() {
+            let spread = end - start;
+            best = Some(best.map_or(spread, |b| b.min(spread)));
         }
     }
-    it.peek().is_none()
+    best
 }
 
 /// The dry-run plan and cost estimate (`d`, `e`): the engine's plan of the
@@ -591,19 +663,28 @@ pub fn render(
             ];
             let room = r.height.saturating_sub(4) as usize;
             let skip = p.first_drawn(room);
+            let key_of = |item: &PaletteItem| match item {
+                PaletteItem::Action(_, k) => k.clone(),
+                _ => String::new(),
+            };
+            // The key column keeps its room; the text is cut to what is
+            // left, so a key never runs out of the frame.
+            let key_w = p
+                .shown()
+                .map(|it| unicode_width::UnicodeWidthStr::width(key_of(it).as_str()))
+                .max()
+                .unwrap_or(0);
+            let inner = usize::from(r.width.saturating_sub(2));
+            let text_w = inner.saturating_sub(key_w + 3).max(8);
             for (i, item) in p.shown().enumerate().skip(skip).take(room) {
                 let style = if i == p.selected {
                     Style::default().fg(t.fg).patch(t.selected())
                 } else {
                     Style::default().fg(t.fg)
                 };
-                let key = match item {
-                    PaletteItem::Action(_, k) => k.clone(),
-                    _ => String::new(),
-                };
                 lines.push(Line::from(vec![
-                    Span::styled(format!(" {:<50}", item.text()), style),
-                    Span::styled(format!(" {key}"), Style::default().fg(t.dim)),
+                    Span::styled(format!(" {}", fit(&item.text(), text_w)), style),
+                    Span::styled(format!(" {}", key_of(item)), Style::default().fg(t.dim)),
                 ]));
             }
             Paragraph::new(lines)
@@ -759,6 +840,39 @@ pub fn empty_dag(area: Rect, buf: &mut Buffer, t: &Theme, errors: usize, focused
 mod tests {
     use super::*;
     use crossterm::event::KeyModifiers;
+
+    #[test]
+    fn palette_ranks_word_starts_above_scattered_letters() {
+        let mut p = Palette::new(vec![
+            PaletteItem::Action(Action::Wrap, "w".into()),
+            PaletteItem::Theme("dark".into()),
+            PaletteItem::Node("details".into()),
+        ]);
+        for c in "go det".chars() {
+            p.key(KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE));
+        }
+        assert_eq!(p.chosen(), Some(&PaletteItem::Node("details".into())));
+        // The letters alone still find an item, after the word matches.
+        assert_eq!(
+            rank("gdt", "node details", "go to node details").map(|r| r.0),
+            Some(4)
+        );
+        assert_eq!(
+            rank("det", "node details", "go to node details").map(|r| r.0),
+            Some(0)
+        );
+        assert_eq!(rank("xyz", "node details", "go to node details"), None);
+    }
+
+    #[test]
+    fn palette_text_is_cut_to_leave_the_key_column_in_view() {
+        assert_eq!(fit("abc", 5), "abc  ");
+        assert_eq!(fit("abcdef", 4), "abc…");
+        assert_eq!(
+            unicode_width::UnicodeWidthStr::width(fit("日本語のテキスト", 7).as_str()),
+            7
+        );
+    }
 
     #[test]
     fn palette_filters_by_subsequence_and_chooses() {
