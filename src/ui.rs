@@ -16,6 +16,7 @@ pub mod message;
 pub mod messages;
 pub mod mode;
 pub mod overlay;
+pub mod preflight;
 pub mod results;
 pub mod state;
 pub mod status;

@@ -1125,3 +1125,159 @@ async fn rerun_below_a_stale_node_refuses_and_names_it() {
     let rec = b.app.visuals[0].record.clone().unwrap();
     assert_eq!(rec.args["query"], "dave");
 }
+
+const TYPO: &str = "\
+pipe:
+  - id: find
+    tool: search_user
+    args: { query: ada }
+";
+
+impl Bench {
+    /// The editor's marks, a line each (`line:col message hint`).
+    fn marks(&self) -> String {
+        self.app
+            .editor
+            .diagnostics()
+            .iter()
+            .map(|d| {
+                format!(
+                    "{}:{} {} {}\n",
+                    d.span.start.line,
+                    d.span.start.col,
+                    d.message,
+                    d.hint.as_deref().unwrap_or("")
+                )
+            })
+            .collect()
+    }
+
+    /// Runs the loop until the editor marks something containing `what`.
+    async fn until_marked(&mut self, what: &str) {
+        let want = what.to_owned();
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while !self.marks().contains(&want) {
+            assert!(
+                Instant::now() < deadline,
+                "no mark with {want:?}; the marks:\n{}",
+                self.marks()
+            );
+            self.pump().await;
+        }
+    }
+
+    /// Pumps the loop for `ms` milliseconds.
+    async fn idle(&mut self, ms: u64) {
+        let end = Instant::now() + Duration::from_millis(ms);
+        while Instant::now() < end {
+            self.pump().await;
+        }
+    }
+
+    fn saved_runs(&self) -> usize {
+        std::fs::read_dir(self.runs_dir()).map_or(0, |d| d.count())
+    }
+}
+
+/// Preflight as you type: a typo'd tool is marked at its place with
+/// `run`'s did-you-mean before anything runs, `d` shows the problem (not
+/// "within budget"), and F5 calls nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_typo_d_tool_is_marked_and_neither_d_nor_f5_lets_it_through() {
+    let mut b = Bench::open(TYPO).await;
+    b.until_marked("did you mean `search_users`?").await;
+    let marks = b.marks();
+    assert!(
+        marks.contains("3:11 node `find`: server `demo` has no tool `search_user`"),
+        "{marks}"
+    );
+    b.key(KeyCode::Char('d'));
+    let screen = b.screen(160, 40);
+    assert!(
+        screen.contains("preflight failed: 1 problem(s)"),
+        "{screen}"
+    );
+    assert!(screen.contains("did you mean `search_users`?"), "{screen}");
+    assert!(!screen.contains("within budget"), "{screen}");
+    b.key(KeyCode::Esc);
+    b.key(KeyCode::F(5));
+    let said = b
+        .app
+        .message
+        .as_ref()
+        .map(|m| m.text.clone())
+        .unwrap_or_default();
+    assert_eq!(
+        said,
+        "preflight: 1 problem(s) (see the editor); nothing was called"
+    );
+    b.idle(800).await;
+    assert!(!b.app.has_session, "a session was started");
+    assert!(b.app.trace.is_none(), "something ran");
+    assert_eq!(b.saved_runs(), 0);
+}
+
+/// F5 with a session already open (a run before) re-checks the edited
+/// plan: the typo is refused, nothing reaches the server.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn f5_after_a_run_calls_nothing_once_an_edit_breaks_preflight() {
+    let good = TYPO.replace("search_user\n", "search_users\n");
+    let mut b = Bench::open(&good).await;
+    b.run_to_end().await;
+    let saved = b.saved_runs();
+    assert!(saved > 0);
+    assert_eq!(b.status_of("find"), NodeStatus::Ok);
+    b.edit_to(TYPO).await;
+    b.until_marked("did you mean `search_users`?").await;
+    b.key(KeyCode::F(5));
+    let said = b
+        .app
+        .message
+        .as_ref()
+        .map(|m| m.text.clone())
+        .unwrap_or_default();
+    assert!(said.starts_with("preflight: 1 problem(s)"), "{said}");
+    b.idle(800).await;
+    assert_eq!(b.saved_runs(), saved, "a second run was made");
+    assert!(!b.app.run_in_progress());
+    assert_ne!(b.status_of("find"), NodeStatus::Failed);
+}
+
+/// The quick-fix key applies the did-you-mean on the cursor's line, and
+/// the mark clears.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_quick_fix_key_applies_the_suggestion_and_the_mark_clears() {
+    let mut b = Bench::open(TYPO).await;
+    b.until_marked("did you mean `search_users`?").await;
+    b.app.focus = pipewright::ui::app::Focus::Editor;
+    b.app.editor.goto(3, 1);
+    let footer = b.screen(160, 30);
+    assert!(footer.contains("Alt-Enter quick fix"), "{footer}");
+    b.press(KeyEvent::new(KeyCode::Enter, KeyModifiers::ALT));
+    assert!(
+        b.app.editor.text().contains("    tool: search_users\n"),
+        "{}",
+        b.app.editor.text()
+    );
+    b.until("the fix is validated", |a| !a.editor.validating())
+        .await;
+    b.idle(300).await;
+    assert!(b.marks().is_empty(), "{}", b.marks());
+    b.ctrl('z');
+    assert!(b.app.editor.text().contains("tool: search_user\n"));
+}
+
+/// An argument of the wrong type for the tool's inputSchema is marked
+/// before any run.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_argument_of_the_wrong_type_is_marked() {
+    let text = TYPO
+        .replace("search_user\n", "search_users\n")
+        .replace("ada", "5");
+    let mut b = Bench::open(&text).await;
+    b.until_marked("arguments do not fit `search_users`'s inputSchema: at /query")
+        .await;
+    b.key(KeyCode::F(5));
+    b.idle(500).await;
+    assert_eq!(b.saved_runs(), 0);
+}

@@ -45,6 +45,7 @@ mod judge;
 mod mode;
 mod pin;
 mod plan;
+mod tools;
 
 pub use super::mode::{LOG_CAP, LogEntry, Mode};
 
@@ -152,6 +153,14 @@ pub enum Effect {
     Judge(Box<crate::ui::judging::Job>),
     /// Open a server's link in the browser (asked for with a key).
     OpenUrl(String),
+    /// Fetch the `tools/list` of the servers this plan calls (`key` names
+    /// them) for preflight as you type; the lists come back as a message.
+    FetchTools {
+        key: String,
+        pipeline: Arc<Pipeline>,
+        comp: Arc<Composition>,
+        vars: IndexMap<String, Value>,
+    },
     /// Submit a durable run to Restate and follow it; `source` is the
     /// file's text it runs.
     Durable {
@@ -264,6 +273,8 @@ pub struct App {
     validated_once: bool,
     /// Fan-out nodes whose every iteration the timeline shows.
     pub(crate) timeline_open: BTreeSet<usize>,
+    /// The servers' tool lists and preflight's verdict as you type.
+    pub(crate) tools: super::preflight::LiveTools,
 }
 
 impl App {
@@ -321,6 +332,7 @@ impl App {
             start_error: None,
             validated_once: false,
             timeline_open: BTreeSet::new(),
+            tools: super::preflight::LiveTools::default(),
         }
     }
 
@@ -353,7 +365,11 @@ impl App {
         self.plan_source = Some(self.editor.text());
         let pipeline = Arc::new(pipeline);
         // A saved run on screen: the live plan behind it is kept current.
-        self.behind_viewing(|app| app.adopt(pipeline))
+        self.behind_viewing(|app| {
+            let mut effects = app.adopt(pipeline);
+            effects.extend(app.live_preflight());
+            effects
+        })
     }
 
     /// Runs `f` on the live workbench: when a saved run is on screen, the

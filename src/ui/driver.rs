@@ -132,10 +132,7 @@ impl Driver {
                             // Preflight on the tool lists just fetched: a
                             // bad node or a destructive call is known before
                             // anything is called.
-                            let tools: ToolLists = pool
-                                .connections()
-                                .map(|c| (c.name().to_owned(), c.tools().to_vec()))
-                                .collect();
+                            let tools = tool_lists(&pool);
                             let default = (specs.len() == 1)
                                 .then(|| specs.keys().next().cloned())
                                 .flatten();
@@ -228,13 +225,51 @@ impl Driver {
                     if job.tools.is_empty()
                         && let Some(l) = &self.live
                     {
-                        job.tools = l
-                            .pool
-                            .connections()
-                            .map(|c| (c.name().to_owned(), c.tools().to_vec()))
-                            .collect();
+                        job.tools = tool_lists(&l.pool);
                     }
                     super::judging::spawn(*job, self.msg_tx.clone());
+                }
+                Effect::FetchTools {
+                    key,
+                    pipeline,
+                    comp,
+                    vars,
+                } => {
+                    if let Some(l) = &self.live {
+                        // The session's pool has them (read again when a
+                        // server said its list changed).
+                        let lists = tool_lists(&l.pool);
+                        let effects = app.on_message(Message::Tools {
+                            key,
+                            result: Ok(lists),
+                        });
+                        rest.extend(self.apply(app, effects));
+                        continue;
+                    }
+                    let tx = self.msg_tx.clone();
+                    let opts = app.opts.clone();
+                    tokio::spawn(async move {
+                        let redactor = Redactor::default();
+                        let result = async {
+                            let specs = servers::resolve(
+                                &pipeline,
+                                &opts.servers,
+                                opts.url.as_deref(),
+                                &vars,
+                                &redactor,
+                            )?;
+                            let needed = servers::needed(&comp, &specs);
+                            let pool =
+                                ServerPool::connect(&specs, &needed, &ConnectOptions::default())
+                                    .await
+                                    .map_err(|e| redactor.text(&e.to_string()))?;
+                            let lists = tool_lists(&pool);
+                            pool.close().await;
+                            Ok::<ToolLists, String>(lists)
+                        }
+                        .await;
+                        let _ = tx.send(Message::Tools { key, result });
+                    });
                 }
                 Effect::Quit => app.quit = true,
                 other @ (Effect::ExternalEditor | Effect::OpenUrl(_)) => rest.push(other),
@@ -276,19 +311,22 @@ impl Driver {
                     return Vec::new();
                 }
                 match started {
-                    Ok((l, report)) => match app.on_preflight(&report) {
-                        Preflighted::Go => {
-                            for c in then.into_iter().chain(self.queued.drain(..)) {
-                                l.session.handle.send(c);
+                    Ok((l, report)) => {
+                        app.on_session_tools(tool_lists(&l.pool));
+                        match app.on_preflight(&report) {
+                            Preflighted::Go => {
+                                for c in then.into_iter().chain(self.queued.drain(..)) {
+                                    l.session.handle.send(c);
+                                }
+                                self.live = Some(l);
                             }
-                            self.live = Some(l);
+                            Preflighted::Ask => self.held = Some((l, then)),
+                            Preflighted::Stop => {
+                                self.queued.clear();
+                                close(l);
+                            }
                         }
-                        Preflighted::Ask => self.held = Some((l, then)),
-                        Preflighted::Stop => {
-                            self.queued.clear();
-                            close(l);
-                        }
-                    },
+                    }
                     Err(e) => {
                         self.queued.clear();
                         app.on_start_failed(&e);
@@ -383,6 +421,13 @@ async fn recv(rx: Option<&mut mpsc::Receiver<Event>>) -> Option<Event> {
         Some(rx) => rx.recv().await,
         None => std::future::pending().await,
     }
+}
+
+/// Each connected server's tool list, by server name.
+fn tool_lists(pool: &ServerPool) -> ToolLists {
+    pool.connections()
+        .map(|c| (c.name().to_owned(), c.tools().to_vec()))
+        .collect()
 }
 
 fn close(l: Live) {

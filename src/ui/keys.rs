@@ -79,6 +79,8 @@ pub enum Action {
     AskDecline,
     /// In a server's question: cancel (dismiss without choosing).
     AskCancel,
+    /// Apply the did-you-mean of the mark on the editor's cursor line.
+    QuickFix,
 }
 
 impl Action {
@@ -96,6 +98,7 @@ impl Action {
         Action::Pin,
         Action::DryRun,
         Action::Estimate,
+        Action::QuickFix,
         Action::Timeline,
         Action::History,
         Action::Results,
@@ -188,6 +191,7 @@ impl Action {
             Action::AskOpenUrl => "ask-open-url",
             Action::AskDecline => "ask-decline",
             Action::AskCancel => "ask-cancel",
+            Action::QuickFix => "quick-fix",
         }
     }
 
@@ -242,6 +246,9 @@ impl Action {
             Action::AskOpenUrl => "server's URL question: open the link in the browser",
             Action::AskDecline => "server's question: decline",
             Action::AskCancel => "server's question: cancel (dismiss without choosing)",
+            Action::QuickFix => {
+                "quick fix: apply the did-you-mean of the mark on the editor's cursor line"
+            }
         }
     }
 
@@ -424,6 +431,10 @@ impl Default for Keymap {
         b.insert(Pin, vec![Key::plain('P')]);
         b.insert(DryRun, vec![Key::plain('d')]);
         b.insert(Estimate, vec![Key::plain('e')]);
+        b.insert(
+            QuickFix,
+            vec![Key::new(KeyCode::Enter, KeyModifiers::ALT), Key::ctrl('.')],
+        );
         b.insert(Timeline, vec![Key::plain('T')]);
         b.insert(History, vec![Key::plain('H')]);
         b.insert(Results, vec![Key::plain('v')]);

@@ -38,4 +38,10 @@ pub enum Message {
         result: Result<Box<crate::engine::run::trace::Trace>, String>,
         source: String,
     },
+    /// The tool lists of the servers `key` names, fetched for preflight as
+    /// you type, or why they could not be.
+    Tools {
+        key: String,
+        result: Result<crate::engine::plan::preflight::ToolLists, String>,
+    },
 }

@@ -298,6 +298,9 @@ pub fn mode_keys(app: &App) -> Vec<(String, &'static str)> {
             out.push(("Esc".into(), "to the DAG"));
             out.push((k(Action::Save), "save"));
             out.push((k(Action::Run), "run"));
+            if app.quick_fix_here() {
+                out.push((k(Action::QuickFix), "quick fix"));
+            }
             out.push(("Ctrl-Z".into(), "undo"));
             out.push(("Ctrl-F".into(), "find"));
             out.push((k(Action::NextPane), "next pane"));

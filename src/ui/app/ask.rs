@@ -27,6 +27,7 @@ impl App {
             Message::Judged { result, again } => self.judged(result, again),
             Message::DurableCall(line) => self.say(line, false),
             Message::DurableDone { result, source } => self.durable_done(result, &source),
+            Message::Tools { key, result } => return self.on_tools(key, result),
         }
         Vec::new()
     }

@@ -281,6 +281,8 @@ impl App {
                     ),
                     !removed.is_empty(),
                 );
+                // Preflight as you type checks against the new lists.
+                return self.tools_changed();
             }
             Event::NodeFinished { id, record } => {
                 if let Some(i) = idx(self, &id) {

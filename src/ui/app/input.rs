@@ -371,6 +371,7 @@ impl App {
                 }
                 Vec::new()
             }
+            Action::QuickFix => self.quick_fix(),
             Action::DryRun | Action::Estimate => {
                 self.overlay = Some(self.plan_overlay(action == Action::Estimate));
                 Vec::new()
@@ -504,6 +505,9 @@ impl App {
         } else {
             Vec::new()
         };
+        if runs_something && self.preflight_refuses() {
+            return effects;
+        }
         effects.extend(self.send_command(cmd, start, runs_something));
         effects
     }
@@ -747,11 +751,12 @@ impl App {
 
     pub(super) fn plan_overlay(&self, estimate: bool) -> Overlay {
         match self.plan_model() {
-            Some(plan) => Overlay::Plan(Box::new(overlay::PlanView::new(
-                &self.opts.file.display().to_string(),
-                plan,
-                estimate,
-            ))),
+            Some(plan) => {
+                let file = self.opts.file.display().to_string();
+                let mut view = overlay::PlanView::new(&file, plan, estimate);
+                self.plan_with_preflight(&mut view);
+                Overlay::Plan(Box::new(view))
+            }
             None => Overlay::Text {
                 title: "plan".into(),
                 body: vec!["no valid plan: fix the file's errors first".into()],

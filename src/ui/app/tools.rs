@@ -1,0 +1,206 @@
+//! Preflight as you type: the `tools/list` of the plan's servers, fetched
+//! in the background when the file opens (and again when its servers
+//! change or a server says its list changed), and the engine's preflight —
+//! the function `run` and `plan` call — run against them after every
+//! validation. Its problems are marked in the editor, `d` shows them, the
+//! run keys call nothing while there are any, and a did-you-mean is one
+//! key away.
+
+use super::*;
+use crate::engine::diag::Diagnostic;
+use crate::engine::plan::preflight::{self, ToolLists};
+use crate::ui::preflight::{preflight_marks, replaced, suggestion};
+
+impl App {
+    /// After a plan is adopted: preflight it against the lists kept, or
+    /// ask for the lists when they are not for this plan's servers.
+    pub(super) fn live_preflight(&mut self) -> Vec<Effect> {
+        let (Some(p), Some(c)) = (self.pipeline.clone(), self.comp.clone()) else {
+            return Vec::new();
+        };
+        let key = session_key(&p, &c);
+        let Some((_, lists, default)) = self.tools.lists.as_ref().filter(|(k, ..)| *k == key)
+        else {
+            self.tools.report = None;
+            if self.tools.asked.as_deref() == Some(key.as_str()) {
+                return Vec::new();
+            }
+            self.tools.asked = Some(key.clone());
+            let vars = self.vars(&p, &c);
+            return vec![Effect::FetchTools {
+                key,
+                pipeline: p,
+                comp: c,
+                vars,
+            }];
+        };
+        let started = Instant::now();
+        let report = preflight::check(&[(&*c, self.vars(&p, &c))], lists, default.as_deref());
+        self.tools.took = Some(started.elapsed());
+        let mut diags = self.editor.diagnostics().to_vec();
+        for d in preflight_marks(&c, &report) {
+            if !diags.contains(&d) {
+                diags.push(d);
+            }
+        }
+        self.editor.set_diagnostics(diags);
+        self.tools.report = Some(report);
+        Vec::new()
+    }
+
+    /// The tool lists came (or could not be fetched) for the servers `key`
+    /// names; lists for servers the file no longer declares are dropped.
+    pub(super) fn on_tools(
+        &mut self,
+        key: String,
+        result: Result<ToolLists, String>,
+    ) -> Vec<Effect> {
+        let current = match (&self.pipeline, &self.comp) {
+            (Some(p), Some(c)) => session_key(p, c),
+            _ => return Vec::new(),
+        };
+        if key != current {
+            return Vec::new();
+        }
+        match result {
+            Ok(lists) => {
+                let default = self.default_server();
+                self.tools.lists = Some((key, lists, default));
+                if self.errors == 0 {
+                    return self.live_preflight();
+                }
+            }
+            // Said once; F5 says it again when it tries to connect.
+            Err(e) => self.log_quietly(format!("preflight as you type: no tool lists: {e}")),
+        }
+        Vec::new()
+    }
+
+    /// The live session's lists (just connected, or read again): kept as
+    /// the current plan's.
+    pub fn on_session_tools(&mut self, lists: ToolLists) {
+        if let (Some(p), Some(c)) = (&self.pipeline, &self.comp) {
+            let key = session_key(p, c);
+            self.tools.asked = Some(key.clone());
+            self.tools.lists = Some((key, lists, self.default_server()));
+        }
+    }
+
+    /// A server said its tool list changed: fetch the lists again.
+    pub(super) fn tools_changed(&mut self) -> Vec<Effect> {
+        self.tools.lists = None;
+        self.tools.asked = None;
+        self.live_preflight()
+    }
+
+    fn default_server(&self) -> Option<String> {
+        let (p, c) = (self.pipeline.as_deref()?, self.comp.as_deref()?);
+        self.pricing(p, c).default_server
+    }
+
+    fn log_quietly(&mut self, text: String) {
+        let at = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs());
+        self.log.push(LogEntry {
+            at,
+            text,
+            error: false,
+        });
+    }
+
+    /// The run keys call nothing while preflight (as you type) found a
+    /// problem: says so, as `run` does, and returns true.
+    pub(super) fn preflight_refuses(&mut self) -> bool {
+        let n = match &self.tools.report {
+            Some(r) if !r.ok() && self.errors == 0 && self.viewing.is_none() => r.problems.len(),
+            _ => return false,
+        };
+        self.say(
+            format!("preflight: {n} problem(s) (see the editor); nothing was called"),
+            true,
+        );
+        true
+    }
+
+    /// The dry run (`d`, `e`) with preflight's verdict, as `plan` gives it:
+    /// with problems, they come first and the plan is not "within budget".
+    pub(super) fn plan_with_preflight(&self, view: &mut overlay::PlanView) {
+        // Without the lists (not come yet, or a server not reached) F5
+        // checks after connecting, as before.
+        let Some(report) = &self.tools.report else {
+            return;
+        };
+        if report.ok() {
+            let destructive: Vec<String> = report
+                .destructive
+                .iter()
+                .map(|d| format!("{} ({})", d.node, d.tool))
+                .collect();
+            view.lines.push(if destructive.is_empty() {
+                "preflight: 0 problem(s); no destructive tools".into()
+            } else {
+                format!(
+                    "preflight: 0 problem(s); destructive, the run asks first: {}",
+                    destructive.join(", ")
+                )
+            });
+            return;
+        }
+        let n = report.problems.len();
+        let file = self.opts.file.display().to_string();
+        let source = self.plan_source.clone();
+        let mut lines = vec![format!(
+            "preflight failed: {n} problem(s); nothing would be called"
+        )];
+        for d in &report.problems {
+            lines.extend(
+                d.render(&file, source.as_deref())
+                    .lines()
+                    .map(str::to_owned),
+            );
+            lines.push(String::new());
+        }
+        for l in &mut view.lines {
+            if let Some(at) = l.find("→ within budget") {
+                l.truncate(at);
+                l.push_str(&format!("→ not run: preflight found {n} problem(s)"));
+            }
+        }
+        lines.append(&mut view.lines);
+        view.lines = lines;
+    }
+
+    /// A did-you-mean on the editor's cursor line, with the names.
+    fn fix_here(&self) -> Option<(Diagnostic, (String, String))> {
+        let line = self.editor.cursor().0;
+        self.editor
+            .diagnostics()
+            .iter()
+            .filter(|d| d.span.start.line as usize == line)
+            .find_map(|d| Some((d.clone(), suggestion(d)?)))
+    }
+
+    /// Whether the quick-fix key has something to do (the footer says so).
+    pub fn quick_fix_here(&self) -> bool {
+        self.fix_here().is_some()
+    }
+
+    /// The quick fix on the cursor's line: a did-you-mean of preflight
+    /// (or of the loader) replaces the name it is about.
+    pub(super) fn quick_fix(&mut self) -> Vec<Effect> {
+        let Some((d, (wrong, right))) = self.fix_here() else {
+            self.say("no quick fix on this line", true);
+            return Vec::new();
+        };
+        let text = self.editor.text();
+        match replaced(&text, &d, &wrong, &right) {
+            Some(new) => {
+                self.editor.set_text(&new);
+                self.say(format!("`{wrong}` → `{right}` (Ctrl-Z undoes)"), false);
+            }
+            None => self.say(format!("`{wrong}` is not where the mark is"), true),
+        }
+        Vec::new()
+    }
+}
