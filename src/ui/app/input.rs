@@ -505,8 +505,12 @@ impl App {
         } else {
             Vec::new()
         };
-        if runs_something && self.preflight_refuses() {
-            return effects;
+        if runs_something && self.viewing.is_none() && self.errors == 0 {
+            // Checked again on the vars of the case this run uses.
+            effects.extend(self.live_preflight());
+            if self.preflight_refuses() {
+                return effects;
+            }
         }
         effects.extend(self.send_command(cmd, start, runs_something));
         effects
