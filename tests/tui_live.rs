@@ -459,6 +459,32 @@ async fn a_failure_is_shown_and_a_fix_leaves_the_error_tab() {
     assert_eq!(b.status_of("find"), NodeStatus::Ok);
 }
 
+/// Issue 35, item 3: a fan-out whose iterations all failed says so beside
+/// its counter (`4/4✗4`), live and in the record, instead of `4/4` alone.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_fan_out_counter_shows_its_failed_iterations() {
+    let text = "\
+compositions:
+  - name: fan
+    nodes:
+      - id: items
+        tool: echo
+        mock: { result: [a, b, c, d] }
+      - id: each
+        needs: [items]
+        for_each: ${items[*]}
+        tool: fail
+        args: { message: \"no ${item}\" }
+";
+    let mut b = Bench::open(text).await;
+    b.key(KeyCode::F(5));
+    b.until("the run ends", finished).await;
+    assert_eq!(b.app.visuals[1].progress, Some((4, 4)));
+    assert_eq!(b.app.visuals[1].failed_iterations, 4);
+    let screen = b.screen(140, 30);
+    assert!(screen.contains("4/4✗4"), "{screen}");
+}
+
 /// Item 9: a cancelled fan-out accounts for every item, started or not.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_cancelled_fan_out_counts_every_item() {

@@ -344,6 +344,14 @@ impl DagView<'_> {
                 t.dim
             };
             pieces.push((format!(" {done}/{total}"), base.fg(c)));
+            // Failed iterations right after the counter (`4/4✗4`), in the
+            // columns the layout keeps for it, so `4/4` never hides them.
+            if v.failed_iterations > 0 {
+                pieces.push((
+                    format!("✗{}", v.failed_iterations),
+                    base.fg(t.failed).add_modifier(Modifier::BOLD),
+                ));
+            }
             pieces.push((" ".to_string(), base));
         }
         if selected {

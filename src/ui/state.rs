@@ -10,6 +10,9 @@ pub struct NodeVisual {
     pub status: NodeStatus,
     /// Fan-out progress: iterations done of total, while or after it runs.
     pub progress: Option<(usize, usize)>,
+    /// Of those done, the iterations that failed: the counter shows them,
+    /// so `4/4` never hides four failures.
+    pub failed_iterations: usize,
     /// A breakpoint is set on it: the run pauses before dispatching it.
     pub breakpoint: bool,
     /// It answers from its `mock:` and calls no server.
@@ -43,6 +46,7 @@ impl Default for NodeVisual {
         NodeVisual {
             status: NodeStatus::Pending,
             progress: None,
+            failed_iterations: 0,
             breakpoint: false,
             mocked: false,
             paused_before: false,
@@ -56,6 +60,15 @@ impl Default for NodeVisual {
             task: None,
         }
     }
+}
+
+/// The iterations of a fan-out's record that failed.
+pub fn failed_iterations(record: &NodeRecord) -> usize {
+    record
+        .iterations
+        .iter()
+        .filter(|r| r.status == NodeStatus::Failed)
+        .count()
 }
 
 /// A fan-out's progress as its record tells it: the iterations that ran to

@@ -174,6 +174,7 @@ impl App {
                     if status == NodeStatus::Pending {
                         // A clean slate: nothing of an earlier run shows.
                         v.progress = None;
+                        v.failed_iterations = 0;
                         v.record = None;
                         v.note = None;
                         v.logs.clear();
@@ -229,10 +230,17 @@ impl App {
                 );
             }
             Event::Iteration {
-                id, done, total, ..
+                id,
+                done,
+                total,
+                status,
+                ..
             } => {
                 if let Some(i) = idx(self, &id) {
                     self.visuals[i].progress = Some((done, total));
+                    if status == NodeStatus::Failed {
+                        self.visuals[i].failed_iterations += 1;
+                    }
                 }
             }
             Event::Progress { id, note, .. } => {
@@ -292,6 +300,7 @@ impl App {
                     v.live_args = None;
                     if let Some(p) = crate::ui::state::fan_out_progress(&record) {
                         v.progress = Some(p);
+                        v.failed_iterations = crate::ui::state::failed_iterations(&record);
                     }
                     let ok = record.status == NodeStatus::Ok;
                     v.record = Some(Arc::from(record));

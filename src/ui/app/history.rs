@@ -156,6 +156,7 @@ impl App {
                 if let Some(rec) = trace.nodes.get(&n.id) {
                     v.status = rec.status;
                     v.progress = crate::ui::state::fan_out_progress(rec);
+                    v.failed_iterations = crate::ui::state::failed_iterations(rec);
                     v.record = Some(Arc::new(rec.clone()));
                 }
                 v

@@ -16,7 +16,7 @@ pub(crate) const ARROW: u8 = 16;
 
 /// Down/up barycenter sweeps tried; the ordering with fewest crossings wins.
 const SWEEPS: usize = 8;
-/// Columns kept for a fan-out's `120/300` after its id.
+/// Columns kept for a fan-out's ` 120/300` (or ` 12/12✗3`) after its id.
 const PROGRESS_RESERVE: usize = 8;
 
 /// What holds a place in a layer: a node, or a bend point of a long edge.

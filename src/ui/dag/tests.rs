@@ -347,6 +347,18 @@ fn snapshot_fan_out_progress() {
 }
 
 #[test]
+fn a_fan_out_with_failed_iterations_says_how_many() {
+    let c = load(include_str!("../../../examples/fan-out.yml"));
+    let mut vis = pending(&c);
+    vis[0].status = NodeStatus::Ok;
+    vis[1].status = NodeStatus::Failed;
+    vis[1].progress = Some((10, 10));
+    vis[1].failed_iterations = 3;
+    let out = render(&c, &vis, &mut DagState::default(), 60, 3);
+    assert!(out.contains("10/10✗3"), "{out}");
+}
+
+#[test]
 fn snapshot_mixed_statuses() {
     let c = dag(&[
         ("src", &[]),
