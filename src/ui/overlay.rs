@@ -375,6 +375,34 @@ pub fn help_lines(keymap: &Keymap, t: &Theme, width: u16) -> Vec<Line<'static>> 
     for a in &modal {
         row(&mut lines, keys_of(*a), a.name(), a.describe());
     }
+    lines.push(Line::default());
+    lines.push(Line::from(Span::styled("What the glyphs mean", bold)));
+    let glyph_w = super::theme::GLYPHS
+        .iter()
+        .map(|(g, _)| g.width())
+        .max()
+        .unwrap_or(1)
+        + 2;
+    for (glyph, what) in super::theme::GLYPHS {
+        let pad = glyph_w.saturating_sub(glyph.width());
+        for (i, part) in wrap_words(what, inner.saturating_sub(glyph_w).max(16))
+            .into_iter()
+            .enumerate()
+        {
+            let head = if i == 0 {
+                format!("{glyph}{:pad$}", "")
+            } else {
+                format!("{:glyph_w$}", "")
+            };
+            lines.push(Line::from(vec![
+                Span::styled(
+                    head,
+                    Style::default().fg(t.accent).add_modifier(Modifier::BOLD),
+                ),
+                Span::styled(part, Style::default().fg(t.dim)),
+            ]));
+        }
+    }
     lines
 }
 

@@ -288,6 +288,46 @@ impl Theme {
     }
 }
 
+/// Every glyph the workbench draws, with what it means: the help (`?`)
+/// and docs/src/workbench.md list it.
+pub const GLYPHS: &[(&str, &str)] = &[
+    ("○", "DAG: a node not run yet"),
+    ("⠋", "DAG: a node running (the spinner turns)"),
+    ("✓", "DAG: a node that succeeded"),
+    ("◆", "DAG: a node that answered from its mock"),
+    ("✗", "DAG: a node that failed"),
+    (
+        "⊘",
+        "DAG: a node skipped (its `when` was false, or a parent failed)",
+    ),
+    (
+        "◌",
+        "DAG: stale: the file changed since it ran (r re-runs it)",
+    ),
+    ("■", "DAG: a node cancelled"),
+    ("?", "DAG: a server's question waits for you"),
+    (
+        "3/10",
+        "DAG: a fan-out's iterations done of all; ✗4 after it: 4 failed",
+    ),
+    ("●", "DAG: a breakpoint: the run pauses before the node"),
+    ("◉", "DAG: paused at this node's breakpoint"),
+    (
+        "▸",
+        "DAG: paused before this node (a step); History: the run shown",
+    ),
+    (
+        "Δ",
+        "DAG: differs from the run it is compared with (History D)",
+    ),
+    ("!", "editor gutter: an error on the line"),
+    ("▲", "editor gutter: a warning on the line"),
+    (
+        "★",
+        "timeline: on the critical path (the chain that ended last)",
+    ),
+];
+
 /// Spinner frames for running nodes; pick with `tick % SPINNER.len()`.
 pub const SPINNER: &[&str] = &["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
 
@@ -390,6 +430,29 @@ mod tests {
             Theme::load("nope", None),
             Err(ThemeError::Unknown(_))
         ));
+    }
+
+    /// The legend names every glyph a node's status can take.
+    #[test]
+    fn the_glyph_legend_explains_every_status_glyph() {
+        let legend: Vec<&str> = GLYPHS.iter().map(|(g, _)| *g).collect();
+        for s in [
+            NodeStatus::Pending,
+            NodeStatus::Running,
+            NodeStatus::Ok,
+            NodeStatus::Failed,
+            NodeStatus::Skipped,
+            NodeStatus::Stale,
+            NodeStatus::Cancelled,
+        ] {
+            let g = status_glyph(s, false, 0);
+            assert!(legend.contains(&g), "{s:?}'s {g} is not in the legend");
+        }
+        assert!(legend.contains(&status_glyph(NodeStatus::Ok, true, 0)));
+        let mut seen = legend.clone();
+        seen.sort_unstable();
+        seen.dedup();
+        assert_eq!(seen.len(), legend.len(), "a glyph with two meanings");
     }
 
     #[test]

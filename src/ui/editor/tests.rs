@@ -728,7 +728,7 @@ fn gutter_marks_and_messages_sit_at_their_lines() {
     let buf = render(&mut e, 50, 16, false);
     let s = screen(&buf);
     // Row 0 is the border; line N is at row N until the warning row under line 3.
-    assert!(s[3].starts_with("│?  3     tool: search_users"), "{s:#?}");
+    assert!(s[3].starts_with("│▲  3     tool: search_users"), "{s:#?}");
     assert!(s[4].starts_with("│         └ tool not listed"), "{s:#?}");
     assert!(s[10].starts_with("│!  9       user_id:"), "{s:#?}");
     // The message's corner sits under column 17 of line 9 (the text starts

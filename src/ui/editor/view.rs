@@ -263,7 +263,8 @@ impl Editor {
     ) {
         let (marker, style) = match self.line_severity(row) {
             Some(Severity::Error) => ("!", severity_style(theme, Severity::Error)),
-            Some(Severity::Warning) => ("?", severity_style(theme, Severity::Warning)),
+            // `?` is a waiting question in the DAG: a warning is `▲`.
+            Some(Severity::Warning) => ("▲", severity_style(theme, Severity::Warning)),
             None => (" ", theme.base()),
         };
         let max = usize::from(self.view.text.x.saturating_sub(x));
