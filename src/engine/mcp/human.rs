@@ -371,32 +371,104 @@ fn plain(v: &Value) -> String {
     }
 }
 
+impl Field {
+    /// The field as the person sees it: its title, else its key.
+    pub fn label(&self) -> &str {
+        self.title.as_deref().unwrap_or(&self.name)
+    }
+}
+
+/// Whether `text` has the shape a string `format` asks (`email`, `uri`,
+/// `date`, `date-time`); `None` when it fits or the format is not one of
+/// these, else what it should look like.
+fn misfit(format: &str, text: &str) -> Option<&'static str> {
+    let fits = match format {
+        "email" => text.split_once('@').is_some_and(|(local, domain)| {
+            !local.is_empty()
+                && !domain.contains('@')
+                && domain.contains('.')
+                && !domain.starts_with('.')
+                && !domain.ends_with('.')
+                && !text.chars().any(char::is_whitespace)
+        }),
+        "uri" => text.split_once(':').is_some_and(|(scheme, rest)| {
+            scheme
+                .chars()
+                .next()
+                .is_some_and(|c| c.is_ascii_alphabetic())
+                && scheme
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'))
+                && !rest.is_empty()
+                && !text.chars().any(char::is_whitespace)
+        }),
+        "date" => is_date(text),
+        "date-time" => {
+            time::OffsetDateTime::parse(text, &time::format_description::well_known::Rfc3339)
+                .is_ok()
+        }
+        _ => true,
+    };
+    (!fits).then_some(match format {
+        "email" => "an email address, like ada@example.com",
+        "uri" => "a URI, like https://example.com/page",
+        "date" => "a date, like 2026-11-26",
+        _ => "a date and time, like 2026-11-26T14:30:00Z",
+    })
+}
+
+/// `YYYY-MM-DD`, a day that exists.
+fn is_date(text: &str) -> bool {
+    let mut parts = text.split('-');
+    let (Some(y), Some(m), Some(d), None) =
+        (parts.next(), parts.next(), parts.next(), parts.next())
+    else {
+        return false;
+    };
+    if y.len() != 4 || m.len() != 2 || d.len() != 2 {
+        return false;
+    }
+    let (Ok(y), Ok(m), Ok(d)) = (y.parse::<i32>(), m.parse::<u8>(), d.parse::<u8>()) else {
+        return false;
+    };
+    time::Month::try_from(m)
+        .ok()
+        .is_some_and(|m| time::Date::from_calendar_date(y, m, d).is_ok())
+}
+
 /// Turns typed text into the field's JSON value; `None` for an empty
-/// optional field (left out of the answer).
+/// optional field (left out of the answer). Errors name the field as the
+/// person sees it (its title).
 pub fn field_value(field: &Field, text: &str) -> Result<Option<Value>, String> {
     let text = text.trim();
+    let label = field.label();
     if text.is_empty() {
         return if field.required {
-            Err(format!("`{}` is required", field.name))
+            Err(format!("`{label}` is required"))
         } else {
             Ok(None)
         };
     }
     let value = match &field.kind {
-        FieldKind::Text { .. } => Value::String(text.to_owned()),
+        FieldKind::Text { format } => {
+            if let Some(shape) = format.as_deref().and_then(|f| misfit(f, text)) {
+                return Err(format!("`{label}` must be {shape}"));
+            }
+            Value::String(text.to_owned())
+        }
         FieldKind::Number => text
             .parse::<f64>()
             .ok()
             .and_then(|n| serde_json::Number::from_f64(n).map(Value::Number))
-            .ok_or_else(|| format!("`{}` must be a number", field.name))?,
+            .ok_or_else(|| format!("`{label}` must be a number"))?,
         FieldKind::Integer => text
             .parse::<i64>()
             .map(Value::from)
-            .map_err(|_| format!("`{}` must be a whole number", field.name))?,
+            .map_err(|_| format!("`{label}` must be a whole number"))?,
         FieldKind::Boolean => match text.to_ascii_lowercase().as_str() {
             "y" | "yes" | "true" | "1" | "on" => Value::Bool(true),
             "n" | "no" | "false" | "0" | "off" => Value::Bool(false),
-            _ => return Err(format!("`{}` must be yes or no", field.name)),
+            _ => return Err(format!("`{label}` must be yes or no")),
         },
         FieldKind::Choice { values, titles } => {
             let pick = values
@@ -409,7 +481,7 @@ pub fn field_value(field: &Field, text: &str) -> Result<Option<Value>, String> {
                         .filter(|n| (1..=values.len()).contains(n))
                         .map(|n| n - 1)
                 })
-                .ok_or_else(|| format!("`{}` must be one of: {}", field.name, titles.join(", ")))?;
+                .ok_or_else(|| format!("`{label}` must be one of: {}", titles.join(", ")))?;
             Value::String(values[pick].clone())
         }
     };
@@ -635,6 +707,55 @@ mod tests {
                 .contains("Free, Pro")
         );
         assert_eq!(field_value(&f[4], "yes"), Ok(Some(json!(true))));
+    }
+
+    /// Issue 35, item 23: a format is checked as typed, and errors name
+    /// the field by the title the person sees.
+    #[test]
+    fn formats_are_checked_and_errors_use_the_title() {
+        let f = fields(&schema());
+        assert_eq!(
+            field_value(&f[0], "").unwrap_err(),
+            "`Your name` is required"
+        );
+        let e = field_value(&f[5], "ada-at-example").unwrap_err();
+        assert!(e.contains("must be an email address"), "{e}");
+        assert_eq!(
+            field_value(&f[5], "ada@example.com"),
+            Ok(Some(json!("ada@example.com")))
+        );
+        for bad in [
+            "ada@",
+            "@example.com",
+            "ada@example",
+            "a da@example.com",
+            "a@b@c.d",
+        ] {
+            assert!(field_value(&f[5], bad).is_err(), "{bad}");
+        }
+        let field = |format: &str| Field {
+            name: "x".into(),
+            title: None,
+            description: None,
+            kind: FieldKind::Text {
+                format: Some(format.into()),
+            },
+            required: false,
+            default: None,
+        };
+        assert!(field_value(&field("uri"), "https://example.com/a").is_ok());
+        assert!(field_value(&field("uri"), "example dot com").is_err());
+        assert!(field_value(&field("date"), "2026-02-28").is_ok());
+        assert!(field_value(&field("date"), "2026-02-30").is_err());
+        assert!(field_value(&field("date"), "26-2-3").is_err());
+        assert!(field_value(&field("date-time"), "2026-11-26T14:30:00Z").is_ok());
+        assert!(field_value(&field("date-time"), "tomorrow").is_err());
+        assert!(field_value(&field("hostname"), "anything").is_ok());
+        // Without a title the key names it.
+        assert_eq!(
+            field_value(&f[1], "x").unwrap_err(),
+            "`age` must be a whole number"
+        );
     }
 
     #[test]
