@@ -459,6 +459,42 @@ async fn a_failure_is_shown_and_a_fix_leaves_the_error_tab() {
     assert_eq!(b.status_of("find"), NodeStatus::Ok);
 }
 
+/// Issue 35, item 18: the Messages pane keeps what the run did (started,
+/// finished and how) and says a save once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn messages_keep_run_events_and_a_save_once() {
+    let mut b = Bench::open(THREE).await;
+    b.run_to_end().await;
+    let texts: Vec<String> = b.app.log.iter().map(|e| e.text.clone()).collect();
+    assert!(
+        texts.iter().any(|t| t.starts_with("run started: ")),
+        "{texts:#?}"
+    );
+    assert!(
+        texts
+            .iter()
+            .any(|t| t.starts_with("run completed: 3/3 ok in ")),
+        "{texts:#?}"
+    );
+    b.app.focus = pipewright::ui::app::Focus::Editor;
+    b.ctrl('s');
+    b.until("the save is said", |a| {
+        a.log.iter().any(|e| e.text.starts_with("saved "))
+    })
+    .await;
+    // More ticks: the save is not said again.
+    for _ in 0..3 {
+        b.pump().await;
+    }
+    let saves = b
+        .app
+        .log
+        .iter()
+        .filter(|e| e.text.starts_with("saved "))
+        .count();
+    assert_eq!(saves, 1);
+}
+
 /// Issue 35, item 3: a fan-out whose iterations all failed says so beside
 /// its counter (`4/4✗4`), live and in the record, instead of `4/4` alone.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -13,7 +13,13 @@ impl App {
         for ev in self.editor.tick(now) {
             match ev {
                 EditorEvent::Validated { loaded, .. } => effects.extend(self.on_validated(&loaded)),
-                EditorEvent::Saved(p) => self.say(format!("saved {}", p.display()), false),
+                EditorEvent::Saved(p) => {
+                    // Said once: a save by key was said as it happened.
+                    let text = format!("saved {}", p.display());
+                    if self.log.last().is_none_or(|e| e.text != text) {
+                        self.say(text, false);
+                    }
+                }
                 EditorEvent::ExternalChange { dirty } => {
                     if dirty {
                         // The editor asks reload-or-keep; it needs the keys.
@@ -155,7 +161,13 @@ impl App {
     fn on_live_session(&mut self, ev: Event) -> Vec<Effect> {
         let idx = |app: &App, id: &str| app.comp.as_ref().and_then(|c| c.index_of(id));
         match ev {
-            Event::RunStarted { .. } => {
+            Event::RunStarted {
+                composition,
+                case,
+                nodes,
+            } => {
+                let case = case.map(|c| format!(" [{c}]")).unwrap_or_default();
+                self.note(format!("run started: {composition}{case}, {nodes} node(s)"));
                 self.run = RunState::Running;
                 self.start_error = None;
                 self.run_source = self.plan_source.clone();
@@ -364,6 +376,18 @@ impl App {
                 self.say(format!("{command}: {reason}"), true);
             }
             Event::RunFinished { status, trace } => {
+                let ok = trace
+                    .nodes
+                    .values()
+                    .filter(|n| n.status == NodeStatus::Ok)
+                    .count();
+                self.note(format!(
+                    "run {}: {ok}/{} ok in {} (run {})",
+                    status.as_str(),
+                    trace.nodes.len(),
+                    crate::ui::inspector::text::duration_text(trace.composition.duration_ms),
+                    trace.run_id
+                ));
                 self.run = RunState::Finished(status);
                 for v in &mut self.visuals {
                     v.paused_before = false;

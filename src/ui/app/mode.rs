@@ -21,6 +21,23 @@ impl App {
         }
     }
 
+    /// Adds a line to the Messages pane only (what happened, for the
+    /// record), leaving the status bar as it is.
+    pub fn note(&mut self, text: impl Into<String>) {
+        let at = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs());
+        self.log.push(LogEntry {
+            at,
+            text: text.into(),
+            error: false,
+        });
+        if self.log.len() > LOG_CAP {
+            let extra = self.log.len() - LOG_CAP;
+            self.log.drain(..extra);
+        }
+    }
+
     /// Shows a message in the status bar for a few seconds.
     /// The whole text goes to the Messages pane.
     pub fn say(&mut self, text: impl Into<String>, error: bool) {
