@@ -47,8 +47,13 @@ fn demo_server() -> String {
 impl Bench {
     /// A workbench on a file with `text`, validated, with nothing run.
     async fn open(text: &str) -> Bench {
+        Bench::open_as("pipeline.yml", text).await
+    }
+
+    /// The same, the file named `name`.
+    async fn open_as(name: &str, text: &str) -> Bench {
         let dir = tempfile::tempdir().unwrap();
-        let file = dir.path().join("pipeline.yml");
+        let file = dir.path().join(name);
         std::fs::write(&file, text).unwrap();
         let data = dir.path().join("data");
         let editor = Editor::open(&file, Some(&data)).unwrap();
@@ -457,6 +462,64 @@ async fn a_failure_is_shown_and_a_fix_leaves_the_error_tab() {
         "the inspector stays on an empty Error tab"
     );
     assert_eq!(b.status_of("find"), NodeStatus::Ok);
+}
+
+/// README's tour is what the workbench draws on the shipped example with
+/// the slip the README names, on the line it names (durations aside).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_readme_tour_is_what_the_workbench_draws() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let example = std::fs::read_to_string(root.join("examples/search-then-update.yml")).unwrap();
+    let right = "user_id: ${find.users[0].id}";
+    let line = example
+        .lines()
+        .position(|l| l.contains(right))
+        .expect("the example passes find's id")
+        + 1;
+    let slip = example.replace(right, "user_id: ${find.users[0].name}");
+    let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
+    assert!(
+        readme.contains(&format!(
+            "`user_id: ${{find.users[0].name}}` on line {line},"
+        )),
+        "README names another line than {line}"
+    );
+    let mut b = Bench::open_as("search-then-update.yml", &slip).await;
+    b.run_to_end().await;
+    let durations = |s: &str| {
+        let mut out = String::new();
+        let mut rest = s;
+        while let Some(at) = rest.find(" ms") {
+            let head = &rest[..at];
+            let digits = head.len() - head.trim_end_matches(|c: char| c.is_ascii_digit()).len();
+            out.push_str(&head[..head.len() - digits]);
+            out.push_str(if digits > 0 { "N ms" } else { " ms" });
+            rest = &rest[at + 3..];
+        }
+        out.push_str(rest);
+        out.lines()
+            .map(str::trim_end)
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    // The editor's title is the file's path, a temporary one here: the
+    // first row is compared from the DAG pane on.
+    let from_dag = |s: &str| match s.split_once('\n') {
+        Some((first, rest)) => {
+            let dag = first.find("┐┌").map_or(first, |i| &first[i..]);
+            format!("{dag}\n{rest}")
+        }
+        None => s.to_owned(),
+    };
+    let drawn = durations(&b.screen(96, 21));
+    let start = readme.find("```text\n").expect("README's capture") + 8;
+    let end = start + readme[start..].find("```").expect("its end");
+    let shown = durations(readme[start..end].trim_end());
+    assert_eq!(
+        from_dag(&shown),
+        from_dag(&drawn),
+        "README's tour differs; the workbench draws:\n{drawn}"
+    );
 }
 
 /// Issue 35, item 18: the Messages pane keeps what the run did (started,
