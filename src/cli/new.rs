@@ -10,7 +10,7 @@ use indexmap::IndexMap;
 use crate::engine::file::model::Pipeline;
 use crate::engine::file::scaffold::{self, Request, ServerEntry, ToolDef};
 use crate::engine::mcp::servers::{self, ServerArg};
-use crate::engine::mcp::{ConnectOptions, Connection, client_config};
+use crate::engine::mcp::{Connection, client_config};
 use crate::engine::redact::Redactor;
 use crate::options::exit;
 
@@ -189,23 +189,7 @@ async fn connect(args: &NewArgs) -> Result<Vec<Connection>, u8> {
         &redactor,
     )
     .map_err(super::report::usage)?;
-    let mut conns = Vec::new();
-    for (name, spec) in &specs {
-        match Connection::connect(name, spec, &ConnectOptions::default()).await {
-            Ok(c) => conns.push(c),
-            Err(e) => {
-                eprintln!("error: {}", redactor.text(&e.to_string()));
-                for c in conns {
-                    c.close().await;
-                }
-                return Err(if e.is_unreachable() {
-                    exit::UNREACHABLE
-                } else {
-                    exit::INVALID
-                });
-            }
-        }
-    }
+    let conns = super::servers::connect_each(&specs, &redactor).await?;
     Ok(conns)
 }
 

@@ -7,9 +7,40 @@ use std::path::PathBuf;
 use clap::{Args, Subcommand};
 use serde_json::{Value, json};
 
+use indexmap::IndexMap;
+
 use crate::engine::file::model::ServerSource;
 use crate::engine::mcp::client_config::{self, FoundServer};
+use crate::engine::mcp::{ConnectOptions, Connection, ServerSpec};
+use crate::engine::redact::Redactor;
 use crate::options::exit;
+
+/// Connects every server of `specs`, in order. On the first that fails it
+/// says why on stderr (masked), closes the ones already open and gives the
+/// exit code: unreachable, or invalid.
+pub(crate) async fn connect_each(
+    specs: &IndexMap<String, ServerSpec>,
+    redactor: &Redactor,
+) -> Result<Vec<Connection>, u8> {
+    let mut conns = Vec::new();
+    for (name, spec) in specs {
+        match Connection::connect(name, spec, &ConnectOptions::default()).await {
+            Ok(c) => conns.push(c),
+            Err(e) => {
+                eprintln!("error: {}", redactor.text(&e.to_string()));
+                for c in conns {
+                    c.close().await;
+                }
+                return Err(if e.is_unreachable() {
+                    exit::UNREACHABLE
+                } else {
+                    exit::INVALID
+                });
+            }
+        }
+    }
+    Ok(conns)
+}
 
 /// The `servers` subcommands.
 #[derive(Debug, Subcommand)]

@@ -14,7 +14,7 @@ use crate::engine::file::open::load_file;
 use crate::engine::json::Json;
 use crate::engine::lang::reference;
 use crate::engine::mcp::servers::{self, ServerArg};
-use crate::engine::mcp::{ConnectOptions, Connection, ServerSpec};
+use crate::engine::mcp::{Connection, ServerSpec};
 use crate::engine::redact::Redactor;
 use crate::options::exit;
 
@@ -153,23 +153,7 @@ async fn connect_all(opts: &ServerOpts) -> Result<(Vec<Connection>, Redactor), u
         eprintln!("error: {e}");
         exit::INVALID
     })?;
-    let mut conns = Vec::new();
-    for (name, spec) in &specs {
-        match Connection::connect(name, spec, &ConnectOptions::default()).await {
-            Ok(c) => conns.push(c),
-            Err(e) => {
-                eprintln!("error: {}", redactor.text(&e.to_string()));
-                for c in conns {
-                    c.close().await;
-                }
-                return Err(if e.is_unreachable() {
-                    exit::UNREACHABLE
-                } else {
-                    exit::INVALID
-                });
-            }
-        }
-    }
+    let conns = super::servers::connect_each(&specs, &redactor).await?;
     Ok((conns, redactor))
 }
 
