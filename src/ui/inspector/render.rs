@@ -289,7 +289,9 @@ impl Inspector {
                     ),
                     Style::default().fg(theme.status(rec.status)),
                 ));
-                if rec.duration_ms > 0 {
+                // Every node that ran shows its time, `0 ms` included (a
+                // fast call showed none); a skipped one never started.
+                if rec.started_at.is_some() || rec.duration_ms > 0 {
                     spans.push(Span::styled(
                         format!(" · {}", text::duration_text(rec.duration_ms)),
                         dim,

@@ -567,6 +567,28 @@ fn snapshot_error_tab_of_a_failed_node() {
     insta::assert_snapshot!("error_failed", text);
 }
 
+/// Issue 35, item 7: every node that ran shows its time in the header, a
+/// call that took under a millisecond too; a skipped one shows none.
+#[test]
+fn the_header_shows_the_time_of_every_node_that_ran() {
+    let fast = NodeRecord {
+        status: NodeStatus::Failed,
+        started_at: Some("2026-11-26T05:00:00Z".into()),
+        duration_ms: 0,
+        ..NodeRecord::default()
+    };
+    let (mut i, _) = shown(fast, "search");
+    let text = screen(&mut i, 60, 6);
+    assert!(text.contains("✗ failed · 0 ms"), "{text}");
+    let skipped = NodeRecord {
+        status: NodeStatus::Skipped,
+        ..NodeRecord::default()
+    };
+    let (mut i, _) = shown(skipped, "enrich");
+    let text = screen(&mut i, 60, 6);
+    assert!(!text.contains(" ms"), "{text}");
+}
+
 #[test]
 fn snapshot_error_tab_of_a_skipped_node() {
     let rec = NodeRecord {
