@@ -117,18 +117,8 @@ impl Driver {
                         let mut vars = pipeline.vars.clone();
                         vars.extend(cfg.vars.clone());
                         let started = async {
-                            let specs = servers::resolve(
-                                &pipeline,
-                                &opts.servers,
-                                opts.url.as_deref(),
-                                &vars,
-                                &redactor,
-                            )?;
-                            let needed = servers::needed(&comp, &specs);
-                            let pool =
-                                ServerPool::connect(&specs, &needed, &ConnectOptions::default())
-                                    .await
-                                    .map_err(|e| redactor.text(&e.to_string()))?;
+                            let (specs, pool) =
+                                connect(&pipeline, &comp, &opts, &vars, &redactor).await?;
                             // Preflight on the tool lists just fetched: a
                             // bad node or a destructive call is known before
                             // anything is called.
@@ -251,18 +241,8 @@ impl Driver {
                     tokio::spawn(async move {
                         let redactor = Redactor::default();
                         let result = async {
-                            let specs = servers::resolve(
-                                &pipeline,
-                                &opts.servers,
-                                opts.url.as_deref(),
-                                &vars,
-                                &redactor,
-                            )?;
-                            let needed = servers::needed(&comp, &specs);
-                            let pool =
-                                ServerPool::connect(&specs, &needed, &ConnectOptions::default())
-                                    .await
-                                    .map_err(|e| redactor.text(&e.to_string()))?;
+                            let (_, pool) =
+                                connect(&pipeline, &comp, &opts, &vars, &redactor).await?;
                             let lists = tool_lists(&pool);
                             pool.close().await;
                             Ok::<ToolLists, String>(lists)
@@ -424,6 +404,30 @@ async fn recv(rx: Option<&mut mpsc::Receiver<Event>>) -> Option<Event> {
 }
 
 /// Each connected server's tool list, by server name.
+/// The servers `comp` calls, resolved as `run` resolves them (the
+/// workbench's `--server`/`--url`, `vars` for their settings) and
+/// connected; an error in words, secrets masked.
+async fn connect(
+    pipeline: &crate::engine::file::model::Pipeline,
+    comp: &crate::engine::file::model::Composition,
+    opts: &super::app::Options,
+    vars: &indexmap::IndexMap<String, serde_json::Value>,
+    redactor: &Redactor,
+) -> Result<
+    (
+        indexmap::IndexMap<String, crate::engine::mcp::ServerSpec>,
+        ServerPool,
+    ),
+    String,
+> {
+    let specs = servers::resolve(pipeline, &opts.servers, opts.url.as_deref(), vars, redactor)?;
+    let needed = servers::needed(comp, &specs);
+    let pool = ServerPool::connect(&specs, &needed, &ConnectOptions::default())
+        .await
+        .map_err(|e| redactor.text(&e.to_string()))?;
+    Ok((specs, pool))
+}
+
 fn tool_lists(pool: &ServerPool) -> ToolLists {
     pool.connections()
         .map(|c| (c.name().to_owned(), c.tools().to_vec()))
