@@ -240,7 +240,11 @@ pub fn main() -> ExitCode {
             Command::Run(args) if run::plans_only(&args) => plan::plan(args).await,
             Command::Run(args) => match run::load(&args) {
                 Err(code) => code,
-                Ok((source, loaded)) if run::file_plans_only(&args, &loaded) => {
+                Ok((source, loaded)) if run::file_plans_only(&loaded) => {
+                    eprintln!(
+                        "{}: `dry_run: true`: planning only, nothing is called (remove it to run)",
+                        args.file.display()
+                    );
                     plan::plan_loaded(args, source, loaded).await
                 }
                 Ok((source, loaded)) => run::run(args, source, loaded).await,

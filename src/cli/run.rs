@@ -228,17 +228,9 @@ pub fn load(args: &RunArgs) -> Result<(String, Loaded), u8> {
     Ok(load_file_as(&args.file, args.dialect))
 }
 
-/// Whether the loaded file asks to be planned, not run (`dry_run: true`);
-/// says so on stderr.
-pub fn file_plans_only(args: &RunArgs, loaded: &Loaded) -> bool {
-    let yes = loaded.pipeline.as_ref().is_some_and(|p| p.dry_run);
-    if yes {
-        eprintln!(
-            "{}: `dry_run: true`: planning only, nothing is called (remove it to run)",
-            args.file.display()
-        );
-    }
-    yes
+/// Whether the loaded file asks to be planned, not run (`dry_run: true`).
+pub fn file_plans_only(loaded: &Loaded) -> bool {
+    loaded.pipeline.as_ref().is_some_and(|p| p.dry_run)
 }
 
 /// Runs the loaded file; returns the exit code.
