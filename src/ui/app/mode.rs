@@ -24,40 +24,31 @@ impl App {
     /// Adds a line to the Messages pane only (what happened, for the
     /// record), leaving the status bar as it is.
     pub fn note(&mut self, text: impl Into<String>) {
-        let at = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_secs());
-        self.log.push(LogEntry {
-            at,
-            text: text.into(),
-            error: false,
-        });
-        if self.log.len() > LOG_CAP {
-            let extra = self.log.len() - LOG_CAP;
-            self.log.drain(..extra);
-        }
+        self.log_line(text.into(), false);
     }
 
     /// Shows a message in the status bar for a few seconds.
     /// The whole text goes to the Messages pane.
     pub fn say(&mut self, text: impl Into<String>, error: bool) {
         let text = text.into();
-        let at = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_secs());
-        self.log.push(LogEntry {
-            at,
-            text: text.clone(),
-            error,
-        });
-        if self.log.len() > LOG_CAP {
-            let extra = self.log.len() - LOG_CAP;
-            self.log.drain(..extra);
-        }
+        self.log_line(text.clone(), error);
         self.message = Some(Message {
             text,
             error,
             at: Instant::now(),
         });
+    }
+
+    /// Keeps `text` in the Messages pane, the oldest lines going past
+    /// [`LOG_CAP`].
+    fn log_line(&mut self, text: String, error: bool) {
+        let at = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs());
+        self.log.push(LogEntry { at, text, error });
+        if self.log.len() > LOG_CAP {
+            let extra = self.log.len() - LOG_CAP;
+            self.log.drain(..extra);
+        }
     }
 }
