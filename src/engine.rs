@@ -12,6 +12,9 @@
 //! - [`lang`]: the `${…}` reference language and jq, used by every stage.
 //! - [`plan`]: the model in, the dry-run plan and the preflight verdict
 //!   out; nothing is called.
+//! - [`author`]: a file's text as typed (parsed or not) in, completion,
+//!   definitions, references and hover out, for the workbench editor and
+//!   `pipewright lsp` alike.
 //! - [`eval`]: a finished trace in, its judged `eval:` rows out (an LLM
 //!   judge grades the run; no tool is called).
 //! - [`run`]: a session that a driver commands, events and the trace out.
@@ -22,9 +25,10 @@
 //!   [`settings`]: the limits the environment sets, read once by the
 //!   binary; [`json`]: a JSON value held once and shared by every stage.
 //!
-//! Dependencies run one way: `plan → eval → run → mcp → file → lang`, with `cost`,
+//! Dependencies run one way: `author → plan → eval → run → mcp → file → lang`, with `cost`,
 //! `diag`, `dirs`, `json`, `redact` and `settings` as leaves (`tests/architecture.rs` checks it).
 
+pub mod author;
 pub mod cost;
 pub mod diag;
 pub mod dirs;
