@@ -22,6 +22,8 @@ pub struct LiveTools {
     pub report: Option<Preflight>,
     /// How long that check took.
     pub took: Option<Duration>,
+    /// Completion was asked for before the lists came.
+    pub want_completion: bool,
 }
 
 /// Preflight's verdict as editor marks: each problem at its place, and each
