@@ -1180,10 +1180,15 @@ async fn a_run_key_right_after_typing_runs_the_text_on_screen() {
     assert_eq!(message(&b), Some("u7".into()), "the run used the old parse");
     // The saved run holds the text on screen, and called with it.
     let runs = pipewright::engine::run::store::Runs::at(b.dir.path().join("data").join("runs"));
-    b.until("the run is saved", |_| !runs.entries().is_empty()).await;
+    b.until("the run is saved", |_| !runs.entries().is_empty())
+        .await;
     let entry = runs.entries().into_iter().last().unwrap();
     let saved = runs.source(&entry).expect("the run keeps its file text");
-    assert_eq!(saved, b.app.editor.text(), "the saved file text is the buffer");
+    assert_eq!(
+        saved,
+        b.app.editor.text(),
+        "the saved file text is the buffer"
+    );
     assert!(saved.contains("message: u7"));
     let trace = runs.load(&entry).unwrap();
     assert_eq!(trace.nodes["say"].args["message"], "u7", "the saved call");

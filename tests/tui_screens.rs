@@ -1596,9 +1596,17 @@ fn a_forty_line_cr_paste_is_one_undo_step() {
     assert!(!saved.contains('\r'));
     assert_eq!(saved.lines().count(), PIPE.lines().count() + 40);
     app.on_key(ctrl_key('z'));
-    assert_eq!(app.editor.text(), PIPE, "one undo takes the whole paste back");
+    assert_eq!(
+        app.editor.text(),
+        PIPE,
+        "one undo takes the whole paste back"
+    );
     app.on_key(ctrl_key('y'));
-    assert_eq!(app.editor.text(), format!("{PIPE}{want}"), "one redo puts it back");
+    assert_eq!(
+        app.editor.text(),
+        format!("{PIPE}{want}"),
+        "one redo puts it back"
+    );
 }
 
 /// A file with CRLF line ends keeps them; a pasted lone CR becomes one of

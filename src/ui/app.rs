@@ -275,7 +275,7 @@ pub struct App {
     /// Fan-out nodes whose every iteration the timeline shows.
     pub(crate) timeline_open: BTreeSet<usize>,
     /// The servers' tool lists and preflight's verdict as you type.
-    pub(crate) tools: super::preflight::LiveTools,
+    pub tools: super::preflight::LiveTools,
     /// The editor's completion popup, while it is open.
     pub completion: Option<super::complete::Popup>,
 }

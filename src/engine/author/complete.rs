@@ -459,9 +459,7 @@ fn root_value(root: &str, k: &Knowledge<'_>, text: &str) -> Option<Value> {
     if let Some(out) = (k.output)(root) {
         return Some(out.tree().clone());
     }
-    let n = place::nodes(text)
-        .into_iter()
-        .find(|n| n.id.as_deref() == Some(root))?;
+    let n = place::node_by_id(text, root)?;
     if n.transform {
         return None;
     }

@@ -325,6 +325,19 @@ fn read_node(all: &[&str], start: usize, first: Shape<'_>) -> NodeAt {
     node
 }
 
+/// The node block whose `id:` is `id`, as written (the first, when the
+/// text names it twice).
+pub fn node_by_id(text: &str, id: &str) -> Option<NodeAt> {
+    lines(text).iter().enumerate().find_map(|(row, line)| {
+        let s = shape(line);
+        if s.key != Some("id") || unquote(s.value) != id {
+            return None;
+        }
+        let n = node_at(text, u32::try_from(row + 1).ok()?)?;
+        (n.id.as_deref() == Some(id)).then_some(n)
+    })
+}
+
 /// Every node block of the text, as written, in order.
 pub fn nodes(text: &str) -> Vec<NodeAt> {
     let all = lines(text);

@@ -138,6 +138,11 @@ impl App {
             _ => None,
         };
         if self.completion.is_none() {
+            // Only these keys open it by themselves: the text is read for
+            // them alone, not on every keystroke.
+            if !matches!(typed, Some('{' | '.' | '[')) {
+                return;
+            }
             let (line, col) = self.editor.cursor();
             let text = self.editor.text();
             let before: String = text
