@@ -16,6 +16,7 @@ use crate::engine::plan::preflight::ToolLists;
 pub mod complete;
 pub mod fix;
 pub mod navigate;
+pub mod place;
 
 /// What a caller knows about the file besides its text.
 #[derive(Clone, Copy)]

@@ -289,6 +289,25 @@ fn reachable_prelude(src: &str) -> Vec<load::parse::Def<&'static str>> {
         .collect()
 }
 
+/// The filters a program can call, by name and arity, sorted: jaq's
+/// library definitions and natives, without the internal `_` ones. What
+/// completion offers in `transform:` and `when:`.
+pub fn builtins() -> &'static [(String, usize)] {
+    static NAMES: std::sync::OnceLock<Vec<(String, usize)>> = std::sync::OnceLock::new();
+    NAMES.get_or_init(|| {
+        let mut out: Vec<(String, usize)> = library()
+            .defs
+            .iter()
+            .map(|d| (d.name.to_owned(), d.args.len()))
+            .chain(natives().map(|(name, args, _)| (name.to_owned(), args.len())))
+            .filter(|(n, _)| !n.starts_with('_') && !UNTRUSTED_OFF.contains(&n.as_str()))
+            .collect();
+        out.sort();
+        out.dedup();
+        out
+    })
+}
+
 /// The natively implemented filters that go with [`prelude`]; in a
 /// [`sandboxed`] load, without `env`.
 fn natives() -> impl Iterator<Item = jaq_core::native::Fun<Data>> {
