@@ -45,6 +45,7 @@ fn kind(k: Kind) -> CompletionItemKind {
         Kind::Path => CompletionItemKind::FIELD,
         Kind::Variable | Kind::Item => CompletionItemKind::VARIABLE,
         Kind::Env => CompletionItemKind::CONSTANT,
+        Kind::Server => CompletionItemKind::MODULE,
         Kind::Builtin => CompletionItemKind::METHOD,
         Kind::Key => CompletionItemKind::KEYWORD,
     }
