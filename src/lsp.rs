@@ -25,8 +25,6 @@ use serde_json::Value;
 use tokio::runtime::Handle;
 use tokio::task::JoinHandle;
 
-use crate::engine::diag::{Diagnostic, Severity};
-
 mod document;
 mod position;
 mod requests;
@@ -107,24 +105,6 @@ fn params<P: DeserializeOwned>(v: Value) -> Result<P, Failure> {
 
 fn to_value(v: impl Serialize) -> Value {
     serde_json::to_value(v).unwrap_or(Value::Null)
-}
-
-/// An engine diagnostic as the editor's.
-fn diagnostic(lines: &Lines<'_>, d: &Diagnostic) -> lsp_types::Diagnostic {
-    let message = match &d.hint {
-        Some(h) => format!("{}\nhint: {h}", d.message),
-        None => d.message.clone(),
-    };
-    lsp_types::Diagnostic {
-        range: lines.visible_range(d.span),
-        severity: Some(match d.severity {
-            Severity::Error => lsp_types::DiagnosticSeverity::ERROR,
-            Severity::Warning => lsp_types::DiagnosticSeverity::WARNING,
-        }),
-        source: Some("pipewright".into()),
-        message,
-        ..lsp_types::Diagnostic::default()
-    }
 }
 
 fn capabilities() -> ServerCapabilities {
@@ -359,7 +339,10 @@ impl Server {
         };
         let marks = doc.compute_marks(fetched.as_deref());
         let lines = Lines::new(&doc.text);
-        let diagnostics = marks.iter().map(|d| diagnostic(&lines, d)).collect();
+        let diagnostics = marks
+            .iter()
+            .map(|d| document::diagnostic(&lines, d))
+            .collect();
         let version = doc.version;
         if let Some(doc) = self.docs.get_mut(uri) {
             doc.marks = marks;

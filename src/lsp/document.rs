@@ -6,7 +6,7 @@
 use lsp_types::TextDocumentContentChangeEvent;
 
 use crate::engine::author::fix::preflight_marks;
-use crate::engine::diag::Diagnostic;
+use crate::engine::diag::{Diagnostic, Severity};
 use crate::engine::file::model::Pipeline;
 use crate::engine::file::open::load_str;
 use crate::engine::plan::preflight;
@@ -110,5 +110,23 @@ impl Document {
             }
         }
         out
+    }
+}
+
+/// An engine diagnostic as the editor's.
+pub fn diagnostic(lines: &Lines<'_>, d: &Diagnostic) -> lsp_types::Diagnostic {
+    let message = match &d.hint {
+        Some(h) => format!("{}\nhint: {h}", d.message),
+        None => d.message.clone(),
+    };
+    lsp_types::Diagnostic {
+        range: lines.visible_range(d.span),
+        severity: Some(match d.severity {
+            Severity::Error => lsp_types::DiagnosticSeverity::ERROR,
+            Severity::Warning => lsp_types::DiagnosticSeverity::WARNING,
+        }),
+        source: Some("pipewright".into()),
+        message,
+        ..lsp_types::Diagnostic::default()
     }
 }

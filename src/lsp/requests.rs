@@ -18,7 +18,7 @@ use crate::engine::author::{Knowledge, navigate};
 use crate::engine::diag::Pos;
 use crate::engine::plan::preflight::ToolLists;
 
-use super::document::Document;
+use super::document::{Document, diagnostic};
 use super::position::Lines;
 use super::tools::Fetched;
 
@@ -156,7 +156,7 @@ pub fn code_actions(uri: &Uri, doc: &Document, range: Range) -> Vec<CodeActionOr
         out.push(CodeActionOrCommand::CodeAction(CodeAction {
             title: format!("Replace `{wrong}` with `{right}`"),
             kind: Some(CodeActionKind::QUICKFIX),
-            diagnostics: Some(vec![super::diagnostic(&lines, d)]),
+            diagnostics: Some(vec![diagnostic(&lines, d)]),
             edit: Some(edit),
             is_preferred: Some(true),
             ..CodeAction::default()
