@@ -4,6 +4,7 @@
 
 pub mod app;
 pub mod ask;
+pub mod complete;
 pub mod config;
 pub mod dag;
 pub mod driver;

@@ -1165,10 +1165,28 @@ async fn a_run_key_right_after_typing_runs_the_text_on_screen() {
         b.key(KeyCode::Char(c));
     };
     b.key(KeyCode::Char('i'));
+    let typed = Instant::now();
     retype(&mut b, '7');
     assert!(b.app.editor.text().contains("message: u7"));
-    b.run_to_end().await;
+    // F5 well within 10 ms of the last keystroke: long before the
+    // debounced validation would have caught up.
+    b.key(KeyCode::F(5));
+    let pressed = typed.elapsed();
+    b.until("the run finishes", |a| {
+        matches!(a.run, RunState::Finished(_)) && a.trace.is_some()
+    })
+    .await;
+    eprintln!("typed the change and pressed F5 {pressed:?} after the first keystroke");
     assert_eq!(message(&b), Some("u7".into()), "the run used the old parse");
+    // The saved run holds the text on screen, and called with it.
+    let runs = pipewright::engine::run::store::Runs::at(b.dir.path().join("data").join("runs"));
+    b.until("the run is saved", |_| !runs.entries().is_empty()).await;
+    let entry = runs.entries().into_iter().last().unwrap();
+    let saved = runs.source(&entry).expect("the run keeps its file text");
+    assert_eq!(saved, b.app.editor.text(), "the saved file text is the buffer");
+    assert!(saved.contains("message: u7"));
+    let trace = runs.load(&entry).unwrap();
+    assert_eq!(trace.nodes["say"].args["message"], "u7", "the saved call");
     for _ in 0..10 {
         b.pump().await;
     }

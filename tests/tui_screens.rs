@@ -1579,6 +1579,28 @@ fn a_paste_with_cr_line_ends_keeps_its_lines_and_saves_no_cr() {
     assert_eq!(app.editor.text(), PIPE);
 }
 
+/// A 40-line paste with CR line ends (what xterm, VTE and tmux send) keeps
+/// its 40 lines, reaches the disk without a CR, and is one undo step (and
+/// one redo step back).
+#[test]
+fn a_forty_line_cr_paste_is_one_undo_step() {
+    let (dir, mut app) = app_on(PIPE);
+    app.on_key(key(KeyCode::Char('i')));
+    app.on_key(KeyEvent::new(KeyCode::End, KeyModifiers::CONTROL));
+    let pasted: String = (1..=40).map(|i| format!("# pasted line {i}\r")).collect();
+    app.on_paste(&pasted);
+    let want: String = (1..=40).map(|i| format!("# pasted line {i}\n")).collect();
+    assert_eq!(app.editor.text(), format!("{PIPE}{want}"));
+    app.on_key(ctrl_key('s'));
+    let saved = std::fs::read_to_string(dir.path().join("pipeline.yml")).unwrap();
+    assert!(!saved.contains('\r'));
+    assert_eq!(saved.lines().count(), PIPE.lines().count() + 40);
+    app.on_key(ctrl_key('z'));
+    assert_eq!(app.editor.text(), PIPE, "one undo takes the whole paste back");
+    app.on_key(ctrl_key('y'));
+    assert_eq!(app.editor.text(), format!("{PIPE}{want}"), "one redo puts it back");
+}
+
 /// A file with CRLF line ends keeps them; a pasted lone CR becomes one of
 /// them, never a CR of its own.
 #[test]

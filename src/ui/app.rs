@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use crossterm::event::{KeyCode, KeyEvent, MouseButton, MouseEvent, MouseEventKind};
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers, MouseButton, MouseEvent, MouseEventKind};
 use indexmap::IndexMap;
 use ratatui::layout::{Position, Rect};
 use serde_json::Value;
@@ -36,6 +36,7 @@ use super::theme::Theme;
 
 mod ask;
 mod cases;
+mod complete;
 mod durable;
 mod events;
 mod gate;
@@ -275,6 +276,8 @@ pub struct App {
     pub(crate) timeline_open: BTreeSet<usize>,
     /// The servers' tool lists and preflight's verdict as you type.
     pub(crate) tools: super::preflight::LiveTools,
+    /// The editor's completion popup, while it is open.
+    pub completion: Option<super::complete::Popup>,
 }
 
 impl App {
@@ -333,6 +336,7 @@ impl App {
             validated_once: false,
             timeline_open: BTreeSet::new(),
             tools: super::preflight::LiveTools::default(),
+            completion: None,
         }
     }
 
@@ -531,7 +535,7 @@ impl App {
         self.refresh_inspector();
     }
 
-    fn refresh_inspector(&mut self) {
+    pub(super) fn refresh_inspector(&mut self) {
         let (Some(comp), Some(i)) = (self.comp.clone(), self.dag.selected) else {
             self.inspector.clear();
             self.selected = None;
@@ -553,6 +557,7 @@ impl App {
         };
         self.inspector
             .set_node_shared(&node.id, Some(node), record, preview.as_ref());
+        self.inspector.tool_doc = self.tool_doc(node);
         if live_args.is_some() {
             self.inspector.mark_args_live();
         }

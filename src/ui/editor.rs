@@ -481,6 +481,47 @@ impl Editor {
         self.edit(undo::Kind::Other, |a| a.insert_str(&text))
     }
 
+    /// Replaces the cursor line's text from char column `from` (0-based)
+    /// to the cursor with `text`, as one undo step; the cursor ends after
+    /// it (a completion accepted).
+    pub fn replace_before_cursor(&mut self, from: usize, text: &str) -> bool {
+        if self.modal() {
+            return false;
+        }
+        self.steps.close();
+        let (row, col) = self.pos();
+        let from = from.min(col);
+        let row16 = u16::try_from(row).unwrap_or(u16::MAX);
+        let changed = self.edit(undo::Kind::Other, |a| {
+            a.cancel_selection();
+            a.move_cursor(CursorMove::Jump(row16, u16::try_from(from).unwrap_or(0)));
+            let cut = a.delete_str(col - from);
+            let inserted = a.insert_str(text);
+            cut || inserted
+        });
+        self.steps.close();
+        changed
+    }
+
+    /// Where the cursor was drawn in the last frame (the cell it is on),
+    /// when its line was shown.
+    pub fn cursor_on_screen(&self) -> Option<ratatui::layout::Position> {
+        let (row, col) = self.pos();
+        let i = self
+            .view
+            .rows
+            .iter()
+            .position(|r| *r == ScreenRow::Line(row))?;
+        let line = self.area.lines().get(row)?;
+        let before: String = line.chars().take(col).collect();
+        let x =
+            unicode_width::UnicodeWidthStr::width(before.as_str()).checked_sub(self.view.left)?;
+        let text = self.view.text;
+        let x = text.x.saturating_add(u16::try_from(x).ok()?);
+        let y = text.y.saturating_add(u16::try_from(i).ok()?);
+        (x < text.right() && y < text.bottom()).then_some(ratatui::layout::Position::new(x, y))
+    }
+
     /// Call every tick: starts a debounced re-validation off this thread,
     /// collects finished ones, checks the file on disk for changes and
     /// writes the recovery copy when due. Returns what happened since.

@@ -244,6 +244,9 @@ pub struct Inspector {
     pub(crate) compact: u8,
     /// Whether the pane had the focus at the last draw (its title's mark).
     focused: bool,
+    /// The shown node's tool as its server lists it (Args tab, below the
+    /// arguments): description and argument schema.
+    pub tool_doc: Option<(String, String)>,
     /// Bumped whenever the shown node or record changes.
     generation: u64,
     done_tx: Sender<Done>,
@@ -276,6 +279,7 @@ impl Inspector {
             wrap: false,
             compact: 0,
             focused: false,
+            tool_doc: None,
             generation: 0,
             done_tx,
             done_rx,

@@ -81,6 +81,8 @@ pub enum Action {
     AskCancel,
     /// Apply the did-you-mean of the mark on the editor's cursor line.
     QuickFix,
+    /// Open completion at the editor's cursor.
+    Complete,
 }
 
 impl Action {
@@ -99,6 +101,7 @@ impl Action {
         Action::DryRun,
         Action::Estimate,
         Action::QuickFix,
+        Action::Complete,
         Action::Timeline,
         Action::History,
         Action::Results,
@@ -192,6 +195,7 @@ impl Action {
             Action::AskDecline => "ask-decline",
             Action::AskCancel => "ask-cancel",
             Action::QuickFix => "quick-fix",
+            Action::Complete => "complete",
         }
     }
 
@@ -248,6 +252,9 @@ impl Action {
             Action::AskCancel => "server's question: cancel (dismiss without choosing)",
             Action::QuickFix => {
                 "quick fix: apply the did-you-mean of the mark on the editor's cursor line"
+            }
+            Action::Complete => {
+                "complete at the editor's cursor: tools, arguments, references, values (Tab too, where there is something to complete)"
             }
         }
     }
@@ -435,6 +442,7 @@ impl Default for Keymap {
             QuickFix,
             vec![Key::new(KeyCode::Enter, KeyModifiers::ALT), Key::ctrl('.')],
         );
+        b.insert(Complete, vec![Key::ctrl(' ')]);
         b.insert(Timeline, vec![Key::plain('T')]);
         b.insert(History, vec![Key::plain('H')]);
         b.insert(Results, vec![Key::plain('v')]);

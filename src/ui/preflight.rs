@@ -20,4 +20,6 @@ pub struct LiveTools {
     pub report: Option<Preflight>,
     /// How long that check took.
     pub took: Option<Duration>,
+    /// Completion was asked for before the lists came.
+    pub want_completion: bool,
 }

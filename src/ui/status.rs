@@ -294,8 +294,17 @@ pub fn mode_keys(app: &App) -> Vec<(String, &'static str)> {
                 out.push(("Esc".into(), "close"));
             }
         },
+        Mode::Edit if app.completion.is_some() => {
+            out.push(("↑↓".into(), "choose"));
+            out.push(("Enter Tab".into(), "write it"));
+            out.push(("type".into(), "narrow"));
+            out.push(("Esc".into(), "close"));
+        }
         Mode::Edit => {
             out.push(("Esc".into(), "to the DAG"));
+            // Tab completes where there is something to complete, else
+            // moves on (Ctrl-Space only completes; the help says so).
+            out.push(("Tab".into(), "complete/next pane"));
             out.push((k(Action::Save), "save"));
             out.push((k(Action::Run), "run"));
             if app.quick_fix_here() {
@@ -303,7 +312,6 @@ pub fn mode_keys(app: &App) -> Vec<(String, &'static str)> {
             }
             out.push(("Ctrl-Z".into(), "undo"));
             out.push(("Ctrl-F".into(), "find"));
-            out.push((k(Action::NextPane), "next pane"));
             out.push((k(Action::Help), "help"));
         }
         Mode::Filter => {

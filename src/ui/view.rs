@@ -134,6 +134,13 @@ pub fn draw(app: &mut App, f: &mut Frame<'_>) {
             app.focus == Focus::Inspector,
         );
     }
+    // The completion popup over whatever lies under the cursor.
+    if app.focus == Focus::Editor
+        && app.viewing.is_none()
+        && let (Some(popup), Some(at)) = (&app.completion, app.editor.cursor_on_screen())
+    {
+        popup.render(at, rows[0], buf, &app.theme);
+    }
     status::render(app, rows[1], buf);
     if footer_rows > 0 {
         status::footer(app, rows[2], buf);

@@ -172,9 +172,32 @@ fn tool_items(node: Option<&NodeAt>, k: &Knowledge<'_>) -> Vec<Item> {
             }
             Item::new(&t.name, Kind::Tool)
                 .detail(detail)
-                .doc(t.description.as_deref())
+                .doc(Some(&tool_doc(t)))
         })
         .collect()
+}
+
+/// A tool's description and its arguments, one per line with type,
+/// `required` and description (what the popup and hover show).
+pub fn tool_doc(t: &ToolInfo) -> String {
+    let mut out = t.description.clone().unwrap_or_default();
+    let required = required_of(&t.input_schema);
+    if let Some(props) = t.input_schema.get("properties").and_then(Value::as_object) {
+        if !out.is_empty() {
+            out.push_str("\n\n");
+        }
+        out.push_str("arguments:");
+        for (name, schema) in props {
+            out.push_str(&format!("\n  {name}: {}", super::type_word(schema)));
+            if required.contains(&name.as_str()) {
+                out.push_str(" · required");
+            }
+            if let Some(d) = schema.get("description").and_then(Value::as_str) {
+                out.push_str(&format!(" — {d}"));
+            }
+        }
+    }
+    out
 }
 
 /// `(query, limit?)`: the arguments, required ones bare.
@@ -342,8 +365,11 @@ fn node_items(
         }
         _ => {
             // Not loaded yet: the ids written above the place.
-            for (id, tool) in place::node_ids_before(text, node.map_or(u32::MAX, |n| n.line)) {
-                push(&id, tool.as_deref());
+            let before = node.map_or(u32::MAX, |n| n.line);
+            for n in place::nodes(text).iter().filter(|n| n.line < before) {
+                if let Some(id) = &n.id {
+                    push(id, n.tool.as_deref());
+                }
             }
         }
     }
@@ -386,7 +412,7 @@ fn reference(
                 .insert("env.")
                 .detail("an environment variable"),
         );
-        if node.is_some_and(|n| n.for_each) {
+        if node.is_some_and(|n| n.for_each.is_some()) {
             items.push(Item::new("item", Kind::Item).detail("this iteration's element"));
         }
         return (word.to_owned(), items);
@@ -397,9 +423,9 @@ fn reference(
         _ => {
             let (root, path) = split_root(head);
             let value = if root == "item" {
-                node.and_then(|n| item_value(n, comp, k))
+                node.and_then(|n| item_value(n, k, text))
             } else {
-                root_value(root, k, comp)
+                root_value(root, k, text)
             };
             match value {
                 Some(v) => path_items(&v, path),
@@ -427,29 +453,34 @@ fn split_root(head: &str) -> (&str, &str) {
 }
 
 /// What `${root}` holds: the recorded output, else a value shaped like
-/// the tool's `outputSchema` (when the node transforms nothing).
-fn root_value(root: &str, k: &Knowledge<'_>, comp: Option<&Composition>) -> Option<Value> {
+/// the tool's `outputSchema` (when the node transforms nothing), the node
+/// read from the text as typed.
+fn root_value(root: &str, k: &Knowledge<'_>, text: &str) -> Option<Value> {
     if let Some(out) = (k.output)(root) {
         return Some(out.tree().clone());
     }
-    let n = comp?.nodes.iter().find(|n| n.id == root)?;
-    if n.transform.is_some() || n.for_each.is_some() {
+    let n = place::nodes(text)
+        .into_iter()
+        .find(|n| n.id.as_deref() == Some(root))?;
+    if n.transform {
         return None;
     }
-    let schema = tool_of(k, n.server.as_deref(), &n.tool)?
+    let schema = tool_of(k, n.server.as_deref(), n.tool.as_deref()?)?
         .output_schema
         .as_ref()?;
-    Some(shape(schema, 0))
+    // A fan-out's output is the list of its calls' outputs.
+    Some(match n.for_each {
+        Some(_) => Value::Array(vec![shape(schema, 0)]),
+        None => shape(schema, 0),
+    })
 }
 
 /// One element of the node's `for_each` source.
-fn item_value(n: &NodeAt, comp: Option<&Composition>, k: &Knowledge<'_>) -> Option<Value> {
-    let node = comp?.nodes.iter().find(|x| Some(&x.id) == n.id.as_ref())?;
-    let site = &node.for_each.as_ref()?.site;
-    let text = site.reference.to_string();
-    let inner = text.trim_start_matches("${").trim_end_matches('}');
+fn item_value(n: &NodeAt, k: &Knowledge<'_>, text: &str) -> Option<Value> {
+    let source = n.for_each.as_deref()?.trim();
+    let inner = source.strip_prefix("${")?.strip_suffix('}')?.trim();
     let (root, path) = split_root(inner);
-    let v = root_value(root, k, comp)?;
+    let v = root_value(root, k, text)?;
     let list = walk(&v, path.trim_end_matches("[*]"))?;
     list.as_array()?.first().cloned()
 }

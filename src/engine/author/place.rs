@@ -34,8 +34,10 @@ pub struct NodeAt {
     pub id: Option<String>,
     pub tool: Option<String>,
     pub server: Option<String>,
-    /// Whether it has a `for_each:` key.
-    pub for_each: bool,
+    /// Its `for_each:` as written (quotes dropped).
+    pub for_each: Option<String>,
+    /// Whether it has a `transform:` key.
+    pub transform: bool,
     /// The 1-based line of its `- ` and of its last line.
     pub line: u32,
     pub end: u32,
@@ -311,7 +313,8 @@ fn read_node(all: &[&str], start: usize, first: Shape<'_>) -> NodeAt {
             Some("id") => node.id = Some(unquote(s.value)),
             Some("tool") => node.tool = Some(unquote(s.value)),
             Some("server") => node.server = Some(unquote(s.value)),
-            Some("for_each") => node.for_each = true,
+            Some("for_each") => node.for_each = Some(unquote(s.value)),
+            Some("transform") => node.transform = true,
             _ => {}
         }
     }
@@ -322,22 +325,19 @@ fn read_node(all: &[&str], start: usize, first: Shape<'_>) -> NodeAt {
     node
 }
 
-/// The ids (and tools) of the nodes whose blocks start before line
-/// `before`, as written.
-pub fn node_ids_before(text: &str, before: u32) -> Vec<(String, Option<String>)> {
+/// Every node block of the text, as written, in order.
+pub fn nodes(text: &str) -> Vec<NodeAt> {
     let all = lines(text);
     let mut out = Vec::new();
     let mut row = 0;
-    while row < all.len() && u32::try_from(row + 1).unwrap_or(u32::MAX) < before {
+    while row < all.len() {
         let s = shape(all[row]);
         if s.item
             && let Some(n) = node_at(text, u32::try_from(row + 1).unwrap_or(u32::MAX))
             && n.line as usize == row + 1
         {
-            if let Some(id) = n.id {
-                out.push((id, n.tool));
-            }
-            row = n.end as usize;
+            row = (n.end as usize).max(row + 1);
+            out.push(n);
             continue;
         }
         row += 1;
@@ -390,4 +390,24 @@ pub fn used_names(text: &str, root: &str) -> Vec<String> {
         }
     }
     out
+}
+
+/// The lines of top-level section `key:` (its key line and everything
+/// under it), as written.
+pub fn section(text: &str, key: &str) -> Option<String> {
+    let mut out = String::new();
+    let mut inside = false;
+    for line in text.split_inclusive('\n') {
+        let s = shape(line.trim_end_matches(['\n', '\r']));
+        if !s.blank && s.indent == 0 && !s.item {
+            inside = s.key == Some(key);
+        }
+        if inside {
+            out.push_str(line);
+        }
+    }
+    if !out.is_empty() && !out.ends_with('\n') {
+        out.push('\n');
+    }
+    (!out.is_empty()).then_some(out)
 }

@@ -12,7 +12,12 @@ impl App {
         let mut effects = Vec::new();
         for ev in self.editor.tick(now) {
             match ev {
-                EditorEvent::Validated { loaded, .. } => effects.extend(self.on_validated(&loaded)),
+                EditorEvent::Validated { loaded, .. } => {
+                    effects.extend(self.on_validated(&loaded));
+                    // A file that has not loaded yet gets its servers'
+                    // tool lists for completion all the same.
+                    effects.extend(self.ask_tools_for_text());
+                }
                 EditorEvent::Saved(p) => {
                     // Said once: a save by key was said as it happened.
                     let text = format!("saved {}", p.display());

@@ -42,6 +42,12 @@ impl App {
             self.focus = Focus::Dag;
         }
         let in_editor = self.focus == Focus::Editor;
+        if in_editor
+            && !self.editor.recovery_pending()
+            && let Some(effects) = self.completion_key(key)
+        {
+            return effects;
+        }
         let action = self.keymap.action(&key, in_editor);
         // No plan yet (a new or broken file): a letter in the DAG is not
         // a run command; it is most likely text meant for the editor.
@@ -67,6 +73,7 @@ impl App {
         // inspector's filter box takes letters while it is open. A key the
         // pane took is done: it is not handled a second time below.
         if let Some(a) = action {
+            self.completion = None;
             if in_editor || !self.pane_wants(key) {
                 return self.act(a);
             }
@@ -81,6 +88,7 @@ impl App {
                 }
                 if key.code != KeyCode::Esc {
                     self.editor.handle_key(key);
+                    self.refresh_completion(key);
                 }
                 // The recovery question was answered: the keys go back to
                 // the DAG, so the next `q` is not typed into the file.
@@ -372,6 +380,14 @@ impl App {
                 Vec::new()
             }
             Action::QuickFix => self.quick_fix(),
+            Action::Complete => {
+                if self.viewing.is_some() {
+                    self.say("a saved run is read-only: nothing to complete", false);
+                    return Vec::new();
+                }
+                self.focus = Focus::Editor;
+                self.open_completion(false).unwrap_or_default()
+            }
             Action::DryRun | Action::Estimate => {
                 self.overlay = Some(self.plan_overlay(action == Action::Estimate));
                 Vec::new()

@@ -34,6 +34,8 @@ impl App {
                 vars,
             }];
         };
+        // Lists fetched before the file loaded know no default server.
+        let default = default.clone().or_else(|| self.default_server());
         let started = Instant::now();
         let report = preflight::check(&[(&*c, self.vars(&p, &c))], lists, default.as_deref());
         self.tools.took = Some(started.elapsed());
@@ -55,17 +57,21 @@ impl App {
         key: String,
         result: Result<ToolLists, String>,
     ) -> Vec<Effect> {
+        // Without a plan, the lists asked for the servers the text
+        // declares (for completion) are the current ones.
         let current = match (&self.pipeline, &self.comp) {
-            (Some(p), Some(c)) => session_key(p, c),
-            _ => return Vec::new(),
+            (Some(p), Some(c)) => Some(session_key(p, c)),
+            _ => self.tools.asked.clone(),
         };
-        if key != current {
+        if current.as_deref() != Some(key.as_str()) {
             return Vec::new();
         }
         match result {
             Ok(lists) => {
                 let default = self.default_server();
                 self.tools.lists = Some((key, lists, default));
+                self.completion_after_tools();
+                self.refresh_inspector();
                 if self.errors == 0 {
                     return self.live_preflight();
                 }

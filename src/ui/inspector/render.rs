@@ -140,9 +140,37 @@ impl Inspector {
         match self.tab {
             Tab::Args => {
                 let wrap = self.wrap;
+                let (body, doc) = match (&self.tool_doc, &self.args) {
+                    (Some(_), Some(t)) if body.height >= 8 => {
+                        // The arguments first; the tool's schema under them.
+                        let rows = u16::try_from(t.rows().len()).unwrap_or(u16::MAX);
+                        let top = rows.clamp(1, body.height / 2);
+                        let (a, b) = (
+                            Rect::new(body.x, body.y, body.width, top),
+                            Rect::new(body.x, body.y + top, body.width, body.height - top),
+                        );
+                        (a, Some(b))
+                    }
+                    (Some(_), None) => (Rect::default(), Some(body)),
+                    _ => (body, None),
+                };
                 if let Some(t) = &mut self.args {
                     t.wrap = wrap;
                     t.render(body, buf, theme, focused);
+                }
+                if let (Some(area), Some((title, doc))) = (doc, &self.tool_doc) {
+                    let block = Block::default()
+                        .borders(ratatui::widgets::Borders::TOP)
+                        .border_style(Style::default().fg(theme.dim))
+                        .title(format!(" {title} "));
+                    Paragraph::new(
+                        doc.lines()
+                            .map(|l| Line::raw(l.to_owned()))
+                            .collect::<Vec<_>>(),
+                    )
+                    .block(block)
+                    .wrap(Wrap { trim: false })
+                    .render(area, buf);
                 }
             }
             Tab::Output => {
@@ -154,7 +182,19 @@ impl Inspector {
                         )
                 });
                 if shown.record.is_none() {
-                    Paragraph::new(Line::styled("not run yet: no output", dim)).render(body, buf);
+                    // Before it runs: what its tool is and takes.
+                    let mut lines = vec![Line::styled("not run yet: no output", dim)];
+                    if let Some((title, doc)) = &self.tool_doc {
+                        lines.push(Line::raw(""));
+                        lines.push(Line::styled(
+                            title.clone(),
+                            Style::default().fg(theme.accent),
+                        ));
+                        lines.extend(doc.lines().map(|l| Line::raw(l.to_owned())));
+                    }
+                    Paragraph::new(lines)
+                        .wrap(Wrap { trim: false })
+                        .render(body, buf);
                 } else if failed_without_output {
                     let status = shown.record.as_ref().map_or("", |r| r.status.as_str());
                     let msg = format!("no output: the node {status} (see the Error tab, 3)");

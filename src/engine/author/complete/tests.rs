@@ -87,7 +87,8 @@ fn after_tool_the_servers_tools_are_offered_filtered_by_the_word_typed() {
         c.items[0].detail.as_deref(),
         Some("(query, limit?, order?)")
     );
-    assert_eq!(c.items[0].doc.as_deref(), Some("Find users by name."));
+    let doc = c.items[0].doc.as_deref().unwrap();
+    assert!(doc.starts_with("Find users by name.\n\narguments:\n  query: string · required — Part of a name\n  limit: integer"), "{doc}");
     assert!(
         c.items[1]
             .detail
