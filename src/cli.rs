@@ -12,6 +12,7 @@ pub mod formats;
 pub mod json;
 pub mod judge;
 pub mod log;
+pub mod lsp;
 pub mod man;
 pub mod new;
 pub mod output;
@@ -139,6 +140,10 @@ pub enum Command {
     Worker(worker::WorkerArgs),
     /// Serve the built-in demo MCP server (stdio, or Streamable HTTP).
     DemoServer(demo::DemoArgs),
+    /// Serve the language server over stdio, for editors: diagnostics with
+    /// preflight, completion, hover, go to definition, references, rename,
+    /// quick fixes and the outline.
+    Lsp(lsp::LspArgs),
     /// Print the native YAML of a Fibe or Discord pipeline file.
     Convert(convert::ConvertArgs),
     /// Show the MCP servers declared in other clients' config files.
@@ -257,6 +262,7 @@ pub fn main() -> ExitCode {
             Command::Runs(cmd) => runs::runs(cmd).await,
             Command::Eval(args) => eval::eval(args).await,
             Command::DemoServer(args) => demo::demo(args).await,
+            Command::Lsp(args) => lsp::lsp(args).await,
             Command::Serve(args) => serve::serve(args).await,
             Command::Worker(args) => worker::worker(args).await,
             Command::Convert(args) => convert::convert(&args),

@@ -2,12 +2,13 @@
 //!
 //! The crate is split the way the product is: [`engine`] reads, validates and
 //! runs pipeline files and knows nothing of terminals; `cli` and `ui` are two
-//! drivers of it; [`demo_server`] is the built-in MCP server every example runs
-//! against.
+//! drivers of it, and `lsp` serves editors from it; [`demo_server`] is the
+//! built-in MCP server every example runs against.
 #![forbid(unsafe_code)]
 
 pub mod cli;
 pub mod demo_server;
 pub mod engine;
+pub mod lsp;
 pub mod options;
 pub mod ui;

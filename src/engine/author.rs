@@ -14,6 +14,7 @@ use crate::engine::json::Json;
 use crate::engine::plan::preflight::ToolLists;
 
 pub mod complete;
+pub mod fix;
 pub mod navigate;
 pub mod place;
 

@@ -7,9 +7,9 @@
 //! key away.
 
 use super::*;
+use crate::engine::author::fix::{preflight_marks, replaced, suggestion};
 use crate::engine::diag::Diagnostic;
 use crate::engine::plan::preflight::{self, ToolLists};
-use crate::ui::preflight::{preflight_marks, replaced, suggestion};
 
 impl App {
     /// After a plan is adopted: preflight it against the lists kept, or

@@ -1,0 +1,132 @@
+//! One open file: its text as the editor has it, what loading it gave,
+//! and the marks last published for it (load diagnostics, then
+//! preflight's problems and destructive calls once the servers' tool lists
+//! are known).
+
+use lsp_types::TextDocumentContentChangeEvent;
+
+use crate::engine::author::fix::preflight_marks;
+use crate::engine::diag::{Diagnostic, Severity};
+use crate::engine::file::model::Pipeline;
+use crate::engine::file::open::load_str;
+use crate::engine::plan::preflight;
+
+use super::position::Lines;
+use super::tools::{self, Fetched};
+
+/// An open file.
+pub struct Document {
+    pub text: String,
+    pub version: i32,
+    /// The pipeline loaded from `text` (it may hold errors), `None` when
+    /// none could be built: what navigation reads.
+    pub pipeline: Option<Pipeline>,
+    /// Whether `text` loaded with errors: preflight waits until it does not.
+    pub has_errors: bool,
+    /// Load-time diagnostics of `text`.
+    pub loaded: Vec<Diagnostic>,
+    /// The last pipeline that loaded, maybe from an earlier text: what
+    /// completion and the tool lists go by while the text is half typed.
+    pub last: Option<Pipeline>,
+    /// The marks published last.
+    pub marks: Vec<Diagnostic>,
+}
+
+impl Document {
+    pub fn new(text: String, version: i32) -> Self {
+        let mut doc = Self {
+            text: String::new(),
+            version,
+            pipeline: None,
+            has_errors: false,
+            loaded: Vec::new(),
+            last: None,
+            marks: Vec::new(),
+        };
+        doc.set_text(text, version);
+        doc
+    }
+
+    /// Takes the editor's changes (whole texts, or ranges replaced) and
+    /// loads the result.
+    pub fn change(&mut self, changes: Vec<TextDocumentContentChangeEvent>, version: i32) {
+        let mut text = std::mem::take(&mut self.text);
+        for c in changes {
+            match c.range {
+                None => text = c.text,
+                Some(r) => {
+                    let lines = Lines::new(&text);
+                    let (from, to) = (lines.offset(r.start), lines.offset(r.end));
+                    let (from, to) = (from.min(to), from.max(to));
+                    text.replace_range(from..to, &c.text);
+                }
+            }
+        }
+        self.set_text(text, version);
+    }
+
+    fn set_text(&mut self, text: String, version: i32) {
+        let loaded = load_str(&text);
+        self.has_errors = loaded.has_errors();
+        self.loaded = loaded.diagnostics;
+        self.pipeline = loaded.pipeline;
+        if self.pipeline.is_some() {
+            self.last = self.pipeline.clone();
+        }
+        self.text = text;
+        self.version = version;
+    }
+
+    /// The key of the tool lists this file's servers give.
+    pub fn tools_key(&self) -> Option<String> {
+        self.last.as_ref().map(tools::key)
+    }
+
+    /// Load diagnostics and, when the text loaded cleanly and the lists
+    /// are known, preflight's marks for every composition and case row.
+    pub fn compute_marks(&self, fetched: Option<&Fetched>) -> Vec<Diagnostic> {
+        let mut out = self.loaded.clone();
+        let (Some(p), Some(f), false) = (&self.pipeline, fetched, self.has_errors) else {
+            return out;
+        };
+        for comp in &p.compositions {
+            let runs: Vec<_> = if comp.cases.is_empty() {
+                vec![(comp, p.vars.clone())]
+            } else {
+                comp.cases
+                    .iter()
+                    .map(|row| {
+                        let mut vars = p.vars.clone();
+                        vars.extend(row.vars.clone());
+                        (comp, vars)
+                    })
+                    .collect()
+            };
+            let report = preflight::check(&runs, &f.lists, f.default_server.as_deref());
+            for d in preflight_marks(comp, &report) {
+                if !out.contains(&d) {
+                    out.push(d);
+                }
+            }
+        }
+        out
+    }
+}
+
+/// An engine diagnostic as the editor's.
+pub fn diagnostic(lines: &Lines<'_>, d: &Diagnostic) -> lsp_types::Diagnostic {
+    let message = match &d.hint {
+        Some(h) => format!("{}\nhint: {h}", d.message),
+        None => d.message.clone(),
+    };
+    lsp_types::Diagnostic {
+        range: lines.visible_range(d.span),
+        severity: Some(match d.severity {
+            Severity::Error => lsp_types::DiagnosticSeverity::ERROR,
+            Severity::Warning => lsp_types::DiagnosticSeverity::WARNING,
+        }),
+        source: Some("pipewright".into()),
+        message,
+        ..lsp_types::Diagnostic::default()
+    }
+}
