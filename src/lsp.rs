@@ -109,7 +109,14 @@ fn to_value(v: impl Serialize) -> Value {
 
 fn capabilities() -> ServerCapabilities {
     ServerCapabilities {
-        text_document_sync: Some(TextDocumentSyncCapability::Kind(TextDocumentSyncKind::FULL)),
+        text_document_sync: Some(TextDocumentSyncCapability::Options(
+            lsp_types::TextDocumentSyncOptions {
+                open_close: Some(true),
+                change: Some(TextDocumentSyncKind::FULL),
+                save: Some(lsp_types::TextDocumentSyncSaveOptions::Supported(true)),
+                ..Default::default()
+            },
+        )),
         completion_provider: Some(CompletionOptions {
             trigger_characters: Some(["{", ".", ":", " "].map(String::from).to_vec()),
             ..CompletionOptions::default()
@@ -301,7 +308,8 @@ impl Server {
         match n.method.as_str() {
             "textDocument/didOpen" => {
                 if let Ok(p) = params::<DidOpenTextDocumentParams>(n.params) {
-                    let doc = Document::new(p.text_document.text, p.text_document.version);
+                    let mut doc = Document::new(p.text_document.text, p.text_document.version);
+                    doc.read_recorded(p.text_document.uri.as_str());
                     self.docs.insert(p.text_document.uri.clone(), doc);
                     self.publish(&p.text_document.uri);
                 }
@@ -312,6 +320,14 @@ impl Server {
                 {
                     doc.change(p.content_changes, p.text_document.version);
                     self.publish(&p.text_document.uri);
+                }
+            }
+            "textDocument/didSave" => {
+                // A run may have been saved since: read its outputs again.
+                if let Ok(p) = params::<lsp_types::DidSaveTextDocumentParams>(n.params)
+                    && let Some(doc) = self.docs.get_mut(&p.text_document.uri)
+                {
+                    doc.read_recorded(p.text_document.uri.as_str());
                 }
             }
             "textDocument/didClose" => {

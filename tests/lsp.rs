@@ -35,8 +35,11 @@ fn an_lsp_client_gets_diagnostics_fixes_completion_hover_navigation_and_rename()
     if !python.exists() {
         return skip(&format!("{} is missing", python.display()));
     }
+    // A data directory of its own: the client runs a file and the server
+    // reads the run it saved.
+    let home = tempfile::tempdir().unwrap();
     let mut cmd = std::process::Command::new(&python);
-    cmd.hermetic()
+    cmd.isolated(home.path())
         .arg(common::root().join("tests/lsp/client.py"))
         .arg(env!("CARGO_BIN_EXE_pipewright"));
     let out = assert_cmd::Command::from_std(cmd)
@@ -61,6 +64,8 @@ fn an_lsp_client_gets_diagnostics_fixes_completion_hover_navigation_and_rename()
         "hover on a tool shows its description and arguments",
         "definition from `${find.users…}` lands on node find's id",
         "rename changes the id and every reference",
+        "hover on a reference shows the value its last run recorded",
+        "completion after `${find.` offers the recorded fields",
         "document symbols nest nodes in their composition",
         "an unknown method is MethodNotFound",
         "after malformed messages the server still answers",

@@ -3,12 +3,15 @@
 //! preflight's problems and destructive calls once the servers' tool lists
 //! are known).
 
+use std::collections::HashMap;
+
 use lsp_types::TextDocumentContentChangeEvent;
 
 use crate::engine::author::fix::preflight_marks;
 use crate::engine::diag::{Diagnostic, Severity};
 use crate::engine::file::model::Pipeline;
 use crate::engine::file::open::load_str;
+use crate::engine::json::Json;
 use crate::engine::plan::preflight;
 
 use super::position::Lines;
@@ -30,6 +33,10 @@ pub struct Document {
     pub last: Option<Pipeline>,
     /// The marks published last.
     pub marks: Vec<Diagnostic>,
+    /// What the newest saved run of this file returned, by node id (read
+    /// when the file opens and when it is saved): hover shows a
+    /// reference's value from it, completion its paths.
+    pub recorded: HashMap<String, Json>,
 }
 
 impl Document {
@@ -42,9 +49,19 @@ impl Document {
             loaded: Vec::new(),
             last: None,
             marks: Vec::new(),
+            recorded: HashMap::new(),
         };
         doc.set_text(text, version);
         doc
+    }
+
+    /// Reads the outputs of the newest saved run of the file at `uri` (a
+    /// `file:` URI; nothing for others or without a data directory).
+    pub fn read_recorded(&mut self, uri: &str) {
+        self.recorded = file_path(uri)
+            .zip(crate::engine::run::store::Runs::open())
+            .map(|(path, runs)| runs.latest_outputs(&path))
+            .unwrap_or_default();
     }
 
     /// Takes the editor's changes (whole texts, or ranges replaced) and
@@ -129,4 +146,26 @@ pub fn diagnostic(lines: &Lines<'_>, d: &Diagnostic) -> lsp_types::Diagnostic {
         message,
         ..lsp_types::Diagnostic::default()
     }
+}
+
+/// The path of a `file:` URI, percent-escapes decoded.
+pub fn file_path(uri: &str) -> Option<std::path::PathBuf> {
+    let rest = uri.strip_prefix("file://")?;
+    let bytes = rest.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%'
+            && let Some(b) = rest
+                .get(i + 1..i + 3)
+                .and_then(|h| u8::from_str_radix(h, 16).ok())
+        {
+            out.push(b);
+            i += 3;
+            continue;
+        }
+        out.push(bytes[i]);
+        i += 1;
+    }
+    Some(std::path::PathBuf::from(String::from_utf8(out).ok()?))
 }

@@ -16,6 +16,7 @@ use crate::engine::author::complete::{self, Kind};
 use crate::engine::author::fix::{fix_span, suggestion};
 use crate::engine::author::{Knowledge, navigate};
 use crate::engine::diag::Pos;
+use crate::engine::json::Json;
 use crate::engine::plan::preflight::ToolLists;
 
 use super::document::{Document, diagnostic};
@@ -27,12 +28,13 @@ fn knowledge<'a>(
     doc: &'a Document,
     fetched: Option<&'a Fetched>,
     empty: &'a ToolLists,
+    output: &'a dyn Fn(&str) -> Option<Json>,
 ) -> Knowledge<'a> {
     Knowledge {
         pipeline: doc.last.as_ref(),
         tools: fetched.map_or(empty, |f| &f.lists),
         default_server: fetched.and_then(|f| f.default_server.as_deref()),
-        output: &|_| None,
+        output,
     }
 }
 
@@ -60,7 +62,8 @@ fn markdown(value: String) -> MarkupContent {
 
 pub fn completion(doc: &Document, fetched: Option<&Fetched>, at: Pos) -> Vec<CompletionItem> {
     let empty = ToolLists::new();
-    let k = knowledge(doc, fetched, &empty);
+    let output = |id: &str| doc.recorded.get(id).cloned();
+    let k = knowledge(doc, fetched, &empty, &output);
     let Some(c) = complete::complete(&doc.text, at, &k) else {
         return Vec::new();
     };
@@ -87,7 +90,8 @@ pub fn completion(doc: &Document, fetched: Option<&Fetched>, at: Pos) -> Vec<Com
 
 pub fn hover(doc: &Document, fetched: Option<&Fetched>, at: Pos) -> Option<Hover> {
     let empty = ToolLists::new();
-    let k = knowledge(doc, fetched, &empty);
+    let output = |id: &str| doc.recorded.get(id).cloned();
+    let k = knowledge(doc, fetched, &empty, &output);
     navigate::hover(&doc.text, at, &k).map(|text| Hover {
         contents: HoverContents::Markup(markdown(text)),
         range: None,

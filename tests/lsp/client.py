@@ -10,7 +10,10 @@ Every wait is for an event, bounded by a timeout; nothing sleeps.
 """
 
 import asyncio
+import os
+import subprocess
 import sys
+import tempfile
 
 try:
     from lsprotocol import types as t
@@ -148,6 +151,72 @@ async def main(binary):
         await asyncio.wait_for(stderr_task, TIMEOUT)
     code = client._server.returncode
     check("the server exits 0 after shutdown and exit", code == 0, f"exit code {code}")
+
+
+RAN = """\
+pipe:
+  - id: find
+    tool: search_users
+    args: {query: carol}
+  - id: details
+    tool: get_user_details
+    args:
+      user_id: "${find.users[0].id}"
+"""
+
+
+def ran_output(stdout):
+    """The id `details` was called with, from `run`'s JSON output."""
+    import json
+
+    try:
+        return json.loads(stdout)["nodes"]["details"]["args"]["user_id"]
+    except (ValueError, KeyError, TypeError):
+        return None
+
+
+async def recorded(client):
+    """Runs a file with `pipewright run` (its run saved in the data
+    directory the test gave), then opens it: hover on a reference shows the
+    value the run recorded, and completion offers the recorded fields."""
+    work = tempfile.mkdtemp()
+    path = os.path.join(work, "ran.yml")
+    with open(path, "w") as f:
+        f.write(RAN)
+    ran = subprocess.run([sys.argv[1], "run", path, "--format", "json"], capture_output=True, text=True, timeout=120)
+    check("the file runs and its run is saved", ran.returncode == 0, ran.stderr)
+    uri = "file://" + path
+    client.text_document_did_open(
+        t.DidOpenTextDocumentParams(
+            text_document=t.TextDocumentItem(uri=uri, language_id="yaml", version=1, text=RAN)
+        )
+    )
+    await until(client, uri, lambda p: p.version == 1, "for the run file's marks")
+    hover = await client.text_document_hover_async(
+        t.HoverParams(text_document=t.TextDocumentIdentifier(uri=uri), position=pos(7, 23))
+    )
+    text = hover.contents.value if hover else ""
+    # Carol's id in the demo directory, as the run recorded it.
+    carol = ran_output(ran.stdout)
+    check(
+        "hover on a reference shows the value its last run recorded",
+        "Last recorded value" in text and carol is not None and f'"{carol}"' in text,
+        (text, ran.stdout),
+    )
+    typed = RAN.replace('"${find.users[0].id}"', '"${find.')
+    client.text_document_did_change(
+        t.DidChangeTextDocumentParams(
+            text_document=t.VersionedTextDocumentIdentifier(uri=uri, version=2),
+            content_changes=[t.TextDocumentContentChangeWholeDocument(text=typed)],
+        )
+    )
+    await until(client, uri, lambda p: p.version == 2, "for the edit")
+    listed = await client.text_document_completion_async(
+        t.CompletionParams(text_document=t.TextDocumentIdentifier(uri=uri), position=pos(7, 23))
+    )
+    items = listed.items if hasattr(listed, "items") else listed or []
+    labels = {i.label for i in items}
+    check("completion after `${find.` offers the recorded fields", {"users", "count"} <= labels, labels)
 
 
 async def run(client):
@@ -298,6 +367,9 @@ async def run(client):
         len(errors) == 1 and "search_users" in errors[0],
         published.diagnostics,
     )
+
+    # A file that was run: hover and completion read its saved outputs.
+    await recorded(client)
 
     # The outline.
     symbols = await client.text_document_document_symbol_async(

@@ -294,6 +294,33 @@ impl Runs {
         serde_json::to_value(trace).ok()
     }
 
+    /// What each node of `file`'s newest saved run (finished, not cut
+    /// short) returned, by node id: only nodes that ended ok. What a
+    /// language server shows a reference's value from.
+    pub fn latest_outputs(
+        &self,
+        file: &Path,
+    ) -> std::collections::HashMap<String, crate::engine::json::Json> {
+        let Some(entry) = self
+            .entries()
+            .into_iter()
+            .rev()
+            .take(500)
+            .find(|e| e.is_of(file) && !e.is_interrupted())
+        else {
+            return std::collections::HashMap::new();
+        };
+        let Ok(trace) = self.load(&entry) else {
+            return std::collections::HashMap::new();
+        };
+        trace
+            .nodes
+            .into_iter()
+            .filter(|(_, r)| r.status == crate::engine::run::trace::NodeStatus::Ok)
+            .map(|(id, r)| (id, r.output))
+            .collect()
+    }
+
     /// Writes the trace and its index line, then keeps the directory under
     /// its cap (`PIPEWRIGHT_MAX_RUNS`, else [`DEFAULT_MAX_RUNS`]); returns
     /// the trace's path.
