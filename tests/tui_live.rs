@@ -1429,3 +1429,51 @@ async fn an_argument_of_the_wrong_type_is_marked() {
     b.idle(500).await;
     assert_eq!(b.saved_runs(), 0);
 }
+
+/// The palette's "new pipeline": tools chosen from the demo server's list
+/// (Space marks, in order), Enter writes a node each into the buffer as
+/// one edit; the scaffold loads, and Ctrl-Z brings the old text back.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_palette_writes_a_scaffold_of_the_chosen_tools() {
+    let text = "pipe:\n  - id: say\n    tool: echo\n    args:\n      message: hi\n";
+    let mut b = Bench::open(text).await;
+    b.until("the tool lists came", |a| a.tools.lists.is_some())
+        .await;
+    b.key(KeyCode::Char(':'));
+    for c in "new pipeline".chars() {
+        b.key(KeyCode::Char(c));
+    }
+    b.key(KeyCode::Enter);
+    let shown = b.screen(140, 30);
+    assert!(shown.contains("new pipeline: a node per tool"), "{shown}");
+    for c in "search_u".chars() {
+        b.key(KeyCode::Char(c));
+    }
+    b.key(KeyCode::Char(' '));
+    b.ctrl('u');
+    for c in "get_user_d".chars() {
+        b.key(KeyCode::Char(c));
+    }
+    b.key(KeyCode::Char(' '));
+    let shown = b.screen(140, 30);
+    assert!(shown.contains("[2] get_user_details"), "{shown}");
+    b.key(KeyCode::Enter);
+    let written = b.app.editor.text();
+    let first = written
+        .find("tool: search_users")
+        .expect("a node for search_users");
+    let second = written
+        .find("tool: get_user_details")
+        .expect("a node for get_user_details");
+    assert!(first < second, "in the order chosen:\n{written}");
+    b.until("the scaffold loads", |a| {
+        a.comp.as_ref().is_some_and(|c| c.nodes.len() == 2)
+    })
+    .await;
+    b.ctrl('z');
+    assert_eq!(
+        b.app.editor.text(),
+        text,
+        "one undo brings the old text back"
+    );
+}

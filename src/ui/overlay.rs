@@ -13,6 +13,7 @@ use super::keys::{Action, Keymap};
 use super::theme::Theme;
 
 mod palette;
+pub mod scaffold;
 
 use palette::fit;
 pub use palette::{Palette, PaletteItem};
@@ -48,6 +49,8 @@ pub enum Overlay {
         scroll: u16,
         wrap: bool,
     },
+    /// The palette's "new pipeline": tools to scaffold a node each.
+    Scaffold(scaffold::ScaffoldChooser),
 }
 
 impl Overlay {
@@ -109,6 +112,7 @@ impl Overlay {
             Overlay::ConfirmDestructive { .. } => "destructive?",
             Overlay::History(_) => "history",
             Overlay::Messages { .. } => "messages",
+            Overlay::Scaffold(_) => "new pipeline",
         }
     }
 }
@@ -416,6 +420,11 @@ pub fn render(
     buf: &mut Buffer,
 ) -> Option<u16> {
     match ov {
+        Overlay::Scaffold(c) => {
+            let r = rect_of(ov, area);
+            Clear.render(r, buf);
+            c.render(t, r, frame("new pipeline: a node per tool".into(), t), buf);
+        }
         Overlay::History(h) => {
             let r = rect_of(ov, area);
             Clear.render(r, buf);
@@ -602,6 +611,7 @@ pub fn rect_of(ov: &Overlay, area: Rect) -> Rect {
         Overlay::Text { .. } => centred(area, 70, 70),
         Overlay::Messages { .. } => centred(area, 90, 85),
         Overlay::ConfirmDestructive { .. } => centred(area, 70, 40),
+        Overlay::Scaffold(_) => centred(area, 80, 70),
         Overlay::ConfirmQuit { .. } => {
             let r = centred(area, 50, 20);
             Rect::new(r.x, r.y, r.width, r.height.max(6))

@@ -282,6 +282,12 @@ pub fn mode_keys(app: &App) -> Vec<(String, &'static str)> {
                 out.push(("y/q/s".into(), "as the window says"));
                 out.push(("Esc".into(), "stay"));
             }
+            Some(super::overlay::Overlay::Scaffold(_)) => {
+                out.push(("type".into(), "narrow"));
+                out.push(("Space".into(), "mark"));
+                out.push(("Enter".into(), "write"));
+                out.push(("Esc".into(), "close"));
+            }
             Some(super::overlay::Overlay::Messages { .. }) => {
                 out.push(("↑↓ PgUp PgDn".into(), "scroll"));
                 out.push(("g G".into(), "first, last"));

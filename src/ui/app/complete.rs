@@ -9,9 +9,11 @@ use super::*;
 use crate::engine::author::complete::{Completion, Item, complete, tool_doc, tool_of};
 use crate::engine::author::{Knowledge, place};
 use crate::engine::diag::Pos;
+use crate::engine::file::scaffold::{self, ToolDef};
 use crate::engine::json::Json;
 use crate::engine::plan::preflight::ToolLists;
 use crate::ui::complete::{Outcome, Popup};
+use crate::ui::overlay::scaffold::{Chosen, Offered, ScaffoldChooser};
 
 impl App {
     /// What the engine offers at the editor's cursor now.
@@ -212,5 +214,91 @@ impl App {
             comp: c,
             vars,
         }]
+    }
+
+    /// The palette's "new pipeline": the chooser over every tool the
+    /// servers listed (asked for first when they are not known yet).
+    pub(super) fn open_scaffold(&mut self) -> Vec<Effect> {
+        let effects = self.ask_tools_for_text();
+        let Some((_, lists, _)) = &self.tools.lists else {
+            self.say(
+                "new pipeline: the servers' tool lists are not here yet; try again in a moment",
+                false,
+            );
+            return effects;
+        };
+        let tools: Vec<Offered> = lists
+            .iter()
+            .flat_map(|(server, list)| {
+                list.iter().map(move |t| Offered {
+                    server: server.clone(),
+                    name: t.name.clone(),
+                    description: t.description.clone(),
+                })
+            })
+            .collect();
+        self.overlay = Some(Overlay::Scaffold(ScaffoldChooser::new(tools)));
+        effects
+    }
+
+    pub(super) fn scaffold_key(&mut self, mut c: ScaffoldChooser, key: KeyEvent) -> Vec<Effect> {
+        match c.key(key) {
+            Chosen::Open => self.overlay = Some(Overlay::Scaffold(c)),
+            Chosen::Close => {}
+            Chosen::Write(chosen) => self.write_scaffold(&c, &chosen),
+        }
+        Vec::new()
+    }
+
+    /// The buffer becomes the scaffold of the chosen tools, as one edit:
+    /// the servers the text declares are kept as written.
+    fn write_scaffold(&mut self, c: &ScaffoldChooser, chosen: &[usize]) {
+        let Some((_, lists, _)) = &self.tools.lists else {
+            return;
+        };
+        let defs: Vec<ToolDef<'_>> = c
+            .tools
+            .iter()
+            .map(|o| ToolDef {
+                server: &o.server,
+                name: &o.name,
+                description: o.description.as_deref(),
+                input_schema: lists
+                    .get(&o.server)
+                    .and_then(|l| l.iter().find(|t| t.name == o.name))
+                    .map_or(&serde_json::Value::Null, |t| &t.input_schema),
+            })
+            .collect();
+        let name = self
+            .comp
+            .as_ref()
+            .map_or("main".to_owned(), |c| c.name.clone());
+        let mut text = scaffold::scaffold(&scaffold::Request {
+            name: &name,
+            servers: &[],
+            tools: &defs,
+            chosen,
+        });
+        // The file's own `servers:` block, as written, before the nodes.
+        if let Some(servers) = place::section(&self.editor.text(), "servers") {
+            let at = text
+                .find("\nvars:")
+                .or_else(|| text.find("\ncompositions:"))
+                .map_or(text.len(), |i| i + 1);
+            text.insert_str(at, &servers);
+        }
+        self.editor.set_text(&text);
+        self.focus = Focus::Editor;
+        let names: Vec<&str> = chosen
+            .iter()
+            .filter_map(|&i| c.tools.get(i).map(|t| t.name.as_str()))
+            .collect();
+        self.say(
+            format!(
+                "new pipeline: a node for {} written into the buffer (Ctrl-Z takes it back; Ctrl-S saves)",
+                names.join(", ")
+            ),
+            false,
+        );
     }
 }

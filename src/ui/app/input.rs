@@ -631,6 +631,9 @@ impl App {
         if let Some(r) = &self.opts.restate {
             items.push(PaletteItem::Durable(r.on.clone()));
         }
+        if self.viewing.is_none() {
+            items.push(PaletteItem::Scaffold);
+        }
         if let Some(p) = &self.pipeline {
             for c in &p.compositions {
                 items.push(PaletteItem::Composition(c.name.clone()));
@@ -686,6 +689,7 @@ impl App {
                 }
             }
             Overlay::History(h) => self.history_key(h, key),
+            Overlay::Scaffold(c) => self.scaffold_key(c, key),
             Overlay::Messages { scroll, wrap } => {
                 let closes = matches!(key.code, KeyCode::Esc | KeyCode::Char('q'))
                     || self.keymap.action(&key, false) == Some(Action::Messages);
@@ -761,6 +765,7 @@ impl App {
             }
             PaletteItem::Case(name) => self.choose_case(&name),
             PaletteItem::Durable(_) => self.start_durable(),
+            PaletteItem::Scaffold => self.open_scaffold(),
             PaletteItem::Node(id) => {
                 let i = self.comp.as_ref().and_then(|c| c.index_of(&id));
                 self.select(i, true);

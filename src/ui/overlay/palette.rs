@@ -18,6 +18,8 @@ pub enum PaletteItem {
     Node(String),
     /// Run the composition durably on Restate (`edit --on`).
     Durable(String),
+    /// A new pipeline: choose tools, the buffer becomes their scaffold.
+    Scaffold,
 }
 
 impl PaletteItem {
@@ -30,6 +32,7 @@ impl PaletteItem {
             PaletteItem::Case(c) => format!("case {c}"),
             PaletteItem::Node(n) => format!("node {n}"),
             PaletteItem::Durable(_) => "durable run".to_owned(),
+            PaletteItem::Scaffold => "new pipeline".to_owned(),
         }
     }
 
@@ -42,6 +45,9 @@ impl PaletteItem {
             PaletteItem::Node(n) => format!("go to node {n}"),
             PaletteItem::Durable(on) => {
                 format!("durable run — run the saved file on {on}, where a worker holds it")
+            }
+            PaletteItem::Scaffold => {
+                "new pipeline — choose tools; the buffer becomes a node per tool, as `pipewright new` writes".to_owned()
             }
         }
     }
