@@ -132,25 +132,44 @@ check "a fan-out's paths are its calls' outputs" 'message: "names: \$\{details\[
 keys Enter
 keys BSpace BSpace BSpace BSpace
 
-# Node 4: a typo'd tool, marked before anything runs.
+# Node 4: numbers from find's output, by completion too.
 keys -l -- "- id: total"
 keys Enter
-keys -l "tool: adx"
+keys -l "tool: ad"
+keys Tab
+accept "add"
 keys Enter
 keys -l "args:"
 keys Enter
-keys -l "a: 1"
+keys Tab
+accept "a"
+keys -l '${fi'
+accept "find"
+keys -l ".co"
+accept "count"
+keys -l "}"
 keys Enter
-keys -l "b: 2"
-wait_for "! +[0-9]+ +tool: adx" 20 || true
-check "preflight marks the typo's line before any run" "! +[0-9]+ +tool: adx"
+keys Tab
+accept "b"
+keys -l "1"
+check "every argument key and reference of the last node by completion" 'a: \$\{find\.count\}'
+check "the pipeline is whole: four nodes" "DAG pipe · 4 nodes"
+
+# A typo in a tool's name: marked before anything runs.
+keys C-g
+keys -l "17"
+keys Enter
+keys End
+keys -l "x"
+check "the typo is in the buffer" "tool: addx"
+wait_for "! +[0-9]+ +tool: addx" 20 || true
+check "preflight marks the typo's line before any run" "! +[0-9]+ +tool: addx"
 check "and says what is wrong under it" "└ node .total.: server .demo. has no tool"
 check "nothing has run" "0/4 ok"
-keys Up Up Up
 check "on the marked line the footer offers the quick fix" "Alt-Enter quick fix"
 keys Escape
 keys m
-check "the did-you-mean reads whole in Messages" "has no tool .adx.*did you mean .add.|did you mean .add."
+check "the did-you-mean reads whole in Messages" "has no tool .addx.|did you mean .add."
 keys Escape
 keys M-Enter
 wait_for "tool: add *│" 10 || true
