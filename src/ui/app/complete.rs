@@ -95,6 +95,17 @@ impl App {
         self.open_completion(tab)
     }
 
+    /// The `complete` action (its key, or the palette): into the editor,
+    /// and the popup at its cursor.
+    pub(super) fn complete_action(&mut self) -> Vec<Effect> {
+        if self.viewing.is_some() {
+            self.say("a saved run is read-only: nothing to complete", false);
+            return Vec::new();
+        }
+        self.focus = Focus::Editor;
+        self.open_completion(false).unwrap_or_default()
+    }
+
     /// Opens the popup at the cursor. With `tab`, a place with nothing to
     /// complete gives the key back (Tab then moves the focus).
     pub(super) fn open_completion(&mut self, tab: bool) -> Option<Vec<Effect>> {

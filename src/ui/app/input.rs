@@ -380,14 +380,7 @@ impl App {
                 Vec::new()
             }
             Action::QuickFix => self.quick_fix(),
-            Action::Complete => {
-                if self.viewing.is_some() {
-                    self.say("a saved run is read-only: nothing to complete", false);
-                    return Vec::new();
-                }
-                self.focus = Focus::Editor;
-                self.open_completion(false).unwrap_or_default()
-            }
+            Action::Complete => self.complete_action(),
             Action::DryRun | Action::Estimate => {
                 self.overlay = Some(self.plan_overlay(action == Action::Estimate));
                 Vec::new()
