@@ -1067,6 +1067,15 @@ async fn pin_writes_the_mock_into_the_file_as_one_undoable_edit() {
         .expect("under find, at its keys");
     assert!(at < text.find("- id: details").unwrap(), "{text}");
     assert!(text.contains("Carol"), "the recorded output: {text}");
+    // Block YAML in the file's style, not pretty-printed JSON (issue 35,
+    // item 21).
+    assert!(
+        text.contains(
+            "      result:\n        users:\n          - id: u3\n            name: Carol Nguyen\n"
+        ),
+        "{text}"
+    );
+    assert!(!text.contains("result: {"), "{text}");
     assert!(b.status_line().contains("pinned"), "{}", b.status_line());
     b.key(KeyCode::Char('i'));
     b.ctrl('z');

@@ -4,6 +4,7 @@
 //! its [`graph`] out, and every diagnostic with its line and column; the
 //! [`scaffold`] a new file starts from.
 
+pub mod block;
 pub mod graph;
 pub mod import;
 pub mod keys;

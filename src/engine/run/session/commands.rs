@@ -425,14 +425,5 @@ impl Actor {
 /// A JSON value as the YAML block under `mock:` (JSON is valid YAML; the
 /// value is written as an indented flow document).
 pub(super) fn indent_yaml(v: &Value, key: &str) -> String {
-    let text = serde_json::to_string_pretty(v).unwrap_or_default();
-    let mut out = format!("  {key}: ");
-    for (k, line) in text.lines().enumerate() {
-        if k > 0 {
-            out.push_str("\n    ");
-        }
-        out.push_str(line);
-    }
-    out.push('\n');
-    out
+    crate::engine::file::block::entry(key, v, 2)
 }
