@@ -229,6 +229,11 @@ pub struct Inspector {
     /// The output filtered by the jq box, when a filter ran.
     filtered: Option<JsonTree>,
     filter: FilterBox,
+    /// Each node's own jq filter, by context (the live workbench or a
+    /// saved run) and node id: a filter typed on one node stays with it.
+    filters: std::collections::HashMap<(String, String), String>,
+    /// The context filters are kept under (`""`: the live workbench).
+    context: String,
     error_scroll: u16,
     iterations: IterationsView,
     raw: RawText,
@@ -270,6 +275,8 @@ impl Inspector {
             output: None,
             filtered: None,
             filter: FilterBox::default(),
+            filters: std::collections::HashMap::new(),
+            context: String::new(),
             error_scroll: 0,
             iterations: IterationsView::default(),
             raw: RawText::NotStarted,
@@ -331,6 +338,9 @@ impl Inspector {
         key: ShownKey,
     ) {
         let same_node = self.shown.as_ref().is_some_and(|s| s.id == id);
+        if !same_node {
+            self.switch_filter(Some(id));
+        }
         self.generation += 1;
         let (args, args_source) = match (&record, preview, node) {
             (Some(r), _, _) => (r.args.tree().clone(), ArgsSource::Resolved),
@@ -372,6 +382,7 @@ impl Inspector {
 
     /// Shows nothing.
     pub fn clear(&mut self) {
+        self.switch_filter(None);
         self.generation += 1;
         self.shown = None;
         self.args = None;
@@ -411,18 +422,6 @@ impl Inspector {
         if t == Tab::Raw {
             self.start_raw();
         }
-    }
-
-    /// Sets the jq filter of the Output tab (from history or the command
-    /// palette) and runs it; an empty text removes the filter.
-    pub fn set_filter(&mut self, text: &str) {
-        self.filter.set_text(text);
-        self.run_filter();
-    }
-
-    /// The jq filter text of the Output tab.
-    pub fn filter_text(&self) -> &str {
-        self.filter.text()
     }
 
     /// The id of the shown node.
@@ -560,7 +559,14 @@ impl Inspector {
                         self.filtered = Some(JsonTree::new(v));
                         true
                     }
-                    None => *self.filter.state() != before,
+                    None => {
+                        // A filter that fails shows no stale result under
+                        // its text: only its error.
+                        if self.filter.failed() {
+                            self.filtered = None;
+                        }
+                        *self.filter.state() != before
+                    }
                 }
             }
             Done::Pretty { generation, text } => {
@@ -571,28 +577,6 @@ impl Inspector {
                 true
             }
         }
-    }
-
-    /// The tree the Output tab shows: the filtered one while a filter is
-    /// set and has produced something.
-    fn output_tree_mut(&mut self) -> Option<&mut JsonTree> {
-        if self.filter.active() && self.filtered.is_some() {
-            self.filtered.as_mut()
-        } else {
-            self.output.as_mut()
-        }
-    }
-
-    fn run_filter(&mut self) {
-        if !self.filter.active() {
-            self.filtered = None;
-        }
-        let input = self
-            .shown
-            .as_ref()
-            .and_then(|s| s.record.as_ref())
-            .map(|r| SharedValue::Output(Arc::clone(r)));
-        self.filter.run(input, self.done_tx.clone());
     }
 
     fn start_raw(&mut self) {

@@ -178,6 +178,7 @@ impl App {
             note.push_str(" · saved without its file: its nodes in run order");
         }
         self.say(note, false);
+        self.inspector.set_context(&entry.id);
         self.viewing = Some(Viewing {
             entry,
             trace,
@@ -195,6 +196,7 @@ impl App {
     pub(super) fn leave_viewing(&mut self) {
         if let Some(mut v) = self.viewing.take() {
             self.swap_stash(&mut v.stash);
+            self.inspector.set_context("");
             self.say("back to the live workbench", false);
             let sel = self.dag.selected;
             self.select(sel, false);

@@ -94,6 +94,12 @@ impl FilterBox {
         !self.text.trim().is_empty()
     }
 
+    /// Whether the filter, as typed, fails (does not compile, or fails on
+    /// this output).
+    pub fn failed(&self) -> bool {
+        matches!(self.state, FilterState::Compile(_) | FilterState::Run(_))
+    }
+
     /// Opens the box for typing.
     pub fn open(&mut self) {
         self.editing = true;

@@ -206,6 +206,11 @@ impl Inspector {
                     if let Some(t) = self.output_tree_mut() {
                         t.wrap = wrap;
                         t.render(body, buf, theme, focused);
+                    } else if self.filter.failed() {
+                        let msg = "no result: the filter above fails (fix it, or clear it with / then Ctrl-U)";
+                        Paragraph::new(Line::styled(msg, dim))
+                            .wrap(Wrap { trim: false })
+                            .render(body, buf);
                     }
                 }
             }
@@ -418,5 +423,73 @@ impl Inspector {
             _ => return,
         };
         buf.set_line(e.x, e.y, &line, e.width);
+    }
+}
+
+/// The inspector's side of the filter: each node's own text, and what
+/// the Output tab shows while one is set.
+impl super::Inspector {
+    /// Keeps the filter typed for the node shown, and takes up `next`'s.
+    pub(super) fn switch_filter(&mut self, next: Option<&str>) {
+        if let Some(s) = &self.shown {
+            let key = (self.context.clone(), s.id.clone());
+            if self.filter.active() {
+                self.filters.insert(key, self.filter.text().to_owned());
+            } else {
+                self.filters.remove(&key);
+            }
+        }
+        let text = next
+            .and_then(|id| self.filters.get(&(self.context.clone(), id.to_owned())))
+            .cloned()
+            .unwrap_or_default();
+        self.filter.set_text(&text);
+        self.filtered = None;
+    }
+
+    /// The inspector now shows the live workbench (`""`) or a saved run
+    /// (its id): each keeps its own filters per node.
+    pub fn set_context(&mut self, context: &str) {
+        if self.context != context {
+            self.switch_filter(None);
+            self.shown = None;
+            self.context = context.to_owned();
+        }
+    }
+
+    /// Sets the jq filter of the Output tab (from history or the command
+    /// palette) and runs it; an empty text removes the filter.
+    pub fn set_filter(&mut self, text: &str) {
+        self.filter.set_text(text);
+        self.run_filter();
+    }
+
+    /// The jq filter text of the Output tab.
+    pub fn filter_text(&self) -> &str {
+        self.filter.text()
+    }
+
+    /// The tree the Output tab shows: the filtered one while a filter is
+    /// set and has produced something.
+    pub(super) fn output_tree_mut(&mut self) -> Option<&mut JsonTree> {
+        if self.filter.active() && self.filtered.is_some() {
+            self.filtered.as_mut()
+        } else if self.filter.active() && self.filter.failed() {
+            None
+        } else {
+            self.output.as_mut()
+        }
+    }
+
+    pub(super) fn run_filter(&mut self) {
+        if !self.filter.active() {
+            self.filtered = None;
+        }
+        let input = self
+            .shown
+            .as_ref()
+            .and_then(|s| s.record.as_ref())
+            .map(|r| super::shared::SharedValue::Output(std::sync::Arc::clone(r)));
+        self.filter.run(input, self.done_tx.clone());
     }
 }

@@ -632,11 +632,10 @@ fn snapshot_narrow_pane() {
 
 #[test]
 fn a_filter_waits_while_the_node_has_no_output() {
-    let (mut i, _) = shown(ok_record(), "search");
-    i.set_filter(".total");
-    wait_filter(&mut i);
+    let mut i = Inspector::new();
     let n = node("enrich");
     i.set_node("enrich", Some(&n), None, None);
+    i.set_filter(".total");
     assert_eq!(i.filter.state(), &FilterState::Empty);
     assert_eq!(i.filter_text(), ".total");
     assert!(i.filtered.is_none());
@@ -678,4 +677,54 @@ fn tiny_panes_draw_every_tab_without_panicking() {
             }
         }
     }
+}
+
+/// Issue 35, item 9: a filter typed on one node stays with that node (not
+/// on every other node, nor in a saved run), and a broken filter shows its
+/// error, not the last good filter's result under its text.
+#[test]
+fn a_filter_stays_with_its_node_and_its_context() {
+    let (mut i, rec) = shown(ok_record(), "search");
+    press(&mut i, KeyCode::Char('2'));
+    press(&mut i, KeyCode::Char('/'));
+    type_text(&mut i, ".total");
+    press(&mut i, KeyCode::Enter);
+    wait_filter(&mut i);
+    assert_eq!(*i.filtered.as_ref().unwrap().value(), json!(2));
+    let other = node("enrich");
+    i.set_node("enrich", Some(&other), Some(&rec), None);
+    assert_eq!(i.filter_text(), "", "the filter stayed on another node");
+    let n = node("search");
+    i.set_node("search", Some(&n), Some(&rec), None);
+    assert_eq!(i.filter_text(), ".total", "the node's own filter came back");
+    wait_filter(&mut i);
+    assert_eq!(*i.filtered.as_ref().unwrap().value(), json!(2));
+    // A saved run on screen has filters of its own.
+    i.set_context("20261126-070000-abcd");
+    i.set_node("search", Some(&n), Some(&rec), None);
+    assert_eq!(
+        i.filter_text(),
+        "",
+        "the live filter followed into a saved run"
+    );
+    i.set_context("");
+    i.set_node("search", Some(&n), Some(&rec), None);
+    assert_eq!(i.filter_text(), ".total");
+}
+
+#[test]
+fn a_broken_filter_shows_its_error_not_the_last_result() {
+    let (mut i, _) = shown(ok_record(), "search");
+    press(&mut i, KeyCode::Char('2'));
+    press(&mut i, KeyCode::Char('/'));
+    type_text(&mut i, ".total");
+    wait_filter(&mut i);
+    assert_eq!(*i.filtered.as_ref().unwrap().value(), json!(2));
+    type_text(&mut i, " | nosuchfn");
+    press(&mut i, KeyCode::Enter);
+    wait_filter(&mut i);
+    assert!(i.filter.failed(), "{:?}", i.filter.state());
+    assert!(i.output_tree_mut().is_none(), "a stale result is shown");
+    let text = screen(&mut i, 100, 20);
+    assert!(text.contains("nosuchfn"), "{text}");
 }
