@@ -274,6 +274,9 @@ impl App {
 
     /// Text pasted into the terminal goes into the editor as one edit.
     pub fn on_paste(&mut self, text: &str) {
+        // A paste is input like a key: the last action's message goes
+        // (`saved x.yml` next to `unsaved` was no longer true).
+        self.message = None;
         if !self.asks.is_empty() && !self.asks_hidden {
             self.asks.paste(text);
             return;
@@ -497,7 +500,7 @@ impl App {
         Vec::new()
     }
 
-    pub(super) fn selected_node_id(&self) -> Option<String> {
+    pub(crate) fn selected_node_id(&self) -> Option<String> {
         let comp = self.comp.as_ref()?;
         Some(comp.nodes.get(self.dag.selected?)?.id.clone())
     }
