@@ -792,13 +792,4 @@ impl App {
             },
         }
     }
-
-    // ----- ticks and session events ------------------------------------
-}
-
-/// `crossterm`'s key, folded like the keymap does.
-impl From<KeyEvent> for Key {
-    fn from(ev: KeyEvent) -> Key {
-        Key::from_event(&ev)
-    }
 }
