@@ -1486,3 +1486,62 @@ async fn the_palette_writes_a_scaffold_of_the_chosen_tools() {
         "one undo brings the old text back"
     );
 }
+
+/// Issue 35 item 1: `p` while the last call is in flight pauses; once
+/// it finishes nothing is left, and the run is over (not `PAUSED 2/2 ok`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn issue35_item1_a_pause_on_the_last_call_ends_the_run_when_it_finishes() {
+    let text = "pipe:\n  - id: a\n    tool: echo\n    args: { message: one }\n  - id: b\n    tool: slow\n    args: { ms: 600 }\n";
+    let mut b = Bench::open(text).await;
+    b.key(KeyCode::F(5));
+    b.until("b runs", |a| a.visuals[1].status == NodeStatus::Running)
+        .await;
+    b.key(KeyCode::Char('p'));
+    b.until("the pause is heard", |a| {
+        matches!(a.run, RunState::Paused { .. }) || finished(a)
+    })
+    .await;
+    b.until("b ended and with it the run", |a| {
+        finished(a) && a.trace.is_some()
+    })
+    .await;
+    let line = b.status_line();
+    assert!(line.contains("DONE COMPLETED  2/2 ok"), "{line}");
+    assert!(!line.contains("PAUSED"), "{line}");
+}
+
+/// Issue 35 item 11: a budget stop says in words what stopped it: the
+/// badge reads `OVER BUDGET`, the node the gate kept from being called is
+/// selected with the deciding sentence whole on its Error tab, and the
+/// nodes after it say a cap would have been exceeded (nothing was spent).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn issue35_item11_a_budget_stop_names_the_blocked_node_in_words() {
+    let text = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/paid-digest.yml"),
+    )
+    .unwrap()
+    .replace("max_cost_usd: 0.01,", "max_cost_usd: 0.003,");
+    let mut b = Bench::open(&text).await;
+    b.run_to_end().await;
+    let line = b.status_line();
+    assert!(line.contains("DONE OVER BUDGET"), "{line}");
+    assert!(!line.contains("BUDGET_EXCEEDED"), "{line}");
+    let summaries = b.app.comp.as_ref().unwrap().index_of("summaries");
+    assert_eq!(
+        b.app.dag.selected, summaries,
+        "the blocked node is selected"
+    );
+    assert_eq!(b.app.inspector.tab(), Tab::Error);
+    let screen = b.screen(80, 24);
+    assert!(
+        screen.contains("not called: budget cap") && screen.contains("exceed the cap of $0.0030"),
+        "{screen}"
+    );
+    for v in &b.app.visuals {
+        let why = v.record.as_ref().and_then(|r| r.skip_reason.clone());
+        assert!(
+            !why.as_deref().unwrap_or_default().contains("was exceeded"),
+            "nothing was spent over the cap: {why:?}"
+        );
+    }
+}

@@ -1664,3 +1664,273 @@ fn undo_takes_back_a_word_at_a_time_and_redo_mirrors_it() {
     app.on_key(ctrl_key('z'));
     assert_eq!(&app.editor.text(), texts.last().unwrap());
 }
+
+// ----- issue 35: every state on screen true, every key said ---------------
+
+/// PIPE run to the end: all three nodes ok, each record naming its tool.
+fn completed_pipe(app: &mut App) {
+    app.on_session(Event::RunStarted {
+        composition: "main".into(),
+        case: None,
+        nodes: 3,
+    });
+    for (id, tool) in [
+        ("find", "search_users"),
+        ("details", "get_user_details"),
+        ("notify", "send_email"),
+    ] {
+        let mut r = ok_record(json!({}), json!({"ok": true}));
+        r.tool = tool.into();
+        finish(app, id, r);
+    }
+    let mut trace = empty_trace();
+    trace.composition.status = RunStatus::Completed;
+    app.on_session(Event::RunFinished {
+        status: RunStatus::Completed,
+        trace: Box::new(trace),
+    });
+}
+
+#[test]
+fn issue35_item1_the_badge_counts_stale_nodes_and_forgets_a_run_gone() {
+    let (_d, mut app) = app_on(PIPE);
+    completed_pipe(&mut app);
+    assert!(status_row(&mut app, 120, 30).contains("DONE COMPLETED  3/3 ok"));
+    // An edit made `notify` stale: the badge says so.
+    app.on_session(Event::PlanReplaced {
+        stale: vec!["notify".into()],
+        added: Vec::new(),
+        removed: Vec::new(),
+    });
+    let s = status_row(&mut app, 120, 30);
+    assert!(s.contains("2/3 ok · 1 stale"), "{s}");
+    // A reload that renames every node: nothing of the run is on screen.
+    app.editor.set_text(
+        &PIPE
+            .replace("find", "lookup")
+            .replace("details", "info")
+            .replace("notify", "mail"),
+    );
+    let until = Instant::now() + Duration::from_secs(10);
+    let mut now = Instant::now();
+    while app
+        .comp
+        .as_ref()
+        .is_none_or(|c| c.index_of("lookup").is_none())
+        && Instant::now() < until
+    {
+        now += Duration::from_millis(400);
+        app.on_tick(now);
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let s = status_row(&mut app, 120, 30);
+    assert!(!s.contains("DONE COMPLETED"), "{s}");
+    assert!(s.contains("IDLE") && s.contains("0/3 ok"), "{s}");
+}
+
+#[test]
+fn issue35_item1_a_retry_message_goes_when_its_node_ends_and_a_paste_drops_saved() {
+    let (_d, mut app) = app_on(PIPE);
+    app.on_session(Event::RunStarted {
+        composition: "main".into(),
+        case: None,
+        nodes: 3,
+    });
+    app.on_session(Event::Retrying {
+        id: "find".into(),
+        attempt: 2,
+        error: "timed out".into(),
+    });
+    assert!(status_row(&mut app, 160, 30).contains("retrying"));
+    completed_pipe(&mut app);
+    let s = status_row(&mut app, 160, 30);
+    assert!(!s.contains("retrying"), "the run succeeded: {s}");
+    // Saved, then a paste: `saved` is no longer true.
+    app.on_key(key(KeyCode::Char('i')));
+    app.on_key(ctrl_key('s'));
+    assert!(status_row(&mut app, 160, 30).contains("saved"));
+    app.on_paste("# note\n");
+    let s = status_row(&mut app, 160, 30);
+    assert!(s.contains("unsaved"), "{s}");
+    assert!(
+        !s.contains("saved pipeline.yml") && !s.contains("· saved"),
+        "{s}"
+    );
+}
+
+#[test]
+fn issue35_item2_a_stale_nodes_header_names_the_tool_it_called() {
+    let (_d, mut app) = app_on(PIPE);
+    completed_pipe(&mut app);
+    // The file now calls another tool in `find`; the session marks it stale.
+    app.editor
+        .set_text(&PIPE.replace("tool: search_users", "tool: search_user"));
+    let until = Instant::now() + Duration::from_secs(10);
+    let mut now = Instant::now();
+    while app.editor.text().contains("search_users") || app.editor.validating() {
+        assert!(Instant::now() < until, "not validated");
+        now += Duration::from_millis(400);
+        app.on_tick(now);
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    for _ in 0..3 {
+        now += Duration::from_millis(400);
+        app.on_tick(now);
+    }
+    app.on_session(Event::PlanReplaced {
+        stale: vec!["find".into(), "details".into(), "notify".into()],
+        added: Vec::new(),
+        removed: Vec::new(),
+    });
+    app.select(Some(0), true);
+    app.focus = Focus::Dag;
+    let s = screen(&mut app, 200, 30);
+    let header = s
+        .lines()
+        .find(|l| l.contains("last run:"))
+        .unwrap_or_else(|| panic!("no header:\n{s}"));
+    assert!(
+        header.contains("last run: ✓ ok")
+            && header.contains("· search_users · the file now calls search_user"),
+        "{header}"
+    );
+}
+
+#[test]
+fn issue35_item11_d_shows_waves_and_args_and_e_the_cost() {
+    let (_d, mut app) = app_on(FAN);
+    app.on_key(key(KeyCode::Char('d')));
+    let dry = screen(&mut app, 140, 40);
+    assert!(dry.contains("dry run"), "{dry}");
+    assert!(dry.contains("wave 1: enrich, readme"), "{dry}");
+    assert!(dry.contains("args {"), "{dry}");
+    assert!(
+        !dry.contains("pricing table")
+            && !dry.contains("no price")
+            && !dry.contains("within budget"),
+        "no prices in the dry run:\n{dry}"
+    );
+    app.on_key(key(KeyCode::Esc));
+    app.on_key(key(KeyCode::Char('e')));
+    let est = screen(&mut app, 140, 40);
+    assert!(est.contains("cost estimate"), "{est}");
+    assert!(est.contains("$0.0") && est.contains("budget"), "{est}");
+    assert!(!est.contains("args {"), "no args in the estimate:\n{est}");
+    assert_ne!(dry, est);
+}
+
+#[test]
+fn issue35_item11_a_budget_stop_reads_in_words() {
+    let (_d, mut app) = app_on(PIPE);
+    app.on_session(Event::RunStarted {
+        composition: "main".into(),
+        case: None,
+        nodes: 3,
+    });
+    finish(&mut app, "find", ok_record(json!({}), json!({"users": []})));
+    let sentence =
+        "$0.0000 spent plus $0.0060 projected for `details` would exceed the cap of $0.0030";
+    app.on_session(Event::NodeStatus {
+        id: "details".into(),
+        status: NodeStatus::Skipped,
+        reason: Some(format!("not called: budget cap `max_cost_usd`: {sentence}")),
+    });
+    app.on_session(Event::NodeStatus {
+        id: "notify".into(),
+        status: NodeStatus::Skipped,
+        reason: Some("not run: the run stopped before `details`: budget cap `max_cost_usd` would have been exceeded".into()),
+    });
+    let mut trace = empty_trace();
+    trace.composition.status = RunStatus::BudgetExceeded;
+    app.on_session(Event::RunFinished {
+        status: RunStatus::BudgetExceeded,
+        trace: Box::new(trace),
+    });
+    let s = screen(&mut app, 80, 24);
+    assert!(s.contains("DONE OVER BUDGET"), "{s}");
+    assert!(!s.contains("BUDGET_EXCEEDED"), "{s}");
+    // The blocked node is selected, its Error tab says the whole sentence.
+    assert_eq!(app.dag.selected, Some(1));
+    assert_eq!(app.inspector.tab(), Tab::Error);
+    assert!(
+        s.contains("not called: budget cap") && s.contains("exceed the cap of $0.0030"),
+        "{s}"
+    );
+}
+
+#[test]
+fn issue35_item12_the_footer_says_the_keys_that_work() {
+    let (_d, mut app) = app_on(PIPE);
+    // At a breakpoint: continue, step, skip.
+    running_pipe(&mut app);
+    app.on_session(Event::Paused {
+        reason: PauseReason::Breakpoint,
+        before: Some("notify".into()),
+    });
+    let f = footer_row(&mut app, 160, 30);
+    assert!(
+        f.contains("F8 continue") && f.contains("F10 step") && f.contains("s skip"),
+        "{f}"
+    );
+    assert!(!f.contains("F5 run"), "{f}");
+    // At 80×24 help and quit stay.
+    let f = footer_row(&mut app, 80, 24);
+    assert!(f.contains("? help") && f.contains("q quit"), "{f}");
+    app.on_session(Event::Resumed);
+    let f = footer_row(&mut app, 160, 30);
+    assert!(f.contains("p pause") && f.contains("x cancel"), "{f}");
+    // In the editor `?` is text: F1 is said.
+    app.on_key(key(KeyCode::Char('i')));
+    let f = footer_row(&mut app, 160, 30);
+    assert!(f.contains("F1 help") && !f.contains("? help"), "{f}");
+    // The quit dialog spells its keys.
+    app.on_key(key(KeyCode::Char('x')));
+    app.on_key(key(KeyCode::Esc));
+    app.on_key(key(KeyCode::Char('q')));
+    let f = footer_row(&mut app, 160, 30);
+    assert!(!f.contains("as the window says"), "{f}");
+    assert!(
+        f.contains("s save and quit") && f.contains("Esc stay"),
+        "{f}"
+    );
+    app.on_key(key(KeyCode::Esc));
+    let f = footer_row(&mut app, 80, 24);
+    assert!(
+        f.contains("? help") && f.contains("q quit"),
+        "at 80×24: {f}"
+    );
+}
+
+#[test]
+fn issue35_item12_a_saved_run_offers_no_run_key() {
+    let (_d, mut app) = with_two_saved_runs();
+    app.act(Action::History);
+    app.on_key(key(KeyCode::Enter));
+    assert!(app.viewing.is_some());
+    let f = footer_row(&mut app, 200, 30);
+    for refused in ["F5", "re-run", "b break", "F10"] {
+        assert!(!f.contains(refused), "{refused} is refused here: {f}");
+    }
+    assert!(f.contains("Esc back to the live run"), "{f}");
+}
+
+#[test]
+fn issue35_item12_a_sampling_question_says_what_sends() {
+    let (_d, mut app) = app_on(HITL);
+    let _rx = asked(
+        &mut app,
+        "c",
+        Ask::Sample {
+            request: json!({
+                "messages": [{"role": "user", "content": {"type": "text", "text": "hi"}}],
+                "maxTokens": 50
+            }),
+        },
+    );
+    let f = footer_row(&mut app, 160, 36);
+    assert!(
+        f.contains("Ctrl-S send") && f.contains("Enter new line"),
+        "{f}"
+    );
+    assert!(!f.contains("Enter accept"), "{f}");
+}

@@ -189,6 +189,10 @@ pub struct Message {
     pub text: String,
     pub error: bool,
     pub at: Instant,
+    /// The node a message about a call in flight is about (`retrying`, a
+    /// task's note): dropped when that node or the run ends, as it is no
+    /// longer true then.
+    pub about: Option<String>,
 }
 
 /// Where each pane was last drawn, for the mouse.

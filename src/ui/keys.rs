@@ -544,6 +544,13 @@ impl Keymap {
     }
 }
 
+/// `crossterm`'s key, folded like the keymap does.
+impl From<KeyEvent> for Key {
+    fn from(ev: KeyEvent) -> Key {
+        Key::from_event(&ev)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -133,7 +133,13 @@ pub struct PlanView {
 impl PlanView {
     /// The view of `plan` for `file`.
     pub fn new(file: &str, plan: CompositionPlan, estimate: bool) -> PlanView {
-        let lines = crate::engine::plan::text::composition(file, &plan)
+        use crate::engine::plan::text::{View, composition_as};
+        let view = if estimate {
+            View::Estimate
+        } else {
+            View::DryRun
+        };
+        let lines = composition_as(file, &plan, view)
             .lines()
             .map(str::to_owned)
             .collect();
@@ -494,15 +500,18 @@ pub fn render(
         Overlay::Plan(plan) => {
             let r = centred(area, 90, 85);
             Clear.render(r, buf);
-            let title = if plan.estimate {
-                "plan and cost estimate"
+            let (title, note) = if plan.estimate {
+                (
+                    "cost estimate",
+                    "nothing is called · each call's projected cost, the totals, the budget · d: waves and args",
+                )
             } else {
-                "dry run"
+                (
+                    "dry run",
+                    "nothing is called · waves and args; <from x.y> waits on a node not run yet · e: cost",
+                )
             };
-            let mut lines = vec![Line::from(Span::styled(
-                "nothing is called; <from x.y> waits on a node that has not run (as `pipewright plan` prints it)",
-                Style::default().fg(t.dim),
-            ))];
+            let mut lines = vec![Line::from(Span::styled(note, Style::default().fg(t.dim)))];
             for l in &plan.lines {
                 let style = if l.contains("OVER BUDGET") || l.contains(" trips at ") {
                     Style::default().fg(t.failed).add_modifier(Modifier::BOLD)

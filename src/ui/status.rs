@@ -59,7 +59,19 @@ pub fn state_label(app: &App) -> String {
                 None => why.into(),
             }
         }
-        RunState::Finished(s) => format!("DONE {}", s.as_str().to_uppercase()),
+        // A run whose every result has gone (a reload, another
+        // composition) is not on screen any more.
+        RunState::Finished(_) if app.visuals.iter().all(|v| v.record.is_none()) => "IDLE".into(),
+        RunState::Finished(s) => format!("DONE {}", run_status_words(*s)),
+    }
+}
+
+/// A run's status in words for the badge: `OVER BUDGET`, not the trace's
+/// code `BUDGET_EXCEEDED`.
+pub fn run_status_words(s: RunStatus) -> String {
+    match s {
+        RunStatus::BudgetExceeded => "OVER BUDGET".into(),
+        s => s.as_str().replace('_', " ").to_uppercase(),
     }
 }
 
@@ -84,6 +96,7 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
     let t = &app.theme;
     let base = Style::default().fg(t.status_bar_fg).bg(t.status_bar_bg);
     let state_colour = match &app.run {
+        _ if state_label(app) == "IDLE" => t.dim,
         RunState::Running | RunState::Connecting => t.running,
         RunState::Paused { .. } => t.warning,
         RunState::Finished(RunStatus::Completed) => t.ok,
@@ -137,6 +150,17 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
     let (ok, failed, cost, tokens) = app.totals();
     let total = app.visuals.len();
     spans.push(Span::styled(format!(" {ok}/{total} ok"), base));
+    // Results the file has changed under since they ran are not this
+    // file's: the badge says how many.
+    let stale = app
+        .visuals
+        .iter()
+        .filter(|v| v.status == crate::engine::run::trace::NodeStatus::Stale)
+        .count();
+    if stale > 0 {
+        spans.push(sep());
+        spans.push(Span::styled(format!("{stale} stale"), base.fg(t.warning)));
+    }
     if failed > 0 {
         spans.push(sep());
         spans.push(Span::styled(
@@ -244,22 +268,35 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
 /// as fit: `key what · key what`.
 pub fn mode_keys(app: &App) -> Vec<(String, &'static str)> {
     let k = |a: Action| app.keymap.label(a);
+    // An action's first key that works while typing (F1, Ctrl-Q).
+    let global = |a: Action| {
+        app.keymap
+            .keys(a)
+            .iter()
+            .find(|key| key.is_global())
+            .map(ToString::to_string)
+    };
     let mut out: Vec<(String, &'static str)> = Vec::new();
     match app.mode() {
         Mode::Ask => {
-            out.push(("Tab".into(), "next field"));
-            out.push((k(Action::AskAccept), "accept"));
+            let sampling = matches!(
+                app.asks.current().map(|p| &p.state),
+                Some(super::ask::State::Sample(_))
+            );
+            if sampling {
+                // Enter breaks the line in the reply: say what sends it.
+                out.push((k(Action::AskSend), "send"));
+                out.push(("Enter".into(), "new line"));
+                out.push((k(Action::AskProvider), "ask the provider"));
+            } else {
+                out.push(("Tab".into(), "next field"));
+                out.push((k(Action::AskAccept), "accept"));
+            }
             out.push((k(Action::AskDecline), "decline"));
             out.push((k(Action::AskCancel), "cancel"));
             out.push((k(Action::AskHide), "hide (look at the nodes)"));
             // Letters are typed into the form: only a chord quits.
-            let quit = app
-                .keymap
-                .keys(Action::Quit)
-                .iter()
-                .find(|key| key.is_global())
-                .map(ToString::to_string);
-            if let Some(q) = quit {
+            if let Some(q) = global(Action::Quit) {
                 out.push((q, "quit"));
             }
         }
@@ -277,10 +314,21 @@ pub fn mode_keys(app: &App) -> Vec<(String, &'static str)> {
                 out.push(("D".into(), "diff with the live one"));
                 out.push(("Esc".into(), "close"));
             }
-            Some(super::overlay::Overlay::ConfirmQuit { .. })
-            | Some(super::overlay::Overlay::ConfirmDestructive { .. }) => {
-                out.push(("y/q/s".into(), "as the window says"));
+            Some(super::overlay::Overlay::ConfirmQuit { unsaved, running }) => {
+                if *unsaved {
+                    out.push(("s".into(), "save and quit"));
+                }
+                let what = match (*unsaved, *running) {
+                    (true, _) => "quit without saving",
+                    (false, true) => "cancel the run and quit",
+                    (false, false) => "quit",
+                };
+                out.push(("q y".into(), what));
                 out.push(("Esc".into(), "stay"));
+            }
+            Some(super::overlay::Overlay::ConfirmDestructive { .. }) => {
+                out.push(("y".into(), "run them"));
+                out.push(("any other key".into(), "do not run"));
             }
             Some(super::overlay::Overlay::Scaffold(_)) => {
                 out.push(("type".into(), "narrow"));
@@ -318,7 +366,13 @@ pub fn mode_keys(app: &App) -> Vec<(String, &'static str)> {
             }
             out.push(("Ctrl-Z".into(), "undo"));
             out.push(("Ctrl-F".into(), "find"));
-            out.push((k(Action::Help), "help"));
+            // `?` is text here: the help's other key.
+            if let Some(h) = global(Action::Help) {
+                out.push((h, "help"));
+            }
+            if let Some(q) = global(Action::Quit) {
+                out.push((q, "quit"));
+            }
         }
         Mode::Filter => {
             out.push(("type".into(), "a jq filter"));
@@ -347,21 +401,44 @@ pub fn mode_keys(app: &App) -> Vec<(String, &'static str)> {
                 return out;
             }
             if app.viewing.is_some() {
+                // A saved run is read-only: no run key works on it.
                 out.push(("Esc".into(), "back to the live run"));
+                move_keys(app, &mut out);
+                out.push((k(Action::History), "history"));
+                out.push((k(Action::Judge), "judge again"));
+                out.push((k(Action::Timeline), "timeline"));
+                out.push((k(Action::Zoom), "zoom"));
+                out.push((k(Action::Messages), "messages"));
+                out.push((k(Action::Help), "help"));
+                out.push((k(Action::Quit), "quit"));
+                return out;
             }
-            if app.timeline {
-                out.push(("↑↓".into(), "move"));
-                out.push(("Enter".into(), "all iterations"));
-                out.push((k(Action::Timeline), "graph"));
-            } else {
-                out.push(("←↓↑→".into(), "move"));
-                out.push(("Enter".into(), "inspect"));
+            match &app.run {
+                RunState::Paused { .. } => {
+                    out.push((k(Action::Continue), "continue"));
+                    out.push((k(Action::Step), "step"));
+                    if app.selected_node_id().is_some() {
+                        out.push((k(Action::Skip), "skip"));
+                    }
+                    out.push((k(Action::Cancel), "cancel"));
+                    move_keys(app, &mut out);
+                    out.push((k(Action::Breakpoint), "break"));
+                }
+                RunState::Running | RunState::Connecting => {
+                    out.push((k(Action::Pause), "pause"));
+                    out.push((k(Action::Cancel), "cancel"));
+                    move_keys(app, &mut out);
+                    out.push((k(Action::Breakpoint), "break"));
+                }
+                RunState::Idle | RunState::Finished(_) => {
+                    move_keys(app, &mut out);
+                    out.push(("i".into(), "edit"));
+                    out.push((k(Action::Run), "run"));
+                    out.push((k(Action::Step), "step"));
+                    out.push((k(Action::Breakpoint), "break"));
+                    out.push((k(Action::Rerun), "re-run"));
+                }
             }
-            out.push(("i".into(), "edit"));
-            out.push((k(Action::Run), "run"));
-            out.push((k(Action::Step), "step"));
-            out.push((k(Action::Breakpoint), "break"));
-            out.push((k(Action::Rerun), "re-run"));
             out.push((k(Action::Zoom), "zoom"));
             out.push((k(Action::Messages), "messages"));
             out.push((k(Action::Palette), "palette"));
@@ -372,6 +449,44 @@ pub fn mode_keys(app: &App) -> Vec<(String, &'static str)> {
     out
 }
 
+/// The DAG's (or the timeline's) keys to move and look closer.
+fn move_keys(app: &App, out: &mut Vec<(String, &'static str)>) {
+    if app.timeline {
+        out.push(("↑↓".into(), "move"));
+        out.push(("Enter".into(), "all iterations"));
+        out.push((app.keymap.label(Action::Timeline), "graph"));
+    } else {
+        out.push(("←↓↑→".into(), "move"));
+        out.push(("Enter".into(), "inspect"));
+    }
+}
+
+/// The entries of `keys` that fit in `width` columns: help and quit are
+/// kept, the others go from the end first.
+pub fn fitting(keys: Vec<(String, &'static str)>, width: usize) -> Vec<(String, &'static str)> {
+    let cost =
+        |(k, what): &(String, &'static str)| Span::raw(k.as_str()).width() + 1 + what.len() + 2;
+    let kept = |what: &str| matches!(what, "help" | "quit");
+    let mut keys = keys;
+    let mut used: usize = 1 + keys.iter().map(cost).sum::<usize>();
+    while used > width {
+        let Some(i) = keys.iter().rposition(|(_, what)| !kept(what)) else {
+            break;
+        };
+        used -= cost(&keys[i]);
+        keys.remove(i);
+    }
+    // Too narrow even for those: as many as fit, in order.
+    let mut room = width.saturating_sub(1);
+    keys.into_iter()
+        .take_while(|e| {
+            let ok = cost(e) <= room;
+            room = room.saturating_sub(cost(e));
+            ok
+        })
+        .collect()
+}
+
 /// The footer: the mode's keys, as many as fit the row.
 pub fn footer(app: &App, area: Rect, buf: &mut Buffer) {
     let t = &app.theme;
@@ -379,13 +494,7 @@ pub fn footer(app: &App, area: Rect, buf: &mut Buffer) {
     let key = Style::default().fg(t.accent).add_modifier(Modifier::BOLD);
     let dim = Style::default().fg(t.dim);
     let mut spans = vec![Span::raw(" ")];
-    let mut used = 1;
-    for (k, what) in mode_keys(app) {
-        let w = Span::raw(&k).width() + 1 + what.len() + 2;
-        if used + w > area.width as usize {
-            break;
-        }
-        used += w;
+    for (k, what) in fitting(mode_keys(app), area.width as usize) {
         spans.push(Span::styled(k, key));
         spans.push(Span::styled(format!(" {what}  "), dim));
     }

@@ -8,6 +8,24 @@ use crate::engine::plan::dry_run::{CompositionPlan, PlannedCall};
 /// calls, projected cost and tokens, where the figure comes from), its
 /// arguments and problems, the totals and the budget verdict.
 pub fn composition(file: &str, c: &CompositionPlan) -> String {
+    composition_as(file, c, View::Full)
+}
+
+/// Which part of the plan to show: `plan` prints it all; the workbench's
+/// dry run (`d`) shows the waves and resolved args, its estimate (`e`)
+/// the cost of each call, the totals and the budget verdict.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum View {
+    /// Everything, as `pipewright plan` prints it.
+    Full,
+    /// The waves, each node's call and its resolved args; no prices.
+    DryRun,
+    /// Each call's projected cost and tokens, the totals and the budget.
+    Estimate,
+}
+
+/// The plan of one composition as `view` shows it, in `plan`'s words.
+pub fn composition_as(file: &str, c: &CompositionPlan, view: View) -> String {
     let mut out = String::new();
 
     let case = c
@@ -27,14 +45,20 @@ pub fn composition(file: &str, c: &CompositionPlan) -> String {
         .map(|n| call_name(n).chars().count())
         .max()
         .unwrap_or(0);
+    let mut wave = usize::MAX;
     for n in &c.calls {
+        if view == View::DryRun && n.wave != wave {
+            wave = n.wave;
+            let ids = c.waves.get(wave).map(|w| w.join(", ")).unwrap_or_default();
+            out.push_str(&format!("  wave {wave}: {ids}\n"));
+        }
         let p = &n.projection;
         let calls = match (n.mocked, p.calls_known, p.calls) {
             (true, _, _) => "mock".to_owned(),
             (_, false, _) => "×?".to_owned(),
             (_, true, k) => format!("×{k}"),
         };
-        let price = if n.mocked {
+        let price = if n.mocked || view == View::DryRun {
             String::new()
         } else {
             format!(
@@ -54,12 +78,20 @@ pub fn composition(file: &str, c: &CompositionPlan) -> String {
         );
         out.push_str(line.trim_end());
         out.push('\n');
-        if !n.mocked {
+        if !n.mocked && view != View::Estimate {
             out.push_str(&format!("       args {}\n", n.args));
         }
         for e in &n.errors {
             out.push_str(&format!("       ! {e}\n"));
         }
+    }
+    if view == View::DryRun {
+        out.push_str(&format!(
+            "  total {} call(s) in {} wave(s)\n",
+            c.calls_total,
+            c.waves.len()
+        ));
+        return out;
     }
     for j in &c.judge {
         let line = match &j.no_call {

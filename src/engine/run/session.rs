@@ -191,6 +191,7 @@ pub fn start(
         paused_before: None,
         stopping: None,
         budget_tripped: None,
+        budget_blocked: None,
         started: None,
         paused_since: None,
         paused_total: Duration::ZERO,
@@ -288,6 +289,9 @@ struct Actor {
     paused_before: Option<usize>,
     stopping: Option<Stop>,
     budget_tripped: Option<String>,
+    /// The node the budget gate kept from being called, and the sentence
+    /// that decided it (nothing was spent on it).
+    budget_blocked: Option<(usize, String)>,
     started: Option<Instant>,
     /// When the run last paused, while it is paused.
     paused_since: Option<Instant>,

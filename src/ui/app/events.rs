@@ -136,6 +136,21 @@ impl App {
         }
     }
 
+    /// After a budget stop: the node the gate kept from being called is
+    /// selected, its Error tab saying the sentence that decided it.
+    fn show_budget_block(&mut self) {
+        let blocked = self.visuals.iter().position(|v| {
+            v.record
+                .as_ref()
+                .and_then(|r| r.skip_reason.as_deref())
+                .is_some_and(|why| why.starts_with("not called: budget cap"))
+        });
+        if let Some(i) = blocked {
+            self.select(Some(i), self.focus != Focus::Editor);
+            self.inspector.set_tab(crate::ui::inspector::Tab::Error);
+        }
+    }
+
     /// The session could not start (a server did not answer, …).
     pub fn on_start_failed(&mut self, error: &str) {
         self.has_session = false;
@@ -241,7 +256,8 @@ impl App {
                 ),
             },
             Event::Retrying { id, attempt, error } => {
-                self.say(
+                self.say_about(
+                    &id,
                     format!("{id}: attempt {attempt} failed, retrying: {error}"),
                     false,
                 );
@@ -280,7 +296,7 @@ impl App {
                 self.say(format!("{id}: {kind} answered: {action}"), false);
             }
             Event::Task { id, note, .. } => {
-                self.say(format!("{id}: {}", note.text()), false);
+                self.say_about(&id, format!("{id}: {}", note.text()), false);
                 if let Some(i) = idx(self, &id) {
                     let task = self.visuals[i].task.get_or_insert_default();
                     if task.id != note.task {
@@ -333,6 +349,7 @@ impl App {
                         self.refresh_inspector();
                     }
                 }
+                self.drop_message_about(Some(&id));
                 self.node_ended(&id);
             }
             Event::Paused { reason, before } => {
@@ -394,11 +411,15 @@ impl App {
                     trace.run_id
                 ));
                 self.run = RunState::Finished(status);
+                self.drop_message_about(None);
                 for v in &mut self.visuals {
                     v.paused_before = false;
                     v.live_args = None;
                 }
                 self.show_first_failure();
+                if status == RunStatus::BudgetExceeded {
+                    self.show_budget_block();
+                }
                 self.refresh_inspector();
                 let mut trace = trace;
                 let judging = self.judge_finished(&mut trace);

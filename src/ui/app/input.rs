@@ -274,6 +274,9 @@ impl App {
 
     /// Text pasted into the terminal goes into the editor as one edit.
     pub fn on_paste(&mut self, text: &str) {
+        // A paste is input like a key: the last action's message goes
+        // (`saved x.yml` next to `unsaved` was no longer true).
+        self.message = None;
         if !self.asks.is_empty() && !self.asks_hidden {
             self.asks.paste(text);
             return;
@@ -490,7 +493,7 @@ impl App {
         Vec::new()
     }
 
-    pub(super) fn selected_node_id(&self) -> Option<String> {
+    pub(crate) fn selected_node_id(&self) -> Option<String> {
         let comp = self.comp.as_ref()?;
         Some(comp.nodes.get(self.dag.selected?)?.id.clone())
     }
@@ -781,14 +784,5 @@ impl App {
                 scroll: 0,
             },
         }
-    }
-
-    // ----- ticks and session events ------------------------------------
-}
-
-/// `crossterm`'s key, folded like the keymap does.
-impl From<KeyEvent> for Key {
-    fn from(ev: KeyEvent) -> Key {
-        Key::from_event(&ev)
     }
 }

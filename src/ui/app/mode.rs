@@ -36,7 +36,27 @@ impl App {
             text,
             error,
             at: Instant::now(),
+            about: None,
         });
+    }
+
+    /// Says something about node `id`'s call in flight: the message goes
+    /// when the node (or the run) ends.
+    pub fn say_about(&mut self, id: &str, text: impl Into<String>, error: bool) {
+        self.say(text, error);
+        if let Some(m) = &mut self.message {
+            m.about = Some(id.to_owned());
+        }
+    }
+
+    /// Drops the status message about `id`'s call in flight (any node's,
+    /// with `None`).
+    pub(crate) fn drop_message_about(&mut self, id: Option<&str>) {
+        if let Some(about) = self.message.as_ref().and_then(|m| m.about.as_deref())
+            && id.is_none_or(|id| id == about)
+        {
+            self.message = None;
+        }
     }
 
     /// Keeps `text` in the Messages pane, the oldest lines going past

@@ -362,7 +362,14 @@ impl Inspector {
                 Style::default().fg(theme.pending),
             )),
         }
-        if let Some(tool) = &s.tool {
+        // A node that ran names the tool it called (its record's), not the
+        // one the file calls now; when those differ, it says so.
+        let called = s
+            .record
+            .as_ref()
+            .map(|r| r.tool.clone())
+            .filter(|t| !t.is_empty());
+        if let Some(tool) = called.as_ref().or(s.tool.as_ref()) {
             spans.push(Span::styled(" · ", dim));
             spans.push(Span::styled(tool.clone(), Style::default().fg(theme.fg)));
             if let Some(server) = &s.server {
@@ -370,6 +377,14 @@ impl Inspector {
                 if let Some(rev) = &self.live.protocol {
                     spans.push(Span::styled(format!(" (MCP {rev})"), dim));
                 }
+            }
+            if let (Some(called), Some(now)) = (&called, &s.tool)
+                && called != now
+            {
+                spans.push(Span::styled(
+                    format!(" · the file now calls {now}"),
+                    Style::default().fg(theme.status(NodeStatus::Stale)),
+                ));
             }
         }
         if self.tab == Tab::Args {

@@ -136,6 +136,7 @@ impl Actor {
         self.settled_prefix = 0;
         self.stopping = None;
         self.budget_tripped = None;
+        self.budget_blocked = None;
         self.run_cancel = CancellationToken::new();
         self.started = Some(Instant::now());
         self.paused_total = Duration::ZERO;

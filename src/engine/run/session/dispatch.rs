@@ -16,6 +16,11 @@ impl Actor {
             self.apply_plan().await;
         }
         if self.mode != Mode::Running {
+            // Paused (`p`) while the last calls were in flight: once they
+            // have finished and nothing is left to run, the run is over.
+            if self.mode == Mode::Paused && self.in_flight.is_empty() && self.nothing_left() {
+                self.finish().await;
+            }
             return;
         }
         let comp = self.comp.clone();
@@ -52,6 +57,14 @@ impl Actor {
         if self.mode == Mode::Running && self.in_flight.is_empty() {
             self.finish().await;
         }
+    }
+
+    /// Whether every node this run targets has settled (none waits to be
+    /// called, none is at a breakpoint).
+    fn nothing_left(&self) -> bool {
+        self.paused_before.is_none()
+            && (0..self.records.len())
+                .all(|i| !self.in_targets(i) || self.records[i].status.is_terminal())
     }
 
     /// Moves `settled_prefix` past the nodes that have finished (or are not

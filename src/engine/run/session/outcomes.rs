@@ -45,7 +45,10 @@ impl Actor {
             .into_iter()
             .next()
         {
-            self.trip(&b.cap, b.detail).await;
+            self.trip(&b.cap, b.detail.clone()).await;
+            if self.stopping.is_some() && self.budget_blocked.is_none() {
+                self.budget_blocked = Some((i, format!("budget cap `{}`: {}", b.cap, b.detail)));
+            }
         }
         self.stopping.is_none()
     }
@@ -130,15 +133,27 @@ impl Actor {
     }
 
     pub(super) async fn finish(&mut self) {
-        let reason = match &self.stopping {
-            Some(Stop::Cancel) => "the run was cancelled".to_owned(),
-            Some(Stop::Budget(cap)) => format!("budget cap `{cap}` was exceeded"),
-            Some(Stop::Failure(id)) => format!("the run stopped after `{id}` failed"),
-            None => "it was not reachable".to_owned(),
+        let blocked = self.budget_blocked.clone();
+        let reason = match (&self.stopping, &blocked) {
+            (Some(Stop::Cancel), _) => "the run was cancelled".to_owned(),
+            // The gate stopped the run before a call: nothing was spent
+            // over the cap, a projection would have been.
+            (Some(Stop::Budget(cap)), Some((b, _))) => format!(
+                "the run stopped before `{}`: budget cap `{cap}` would have been exceeded",
+                self.comp.nodes[*b].id
+            ),
+            (Some(Stop::Budget(cap)), None) => format!("budget cap `{cap}` was exceeded"),
+            (Some(Stop::Failure(id)), _) => format!("the run stopped after `{id}` failed"),
+            (None, _) => "it was not reachable".to_owned(),
         };
         for i in 0..self.records.len() {
             if self.in_targets(i) && self.records[i].status == NodeStatus::Pending {
-                self.set_skipped(i, format!("not run: {reason}")).await;
+                // The blocked node says the sentence that decided it.
+                let why = match &blocked {
+                    Some((b, sentence)) if *b == i => format!("not called: {sentence}"),
+                    _ => format!("not run: {reason}"),
+                };
+                self.set_skipped(i, why).await;
             }
         }
         let status = match (&self.stopping, &self.budget_tripped) {
