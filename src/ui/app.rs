@@ -44,9 +44,11 @@ mod history;
 mod input;
 mod judge;
 mod mode;
+mod palette;
 mod pin;
 mod plan;
 mod tools;
+mod yank;
 
 pub use super::mode::{LOG_CAP, LogEntry, Mode};
 
@@ -152,6 +154,9 @@ pub enum Effect {
     /// Grade a run's `eval:` off the loop (see `ui::judging`); the graded
     /// run comes back as a message.
     Judge(Box<crate::ui::judging::Job>),
+    /// Put this text on the terminal's clipboard: the loop writes it as
+    /// OSC 52 (see `ui::copy`).
+    Copy(String),
     /// Open a server's link in the browser (asked for with a key).
     OpenUrl(String),
     /// Fetch the `tools/list` of the servers this plan calls (`key` names
