@@ -1854,3 +1854,37 @@ fn issue35_item16_search_in_raw() {
     type_text(&mut app, "nowhere");
     assert!(screen(&mut app, 140, 30).contains("no match"));
 }
+
+/// Item 16: `/` in the help and the Messages pane searches them too; the
+/// count is in the status line, `n` moves on, Esc clears before it closes.
+#[test]
+fn issue35_item16_search_in_help_and_messages() {
+    let (_d, mut app) = app_on(PIPE);
+    app.on_key(key(KeyCode::Char('?')));
+    screen(&mut app, 120, 40);
+    app.on_key(key(KeyCode::Char('/')));
+    type_text(&mut app, "yank");
+    let text = screen(&mut app, 120, 40);
+    assert!(text.contains("/yank█  match 1/"), "{text}");
+    let footer = footer_row(&mut app, 120, 40);
+    assert!(footer.contains("Esc clear"), "{footer}");
+    app.on_key(key(KeyCode::Enter));
+    app.on_key(key(KeyCode::Char('n')));
+    assert!(status_row(&mut app, 120, 40).contains("match 2/"));
+    app.on_key(key(KeyCode::Esc));
+    assert!(app.overlay.is_some(), "Esc clears the search first");
+    app.on_key(key(KeyCode::Esc));
+    assert!(app.overlay.is_none());
+    app.say("warmup: attempt 2 failed, retrying", false);
+    app.on_key(key(KeyCode::Char('m')));
+    screen(&mut app, 120, 40);
+    app.on_key(key(KeyCode::Char('/')));
+    type_text(&mut app, "RETRYING");
+    assert!(status_row(&mut app, 120, 40).contains("no match"));
+    app.on_key(key(KeyCode::Backspace));
+    for _ in 0..7 {
+        app.on_key(key(KeyCode::Backspace));
+    }
+    type_text(&mut app, "retrying");
+    assert!(status_row(&mut app, 120, 40).contains("match 1/1"));
+}

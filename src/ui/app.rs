@@ -39,6 +39,7 @@ mod cases;
 mod complete;
 mod durable;
 mod events;
+mod find;
 mod gate;
 mod history;
 mod input;
@@ -283,6 +284,8 @@ pub struct App {
     pub tools: super::preflight::LiveTools,
     /// The editor's completion popup, while it is open.
     pub completion: Option<super::complete::Popup>,
+    /// The search in the help or the Messages pane (`/`).
+    pub overlay_find: Option<super::find::Find>,
 }
 
 impl App {
@@ -341,6 +344,7 @@ impl App {
             validated_once: false,
             timeline_open: BTreeSet::new(),
             tools: super::preflight::LiveTools::default(),
+            overlay_find: None,
             completion: None,
         }
     }

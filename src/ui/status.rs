@@ -263,6 +263,16 @@ pub fn mode_keys(app: &App) -> Vec<(String, &'static str)> {
                 out.push((q, "quit"));
             }
         }
+        Mode::Overlay if app.overlay_find.as_ref().is_some_and(|f| f.typing) => {
+            out.push(("type".into(), "search"));
+            out.push(("Enter".into(), "keep it"));
+            out.push(("Esc".into(), "clear"));
+        }
+        Mode::Overlay if app.overlay_find.is_some() => {
+            out.push(("n N".into(), "next, previous"));
+            out.push(("Esc".into(), "clear search"));
+            out.push(("↑↓ PgUp PgDn".into(), "scroll"));
+        }
         Mode::Overlay => match &app.overlay {
             Some(super::overlay::Overlay::Palette(_)) => {
                 out.push(("type".into(), "filter"));
@@ -290,12 +300,16 @@ pub fn mode_keys(app: &App) -> Vec<(String, &'static str)> {
             }
             Some(super::overlay::Overlay::Messages { .. }) => {
                 out.push(("↑↓ PgUp PgDn".into(), "scroll"));
+                out.push(("/".into(), "search"));
                 out.push(("g G".into(), "first, last"));
                 out.push((k(Action::Wrap), "wrap"));
                 out.push(("Esc".into(), "close"));
             }
-            _ => {
+            other => {
                 out.push(("↑↓ PgUp PgDn".into(), "scroll"));
+                if matches!(other, Some(super::overlay::Overlay::Help { .. })) {
+                    out.push(("/".into(), "search"));
+                }
                 out.push(("g G".into(), "top, end"));
                 out.push(("Esc".into(), "close"));
             }

@@ -33,8 +33,16 @@ impl App {
             }
             return self.ask_key(key);
         }
-        if let Some(ov) = self.overlay.take() {
-            return self.on_overlay_key(ov, key);
+        if let Some(mut ov) = self.overlay.take() {
+            if self.overlay_find_key(&mut ov, key).is_some() {
+                self.overlay = Some(ov);
+                return Vec::new();
+            }
+            let effects = self.on_overlay_key(ov, key);
+            if self.overlay.is_none() {
+                self.overlay_find = None;
+            }
+            return effects;
         }
         // A saved run on screen is read-only: the editor's place shows its
         // file, and keys never reach the buffer hidden behind it.
