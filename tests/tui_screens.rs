@@ -1683,7 +1683,10 @@ fn issue35_item13_unbound_keys_say_something() {
     assert_eq!(app.focus, Focus::Dag);
     app.on_key(key(KeyCode::Char('/')));
     let status = status_row(&mut app, 140, 30);
-    assert!(status.contains("/ searches in Output"), "{status}");
+    assert!(
+        status.contains("/ searches in the inspector's Output"),
+        "{status}"
+    );
     app.on_key(key(KeyCode::Char('u')));
     let status = status_row(&mut app, 140, 30);
     assert!(status.contains("`u` does nothing here"), "{status}");

@@ -55,6 +55,7 @@ pub const HELP: &[(&str, &str)] = &[
         "/ or f",
         "jq filter on the output (Enter/Esc leave the box, Ctrl-U clears)",
     ),
+    ("/ n N", "Raw: search, next and previous match (Esc clears)"),
     ("Esc", "back from an iteration to the table"),
 ];
 

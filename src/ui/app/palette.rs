@@ -84,7 +84,8 @@ impl App {
         let help = self.keymap.label(Action::Help);
         let palette = self.keymap.label(Action::Palette);
         let text = if c == '/' {
-            "/ searches in Output (a jq filter), Raw, Logs, Messages, help and History".to_owned()
+            "/ searches in the inspector's Output (a jq filter) and Raw tabs, the help and Messages"
+                .to_owned()
         } else {
             format!("`{c}` does nothing here: {help} lists the keys, {palette} finds a command")
         };
