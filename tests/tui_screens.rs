@@ -1934,3 +1934,230 @@ fn issue35_item12_a_sampling_question_says_what_sends() {
     );
     assert!(!f.contains("Enter accept"), "{f}");
 }
+
+// ---- issue 35: keys that say something, copy, search ----
+
+/// The `Effect::Copy` among `effects`, as the bytes the terminal gets.
+fn copied(effects: &[Effect]) -> Option<String> {
+    effects.iter().find_map(|e| match e {
+        Effect::Copy(text) => Some(text.clone()),
+        _ => None,
+    })
+}
+
+/// Item 13: a key that does nothing where it is pressed says so, and `/`
+/// outside a searchable view says where it searches.
+#[test]
+fn issue35_item13_unbound_keys_say_something() {
+    let (_d, mut app) = app_on(PIPE);
+    assert_eq!(app.focus, Focus::Dag);
+    app.on_key(key(KeyCode::Char('/')));
+    let status = status_row(&mut app, 140, 30);
+    assert!(
+        status.contains("/ searches in the inspector's Output"),
+        "{status}"
+    );
+    app.on_key(key(KeyCode::Char('u')));
+    let status = status_row(&mut app, 140, 30);
+    assert!(status.contains("`u` does nothing here"), "{status}");
+    // The palette finds a node by the start of its words, before `wrap`,
+    // and keeps its key column in view.
+    app.on_key(key(KeyCode::Char(':')));
+    type_text(&mut app, "go det");
+    let text = screen(&mut app, 80, 24);
+    let first = text
+        .lines()
+        .find(|l| l.contains("go to node") || l.contains("wrap"))
+        .unwrap_or_default();
+    assert!(first.contains("go to node details"), "{text}");
+}
+
+/// Item 15: `y` copies the selected Output value as JSON and `Y` its path,
+/// through an OSC 52 sequence, and the status line says what and how many
+/// bytes.
+#[test]
+fn issue35_item15_yank_a_value_and_its_path() {
+    let (_d, mut app) = app_on(PIPE);
+    running_pipe(&mut app);
+    app.on_key(key(KeyCode::Enter));
+    assert_eq!(app.focus, Focus::Inspector);
+    assert_eq!(app.inspector.tab(), Tab::Output);
+    for _ in 0..3 {
+        app.on_key(key(KeyCode::Char('j')));
+    }
+    let text = copied(&app.on_key(key(KeyCode::Char('y')))).expect("y copies");
+    assert_eq!(text, "\"u3\"");
+    assert_eq!(
+        pipewright::ui::copy::osc52(&text),
+        "\x1b]52;c;InUzIg==\x07",
+        "ESC ] 52 ; c ; base64 BEL"
+    );
+    let status = status_row(&mut app, 140, 30);
+    assert!(
+        status.contains("copied Output .users[0].id (4 bytes)"),
+        "{status}"
+    );
+    let path = copied(&app.on_key(key(KeyCode::Char('Y')))).expect("Y copies");
+    assert_eq!(path, ".users[0].id");
+    // A container: the whole of it, pretty.
+    app.on_key(key(KeyCode::Char('k')));
+    let text = copied(&app.on_key(key(KeyCode::Char('y')))).unwrap();
+    assert_eq!(
+        serde_json::from_str::<serde_json::Value>(&text).unwrap(),
+        json!({"id": "u3", "name": "Carol Nguyen"})
+    );
+}
+
+/// Item 15: in the DAG, `y` copies the node's args and `Y` a command line
+/// that makes the same call; a node that has not run says why nothing is
+/// copied.
+#[test]
+fn issue35_item15_yank_a_nodes_args_and_its_tools_call_line() {
+    let (_d, mut app) = app_on(PIPE);
+    running_pipe(&mut app);
+    assert_eq!(app.focus, Focus::Dag);
+    let args = copied(&app.on_key(key(KeyCode::Char('y')))).expect("y copies");
+    assert_eq!(args, "{\n  \"query\": \"carol\"\n}");
+    let line = copied(&app.on_key(key(KeyCode::Char('Y')))).expect("Y copies");
+    assert_eq!(
+        line,
+        r#"pipewright tools call search_users --file pipeline.yml --args '{"query":"carol"}'"#
+    );
+    let status = status_row(&mut app, 140, 30);
+    assert!(
+        status.contains("copied a `tools call` line for find"),
+        "{status}"
+    );
+    app.on_key(key(KeyCode::Char('j')));
+    app.on_key(key(KeyCode::Char('l')));
+    assert_ne!(app.selected_index(), Some(0), "another node");
+    let effects = app.on_key(key(KeyCode::Char('y')));
+    assert!(copied(&effects).is_none());
+    let status = status_row(&mut app, 140, 30);
+    assert!(
+        status.contains("has not run: no resolved args to copy"),
+        "{status}"
+    );
+}
+
+/// Item 15: the URL question copies its link (`y`), since mouse capture
+/// keeps the link from being selected.
+#[test]
+fn issue35_item15_the_url_question_copies_its_link() {
+    let (_d, mut app) = app_on(HITL);
+    let _rx = asked(
+        &mut app,
+        "who",
+        Ask::Url {
+            message: "Confirm in the browser".into(),
+            url: "http://127.0.0.1:9/confirm".into(),
+            elicitation_id: "e1".into(),
+        },
+    );
+    assert!(screen(&mut app, 120, 32).contains("y copy link"));
+    let url = copied(&app.on_key(key(KeyCode::Char('y')))).expect("y copies the link");
+    assert_eq!(url, "http://127.0.0.1:9/confirm");
+    assert!(!app.asks.is_empty(), "the question is still open");
+    let status = status_row(&mut app, 120, 32);
+    assert!(status.contains("copied the link (26 bytes)"), "{status}");
+}
+
+/// Item 16: `/` on the Raw tab searches: typing highlights and counts the
+/// matches, `n`/`N` step through them and scroll them into view, Esc
+/// clears.
+#[test]
+fn issue35_item16_search_in_raw() {
+    let (_d, mut app) = app_on(PIPE);
+    running_pipe(&mut app);
+    let mut users: Vec<serde_json::Value> = (0..40)
+        .map(|i| json!({"id": format!("u{i}"), "name": format!("Filler {i}")}))
+        .collect();
+    users.push(json!({"id": "u99", "name": "Carol Zed"}));
+    let mut rec = ok_record(json!({"query": "x"}), json!({"users": users.clone()}));
+    rec.raw = json!({"structuredContent": {"users": users}}).into();
+    finish(&mut app, "find", rec);
+    app.on_key(key(KeyCode::Enter));
+    app.on_key(key(KeyCode::Char('6')));
+    assert_eq!(app.inspector.tab(), Tab::Raw);
+    let mut text = screen(&mut app, 140, 30);
+    let until = Instant::now() + Duration::from_secs(10);
+    while !text.contains(" line 1/") && Instant::now() < until {
+        std::thread::sleep(Duration::from_millis(10));
+        app.on_tick(Instant::now());
+        text = screen(&mut app, 140, 30);
+    }
+    assert!(text.contains(" line 1/"), "{text}");
+    assert!(!text.contains("Carol Zed"), "the match starts out of view");
+    app.on_key(key(KeyCode::Char('/')));
+    assert_eq!(app.mode(), pipewright::ui::app::Mode::Search);
+    type_text(&mut app, "carol");
+    let text = screen(&mut app, 140, 30);
+    assert!(text.contains("/carol█  match 1/1"), "{text}");
+    assert!(text.contains("Carol Zed"), "scrolled into view: {text}");
+    let footer = footer_row(&mut app, 140, 30);
+    assert!(footer.contains("Esc clear"), "{footer}");
+    // Highlighted: the match's cells are drawn in the warning colour.
+    let buf = frame(&mut app, 140, 30);
+    let lit = (0..30u16).any(|y| {
+        (0..140u16).any(|x| buf[(x, y)].symbol() == "C" && buf[(x, y)].bg == app.theme.warning)
+    });
+    assert!(lit, "the match is highlighted");
+    app.on_key(key(KeyCode::Enter));
+    type_text(&mut app, "ZZ");
+    assert!(
+        screen(&mut app, 140, 30).contains("match 1/1"),
+        "n, N only step"
+    );
+    app.on_key(key(KeyCode::Esc));
+    let text = screen(&mut app, 140, 30);
+    assert!(!text.contains("match 1/1"), "{text}");
+    // From the top, the first match is the first of the text.
+    app.on_key(key(KeyCode::Char('g')));
+    app.on_key(key(KeyCode::Char('/')));
+    type_text(&mut app, "filler 3");
+    let text = screen(&mut app, 140, 30);
+    assert!(text.contains("match 1/11"), "{text}");
+    app.on_key(key(KeyCode::Enter));
+    app.on_key(key(KeyCode::Char('n')));
+    assert!(screen(&mut app, 140, 30).contains("match 2/11"));
+    app.on_key(key(KeyCode::Char('N')));
+    app.on_key(key(KeyCode::Char('N')));
+    assert!(screen(&mut app, 140, 30).contains("match 11/11"));
+    app.on_key(key(KeyCode::Char('/')));
+    type_text(&mut app, "nowhere");
+    assert!(screen(&mut app, 140, 30).contains("no match"));
+}
+
+/// Item 16: `/` in the help and the Messages pane searches them too; the
+/// count is in the status line, `n` moves on, Esc clears before it closes.
+#[test]
+fn issue35_item16_search_in_help_and_messages() {
+    let (_d, mut app) = app_on(PIPE);
+    app.on_key(key(KeyCode::Char('?')));
+    screen(&mut app, 120, 40);
+    app.on_key(key(KeyCode::Char('/')));
+    type_text(&mut app, "yank");
+    let text = screen(&mut app, 120, 40);
+    assert!(text.contains("/yank█  match 1/"), "{text}");
+    let footer = footer_row(&mut app, 120, 40);
+    assert!(footer.contains("Esc clear"), "{footer}");
+    app.on_key(key(KeyCode::Enter));
+    app.on_key(key(KeyCode::Char('n')));
+    assert!(status_row(&mut app, 120, 40).contains("match 2/"));
+    app.on_key(key(KeyCode::Esc));
+    assert!(app.overlay.is_some(), "Esc clears the search first");
+    app.on_key(key(KeyCode::Esc));
+    assert!(app.overlay.is_none());
+    app.say("warmup: attempt 2 failed, retrying", false);
+    app.on_key(key(KeyCode::Char('m')));
+    screen(&mut app, 120, 40);
+    app.on_key(key(KeyCode::Char('/')));
+    type_text(&mut app, "RETRYING");
+    assert!(status_row(&mut app, 120, 40).contains("no match"));
+    app.on_key(key(KeyCode::Backspace));
+    for _ in 0..7 {
+        app.on_key(key(KeyCode::Backspace));
+    }
+    type_text(&mut app, "retrying");
+    assert!(status_row(&mut app, 120, 40).contains("match 1/1"));
+}

@@ -39,14 +39,17 @@ mod cases;
 mod complete;
 mod durable;
 mod events;
+mod find;
 mod gate;
 mod history;
 mod input;
 mod judge;
 mod mode;
+mod palette;
 mod pin;
 mod plan;
 mod tools;
+mod yank;
 
 pub use super::mode::{LOG_CAP, LogEntry, Mode};
 
@@ -152,6 +155,9 @@ pub enum Effect {
     /// Grade a run's `eval:` off the loop (see `ui::judging`); the graded
     /// run comes back as a message.
     Judge(Box<crate::ui::judging::Job>),
+    /// Put this text on the terminal's clipboard: the loop writes it as
+    /// OSC 52 (see `ui::copy`).
+    Copy(String),
     /// Open a server's link in the browser (asked for with a key).
     OpenUrl(String),
     /// Fetch the `tools/list` of the servers this plan calls (`key` names
@@ -282,6 +288,8 @@ pub struct App {
     pub tools: super::preflight::LiveTools,
     /// The editor's completion popup, while it is open.
     pub completion: Option<super::complete::Popup>,
+    /// The search in the help or the Messages pane (`/`).
+    pub overlay_find: Option<super::find::Find>,
 }
 
 impl App {
@@ -340,6 +348,7 @@ impl App {
             validated_once: false,
             timeline_open: BTreeSet::new(),
             tools: super::preflight::LiveTools::default(),
+            overlay_find: None,
             completion: None,
         }
     }

@@ -78,6 +78,8 @@ pub enum Outcome {
     AskProvider { ticket: u64, request: Value },
     /// Open this link in the browser.
     OpenUrl(String),
+    /// Copy this link to the clipboard.
+    CopyUrl(String),
 }
 
 /// The questions waiting for the person, oldest first.
@@ -282,6 +284,7 @@ impl Asks {
                     *opened = Opened::Asking;
                     Outcome::OpenUrl(url.clone())
                 }
+                (Some(Action::AskCopyUrl), Ask::Url { url, .. }) => Outcome::CopyUrl(url.clone()),
                 _ => Outcome::Nothing,
             },
             State::Sample(s) => match action {

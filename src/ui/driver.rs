@@ -252,7 +252,9 @@ impl Driver {
                     });
                 }
                 Effect::Quit => app.quit = true,
-                other @ (Effect::ExternalEditor | Effect::OpenUrl(_)) => rest.push(other),
+                other @ (Effect::ExternalEditor | Effect::OpenUrl(_) | Effect::Copy(_)) => {
+                    rest.push(other)
+                }
             }
         }
         rest

@@ -6,7 +6,7 @@
 mod highlight;
 mod keys;
 pub mod recovery;
-mod search;
+pub(crate) mod search;
 mod undo;
 mod validate;
 mod view;

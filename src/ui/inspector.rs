@@ -10,6 +10,7 @@
 
 mod details;
 mod filter;
+mod find;
 mod iterations;
 pub mod json_tree;
 mod logs;
@@ -17,6 +18,7 @@ mod pretty;
 mod render;
 mod shared;
 pub(crate) mod text;
+mod yank;
 
 use std::sync::Arc;
 use std::sync::mpsc::{self, Receiver, Sender};
@@ -53,6 +55,7 @@ pub const HELP: &[(&str, &str)] = &[
         "/ or f",
         "jq filter on the output (Enter/Esc leave the box, Ctrl-U clears)",
     ),
+    ("/ n N", "Raw: search, next and previous match (Esc clears)"),
     ("Esc", "back from an iteration to the table"),
 ];
 
@@ -238,6 +241,8 @@ pub struct Inspector {
     iterations: IterationsView,
     raw: RawText,
     raw_view: TextView,
+    /// The Raw tab's search (`/`).
+    find: Option<crate::ui::find::Find>,
     /// The shown node's live state (Logs tab).
     live: Live,
     logs_scroll: u16,
@@ -281,6 +286,7 @@ impl Inspector {
             iterations: IterationsView::default(),
             raw: RawText::NotStarted,
             raw_view: TextView::default(),
+            find: None,
             live: Live::default(),
             logs_scroll: 0,
             wrap: false,
@@ -459,6 +465,9 @@ impl Inspector {
                 Edit::Moved | Edit::Closed => true,
                 Edit::Ignored => false,
             };
+        }
+        if let Some(took) = self.find_key(key) {
+            return took;
         }
         if key
             .modifiers

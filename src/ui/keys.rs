@@ -83,6 +83,14 @@ pub enum Action {
     QuickFix,
     /// Open completion at the editor's cursor.
     Complete,
+    /// Copy what is selected: a tree's value as JSON (Args, Output), else
+    /// the selected node's args as JSON.
+    Yank,
+    /// Copy where it is: a tree value's path (`.users[0].name`), else a
+    /// `pipewright tools call` line that repeats the node's call.
+    YankPath,
+    /// In a server's URL question: copy the link.
+    AskCopyUrl,
 }
 
 impl Action {
@@ -111,6 +119,8 @@ impl Action {
         Action::Messages,
         Action::Zoom,
         Action::Wrap,
+        Action::Yank,
+        Action::YankPath,
         Action::Questions,
         Action::NextPane,
         Action::PrevPane,
@@ -127,6 +137,7 @@ impl Action {
         Action::AskSend,
         Action::AskProvider,
         Action::AskOpenUrl,
+        Action::AskCopyUrl,
         Action::AskDecline,
         Action::AskCancel,
         Action::AskHide,
@@ -145,6 +156,7 @@ impl Action {
                 | Action::AskSend
                 | Action::AskProvider
                 | Action::AskOpenUrl
+                | Action::AskCopyUrl
                 | Action::AskDecline
                 | Action::AskCancel
                 | Action::AskHide
@@ -196,6 +208,9 @@ impl Action {
             Action::AskCancel => "ask-cancel",
             Action::QuickFix => "quick-fix",
             Action::Complete => "complete",
+            Action::Yank => "yank",
+            Action::YankPath => "yank-path",
+            Action::AskCopyUrl => "ask-copy-url",
         }
     }
 
@@ -253,6 +268,13 @@ impl Action {
             Action::QuickFix => {
                 "quick fix: apply the did-you-mean of the mark on the editor's cursor line"
             }
+            Action::Yank => {
+                "copy: the selected Args/Output value as JSON, else the node's args (OSC 52)"
+            }
+            Action::YankPath => {
+                "copy the value's path (.users[0].name), else a `pipewright tools call` line"
+            }
+            Action::AskCopyUrl => "server's URL question: copy the link (OSC 52)",
             Action::Complete => {
                 "complete at the editor's cursor: tools, arguments, references, values (Tab too, where there is something to complete)"
             }
@@ -452,6 +474,8 @@ impl Default for Keymap {
         b.insert(Messages, vec![Key::plain('m')]);
         b.insert(Zoom, vec![Key::plain('z')]);
         b.insert(Wrap, vec![Key::plain('w')]);
+        b.insert(Yank, vec![Key::plain('y')]);
+        b.insert(YankPath, vec![Key::plain('Y')]);
         b.insert(Questions, vec![f(2)]);
         b.insert(NextPane, vec![Key::new(KeyCode::Tab, KeyModifiers::NONE)]);
         b.insert(PrevPane, vec![Key::new(KeyCode::Tab, KeyModifiers::SHIFT)]);
@@ -475,6 +499,7 @@ impl Default for Keymap {
         );
         b.insert(AskProvider, vec![Key::ctrl('g')]);
         b.insert(AskOpenUrl, vec![Key::plain('o')]);
+        b.insert(AskCopyUrl, vec![Key::plain('y')]);
         b.insert(AskDecline, vec![key(KeyCode::Esc)]);
         b.insert(AskCancel, vec![Key::ctrl('c')]);
         b.insert(AskHide, vec![f(2)]);

@@ -13,6 +13,8 @@ pub enum Mode {
     Edit,
     /// The inspector's jq box has the keys.
     Filter,
+    /// A search prompt (`/` in Raw) has the keys.
+    Search,
     /// A server's question has the keys.
     Ask,
     /// An overlay (help, palette, plan, history, messages…) has the keys.
@@ -27,6 +29,7 @@ impl Mode {
             Mode::Inspect => "INSPECT",
             Mode::Edit => "EDIT",
             Mode::Filter => "FILTER",
+            Mode::Search => "SEARCH",
             Mode::Ask => "ASK",
             Mode::Overlay => "OVERLAY",
         }

@@ -300,6 +300,16 @@ pub fn mode_keys(app: &App) -> Vec<(String, &'static str)> {
                 out.push((q, "quit"));
             }
         }
+        Mode::Overlay if app.overlay_find.as_ref().is_some_and(|f| f.typing) => {
+            out.push(("type".into(), "search"));
+            out.push(("Enter".into(), "keep it"));
+            out.push(("Esc".into(), "clear"));
+        }
+        Mode::Overlay if app.overlay_find.is_some() => {
+            out.push(("n N".into(), "next, previous"));
+            out.push(("Esc".into(), "clear search"));
+            out.push(("↑↓ PgUp PgDn".into(), "scroll"));
+        }
         Mode::Overlay => match &app.overlay {
             Some(super::overlay::Overlay::Palette(_)) => {
                 out.push(("type".into(), "filter"));
@@ -338,12 +348,16 @@ pub fn mode_keys(app: &App) -> Vec<(String, &'static str)> {
             }
             Some(super::overlay::Overlay::Messages { .. }) => {
                 out.push(("↑↓ PgUp PgDn".into(), "scroll"));
+                out.push(("/".into(), "search"));
                 out.push(("g G".into(), "first, last"));
                 out.push((k(Action::Wrap), "wrap"));
                 out.push(("Esc".into(), "close"));
             }
-            _ => {
+            other => {
                 out.push(("↑↓ PgUp PgDn".into(), "scroll"));
+                if matches!(other, Some(super::overlay::Overlay::Help { .. })) {
+                    out.push(("/".into(), "search"));
+                }
                 out.push(("g G".into(), "top, end"));
                 out.push(("Esc".into(), "close"));
             }
@@ -379,11 +393,23 @@ pub fn mode_keys(app: &App) -> Vec<(String, &'static str)> {
             out.push(("Enter".into(), "keep it"));
             out.push(("Esc".into(), "close"));
         }
+        Mode::Search => {
+            out.push(("type".into(), "search"));
+            out.push(("Enter".into(), "keep it"));
+            out.push(("n N".into(), "next, previous"));
+            out.push(("Esc".into(), "clear"));
+        }
         Mode::Inspect => {
             out.push(("1-7".into(), "tabs"));
             out.push(("↑↓".into(), "move"));
-            if app.inspector.tab() == Tab::Output {
-                out.push(("/".into(), "jq filter"));
+            match app.inspector.tab() {
+                Tab::Output => out.push(("/".into(), "jq filter")),
+                Tab::Raw if app.inspector.find_status().is_some() => {
+                    out.push(("n N".into(), "next, previous"));
+                    out.push(("Esc".into(), "clear search"));
+                }
+                Tab::Raw => out.push(("/".into(), "search")),
+                _ => {}
             }
             out.push((k(Action::Wrap), "wrap"));
             out.push((k(Action::Zoom), "zoom"));
@@ -391,6 +417,11 @@ pub fn mode_keys(app: &App) -> Vec<(String, &'static str)> {
             out.push(("Esc".into(), "to the DAG"));
             out.push((k(Action::Messages), "messages"));
             out.push((k(Action::Help), "help"));
+            // Last: shown where the row has room.
+            if matches!(app.inspector.tab(), Tab::Args | Tab::Output) {
+                out.push((k(Action::Yank), "copy"));
+                out.push((k(Action::YankPath), "path"));
+            }
         }
         Mode::Dag => {
             if app.comp.is_none() {
@@ -444,6 +475,10 @@ pub fn mode_keys(app: &App) -> Vec<(String, &'static str)> {
             out.push((k(Action::Palette), "palette"));
             out.push((k(Action::Help), "help"));
             out.push((k(Action::Quit), "quit"));
+            let ran = app.selected_index().and_then(|i| app.visuals.get(i));
+            if ran.is_some_and(|v| v.record.is_some()) {
+                out.push((k(Action::Yank), "copy args"));
+            }
         }
     }
     out

@@ -119,6 +119,12 @@ pub async fn run(mut app: App) -> io::Result<u8> {
                     term.clear()?;
                 }
                 Effect::OpenUrl(url) => open_url(&mut app, &url),
+                Effect::Copy(text) => {
+                    use std::io::Write;
+                    let mut out = io::stdout();
+                    let _ = out.write_all(super::copy::osc52(&text).as_bytes());
+                    let _ = out.flush();
+                }
                 _ => {}
             }
         }

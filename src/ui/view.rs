@@ -164,6 +164,14 @@ pub fn draw(app: &mut App, f: &mut Frame<'_>) {
         if let (Some(kept), Some(s)) = (kept, app.overlay.as_mut().and_then(Overlay::scroll_mut)) {
             *s = kept;
         }
+        let wrapped = matches!(app.overlay, Some(Overlay::Messages { wrap: true, .. }));
+        if let (Some(f), Some(ov), Some(top)) = (&app.overlay_find, &app.overlay, kept)
+            && !wrapped
+            && let Some(lines) = app.overlay_text(ov)
+        {
+            let inner = ratatui::widgets::Block::bordered().inner(app.areas.overlay);
+            f.paint(&lines, top as usize, inner, buf, &app.theme);
+        }
     }
     // A server's question is drawn over everything: it has the keys.
     if !app.asks_hidden {

@@ -10,7 +10,7 @@ mod bearer;
 mod browser;
 mod config;
 mod credentials;
-mod encode;
+pub(crate) mod encode;
 mod error;
 mod flow;
 mod jwt;

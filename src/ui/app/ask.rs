@@ -57,6 +57,7 @@ impl App {
                 Vec::new()
             }
             Outcome::OpenUrl(url) => vec![Effect::OpenUrl(url)],
+            Outcome::CopyUrl(url) => self.copy(url, "the link"),
             Outcome::AskProvider { ticket, request } => {
                 let redactor = Redactor::default();
                 let vars = match (&self.pipeline, &self.comp) {

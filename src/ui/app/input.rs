@@ -33,8 +33,16 @@ impl App {
             }
             return self.ask_key(key);
         }
-        if let Some(ov) = self.overlay.take() {
-            return self.on_overlay_key(ov, key);
+        if let Some(mut ov) = self.overlay.take() {
+            if self.overlay_find_key(&mut ov, key).is_some() {
+                self.overlay = Some(ov);
+                return Vec::new();
+            }
+            let effects = self.on_overlay_key(ov, key);
+            if self.overlay.is_none() {
+                self.overlay_find = None;
+            }
+            return effects;
         }
         // A saved run on screen is read-only: the editor's place shows its
         // file, and keys never reach the buffer hidden behind it.
@@ -66,7 +74,7 @@ impl App {
                 )
             )
         {
-            self.dag_key(key);
+            let _ = self.dag_key(key);
             return Vec::new();
         }
         // The pane gets the key first unless it is a global binding; the
@@ -98,11 +106,18 @@ impl App {
                 return self.follow_editor_cursor();
             }
             Focus::Inspector => {
-                if !self.inspector.handle_key(key) && key.code == KeyCode::Esc {
+                let took = self.inspector.handle_key(key);
+                if !took && key.code == KeyCode::Esc {
                     self.focus = Focus::Dag;
+                } else if !took {
+                    self.unbound(key);
                 }
             }
-            Focus::Dag => self.dag_key(key),
+            Focus::Dag => {
+                if !self.dag_key(key) {
+                    self.unbound(key);
+                }
+            }
         }
         Vec::new()
     }
@@ -116,13 +131,14 @@ impl App {
         self.inspector.handle_key(key)
     }
 
-    pub(super) fn dag_key(&mut self, key: KeyEvent) {
+    /// A key for the DAG pane; false when it does nothing there.
+    pub(super) fn dag_key(&mut self, key: KeyEvent) -> bool {
         if key.code == KeyCode::Esc && self.viewing.is_some() {
             self.leave_viewing();
-            return;
+            return true;
         }
         if self.timeline && self.timeline_key(key) {
-            return;
+            return true;
         }
         // `i` always reaches the editor, and Enter does too while there is
         // no graph to inspect (a new or broken file).
@@ -130,7 +146,7 @@ impl App {
             || key.code == KeyCode::Enter && self.layout.is_none()
         {
             self.focus = Focus::Editor;
-            return;
+            return true;
         }
         let Some(layout) = &self.layout else {
             if let KeyCode::Char(_) = key.code {
@@ -140,7 +156,7 @@ impl App {
                     false,
                 );
             }
-            return;
+            return true;
         };
         let before = self.dag.selected;
         match key.code {
@@ -150,14 +166,15 @@ impl App {
             KeyCode::Down | KeyCode::Char('j') => self.dag.move_down(layout),
             KeyCode::Enter => {
                 self.focus = Focus::Inspector;
-                return;
+                return true;
             }
-            _ => return,
+            _ => return false,
         }
         if self.dag.selected != before {
             let sel = self.dag.selected;
             self.select(sel, true);
         }
+        true
     }
 
     /// A mouse event, routed to the pane under it.
@@ -383,6 +400,8 @@ impl App {
                 Vec::new()
             }
             Action::QuickFix => self.quick_fix(),
+            Action::Yank => self.yank(false),
+            Action::YankPath => self.yank(true),
             Action::Complete => self.complete_action(),
             Action::DryRun | Action::Estimate => {
                 self.overlay = Some(self.plan_overlay(action == Action::Estimate));
@@ -423,6 +442,7 @@ impl App {
             | Action::AskSend
             | Action::AskProvider
             | Action::AskOpenUrl
+            | Action::AskCopyUrl
             | Action::AskDecline
             | Action::AskCancel
             | Action::AskHide => {
@@ -615,37 +635,6 @@ impl App {
         }]
     }
 
-    pub(super) fn palette_items(&self) -> Vec<PaletteItem> {
-        let mut items: Vec<PaletteItem> = Action::ALL
-            .iter()
-            .filter(|a| !a.is_modal())
-            .map(|a| PaletteItem::Action(*a, self.keymap.label(*a)))
-            .collect();
-        for (name, _) in crate::ui::theme::BUILTIN {
-            items.push(PaletteItem::Theme((*name).to_owned()));
-        }
-        if let Some(r) = &self.opts.restate {
-            items.push(PaletteItem::Durable(r.on.clone()));
-        }
-        if self.viewing.is_none() {
-            items.push(PaletteItem::Scaffold);
-        }
-        if let Some(p) = &self.pipeline {
-            for c in &p.compositions {
-                items.push(PaletteItem::Composition(c.name.clone()));
-            }
-        }
-        if let Some(c) = &self.comp {
-            for k in &c.cases {
-                items.push(PaletteItem::Case(k.name.clone()));
-            }
-            for n in &c.nodes {
-                items.push(PaletteItem::Node(n.id.clone()));
-            }
-        }
-        items
-    }
-
     pub(super) fn on_overlay_key(&mut self, ov: Overlay, key: KeyEvent) -> Vec<Effect> {
         match ov {
             Overlay::ConfirmQuit { unsaved, running } => match key.code {
@@ -729,42 +718,6 @@ impl App {
                 if !closes {
                     self.overlay = Some(other.scrolled(key));
                 }
-                Vec::new()
-            }
-        }
-    }
-
-    pub(super) fn run_palette_item(&mut self, item: PaletteItem) -> Vec<Effect> {
-        match item {
-            PaletteItem::Action(a, _) => self.act(a),
-            PaletteItem::Theme(name) => {
-                match Theme::load(&name, self.dirs.config.as_deref()) {
-                    Ok(t) => {
-                        // NO_COLOR stays in force whatever the theme.
-                        self.theme = if self.theme.mono { t.monochrome() } else { t };
-                        self.say(format!("theme {name}"), false);
-                    }
-                    Err(e) => self.say(e.to_string(), true),
-                }
-                Vec::new()
-            }
-            PaletteItem::Composition(name) => {
-                let mut effects = if self.has_session {
-                    self.has_session = false;
-                    self.session_key = None;
-                    vec![Effect::DropSession]
-                } else {
-                    Vec::new()
-                };
-                effects.extend(self.choose_composition(&name));
-                effects
-            }
-            PaletteItem::Case(name) => self.choose_case(&name),
-            PaletteItem::Durable(_) => self.start_durable(),
-            PaletteItem::Scaffold => self.open_scaffold(),
-            PaletteItem::Node(id) => {
-                let i = self.comp.as_ref().and_then(|c| c.index_of(&id));
-                self.select(i, true);
                 Vec::new()
             }
         }

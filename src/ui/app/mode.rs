@@ -16,6 +16,7 @@ impl App {
         match self.focus {
             Focus::Editor if self.viewing.is_none() => Mode::Edit,
             Focus::Inspector if self.inspector.filter_editing() => Mode::Filter,
+            Focus::Inspector if self.inspector.find_typing() => Mode::Search,
             Focus::Inspector => Mode::Inspect,
             _ => Mode::Dag,
         }

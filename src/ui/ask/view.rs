@@ -31,7 +31,10 @@ pub fn render(
     let Some(p) = asks.current() else { return };
     let (lines, focus_line) = match &p.state {
         State::Form(f) => form_lines(p, f, t),
-        State::Url { opened } => (url_lines(p, opened, t), 0),
+        State::Url { opened } => (
+            url_lines(p, opened, t, &keymap.label(Action::AskCopyUrl)),
+            0,
+        ),
         State::Sample(s) => sample_lines(s, provider, t),
     };
     let r = centred(area, 76, 85);
@@ -75,6 +78,7 @@ fn block<'a>(asks: &Asks, p: &Pending, provider: bool, t: &Theme, k: &Keymap) ->
         State::Url { .. } => vec![
             key(Action::AskAccept, "done (accept)"),
             key(Action::AskOpenUrl, "open in browser"),
+            key(Action::AskCopyUrl, "copy link"),
         ],
         State::Sample(_) => {
             let mut h = vec![key(Action::AskSend, "send")];
@@ -254,7 +258,7 @@ fn form_lines(p: &Pending, f: &Form, t: &Theme) -> (Vec<Line<'static>>, usize) {
     (lines, focus_line)
 }
 
-fn url_lines(p: &Pending, opened: &super::Opened, t: &Theme) -> Vec<Line<'static>> {
+fn url_lines(p: &Pending, opened: &super::Opened, t: &Theme, copy: &str) -> Vec<Line<'static>> {
     let mut lines = message_lines(p, t);
     if let Ask::Url { url, .. } = &p.question.ask {
         lines.push(Line::styled(
@@ -277,7 +281,9 @@ fn url_lines(p: &Pending, opened: &super::Opened, t: &Theme) -> Vec<Line<'static
             Style::default().fg(t.dim),
         ),
         Opened::Failed(why) => (
-            format!("could not open it ({why}): copy the link into a browser, then accept"),
+            format!(
+                "could not open it ({why}): {copy} copies the link, for a browser; then accept"
+            ),
             Style::default().fg(t.error).add_modifier(Modifier::BOLD),
         ),
     };

@@ -247,7 +247,12 @@ impl Inspector {
                     self.start_raw();
                 }
                 match &self.raw {
-                    RawText::Ready(text) => self.raw_view.render(text, body, buf, theme, self.wrap),
+                    RawText::Ready(text) => {
+                        self.raw_view.render(text, body, buf, theme, self.wrap);
+                        if let Some(f) = self.find.as_ref().filter(|_| !self.wrap) {
+                            f.paint(&self.raw_lines(), self.raw_view.offset, body, buf, theme);
+                        }
+                    }
                     RawText::Pending => {
                         Paragraph::new(Line::styled("formatting…", dim)).render(body, buf)
                     }
@@ -299,6 +304,9 @@ impl Inspector {
                 (n > 0).then(|| format!(" {}/{n} ", self.iterations.selected() + 1))
             }
             Tab::Raw => match &self.raw {
+                RawText::Ready(_) if self.find.is_some() => {
+                    self.find_status().map(|s| format!(" {s} "))
+                }
                 RawText::Ready(t) => Some(format!(
                     " line {}/{} ",
                     self.raw_view.offset + 1,
