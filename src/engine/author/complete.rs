@@ -155,6 +155,12 @@ pub fn tool_of<'a>(k: &Knowledge<'a>, server: Option<&str>, tool: &str) -> Optio
         .find(|t| t.name == tool)
 }
 
+/// The tool the node block as written calls.
+fn node_tool<'a>(node: Option<&NodeAt>, k: &Knowledge<'a>) -> Option<&'a ToolInfo> {
+    let n = node?;
+    tool_of(k, n.server.as_deref(), n.tool.as_deref()?)
+}
+
 fn tool_items(node: Option<&NodeAt>, k: &Knowledge<'_>) -> Vec<Item> {
     let server = node.and_then(|n| n.server.as_deref()).or(k.default_server);
     let several = k.tools.len() > 1;
@@ -248,12 +254,7 @@ fn value(
             .collect(),
         ("transform" | "when", _) if node.is_some() => builtin_items(word),
         (arg, Some("args")) => {
-            let Some(n) = node else { return Vec::new() };
-            let Some(t) = n
-                .tool
-                .as_deref()
-                .and_then(|t| tool_of(k, n.server.as_deref(), t))
-            else {
+            let Some(t) = node_tool(node, k) else {
                 return Vec::new();
             };
             let Some(schema) = t.input_schema.get("properties").and_then(|p| p.get(arg)) else {
@@ -636,12 +637,7 @@ fn key_items(
     let fresh = |name: &str| !present.iter().any(|p| p == name);
     match parents.last().map(String::as_str) {
         Some("args") if node.is_some() => {
-            let Some(n) = node else { return Vec::new() };
-            let Some(t) = n
-                .tool
-                .as_deref()
-                .and_then(|t| tool_of(k, n.server.as_deref(), t))
-            else {
+            let Some(t) = node_tool(node, k) else {
                 return Vec::new();
             };
             let required = required_of(&t.input_schema);
