@@ -17,8 +17,13 @@ impl Actor {
         }
         if self.mode != Mode::Running {
             // Paused (`p`) while the last calls were in flight: once they
-            // have finished and nothing is left to run, the run is over.
-            if self.mode == Mode::Paused && self.in_flight.is_empty() && self.nothing_left() {
+            // have finished and nothing is left to run, the run is over. A
+            // step's pause stays, so the last node can be re-run (`--step`).
+            if self.mode == Mode::Paused
+                && !self.step_pause
+                && self.in_flight.is_empty()
+                && self.nothing_left()
+            {
                 self.finish().await;
             }
             return;
