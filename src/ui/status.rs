@@ -370,14 +370,15 @@ pub fn mode_keys(app: &App) -> Vec<(String, &'static str)> {
         }
         Mode::Edit => {
             out.push(("Esc".into(), "to the DAG"));
+            // On a marked line its fix comes first: it is why you are there.
+            if app.quick_fix_here() {
+                out.push((k(Action::QuickFix), "quick fix"));
+            }
             // Tab completes where there is something to complete, else
             // moves on (Ctrl-Space only completes; the help says so).
             out.push(("Tab".into(), "complete/next pane"));
             out.push((k(Action::Save), "save"));
             out.push((k(Action::Run), "run"));
-            if app.quick_fix_here() {
-                out.push((k(Action::QuickFix), "quick fix"));
-            }
             out.push(("Ctrl-Z".into(), "undo"));
             out.push(("Ctrl-F".into(), "find"));
             // `?` is text here: the help's other key.
