@@ -86,6 +86,7 @@ fn the_palette_submits_the_saved_file_with_its_hash_tool_and_vars() {
         restate,
         request,
         source,
+        ..
     }) = durable_effect(&effects)
     else {
         panic!("no durable run was submitted: {:?}", app.message);
@@ -190,4 +191,59 @@ fn a_finished_durable_run_is_saved_and_opened_with_its_resumption() {
     });
     let m = app.message.as_ref().unwrap();
     assert!(m.error && m.text.contains("knows no run"), "{}", m.text);
+}
+
+/// Issue 35, item 19: a durable run is drawn live from its journal (each
+/// journaled call turns its node ✓ or ✗ as it comes), run keys are
+/// refused while it is followed, and `x` cancels it in Restate (the token
+/// the follower passes to `run_quiet`, which cancels the invocation).
+#[test]
+fn a_durable_run_is_drawn_live_and_x_cancels_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let (mut app, _) = app(dir.path(), true);
+    let effects = choose_durable(&mut app);
+    let Some(Effect::Durable { cancel, .. }) = durable_effect(&effects) else {
+        panic!("no durable run was submitted: {:?}", app.message);
+    };
+    let cancel = cancel.clone();
+    assert!(app.run_in_progress(), "the badge says it runs");
+    app.on_message(Message::DurableCall {
+        node: Some("a".into()),
+        ok: true,
+        line: "durable: ✓ a · echo · journaled by w1".into(),
+    });
+    assert_eq!(
+        app.visuals[0].status,
+        pipewright::engine::run::trace::NodeStatus::Ok,
+        "node a is drawn done as its call is journaled"
+    );
+    assert_eq!(
+        app.visuals[1].status,
+        pipewright::engine::run::trace::NodeStatus::Pending
+    );
+    // F5 does not start a local run beside it.
+    let effects = app.on_key(key(KeyCode::F(5)));
+    assert!(
+        !effects.iter().any(|e| matches!(e, Effect::Start { .. })),
+        "{effects:?}"
+    );
+    assert!(app.message.as_ref().unwrap().text.contains("durable run"));
+    // Esc to the DAG, then x.
+    app.on_key(key(KeyCode::Esc));
+    app.on_key(key(KeyCode::Char('x')));
+    assert!(cancel.is_cancelled(), "x did not cancel the durable run");
+    assert!(
+        app.message
+            .as_ref()
+            .unwrap()
+            .text
+            .contains("cancelling the durable run"),
+        "{:?}",
+        app.message
+    );
+    app.on_message(Message::DurableDone {
+        result: Err("cancelled".into()),
+        source: CHAIN.into(),
+    });
+    assert!(app.durable.is_none());
 }

@@ -174,6 +174,9 @@ pub enum Effect {
         restate: Box<crate::engine::run::durable::client::Restate>,
         request: Box<crate::engine::run::durable::client::RunRequest>,
         source: String,
+        /// Cancelled by `x` while the run is followed: Restate cancels the
+        /// invocation, the worker compensates, the trace still comes.
+        cancel: tokio_util::sync::CancellationToken,
     },
     Quit,
 }
@@ -288,6 +291,8 @@ pub struct App {
     pub tools: super::preflight::LiveTools,
     /// The editor's completion popup, while it is open.
     pub completion: Option<super::complete::Popup>,
+    /// A durable run being followed: what cancels it.
+    pub durable: Option<tokio_util::sync::CancellationToken>,
     /// The search in the help or the Messages pane (`/`).
     pub overlay_find: Option<super::find::Find>,
 }
@@ -350,6 +355,7 @@ impl App {
             tools: super::preflight::LiveTools::default(),
             overlay_find: None,
             completion: None,
+            durable: None,
         }
     }
 

@@ -181,6 +181,7 @@ impl Driver {
                     restate,
                     request,
                     source,
+                    cancel,
                 } => {
                     let tx = self.msg_tx.clone();
                     tokio::spawn(async move {
@@ -194,16 +195,19 @@ impl Driver {
                                 c.tool,
                                 c.worker
                             );
-                            let _ = lines.send(Message::DurableCall(line));
+                            let _ = lines.send(Message::DurableCall {
+                                node: c.node.clone(),
+                                ok,
+                                line,
+                            });
                             Box::pin(async {}) as futures::future::BoxFuture<'static, ()>
                         };
                         // The run belongs to Restate: closing the workbench
-                        // stops following it, not the run.
-                        let never = tokio_util::sync::CancellationToken::new();
+                        // stops following it, not the run; `x` cancels it.
                         let result = crate::engine::run::durable::client::run_quiet(
                             &restate,
                             &request,
-                            &never,
+                            &cancel,
                             &mut on_call,
                         )
                         .await

@@ -30,8 +30,13 @@ pub enum Message {
         /// Judged again (a new run), not the run that just finished.
         again: bool,
     },
-    /// A durable run's journal gained an outcome: its line.
-    DurableCall(String),
+    /// A durable run's journal gained an outcome: the node (when the call
+    /// was one), whether it answered without error, and its line.
+    DurableCall {
+        node: Option<String>,
+        ok: bool,
+        line: String,
+    },
     /// A durable run ended: its trace (with the file's text it ran), or
     /// why it could not be followed.
     DurableDone {

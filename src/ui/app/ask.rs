@@ -25,7 +25,7 @@ impl App {
             }
             Message::Sampled { ticket, result } => self.asks.provided(ticket, result),
             Message::Judged { result, again } => self.judged(result, again),
-            Message::DurableCall(line) => self.say(line, false),
+            Message::DurableCall { node, ok, line } => self.durable_call(node.as_deref(), ok, line),
             Message::DurableDone { result, source } => self.durable_done(result, &source),
             Message::Tools { key, result } => return self.on_tools(key, result),
         }

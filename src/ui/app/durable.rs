@@ -69,16 +69,87 @@ impl App {
             ),
             false,
         );
+        let cancel = tokio_util::sync::CancellationToken::new();
+        self.durable = Some(cancel.clone());
+        // Drawn live from the journal: every node waits until its call is
+        // journaled.
+        for v in &mut self.visuals {
+            v.status = NodeStatus::Pending;
+            v.record = None;
+            v.progress = None;
+        }
+        self.run = RunState::Running;
         effects.push(Effect::Durable {
             restate: Box::new(restate),
             request: Box::new(request),
             source,
+            cancel,
         });
         effects
     }
 
+    /// A call of the durable run was journaled: its node turns ✓ or ✗ in
+    /// the DAG as it happens (a fan-out counts its iterations), and the
+    /// line is said.
+    pub(super) fn durable_call(&mut self, node: Option<&str>, ok: bool, line: String) {
+        if self.durable.is_some()
+            && let Some(i) = node.and_then(|n| self.comp.as_ref()?.index_of(n))
+            && let Some(v) = self.visuals.get_mut(i)
+        {
+            let fans_out = self
+                .comp
+                .as_ref()
+                .is_some_and(|c| c.nodes[i].for_each.is_some());
+            if fans_out {
+                let (done, total) = v.progress.unwrap_or((0, 0));
+                v.progress = Some((done + 1, total.max(done + 1)));
+                if !ok {
+                    v.failed_iterations += 1;
+                }
+                v.status = if v.failed_iterations > 0 {
+                    NodeStatus::Failed
+                } else {
+                    NodeStatus::Running
+                };
+            } else {
+                v.status = if ok {
+                    NodeStatus::Ok
+                } else {
+                    NodeStatus::Failed
+                };
+            }
+        }
+        self.say(line, false);
+    }
+
+    /// `x` while a durable run is followed: Restate cancels it (the
+    /// worker undoes what completed), and its trace opens when it comes.
+    /// False when no durable run is followed.
+    pub(super) fn cancel_durable(&mut self) -> bool {
+        let Some(token) = &self.durable else {
+            return false;
+        };
+        if token.is_cancelled() {
+            self.say(
+                "the durable run is being cancelled; its trace opens when Restate returns it",
+                false,
+            );
+        } else {
+            token.cancel();
+            self.say(
+                "cancelling the durable run in Restate: the worker undoes what completed; its trace opens here",
+                false,
+            );
+        }
+        true
+    }
+
     /// A durable run ended: saved, then opened read-only.
     pub(super) fn durable_done(&mut self, result: Result<Box<Trace>, String>, source: &str) {
+        self.durable = None;
+        if self.run == RunState::Running && !self.has_session {
+            self.run = RunState::Idle;
+        }
         let trace = match result {
             Ok(t) => t,
             Err(e) => {

@@ -319,6 +319,7 @@ impl App {
                 _ => Vec::new(),
             },
             Action::Pause => self.command(Command::Pause, false),
+            Action::Cancel if self.cancel_durable() => Vec::new(),
             Action::Cancel => self.command(Command::Cancel, false),
             Action::Breakpoint => {
                 let Some(id) = sel else {
@@ -532,6 +533,16 @@ impl App {
                 | Command::RerunFrom(_)
                 | Command::RunTo(_)
         );
+        if self.durable.is_some() && !matches!(cmd, Command::Cancel) {
+            let k = self.keymap.label(Action::Cancel);
+            self.say(
+                format!(
+                    "a durable run is being followed here: it runs in Restate ({k} cancels it)"
+                ),
+                true,
+            );
+            return Vec::new();
+        }
         let mut effects = if runs_something {
             self.catch_up()
         } else {
