@@ -1545,3 +1545,42 @@ async fn issue35_item11_a_budget_stop_names_the_blocked_node_in_words() {
         );
     }
 }
+
+/// Issue 35, item 8: a pause is a labelled gap in the timeline (`⏸` with
+/// its length, its columns marked `┊`), live and in the saved run, which
+/// keeps when each pause began and how long it lasted.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_pause_is_a_labelled_gap_in_the_timeline() {
+    let text = "pipe:\n  - id: a\n    tool: slow\n    args: { ms: 150 }\n  - id: b\n    tool: slow\n    args: { ms: 150 }\n";
+    let mut b = Bench::open(text).await;
+    b.select("b");
+    b.key(KeyCode::Char('b'));
+    b.key(KeyCode::F(5));
+    b.until(
+        "the run stops at b",
+        |a| matches!(&a.run, RunState::Paused { before: Some(d), .. } if d == "b"),
+    )
+    .await;
+    // Long enough to be seen on the axis beside two 150 ms calls.
+    b.idle(400).await;
+    b.key(KeyCode::Char('T'));
+    let live = b.screen(120, 20);
+    assert!(
+        live.contains("⏸"),
+        "the live pause is not labelled:\n{live}"
+    );
+    b.key(KeyCode::F(8));
+    b.until("it finishes", finished).await;
+    let done = b.screen(120, 20);
+    assert!(done.contains("⏸") && done.contains("┊"), "{done}");
+    let trace = b.app.trace.as_ref().expect("the run's trace");
+    assert_eq!(
+        trace.composition.pauses.len(),
+        1,
+        "{:?}",
+        trace.composition.pauses
+    );
+    let p = trace.composition.pauses[0];
+    assert!(p.ms >= 300, "{p:?}");
+    assert!(trace.composition.paused_ms >= p.ms);
+}

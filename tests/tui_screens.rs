@@ -229,6 +229,7 @@ fn empty_trace() -> Trace {
             output_tokens: 0,
             output_tokens_all: 40,
             paused_ms: 0,
+            pauses: Vec::new(),
         },
         vars: Default::default(),
         nodes: Default::default(),

@@ -689,6 +689,7 @@ fn empty_trace(comp: &Composition) -> Trace {
             tokens_total: 0,
             duration_ms: 0,
             paused_ms: 0,
+            pauses: Vec::new(),
             output_tokens: 0,
             output_tokens_all: 0,
         },

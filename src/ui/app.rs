@@ -254,6 +254,9 @@ pub struct App {
     pub timeline: bool,
     /// When the current run started (for live timeline bars).
     pub run_clock: Option<Instant>,
+    /// The live run's pauses: when each began (ms from its start) and, once
+    /// it ended, how long it lasted (the timeline labels the gaps).
+    pub live_pauses: Vec<(u64, Option<u64>)>,
     /// A saved run opened read-only from History.
     pub viewing: Option<Viewing>,
     /// The text of the last plan that loaded without errors.
@@ -356,6 +359,7 @@ impl App {
             overlay_find: None,
             completion: None,
             durable: None,
+            live_pauses: Vec::new(),
         }
     }
 

@@ -150,6 +150,9 @@ pub struct TimelineView<'a> {
     pub focused: bool,
     /// The pane title (it names the tab and, when one is open, the run).
     pub title: String,
+    /// The run's pauses (start, length in ms): their columns are marked
+    /// `┊` under a `⏸ 8.9s` label, so a gap says why it is there.
+    pub pauses: Vec<(u64, u64)>,
 }
 
 impl Widget for TimelineView<'_> {
@@ -170,6 +173,7 @@ impl Widget for TimelineView<'_> {
             .bars
             .iter()
             .filter_map(|b| b.span.map(|s| s.1))
+            .chain(self.pauses.iter().map(|(at, ms)| at + ms))
             .max()
             .unwrap_or(0)
             .max(1);
@@ -261,7 +265,68 @@ impl Widget for TimelineView<'_> {
             }
             lines.push(Line::from(spans));
         }
+        let shown_rows = lines.len() as u16;
         Paragraph::new(lines).render(inner, buf);
+        if ran {
+            mark_pauses(
+                &self.pauses,
+                total,
+                inner,
+                label_w,
+                track,
+                shown_rows,
+                t,
+                buf,
+            );
+        }
+    }
+}
+
+/// Marks each pause's columns `┊` where no bar is drawn and writes
+/// `⏸ 8.9s` on the axis line over it.
+#[allow(clippy::too_many_arguments)]
+fn mark_pauses(
+    pauses: &[(u64, u64)],
+    total: u64,
+    inner: Rect,
+    label_w: usize,
+    track: usize,
+    rows: u16,
+    t: &Theme,
+    buf: &mut Buffer,
+) {
+    let dim = Style::default().fg(t.dim);
+    let x_of = |ms: u64| {
+        inner.x
+            + (label_w + 1) as u16
+            + ((ms as usize * track) / total as usize).min(track.saturating_sub(1)) as u16
+    };
+    for &(at, ms) in pauses {
+        let (x0, x1) = (x_of(at), x_of(at + ms).max(x_of(at) + 1));
+        for y in inner.y + 1..inner.y + rows {
+            for x in x0..x1 {
+                if let Some(cell) = buf.cell_mut((x, y))
+                    && cell.symbol() == " "
+                {
+                    cell.set_symbol("┊").set_style(dim);
+                }
+            }
+        }
+        let label = format!("⏸ {}", human_ms(ms));
+        let room = inner.right().saturating_sub(x0) as usize;
+        if room > 2 {
+            let label: String = label.chars().take(room).collect();
+            buf.set_string(x0, inner.y, label, dim.fg(t.warning));
+        }
+    }
+}
+
+/// `850ms`, `8.9s`, `2m05s`.
+fn human_ms(ms: u64) -> String {
+    match ms {
+        0..=999 => format!("{ms}ms"),
+        1_000..=59_999 => format!("{:.1}s", ms as f64 / 1000.0),
+        _ => format!("{}m{:02}s", ms / 60_000, (ms / 1000) % 60),
     }
 }
 

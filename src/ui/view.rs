@@ -105,6 +105,7 @@ pub fn draw(app: &mut App, f: &mut Frame<'_>) {
             theme: &app.theme,
             focused: app.focus == Focus::Dag,
             title: app.timeline_title(),
+            pauses: app.timeline_pauses(),
         };
         ratatui::widgets::Widget::render(view, areas.dag, buf);
     } else if let (Some(comp), Some(layout)) = (&app.comp, &app.layout) {

@@ -195,6 +195,7 @@ pub fn start(
         started: None,
         paused_since: None,
         paused_total: Duration::ZERO,
+        pauses: Vec::new(),
         run_id: String::new(),
         started_at: None,
         iterations: Arc::default(),
@@ -297,6 +298,8 @@ struct Actor {
     paused_since: Option<Instant>,
     /// The time this run spent paused before `paused_since`.
     paused_total: Duration,
+    /// The pauses of this run that have ended.
+    pauses: Vec<crate::engine::run::trace::PauseSpan>,
     /// The id of the current (or last) run.
     run_id: String,
     /// When the current (or last) run started, as the trace gives it.

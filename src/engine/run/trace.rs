@@ -395,11 +395,24 @@ pub struct RunSummary {
     /// The time the run spent paused, left out of `duration_ms`.
     #[serde(skip_serializing_if = "is_zero")]
     pub paused_ms: u64,
+    /// Each pause: when it began (milliseconds of wall time from the
+    /// start) and how long it lasted; the timeline labels its gap.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub pauses: Vec<PauseSpan>,
     /// Tokens (o200k) of the run's `output`: what the pipeline hands an agent.
     pub output_tokens: u64,
     /// Tokens of every node's output together: what returning every
     /// intermediate result would have cost in context instead.
     pub output_tokens_all: u64,
+}
+
+/// One pause of a run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+pub struct PauseSpan {
+    /// Wall-clock milliseconds from the run's start to the pause.
+    pub at_ms: u64,
+    /// How long it lasted.
+    pub ms: u64,
 }
 
 fn is_zero(n: &u64) -> bool {

@@ -192,6 +192,7 @@ impl App {
                 self.start_error = None;
                 self.run_source = self.plan_source.clone();
                 self.run_clock = Some(Instant::now());
+                self.live_pauses.clear();
                 for v in &mut self.visuals {
                     v.paused_before = false;
                     v.started_ms = None;
@@ -362,6 +363,10 @@ impl App {
                     self.visuals[i].paused_before = true;
                 }
                 self.run = RunState::Paused { reason, before };
+                if let Some(c) = self.run_clock {
+                    self.live_pauses
+                        .push((c.elapsed().as_millis() as u64, None));
+                }
                 self.refresh_inspector();
             }
             Event::Resumed => {
@@ -369,6 +374,11 @@ impl App {
                     v.paused_before = false;
                 }
                 self.run = RunState::Running;
+                if let (Some(c), Some((at, end @ None))) =
+                    (self.run_clock, self.live_pauses.last_mut())
+                {
+                    *end = Some((c.elapsed().as_millis() as u64).saturating_sub(*at));
+                }
             }
             Event::Breakpoint { id, on } => {
                 if let Some(i) = idx(self, &id) {

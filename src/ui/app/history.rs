@@ -277,6 +277,32 @@ impl App {
         timeline::bars_expanded(comp, &self.visuals, run_start, now, &|i| open.contains(&i))
     }
 
+    /// The pauses the timeline labels: the saved or finished run's, or the
+    /// live run's so far (one still going reaches `now`).
+    pub fn timeline_pauses(&self) -> Vec<(u64, u64)> {
+        let live = self.viewing.is_none()
+            && matches!(self.run, RunState::Running | RunState::Paused { .. });
+        if live {
+            let now = self
+                .frozen_now_ms
+                .unwrap_or_else(|| self.run_clock.map_or(0, |c| c.elapsed().as_millis() as u64));
+            return self
+                .live_pauses
+                .iter()
+                .map(|&(at, ms)| (at, ms.unwrap_or(now.saturating_sub(at))))
+                .collect();
+        }
+        self.trace_on_screen()
+            .map(|t| {
+                t.composition
+                    .pauses
+                    .iter()
+                    .map(|p| (p.at_ms, p.ms))
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
     /// The timeline pane's title.
     pub fn timeline_title(&self) -> String {
         match &self.viewing {

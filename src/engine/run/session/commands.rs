@@ -106,6 +106,12 @@ impl Actor {
             (false, Some(at)) => {
                 self.paused_total += at.elapsed();
                 self.paused_since = None;
+                if let Some(start) = self.started {
+                    self.pauses.push(crate::engine::run::trace::PauseSpan {
+                        at_ms: at.saturating_duration_since(start).as_millis() as u64,
+                        ms: at.elapsed().as_millis() as u64,
+                    });
+                }
             }
             _ => {}
         }
@@ -140,6 +146,7 @@ impl Actor {
         self.run_cancel = CancellationToken::new();
         self.started = Some(Instant::now());
         self.paused_total = Duration::ZERO;
+        self.pauses.clear();
         self.paused_since = (self.mode == Mode::Paused).then(Instant::now);
         self.run_id = crate::engine::run::trace::new_run_id();
         self.started_at = Some(crate::engine::run::exec::now_rfc3339());

@@ -9,6 +9,18 @@ impl Actor {
         self.paused_total + self.paused_since.map_or(Duration::ZERO, |at| at.elapsed())
     }
 
+    /// The run's pauses so far, one still going counted up to now.
+    fn pause_spans(&self) -> Vec<crate::engine::run::trace::PauseSpan> {
+        let mut out = self.pauses.clone();
+        if let (Some(start), Some(at)) = (self.started, self.paused_since) {
+            out.push(crate::engine::run::trace::PauseSpan {
+                at_ms: at.saturating_duration_since(start).as_millis() as u64,
+                ms: at.elapsed().as_millis() as u64,
+            });
+        }
+        out
+    }
+
     pub(super) async fn trip(&mut self, cap: &str, detail: String) {
         if self.budget_tripped.is_some() {
             return;
@@ -225,6 +237,7 @@ impl Actor {
                     s.elapsed().saturating_sub(self.paused()).as_millis() as u64
                 }),
                 paused_ms: self.paused().as_millis() as u64,
+                pauses: self.pause_spans(),
                 output_tokens,
                 output_tokens_all: self.records.iter().map(|r| r.output_tokens).sum(),
             },
