@@ -72,4 +72,38 @@ impl App {
             self.log.drain(..extra);
         }
     }
+
+    /// Totals of what has run: (ok, failed, cost, tokens).
+    pub fn totals(&self) -> (usize, usize, f64, u64) {
+        let mut ok = 0;
+        let mut failed = 0;
+        let mut cost = 0.0;
+        let mut tokens = 0;
+        for v in &self.visuals {
+            match v.status {
+                NodeStatus::Ok => ok += 1,
+                NodeStatus::Failed => failed += 1,
+                _ => {}
+            }
+            if let Some(r) = &v.record {
+                cost += r.cost_usd;
+                tokens += r.tokens;
+            }
+        }
+        (ok, failed, cost, tokens)
+    }
+
+    /// The ids of the nodes running now.
+    pub fn running(&self) -> Vec<&str> {
+        match &self.comp {
+            Some(c) => c
+                .nodes
+                .iter()
+                .zip(&self.visuals)
+                .filter(|(_, v)| v.status == NodeStatus::Running)
+                .map(|(n, _)| n.id.as_str())
+                .collect(),
+            None => Vec::new(),
+        }
+    }
 }
