@@ -1618,7 +1618,7 @@ async fn issue35_item22_the_demo_servers_questions_are_answered_in_the_modal() {
         serde_json::json!({"to": "ada@example.test", "action": "accept",
                            "signature": "Ada", "tone": "formal", "send": true})
     );
-    let by = serde_json::to_value(&confirm.extras.interactions[0].by).unwrap();
+    let by = serde_json::to_value(confirm.extras.interactions[0].by).unwrap();
     assert_eq!(by, "workbench");
     assert_eq!(record(&b, "connect").output["connected"], true);
     let draft = record(&b, "draft");
