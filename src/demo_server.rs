@@ -22,7 +22,20 @@
 //! | `fail` | `message?` | always a tool error with that text |
 //! | `crash` | `exit_code?` (1) | exits the server process without replying (destructive) |
 //! | `summarize` | `text` | `{summary}`, cost and tokens in the result's `_meta` |
+//! | `confirm_send` | `to`, `subject?` | asks a form (`signature`, `tone`: brief/friendly/formal, `send`: yes/no); `{to, action, signature?, tone?, send?}` |
+//! | `connect_account` | `service?` (`calendar`) | asks the user to open `https://example.org/pipewright-demo/connect?service=…`; `{service, action, connected}` |
+//! | `draft_reply` | `to`, `topic` | asks the client's model (sampling); `{to, action, text?, model?}` |
 //! | `call_counts` | none | `{counts: {tool: n}, in_flight}` |
+//!
+//! # Tools that ask
+//!
+//! `confirm_send`, `connect_account` and `draft_reply` ask the client
+//! mid-call, the way the revision it negotiated allows: with 2026-07-28 the
+//! call is answered with an input-required result and the client calls
+//! again with the reply (`inputResponses`); with 2025-11-25 and older the
+//! question is an `elicitation/create` or `sampling/createMessage` request
+//! sent while the call is open. A declined or cancelled question is a
+//! result (`{action: "decline"}`), not an error; see `asking.rs`.
 //!
 //! Structured results come both as `structuredContent` and as a text content
 //! holding the same JSON. Bad arguments and unknown ids are tool errors
@@ -61,6 +74,7 @@ use rmcp::{
 use tokio::{net::ToSocketAddrs, task::JoinHandle};
 use tokio_util::sync::CancellationToken;
 
+mod asking;
 mod catalog;
 mod data;
 mod tools;
@@ -80,7 +94,9 @@ const INSTRUCTIONS: &str = "pipewright's built-in demo server. Everything is mad
     (destructive, changes nothing). Packages: search_packages, then get_readme or \
     fetch_metadata. Pipeline testing: list_items (a JSON array as text), echo (plain text), \
     add (output schema), flaky (fails n times per key), slow (cancellable sleep), big_output, \
-    fail, crash (kills the server), summarize (reports cost in _meta) and call_counts.";
+    fail, crash (kills the server), summarize (reports cost in _meta) and call_counts. \
+    Asking the client: confirm_send (a form), connect_account (a URL to open) and \
+    draft_reply (a sampling request).";
 
 /// Every tool's `tools/list` entry as JSON, without starting a server:
 /// what the workbench writes a new file's scaffold from.
@@ -156,6 +172,10 @@ impl ServerHandler for DemoServer {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
+        if let Some(tool) = DemoTool::from_name(&request.name).filter(|t| asking::asks(*t)) {
+            let _running = tools::counted(&self.state, tool);
+            return asking::call(tool, request, context).await;
+        }
         tools::call(&self.state, &request.name, request.arguments, &context.ct)
             .await
             .map(CallToolResponse::from)

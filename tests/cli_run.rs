@@ -376,3 +376,60 @@ fn tracing_events_reach_stderr_filtered_by_pipewright_log() {
         "{refused}"
     );
 }
+
+/// Item 22 of issue 35: `examples/ask.yml` asks a form, a link and a
+/// model's reply, answered from `--answers` under both revisions (an
+/// input-required result under 2026-07-28, a request on the open call
+/// under 2025-11-25). The answers reach the tools' results, and the trace
+/// says who gave them.
+#[test]
+fn the_ask_example_takes_its_replies_from_an_answers_file_in_both_revisions() {
+    let example = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/ask.yml");
+    let d = tmp();
+    let answers = write(
+        d.path(),
+        "answers.yml",
+        "confirm:\n  - accept: {signature: Ada, tone: formal, send: true}\n\
+         connect:\n  - accept\n\
+         draft:\n  - sample: \"Thanks, Ada. See you at the launch.\"\n",
+    );
+    for (protocol, negotiated) in [("auto", "2026-07-28"), ("2025-11-25", "2025-11-25")] {
+        let answers = answers.display().to_string();
+        let (code, t, stderr) =
+            run_json(&example, &["--answers", &answers, "--protocol", protocol]);
+        assert_eq!(code, 0, "{protocol}: {stderr}");
+        assert_eq!(t["server_protocols"]["demo"], negotiated, "{stderr}");
+        let nodes = &t["nodes"];
+        assert_eq!(
+            nodes["confirm"]["output"],
+            serde_json::json!({"to": "ada@example.test", "action": "accept",
+                               "signature": "Ada", "tone": "formal", "send": true}),
+            "{protocol}"
+        );
+        assert_eq!(nodes["connect"]["output"]["connected"], true, "{protocol}");
+        assert_eq!(
+            nodes["draft"]["output"]["text"], "Thanks, Ada. See you at the launch.",
+            "{protocol}"
+        );
+        assert_eq!(nodes["send"]["status"], "ok", "{protocol}");
+        for id in ["confirm", "connect", "draft"] {
+            let asked = &nodes[id]["interactions"];
+            assert_eq!(asked.as_array().map(Vec::len), Some(1), "{protocol} {id}");
+            assert_eq!(asked[0]["by"], "answers", "{protocol} {id}");
+        }
+        assert_eq!(nodes["draft"]["interactions"][0]["kind"], "sampling");
+    }
+}
+
+/// With nobody to answer (off a terminal, no answers file) the form and the
+/// link are declined and the tools say so; the example still passes.
+#[test]
+fn the_ask_example_with_nobody_to_answer_is_declined_and_passes() {
+    let example = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/ask.yml");
+    let (code, t, stderr) = run_json(&example, &[]);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(t["nodes"]["confirm"]["output"]["action"], "decline");
+    assert_eq!(t["nodes"]["connect"]["output"]["connected"], false);
+    assert_eq!(t["nodes"]["confirm"]["interactions"][0]["by"], "nobody");
+    assert_eq!(t["nodes"]["send"]["status"], "skipped");
+}

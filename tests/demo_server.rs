@@ -189,6 +189,9 @@ async fn lists_tools_with_schemas_and_annotations(#[case] kind: Kind) {
             "fail",
             "crash",
             "summarize",
+            "confirm_send",
+            "connect_account",
+            "draft_reply",
             "call_counts",
         ]
     );

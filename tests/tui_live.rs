@@ -13,6 +13,7 @@ use ratatui::backend::TestBackend;
 
 use pipewright::engine::run::trace::NodeStatus;
 use pipewright::ui::app::{App, Effect, Options, RunState};
+use pipewright::ui::ask::State as AskState;
 use pipewright::ui::config::{Config, Dirs};
 use pipewright::ui::driver::Driver;
 use pipewright::ui::editor::Editor;
@@ -1583,4 +1584,83 @@ async fn a_pause_is_a_labelled_gap_in_the_timeline() {
     let p = trace.composition.pauses[0];
     assert!(p.ms >= 300, "{p:?}");
     assert!(trace.composition.paused_ms >= p.ms);
+}
+
+/// Which question the modal shows now, if any: `form`, `url` or `sample`.
+fn asking(a: &App) -> Option<&'static str> {
+    a.asks.current().map(|p| match p.state {
+        AskState::Form(_) => "form",
+        AskState::Url { .. } => "url",
+        AskState::Sample(_) => "sample",
+    })
+}
+
+impl Bench {
+    /// Tabs through the open form until field `name` has the keys.
+    fn focus_field(&mut self, name: &str) {
+        for _ in 0..8 {
+            let Some(AskState::Form(form)) = self.app.asks.current().map(|p| &p.state) else {
+                panic!("no form is open");
+            };
+            if form.fields[form.focus].name == name {
+                return;
+            }
+            self.key(KeyCode::Tab);
+        }
+        panic!("the form has no field {name}");
+    }
+}
+
+/// Item 22: `examples/ask.yml` against the built-in demo server needs
+/// nothing installed. The form (a string, a choice, a yes/no), the link and
+/// the model's reply are each answered in the modal, and what was typed
+/// reaches the tools' results and the trace, by `workbench`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn issue35_item22_the_demo_servers_questions_are_answered_in_the_modal() {
+    let text =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/ask.yml"))
+            .unwrap();
+    let mut b = Bench::open_as("ask.yml", &text).await;
+    b.key(KeyCode::F(5));
+    b.until("the form is open", |a| asking(a) == Some("form"))
+        .await;
+    b.focus_field("signature");
+    for c in "Ada".chars() {
+        b.key(KeyCode::Char(c));
+    }
+    b.focus_field("tone");
+    // friendly (the default) → formal.
+    b.key(KeyCode::Right);
+    b.key(KeyCode::Enter);
+    b.until("the link is shown", |a| asking(a) == Some("url"))
+        .await;
+    b.key(KeyCode::Enter);
+    b.until("the model's reply is asked for", |a| {
+        asking(a) == Some("sample")
+    })
+    .await;
+    for c in "Hi Ada".chars() {
+        b.key(KeyCode::Char(c));
+    }
+    b.ctrl('s');
+    b.until("the run finishes", finished).await;
+    let record = |b: &Bench, id: &str| {
+        let i = b.app.comp.as_ref().unwrap().index_of(id).unwrap();
+        b.app.visuals[i]
+            .record
+            .clone()
+            .unwrap_or_else(|| panic!("{id} has no record"))
+    };
+    let confirm = record(&b, "confirm");
+    assert_eq!(
+        confirm.output,
+        serde_json::json!({"to": "ada@example.test", "action": "accept",
+                           "signature": "Ada", "tone": "formal", "send": true})
+    );
+    let by = serde_json::to_value(confirm.extras.interactions[0].by).unwrap();
+    assert_eq!(by, "workbench");
+    assert_eq!(record(&b, "connect").output["connected"], true);
+    let draft = record(&b, "draft");
+    assert_eq!(draft.output["text"], "Hi Ada", "{:#}", draft.output);
+    assert_eq!(b.status_of("send"), NodeStatus::Ok);
 }

@@ -28,6 +28,8 @@ pub(crate) const MAX_BIG_KB: u64 = 8192;
 pub(crate) const DEFAULT_EXIT_CODE: i32 = 1;
 /// The text of a `fail` error when no `message` is given.
 pub(crate) const DEFAULT_FAIL_MESSAGE: &str = "the fail tool always fails";
+/// Default `service` of `connect_account`.
+pub(crate) const DEFAULT_SERVICE: &str = "calendar";
 
 /// Every tool of the demo server.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -48,12 +50,15 @@ pub(crate) enum DemoTool {
     Fail,
     Crash,
     Summarize,
+    ConfirmSend,
+    ConnectAccount,
+    DraftReply,
     CallCounts,
 }
 
 impl DemoTool {
     /// Every tool, in the order `tools/list` gives them.
-    pub(crate) const ALL: [DemoTool; 17] = [
+    pub(crate) const ALL: [DemoTool; 20] = [
         DemoTool::SearchUsers,
         DemoTool::GetUserDetails,
         DemoTool::SendEmail,
@@ -70,6 +75,9 @@ impl DemoTool {
         DemoTool::Fail,
         DemoTool::Crash,
         DemoTool::Summarize,
+        DemoTool::ConfirmSend,
+        DemoTool::ConnectAccount,
+        DemoTool::DraftReply,
         DemoTool::CallCounts,
     ];
 
@@ -92,6 +100,9 @@ impl DemoTool {
             DemoTool::Fail => "fail",
             DemoTool::Crash => "crash",
             DemoTool::Summarize => "summarize",
+            DemoTool::ConfirmSend => "confirm_send",
+            DemoTool::ConnectAccount => "connect_account",
+            DemoTool::DraftReply => "draft_reply",
             DemoTool::CallCounts => "call_counts",
         }
     }
@@ -528,6 +539,72 @@ impl DemoTool {
                 })),
                 hints: Hints::READ_ONLY,
             },
+            DemoTool::ConfirmSend => Spec {
+                title: "Confirm sending",
+                description: "Ask the user, with a form, whether to send an email to `to`: \
+                    `signature` (text), `tone` (brief, friendly or formal) and `send` \
+                    (yes/no). Returns `{to, action, signature?, tone?, send?}`: the answered \
+                    fields when the form is accepted, else just the action (`decline`, \
+                    `cancel`). Sends nothing.",
+                input: json!({
+                    "type": "object",
+                    "properties": {
+                        "to": { "type": "string", "description": "Who the email is for." },
+                        "subject": { "type": "string", "description": "Shown in the question." },
+                    },
+                    "required": ["to"],
+                    "additionalProperties": false,
+                }),
+                output: Some(asked_schema(json!({
+                    "signature": { "type": "string" },
+                    "tone": { "type": "string", "enum": ["brief", "friendly", "formal"] },
+                    "send": { "type": "boolean" },
+                }))),
+                hints: Hints::READ_ONLY,
+            },
+            DemoTool::ConnectAccount => Spec {
+                title: "Connect an account",
+                description: "Ask the user to open a made-up sign-in page \
+                    (https://example.org/pipewright-demo/connect?service=…, a URL-mode \
+                    question) and come back. Returns `{service, action, connected}` once \
+                    the client says it is done (`connected` when it accepted).",
+                input: json!({
+                    "type": "object",
+                    "properties": {
+                        "service": {
+                            "type": "string",
+                            "default": DEFAULT_SERVICE,
+                            "description": "Letters, digits and dashes; part of the URL.",
+                        },
+                    },
+                    "additionalProperties": false,
+                }),
+                output: Some(asked_schema(json!({
+                    "service": { "type": "string" },
+                    "connected": { "type": "boolean" },
+                }))),
+                hints: Hints::READ_ONLY,
+            },
+            DemoTool::DraftReply => Spec {
+                title: "Draft a reply",
+                description: "Ask the client's model (a sampling request) for a two-line \
+                    reply to `to` about `topic`. Returns `{to, action, text?, model?}`: the \
+                    model's text when it answered, else `action: decline`.",
+                input: json!({
+                    "type": "object",
+                    "properties": {
+                        "to": { "type": "string" },
+                        "topic": { "type": "string" },
+                    },
+                    "required": ["to", "topic"],
+                    "additionalProperties": false,
+                }),
+                output: Some(asked_schema(json!({
+                    "text": { "type": "string" },
+                    "model": { "type": "string" },
+                }))),
+                hints: Hints::READ_ONLY,
+            },
             DemoTool::CallCounts => Spec {
                 title: "Call counts",
                 description: "Report `{counts: {tool: n}, in_flight}`: how many times each \
@@ -621,6 +698,18 @@ fn hit_schema() -> Value {
         },
         "required": ["name", "score", "version"],
     })
+}
+
+/// The output schema of an asking tool: `action` and `extra` fields.
+fn asked_schema(extra: Value) -> Value {
+    let mut properties = json!({
+        "action": { "type": "string", "enum": ["accept", "decline", "cancel"] },
+        "to": { "type": "string" },
+    });
+    if let (Some(all), Value::Object(more)) = (properties.as_object_mut(), extra) {
+        all.extend(more);
+    }
+    json!({ "type": "object", "properties": properties, "required": ["action"] })
 }
 
 /// The object inside a `json!({...})` literal.

@@ -135,8 +135,18 @@ pub(crate) async fn call(
         DemoTool::Crash => crash(arguments),
         DemoTool::Summarize => summarize(arguments),
         DemoTool::CallCounts => call_counts(state, arguments),
+        DemoTool::ConfirmSend | DemoTool::ConnectAccount | DemoTool::DraftReply => {
+            Err(format!("{name}: asks the client, see `asking::call`"))
+        }
     };
     Ok(finish(outcome))
+}
+
+/// Counts a call of `tool` made outside [`call`], running until the guard
+/// drops.
+pub(crate) fn counted(state: &State, tool: DemoTool) -> impl Drop + '_ {
+    state.calls[tool as usize].fetch_add(1, Ordering::SeqCst);
+    InFlight::enter(&state.in_flight)
 }
 
 fn finish(outcome: Outcome) -> CallToolResult {
