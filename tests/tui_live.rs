@@ -1545,3 +1545,40 @@ async fn issue35_item11_a_budget_stop_names_the_blocked_node_in_words() {
         );
     }
 }
+
+/// Issue 35 item 10: History's diff shows the file edit that made the
+/// difference (its lines, with their numbers) before the trace fields, and
+/// a changed node with a breakpoint shows both `●` and `Δ` in the DAG.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn issue35_item10_history_diff_shows_the_file_edit_and_delta_beside_a_breakpoint() {
+    let mut b = Bench::open(FOUR).await;
+    b.run_to_end().await;
+    b.edit_to(&FOUR.replace("message: four", "message: vier"))
+        .await;
+    b.run_to_end().await;
+    b.select("fourth");
+    b.key(KeyCode::F(9));
+    let at = b.app.comp.as_ref().unwrap().index_of("fourth").unwrap();
+    assert!(b.app.visuals[at].breakpoint, "F9 set a breakpoint");
+    b.key(KeyCode::Char('H'));
+    b.key(KeyCode::Down);
+    b.key(KeyCode::Char('D'));
+    let screen = b.screen(160, 40);
+    assert!(
+        screen.contains("file: 1 line(s) removed, 1 added"),
+        "{screen}"
+    );
+    assert!(
+        screen.contains("- 14 │     args: { message: four }")
+            && screen.contains("+ 14 │     args: { message: vier }"),
+        "{screen}"
+    );
+    assert!(screen.contains("\"four\" → \"vier\""), "{screen}");
+    b.key(KeyCode::Esc);
+    let screen = b.screen(160, 40);
+    let row = screen
+        .lines()
+        .find(|l| l.contains(" fourth"))
+        .expect("the node on screen");
+    assert!(row.contains("●") && row.contains("fourthΔ"), "{row}");
+}

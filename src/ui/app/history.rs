@@ -218,6 +218,18 @@ impl App {
         };
         let base_id = base.run_id.clone();
         let changes = crate::engine::run::diff::diff(&other, base, false);
+        // Each run's file text as it was kept (masked the same way), so the
+        // edit that made the difference shows beside it.
+        let runs = self.runs();
+        let kept = |id: &str| {
+            let r = runs.as_ref()?;
+            let e = r.entries().into_iter().find(|e| e.id == id)?;
+            r.source(&e)
+        };
+        let file = crate::engine::run::diff::source::text(
+            kept(&entry.id).as_deref(),
+            kept(&base_id).as_deref(),
+        );
         let mut nodes: Vec<String> = changes.iter().filter_map(|c| c.node.clone()).collect();
         nodes.dedup();
         let comp = self.comp.clone();
@@ -230,21 +242,22 @@ impl App {
         }
         self.overlay = Some(Overlay::Text {
             title: format!("diff {} → {base_id}", entry.id),
-            body: crate::engine::run::diff::text(&entry.id, &base_id, &changes)
+            body: crate::engine::run::diff::report(&entry.id, &base_id, &changes, &file)
                 .lines()
                 .map(str::to_owned)
                 .collect(),
             scroll: 0,
         });
+        let file_note = file.lines().next().unwrap_or_default().to_owned();
         if changes.is_empty() {
             self.say(
-                format!("runs {} and {base_id} are the same", entry.id),
+                format!("runs {} and {base_id} are the same · {file_note}", entry.id),
                 false,
             );
         } else {
             self.say(
                 format!(
-                    "{} → {base_id}: {} difference(s) in {} (marked Δ)",
+                    "{} → {base_id}: {} difference(s) in {} (marked Δ) · {file_note}",
                     entry.id,
                     changes.len(),
                     if nodes.is_empty() {
