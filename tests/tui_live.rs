@@ -1582,3 +1582,43 @@ async fn issue35_item10_history_diff_shows_the_file_edit_and_delta_beside_a_brea
         .expect("the node on screen");
     assert!(row.contains("●") && row.contains("fourthΔ"), "{row}");
 }
+
+/// Issue 35 item 16: `/` searches History: typing finds a run, `n`/`N`
+/// select the next and previous match (Enter then opens that one), the
+/// count is in the status line; the diff view `D` opens is searched too.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn issue35_item16_slash_searches_history_and_its_diff() {
+    let mut b = Bench::open(FOUR).await;
+    b.run_to_end().await;
+    let older = b.app.trace.as_ref().unwrap().run_id.clone();
+    b.run_to_end().await;
+    b.key(KeyCode::Char('H'));
+    assert_eq!(b.app.overlay.as_ref().map(|o| o.name()), Some("history"));
+    b.key(KeyCode::Char('/'));
+    for c in older.chars() {
+        b.key(KeyCode::Char(c));
+    }
+    b.key(KeyCode::Enter);
+    let line = b.status_line();
+    assert!(
+        line.contains(&format!("/{older}  match 1/1 (n/N)")),
+        "{line}"
+    );
+    b.key(KeyCode::Char('n'));
+    b.key(KeyCode::Enter);
+    assert_eq!(
+        b.app.viewing.as_ref().map(|v| v.entry.id.clone()),
+        Some(older.clone()),
+        "the run found is the one opened"
+    );
+    b.key(KeyCode::Esc);
+    b.key(KeyCode::Char('H'));
+    b.key(KeyCode::Down);
+    b.key(KeyCode::Char('D'));
+    b.key(KeyCode::Char('/'));
+    for c in "file".chars() {
+        b.key(KeyCode::Char(c));
+    }
+    let line = b.status_line();
+    assert!(line.contains("/file█  match 1/1 (n/N)"), "{line}");
+}

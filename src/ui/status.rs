@@ -404,11 +404,11 @@ pub fn mode_keys(app: &App) -> Vec<(String, &'static str)> {
             out.push(("↑↓".into(), "move"));
             match app.inspector.tab() {
                 Tab::Output => out.push(("/".into(), "jq filter")),
-                Tab::Raw if app.inspector.find_status().is_some() => {
+                Tab::Raw | Tab::Logs if app.inspector.find_status().is_some() => {
                     out.push(("n N".into(), "next, previous"));
                     out.push(("Esc".into(), "clear search"));
                 }
-                Tab::Raw => out.push(("/".into(), "search")),
+                Tab::Raw | Tab::Logs => out.push(("/".into(), "search")),
                 _ => {}
             }
             out.push((k(Action::Wrap), "wrap"));
