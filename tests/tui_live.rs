@@ -1622,3 +1622,67 @@ async fn issue35_item16_slash_searches_history_and_its_diff() {
     let line = b.status_line();
     assert!(line.contains("/file█  match 1/1 (n/N)"), "{line}");
 }
+
+/// Issue 35 item 17: from History a saved run is exported (`E` then
+/// `j`/`u`/`o`: the files `run --format json|junit` and `runs export
+/// --otlp` write, next to the pipeline file, the path said), its file
+/// text restored as one undoable edit (`R`), and run again (F5 there).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn issue35_item17_history_exports_restores_and_reruns_a_saved_run() {
+    let mut b = Bench::open(FOUR).await;
+    b.run_to_end().await;
+    let older = b.app.trace.as_ref().unwrap().run_id.clone();
+    let edited = FOUR.replace("message: four", "message: vier");
+    b.edit_to(&edited).await;
+    b.run_to_end().await;
+    let dir = b.dir.path().to_path_buf();
+    for (key, suffix, has) in [
+        ('j', "json", format!("\"run_id\": \"{older}\"")),
+        ('u', "junit.xml", "<testsuites>".to_owned()),
+        ('o', "otlp.json", "\"resourceSpans\"".to_owned()),
+    ] {
+        b.key(KeyCode::Char('H'));
+        b.key(KeyCode::Down);
+        b.key(KeyCode::Char('E'));
+        assert!(
+            b.screen(160, 40).contains("u JUnit XML"),
+            "the footer says the formats"
+        );
+        b.key(KeyCode::Char(key));
+        let path = dir.join(format!("pipeline.{older}.{suffix}"));
+        let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path:?}: {e}"));
+        assert!(text.contains(&has), "{suffix}: {text}");
+        let line = b.status_line();
+        assert!(line.contains(&format!("exported run {older} to")), "{line}");
+        b.key(KeyCode::Esc);
+    }
+    // R: the older run's file text becomes the buffer, one undo away.
+    b.key(KeyCode::Char('H'));
+    let footer = b.screen(200, 40);
+    assert!(footer.contains("R restore its file"), "{footer}");
+    b.key(KeyCode::Down);
+    b.key(KeyCode::Char('R'));
+    assert!(b.app.overlay.is_none());
+    assert_eq!(b.app.editor.text(), FOUR);
+    b.ctrl('z');
+    assert_eq!(b.app.editor.text(), edited, "one undo takes it back");
+    // F5 in History: that file version, run (Esc leaves the editor R
+    // focused).
+    b.key(KeyCode::Esc);
+    b.key(KeyCode::Char('H'));
+    b.key(KeyCode::Down);
+    b.key(KeyCode::F(5));
+    assert_eq!(b.app.editor.text(), FOUR);
+    b.until("the restored text ran", |a| {
+        finished(a) && a.trace.as_ref().is_some_and(|t| t.run_id != older)
+    })
+    .await;
+    let out = b.app.trace.as_ref().unwrap().nodes["fourth"]
+        .output
+        .tree()
+        .clone();
+    assert!(
+        out.to_string().contains("four") && !out.to_string().contains("vier"),
+        "{out}"
+    );
+}

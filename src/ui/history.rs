@@ -21,6 +21,8 @@ pub struct HistoryView {
     pub selected: usize,
     /// The id of the run on screen (marked in the list), if any.
     pub current: Option<String>,
+    /// `E` was pressed: the next key picks the export's format.
+    pub exporting: bool,
 }
 
 impl HistoryView {
@@ -29,6 +31,7 @@ impl HistoryView {
             entries,
             selected: 0,
             current,
+            exporting: false,
         }
     }
 

@@ -318,10 +318,20 @@ pub fn mode_keys(app: &App) -> Vec<(String, &'static str)> {
                 out.push(("Ctrl-U".into(), "clear"));
                 out.push(("Esc".into(), "close"));
             }
+            Some(super::overlay::Overlay::History(h)) if h.exporting => {
+                out.push(("j".into(), "JSON trace"));
+                out.push(("u".into(), "JUnit XML"));
+                out.push(("o".into(), "OTLP/JSON"));
+                out.push(("any other key".into(), "no export"));
+            }
             Some(super::overlay::Overlay::History(_)) => {
                 out.push(("↑↓".into(), "choose"));
                 out.push(("Enter".into(), "open the run"));
                 out.push(("D".into(), "diff with the live one"));
+                out.push(("E".into(), "export"));
+                out.push(("R".into(), "restore its file"));
+                out.push((k(Action::Run), "restore and run"));
+                out.push(("/".into(), "search"));
                 out.push(("Esc".into(), "close"));
             }
             Some(super::overlay::Overlay::ConfirmQuit { unsaved, running }) => {

@@ -65,7 +65,31 @@ impl App {
     }
 
     pub(super) fn history_key(&mut self, mut h: HistoryView, key: KeyEvent) -> Vec<Effect> {
-        if self.keymap.action(&key, false) == Some(Action::Judge) {
+        use super::export::ExportFormat;
+        if std::mem::take(&mut h.exporting) {
+            let what = match key.code {
+                KeyCode::Char(c) => ExportFormat::of_key(c),
+                _ => None,
+            };
+            match (what, h.chosen().cloned()) {
+                (Some(what), Some(e)) => self.export_saved(&e, what),
+                _ => self.say("not exported", false),
+            }
+            self.overlay = Some(Overlay::History(h));
+            return Vec::new();
+        }
+        let action = self.keymap.action(&key, false);
+        if action == Some(Action::Run) {
+            // The run key on a saved run: its file text, run.
+            return match h.chosen().cloned() {
+                Some(e) => self.rerun_saved(&e),
+                None => {
+                    self.overlay = Some(Overlay::History(h));
+                    Vec::new()
+                }
+            };
+        }
+        if action == Some(Action::Judge) {
             let id = h.chosen().map(|e| e.id.clone());
             self.overlay = Some(Overlay::History(h));
             return self.judge_saved(id.into_iter().collect());
@@ -91,6 +115,23 @@ impl App {
             KeyCode::Enter => {
                 if let Some(e) = h.chosen().cloned() {
                     self.open_run(e);
+                }
+            }
+            KeyCode::Char('E') => {
+                if h.chosen().is_some() {
+                    h.exporting = true;
+                    self.say(
+                        "export as: j JSON trace · u JUnit XML · o OTLP/JSON (any other key: no)",
+                        false,
+                    );
+                }
+                self.overlay = Some(Overlay::History(h));
+            }
+            KeyCode::Char('R') => {
+                if let Some(e) = h.chosen().cloned()
+                    && !self.restore_saved(&e)
+                {
+                    self.overlay = Some(Overlay::History(h));
                 }
             }
             KeyCode::Char('D') | KeyCode::Char('d') => {
