@@ -1659,7 +1659,7 @@ async fn issue35_item17_history_exports_restores_and_reruns_a_saved_run() {
     // R: the older run's file text becomes the buffer, one undo away.
     b.key(KeyCode::Char('H'));
     let footer = b.screen(200, 40);
-    assert!(footer.contains("R restore its file"), "{footer}");
+    assert!(footer.contains("R restore file"), "{footer}");
     b.key(KeyCode::Down);
     b.key(KeyCode::Char('R'));
     assert!(b.app.overlay.is_none());

@@ -326,11 +326,11 @@ pub fn mode_keys(app: &App) -> Vec<(String, &'static str)> {
             }
             Some(super::overlay::Overlay::History(_)) => {
                 out.push(("↑↓".into(), "choose"));
-                out.push(("Enter".into(), "open the run"));
-                out.push(("D".into(), "diff with the live one"));
+                out.push(("Enter".into(), "open"));
+                out.push(("D".into(), "diff"));
                 out.push(("E".into(), "export"));
-                out.push(("R".into(), "restore its file"));
-                out.push((k(Action::Run), "restore and run"));
+                out.push(("R".into(), "restore file"));
+                out.push((k(Action::Run), "run its file"));
                 out.push(("/".into(), "search"));
                 out.push(("Esc".into(), "close"));
             }

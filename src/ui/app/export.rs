@@ -80,7 +80,7 @@ impl App {
     /// Makes run `entry`'s file text the editor's, as one edit (undo
     /// brings the text before back); false when it was not kept.
     pub(super) fn restore_saved(&mut self, entry: &Entry) -> bool {
-        let Some(source) = self.runs().and_then(|r| r.source(&entry)) else {
+        let Some(source) = self.runs().and_then(|r| r.source(entry)) else {
             self.say(
                 format!(
                     "run {} was saved without its file text: nothing to restore",
