@@ -157,6 +157,40 @@ fn diff_exits_0_when_same_1_with_the_changed_path_and_2_on_a_bad_id() {
     assert_eq!(code, 1);
 }
 
+/// Issue 35, item 10: `runs diff` shows the file edit that made the
+/// difference, with line numbers, beside the trace fields it changed.
+#[test]
+fn diff_shows_the_file_lines_that_changed_between_the_runs() {
+    let h = Home::new();
+    let flow = h.file("flow.yml", FLOW);
+    assert_eq!(h.run(&flow, &["--var", "q=alice"]), 0);
+    std::fs::write(&flow, FLOW.replace("limit: 1", "limit: 2")).expect("write");
+    assert_eq!(h.run(&flow, &["--var", "q=alice"]), 0);
+    let (code, out, _) = h.out(&["runs", "diff", "latest~1", "latest"]);
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("file: 1 line(s) removed, 1 added"), "{out}");
+    assert!(
+        out.contains("- 4 │     args: { query: \"${var.q}\", limit: 1 }"),
+        "{out}"
+    );
+    assert!(
+        out.contains("+ 4 │     args: { query: \"${var.q}\", limit: 2 }"),
+        "{out}"
+    );
+    assert!(out.contains("find.args.limit: 1 → 2"), "{out}");
+    let (_, json, _) = h.out(&["runs", "diff", "latest~1", "latest", "--format", "json"]);
+    let v: Value = serde_json::from_str(&json).expect("json");
+    let lines = v["file"].as_array().expect("file lines");
+    assert!(
+        lines.iter().any(|l| l["op"] == "added"
+            && l["line"] == 4
+            && l["text"].as_str().unwrap().contains("limit: 2")),
+        "{json}"
+    );
+    let (_, same, _) = h.out(&["runs", "diff", "latest", "latest"]);
+    assert!(same.contains("file: the same text"), "{same}");
+}
+
 #[test]
 fn prune_keeps_the_newest_and_the_default_cap_bounds_the_directory() {
     let h = Home::new();

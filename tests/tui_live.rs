@@ -1664,3 +1664,144 @@ async fn issue35_item22_the_demo_servers_questions_are_answered_in_the_modal() {
     assert_eq!(draft.output["text"], "Hi Ada", "{:#}", draft.output);
     assert_eq!(b.status_of("send"), NodeStatus::Ok);
 }
+
+/// Issue 35 item 10: History's diff shows the file edit that made the
+/// difference (its lines, with their numbers) before the trace fields, and
+/// a changed node with a breakpoint shows both `●` and `Δ` in the DAG.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn issue35_item10_history_diff_shows_the_file_edit_and_delta_beside_a_breakpoint() {
+    let mut b = Bench::open(FOUR).await;
+    b.run_to_end().await;
+    b.edit_to(&FOUR.replace("message: four", "message: vier"))
+        .await;
+    b.run_to_end().await;
+    b.select("fourth");
+    b.key(KeyCode::F(9));
+    let at = b.app.comp.as_ref().unwrap().index_of("fourth").unwrap();
+    assert!(b.app.visuals[at].breakpoint, "F9 set a breakpoint");
+    b.key(KeyCode::Char('H'));
+    b.key(KeyCode::Down);
+    b.key(KeyCode::Char('D'));
+    let screen = b.screen(160, 40);
+    assert!(
+        screen.contains("file: 1 line(s) removed, 1 added"),
+        "{screen}"
+    );
+    assert!(
+        screen.contains("- 14 │     args: { message: four }")
+            && screen.contains("+ 14 │     args: { message: vier }"),
+        "{screen}"
+    );
+    assert!(screen.contains("\"four\" → \"vier\""), "{screen}");
+    b.key(KeyCode::Esc);
+    let screen = b.screen(160, 40);
+    let row = screen
+        .lines()
+        .find(|l| l.contains(" fourth"))
+        .expect("the node on screen");
+    assert!(row.contains("●") && row.contains("fourthΔ"), "{row}");
+}
+
+/// Issue 35 item 16: `/` searches History: typing finds a run, `n`/`N`
+/// select the next and previous match (Enter then opens that one), the
+/// count is in the status line; the diff view `D` opens is searched too.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn issue35_item16_slash_searches_history_and_its_diff() {
+    let mut b = Bench::open(FOUR).await;
+    b.run_to_end().await;
+    let older = b.app.trace.as_ref().unwrap().run_id.clone();
+    b.run_to_end().await;
+    b.key(KeyCode::Char('H'));
+    assert_eq!(b.app.overlay.as_ref().map(|o| o.name()), Some("history"));
+    b.key(KeyCode::Char('/'));
+    for c in older.chars() {
+        b.key(KeyCode::Char(c));
+    }
+    b.key(KeyCode::Enter);
+    let line = b.status_line();
+    assert!(
+        line.contains(&format!("/{older}  match 1/1 (n/N)")),
+        "{line}"
+    );
+    b.key(KeyCode::Char('n'));
+    b.key(KeyCode::Enter);
+    assert_eq!(
+        b.app.viewing.as_ref().map(|v| v.entry.id.clone()),
+        Some(older.clone()),
+        "the run found is the one opened"
+    );
+    b.key(KeyCode::Esc);
+    b.key(KeyCode::Char('H'));
+    b.key(KeyCode::Down);
+    b.key(KeyCode::Char('D'));
+    b.key(KeyCode::Char('/'));
+    for c in "file".chars() {
+        b.key(KeyCode::Char(c));
+    }
+    let line = b.status_line();
+    assert!(line.contains("/file█  match 1/1 (n/N)"), "{line}");
+}
+
+/// Issue 35 item 17: from History a saved run is exported (`E` then
+/// `j`/`u`/`o`: the files `run --format json|junit` and `runs export
+/// --otlp` write, next to the pipeline file, the path said), its file
+/// text restored as one undoable edit (`R`), and run again (F5 there).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn issue35_item17_history_exports_restores_and_reruns_a_saved_run() {
+    let mut b = Bench::open(FOUR).await;
+    b.run_to_end().await;
+    let older = b.app.trace.as_ref().unwrap().run_id.clone();
+    let edited = FOUR.replace("message: four", "message: vier");
+    b.edit_to(&edited).await;
+    b.run_to_end().await;
+    let dir = b.dir.path().to_path_buf();
+    for (key, suffix, has) in [
+        ('j', "json", format!("\"run_id\": \"{older}\"")),
+        ('u', "junit.xml", "<testsuites>".to_owned()),
+        ('o', "otlp.json", "\"resourceSpans\"".to_owned()),
+    ] {
+        b.key(KeyCode::Char('H'));
+        b.key(KeyCode::Down);
+        b.key(KeyCode::Char('E'));
+        assert!(
+            b.screen(160, 40).contains("u JUnit XML"),
+            "the footer says the formats"
+        );
+        b.key(KeyCode::Char(key));
+        let path = dir.join(format!("pipeline.{older}.{suffix}"));
+        let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path:?}: {e}"));
+        assert!(text.contains(&has), "{suffix}: {text}");
+        let line = b.status_line();
+        assert!(line.contains(&format!("exported run {older} to")), "{line}");
+        b.key(KeyCode::Esc);
+    }
+    // R: the older run's file text becomes the buffer, one undo away.
+    b.key(KeyCode::Char('H'));
+    let footer = b.screen(200, 40);
+    assert!(footer.contains("R restore file"), "{footer}");
+    b.key(KeyCode::Down);
+    b.key(KeyCode::Char('R'));
+    assert!(b.app.overlay.is_none());
+    assert_eq!(b.app.editor.text(), FOUR);
+    b.ctrl('z');
+    assert_eq!(b.app.editor.text(), edited, "one undo takes it back");
+    // F5 in History: that file version, run (Esc leaves the editor R
+    // focused).
+    b.key(KeyCode::Esc);
+    b.key(KeyCode::Char('H'));
+    b.key(KeyCode::Down);
+    b.key(KeyCode::F(5));
+    assert_eq!(b.app.editor.text(), FOUR);
+    b.until("the restored text ran", |a| {
+        finished(a) && a.trace.as_ref().is_some_and(|t| t.run_id != older)
+    })
+    .await;
+    let out = b.app.trace.as_ref().unwrap().nodes["fourth"]
+        .output
+        .tree()
+        .clone();
+    assert!(
+        out.to_string().contains("four") && !out.to_string().contains("vier"),
+        "{out}"
+    );
+}

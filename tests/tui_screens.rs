@@ -2162,3 +2162,54 @@ fn issue35_item16_search_in_help_and_messages() {
     type_text(&mut app, "retrying");
     assert!(status_row(&mut app, 120, 40).contains("match 1/1"));
 }
+
+/// Issue 35 item 16: `/` searches the inspector's Logs tab: the match is
+/// highlighted, its count is in the pane's border and the footer offers
+/// n/N; Esc clears it.
+#[test]
+fn issue35_item16_slash_searches_the_logs_tab() {
+    let (_d, mut app) = app_on(HITL);
+    let mut record = ok_record(json!({"reason": "demo"}), json!({"ok": true}));
+    record.extras = CallExtras {
+        logs: (1..=30)
+            .map(|i| LogLine {
+                level: "info".into(),
+                logger: None,
+                data: json!(format!("line {i} of the server")),
+            })
+            .chain(std::iter::once(LogLine {
+                level: "warning".into(),
+                logger: None,
+                data: json!("plan defaulted to free"),
+            }))
+            .collect(),
+        ..CallExtras::default()
+    };
+    finish(&mut app, "who", record);
+    app.select(Some(0), true);
+    app.focus = Focus::Inspector;
+    app.on_key(key(KeyCode::Char('7')));
+    assert_eq!(app.inspector.tab(), Tab::Logs);
+    app.on_key(key(KeyCode::Char('/')));
+    assert_eq!(app.mode(), Mode::Search);
+    type_text(&mut app, "defaulted");
+    app.on_key(key(KeyCode::Enter));
+    let s = screen(&mut app, 120, 32);
+    assert!(s.contains("/defaulted  match 1/1 (n/N)"), "{s}");
+    assert!(
+        s.contains("plan defaulted to free"),
+        "scrolled into view:\n{s}"
+    );
+    let buf = frame(&mut app, 120, 32);
+    let (x, y) = (0..32)
+        .find_map(|y| row(&buf, y).find("defaulted").map(|x| (x, y)))
+        .expect("the match on screen");
+    let col = row(&buf, y)[..x].chars().count() as u16;
+    assert!(
+        buf[(col, y)].modifier.contains(Modifier::UNDERLINED),
+        "the current match is marked"
+    );
+    assert!(s.contains("n N next, previous"), "{s}");
+    app.on_key(key(KeyCode::Esc));
+    assert!(!screen(&mut app, 120, 32).contains("/defaulted"));
+}

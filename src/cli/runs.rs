@@ -7,7 +7,7 @@ use serde_json::json;
 
 use super::output::{Format, print};
 use super::report::usage;
-use crate::engine::run::diff::{self, Change};
+use crate::engine::run::diff;
 use crate::engine::run::store::{Entry, Runs};
 use crate::engine::run::trace::Trace;
 use crate::options::exit;
@@ -19,8 +19,8 @@ pub enum RunsCommand {
     List(ListArgs),
     /// Print a saved run as `run` printed it.
     Show(ShowArgs),
-    /// What changed between two runs, node by node (exit 0 same, 1
-    /// different, 2 bad id).
+    /// What changed between two runs, node by node, and the lines of the
+    /// file text each ran (exit 0 same run, 1 different, 2 bad id).
     Diff(DiffArgs),
     /// Export a saved run as OpenTelemetry traces (OTLP/JSON).
     Export(ExportArgs),
@@ -271,22 +271,24 @@ fn diff_runs(runs: &Runs, a: &DiffArgs) -> u8 {
         Err(code) => return code,
     };
     let changes = diff::diff(&ta, &tb, a.timing);
+    let (sa, sb) = (runs.source(&ea), runs.source(&eb));
     if a.format == ListFormat::Json {
-        let v = json!({ "a": ea.id, "b": eb.id, "same": changes.is_empty(), "changes": changes });
+        let file = match (&sa, &sb) {
+            (Some(x), Some(y)) => json!(diff::source::diff(x, y).unwrap_or_default()),
+            _ => serde_json::Value::Null,
+        };
+        let v = json!({ "a": ea.id, "b": eb.id, "same": changes.is_empty(), "changes": changes, "file": file });
         println!("{}", crate::cli::json::pretty(&v));
     } else {
-        print_changes(&ea, &eb, &changes);
+        let file = diff::source::text(sa.as_deref(), sb.as_deref());
+        let text = diff::report(&ea.id, &eb.id, &changes, &file);
+        print!("{}", super::output::printable(&text));
     }
     if changes.is_empty() {
         exit::OK
     } else {
         exit::FAILED
     }
-}
-
-fn print_changes(a: &Entry, b: &Entry, changes: &[Change]) {
-    let text = diff::text(&a.id, &b.id, changes);
-    print!("{}", super::output::printable(&text));
 }
 
 fn prune(runs: &Runs, a: &PruneArgs) -> u8 {

@@ -151,6 +151,19 @@ impl Diagnostic {
     }
 }
 
+/// Text from a server (names, descriptions, results, errors) made safe to
+/// print on a terminal: control characters (escape sequences, carriage
+/// returns, bells) are shown as `?`, so a server cannot change the title,
+/// clear the screen, hide a link or overwrite a line. New lines and tabs
+/// stay.
+pub fn printable(text: &str) -> std::borrow::Cow<'_, str> {
+    let bad = |c: char| c.is_control() && c != '\n' && c != '\t';
+    if !text.contains(bad) {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    std::borrow::Cow::Owned(text.chars().map(|c| if bad(c) { '?' } else { c }).collect())
+}
+
 /// `text` with each control character but new line and tab drawn as a
 /// visible character one column wide: C0 and DEL as their Unicode control
 /// pictures (`␛`, `␍`, `␀`, `␡`), C1 (U+0080–U+009F, which a terminal

@@ -26,6 +26,7 @@ pub mod client;
 pub mod estimate;
 pub mod grade;
 pub mod judge;
+pub mod junit;
 pub mod material;
 pub mod metrics;
 pub mod prompts;

@@ -39,6 +39,7 @@ mod cases;
 mod complete;
 mod durable;
 mod events;
+mod export;
 mod find;
 mod gate;
 mod history;

@@ -337,13 +337,24 @@ impl DagView<'_> {
             }
             _ => pieces.push((id.clone(), name)),
         }
+        // A breakpoint or the step marker holds the marker column: `Δ`
+        // goes right after the id instead, in the column the layout keeps
+        // free there (a fan-out's counter then follows it).
+        let late_delta = v.changed && (v.breakpoint || v.paused_before);
+        if late_delta {
+            pieces.push((
+                "Δ".to_string(),
+                base.fg(t.warning).add_modifier(Modifier::BOLD),
+            ));
+        }
         if let Some((done, total)) = v.progress {
             let c = if v.status == NodeStatus::Running {
                 t.running
             } else {
                 t.dim
             };
-            pieces.push((format!(" {done}/{total}"), base.fg(c)));
+            let lead = if late_delta { "" } else { " " };
+            pieces.push((format!("{lead}{done}/{total}"), base.fg(c)));
             // Failed iterations right after the counter (`4/4✗4`), in the
             // columns the layout keeps for it, so `4/4` never hides them.
             if v.failed_iterations > 0 {

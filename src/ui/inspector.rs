@@ -246,6 +246,9 @@ pub struct Inspector {
     /// The shown node's live state (Logs tab).
     live: Live,
     logs_scroll: u16,
+    /// Rows the Logs tab showed when last drawn (a search keeps its match
+    /// in them).
+    logs_page: usize,
     /// Long lines wrap (`w`): the selected tree row is drawn whole, Raw's
     /// lines continue on the next rows.
     wrap: bool,
@@ -289,6 +292,7 @@ impl Inspector {
             find: None,
             live: Live::default(),
             logs_scroll: 0,
+            logs_page: 0,
             wrap: false,
             compact: 0,
             focused: false,
@@ -424,6 +428,10 @@ impl Inspector {
 
     /// Switches to tab `t`.
     pub fn set_tab(&mut self, t: Tab) {
+        if t != self.tab {
+            // A search belongs to the text it searched.
+            self.find = None;
+        }
         self.tab = t;
         if t == Tab::Raw {
             self.start_raw();

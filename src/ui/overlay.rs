@@ -285,6 +285,10 @@ pub fn help_lines(keymap: &Keymap, t: &Theme, width: u16) -> Vec<Line<'static>> 
         ("1-7  [ ]", "inspector: the tabs"),
         ("/", "inspector Output: filter with jq (Enter keeps it)"),
         (
+            "E R F5 /",
+            "History: export the run, restore its file, restore and run it, search",
+        ),
+        (
             "Ctrl-Z Ctrl-Y",
             "editor: undo, redo (a pin or reload is one step)",
         ),

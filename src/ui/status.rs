@@ -318,10 +318,20 @@ pub fn mode_keys(app: &App) -> Vec<(String, &'static str)> {
                 out.push(("Ctrl-U".into(), "clear"));
                 out.push(("Esc".into(), "close"));
             }
+            Some(super::overlay::Overlay::History(h)) if h.exporting => {
+                out.push(("j".into(), "JSON trace"));
+                out.push(("u".into(), "JUnit XML"));
+                out.push(("o".into(), "OTLP/JSON"));
+                out.push(("any other key".into(), "no export"));
+            }
             Some(super::overlay::Overlay::History(_)) => {
                 out.push(("↑↓".into(), "choose"));
-                out.push(("Enter".into(), "open the run"));
-                out.push(("D".into(), "diff with the live one"));
+                out.push(("Enter".into(), "open"));
+                out.push(("D".into(), "diff"));
+                out.push(("E".into(), "export"));
+                out.push(("R".into(), "restore file"));
+                out.push((k(Action::Run), "run its file"));
+                out.push(("/".into(), "search"));
                 out.push(("Esc".into(), "close"));
             }
             Some(super::overlay::Overlay::ConfirmQuit { unsaved, running }) => {
@@ -405,11 +415,11 @@ pub fn mode_keys(app: &App) -> Vec<(String, &'static str)> {
             out.push(("↑↓".into(), "move"));
             match app.inspector.tab() {
                 Tab::Output => out.push(("/".into(), "jq filter")),
-                Tab::Raw if app.inspector.find_status().is_some() => {
+                Tab::Raw | Tab::Logs if app.inspector.find_status().is_some() => {
                     out.push(("n N".into(), "next, previous"));
                     out.push(("Esc".into(), "clear search"));
                 }
-                Tab::Raw => out.push(("/".into(), "search")),
+                Tab::Raw | Tab::Logs => out.push(("/".into(), "search")),
                 _ => {}
             }
             out.push((k(Action::Wrap), "wrap"));

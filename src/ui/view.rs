@@ -165,6 +165,21 @@ pub fn draw(app: &mut App, f: &mut Frame<'_>) {
         if let (Some(kept), Some(s)) = (kept, app.overlay.as_mut().and_then(Overlay::scroll_mut)) {
             *s = kept;
         }
+        // History's rows sit under its header line; the selection scrolls.
+        if let (Some(f), Some(ov @ Overlay::History(h))) = (&app.overlay_find, &app.overlay)
+            && let Some(lines) = app.overlay_text(ov)
+        {
+            let mut inner = ratatui::widgets::Block::bordered().inner(app.areas.overlay);
+            inner.y += 1;
+            inner.height = inner.height.saturating_sub(1);
+            f.paint(
+                &lines,
+                h.skip(app.areas.overlay.height),
+                inner,
+                buf,
+                &app.theme,
+            );
+        }
         let wrapped = matches!(app.overlay, Some(Overlay::Messages { wrap: true, .. }));
         if let (Some(f), Some(ov), Some(top)) = (&app.overlay_find, &app.overlay, kept)
             && !wrapped

@@ -9,6 +9,7 @@ use serde_json::Value;
 use crate::engine::run::trace::{NodeRecord, Trace};
 
 mod eval;
+pub mod source;
 
 /// One difference: where, and the value before and after (`null` when the
 /// place did not exist on that side).
@@ -60,6 +61,14 @@ pub fn text(a: &str, b: &str, changes: &[Change]) -> String {
     }
     out.push_str(&format!("{} difference(s)\n", changes.len()));
     out
+}
+
+/// [`text`] with the file's line diff ([`source::text`]) right under its
+/// first line: the edit first, then what it changed in the run.
+pub fn report(a: &str, b: &str, changes: &[Change], file: &str) -> String {
+    let all = text(a, b, changes);
+    let (head, rest) = all.split_once('\n').unwrap_or((&all, ""));
+    format!("{head}\n{file}{rest}")
 }
 
 /// Every difference between run `a` and run `b`.

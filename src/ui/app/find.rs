@@ -1,13 +1,15 @@
-//! `/` in the help and the Messages pane: the overlay's search (see
-//! [`crate::ui::find`]); its count is the status line's, kept out of the
-//! Messages log it searches.
+//! `/` in the help, the Messages pane, History and its diff view: the
+//! overlay's search (see [`crate::ui::find`]); its count is the status
+//! line's, kept out of the Messages log it searches. In History `n`/`N`
+//! select the run that matches.
 
 use super::*;
 use crate::ui::find::{Find, FindKey};
 
 impl App {
-    /// The text of the help or the Messages pane, a line each (`None` for
-    /// the overlays that are not searched).
+    /// The text of the help, the Messages pane, a text view (History's
+    /// diff) or History's runs, a line each (`None` for the overlays that
+    /// are not searched).
     pub fn overlay_text(&self, ov: &Overlay) -> Option<Vec<String>> {
         let text = |lines: Vec<ratatui::text::Line<'_>>| {
             lines
@@ -25,6 +27,8 @@ impl App {
                 self.editor.diagnostics(),
                 &self.theme,
             ))),
+            Overlay::Text { body, .. } => Some(body.clone()),
+            Overlay::History(h) => Some(text(h.rows(&self.theme, self.areas.overlay.width))),
             _ => None,
         }
     }
@@ -37,10 +41,16 @@ impl App {
         if !typing && key.code == KeyCode::Char('/') && key.modifiers.is_empty() {
             self.overlay_find = Some(Find::open());
         } else {
-            let top = ov.scroll_mut().map_or(0, |s| *s as usize);
+            let top = match &mut *ov {
+                Overlay::History(h) => h.skip(self.areas.overlay.height),
+                other => other.scroll_mut().map_or(0, |s| *s as usize),
+            };
             let f = self.overlay_find.as_mut()?;
             match f.key(key, &lines, top) {
                 FindKey::Used => {
+                    if let (Overlay::History(h), Some((line, _))) = (&mut *ov, f.at) {
+                        h.selected = line;
+                    }
                     let page = self.areas.overlay.height.saturating_sub(2) as usize;
                     let to = f.scrolled(top, page);
                     if let Some(s) = ov.scroll_mut() {

@@ -65,7 +65,31 @@ impl App {
     }
 
     pub(super) fn history_key(&mut self, mut h: HistoryView, key: KeyEvent) -> Vec<Effect> {
-        if self.keymap.action(&key, false) == Some(Action::Judge) {
+        use super::export::ExportFormat;
+        if std::mem::take(&mut h.exporting) {
+            let what = match key.code {
+                KeyCode::Char(c) => ExportFormat::of_key(c),
+                _ => None,
+            };
+            match (what, h.chosen().cloned()) {
+                (Some(what), Some(e)) => self.export_saved(&e, what),
+                _ => self.say("not exported", false),
+            }
+            self.overlay = Some(Overlay::History(h));
+            return Vec::new();
+        }
+        let action = self.keymap.action(&key, false);
+        if action == Some(Action::Run) {
+            // The run key on a saved run: its file text, run.
+            return match h.chosen().cloned() {
+                Some(e) => self.rerun_saved(&e),
+                None => {
+                    self.overlay = Some(Overlay::History(h));
+                    Vec::new()
+                }
+            };
+        }
+        if action == Some(Action::Judge) {
             let id = h.chosen().map(|e| e.id.clone());
             self.overlay = Some(Overlay::History(h));
             return self.judge_saved(id.into_iter().collect());
@@ -91,6 +115,23 @@ impl App {
             KeyCode::Enter => {
                 if let Some(e) = h.chosen().cloned() {
                     self.open_run(e);
+                }
+            }
+            KeyCode::Char('E') => {
+                if h.chosen().is_some() {
+                    h.exporting = true;
+                    self.say(
+                        "export as: j JSON trace · u JUnit XML · o OTLP/JSON (any other key: no)",
+                        false,
+                    );
+                }
+                self.overlay = Some(Overlay::History(h));
+            }
+            KeyCode::Char('R') => {
+                if let Some(e) = h.chosen().cloned()
+                    && !self.restore_saved(&e)
+                {
+                    self.overlay = Some(Overlay::History(h));
                 }
             }
             KeyCode::Char('D') | KeyCode::Char('d') => {
@@ -218,6 +259,18 @@ impl App {
         };
         let base_id = base.run_id.clone();
         let changes = crate::engine::run::diff::diff(&other, base, false);
+        // Each run's file text as it was kept (masked the same way), so the
+        // edit that made the difference shows beside it.
+        let runs = self.runs();
+        let kept = |id: &str| {
+            let r = runs.as_ref()?;
+            let e = r.entries().into_iter().find(|e| e.id == id)?;
+            r.source(&e)
+        };
+        let file = crate::engine::run::diff::source::text(
+            kept(&entry.id).as_deref(),
+            kept(&base_id).as_deref(),
+        );
         let mut nodes: Vec<String> = changes.iter().filter_map(|c| c.node.clone()).collect();
         nodes.dedup();
         let comp = self.comp.clone();
@@ -230,21 +283,22 @@ impl App {
         }
         self.overlay = Some(Overlay::Text {
             title: format!("diff {} → {base_id}", entry.id),
-            body: crate::engine::run::diff::text(&entry.id, &base_id, &changes)
+            body: crate::engine::run::diff::report(&entry.id, &base_id, &changes, &file)
                 .lines()
                 .map(str::to_owned)
                 .collect(),
             scroll: 0,
         });
+        let file_note = file.lines().next().unwrap_or_default().to_owned();
         if changes.is_empty() {
             self.say(
-                format!("runs {} and {base_id} are the same", entry.id),
+                format!("runs {} and {base_id} are the same · {file_note}", entry.id),
                 false,
             );
         } else {
             self.say(
                 format!(
-                    "{} → {base_id}: {} difference(s) in {} (marked Δ)",
+                    "{} → {base_id}: {} difference(s) in {} (marked Δ) · {file_note}",
                     entry.id,
                     changes.len(),
                     if nodes.is_empty() {

@@ -598,7 +598,7 @@ impl App {
             let id = v.entry.id.clone();
             self.say(
                 format!(
-                    "run {id} is open read-only: Esc (in the DAG) returns to the live workbench"
+                    "run {id} is open read-only: Esc (in the DAG) returns to the live workbench; in History (H) F5 restores its file and runs it"
                 ),
                 true,
             );

@@ -84,7 +84,7 @@ impl App {
         let help = self.keymap.label(Action::Help);
         let palette = self.keymap.label(Action::Palette);
         let text = if c == '/' {
-            "/ searches in the inspector's Output (a jq filter) and Raw tabs, the help and Messages"
+            "/ searches in the inspector's Output (a jq filter), Raw and Logs tabs, the help, Messages and History"
                 .to_owned()
         } else {
             format!("`{c}` does nothing here: {help} lists the keys, {palette} finds a command")

@@ -1,10 +1,15 @@
-//! `/` in the Raw tab: the search prompt, `n`/`N` and Esc (see
+//! `/` in the Raw and Logs tabs: the search prompt, `n`/`N` and Esc (see
 //! [`crate::ui::find`]), the current match kept in view.
 
 use crossterm::event::{KeyCode, KeyEvent};
 
 use super::{Inspector, RawText, Tab};
 use crate::ui::find::{Find, FindKey};
+use crate::ui::theme::Theme;
+
+/// The Logs tab's text does not depend on its colours: any theme lays it
+/// out for the search.
+static TEXT_THEME: std::sync::LazyLock<Theme> = std::sync::LazyLock::new(Theme::dark);
 
 impl Inspector {
     /// The Raw tab's lines as text, for the search.
@@ -15,10 +20,35 @@ impl Inspector {
         }
     }
 
-    /// A search key in the Raw tab (`/` opens the prompt); `None` when the
-    /// key is not the search's.
+    /// The Logs tab's lines as text, for the search (as drawn when a
+    /// search is on: a line a row, cut, not wrapped).
+    pub(super) fn logs_text(&self) -> Vec<String> {
+        let Some(shown) = &self.shown else {
+            return Vec::new();
+        };
+        super::logs::lines(shown.record.as_deref(), &self.live, &TEXT_THEME)
+            .iter()
+            .map(|l| l.spans.iter().map(|s| s.content.as_ref()).collect())
+            .collect()
+    }
+
+    /// Whether this tab is searched with `/`.
+    fn searched(&self) -> bool {
+        matches!(self.tab, Tab::Raw | Tab::Logs)
+    }
+
+    /// The searched tab's lines, its first line drawn and its page.
+    fn find_view(&self) -> (Vec<String>, usize, usize) {
+        match self.tab {
+            Tab::Logs => (self.logs_text(), self.logs_scroll as usize, self.logs_page),
+            _ => (self.raw_lines(), self.raw_view.offset, self.raw_view.page),
+        }
+    }
+
+    /// A search key in the Raw or Logs tab (`/` opens the prompt); `None`
+    /// when the key is not the search's.
     pub(super) fn find_key(&mut self, key: KeyEvent) -> Option<bool> {
-        if self.tab != Tab::Raw {
+        if !self.searched() {
             return None;
         }
         let typing = self.find.as_ref().is_some_and(|f| f.typing);
@@ -26,11 +56,15 @@ impl Inspector {
             self.find = Some(Find::open());
             return Some(true);
         }
-        let lines = self.raw_lines();
+        let (lines, top, page) = self.find_view();
         let f = self.find.as_mut()?;
-        match f.key(key, &lines, self.raw_view.offset) {
+        match f.key(key, &lines, top) {
             FindKey::Used => {
-                self.raw_view.offset = f.scrolled(self.raw_view.offset, self.raw_view.page);
+                let to = f.scrolled(top, page);
+                match self.tab {
+                    Tab::Logs => self.logs_scroll = u16::try_from(to).unwrap_or(u16::MAX),
+                    _ => self.raw_view.offset = to,
+                }
                 Some(true)
             }
             FindKey::Cleared => {
@@ -42,14 +76,14 @@ impl Inspector {
     }
 
     /// The search's line (`/carol  match 3/12`) while one is on in the
-    /// Raw tab.
+    /// Raw or Logs tab.
     pub fn find_status(&self) -> Option<String> {
-        let f = self.find.as_ref().filter(|_| self.tab == Tab::Raw)?;
-        Some(f.status(&self.raw_lines()))
+        let f = self.find.as_ref().filter(|_| self.searched())?;
+        Some(f.status(&self.find_view().0))
     }
 
     /// Whether the search prompt takes typed keys.
     pub fn find_typing(&self) -> bool {
-        self.tab == Tab::Raw && self.find.as_ref().is_some_and(|f| f.typing)
+        self.searched() && self.find.as_ref().is_some_and(|f| f.typing)
     }
 }

@@ -237,10 +237,18 @@ impl Inspector {
                 self.iterations.render(items, body, buf, theme, focused);
             }
             Tab::Logs => {
-                Paragraph::new(logs::lines(shown.record.as_deref(), &self.live, theme))
-                    .wrap(Wrap { trim: false })
-                    .scroll((self.logs_scroll, 0))
-                    .render(body, buf);
+                self.logs_page = body.height as usize;
+                let text = Paragraph::new(logs::lines(shown.record.as_deref(), &self.live, theme))
+                    .scroll((self.logs_scroll, 0));
+                match &self.find {
+                    // A search draws a line a row so its marks line up.
+                    Some(f) => {
+                        text.render(body, buf);
+                        let top = self.logs_scroll as usize;
+                        f.paint(&self.logs_text(), top, body, buf, theme);
+                    }
+                    None => text.wrap(Wrap { trim: false }).render(body, buf),
+                }
             }
             Tab::Raw => {
                 if shown.record.is_some() {
@@ -314,7 +322,8 @@ impl Inspector {
                 )),
                 _ => None,
             },
-            Tab::Error | Tab::Timing | Tab::Logs => None,
+            Tab::Logs => self.find_status().map(|s| format!(" {s} ")),
+            Tab::Error | Tab::Timing => None,
         }
         .unwrap_or_default()
     }
