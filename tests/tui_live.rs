@@ -1545,3 +1545,125 @@ async fn issue35_item11_a_budget_stop_names_the_blocked_node_in_words() {
         );
     }
 }
+
+/// A fan-out of eight `slow` calls, three at a time, for issue 35's
+/// items 4 to 6.
+const SLOW_FAN: &str = "\
+compositions:
+  - name: fan
+    nodes:
+      - id: items
+        tool: echo
+        mock: { result: [{ms: 1500}, {ms: 1500}, {ms: 1500}, {ms: 1500}, {ms: 1500}, {ms: 1500}, {ms: 1500}, {ms: 1500}] }
+      - id: each
+        needs: [items]
+        for_each: ${items[*]}
+        max_concurrency: 3
+        tool: slow
+        args: { ms: \"${item.ms}\" }
+";
+
+/// The inspector's area on a 140×30 screen, as text (the right-hand pane).
+fn inspector_rows(screen: &str) -> Vec<String> {
+    screen
+        .lines()
+        .map(|l| l.chars().skip(70).collect::<String>())
+        .collect()
+}
+
+/// Issue 35, item 4: while a fan-out runs, its Iterations tab lists the
+/// iterations started so far with their status and a time that moves, and
+/// the inspector's spinner turns with the DAG's tick.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_running_fan_out_shows_its_iterations_live() {
+    let mut b = Bench::open(SLOW_FAN).await;
+    b.select("each");
+    while b.app.focus != pipewright::ui::app::Focus::Inspector {
+        b.key(KeyCode::Tab);
+    }
+    b.key(KeyCode::Char('5'));
+    assert_eq!(b.app.inspector.tab(), Tab::Iterations);
+    b.key(KeyCode::F(5));
+    b.until("three iterations run", |a| {
+        a.visuals[1]
+            .iterations
+            .iter()
+            .filter(|i| i.status == NodeStatus::Running)
+            .count()
+            == 3
+    })
+    .await;
+    let first = b.screen(140, 30);
+    assert!(!first.contains("not a fan-out"), "{first}");
+    let running_rows = |s: &str| {
+        inspector_rows(s)
+            .into_iter()
+            .filter(|l| {
+                l.trim_start_matches('│')
+                    .trim_start()
+                    .starts_with(char::is_numeric)
+                    && l.contains(" running ")
+            })
+            .count()
+    };
+    assert_eq!(running_rows(&first), 3, "{first}");
+    // The spinner is the DAG's: the tick's frame, in the inspector too.
+    let frame = |b: &Bench| pipewright::ui::theme::SPINNER[(b.app.tick as usize) % 10];
+    let glyph = frame(&b);
+    assert!(
+        inspector_rows(&first)
+            .iter()
+            .any(|l| l.contains(&format!("{glyph} running"))),
+        "the inspector's spinner is not at the tick's frame {glyph}:\n{first}"
+    );
+    // Time moves: a later screen of the same rows differs (elapsed, and
+    // the spinner's frame).
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let later = loop {
+        b.pump().await;
+        let s = b.screen(140, 30);
+        let rows = |s: &str| -> Vec<String> {
+            inspector_rows(s)
+                .into_iter()
+                .filter(|l| l.trim_start_matches('│').trim_start().starts_with("0 "))
+                .collect()
+        };
+        if rows(&s) != rows(&first) && frame(&b) != glyph {
+            break s;
+        }
+        assert!(Instant::now() < deadline, "nothing moved:\n{s}");
+    };
+    assert!(
+        inspector_rows(&later)
+            .iter()
+            .any(|l| l.contains(&format!("{} running", frame(&b)))),
+        "{later}"
+    );
+    b.until("an iteration ends", |a| {
+        a.visuals[1]
+            .iterations
+            .iter()
+            .any(|i| i.status == NodeStatus::Ok)
+    })
+    .await;
+    let s = b.screen(140, 30);
+    assert!(
+        inspector_rows(&s).iter().any(|l| l.contains("✓ ok")),
+        "an ended iteration is not shown ok:\n{s}"
+    );
+    b.until("the run ends", finished).await;
+    let s = b.screen(140, 30);
+    assert_eq!(
+        inspector_rows(&s)
+            .iter()
+            .filter(|l| {
+                l.trim_start_matches('│')
+                    .trim_start()
+                    .starts_with(char::is_numeric)
+                    && l.contains("✓ ok")
+            })
+            .count(),
+        8,
+        "{s}"
+    );
+}

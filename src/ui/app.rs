@@ -596,6 +596,8 @@ impl App {
             start_error: self.start_error.clone(),
             task: v.task.clone(),
             protocol: self.server_protocol(),
+            iterations: super::state::live_iterations(v, self.now_ms()),
+            tick: self.tick,
         });
     }
 

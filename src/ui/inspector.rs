@@ -30,7 +30,7 @@ use ratatui::layout::Rect;
 use serde_json::Value;
 
 use crate::engine::file::model::Node;
-use crate::engine::run::trace::{NodeRecord, NodeStatus};
+use crate::engine::run::trace::{IterationRecord, NodeRecord, NodeStatus};
 
 use filter::{Edit, FilterBox, FilterDone};
 use iterations::IterationsView;
@@ -616,10 +616,7 @@ impl Inspector {
     }
 
     fn iteration_count(&self) -> usize {
-        self.shown
-            .as_ref()
-            .and_then(|s| s.record.as_ref())
-            .map_or(0, |r| r.iterations.len())
+        iteration_items(self.shown.as_ref(), &self.live).len()
     }
 
     fn iterations_key(&mut self, code: KeyCode) -> bool {
@@ -642,11 +639,7 @@ impl Inspector {
             KeyCode::Home | KeyCode::Char('g') => v.move_by(isize::MIN / 2, n),
             KeyCode::End | KeyCode::Char('G') => v.move_by(isize::MAX / 2, n),
             KeyCode::Enter => {
-                let items = self
-                    .shown
-                    .as_ref()
-                    .and_then(|s| s.record.as_ref())
-                    .map_or(&[][..], |r| r.iterations.as_slice());
+                let items = iteration_items(self.shown.as_ref(), &self.live);
                 return self.iterations.open(items);
             }
             _ => return false,
@@ -736,6 +729,16 @@ impl Inspector {
 
 /// A copy of `r` for the inspector.
 #[allow(clippy::needless_update)]
+/// The Iterations tab's rows: the record's, or, while a fan-out runs,
+/// those started so far.
+fn iteration_items<'a>(shown: Option<&'a Shown>, live: &'a Live) -> &'a [IterationRecord] {
+    match shown.and_then(|s| s.record.as_ref()) {
+        Some(r) => r.iterations.as_slice(),
+        None if shown.is_some() => live.iterations.as_slice(),
+        None => &[],
+    }
+}
+
 fn copy_record(r: &NodeRecord) -> NodeRecord {
     NodeRecord {
         status: r.status,
@@ -756,6 +759,7 @@ fn copy_record(r: &NodeRecord) -> NodeRecord {
         iterations: r.iterations.clone(),
         rpc: r.rpc.clone(),
         extras: r.extras.clone(),
+        calls: r.calls.clone(),
         // Fields added later are not shown by the inspector.
         ..NodeRecord::default()
     }

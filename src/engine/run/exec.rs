@@ -22,7 +22,7 @@ use crate::engine::mcp::{McpError, error_text, meta_of, output_of};
 use crate::engine::redact::Redactor;
 use crate::engine::run::cassette::redacted_extras;
 use crate::engine::run::events::Event;
-use crate::engine::run::trace::{IterationRecord, NodeRecord, NodeStatus};
+use crate::engine::run::trace::{AttemptRecord, IterationRecord, NodeRecord, NodeStatus};
 
 /// Everything a node task needs; it owns its inputs so it never touches the
 /// session's state.
@@ -130,6 +130,7 @@ pub async fn run_node(job: NodeJob) -> NodeRecord {
             rec.model = call.model;
             rec.replayed = call.replayed;
             rec.extras = redacted_extras(&job.redactor, &call.extras);
+            rec.calls = call.calls;
             match call.result {
                 Ok(output) => {
                     rec.status = NodeStatus::Ok;
@@ -224,6 +225,14 @@ async fn fan_out(job: &NodeJob, node: &Node, items: &[Value], rec: &mut NodeReco
                     }
                 };
                 let args_value = Value::Object(args.clone());
+                let _ = job
+                    .events
+                    .send(Event::IterationStarted {
+                        id: node.id.clone(),
+                        index,
+                        total,
+                    })
+                    .await;
                 let call = call_with_policy(job, node, args, Which::Iteration(index)).await;
                 (index, args_value, call, started)
             });
@@ -249,6 +258,7 @@ async fn fan_out(job: &NodeJob, node: &Node, items: &[Value], rec: &mut NodeReco
                     rec.model = call.model.clone();
                 }
                 rec.replayed |= call.replayed;
+                rec.calls.extend(call.calls.iter().cloned());
                 let (code, error_status) = (call.code.clone(), call.status);
                 let (status, output, error) = match call.result {
                     Ok(v) => (NodeStatus::Ok, v, None),
@@ -315,6 +325,8 @@ async fn fan_out(job: &NodeJob, node: &Node, items: &[Value], rec: &mut NodeReco
         rec.output = Json::list(outputs);
     }
     rec.iterations = records;
+    rec.calls
+        .sort_by_key(|c| (c.iteration.unwrap_or(0), c.attempt));
 }
 
 /// An iteration the run stopped before it started.
@@ -357,6 +369,8 @@ struct CallResult {
     status: Option<u16>,
     /// What the server asked and said during every attempt.
     extras: CallExtras,
+    /// Each attempt, as it ended.
+    calls: Vec<AttemptRecord>,
 }
 
 impl Default for CallResult {
@@ -373,6 +387,7 @@ impl Default for CallResult {
             code: None,
             status: None,
             extras: CallExtras::default(),
+            calls: Vec::new(),
         }
     }
 }
@@ -509,6 +524,9 @@ async fn call_attempts(
     };
     loop {
         out.attempts += 1;
+        let attempt_start = (Instant::now(), now_rfc3339());
+        let mut this_rpc = Json::null();
+        let mut this_raw = Json::null();
         if let Which::Node(shown) = which {
             let _ = job
                 .events
@@ -549,6 +567,7 @@ async fn call_attempts(
                     ("request".into(), outcome.request),
                     ("response".into(), Json::from_value(Value::Object(response))),
                 ]);
+                this_rpc = out.rpc.clone();
                 let output = output_of(&outcome.result);
                 let figures = job.pricing.actual(
                     node.server.as_deref(),
@@ -565,6 +584,7 @@ async fn call_attempts(
                 out.replayed |= outcome.replayed;
                 out.model = figures.model.or(out.model.take());
                 out.raw = outcome.result;
+                this_raw = out.raw.clone();
                 if outcome.is_error {
                     (out.code, out.status) = error_code_of(output.tree());
                     (true, error_text(&out.raw))
@@ -573,11 +593,27 @@ async fn call_attempts(
                     if out.result.is_err() {
                         out.code = Some("TRANSFORM_FAILED".into());
                     }
+                    keep_attempt(
+                        job,
+                        which,
+                        &mut out,
+                        attempt_start,
+                        (this_rpc, this_raw),
+                        true,
+                    );
                     return out;
                 }
             }
             Err(McpError::Cancelled { .. }) => {
                 out.result = Err(CallFailure::Cancelled);
+                keep_attempt(
+                    job,
+                    which,
+                    &mut out,
+                    attempt_start,
+                    (this_rpc, this_raw),
+                    true,
+                );
                 return out;
             }
             Err(e @ McpError::Closed { .. }) => {
@@ -595,6 +631,7 @@ async fn call_attempts(
                 let mut kept = Map::new();
                 kept.insert("unreadable".into(), *received);
                 out.raw = Json::from_value(Value::Object(kept));
+                this_raw = out.raw.clone();
                 let e = McpError::Unreadable {
                     server,
                     method,
@@ -613,8 +650,17 @@ async fn call_attempts(
                 (true, e.to_string())
             }
         };
-        if !retryable || out.attempts >= max_attempts {
-            out.result = Err(CallFailure::Failed(message));
+        let last = !retryable || out.attempts >= max_attempts;
+        out.result = Err(CallFailure::Failed(message.clone()));
+        keep_attempt(
+            job,
+            which,
+            &mut out,
+            attempt_start,
+            (this_rpc, this_raw),
+            last,
+        );
+        if last {
             return out;
         }
         let _ = job
@@ -633,6 +679,48 @@ async fn call_attempts(
             }
         }
         backoff = backoff.saturating_mul(2).min(MAX_BACKOFF);
+    }
+}
+
+/// Keeps the attempt that just ended in `out.calls` (secrets masked). The
+/// result of a call's last attempt is kept elsewhere (the record's `raw`,
+/// or an iteration's output when it succeeded), so it is not kept twice.
+fn keep_attempt(
+    job: &NodeJob,
+    which: &Which,
+    out: &mut CallResult,
+    (started, started_at): (Instant, String),
+    (rpc, raw): (Json, Json),
+    last: bool,
+) {
+    let (status, error) = match &out.result {
+        Ok(_) => (NodeStatus::Ok, None),
+        Err(CallFailure::Cancelled) => (NodeStatus::Cancelled, Some("cancelled".to_owned())),
+        Err(CallFailure::Failed(m)) => (NodeStatus::Failed, Some(job.redactor.text(m))),
+    };
+    let kept_elsewhere = last && (matches!(which, Which::Node(_)) || status == NodeStatus::Ok);
+    let raw = if kept_elsewhere {
+        Json::null()
+    } else {
+        job.redactor.json(&raw)
+    };
+    out.calls.push(AttemptRecord {
+        iteration: which.iteration(),
+        attempt: out.attempts,
+        of: 0,
+        started_at: Some(started_at),
+        duration_ms: started.elapsed().as_millis() as u64,
+        status,
+        error_code: error.as_ref().and(out.code.clone()),
+        error,
+        rpc: job.redactor.json(&rpc),
+        raw,
+    });
+    if last {
+        let of = out.attempts;
+        for c in &mut out.calls {
+            c.of = of;
+        }
     }
 }
 
