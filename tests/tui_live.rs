@@ -1667,3 +1667,84 @@ async fn a_running_fan_out_shows_its_iterations_live() {
         "{s}"
     );
 }
+
+/// Pumps the loop until a 200×60 screen shows `want`; that screen.
+async fn screen_with(b: &mut Bench, want: &str) -> String {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        b.pump().await;
+        let s = b.screen(200, 60);
+        if s.contains(want) {
+            return s;
+        }
+        assert!(Instant::now() < deadline, "no {want:?} in:\n{s}");
+    }
+}
+
+/// Issue 35, item 6: the Raw tab labels each exchange (which iteration and
+/// attempt, its start, duration and outcome), and Timing lists each
+/// attempt with its time and error.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn raw_and_timing_tell_each_attempt_and_iteration() {
+    let text = "\
+compositions:
+  - name: tries
+    nodes:
+      - id: warmup
+        tool: flaky
+        args: { key: warmup, failures: 2 }
+        on_error: retry:3
+      - id: items
+        tool: echo
+        mock: { result: [a, b, c, d] }
+      - id: each
+        needs: [items]
+        for_each: ${items[*]}
+        tool: echo
+        args: { message: \"${item}\" }
+";
+    let mut b = Bench::open(text).await;
+    b.run_to_end().await;
+    b.select("warmup");
+    while b.app.focus != pipewright::ui::app::Focus::Inspector {
+        b.key(KeyCode::Tab);
+    }
+    b.key(KeyCode::Char('6'));
+    let s = screen_with(&mut b, "── attempt 1/3 · started ").await;
+    assert!(s.contains(" · failed: "), "{s}");
+    let find = |b: &mut Bench, what: &str| {
+        b.key(KeyCode::Char('/'));
+        for c in what.chars() {
+            b.key(KeyCode::Char(c));
+        }
+        b.key(KeyCode::Enter);
+    };
+    find(&mut b, "attempt 3/3");
+    let s = screen_with(&mut b, "── attempt 3/3 · started ").await;
+    assert!(s.contains(" · ok ──"), "{s}");
+
+    b.key(KeyCode::Char('4'));
+    let s = b.screen(200, 60);
+    for n in 1..=3 {
+        assert!(s.contains(&format!("attempt {n}/3 · ")), "{s}");
+    }
+    let failed = s
+        .lines()
+        .filter(|l| l.contains("attempt 1/3") || l.contains("attempt 2/3"))
+        .collect::<Vec<_>>();
+    assert!(
+        failed
+            .iter()
+            .all(|l| l.contains("✗") && l.contains("failed")),
+        "{s}"
+    );
+
+    b.select("each");
+    b.key(KeyCode::Char('6'));
+    for i in 1..=4 {
+        find(&mut b, &format!("iteration {i}/4"));
+        let want = format!("── iteration {i}/4 · attempt 1/1 · started ");
+        let s = screen_with(&mut b, &want).await;
+        assert!(s.contains(" · ok ──"), "{s}");
+    }
+}

@@ -605,8 +605,7 @@ impl Inspector {
         // The wire messages are put together off the UI thread: the result
         // may be megabytes.
         std::thread::spawn(move || {
-            let wire = crate::engine::run::trace::wire_messages(&rec);
-            let text = PrettyText::of(&wire);
+            let text = raw_text(&rec);
             let _ = tx.send(Done::Pretty { generation, text });
         });
     }
@@ -729,6 +728,28 @@ impl Inspector {
 
 /// A copy of `r` for the inspector.
 #[allow(clippy::needless_update)]
+/// The Raw tab's text: each attempt's exchange under a line that says
+/// which call and attempt it was, when it started, how long it took and
+/// how it ended; a run saved before attempts were kept shows its one
+/// exchange as it was.
+fn raw_text(rec: &NodeRecord) -> PrettyText {
+    use crate::engine::run::trace::{attempt_messages, wire_messages};
+    if rec.calls.is_empty() {
+        return PrettyText::of(&wire_messages(rec));
+    }
+    let mut out = String::new();
+    for (n, call) in rec.calls.iter().enumerate() {
+        if n > 0 {
+            out.push_str("\n\n");
+        }
+        out.push_str(&text::attempt_label(call, rec.iterations.len()));
+        out.push('\n');
+        let wire = attempt_messages(rec, call);
+        out.push_str(&serde_json::to_string_pretty(&wire).unwrap_or_else(|e| e.to_string()));
+    }
+    PrettyText::from_text(out)
+}
+
 /// The Iterations tab's rows: the record's, or, while a fan-out runs,
 /// those started so far.
 fn iteration_items<'a>(shown: Option<&'a Shown>, live: &'a Live) -> &'a [IterationRecord] {
