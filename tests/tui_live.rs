@@ -1748,3 +1748,54 @@ compositions:
         assert!(s.contains(" · ok ──"), "{s}");
     }
 }
+
+/// Issue 35, item 5: at a breakpoint on a fan-out whose parent finished,
+/// Args shows each iteration's args resolved from the parent's output
+/// (not `<from item.id>`); after the run, Args shows what each iteration
+/// was called with, not `{"for_each": …, "items": 4}`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_fan_out_at_a_breakpoint_shows_each_items_args() {
+    let text = "\
+compositions:
+  - name: fan
+    nodes:
+      - id: users
+        tool: echo
+        mock: { result: [{id: u-1}, {id: u-2}, {id: u-3}, {id: u-4}] }
+      - id: details
+        needs: [users]
+        for_each: ${users[*]}
+        tool: echo
+        args: { message: \"user ${item.id}\" }
+";
+    let mut b = Bench::open(text).await;
+    b.select("details");
+    b.key(KeyCode::Char('b'));
+    b.key(KeyCode::F(5));
+    b.until(
+        "the run stops at details",
+        |a| matches!(&a.run, RunState::Paused { before: Some(d), .. } if d == "details"),
+    )
+    .await;
+    while b.app.focus != pipewright::ui::app::Focus::Inspector {
+        b.key(KeyCode::Tab);
+    }
+    b.key(KeyCode::Char('1'));
+    b.key(KeyCode::Char('+'));
+    let screen = b.screen(140, 34);
+    assert!(
+        !screen.contains("<from item"),
+        "the preview does not resolve the items:\n{screen}"
+    );
+    for u in 1..=4 {
+        assert!(screen.contains(&format!("\"user u-{u}\"")), "{screen}");
+    }
+    b.key(KeyCode::F(8));
+    b.until("it finishes", finished).await;
+    b.key(KeyCode::Char('+'));
+    let screen = b.screen(140, 34);
+    assert!(!screen.contains("\"items\": 4"), "{screen}");
+    for u in 1..=4 {
+        assert!(screen.contains(&format!("\"user u-{u}\"")), "{screen}");
+    }
+}

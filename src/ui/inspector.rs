@@ -349,6 +349,12 @@ impl Inspector {
         }
         self.generation += 1;
         let (args, args_source) = match (&record, preview, node) {
+            // A fan-out's own args only say what it iterates over: each
+            // iteration's resolved args are what was called.
+            (Some(r), _, _) if !r.iterations.is_empty() => (
+                Value::Array(r.iterations.iter().map(|i| i.args.tree().clone()).collect()),
+                ArgsSource::Resolved,
+            ),
             (Some(r), _, _) => (r.args.tree().clone(), ArgsSource::Resolved),
             (None, Some(p), _) => (p.clone(), ArgsSource::Preview),
             (None, None, Some(n)) => (n.args.clone(), ArgsSource::AsWritten),
@@ -605,7 +611,12 @@ impl Inspector {
         // The wire messages are put together off the UI thread: the result
         // may be megabytes.
         std::thread::spawn(move || {
-            let text = raw_text(&rec);
+            // Each attempt under its label; a run saved before attempts
+            // were kept, its one exchange as it was.
+            let text = match text::raw_text(&rec) {
+                Some(t) => PrettyText::from_text(t),
+                None => PrettyText::of(&crate::engine::run::trace::wire_messages(&rec)),
+            };
             let _ = tx.send(Done::Pretty { generation, text });
         });
     }
@@ -728,28 +739,6 @@ impl Inspector {
 
 /// A copy of `r` for the inspector.
 #[allow(clippy::needless_update)]
-/// The Raw tab's text: each attempt's exchange under a line that says
-/// which call and attempt it was, when it started, how long it took and
-/// how it ended; a run saved before attempts were kept shows its one
-/// exchange as it was.
-fn raw_text(rec: &NodeRecord) -> PrettyText {
-    use crate::engine::run::trace::{attempt_messages, wire_messages};
-    if rec.calls.is_empty() {
-        return PrettyText::of(&wire_messages(rec));
-    }
-    let mut out = String::new();
-    for (n, call) in rec.calls.iter().enumerate() {
-        if n > 0 {
-            out.push_str("\n\n");
-        }
-        out.push_str(&text::attempt_label(call, rec.iterations.len()));
-        out.push('\n');
-        let wire = attempt_messages(rec, call);
-        out.push_str(&serde_json::to_string_pretty(&wire).unwrap_or_else(|e| e.to_string()));
-    }
-    PrettyText::from_text(out)
-}
-
 /// The Iterations tab's rows: the record's, or, while a fan-out runs,
 /// those started so far.
 fn iteration_items<'a>(shown: Option<&'a Shown>, live: &'a Live) -> &'a [IterationRecord] {

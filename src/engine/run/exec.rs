@@ -203,12 +203,7 @@ async fn fan_out(job: &NodeJob, node: &Node, items: &[Value], rec: &mut NodeReco
             let item = &items[index];
             running.push(async move {
                 let started = (Instant::now(), now_rfc3339());
-                let scope = ItemScope {
-                    base: &job.scope,
-                    item,
-                    index,
-                    aligned: &node.aligned,
-                };
+                let scope = item_scope(&job.scope, node, item, index);
                 let args = match resolve_args(&node.args, &scope) {
                     Ok(a) => a,
                     Err(e) => {
@@ -327,6 +322,47 @@ async fn fan_out(job: &NodeJob, node: &Node, items: &[Value], rec: &mut NodeReco
     rec.iterations = records;
     rec.calls
         .sort_by_key(|c| (c.iteration.unwrap_or(0), c.attempt));
+}
+
+/// What iteration `index` of fan-out `node`, over `item`, sees: the
+/// node's snapshot with `${item}` set. The run's calls and the
+/// workbench's preview both resolve an iteration's args in it.
+fn item_scope<'a>(
+    base: &'a Snapshot,
+    node: &'a Node,
+    item: &'a Value,
+    index: usize,
+) -> ItemScope<'a> {
+    ItemScope {
+        base,
+        item,
+        index,
+        aligned: &node.aligned,
+    }
+}
+
+/// A node's args as far as `scope` resolves them now (the rest reads
+/// `<from node.path>`), for a preview: a fan-out whose items are known
+/// gives the list of each iteration's args, resolved in that iteration's
+/// scope as the run will resolve them.
+pub fn preview_args(node: &Node, scope: &Snapshot) -> Value {
+    let items = node
+        .for_each
+        .as_ref()
+        .and_then(|fe| reference::resolve_reference_shared(&fe.site.reference, scope).ok());
+    match items.as_deref() {
+        Some(Value::Array(items)) => Value::Array(
+            items
+                .iter()
+                .enumerate()
+                .map(|(index, item)| {
+                    let scope = item_scope(scope, node, item, index);
+                    reference::resolve_value_partial(&node.args, &scope).value
+                })
+                .collect(),
+        ),
+        _ => reference::resolve_value_partial(&node.args, scope).value,
+    }
 }
 
 /// An iteration the run stopped before it started.

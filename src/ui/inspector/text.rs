@@ -96,6 +96,26 @@ pub fn attempt_label(call: &crate::engine::run::trace::AttemptRecord, iterations
     )
 }
 
+/// The Raw tab's text: each attempt's exchange under a line that says
+/// which call and attempt it was, when it started, how long it took and
+/// how it ended; none for a run saved before attempts were kept.
+pub fn raw_text(rec: &crate::engine::run::trace::NodeRecord) -> Option<String> {
+    if rec.calls.is_empty() {
+        return None;
+    }
+    let mut out = String::new();
+    for (n, call) in rec.calls.iter().enumerate() {
+        if n > 0 {
+            out.push_str("\n\n");
+        }
+        out.push_str(&attempt_label(call, rec.iterations.len()));
+        out.push('\n');
+        let wire = crate::engine::run::trace::attempt_messages(rec, call);
+        out.push_str(&serde_json::to_string_pretty(&wire).unwrap_or_else(|e| e.to_string()));
+    }
+    Some(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
