@@ -351,7 +351,7 @@ impl Inspector {
         let (args, args_source) = match (&record, preview, node) {
             // A fan-out's own args only say what it iterates over: each
             // iteration's resolved args are what was called.
-            (Some(r), _, _) if !r.iterations.is_empty() => (
+            (Some(r), _, _) if r.iterations.iter().any(|i| !i.args.is_null()) => (
                 Value::Array(r.iterations.iter().map(|i| i.args.tree().clone()).collect()),
                 ArgsSource::Resolved,
             ),
