@@ -163,6 +163,7 @@ fn short(ev: &Event) -> String {
         Event::NodeStatus { id, status, .. } => format!("{id} {}", status.as_str()),
         Event::NodeStarted { id, attempt, .. } => format!("{id} call {attempt}"),
         Event::Retrying { id, attempt, .. } => format!("{id} retry {attempt}"),
+        Event::IterationStarted { id, index, .. } => format!("{id}[{index}] started"),
         Event::Iteration {
             id, index, status, ..
         } => {

@@ -1805,3 +1805,257 @@ async fn issue35_item17_history_exports_restores_and_reruns_a_saved_run() {
         "{out}"
     );
 }
+
+/// A fan-out of eight `slow` calls, three at a time, for issue 35's
+/// items 4 to 6.
+const SLOW_FAN: &str = "\
+compositions:
+  - name: fan
+    nodes:
+      - id: items
+        tool: echo
+        mock: { result: [{ms: 1500}, {ms: 1500}, {ms: 1500}, {ms: 1500}, {ms: 1500}, {ms: 1500}, {ms: 1500}, {ms: 1500}] }
+      - id: each
+        needs: [items]
+        for_each: ${items[*]}
+        max_concurrency: 3
+        tool: slow
+        args: { ms: \"${item.ms}\" }
+";
+
+/// The inspector's area on a 140×30 screen, as text (the right-hand pane).
+fn inspector_rows(screen: &str) -> Vec<String> {
+    screen
+        .lines()
+        .map(|l| l.chars().skip(70).collect::<String>())
+        .collect()
+}
+
+/// Issue 35, item 4: while a fan-out runs, its Iterations tab lists the
+/// iterations started so far with their status and a time that moves, and
+/// the inspector's spinner turns with the DAG's tick.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_running_fan_out_shows_its_iterations_live() {
+    let mut b = Bench::open(SLOW_FAN).await;
+    b.select("each");
+    while b.app.focus != pipewright::ui::app::Focus::Inspector {
+        b.key(KeyCode::Tab);
+    }
+    b.key(KeyCode::Char('5'));
+    assert_eq!(b.app.inspector.tab(), Tab::Iterations);
+    b.key(KeyCode::F(5));
+    b.until("three iterations run", |a| {
+        a.visuals[1]
+            .iterations
+            .iter()
+            .filter(|i| i.status == NodeStatus::Running)
+            .count()
+            == 3
+    })
+    .await;
+    let first = b.screen(140, 30);
+    assert!(!first.contains("not a fan-out"), "{first}");
+    let running_rows = |s: &str| {
+        inspector_rows(s)
+            .into_iter()
+            .filter(|l| {
+                l.trim_start_matches('│')
+                    .trim_start()
+                    .starts_with(char::is_numeric)
+                    && l.contains(" running ")
+            })
+            .count()
+    };
+    assert_eq!(running_rows(&first), 3, "{first}");
+    // The spinner is the DAG's: the tick's frame, in the inspector too.
+    let frame = |b: &Bench| pipewright::ui::theme::SPINNER[(b.app.tick as usize) % 10];
+    let glyph = frame(&b);
+    assert!(
+        inspector_rows(&first)
+            .iter()
+            .any(|l| l.contains(&format!("{glyph} running"))),
+        "the inspector's spinner is not at the tick's frame {glyph}:\n{first}"
+    );
+    // Time moves: a later screen of the same rows differs (elapsed, and
+    // the spinner's frame).
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let later = loop {
+        b.pump().await;
+        let s = b.screen(140, 30);
+        let rows = |s: &str| -> Vec<String> {
+            inspector_rows(s)
+                .into_iter()
+                .filter(|l| l.trim_start_matches('│').trim_start().starts_with("0 "))
+                .collect()
+        };
+        if rows(&s) != rows(&first) && frame(&b) != glyph {
+            break s;
+        }
+        assert!(Instant::now() < deadline, "nothing moved:\n{s}");
+    };
+    assert!(
+        inspector_rows(&later)
+            .iter()
+            .any(|l| l.contains(&format!("{} running", frame(&b)))),
+        "{later}"
+    );
+    b.until("an iteration ends", |a| {
+        a.visuals[1]
+            .iterations
+            .iter()
+            .any(|i| i.status == NodeStatus::Ok)
+    })
+    .await;
+    let s = b.screen(140, 30);
+    assert!(
+        inspector_rows(&s).iter().any(|l| l.contains("✓ ok")),
+        "an ended iteration is not shown ok:\n{s}"
+    );
+    b.until("the run ends", finished).await;
+    let s = b.screen(140, 30);
+    assert_eq!(
+        inspector_rows(&s)
+            .iter()
+            .filter(|l| {
+                l.trim_start_matches('│')
+                    .trim_start()
+                    .starts_with(char::is_numeric)
+                    && l.contains("✓ ok")
+            })
+            .count(),
+        8,
+        "{s}"
+    );
+}
+
+/// Pumps the loop until a 200×60 screen shows `want`; that screen.
+async fn screen_with(b: &mut Bench, want: &str) -> String {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        b.pump().await;
+        let s = b.screen(200, 60);
+        if s.contains(want) {
+            return s;
+        }
+        assert!(Instant::now() < deadline, "no {want:?} in:\n{s}");
+    }
+}
+
+/// Issue 35, item 6: the Raw tab labels each exchange (which iteration and
+/// attempt, its start, duration and outcome), and Timing lists each
+/// attempt with its time and error.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn raw_and_timing_tell_each_attempt_and_iteration() {
+    let text = "\
+compositions:
+  - name: tries
+    nodes:
+      - id: warmup
+        tool: flaky
+        args: { key: warmup, failures: 2 }
+        on_error: retry:3
+      - id: items
+        tool: echo
+        mock: { result: [a, b, c, d] }
+      - id: each
+        needs: [items]
+        for_each: ${items[*]}
+        tool: echo
+        args: { message: \"${item}\" }
+";
+    let mut b = Bench::open(text).await;
+    b.run_to_end().await;
+    b.select("warmup");
+    while b.app.focus != pipewright::ui::app::Focus::Inspector {
+        b.key(KeyCode::Tab);
+    }
+    b.key(KeyCode::Char('6'));
+    let s = screen_with(&mut b, "── attempt 1/3 · started ").await;
+    assert!(s.contains(" · failed: "), "{s}");
+    let find = |b: &mut Bench, what: &str| {
+        b.key(KeyCode::Char('/'));
+        for c in what.chars() {
+            b.key(KeyCode::Char(c));
+        }
+        b.key(KeyCode::Enter);
+    };
+    find(&mut b, "attempt 3/3");
+    let s = screen_with(&mut b, "── attempt 3/3 · started ").await;
+    assert!(s.contains(" · ok ──"), "{s}");
+
+    b.key(KeyCode::Char('4'));
+    let s = b.screen(200, 60);
+    for n in 1..=3 {
+        assert!(s.contains(&format!("attempt {n}/3 · ")), "{s}");
+    }
+    let failed = s
+        .lines()
+        .filter(|l| l.contains("attempt 1/3") || l.contains("attempt 2/3"))
+        .collect::<Vec<_>>();
+    assert!(
+        failed
+            .iter()
+            .all(|l| l.contains("✗") && l.contains("failed")),
+        "{s}"
+    );
+
+    b.select("each");
+    b.key(KeyCode::Char('6'));
+    for i in 1..=4 {
+        find(&mut b, &format!("iteration {i}/4"));
+        let want = format!("── iteration {i}/4 · attempt 1/1 · started ");
+        let s = screen_with(&mut b, &want).await;
+        assert!(s.contains(" · ok ──"), "{s}");
+    }
+}
+
+/// Issue 35, item 5: at a breakpoint on a fan-out whose parent finished,
+/// Args shows each iteration's args resolved from the parent's output
+/// (not `<from item.id>`); after the run, Args shows what each iteration
+/// was called with, not `{"for_each": …, "items": 4}`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_fan_out_at_a_breakpoint_shows_each_items_args() {
+    let text = "\
+compositions:
+  - name: fan
+    nodes:
+      - id: users
+        tool: echo
+        mock: { result: [{id: u-1}, {id: u-2}, {id: u-3}, {id: u-4}] }
+      - id: details
+        needs: [users]
+        for_each: ${users[*]}
+        tool: echo
+        args: { message: \"user ${item.id}\" }
+";
+    let mut b = Bench::open(text).await;
+    b.select("details");
+    b.key(KeyCode::Char('b'));
+    b.key(KeyCode::F(5));
+    b.until(
+        "the run stops at details",
+        |a| matches!(&a.run, RunState::Paused { before: Some(d), .. } if d == "details"),
+    )
+    .await;
+    while b.app.focus != pipewright::ui::app::Focus::Inspector {
+        b.key(KeyCode::Tab);
+    }
+    b.key(KeyCode::Char('1'));
+    b.key(KeyCode::Char('+'));
+    let screen = b.screen(140, 34);
+    assert!(
+        !screen.contains("<from item"),
+        "the preview does not resolve the items:\n{screen}"
+    );
+    for u in 1..=4 {
+        assert!(screen.contains(&format!("\"user u-{u}\"")), "{screen}");
+    }
+    b.key(KeyCode::F(8));
+    b.until("it finishes", finished).await;
+    b.key(KeyCode::Char('+'));
+    let screen = b.screen(140, 34);
+    assert!(!screen.contains("\"items\": 4"), "{screen}");
+    for u in 1..=4 {
+        assert!(screen.contains(&format!("\"user u-{u}\"")), "{screen}");
+    }
+}

@@ -16,7 +16,6 @@ use serde_json::Value;
 use crate::engine::cost::pricing::{Pricing, PricingTable};
 use crate::engine::file::loader::Loaded;
 use crate::engine::file::model::{Budget, Composition, Pipeline};
-use crate::engine::lang::reference;
 use crate::engine::lang::snapshot::{Seen, Snapshot};
 use crate::engine::mcp::servers::ServerArg;
 use crate::engine::plan::preflight::Preflight;
@@ -607,6 +606,8 @@ impl App {
             start_error: self.start_error.clone(),
             task: v.task.clone(),
             protocol: self.server_protocol(),
+            iterations: super::state::live_iterations(v, self.now_ms()),
+            tick: self.tick,
         });
     }
 
@@ -642,17 +643,17 @@ impl App {
         }
     }
 
-    /// A node's args resolved as far as the outputs recorded so far allow;
-    /// the rest reads `<from node.path>`.
+    /// A node's args resolved as far as the outputs recorded so far allow
+    /// (a fan-out's: each iteration's); the rest reads `<from node.path>`.
     pub fn preview_args(&self, comp: &Composition, i: usize) -> Value {
         // Only the outputs this node refers to are copied into the scope.
-        let wanted: Vec<&str> = comp.nodes[i]
-            .arg_refs
-            .iter()
+        let node = &comp.nodes[i];
+        let for_each = node.for_each.iter().map(|f| &f.site);
+        let wanted: Vec<&str> = (node.arg_refs.iter().chain(for_each))
             .filter_map(|r| r.reference.root.node_id())
             .collect();
         let scope = self.scope(comp, Some(&wanted));
-        reference::resolve_value_partial(&comp.nodes[i].args, &scope).value
+        crate::engine::run::exec::preview_args(node, &scope)
     }
 
     /// What references see now: the recorded outputs of the nodes in

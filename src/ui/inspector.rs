@@ -30,7 +30,7 @@ use ratatui::layout::Rect;
 use serde_json::Value;
 
 use crate::engine::file::model::Node;
-use crate::engine::run::trace::{NodeRecord, NodeStatus};
+use crate::engine::run::trace::{IterationRecord, NodeRecord, NodeStatus};
 
 use filter::{Edit, FilterBox, FilterDone};
 use iterations::IterationsView;
@@ -353,6 +353,12 @@ impl Inspector {
         }
         self.generation += 1;
         let (args, args_source) = match (&record, preview, node) {
+            // A fan-out's own args only say what it iterates over: each
+            // iteration's resolved args are what was called.
+            (Some(r), _, _) if r.iterations.iter().any(|i| !i.args.is_null()) => (
+                Value::Array(r.iterations.iter().map(|i| i.args.tree().clone()).collect()),
+                ArgsSource::Resolved,
+            ),
             (Some(r), _, _) => (r.args.tree().clone(), ArgsSource::Resolved),
             (None, Some(p), _) => (p.clone(), ArgsSource::Preview),
             (None, None, Some(n)) => (n.args.clone(), ArgsSource::AsWritten),
@@ -613,8 +619,12 @@ impl Inspector {
         // The wire messages are put together off the UI thread: the result
         // may be megabytes.
         std::thread::spawn(move || {
-            let wire = crate::engine::run::trace::wire_messages(&rec);
-            let text = PrettyText::of(&wire);
+            // Each attempt under its label; a run saved before attempts
+            // were kept, its one exchange as it was.
+            let text = match text::raw_text(&rec) {
+                Some(t) => PrettyText::from_text(t),
+                None => PrettyText::of(&crate::engine::run::trace::wire_messages(&rec)),
+            };
             let _ = tx.send(Done::Pretty { generation, text });
         });
     }
@@ -624,10 +634,7 @@ impl Inspector {
     }
 
     fn iteration_count(&self) -> usize {
-        self.shown
-            .as_ref()
-            .and_then(|s| s.record.as_ref())
-            .map_or(0, |r| r.iterations.len())
+        iteration_items(self.shown.as_ref(), &self.live).len()
     }
 
     fn iterations_key(&mut self, code: KeyCode) -> bool {
@@ -650,11 +657,7 @@ impl Inspector {
             KeyCode::Home | KeyCode::Char('g') => v.move_by(isize::MIN / 2, n),
             KeyCode::End | KeyCode::Char('G') => v.move_by(isize::MAX / 2, n),
             KeyCode::Enter => {
-                let items = self
-                    .shown
-                    .as_ref()
-                    .and_then(|s| s.record.as_ref())
-                    .map_or(&[][..], |r| r.iterations.as_slice());
+                let items = iteration_items(self.shown.as_ref(), &self.live);
                 return self.iterations.open(items);
             }
             _ => return false,
@@ -744,6 +747,16 @@ impl Inspector {
 
 /// A copy of `r` for the inspector.
 #[allow(clippy::needless_update)]
+/// The Iterations tab's rows: the record's, or, while a fan-out runs,
+/// those started so far.
+fn iteration_items<'a>(shown: Option<&'a Shown>, live: &'a Live) -> &'a [IterationRecord] {
+    match shown.and_then(|s| s.record.as_ref()) {
+        Some(r) => r.iterations.as_slice(),
+        None if shown.is_some() => live.iterations.as_slice(),
+        None => &[],
+    }
+}
+
 fn copy_record(r: &NodeRecord) -> NodeRecord {
     NodeRecord {
         status: r.status,
@@ -764,6 +777,7 @@ fn copy_record(r: &NodeRecord) -> NodeRecord {
         iterations: r.iterations.clone(),
         rpc: r.rpc.clone(),
         extras: r.extras.clone(),
+        calls: r.calls.clone(),
         // Fields added later are not shown by the inspector.
         ..NodeRecord::default()
     }

@@ -1,7 +1,7 @@
 //! What the panes draw from: a view of each node's state, kept up to date by
 //! the app from session events. Panes never talk to the session themselves.
 
-use crate::engine::run::trace::{NodeRecord, NodeStatus};
+use crate::engine::run::trace::{IterationRecord, NodeRecord, NodeStatus};
 
 /// One node as the DAG pane and the status bar see it, indexed like
 /// `Composition::nodes`.
@@ -39,6 +39,19 @@ pub struct NodeVisual {
     /// The task its call in flight runs as (the latest, for a fan-out), as
     /// its statuses come (live; the record keeps them too).
     pub task: Option<crate::engine::mcp::human::TaskRecord>,
+    /// Its fan-out iterations as they start and end (live, until its
+    /// record arrives).
+    pub iterations: Vec<LiveIteration>,
+}
+
+/// One fan-out iteration seen live: when it started and, once it has,
+/// how it ended and when (milliseconds from the start of the run).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LiveIteration {
+    pub index: usize,
+    pub status: NodeStatus,
+    pub started_ms: u64,
+    pub ended_ms: Option<u64>,
 }
 
 impl Default for NodeVisual {
@@ -58,8 +71,26 @@ impl Default for NodeVisual {
             asking: false,
             live_args: None,
             task: None,
+            iterations: Vec::new(),
         }
     }
+}
+
+/// A running fan-out's iterations so far, as the Iterations tab shows
+/// them: a running one's time is how long it has run until `now_ms`.
+pub fn live_iterations(v: &NodeVisual, now_ms: u64) -> Vec<IterationRecord> {
+    if v.status != NodeStatus::Running || v.record.is_some() {
+        return Vec::new();
+    }
+    v.iterations
+        .iter()
+        .map(|it| IterationRecord {
+            index: it.index,
+            status: it.status,
+            duration_ms: it.ended_ms.unwrap_or(now_ms).saturating_sub(it.started_ms),
+            ..IterationRecord::default()
+        })
+        .collect()
 }
 
 /// The iterations of a fan-out's record that failed.

@@ -48,6 +48,12 @@ pub enum Event {
         attempt: u32,
         error: String,
     },
+    /// Fan-out iteration `index` (of `total`) started its call.
+    IterationStarted {
+        id: String,
+        index: usize,
+        total: usize,
+    },
     /// One fan-out iteration ended; `done` of `total` have.
     Iteration {
         id: String,

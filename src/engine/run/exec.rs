@@ -22,7 +22,7 @@ use crate::engine::mcp::{McpError, error_text, meta_of, output_of};
 use crate::engine::redact::Redactor;
 use crate::engine::run::cassette::redacted_extras;
 use crate::engine::run::events::Event;
-use crate::engine::run::trace::{IterationRecord, NodeRecord, NodeStatus};
+use crate::engine::run::trace::{AttemptRecord, IterationRecord, NodeRecord, NodeStatus};
 
 /// Everything a node task needs; it owns its inputs so it never touches the
 /// session's state.
@@ -130,6 +130,7 @@ pub async fn run_node(job: NodeJob) -> NodeRecord {
             rec.model = call.model;
             rec.replayed = call.replayed;
             rec.extras = redacted_extras(&job.redactor, &call.extras);
+            rec.calls = call.calls;
             match call.result {
                 Ok(output) => {
                     rec.status = NodeStatus::Ok;
@@ -202,12 +203,7 @@ async fn fan_out(job: &NodeJob, node: &Node, items: &[Value], rec: &mut NodeReco
             let item = &items[index];
             running.push(async move {
                 let started = (Instant::now(), now_rfc3339());
-                let scope = ItemScope {
-                    base: &job.scope,
-                    item,
-                    index,
-                    aligned: &node.aligned,
-                };
+                let scope = item_scope(&job.scope, node, item, index);
                 let args = match resolve_args(&node.args, &scope) {
                     Ok(a) => a,
                     Err(e) => {
@@ -224,6 +220,14 @@ async fn fan_out(job: &NodeJob, node: &Node, items: &[Value], rec: &mut NodeReco
                     }
                 };
                 let args_value = Value::Object(args.clone());
+                let _ = job
+                    .events
+                    .send(Event::IterationStarted {
+                        id: node.id.clone(),
+                        index,
+                        total,
+                    })
+                    .await;
                 let call = call_with_policy(job, node, args, Which::Iteration(index)).await;
                 (index, args_value, call, started)
             });
@@ -249,6 +253,7 @@ async fn fan_out(job: &NodeJob, node: &Node, items: &[Value], rec: &mut NodeReco
                     rec.model = call.model.clone();
                 }
                 rec.replayed |= call.replayed;
+                rec.calls.extend(call.calls.iter().cloned());
                 let (code, error_status) = (call.code.clone(), call.status);
                 let (status, output, error) = match call.result {
                     Ok(v) => (NodeStatus::Ok, v, None),
@@ -315,6 +320,49 @@ async fn fan_out(job: &NodeJob, node: &Node, items: &[Value], rec: &mut NodeReco
         rec.output = Json::list(outputs);
     }
     rec.iterations = records;
+    rec.calls
+        .sort_by_key(|c| (c.iteration.unwrap_or(0), c.attempt));
+}
+
+/// What iteration `index` of fan-out `node`, over `item`, sees: the
+/// node's snapshot with `${item}` set. The run's calls and the
+/// workbench's preview both resolve an iteration's args in it.
+fn item_scope<'a>(
+    base: &'a Snapshot,
+    node: &'a Node,
+    item: &'a Value,
+    index: usize,
+) -> ItemScope<'a> {
+    ItemScope {
+        base,
+        item,
+        index,
+        aligned: &node.aligned,
+    }
+}
+
+/// A node's args as far as `scope` resolves them now (the rest reads
+/// `<from node.path>`), for a preview: a fan-out whose items are known
+/// gives the list of each iteration's args, resolved in that iteration's
+/// scope as the run will resolve them.
+pub fn preview_args(node: &Node, scope: &Snapshot) -> Value {
+    let items = node
+        .for_each
+        .as_ref()
+        .and_then(|fe| reference::resolve_reference_shared(&fe.site.reference, scope).ok());
+    match items.as_deref() {
+        Some(Value::Array(items)) => Value::Array(
+            items
+                .iter()
+                .enumerate()
+                .map(|(index, item)| {
+                    let scope = item_scope(scope, node, item, index);
+                    reference::resolve_value_partial(&node.args, &scope).value
+                })
+                .collect(),
+        ),
+        _ => reference::resolve_value_partial(&node.args, scope).value,
+    }
 }
 
 /// An iteration the run stopped before it started.
@@ -357,6 +405,8 @@ struct CallResult {
     status: Option<u16>,
     /// What the server asked and said during every attempt.
     extras: CallExtras,
+    /// Each attempt, as it ended.
+    calls: Vec<AttemptRecord>,
 }
 
 impl Default for CallResult {
@@ -373,6 +423,7 @@ impl Default for CallResult {
             code: None,
             status: None,
             extras: CallExtras::default(),
+            calls: Vec::new(),
         }
     }
 }
@@ -509,6 +560,9 @@ async fn call_attempts(
     };
     loop {
         out.attempts += 1;
+        let attempt_start = (Instant::now(), now_rfc3339());
+        let mut this_rpc = Json::null();
+        let mut this_raw = Json::null();
         if let Which::Node(shown) = which {
             let _ = job
                 .events
@@ -549,6 +603,7 @@ async fn call_attempts(
                     ("request".into(), outcome.request),
                     ("response".into(), Json::from_value(Value::Object(response))),
                 ]);
+                this_rpc = out.rpc.clone();
                 let output = output_of(&outcome.result);
                 let figures = job.pricing.actual(
                     node.server.as_deref(),
@@ -565,6 +620,7 @@ async fn call_attempts(
                 out.replayed |= outcome.replayed;
                 out.model = figures.model.or(out.model.take());
                 out.raw = outcome.result;
+                this_raw = out.raw.clone();
                 if outcome.is_error {
                     (out.code, out.status) = error_code_of(output.tree());
                     (true, error_text(&out.raw))
@@ -573,11 +629,27 @@ async fn call_attempts(
                     if out.result.is_err() {
                         out.code = Some("TRANSFORM_FAILED".into());
                     }
+                    keep_attempt(
+                        job,
+                        which,
+                        &mut out,
+                        attempt_start,
+                        (this_rpc, this_raw),
+                        true,
+                    );
                     return out;
                 }
             }
             Err(McpError::Cancelled { .. }) => {
                 out.result = Err(CallFailure::Cancelled);
+                keep_attempt(
+                    job,
+                    which,
+                    &mut out,
+                    attempt_start,
+                    (this_rpc, this_raw),
+                    true,
+                );
                 return out;
             }
             Err(e @ McpError::Closed { .. }) => {
@@ -595,6 +667,7 @@ async fn call_attempts(
                 let mut kept = Map::new();
                 kept.insert("unreadable".into(), *received);
                 out.raw = Json::from_value(Value::Object(kept));
+                this_raw = out.raw.clone();
                 let e = McpError::Unreadable {
                     server,
                     method,
@@ -613,8 +686,17 @@ async fn call_attempts(
                 (true, e.to_string())
             }
         };
-        if !retryable || out.attempts >= max_attempts {
-            out.result = Err(CallFailure::Failed(message));
+        let last = !retryable || out.attempts >= max_attempts;
+        out.result = Err(CallFailure::Failed(message.clone()));
+        keep_attempt(
+            job,
+            which,
+            &mut out,
+            attempt_start,
+            (this_rpc, this_raw),
+            last,
+        );
+        if last {
             return out;
         }
         let _ = job
@@ -633,6 +715,48 @@ async fn call_attempts(
             }
         }
         backoff = backoff.saturating_mul(2).min(MAX_BACKOFF);
+    }
+}
+
+/// Keeps the attempt that just ended in `out.calls` (secrets masked). The
+/// result of a call's last attempt is kept elsewhere (the record's `raw`,
+/// or an iteration's output when it succeeded), so it is not kept twice.
+fn keep_attempt(
+    job: &NodeJob,
+    which: &Which,
+    out: &mut CallResult,
+    (started, started_at): (Instant, String),
+    (rpc, raw): (Json, Json),
+    last: bool,
+) {
+    let (status, error) = match &out.result {
+        Ok(_) => (NodeStatus::Ok, None),
+        Err(CallFailure::Cancelled) => (NodeStatus::Cancelled, Some("cancelled".to_owned())),
+        Err(CallFailure::Failed(m)) => (NodeStatus::Failed, Some(job.redactor.text(m))),
+    };
+    let kept_elsewhere = last && (matches!(which, Which::Node(_)) || status == NodeStatus::Ok);
+    let raw = if kept_elsewhere {
+        Json::null()
+    } else {
+        job.redactor.json(&raw)
+    };
+    out.calls.push(AttemptRecord {
+        iteration: which.iteration(),
+        attempt: out.attempts,
+        of: 0,
+        started_at: Some(started_at),
+        duration_ms: started.elapsed().as_millis() as u64,
+        status,
+        error_code: error.as_ref().and(out.code.clone()),
+        error,
+        rpc: job.redactor.json(&rpc),
+        raw,
+    });
+    if last {
+        let of = out.attempts;
+        for c in &mut out.calls {
+            c.of = of;
+        }
     }
 }
 

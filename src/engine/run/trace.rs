@@ -75,6 +75,42 @@ pub struct IterationRecord {
     pub extras: CallExtras,
 }
 
+/// One attempt of one call: a node's own call, or one fan-out iteration's
+/// (`iteration`), kept so that the Raw and Timing tabs can say which call
+/// each exchange was, when it started, how long it took and how it ended.
+/// Runs saved before these were kept have none.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[serde(default)]
+pub struct AttemptRecord {
+    /// The fan-out iteration it belongs to; none for a node's own call.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub iteration: Option<usize>,
+    /// 1 for the first attempt.
+    pub attempt: u32,
+    /// How many attempts its call made in all.
+    pub of: u32,
+    /// When it started (RFC 3339, UTC).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub started_at: Option<String>,
+    pub duration_ms: u64,
+    /// `ok`, `failed` or `cancelled`.
+    pub status: NodeStatus,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error_code: Option<String>,
+    /// Its request and response; the response's result is
+    /// `{"$ref": "#/raw"}`, this attempt's `raw`.
+    #[serde(skip_serializing_if = "Json::is_null")]
+    pub rpc: Json,
+    /// Its result as the server sent it, kept for an attempt that failed;
+    /// null for the call's last attempt (the record's `raw`) and for a
+    /// fan-out iteration that succeeded (its result became the
+    /// iteration's output), so that a result is saved once.
+    #[serde(skip_serializing_if = "Json::is_null")]
+    pub raw: Json,
+}
+
 /// Where a record's JSON-RPC exchange (`rpc.response.result`) and its
 /// saved form refer to a value kept elsewhere in the same record, instead
 /// of holding a second copy: `{"$ref": "#/raw"}`.
@@ -149,6 +185,59 @@ pub fn wire_messages(rec: &NodeRecord) -> Value {
     Value::Array(out)
 }
 
+/// One attempt's exchange as it went over the wire: its request, the
+/// notifications of its call (with its call's last attempt) and its
+/// response, whose result is the attempt's own `raw`, the record's `raw`
+/// for the node's last attempt, or the iteration's output.
+pub fn attempt_messages(rec: &NodeRecord, call: &AttemptRecord) -> Value {
+    let last = call.attempt == call.of;
+    let mut out = Vec::new();
+    let rpc = call.rpc.tree();
+    if let Some(req) = rpc.get("request") {
+        out.push(req.clone());
+    }
+    let extras = match call.iteration {
+        Some(i) => rec.iterations.get(i).map(|it| &it.extras),
+        None => Some(&rec.extras),
+    };
+    if let (true, Some(extras)) = (last, extras) {
+        let token = rpc
+            .pointer("/request/params/_meta/progressToken")
+            .cloned()
+            .unwrap_or(Value::Null);
+        for p in &extras.progress {
+            out.push(serde_json::json!({
+                "jsonrpc": "2.0",
+                "method": "notifications/progress",
+                "params": { "progressToken": token, "progress": p.progress, "total": p.total, "message": p.message },
+            }));
+        }
+        for l in &extras.logs {
+            out.push(serde_json::json!({
+                "jsonrpc": "2.0",
+                "method": "notifications/message",
+                "params": { "level": l.level, "logger": l.logger, "data": l.data },
+            }));
+        }
+    }
+    if let Some(resp) = rpc.get("response") {
+        let mut resp = resp.clone();
+        if let Some(r) = resp.get_mut("result") {
+            if !call.raw.is_null() {
+                *r = crate::engine::mcp::grown(&call.raw).into_value();
+            } else if call.iteration.is_none() && resolve_ref(rec, r).is_some() {
+                *r = raw_as_sent(rec);
+            } else if let Some(it) = call.iteration.and_then(|i| rec.iterations.get(i)) {
+                *r = serde_json::json!({ "recorded as the iteration's output": it.output.tree() });
+            }
+        }
+        out.push(resp);
+    } else if !call.raw.is_null() {
+        out.push(crate::engine::mcp::grown(&call.raw).into_value());
+    }
+    Value::Array(out)
+}
+
 /// Everything known about one node of a run.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
@@ -202,6 +291,11 @@ pub struct NodeRecord {
     /// over every attempt; secrets redacted.
     #[serde(flatten)]
     pub extras: CallExtras,
+    /// Every attempt of every call it made, in iteration then attempt
+    /// order; empty for a mocked node and in runs saved before they were
+    /// kept.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub calls: Vec<AttemptRecord>,
 }
 
 impl Default for NodeRecord {
@@ -230,6 +324,7 @@ impl Default for NodeRecord {
             iterations: Vec::new(),
             rpc: Json::null(),
             extras: CallExtras::default(),
+            calls: Vec::new(),
         }
     }
 }

@@ -215,6 +215,7 @@ impl App {
                         v.live_args = None;
                         v.task = None;
                         v.changed = false;
+                        v.iterations.clear();
                     }
                     if status == NodeStatus::Skipped
                         && let Some(r) = reason
@@ -263,18 +264,44 @@ impl App {
                     false,
                 );
             }
+            Event::IterationStarted { id, index, total } => {
+                let now = self.now_ms();
+                if let Some(i) = idx(self, &id) {
+                    let v = &mut self.visuals[i];
+                    if v.progress.is_none() {
+                        v.progress = Some((0, total));
+                    }
+                    v.started_ms.get_or_insert(now);
+                    v.iterations.retain(|it| it.index != index);
+                    v.iterations.push(crate::ui::state::LiveIteration {
+                        index,
+                        status: NodeStatus::Running,
+                        started_ms: now,
+                        ended_ms: None,
+                    });
+                    v.iterations.sort_by_key(|it| it.index);
+                    self.sync_live_of(i);
+                }
+            }
             Event::Iteration {
                 id,
+                index,
                 done,
                 total,
                 status,
-                ..
             } => {
+                let now = self.now_ms();
                 if let Some(i) = idx(self, &id) {
-                    self.visuals[i].progress = Some((done, total));
+                    let v = &mut self.visuals[i];
+                    v.progress = Some((done, total));
                     if status == NodeStatus::Failed {
-                        self.visuals[i].failed_iterations += 1;
+                        v.failed_iterations += 1;
                     }
+                    if let Some(it) = v.iterations.iter_mut().find(|it| it.index == index) {
+                        it.status = status;
+                        it.ended_ms = Some(now);
+                    }
+                    self.sync_live_of(i);
                 }
             }
             Event::Progress { id, note, .. } => {

@@ -5,7 +5,7 @@ use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 
 use super::Shown;
-use super::text::{cost_text, count_text, duration_text};
+use super::text::{self, cost_text, count_text, duration_text};
 use crate::engine::run::trace::NodeStatus;
 use crate::ui::theme::{Theme, status_glyph};
 
@@ -124,6 +124,39 @@ pub fn timing_lines(shown: &Shown, theme: &Theme) -> Vec<Line<'static>> {
     ));
     lines.push(pair("duration", duration_text(r.duration_ms), plain));
     lines.push(pair("attempts", r.attempts.to_string(), plain));
+    // Each attempt of each call: when, how long, how it ended.
+    const SHOWN: usize = 12;
+    for call in r.calls.iter().take(SHOWN) {
+        let style = Style::default().fg(theme.status(call.status));
+        lines.push(Line::from(vec![
+            Span::styled(format!("  {} ", status_glyph(call.status, false, 0)), style),
+            Span::styled(text::attempt_name(call, r.iterations.len()), plain),
+            Span::styled(
+                format!(
+                    " · {} · {}",
+                    call.started_at
+                        .as_deref()
+                        .map(text::time_of_day)
+                        .unwrap_or_else(|| "—".into()),
+                    duration_text(call.duration_ms)
+                ),
+                dim,
+            ),
+            Span::styled(
+                match &call.error {
+                    Some(_) => format!(" · {}", text::attempt_outcome(call)),
+                    None => String::new(),
+                },
+                style,
+            ),
+        ]));
+    }
+    if r.calls.len() > SHOWN {
+        lines.push(Line::styled(
+            format!("  … {} more attempts (Raw, 6)", r.calls.len() - SHOWN),
+            dim,
+        ));
+    }
     lines.push(pair("cost", cost_text(r.cost_usd), plain));
     lines.push(pair("tokens", count_text(r.tokens), plain));
     lines.push(pair(

@@ -99,6 +99,7 @@ impl IterationsView {
         buf: &mut Buffer,
         theme: &Theme,
         focused: bool,
+        tick: u64,
     ) {
         if area.is_empty() {
             return;
@@ -150,13 +151,17 @@ impl IterationsView {
                 Span::styled(
                     format!(
                         "{} {:<9} ",
-                        status_glyph(it.status, false, 0),
+                        status_glyph(it.status, false, tick),
                         it.status.as_str()
                     ),
                     Style::default().fg(colour),
                 ),
                 Span::styled(
-                    format!("{:>9} {:>4}  ", duration_text(it.duration_ms), it.attempts),
+                    // A live row knows no attempts yet: the column is empty.
+                    match it.attempts {
+                        0 => format!("{:>9} {:>4}  ", duration_text(it.duration_ms), ""),
+                        n => format!("{:>9} {n:>4}  ", duration_text(it.duration_ms)),
+                    },
                     Style::default().fg(theme.fg),
                 ),
                 Span::styled(

@@ -34,6 +34,11 @@ pub struct Live {
     pub task: Option<crate::engine::mcp::human::TaskRecord>,
     /// The MCP revision its server negotiated (`2026-07-28`), when known.
     pub protocol: Option<String>,
+    /// Its fan-out iterations so far, while it runs: those started, each
+    /// with its status and its time (still going for a running one).
+    pub iterations: Vec<crate::engine::run::trace::IterationRecord>,
+    /// The animation tick (the DAG's), for the running spinner.
+    pub tick: u64,
 }
 
 const BAR: usize = 20;

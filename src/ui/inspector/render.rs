@@ -230,11 +230,10 @@ impl Inspector {
                 Paragraph::new(lines).render(body, buf);
             }
             Tab::Iterations => {
-                let items = shown
-                    .record
-                    .as_ref()
-                    .map_or(&[][..], |r| r.iterations.as_slice());
-                self.iterations.render(items, body, buf, theme, focused);
+                let items = super::iteration_items(Some(shown), &self.live);
+                let tick = self.live.tick;
+                self.iterations
+                    .render(items, body, buf, theme, focused, tick);
             }
             Tab::Logs => {
                 self.logs_page = body.height as usize;
@@ -362,7 +361,10 @@ impl Inspector {
             }
             None if self.live.running => {
                 spans.push(Span::styled(
-                    format!("{} running", status_glyph(NodeStatus::Running, false, 0)),
+                    format!(
+                        "{} running",
+                        status_glyph(NodeStatus::Running, false, self.live.tick)
+                    ),
                     Style::default().fg(theme.running),
                 ));
                 // Whole seconds, so a screen drawn twice in a second reads

@@ -43,6 +43,79 @@ pub fn one_line(s: &str) -> String {
     out
 }
 
+/// Which call an attempt was: `iteration 2/4 · attempt 1/3`, or
+/// `attempt 1/3` for a node's own call.
+pub fn attempt_name(call: &crate::engine::run::trace::AttemptRecord, iterations: usize) -> String {
+    let attempt = format!("attempt {}/{}", call.attempt, call.of.max(call.attempt));
+    match call.iteration {
+        Some(i) => format!("iteration {}/{} · {attempt}", i + 1, iterations.max(i + 1)),
+        None => attempt,
+    }
+}
+
+/// The time of day of an RFC 3339 stamp (`12:00:01.234`), or the stamp.
+pub fn time_of_day(stamp: &str) -> String {
+    match stamp.split_once('T') {
+        Some((_, t)) => t
+            .trim_end_matches('Z')
+            .split('+')
+            .next()
+            .unwrap_or(t)
+            .chars()
+            .take(12)
+            .collect(),
+        None => stamp.to_owned(),
+    }
+}
+
+/// How an attempt ended, in a line: `ok`, `failed: TIMEOUT: …`.
+pub fn attempt_outcome(call: &crate::engine::run::trace::AttemptRecord) -> String {
+    let mut out = call.status.as_str().to_owned();
+    if let Some(code) = &call.error_code {
+        out.push_str(&format!(": {code}"));
+    }
+    if let Some(e) = &call.error {
+        out.push_str(&format!(": {}", one_line(e)));
+    }
+    out
+}
+
+/// The label of an attempt's exchange in the Raw tab:
+/// `── iteration 2/4 · attempt 1/3 · started 12:00:01.234 · 1.50 s · ok ──`.
+pub fn attempt_label(call: &crate::engine::run::trace::AttemptRecord, iterations: usize) -> String {
+    let started = call
+        .started_at
+        .as_deref()
+        .map(|s| format!(" · started {}", time_of_day(s)))
+        .unwrap_or_default();
+    format!(
+        "── {}{started} · {} · {} ──",
+        attempt_name(call, iterations),
+        duration_text(call.duration_ms),
+        attempt_outcome(call)
+    )
+}
+
+/// The Raw tab's text: each attempt's exchange under a line that says
+/// which call and attempt it was, when it started, how long it took and
+/// how it ended; none for a run saved before attempts were kept.
+pub fn raw_text(rec: &crate::engine::run::trace::NodeRecord) -> Option<String> {
+    if rec.calls.is_empty() {
+        return None;
+    }
+    let mut out = String::new();
+    for (n, call) in rec.calls.iter().enumerate() {
+        if n > 0 {
+            out.push_str("\n\n");
+        }
+        out.push_str(&attempt_label(call, rec.iterations.len()));
+        out.push('\n');
+        let wire = crate::engine::run::trace::attempt_messages(rec, call);
+        out.push_str(&serde_json::to_string_pretty(&wire).unwrap_or_else(|e| e.to_string()));
+    }
+    Some(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
