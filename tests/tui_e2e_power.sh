@@ -123,14 +123,18 @@ check "History lists the runs" "history ·"
 keys End
 keys D
 wait_for "limit" 10 || true
-check "the diff shows the file change" "limit: 4|limit: 3"
+check "the diff shows the file change, line by line" "[-+] +4 │.*limit: [34]"
 keys Escape
 keys H
 wait_for "history ·" 10 || true
 keys End
 keys F5
+# The breakpoint on details still holds: the run stops there, F8 goes on.
+wait_for "BREAK" 30 || true
+check "F5 in History runs that file version (to the breakpoint)" "BREAK at details"
+keys F8
 wait_for "DONE COMPLETED" 30 || true
-check "F5 in History ran that file version" "DONE COMPLETED"
+check "and it ends" "DONE COMPLETED .*2/2 ok"
 check "the editor holds the restored text" "limit: 4"
 
 keys C-q

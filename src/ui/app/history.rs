@@ -112,6 +112,15 @@ impl App {
                 h.step(10);
                 self.overlay = Some(Overlay::History(h));
             }
+            // The newest and the oldest run.
+            KeyCode::Home | KeyCode::Char('g') => {
+                h.step(i32::MIN / 2);
+                self.overlay = Some(Overlay::History(h));
+            }
+            KeyCode::End | KeyCode::Char('G') => {
+                h.step(i32::MAX / 2);
+                self.overlay = Some(Overlay::History(h));
+            }
             KeyCode::Enter => {
                 if let Some(e) = h.chosen().cloned() {
                     self.open_run(e);
