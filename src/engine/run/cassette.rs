@@ -58,8 +58,10 @@ use crate::engine::mcp::human::{
 use crate::engine::mcp::{CallOutcome, McpError, ToolInfo, meta_of, output_of};
 use crate::engine::redact::Redactor;
 
+pub mod export;
 pub mod judge;
 
+pub use export::from_trace;
 pub use judge::JudgeEntry;
 
 /// The format version this build writes and reads.
