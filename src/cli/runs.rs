@@ -194,7 +194,7 @@ pub async fn runs(cmd: RunsCommand) -> u8 {
 
 /// `runs export --cassette`: writes the run's calls to `path`.
 fn export_cassette(t: &Trace, path: PathBuf) -> u8 {
-    let c = crate::engine::run::cassette::from_trace(t);
+    let c = crate::engine::run::cassette::export::from_trace(t);
     match c.save(&path) {
         Ok(()) => {
             eprintln!(

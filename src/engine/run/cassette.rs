@@ -61,7 +61,6 @@ use crate::engine::redact::Redactor;
 pub mod export;
 pub mod judge;
 
-pub use export::from_trace;
 pub use judge::JudgeEntry;
 
 /// The format version this build writes and reads.

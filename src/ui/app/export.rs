@@ -63,7 +63,7 @@ impl App {
                 std::slice::from_ref(&trace),
             )),
             ExportFormat::Cassette => {
-                let c = crate::engine::run::cassette::from_trace(&trace);
+                let c = crate::engine::run::cassette::export::from_trace(&trace);
                 let path = self.export_path(entry, what);
                 return match c.save(&path) {
                     Ok(()) => self.say(

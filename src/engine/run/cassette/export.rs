@@ -2,6 +2,9 @@
 //! `E` `c`): every call the run made, so `run --replay` answers the same
 //! calls with no server.
 //!
+//! ([`from_trace`]; reached as `cassette::export`, so `cassette` does not
+//! import this file back.)
+//!
 //! - One entry per attempt that got an answer, in the run's order (the
 //!   cassette file is then written in its stable order; a replay answers
 //!   the n-th same call with the n-th entry, so a retried call replays its
