@@ -395,3 +395,52 @@ fn otlp_endpoint_posts_the_export_to_a_collector() {
     ]);
     assert_eq!(code, 4, "nothing listens there: {err}");
 }
+
+/// A saved run exported as a cassette replays with no server: a plain
+/// call, a retried one (its failure replayed too) and a fan-out.
+#[test]
+fn a_saved_run_exported_as_a_cassette_replays_the_same_outputs() {
+    let h = Home::new();
+    let f = h.file(
+        "c.yml",
+        "compositions:\n  - name: c\n    nodes:\n      - {id: find, tool: search_users, args: {query: a, limit: 3}}\n      - {id: again, tool: flaky, args: {key: k, failures: 1}, on_error: {retry: {max: 2, backoff: 10ms}}}\n      - {id: each, needs: [find], for_each: \"${find.users}\", max_concurrency: 3, tool: get_user_details, args: {user_id: \"${item.id}\"}}\n",
+    );
+    assert_eq!(h.run(&f, &[]), 0);
+    let (code, live, err) = h.out(&["runs", "show", "latest", "--format", "json"]);
+    assert_eq!(code, 0, "{err}");
+    let live: Value = serde_json::from_str(&live).expect("json");
+    let c = h.dir.path().join("c.json");
+    let (code, _, err) = h.out(&[
+        "runs",
+        "export",
+        "latest",
+        "--cassette",
+        "--out",
+        c.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let cassette: Value =
+        serde_json::from_str(&std::fs::read_to_string(&c).expect("cassette")).expect("json");
+    // find, again's failed and good attempts, three users.
+    assert_eq!(cassette["calls"].as_array().map(Vec::len), Some(1 + 2 + 3));
+
+    let (code, replay, err) = h.out(&[
+        "run",
+        f.to_str().unwrap(),
+        "--replay",
+        c.to_str().unwrap(),
+        "--no-save",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let replay: Value = serde_json::from_str(&replay).expect("json");
+    for id in ["find", "again", "each"] {
+        assert_eq!(replay["nodes"][id]["replayed"], true, "{id}: no live call");
+        assert_eq!(
+            replay["nodes"][id]["output"], live["nodes"][id]["output"],
+            "{id}"
+        );
+    }
+    assert_eq!(replay["nodes"]["again"]["attempts"], 2);
+}

@@ -2059,3 +2059,47 @@ compositions:
         assert!(screen.contains(&format!("\"user u-{u}\"")), "{screen}");
     }
 }
+
+/// Issue 35 item 17: `E` then `c` in History writes the saved run as a
+/// cassette next to the pipeline file, and `run --replay` answers every
+/// call of the file from it, with the outputs the run had.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn issue35_item17_history_exports_a_run_as_a_cassette_that_replays() {
+    let mut b = Bench::open(FOUR).await;
+    b.run_to_end().await;
+    let live = b.app.trace.clone().unwrap();
+    b.key(KeyCode::Char('H'));
+    b.key(KeyCode::Char('E'));
+    assert!(
+        b.screen(160, 40).contains("c cassette"),
+        "the footer says it"
+    );
+    b.key(KeyCode::Char('c'));
+    let path = b
+        .dir
+        .path()
+        .join(format!("pipeline.{}.cassette.json", live.run_id));
+    assert!(path.exists(), "{}", b.status_line());
+    assert!(
+        b.status_line().contains("exported run"),
+        "{}",
+        b.status_line()
+    );
+
+    let home = tempfile::tempdir().unwrap();
+    let out = common::pipewright_in(home.path())
+        .arg("run")
+        .arg(b.dir.path().join("pipeline.yml"))
+        .args(["--no-save", "--format", "json", "--replay"])
+        .arg(&path)
+        .output()
+        .unwrap();
+    let replay: serde_json::Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stderr)));
+    for (id, rec) in &live.nodes {
+        let r = &replay["nodes"][id];
+        assert_eq!(r["replayed"], true, "{id} made a live call: {r}");
+        assert_eq!(r["status"], rec.status.as_str(), "{id}");
+        assert_eq!(&r["output"], rec.output.tree(), "{id}");
+    }
+}

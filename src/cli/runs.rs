@@ -22,7 +22,8 @@ pub enum RunsCommand {
     /// What changed between two runs, node by node, and the lines of the
     /// file text each ran (exit 0 same run, 1 different, 2 bad id).
     Diff(DiffArgs),
-    /// Export a saved run as OpenTelemetry traces (OTLP/JSON).
+    /// Export a saved run as OpenTelemetry traces (OTLP/JSON) or as a
+    /// cassette that `run --replay` answers its calls from.
     Export(ExportArgs),
     /// Remove old runs (runs open in a workbench are kept).
     Prune(PruneArgs),
@@ -93,6 +94,13 @@ pub struct ExportArgs {
     /// `http://127.0.0.1:4318/v1/traces`.
     #[arg(long, value_name = "URL")]
     pub otlp_endpoint: Option<String>,
+    /// Write the run's calls as a cassette for `run --replay` (to --out,
+    /// else `RUN-ID.cassette.json`).
+    #[arg(long, conflicts_with_all = ["otlp", "otlp_endpoint"])]
+    pub cassette: bool,
+    /// Where --cassette writes.
+    #[arg(long, value_name = "FILE", requires = "cassette")]
+    pub out: Option<PathBuf>,
 }
 
 /// Arguments of `runs attach`.
@@ -154,9 +162,19 @@ pub async fn runs(cmd: RunsCommand) -> u8 {
             Err(code) => code,
         },
         RunsCommand::Diff(a) => diff_runs(&runs, &a),
+        RunsCommand::Export(a) if a.cassette => match load(&runs, &a.id) {
+            Ok((e, t)) => export_cassette(
+                &t,
+                a.out
+                    .unwrap_or_else(|| PathBuf::from(format!("{}.cassette.json", e.id))),
+            ),
+            Err(code) => code,
+        },
         RunsCommand::Export(a) => {
             if a.otlp.is_none() && a.otlp_endpoint.is_none() {
-                return usage("say where the export goes: --otlp FILE and/or --otlp-endpoint URL");
+                return usage(
+                    "say where the export goes: --otlp FILE and/or --otlp-endpoint URL, or --cassette",
+                );
             }
             match load(&runs, &a.id) {
                 Ok((_, t)) => super::output::export_otlp(
@@ -171,6 +189,26 @@ pub async fn runs(cmd: RunsCommand) -> u8 {
         }
         RunsCommand::Prune(a) => prune(&runs, &a),
         RunsCommand::Attach(a) => attach(&a).await,
+    }
+}
+
+/// `runs export --cassette`: writes the run's calls to `path`.
+fn export_cassette(t: &Trace, path: PathBuf) -> u8 {
+    let c = crate::engine::run::cassette::export::from_trace(t);
+    match c.save(&path) {
+        Ok(()) => {
+            eprintln!(
+                "wrote {} call(s) of run {} to {}",
+                c.calls.len(),
+                t.run_id,
+                super::output::printable(&path.display().to_string())
+            );
+            exit::OK
+        }
+        Err(e) => {
+            eprintln!("error: {}", super::output::printable(&e.to_string()));
+            exit::INVALID
+        }
     }
 }
 

@@ -58,6 +58,7 @@ use crate::engine::mcp::human::{
 use crate::engine::mcp::{CallOutcome, McpError, ToolInfo, meta_of, output_of};
 use crate::engine::redact::Redactor;
 
+pub mod export;
 pub mod judge;
 
 pub use judge::JudgeEntry;

@@ -15,6 +15,8 @@ pub enum ExportFormat {
     Junit,
     /// OTLP/JSON, as `runs export --otlp` writes it.
     Otlp,
+    /// A cassette for `run --replay`, as `runs export --cassette` writes it.
+    Cassette,
 }
 
 impl ExportFormat {
@@ -24,6 +26,7 @@ impl ExportFormat {
             'j' => Some(ExportFormat::Json),
             'u' => Some(ExportFormat::Junit),
             'o' => Some(ExportFormat::Otlp),
+            'c' => Some(ExportFormat::Cassette),
             _ => None,
         }
     }
@@ -33,6 +36,7 @@ impl ExportFormat {
             ExportFormat::Json => "json",
             ExportFormat::Junit => "junit.xml",
             ExportFormat::Otlp => "otlp.json",
+            ExportFormat::Cassette => "cassette.json",
         }
     }
 }
@@ -58,13 +62,19 @@ impl App {
                 &trace.file,
                 std::slice::from_ref(&trace),
             )),
+            ExportFormat::Cassette => {
+                let c = crate::engine::run::cassette::export::from_trace(&trace);
+                let path = self.export_path(entry, what);
+                return match c.save(&path) {
+                    Ok(()) => self.say(
+                        format!("exported run {} to {}", entry.id, path.display()),
+                        false,
+                    ),
+                    Err(e) => self.say(e.to_string(), true),
+                };
+            }
         };
-        let file = &self.opts.file;
-        let stem = file
-            .file_stem()
-            .map_or("run".into(), |s| s.to_string_lossy().into_owned());
-        let dir = file.parent().unwrap_or(std::path::Path::new("."));
-        let path = dir.join(format!("{stem}.{}.{}", entry.id, what.suffix()));
+        let path = self.export_path(entry, what);
         let written = text
             .map_err(|e| e.to_string())
             .and_then(|t| std::fs::write(&path, t + "\n").map_err(|e| e.to_string()));
@@ -75,6 +85,16 @@ impl App {
             ),
             Err(e) => self.say(format!("cannot write {}: {e}", path.display()), true),
         }
+    }
+
+    /// `FILE-STEM.RUN-ID.SUFFIX` next to the pipeline file.
+    fn export_path(&self, entry: &Entry, what: ExportFormat) -> std::path::PathBuf {
+        let file = &self.opts.file;
+        let stem = file
+            .file_stem()
+            .map_or("run".into(), |s| s.to_string_lossy().into_owned());
+        let dir = file.parent().unwrap_or(std::path::Path::new("."));
+        dir.join(format!("{stem}.{}.{}", entry.id, what.suffix()))
     }
 
     /// Makes run `entry`'s file text the editor's, as one edit (undo

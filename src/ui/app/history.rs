@@ -130,7 +130,7 @@ impl App {
                 if h.chosen().is_some() {
                     h.exporting = true;
                     self.say(
-                        "export as: j JSON trace · u JUnit XML · o OTLP/JSON (any other key: no)",
+                        "export as: j JSON trace · u JUnit XML · o OTLP/JSON · c cassette (any other key: no)",
                         false,
                     );
                 }
