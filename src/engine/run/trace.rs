@@ -155,24 +155,7 @@ pub fn wire_messages(rec: &NodeRecord) -> Value {
     if let Some(req) = rpc.get("request") {
         out.push(req.clone());
     }
-    let token = rpc
-        .pointer("/request/params/_meta/progressToken")
-        .cloned()
-        .unwrap_or(Value::Null);
-    for p in &rec.extras.progress {
-        out.push(serde_json::json!({
-            "jsonrpc": "2.0",
-            "method": "notifications/progress",
-            "params": { "progressToken": token, "progress": p.progress, "total": p.total, "message": p.message },
-        }));
-    }
-    for l in &rec.extras.logs {
-        out.push(serde_json::json!({
-            "jsonrpc": "2.0",
-            "method": "notifications/message",
-            "params": { "level": l.level, "logger": l.logger, "data": l.data },
-        }));
-    }
+    notifications(rpc, &rec.extras, &mut out);
     if let Some(resp) = rpc.get("response") {
         let mut resp = resp.clone();
         if let Some(r) = resp.get_mut("result")
@@ -183,6 +166,29 @@ pub fn wire_messages(rec: &NodeRecord) -> Value {
         out.push(resp);
     }
     Value::Array(out)
+}
+
+/// What the server sent during a call, as the notifications it was: its
+/// progress (under the request's token) and its log lines.
+fn notifications(rpc: &Value, extras: &CallExtras, out: &mut Vec<Value>) {
+    let token = rpc
+        .pointer("/request/params/_meta/progressToken")
+        .cloned()
+        .unwrap_or(Value::Null);
+    for p in &extras.progress {
+        out.push(serde_json::json!({
+            "jsonrpc": "2.0",
+            "method": "notifications/progress",
+            "params": { "progressToken": token, "progress": p.progress, "total": p.total, "message": p.message },
+        }));
+    }
+    for l in &extras.logs {
+        out.push(serde_json::json!({
+            "jsonrpc": "2.0",
+            "method": "notifications/message",
+            "params": { "level": l.level, "logger": l.logger, "data": l.data },
+        }));
+    }
 }
 
 /// One attempt's exchange as it went over the wire: its request, the
@@ -201,24 +207,7 @@ pub fn attempt_messages(rec: &NodeRecord, call: &AttemptRecord) -> Value {
         None => Some(&rec.extras),
     };
     if let (true, Some(extras)) = (last, extras) {
-        let token = rpc
-            .pointer("/request/params/_meta/progressToken")
-            .cloned()
-            .unwrap_or(Value::Null);
-        for p in &extras.progress {
-            out.push(serde_json::json!({
-                "jsonrpc": "2.0",
-                "method": "notifications/progress",
-                "params": { "progressToken": token, "progress": p.progress, "total": p.total, "message": p.message },
-            }));
-        }
-        for l in &extras.logs {
-            out.push(serde_json::json!({
-                "jsonrpc": "2.0",
-                "method": "notifications/message",
-                "params": { "level": l.level, "logger": l.logger, "data": l.data },
-            }));
-        }
+        notifications(rpc, extras, &mut out);
     }
     if let Some(resp) = rpc.get("response") {
         let mut resp = resp.clone();
