@@ -53,17 +53,26 @@ fn module_path(file: &Path) -> Vec<String> {
     path
 }
 
-/// The code of a file without its test module(s): everything from a
-/// `#[cfg(test)]` line that opens a module on.
+/// The code of a file without its test module(s): a `#[cfg(test)] mod
+/// tests;` declaration is left out wherever it is (the code after it is
+/// production code and is read), and an inline `#[cfg(test)] mod … {`
+/// cuts the rest of the file.
 fn strip_tests(text: &str) -> String {
     let lines: Vec<&str> = text.lines().collect();
     let mut out = Vec::new();
-    for (i, line) in lines.iter().enumerate() {
+    let mut i = 0;
+    while i < lines.len() {
+        let line = lines[i];
         let next = lines.get(i + 1).map(|l| l.trim()).unwrap_or("");
         if line.trim() == "#[cfg(test)]" && next.starts_with("mod ") {
+            if next.ends_with(';') {
+                i += 2;
+                continue;
+            }
             break;
         }
-        out.push(*line);
+        out.push(line);
+        i += 1;
     }
     out.join("\n")
 }
