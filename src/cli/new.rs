@@ -165,16 +165,7 @@ fn entries(args: &NewArgs) -> Result<Vec<(String, ServerEntry)>, String> {
 /// Connects every server the arguments name (the demo server when none),
 /// resolved as `run` resolves them.
 async fn connect(args: &NewArgs) -> Result<Vec<Connection>, u8> {
-    let mut pipeline = Pipeline {
-        version: None,
-        servers: IndexMap::new(),
-        vars: IndexMap::new(),
-        budget: Default::default(),
-        pricing: None,
-        dry_run: false,
-        sampling: None,
-        compositions: Vec::new(),
-    };
+    let mut pipeline = Pipeline::default();
     for p in &args.servers_from {
         if let Err(e) = client_config::add_to(&mut pipeline, p) {
             return Err(super::report::usage(e));

@@ -130,16 +130,7 @@ async fn connect_all(opts: &ServerOpts) -> Result<(Vec<Connection>, Redactor), u
             }
             loaded.pipeline.ok_or(exit::INVALID)?
         }
-        None => Pipeline {
-            version: None,
-            servers: IndexMap::new(),
-            vars: IndexMap::new(),
-            budget: Default::default(),
-            pricing: None,
-            dry_run: false,
-            sampling: None,
-            compositions: Vec::new(),
-        },
+        None => Pipeline::default(),
     };
     let redactor = Redactor::default();
     let specs: IndexMap<String, ServerSpec> = servers::resolve(

@@ -563,6 +563,30 @@ fn describe(v: &YNode) -> String {
     }
 }
 
+/// A node id made of `name`: characters an id cannot hold become `_`, a
+/// `_` goes first when it would not start as one, and a reserved root
+/// (`var`, `env`, `item`) gets a `_` after it. What an imported step and a
+/// scaffolded tool are named by.
+pub fn id_from(name: &str) -> String {
+    let mut id: String = name
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    if !valid_id(&id) {
+        id.insert(0, '_');
+    }
+    if crate::engine::lang::reference::RESERVED_ROOTS.contains(&id.as_str()) {
+        id.push('_');
+    }
+    id
+}
+
 /// Whether `id` can be a node id that references can name.
 pub fn valid_id(id: &str) -> bool {
     let mut chars = id.chars();

@@ -17,7 +17,7 @@ pub mod eval;
 pub use eval::EvalSpec;
 
 /// A whole pipeline file.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub struct Pipeline {
     pub version: Option<u64>,
     pub servers: IndexMap<String, ServerDecl>,

@@ -7,7 +7,7 @@
 use serde_json::Value;
 
 use super::import::emit::quoted;
-use super::loader::valid_id;
+use super::loader::id_from;
 
 /// The comment the examples start with; the YAML language server reads it.
 pub const SCHEMA_LINE: &str = "# yaml-language-server: $schema=../schema/pipewright.schema.json";
@@ -81,7 +81,7 @@ pub fn scaffold(req: &Request<'_>) -> String {
         let Some(tool) = req.tools.get(i) else {
             continue;
         };
-        let id = unique(node_id(tool.name), &ids);
+        let id = unique(id_from(tool.name), &ids);
         node(&mut nodes, tool, &id, ids.last(), several, Some(&mut vars));
         ids.push(id);
     }
@@ -89,7 +89,7 @@ pub fn scaffold(req: &Request<'_>) -> String {
         nodes.push_str("      # One node per tool call; uncomment this one and fill it in:\n");
         let mut example = String::new();
         match req.tools.first() {
-            Some(tool) => node(&mut example, tool, &node_id(tool.name), None, several, None),
+            Some(tool) => node(&mut example, tool, &id_from(tool.name), None, several, None),
             None => example.push_str("      - id: first\n        tool: TOOL_NAME\n"),
         }
         for line in example.lines() {
@@ -273,23 +273,6 @@ fn placeholder(prop: &Value) -> (Option<String>, String) {
     (value.map(str::to_owned), note(None))
 }
 
-/// A node id made of `name`: characters an id cannot hold become `_`.
-fn node_id(name: &str) -> String {
-    let mut id: String = name
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect();
-    if !valid_id(&id) {
-        id.insert(0, '_');
-    }
-    id
-}
 
 /// `base`, or `base_2`, `base_3` … when `taken` has it.
 fn unique(base: String, taken: &[String]) -> String {

@@ -93,22 +93,7 @@ impl<'s> Cx<'s> {
     /// A native id for an imported step id (or for an unnamed step, from
     /// `fallback`), unique in the file.
     pub fn native_id(&mut self, wanted: &str) -> String {
-        let mut id: String = wanted
-            .chars()
-            .map(|c| {
-                if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
-                    c
-                } else {
-                    '_'
-                }
-            })
-            .collect();
-        if !id.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_') {
-            id.insert(0, '_');
-        }
-        if reference::RESERVED_ROOTS.contains(&id.as_str()) {
-            id.push('_');
-        }
+        let mut id = crate::engine::file::loader::id_from(wanted);
         while !self.used.insert(id.clone()) {
             id.push('_');
         }
