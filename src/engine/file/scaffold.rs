@@ -273,7 +273,6 @@ fn placeholder(prop: &Value) -> (Option<String>, String) {
     (value.map(str::to_owned), note(None))
 }
 
-
 /// `base`, or `base_2`, `base_3` … when `taken` has it.
 fn unique(base: String, taken: &[String]) -> String {
     if !taken.contains(&base) {

@@ -6,7 +6,7 @@
 //! does not load yet has them fetched for the servers it declares.
 
 use super::*;
-use crate::engine::author::complete::{Completion, Item, complete, tool_doc, tool_of};
+use crate::engine::author::complete::{Completion, complete, tool_doc, tool_of};
 use crate::engine::author::{Knowledge, place};
 use crate::engine::diag::Pos;
 use crate::engine::file::scaffold::{self, ToolDef};
@@ -80,8 +80,11 @@ impl App {
                     return Some(Vec::new());
                 }
                 Outcome::Accept(item) => {
+                    // The popup follows every edit, so its range is the
+                    // word at the cursor now.
+                    let from = popup.completion.from.saturating_sub(1) as usize;
                     self.completion = None;
-                    self.write_completion(&item);
+                    self.editor.replace_before_cursor(from, &item.insert);
                     return Some(self.follow_editor_cursor());
                 }
                 Outcome::Pass => return None,
@@ -183,14 +186,6 @@ impl App {
             },
             _ => self.completion = None,
         }
-    }
-
-    fn write_completion(&mut self, item: &Item) {
-        let Some(c) = self.completion_here() else {
-            return;
-        };
-        self.editor
-            .replace_before_cursor(c.from.saturating_sub(1) as usize, &item.insert);
     }
 
     /// Asks for the tool lists of the servers the text declares when no
