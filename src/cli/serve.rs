@@ -29,13 +29,17 @@ use crate::engine::plan::preflight;
 use crate::engine::redact::Redactor;
 use crate::options::exit;
 
+mod agent;
 pub(crate) mod exec;
 pub(crate) mod handler;
 mod judged;
 mod limits;
 mod logging;
 pub(crate) mod model;
+mod parked;
+mod questions;
 mod rename;
+mod seal;
 mod tasks;
 mod tasks_2025;
 

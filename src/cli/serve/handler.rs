@@ -17,7 +17,7 @@ use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt as _};
 use serde_json::{Map, Value, json};
 use tokio_util::sync::CancellationToken;
 
-use super::exec::{Hooks, Job, run, run_job, wants_task};
+use super::exec::{Hooks, Job, run, wants_task};
 use super::logging::SessionLevel;
 use super::model::{Served, Upstream, json_type};
 use crate::engine::run::session::SessionConfig;
@@ -48,6 +48,8 @@ pub struct PipelineServer {
     remote: Option<Arc<super::exec::Remote>>,
     /// `--eval`: the served runs' `eval:`, graded after the answer.
     eval: Option<Arc<super::judged::Evaluator>>,
+    /// Runs waiting for a 2026-07-28 agent's answers, over every session.
+    pub(super) parked: Arc<super::parked::Parking>,
 }
 
 /// What `serve`'s flags ask of the server.
@@ -77,6 +79,7 @@ impl PipelineServer {
             running_tasks: Arc::default(),
             remote: flags.remote.map(Arc::new),
             eval: None,
+            parked: Arc::default(),
         }
     }
 
@@ -208,6 +211,10 @@ impl ServerHandler for PipelineServer {
         if self.meta_tool && request.name == META_TOOL {
             return self.meta_call(args, context).await;
         }
+        if request.request_state.is_some() || request.input_responses.is_some() {
+            let (state, responses) = (request.request_state, request.input_responses);
+            return self.resume(&request.name, state, responses, &context).await;
+        }
         let job = self.job(&request.name, &args)?;
         let level = self.level.for_request(&context);
         if wants_task(&context) {
@@ -215,8 +222,7 @@ impl ServerHandler for PipelineServer {
                 .spawn_task(&self.tasks, job, &context, level)?
                 .into_response());
         }
-        let trace = run_job(job, Hooks::of_request(&context, level)).await;
-        Ok(self.answer_run(trace).into())
+        self.call_job(&request.name, job, &context, level).await
     }
 }
 

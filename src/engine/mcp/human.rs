@@ -149,6 +149,8 @@ pub enum Source {
     Workbench,
     /// The configured sampling provider.
     Provider,
+    /// The agent that called the served composition (`serve`).
+    Agent,
     /// Nobody could answer: declined.
     Nobody,
 }
