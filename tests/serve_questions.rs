@@ -23,12 +23,13 @@ fn bin() -> PathBuf {
 }
 
 /// The served file: `ask` (a node whose server asks mid-call) and `greet`
-/// (a node whose server answers with an input-required result).
+/// (a node whose server answers with an input-required result); `sum` (a
+/// node whose server asks for a model's message mid-call).
 fn served_file(dir: &Path) -> PathBuf {
     let py = python();
     let interop = root().join("tests/interop");
     let text = format!(
-        "vars: {{ who: nobody }}\nservers:\n  hitl:\n    command: {py}\n    args: [{hitl}]\n  modern:\n    command: {py}\n    args: [{modern}, stdio]\ncompositions:\n  - name: ask\n    nodes:\n      - id: asked\n        server: hitl\n        tool: ask_name\n        args: {{ who: \"${{var.who}}\" }}\n    output: asked\n  - name: greet\n    nodes:\n      - id: greeted\n        server: modern\n        tool: greet\n    output: greeted\n",
+        "vars: {{ who: nobody }}\nservers:\n  hitl:\n    command: {py}\n    args: [{hitl}]\n  modern:\n    command: {py}\n    args: [{modern}, stdio]\ncompositions:\n  - name: ask\n    nodes:\n      - id: asked\n        server: hitl\n        tool: ask_name\n        args: {{ who: \"${{var.who}}\" }}\n    output: asked\n  - name: greet\n    nodes:\n      - id: greeted\n        server: modern\n        tool: greet\n    output: greeted\n  - name: sum\n    nodes:\n      - id: summed\n        server: hitl\n        tool: summarize\n        args: {{ text: \"a long text\" }}\n    output: summed\n",
         py = py.display(),
         hitl = interop.join("hitl_server.py").display(),
         modern = interop.join("modern_server.py").display(),
@@ -234,9 +235,10 @@ fn the_python_sdk_client_in_2026_07_28_mode_answers_input_required_results() {
 /// The TypeScript SDK client (2025-11-25) with an elicitation handler:
 /// serve sends it `elicitation/create` on its session while the call runs,
 /// and relays its answer to the upstream server, over stdio and
-/// Streamable HTTP.
+/// Streamable HTTP; a sampling request goes to it as
+/// `sampling/createMessage` and its message reaches the server.
 #[test]
-fn the_typescript_sdk_client_in_2025_11_25_answers_serves_elicitation() {
+fn the_typescript_sdk_client_in_2025_11_25_answers_serves_elicitation_and_sampling() {
     let dir = tempfile::tempdir().expect("temp dir");
     let file = served_file(dir.path());
     let http = Http::start(dir.path(), &file);
@@ -252,6 +254,16 @@ fn the_typescript_sdk_client_in_2025_11_25_answers_serves_elicitation() {
             ("Lin (Name for ts)", "Lin (What is your name?)"),
             "agent",
         );
+        // Sampling the same way: the agent writes the model's message.
+        assert!(
+            text.contains(r#"sum -> {"summary":"short","model":"ts-model"} error false"#),
+            "{text}"
+        );
+        let sampled = interaction(dir.path(), &run_of(&text, "sum -> "), "summed");
+        assert_eq!(sampled["kind"], "sampling");
+        assert_eq!(sampled["by"], "agent", "{sampled:#}");
+        assert_eq!(sampled["reply"]["content"]["text"], "short");
+        assert_eq!(sampled["reply"]["model"], "ts-model");
     }
 }
 
@@ -272,4 +284,7 @@ fn a_client_without_the_capability_gets_a_decline() {
     assert_eq!(asked["reply"]["action"], "decline");
     let greeted = interaction(dir.path(), &run_of(&text, "greet -> "), "greeted");
     assert_eq!(greeted["by"], "nobody", "{greeted:#}");
+    let sampled = interaction(dir.path(), &run_of(&text, "sum -> "), "summed");
+    assert_eq!(sampled["kind"], "sampling");
+    assert_eq!(sampled["by"], "nobody", "{sampled:#}");
 }
