@@ -54,6 +54,15 @@ impl Pipewright {
         Json(req): Json<RunRequest>,
     ) -> Result<Json<RunOutput>, HandlerError> {
         let worker = self.0.name.clone();
+        // A Restate future nobody completes: awaiting it is how this
+        // execution hears that the run was cancelled while a call is in
+        // flight (no journaled step is awaited then). An awakeable writes
+        // nothing to the journal, so a resumed execution replays the same
+        // steps; made first, so every execution numbers its awakeables
+        // alike.
+        let (_, stop) = ctx.awakeable::<()>();
+        let mut stop = Box::pin(stop);
+        let mut watching = true;
         let nonce = nonce();
         let mut replay = Replay::default();
         let mut cancelled = false;
@@ -145,6 +154,15 @@ impl Pipewright {
                             queued.splice(0..0, batch.into_iter().zip(dones).map(|(recorded, done)| Pending { recorded, done }));
                         }
                         Err(e) => return Err(e.into()),
+                    }
+                }
+                // Polled only while no append is: two of Restate's futures
+                // awaited at once would each read the other's input.
+                r = &mut stop, if watching && writing.is_none() => {
+                    watching = false;
+                    if r.as_ref().is_err_and(is_cancel) {
+                        cancelled = false;
+                        s.handle.send(Command::Cancel);
                     }
                 }
                 () = missed.notified(), if cancelled => {
