@@ -97,7 +97,13 @@ fn context(home: &Home, restate: &Restate, procs: &[&Proc]) -> String {
 #[test]
 fn the_fixtures_load() {
     let home = Home::new();
-    for name in ["chain.yaml", "saga.yaml", "pair.yaml", "undo.yaml"] {
+    for name in [
+        "chain.yaml",
+        "saga.yaml",
+        "pair.yaml",
+        "undo.yaml",
+        "fan.yaml",
+    ] {
         let f = fixture(name);
         let out = home
             .pipewright(&["check", f.to_str().unwrap()])
@@ -947,4 +953,132 @@ fn serve_on_restate_cancel_cancels_the_upstream_call_and_compensates_at_once() {
         .map(|c| c["node"].as_str().unwrap_or(""))
         .collect();
     assert_eq!(undone, ["two", "one"], "{saved:#}");
+}
+
+// ---------------------------------------------------------------------------
+// 7. Two crashes in a row, in a fan-out: every execution says how many
+// calls it answered from the journal, and an iteration answered from the
+// journal keeps the times at which it really ran.
+
+/// Milliseconds since the Unix epoch of an RFC 3339 time in a trace.
+fn ms(v: &Value) -> i128 {
+    let s = v.as_str().unwrap_or_else(|| panic!("not a time: {v}"));
+    time::OffsetDateTime::parse(s, &time::format_description::well_known::Rfc3339)
+        .unwrap_or_else(|e| panic!("not RFC 3339 ({e}): {s}"))
+        .unix_timestamp_nanos()
+        / 1_000_000
+}
+
+#[test]
+fn a_twice_resumed_fan_out_keeps_its_iteration_times_and_replay_counts() {
+    let _one = one_at_a_time();
+    let home = Home::new();
+    let restate = Restate::start();
+    let file = fixture("fan.yaml");
+    let port = free_port();
+    let first = Worker::start(&home, &restate, &file, port, "first", &[]);
+    let client = submit(&home, &restate, &file);
+    // `slow(4001)` is the second iteration: the first one's outcome was
+    // journaled before it started (iterations run one at a time).
+    let in_second_iteration = |n: usize, alive: &Proc| {
+        wait_for(
+            &format!("slow(4001) to be called {n} time(s)"),
+            RUN_LIMIT,
+            || {
+                assert!(client.exited().is_none(), "the client ended early");
+                assert!(alive.exited().is_none(), "the worker ended early");
+                calls(&home.demo_tap(), "slow", &json!({"ms": 4001})) == n
+            },
+            || {
+                format!(
+                    "{}\n--- demo tap ---\n{}",
+                    context(&home, &restate, &[&client, alive]),
+                    read(&home.demo_tap())
+                )
+            },
+        );
+    };
+    in_second_iteration(1, &first.proc);
+    first.proc.kill9();
+    let second = Worker::start(&home, &restate, &file, port, "second", &[]);
+    // The second worker replayed `list` and the first iteration, then
+    // made the second iteration's call again: it dies in it too.
+    in_second_iteration(2, &second.proc);
+    second.proc.kill9();
+    let third = Worker::start(&home, &restate, &file, port, "third", &[]);
+    let code = client.wait("the client to end", RUN_LIMIT, || {
+        context(&home, &restate, &[&third.proc])
+    });
+    let logs = format!(
+        "{}\n--- demo tap ---\n{}",
+        context(
+            &home,
+            &restate,
+            &[&client, &first.proc, &second.proc, &third.proc]
+        ),
+        read(&home.demo_tap())
+    );
+    assert_eq!(code, 0, "{logs}");
+    let t = trace(&client.out(), &logs);
+    assert_eq!(t["composition"]["status"], "completed", "{t:#}");
+    assert_eq!(
+        t["output"],
+        json!([{"slept_ms": 700}, {"slept_ms": 4001}, {"slept_ms": 4002}]),
+        "{t:#}"
+    );
+    // Each call once, but the one in flight at each crash.
+    assert_eq!(calls(&home.demo_tap(), "echo", &json!({})), 1, "{logs}");
+    assert_eq!(
+        calls(&home.demo_tap(), "slow", &json!({"ms": 700})),
+        1,
+        "{logs}"
+    );
+    assert_eq!(
+        calls(&home.demo_tap(), "slow", &json!({"ms": 4001})),
+        3,
+        "{logs}"
+    );
+
+    let attempts = attempts(&t, &restate);
+    let by = |worker: &str| {
+        attempts
+            .iter()
+            .find(|a| a["worker"] == worker)
+            .unwrap_or_else(|| panic!("no attempt by {worker}: {t:#}"))
+    };
+    let (a1, a2, a3) = (by("first"), by("second"), by("third"));
+    // first: list and the first iteration, live; second: nothing new
+    // journaled, but it replayed both before it died; third: the same
+    // two replayed, the last two iterations live.
+    let counts = |a: &Value| (a["calls"].as_u64(), a["replayed_calls"].as_u64());
+    assert_eq!(counts(a1), (Some(2), Some(0)), "{t:#}");
+    assert_eq!(counts(a2), (Some(0), Some(2)), "{t:#}");
+    assert_eq!(counts(a3), (Some(2), Some(2)), "{t:#}");
+
+    // The first iteration ran under the first worker, for its 700 ms; the
+    // second iteration was made by the third worker.
+    let nap = &t["nodes"]["nap"];
+    let it = |i: usize| &nap["iterations"][i];
+    let (start0, ms0) = (ms(&it(0)["started_at"]), it(0)["duration_ms"].as_u64());
+    assert!(
+        start0 < ms(&a2["at"]),
+        "iteration 0 ran before the second worker: {nap:#}\n{t:#}"
+    );
+    assert!(
+        ms0.is_some_and(|d| (700..4000).contains(&d)),
+        "iteration 0 took its real 700 ms: {nap:#}"
+    );
+    let call0 = nap["calls"]
+        .as_array()
+        .and_then(|c| c.iter().find(|c| c["iteration"] == 0))
+        .unwrap_or_else(|| panic!("no attempt of iteration 0: {nap:#}"));
+    assert_eq!(call0["started_at"], it(0)["started_at"], "{nap:#}");
+    assert_eq!(call0["duration_ms"], it(0)["duration_ms"], "{nap:#}");
+    assert!(ms(&it(1)["started_at"]) >= ms(&a3["at"]), "{nap:#}\n{t:#}");
+    assert!(
+        it(1)["duration_ms"].as_u64().is_some_and(|d| d >= 4001),
+        "{nap:#}"
+    );
+    // The node spans its iterations, from the first one's real start.
+    assert_eq!(nap["started_at"], it(0)["started_at"], "{nap:#}");
 }

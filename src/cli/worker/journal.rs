@@ -130,16 +130,20 @@ impl Pipewright {
         type Append<'a> =
             Pin<Box<dyn Future<Output = Result<Json<Entry>, TerminalError>> + Send + 'a>>;
         let mut queued: Vec<Pending> = Vec::new();
-        let mut writing: Option<(Append<'_>, Vec<Recorded>, Vec<oneshot::Sender<()>>)> = None;
+        type Batch = Vec<Option<Recorded>>;
+        let mut writing: Option<(Append<'_>, Batch, Vec<oneshot::Sender<()>>, usize)> = None;
         let mut written = 0usize;
+        // How many replayed calls the journal says this execution made.
+        let mut told = 0usize;
         let trace: Trace = loop {
             tokio::select! {
                 Some(p) = rx.recv() => queued.push(p),
                 r = async { writing.as_mut().map(|w| w.0.as_mut()).expect("guarded").await }, if writing.is_some() => {
-                    let (_, batch, dones) = writing.take().expect("guarded");
+                    let (_, batch, dones, replayed) = writing.take().expect("guarded");
                     match r {
                         Ok(_) => {
-                            written += dones.len();
+                            written += batch.iter().flatten().count();
+                            told = replayed;
                             for d in dones {
                                 let _ = d.send(());
                             }
@@ -182,16 +186,17 @@ impl Pipewright {
                 },
             }
             if writing.is_none() && !queued.is_empty() {
-                let (calls, dones): (Vec<Recorded>, Vec<oneshot::Sender<()>>) =
-                    std::mem::take(&mut queued)
-                        .into_iter()
-                        .map(|p| (p.recorded, p.done))
-                        .unzip();
+                let (batch, dones): (Batch, Vec<oneshot::Sender<()>>) = std::mem::take(&mut queued)
+                    .into_iter()
+                    .map(|p| (p.recorded, p.done))
+                    .unzip();
+                let replayed = caller.answered();
                 let entry = Entry::Calls {
-                    calls: calls.clone(),
+                    calls: batch.iter().flatten().cloned().collect(),
+                    replayed: (replayed > told).then_some(replayed),
                 };
                 let append = ctx.run(|| async move { Ok(Json(entry)) }).name("journal");
-                writing = Some((Box::pin(append), calls, dones));
+                writing = Some((Box::pin(append), batch, dones, replayed));
             }
         };
         if let Some(me) = attempts.last_mut() {
