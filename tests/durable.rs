@@ -97,7 +97,13 @@ fn context(home: &Home, restate: &Restate, procs: &[&Proc]) -> String {
 #[test]
 fn the_fixtures_load() {
     let home = Home::new();
-    for name in ["chain.yaml", "saga.yaml", "pair.yaml", "undo.yaml"] {
+    for name in [
+        "chain.yaml",
+        "saga.yaml",
+        "pair.yaml",
+        "undo.yaml",
+        "fan.yaml",
+    ] {
         let f = fixture(name);
         let out = home
             .pipewright(&["check", f.to_str().unwrap()])
@@ -771,4 +777,308 @@ fn serve_on_restate_answers_a_served_call_across_a_worker_crash() {
             .is_some_and(|n| n >= 2),
         "one and two come from the journal: {saved:#}"
     );
+}
+
+// ---------------------------------------------------------------------------
+// 6. `serve --on`: an agent's cancel reaches the worker at once: the
+// upstream call in flight gets `notifications/cancelled`, and the undo of
+// every completed node starts without waiting for that call to end.
+
+/// `serve FILE --on … --restate-admin … --yes` with the MCP handshake done
+/// (2025-06-18, no capabilities).
+fn serve_on(home: &Home, restate: &Restate, file: &Path) -> Proc {
+    let on = restate.on();
+    let admin = restate.admin_url();
+    let serve = Proc::spawn_with_stdin(
+        home.pipewright(&[
+            "serve",
+            file.to_str().expect("utf-8 path"),
+            "--on",
+            &on,
+            "--restate-admin",
+            &admin,
+            "--yes",
+        ]),
+        home.dir.path(),
+        "serve",
+    );
+    serve.send(&json!({
+        "jsonrpc": "2.0", "id": 1, "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-06-18",
+            "capabilities": {},
+            "clientInfo": {"name": "durable-test", "version": "1.0.0"}
+        }
+    }));
+    let mut init = None;
+    wait_for(
+        "serve to answer initialize",
+        RUN_LIMIT,
+        || {
+            assert!(serve.exited().is_none(), "serve exited\n{}", serve.logs());
+            init = serve.response(1);
+            init.is_some()
+        },
+        || serve.logs(),
+    );
+    let init = init.expect("waited for");
+    assert!(init.get("error").is_none(), "{init}");
+    serve.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    serve
+}
+
+/// The JSON-RPC messages of a tap file, in the order they were sent.
+fn tapped(tap: &Path) -> Vec<Value> {
+    read(tap)
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .collect()
+}
+
+#[test]
+fn serve_on_restate_cancel_cancels_the_upstream_call_and_compensates_at_once() {
+    let _one = one_at_a_time();
+    let home = Home::new();
+    let restate = Restate::start();
+    let file = fixture("undo.yaml");
+    let worker = Worker::start(&home, &restate, &file, free_port(), "only", &[]);
+    let serve = serve_on(&home, &restate, &file);
+    let ctx = |procs: &[&Proc]| {
+        format!(
+            "{}\n--- demo tap ---\n{}",
+            context(&home, &restate, procs),
+            read(&home.demo_tap())
+        )
+    };
+    serve.send(&json!({
+        "jsonrpc": "2.0", "id": 2, "method": "tools/call",
+        "params": {"name": "undo", "arguments": {}}
+    }));
+    wait_for_nap(
+        &home,
+        "the served run to be in nap",
+        &[&worker.proc, &serve],
+        || ctx(&[&serve, &worker.proc]),
+    );
+    let cancelled_at = std::time::Instant::now();
+    serve.send(&json!({
+        "jsonrpc": "2.0", "method": "notifications/cancelled",
+        "params": {"requestId": 2, "reason": "the agent changed its mind"}
+    }));
+    // The undo of `two` is the first call after the cancel: its echo in
+    // the tap is the compensation's effect.
+    wait_for(
+        "the undo of `two` to reach the demo server",
+        RUN_LIMIT,
+        || echoes(&home).iter().any(|m| m == "UNDO-2"),
+        || ctx(&[&serve, &worker.proc]),
+    );
+    let undo_after = cancelled_at.elapsed();
+    eprintln!(
+        "serve --on: cancel to the undo's effect: {} ms",
+        undo_after.as_millis()
+    );
+    let logs = ctx(&[&serve, &worker.proc]);
+
+    // The upstream `slow` call got `notifications/cancelled` with its own
+    // request id, before any undo call.
+    let msgs = tapped(&home.demo_tap());
+    let slow_at = msgs
+        .iter()
+        .position(|m| m["method"] == "tools/call" && m["params"]["name"] == "slow")
+        .unwrap_or_else(|| panic!("no slow call in the tap\n{logs}"));
+    let slow_id = msgs[slow_at]["id"].clone();
+    let cancel_at = msgs
+        .iter()
+        .position(|m| {
+            m["method"] == "notifications/cancelled" && m["params"]["requestId"] == slow_id
+        })
+        .unwrap_or_else(|| {
+            panic!("the worker never sent notifications/cancelled for {slow_id}\n{logs}")
+        });
+    let undo_at = msgs
+        .iter()
+        .position(|m| {
+            m["method"] == "tools/call" && m["params"]["arguments"]["message"] == "UNDO-2"
+        })
+        .expect("waited for");
+    assert!(
+        slow_at < cancel_at && cancel_at < undo_at,
+        "slow call, its cancel, then the undo\n{logs}"
+    );
+    // The bound the issue sets, on a shared CI machine: the cancel crosses
+    // serve, Restate's admin API and the worker, one journal write, and the
+    // undo call; `slow` alone had ~3.9 s left to run.
+    assert!(
+        undo_after < Duration::from_millis(500),
+        "the undo came {} ms after the cancel\n{logs}",
+        undo_after.as_millis()
+    );
+
+    // The run ends cancelled, every completed node undone once, newest
+    // first; nap was not made again, last never.
+    let shown = std::cell::RefCell::new(Value::Null);
+    wait_for(
+        "the cancelled run in the history",
+        RUN_LIMIT,
+        || {
+            let out = home
+                .pipewright(&["runs", "show", "latest", "--format", "json"])
+                .output()
+                .expect("runs show runs");
+            let v: Value = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
+            let v = if v.is_array() { v[0].clone() } else { v };
+            let done = v["composition"]["status"].is_string();
+            *shown.borrow_mut() = v;
+            done
+        },
+        || format!("{:#}\n{logs}", shown.borrow()),
+    );
+    let saved = shown.into_inner();
+    let logs = ctx(&[&serve, &worker.proc]);
+    assert_eq!(
+        saved["composition"]["status"], "cancelled",
+        "{saved:#}\n{logs}"
+    );
+    assert_eq!(
+        echoes(&home),
+        ["first", "first second", "UNDO-2", "UNDO-1"],
+        "{logs}"
+    );
+    assert_eq!(calls(&home.demo_tap(), "slow", &json!({})), 1, "{logs}");
+    let undone: Vec<&str> = saved["compensations"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no compensations: {saved:#}"))
+        .iter()
+        .map(|c| c["node"].as_str().unwrap_or(""))
+        .collect();
+    assert_eq!(undone, ["two", "one"], "{saved:#}");
+}
+
+// ---------------------------------------------------------------------------
+// 7. Two crashes in a row, in a fan-out: every execution says how many
+// calls it answered from the journal, and an iteration answered from the
+// journal keeps the times at which it really ran.
+
+/// Milliseconds since the Unix epoch of an RFC 3339 time in a trace.
+fn ms(v: &Value) -> i128 {
+    let s = v.as_str().unwrap_or_else(|| panic!("not a time: {v}"));
+    time::OffsetDateTime::parse(s, &time::format_description::well_known::Rfc3339)
+        .unwrap_or_else(|e| panic!("not RFC 3339 ({e}): {s}"))
+        .unix_timestamp_nanos()
+        / 1_000_000
+}
+
+#[test]
+fn a_twice_resumed_fan_out_keeps_its_iteration_times_and_replay_counts() {
+    let _one = one_at_a_time();
+    let home = Home::new();
+    let restate = Restate::start();
+    let file = fixture("fan.yaml");
+    let port = free_port();
+    let first = Worker::start(&home, &restate, &file, port, "first", &[]);
+    let client = submit(&home, &restate, &file);
+    // `slow(4001)` is the second iteration: the first one's outcome was
+    // journaled before it started (iterations run one at a time).
+    let in_second_iteration = |n: usize, alive: &Proc| {
+        wait_for(
+            &format!("slow(4001) to be called {n} time(s)"),
+            RUN_LIMIT,
+            || {
+                assert!(client.exited().is_none(), "the client ended early");
+                assert!(alive.exited().is_none(), "the worker ended early");
+                calls(&home.demo_tap(), "slow", &json!({"ms": 4001})) == n
+            },
+            || {
+                format!(
+                    "{}\n--- demo tap ---\n{}",
+                    context(&home, &restate, &[&client, alive]),
+                    read(&home.demo_tap())
+                )
+            },
+        );
+    };
+    in_second_iteration(1, &first.proc);
+    first.proc.kill9();
+    let second = Worker::start(&home, &restate, &file, port, "second", &[]);
+    // The second worker replayed `list` and the first iteration, then
+    // made the second iteration's call again: it dies in it too.
+    in_second_iteration(2, &second.proc);
+    second.proc.kill9();
+    let third = Worker::start(&home, &restate, &file, port, "third", &[]);
+    let code = client.wait("the client to end", RUN_LIMIT, || {
+        context(&home, &restate, &[&third.proc])
+    });
+    let logs = format!(
+        "{}\n--- demo tap ---\n{}",
+        context(
+            &home,
+            &restate,
+            &[&client, &first.proc, &second.proc, &third.proc]
+        ),
+        read(&home.demo_tap())
+    );
+    assert_eq!(code, 0, "{logs}");
+    let t = trace(&client.out(), &logs);
+    assert_eq!(t["composition"]["status"], "completed", "{t:#}");
+    assert_eq!(
+        t["output"],
+        json!([{"slept_ms": 700}, {"slept_ms": 4001}, {"slept_ms": 4002}]),
+        "{t:#}"
+    );
+    // Each call once, but the one in flight at each crash.
+    assert_eq!(calls(&home.demo_tap(), "echo", &json!({})), 1, "{logs}");
+    assert_eq!(
+        calls(&home.demo_tap(), "slow", &json!({"ms": 700})),
+        1,
+        "{logs}"
+    );
+    assert_eq!(
+        calls(&home.demo_tap(), "slow", &json!({"ms": 4001})),
+        3,
+        "{logs}"
+    );
+
+    let attempts = attempts(&t, &restate);
+    let by = |worker: &str| {
+        attempts
+            .iter()
+            .find(|a| a["worker"] == worker)
+            .unwrap_or_else(|| panic!("no attempt by {worker}: {t:#}"))
+    };
+    let (a1, a2, a3) = (by("first"), by("second"), by("third"));
+    // first: list and the first iteration, live; second: nothing new
+    // journaled, but it replayed both before it died; third: the same
+    // two replayed, the last two iterations live.
+    let counts = |a: &Value| (a["calls"].as_u64(), a["replayed_calls"].as_u64());
+    assert_eq!(counts(a1), (Some(2), Some(0)), "{t:#}");
+    assert_eq!(counts(a2), (Some(0), Some(2)), "{t:#}");
+    assert_eq!(counts(a3), (Some(2), Some(2)), "{t:#}");
+
+    // The first iteration ran under the first worker, for its 700 ms; the
+    // second iteration was made by the third worker.
+    let nap = &t["nodes"]["nap"];
+    let it = |i: usize| &nap["iterations"][i];
+    let (start0, ms0) = (ms(&it(0)["started_at"]), it(0)["duration_ms"].as_u64());
+    assert!(
+        start0 < ms(&a2["at"]),
+        "iteration 0 ran before the second worker: {nap:#}\n{t:#}"
+    );
+    assert!(
+        ms0.is_some_and(|d| (700..4000).contains(&d)),
+        "iteration 0 took its real 700 ms: {nap:#}"
+    );
+    let call0 = nap["calls"]
+        .as_array()
+        .and_then(|c| c.iter().find(|c| c["iteration"] == 0))
+        .unwrap_or_else(|| panic!("no attempt of iteration 0: {nap:#}"));
+    assert_eq!(call0["started_at"], it(0)["started_at"], "{nap:#}");
+    assert_eq!(call0["duration_ms"], it(0)["duration_ms"], "{nap:#}");
+    assert!(ms(&it(1)["started_at"]) >= ms(&a3["at"]), "{nap:#}\n{t:#}");
+    assert!(
+        it(1)["duration_ms"].as_u64().is_some_and(|d| d >= 4001),
+        "{nap:#}"
+    );
+    // The node spans its iterations, from the first one's real start.
+    assert_eq!(nap["started_at"], it(0)["started_at"], "{nap:#}");
 }

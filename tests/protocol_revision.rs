@@ -445,3 +445,87 @@ async fn the_tool_list_is_read_again_once_its_ttl_passed() {
     short.close().await;
     long.close().await;
 }
+
+/// `subscriptions/listen` as a client: a long-lived connection (the
+/// workbench's, `serve`'s, a worker's) to a 2026-07-28 server that says
+/// its tool list can change listens for it, and reads the list again
+/// before the next call once the server says it changed, well within the
+/// list's `ttlMs` (ten minutes here); a short-lived one (`run`'s) opens no
+/// stream and is not told. Pinned to 2026-07-28, since `auto` may prefer
+/// the 2025 handshake for a server that offers both.
+#[tokio::test]
+async fn a_listening_connection_reads_a_changed_tool_list_again() {
+    use pipewright::engine::mcp::{ConnectOptions, Connection, Protocol, ServerSpec};
+    let spec = ServerSpec::Stdio {
+        command: python().display().to_string(),
+        args: vec![modern_server(), "stdio".into()],
+        env: [
+            ("MODERN_TOOLS_TTL_MS".to_owned(), "600000".to_owned()),
+            ("MODERN_GROW".to_owned(), "1".to_owned()),
+        ]
+        .into(),
+        cwd: None,
+    };
+    let opts = |listen: bool| ConnectOptions {
+        protocol: Protocol::Modern,
+        listen,
+        ..ConnectOptions::default()
+    };
+    let quiet = Connection::connect("quiet", &spec, &opts(false))
+        .await
+        .unwrap_or_else(|e| panic!("connect: {e}"));
+    let listening = Connection::connect("listening", &spec, &opts(true))
+        .await
+        .unwrap_or_else(|e| panic!("connect: {e}"));
+    assert_eq!(listening.protocol_version(), "2026-07-28");
+    assert!(
+        listening.can_listen(),
+        "the SDK's server declares tools.listChanged"
+    );
+    let names =
+        |c: &Connection| -> Vec<String> { c.tools().iter().map(|t| t.name.clone()).collect() };
+    assert!(!names(&listening).contains(&"extra".to_owned()));
+
+    let scope = pipewright::engine::mcp::human::CallScope::default();
+    let cancel = tokio_util::sync::CancellationToken::new();
+    let grow = |c: Connection| {
+        let (scope, cancel) = (scope.clone(), cancel.clone());
+        async move {
+            c.call_scoped("grow", serde_json::Map::new(), None, None, &cancel, &scope)
+                .await
+                .unwrap_or_else(|e| panic!("grow: {e}"))
+        }
+    };
+    grow(quiet.clone()).await;
+    // The stream is opened in the background: the server is told to grow
+    // until the listening connection hears of it (each call tells again).
+    let start = Instant::now();
+    while !listening.tools_changed() {
+        assert!(
+            start.elapsed() < Duration::from_secs(30),
+            "the change never reached the listening connection\n{}",
+            listening.log().text()
+        );
+        grow(listening.clone()).await;
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let again = listening
+        .reread_tools()
+        .await
+        .expect("the list is read again");
+    assert!(
+        again.iter().any(|t| t.name == "extra"),
+        "{:?}",
+        again.iter().map(|t| &t.name).collect::<Vec<_>>()
+    );
+    assert!(
+        listening.log().text().contains("subscriptions/listen"),
+        "{}",
+        listening.log().text()
+    );
+    // The connection that does not listen grew first, and was never told.
+    assert!(!quiet.tools_changed(), "{}", quiet.log().text());
+    assert!(!names(&quiet).contains(&"extra".to_owned()));
+    quiet.close().await;
+    listening.close().await;
+}

@@ -299,7 +299,13 @@ async fn load_and_connect(
             }
         }
     }
-    let pool = ServerPool::connect(&specs, &needed, &ConnectOptions::default())
+    // `serve` and `worker` hold their upstreams: they listen for tool
+    // changes.
+    let opts = ConnectOptions {
+        listen: true,
+        ..ConnectOptions::default()
+    };
+    let pool = ServerPool::connect(&specs, &needed, &opts)
         .await
         .map_err(|e| {
             eprintln!("{name}: {}", redactor.text(&e.to_string()));

@@ -21,6 +21,7 @@ pub mod human;
 mod inflight;
 mod input_required;
 mod level;
+mod listen;
 mod listing;
 mod log;
 mod output;
@@ -146,6 +147,9 @@ pub struct ConnectOptions {
     pub log_level: Option<LogLevel>,
     /// `--protocol`: the MCP revision to negotiate.
     pub protocol: Protocol,
+    /// A long-lived session (the workbench, `serve`, `worker`, `lsp`): keep
+    /// a `subscriptions/listen` stream open for tool-list changes.
+    pub listen: bool,
 }
 
 impl ConnectOptions {
@@ -172,6 +176,7 @@ impl Default for ConnectOptions {
             shutdown_grace: shutdown_grace(),
             log_level: LOG_LEVEL.get().copied(),
             protocol: revision::default_protocol(),
+            listen: false,
         }
     }
 }
@@ -385,7 +390,7 @@ impl Connection {
         };
         let failure = match tools {
             Ok(tools) => {
-                return Ok(Connection {
+                let conn = Connection {
                     inner: Arc::new(Inner {
                         name: name.to_owned(),
                         peer,
@@ -401,7 +406,11 @@ impl Connection {
                         fresh,
                         replies,
                     }),
-                });
+                };
+                if opts.listen {
+                    conn.listen_for_changes();
+                }
+                return Ok(conn);
             }
             Err(failure) => failure,
         };

@@ -428,7 +428,12 @@ async fn connect(
 > {
     let specs = servers::resolve(pipeline, &opts.servers, opts.url.as_deref(), vars, redactor)?;
     let needed = servers::needed(comp, &specs);
-    let pool = ServerPool::connect(&specs, &needed, &ConnectOptions::default())
+    // The workbench holds its connections: it listens for tool changes.
+    let opts = ConnectOptions {
+        listen: true,
+        ..ConnectOptions::default()
+    };
+    let pool = ServerPool::connect(&specs, &needed, &opts)
         .await
         .map_err(|e| redactor.text(&e.to_string()))?;
     Ok((specs, pool))

@@ -17,6 +17,11 @@ Tools:
   by form, then greets with the answer, echoing the request state.
 - `stubborn()`: asks again on every round, forever.
 - `meta()`: the protocol version and `_meta` keys the server saw.
+
+With MODERN_GROW=1, also:
+- `grow()`: adds the tool `extra` and tells `subscriptions/listen` streams
+  that the tool list changed (2026-07-28 only: a 2025-11-25 client is not
+  told).
 """
 
 import json
@@ -110,6 +115,23 @@ def meta(ctx: Context) -> dict:
     if not isinstance(seen, dict):
         seen = seen.model_dump(by_alias=True)
     return {"protocolVersion": request.protocol_version, "metaKeys": sorted(seen)}
+
+
+def extra() -> str:
+    """Added by `grow`."""
+    return "extra"
+
+
+async def grow(ctx: Context) -> str:
+    """Adds the tool `extra` and says the tool list changed."""
+    if "extra" not in {t.name for t in app._tool_manager.list_tools()}:
+        app.add_tool(extra, name="extra")
+    await ctx.notify_tools_changed()
+    return "grown"
+
+
+if os.environ.get("MODERN_GROW") == "1":
+    app.add_tool(grow, name="grow")
 
 
 async def legacy_stdio() -> None:

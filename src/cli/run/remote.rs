@@ -186,7 +186,7 @@ fn show(entries: Vec<Entry>) {
     for e in entries {
         match e {
             Entry::Attempt(a) => eprintln!("↻ {} picked the run up at {}", a.worker, a.at),
-            Entry::Calls { calls } => {
+            Entry::Calls { calls, .. } => {
                 for c in calls {
                     let mark = match &c.outcome {
                         Ok(o) if !o.is_error => "✓",

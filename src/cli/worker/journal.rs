@@ -54,6 +54,15 @@ impl Pipewright {
         Json(req): Json<RunRequest>,
     ) -> Result<Json<RunOutput>, HandlerError> {
         let worker = self.0.name.clone();
+        // A Restate future nobody completes: awaiting it is how this
+        // execution hears that the run was cancelled while a call is in
+        // flight (no journaled step is awaited then). An awakeable writes
+        // nothing to the journal, so a resumed execution replays the same
+        // steps; made first, so every execution numbers its awakeables
+        // alike.
+        let (_, stop) = ctx.awakeable::<()>();
+        let mut stop = Box::pin(stop);
+        let mut watching = true;
         let nonce = nonce();
         let mut replay = Replay::default();
         let mut cancelled = false;
@@ -121,16 +130,20 @@ impl Pipewright {
         type Append<'a> =
             Pin<Box<dyn Future<Output = Result<Json<Entry>, TerminalError>> + Send + 'a>>;
         let mut queued: Vec<Pending> = Vec::new();
-        let mut writing: Option<(Append<'_>, Vec<Recorded>, Vec<oneshot::Sender<()>>)> = None;
+        type Batch = Vec<Option<Recorded>>;
+        let mut writing: Option<(Append<'_>, Batch, Vec<oneshot::Sender<()>>, usize)> = None;
         let mut written = 0usize;
+        // How many replayed calls the journal says this execution made.
+        let mut told = 0usize;
         let trace: Trace = loop {
             tokio::select! {
                 Some(p) = rx.recv() => queued.push(p),
                 r = async { writing.as_mut().map(|w| w.0.as_mut()).expect("guarded").await }, if writing.is_some() => {
-                    let (_, batch, dones) = writing.take().expect("guarded");
+                    let (_, batch, dones, replayed) = writing.take().expect("guarded");
                     match r {
                         Ok(_) => {
-                            written += dones.len();
+                            written += batch.iter().flatten().count();
+                            told = replayed;
                             for d in dones {
                                 let _ = d.send(());
                             }
@@ -145,6 +158,15 @@ impl Pipewright {
                             queued.splice(0..0, batch.into_iter().zip(dones).map(|(recorded, done)| Pending { recorded, done }));
                         }
                         Err(e) => return Err(e.into()),
+                    }
+                }
+                // Polled only while no append is: two of Restate's futures
+                // awaited at once would each read the other's input.
+                r = &mut stop, if watching && writing.is_none() => {
+                    watching = false;
+                    if r.as_ref().is_err_and(is_cancel) {
+                        cancelled = false;
+                        s.handle.send(Command::Cancel);
                     }
                 }
                 () = missed.notified(), if cancelled => {
@@ -164,16 +186,17 @@ impl Pipewright {
                 },
             }
             if writing.is_none() && !queued.is_empty() {
-                let (calls, dones): (Vec<Recorded>, Vec<oneshot::Sender<()>>) =
-                    std::mem::take(&mut queued)
-                        .into_iter()
-                        .map(|p| (p.recorded, p.done))
-                        .unzip();
+                let (batch, dones): (Batch, Vec<oneshot::Sender<()>>) = std::mem::take(&mut queued)
+                    .into_iter()
+                    .map(|p| (p.recorded, p.done))
+                    .unzip();
+                let replayed = caller.answered();
                 let entry = Entry::Calls {
-                    calls: calls.clone(),
+                    calls: batch.iter().flatten().cloned().collect(),
+                    replayed: (replayed > told).then_some(replayed),
                 };
                 let append = ctx.run(|| async move { Ok(Json(entry)) }).name("journal");
-                writing = Some((Box::pin(append), calls, dones));
+                writing = Some((Box::pin(append), batch, dones, replayed));
             }
         };
         if let Some(me) = attempts.last_mut() {

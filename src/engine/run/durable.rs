@@ -17,6 +17,7 @@
 //! once, like any journaled step.
 
 pub mod client;
+mod times;
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -46,7 +47,14 @@ pub enum Entry {
     /// execution writes, so the journal says where the run was picked up.
     Attempt(Attempt),
     /// Calls that ended, in the order their outcomes reached the writer.
-    Calls { calls: Vec<Recorded> },
+    Calls {
+        calls: Vec<Recorded>,
+        /// How many calls the execution writing this entry had answered
+        /// from the journal, when that grew since its last entry: so an
+        /// execution that dies after resuming still says it replayed.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        replayed: Option<usize>,
+    },
 }
 
 /// One call's outcome as journaled.
@@ -126,7 +134,10 @@ pub fn call_key(
 /// A write the journal writer has to make durable: `done` is told once it
 /// is.
 pub struct Pending {
-    pub recorded: Recorded,
+    /// The call's outcome; none when only the count of calls answered from
+    /// the journal is to be written (before a resumed execution's first
+    /// new call).
+    pub recorded: Option<Recorded>,
     pub done: oneshot::Sender<()>,
 }
 
@@ -153,7 +164,10 @@ impl Replay {
     pub fn push(&mut self, e: Entry) {
         match e {
             Entry::Attempt(a) => self.attempts.push(a),
-            Entry::Calls { calls } => {
+            Entry::Calls { calls, replayed } => {
+                if let (Some(n), Some(a)) = (replayed, self.attempts.last_mut()) {
+                    a.replayed_calls = a.replayed_calls.max(n);
+                }
                 for c in calls {
                     if let Some(a) = self.attempts.last_mut() {
                         a.calls += 1;
@@ -188,6 +202,9 @@ pub struct DurableCaller {
     /// When each call answered from the journal really ran, by node:
     /// (start, end) in milliseconds since the Unix epoch.
     ran: Mutex<HashMap<String, (i128, i128)>>,
+    /// Each call answered from the journal: its node, its request as the
+    /// trace keeps it, and when it really ran (as in `ran`).
+    ran_calls: Mutex<Vec<(String, Value, i128, i128)>>,
     /// The nodes that made a call live in this execution.
     live: Mutex<std::collections::HashSet<String>>,
     /// Masks what is journaled of a call's request and its questions.
@@ -200,6 +217,9 @@ pub struct DurableCaller {
     /// run stops there and compensates everything it had done.
     cancel_at_miss: std::sync::atomic::AtomicBool,
     missed: Arc<tokio::sync::Notify>,
+    /// Set once this execution made a call live: a resumed one first has
+    /// the journal keep how many calls it had answered from it.
+    went_live: std::sync::atomic::AtomicBool,
 }
 
 impl DurableCaller {
@@ -221,11 +241,13 @@ impl DurableCaller {
             writer,
             answered: std::sync::atomic::AtomicUsize::new(0),
             ran: Mutex::new(HashMap::new()),
+            ran_calls: Mutex::new(Vec::new()),
             live: Mutex::new(std::collections::HashSet::new()),
             redactor,
             halt: CancellationToken::new(),
             cancel_at_miss: std::sync::atomic::AtomicBool::new(false),
             missed: Arc::new(tokio::sync::Notify::new()),
+            went_live: std::sync::atomic::AtomicBool::new(false),
         }
     }
 
@@ -245,50 +267,6 @@ impl DurableCaller {
     /// Told when a call was refused by [`cancel_at_first_miss`](Self::cancel_at_first_miss).
     pub fn missed(&self) -> Arc<tokio::sync::Notify> {
         self.missed.clone()
-    }
-
-    /// Puts back the times at which the calls answered from the journal
-    /// really ran: a node done before the resumption keeps its place on
-    /// the timeline, and the run starts when its first execution did, so
-    /// the time no worker held the run shows as a gap.
-    pub fn restore_times(&self, trace: &mut super::trace::Trace, first_start: Option<&str>) {
-        use time::format_description::well_known::Rfc3339;
-        let fmt = |ms: i128| {
-            time::OffsetDateTime::from_unix_timestamp_nanos(ms * 1_000_000)
-                .ok()
-                .and_then(|t| t.format(&Rfc3339).ok())
-        };
-        let ran = self.ran.lock().unwrap_or_else(|e| e.into_inner());
-        let live = self.live.lock().unwrap_or_else(|e| e.into_inner());
-        for (node, &(start, end)) in ran.iter() {
-            let Some(rec) = trace.nodes.get_mut(node) else {
-                continue;
-            };
-            // A node that also called live (a fan-out cut short) ends when
-            // its last live call did; one answered wholly from the journal
-            // ends when its last journaled call did.
-            let own_end = rec
-                .started_at
-                .as_deref()
-                .and_then(ms_of)
-                .map(|s| s + i128::from(rec.duration_ms))
-                .filter(|_| live.contains(node));
-            let end = own_end.map_or(end, |e| e.max(end));
-            if let Some(at) = fmt(start) {
-                rec.started_at = Some(at);
-                rec.duration_ms = u64::try_from(end - start).unwrap_or(0);
-            }
-        }
-        let c = &mut trace.composition;
-        if let (Some(first), Some(now)) = (first_start, c.started_at.as_deref()) {
-            let (Some(f), Some(n)) = (ms_of(first), ms_of(now)) else {
-                return;
-            };
-            if f < n {
-                c.duration_ms += u64::try_from(n - f).unwrap_or(0);
-                c.started_at = Some(first.to_owned());
-            }
-        }
     }
 
     /// How many calls were answered from the journal so far.
@@ -329,6 +307,11 @@ impl Caller for DurableCaller {
                     let mut ran = self.ran.lock().unwrap_or_else(|e| e.into_inner());
                     let span = ran.entry(node.clone()).or_insert((start, end));
                     *span = (span.0.min(start), span.1.max(end));
+                    let request = self.redactor.json(&o.request).into_value();
+                    self.ran_calls
+                        .lock()
+                        .unwrap_or_else(|e| e.into_inner())
+                        .push((node.clone(), request, start, end));
                 }
                 return r.outcome.as_ref().map(Outcome::call_outcome).cloned_err();
             }
@@ -348,6 +331,25 @@ impl Caller for DurableCaller {
                     server: server_name(),
                     tool: tool.to_owned(),
                 });
+            }
+            if self.answered() > 0
+                && !self
+                    .went_live
+                    .swap(true, std::sync::atomic::Ordering::SeqCst)
+            {
+                // Kept before the call is made, so a worker killed in
+                // this call still shows what it replayed.
+                let (done, kept) = oneshot::channel();
+                if self
+                    .writer
+                    .send(Pending {
+                        recorded: None,
+                        done,
+                    })
+                    .is_ok()
+                {
+                    let _ = kept.await;
+                }
             }
             if let Some(node) = node {
                 self.live
@@ -371,6 +373,7 @@ impl Caller for DurableCaller {
                     .map_err(Clone::clone),
             };
             let (done, durable) = oneshot::channel();
+            let recorded = Some(recorded);
             if self.writer.send(Pending { recorded, done }).is_err() {
                 return Err(McpError::Transport {
                     server: server.unwrap_or("").to_owned(),
@@ -493,7 +496,8 @@ mod tests {
         tokio::spawn(async move {
             while let Some(p) = rx.recv().await {
                 j.lock().unwrap().push(Entry::Calls {
-                    calls: vec![p.recorded],
+                    calls: p.recorded.into_iter().collect(),
+                    replayed: None,
                 });
                 let _ = p.done.send(());
             }
@@ -554,13 +558,22 @@ mod tests {
         assert_eq!(second.answered(), 3);
         assert_eq!(inner.0.load(std::sync::atomic::Ordering::SeqCst), 3);
         // A third call of `a` was never made: it goes to the server and
-        // into the journal.
+        // into the journal, after a write that only says it replayed.
         let a = second
             .call(None, "t", args(1), None, None, &cancel, &scope("a"))
             .await
             .unwrap();
         assert_eq!(a.result["structuredContent"]["n"], 3);
-        assert_eq!(journal.lock().unwrap().len(), 1);
+        let written: Vec<usize> = journal
+            .lock()
+            .unwrap()
+            .iter()
+            .map(|e| match e {
+                Entry::Calls { calls, .. } => calls.len(),
+                Entry::Attempt(_) => 99,
+            })
+            .collect();
+        assert_eq!(written, [0, 1]);
 
         // `b` was answered wholly from the journal: it keeps the time it
         // ran (5 ms, ending when it was journaled), not the resumption's.
@@ -651,7 +664,10 @@ mod tests {
                 after: Duration::from_secs(3),
             }),
         };
-        let e = Entry::Calls { calls: vec![r] };
+        let e = Entry::Calls {
+            calls: vec![r],
+            replayed: Some(3),
+        };
         let text = serde_json::to_string(&e).unwrap();
         let back: Entry = serde_json::from_str(&text).unwrap();
         assert_eq!(back, e);

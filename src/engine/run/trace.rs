@@ -449,8 +449,10 @@ pub struct Attempt {
     /// How many call outcomes this execution journaled.
     #[serde(default)]
     pub calls: usize,
-    /// How many calls this execution answered from the journal (known for
-    /// the last execution; 0 for the ones before it).
+    /// How many calls this execution answered from the journal (for one
+    /// that did not finish the run: as many as it had when it last wrote
+    /// to the journal, which a resumed execution does before its first
+    /// new call).
     #[serde(default)]
     pub replayed_calls: usize,
     /// When its last journaled call ended (RFC 3339): what the run had

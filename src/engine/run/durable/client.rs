@@ -217,7 +217,7 @@ pub async fn run_quiet(
             got = &mut output => break got,
             _ = tick.tick() => {
                 for e in journal.poll(r, &id).await {
-                    if let Entry::Calls { calls } = e {
+                    if let Entry::Calls { calls, .. } = e {
                         for c in calls {
                             on_call(c).await;
                         }
@@ -434,7 +434,10 @@ mod tests {
 
     #[test]
     fn reads_a_journal_entry_as_the_admin_api_shows_it() {
-        let entry = Entry::Calls { calls: vec![] };
+        let entry = Entry::Calls {
+            calls: vec![],
+            replayed: None,
+        };
         let bytes: Vec<Value> = serde_json::to_vec(&entry)
             .unwrap()
             .into_iter()
