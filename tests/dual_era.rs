@@ -19,7 +19,11 @@ mod common;
 use common::{Hermetic, python, root};
 
 fn interop(file: &str) -> String {
-    root().join("tests/interop").join(file).display().to_string()
+    root()
+        .join("tests/interop")
+        .join(file)
+        .display()
+        .to_string()
 }
 
 /// `pipewright ARGS…` with every directory it reads or writes under `home`.
@@ -150,7 +154,10 @@ fn check_run(code: i32, trace: &Value, stderr: &str) {
     assert_eq!(code, 0, "{stderr}\n{trace:#}");
     let nodes = &trace["nodes"];
     // The form was asked mid-call and the answer reached the server.
-    assert_eq!(nodes["ask"]["output"], json!({"who": "Ada", "name": "Grace"}));
+    assert_eq!(
+        nodes["ask"]["output"],
+        json!({"who": "Ada", "name": "Grace"})
+    );
     let asked = &nodes["ask"]["interactions"][0];
     assert_eq!(asked["kind"], "elicitation", "{asked}");
     assert_eq!(asked["by"], "answers", "{asked}");
