@@ -124,6 +124,7 @@ fn bench(c: &mut Criterion) {
         args: vec![js.clone(), "stdio".into()],
         env: Default::default(),
         cwd: None,
+        protocol: None,
     };
     let mut specs = IndexMap::new();
     specs.insert("everything".to_owned(), spec);

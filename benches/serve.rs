@@ -29,6 +29,7 @@ fn stdio(bin: &std::path::Path, args: &[&str]) -> ServerSpec {
         args: args.iter().map(|s| s.to_string()).collect(),
         env: Default::default(),
         cwd: None,
+        protocol: None,
     }
 }
 

@@ -89,18 +89,20 @@ pub struct Cli {
         env = "PIPEWRIGHT_LOG_LEVEL"
     )]
     pub log_level: Option<crate::engine::mcp::LogLevel>,
-    /// The MCP revision to speak to servers: `auto` probes with
-    /// `server/discover` (2026-07-28) and falls back to `initialize`
-    /// (2025-11-25) for servers that do not know it.
+    /// The MCP revision to speak to servers (auto, 2026-07-28,
+    /// 2025-11-25), or to one server: NAME=REVISION (repeatable,
+    /// comma-separated in the variable). `auto` sends `initialize`
+    /// (2025-11-25) and `server/discover` (2026-07-28) only to a server
+    /// that refuses it. A server's `protocol:` in the file wins over a
+    /// REVISION for every server; NAME=REVISION wins over both.
     #[arg(
         long,
         global = true,
-        value_enum,
-        value_name = "REVISION",
+        value_name = "[NAME=]REVISION",
         env = "PIPEWRIGHT_PROTOCOL",
-        default_value = "auto"
+        value_delimiter = ','
     )]
-    pub protocol: crate::engine::mcp::Protocol,
+    pub protocol: Vec<crate::engine::mcp::ProtocolArg>,
 }
 
 /// The subcommands.
@@ -202,7 +204,7 @@ pub fn main() -> ExitCode {
     if let Some(level) = cli.log_level {
         crate::engine::mcp::set_log_level(level);
     }
-    crate::engine::mcp::set_protocol(cli.protocol);
+    crate::engine::mcp::set_protocol(crate::engine::mcp::Choices::of(&cli.protocol));
     match crate::options::duration_flag("shutdown-grace", Some(&cli.shutdown_grace)) {
         Ok(Some(grace)) => crate::engine::mcp::set_shutdown_grace(grace),
         Ok(None) => {}

@@ -393,7 +393,12 @@ fn the_ask_example_takes_its_replies_from_an_answers_file_in_both_revisions() {
          connect:\n  - accept\n\
          draft:\n  - sample: \"Thanks, Ada. See you at the launch.\"\n",
     );
-    for (protocol, negotiated) in [("auto", "2026-07-28"), ("2025-11-25", "2025-11-25")] {
+    // `auto` speaks 2025-11-25 to the demo server, which speaks both eras.
+    for (protocol, negotiated) in [
+        ("auto", "2025-11-25"),
+        ("2026-07-28", "2026-07-28"),
+        ("2025-11-25", "2025-11-25"),
+    ] {
         let answers = answers.display().to_string();
         let (code, t, stderr) =
             run_json(&example, &["--answers", &answers, "--protocol", protocol]);

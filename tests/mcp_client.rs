@@ -47,6 +47,7 @@ fn everything_stdio() -> ServerSpec {
         args: vec![everything_js().display().to_string(), "stdio".into()],
         env: BTreeMap::new(),
         cwd: None,
+        protocol: None,
     }
 }
 
@@ -306,6 +307,7 @@ async fn a_cancelled_stdio_call_sends_notifications_cancelled_with_its_id() {
         args: vec!["-c".into(), script],
         env: BTreeMap::new(),
         cwd: None,
+        protocol: None,
     };
     let conn = Connection::connect("teed", &spec, &options())
         .await
@@ -422,6 +424,7 @@ async fn a_missing_command_is_a_spawn_error() {
         args: vec![],
         env: BTreeMap::new(),
         cwd: None,
+        protocol: None,
     };
     let err = Connection::connect("ghost", &spec, &options())
         .await
@@ -441,6 +444,7 @@ async fn a_server_that_dies_at_start_shows_its_stderr() {
         args: vec!["-c".into(), "echo boom >&2; exit 3".into()],
         env: BTreeMap::new(),
         cwd: None,
+        protocol: None,
     };
     let err = Connection::connect("crashy", &spec, &options())
         .await
@@ -463,6 +467,7 @@ async fn env_and_cwd_reach_the_child() {
         ],
         env: BTreeMap::from([("PW_TEST_VAR".into(), "v42".into())]),
         cwd: Some(dir.path().to_path_buf()),
+        protocol: None,
     };
     let err = Connection::connect("envy", &spec, &options())
         .await
@@ -593,6 +598,7 @@ async fn http_connect_and_call_echo() {
     let spec = ServerSpec::Http {
         url: server.url.clone(),
         headers: BTreeMap::from([("X-Pipewright-Test".into(), "1".into())]),
+        protocol: None,
     };
     let conn = Connection::connect("everything-http", &spec, &options())
         .await
@@ -629,6 +635,7 @@ async fn http_cancel_returns_at_once() {
     let spec = ServerSpec::Http {
         url: server.url.clone(),
         headers: BTreeMap::new(),
+        protocol: None,
     };
     let conn = Connection::connect("everything-http", &spec, &options())
         .await
@@ -705,6 +712,7 @@ async fn http_headers_reach_the_server_and_stay_out_of_errors() {
             ("Authorization".into(), "Bearer s3cret-token".into()),
             ("X-Pipewright-Probe".into(), "yes".into()),
         ]),
+        protocol: None,
     };
     let err = Connection::connect("users", &spec, &options())
         .await
@@ -738,6 +746,7 @@ async fn nothing_listening_is_a_connect_error() {
     let spec = ServerSpec::Http {
         url: format!("http://127.0.0.1:{port}/mcp"),
         headers: BTreeMap::new(),
+        protocol: None,
     };
     let err = Connection::connect("down", &spec, &options())
         .await
@@ -918,6 +927,7 @@ async fn connect_probe(json_replies: bool) -> (Connection, Arc<Mutex<probe::Seen
     let spec = ServerSpec::Http {
         url,
         headers: BTreeMap::new(),
+        protocol: None,
     };
     let conn = Connection::connect("probe", &spec, &options())
         .await
@@ -1089,12 +1099,9 @@ async fn server_requests_get_roots_and_ping_answered_and_sampling_declined_witho
     let spec = ServerSpec::Http {
         url,
         headers: BTreeMap::new(),
+        protocol: Some(pipewright::engine::mcp::Protocol::Legacy),
     };
-    let legacy = ConnectOptions {
-        protocol: pipewright::engine::mcp::Protocol::Legacy,
-        ..options()
-    };
-    let conn = Connection::connect("probe", &spec, &legacy)
+    let conn = Connection::connect("probe", &spec, &options())
         .await
         .unwrap_or_else(|e| panic!("could not connect to the probe server: {e}"));
     let asked = call(&conn, "ask", json!({})).await.output();

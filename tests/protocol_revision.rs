@@ -1,9 +1,11 @@
 //! MCP 2026-07-28 as a client, against real servers: a server of the
 //! official Python SDK (`tests/interop/modern_server.py`, mcp 2.3.0) over
-//! stdio and Streamable HTTP, in its 2026-07-28 mode and forced into its
-//! legacy mode, and the reference server (server-everything), which only
-//! knows `initialize`. One pipewright binary in `auto` mode negotiates the
-//! right revision with each; `--protocol` / `PIPEWRIGHT_PROTOCOL` force one.
+//! stdio and Streamable HTTP, serving only 2026-07-28, both eras (the
+//! SDK's default) or only its legacy handshake, and the reference server
+//! (server-everything), which only knows `initialize`. One pipewright
+//! binary in `auto` mode negotiates the right revision with each (2025-11-25
+//! with every server that answers `initialize`); `--protocol`,
+//! `PIPEWRIGHT_PROTOCOL` and a server's `protocol:` force one.
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
@@ -105,14 +107,15 @@ fn wait_listening(port: u16, child: &mut Child) {
     panic!("nothing listens on port {port}");
 }
 
-/// The Python SDK server on Streamable HTTP, writing what each POST
-/// carried to `record`.
+/// The Python SDK server on Streamable HTTP, serving only 2026-07-28,
+/// writing what each POST carried to `record`.
 fn modern_http(record: &Path) -> Server {
     let port = free_port();
     let mut child = StdCommand::new(python())
         .arg(modern_server())
         .args(["http", &port.to_string()])
         .arg(record)
+        .arg("--modern-only")
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::null())
@@ -226,13 +229,22 @@ fn check_modern_run(trace: &Value) {
     assert_eq!(trace["server_protocols"], json!({"modern": "2026-07-28"}));
 }
 
+/// A server that speaks only 2026-07-28 refuses `initialize`; `auto`
+/// then asks `server/discover` on the same process and speaks 2026-07-28.
+/// The SDK's default server (both eras) speaks it when told to, per server.
 #[test]
 fn the_python_sdk_server_over_stdio_speaks_2026_07_28() {
     let home = tempfile::tempdir().expect("dir");
-    let server = format!("modern={} {} stdio", python().display(), modern_server());
+    let py = python().display().to_string();
+    let server = format!("modern={py} {} stdio --modern-only", modern_server());
     let (text, json) = tools_list(home.path(), &server, &[]);
     assert_eq!(text, "modern (5 tools, MCP 2026-07-28)");
     assert_eq!(json["protocolVersion"], "2026-07-28");
+    let dual = format!("modern={py} {} stdio", modern_server());
+    let (text, _) = tools_list(home.path(), &dual, &[]);
+    assert_eq!(text, "modern (5 tools, MCP 2025-11-25)");
+    let (text, _) = tools_list(home.path(), &dual, &["--protocol", "modern=2026-07-28"]);
+    assert_eq!(text, "modern (5 tools, MCP 2026-07-28)");
     let names: Vec<&str> = json["tools"]
         .as_array()
         .expect("tools")
@@ -247,8 +259,16 @@ fn the_python_sdk_server_over_stdio_speaks_2026_07_28() {
     let file = pipeline(
         home.path(),
         &format!(
-            "    command: {}\n    args: [{}, stdio]\n",
-            python().display(),
+            "    command: {py}\n    args: [{}, stdio, --modern-only]\n",
+            modern_server()
+        ),
+    );
+    check_modern_run(&run(home.path(), &file));
+    // The file's `protocol:` picks 2026-07-28 for the server of both eras.
+    let file = pipeline(
+        home.path(),
+        &format!(
+            "    command: {py}\n    args: [{}, stdio]\n    protocol: 2026-07-28\n",
             modern_server()
         ),
     );
@@ -267,17 +287,23 @@ fn the_python_sdk_server_over_http_gets_the_mcp_headers_and_meta() {
     let file = pipeline(home.path(), &format!("    url: {}\n", server.url));
     check_modern_run(&run(home.path(), &file));
 
-    // What the server received: no `initialize`; every request with the
-    // `Mcp-Method` header, calls with `Mcp-Name`, all with the envelope.
-    let posts: Vec<Value> = std::fs::read_to_string(&record)
+    // What the server received: one refused `initialize` per connection
+    // (`tools list` twice, `run` once), each followed by `server/discover`;
+    // every other request with the `Mcp-Method` header, calls with
+    // `Mcp-Name`, all with the envelope.
+    let all: Vec<Value> = std::fs::read_to_string(&record)
         .expect("the server's record")
         .lines()
         .map(|l| serde_json::from_str(l).expect("a JSON line"))
         .collect();
-    assert!(
-        posts.iter().all(|p| p["method"] != "initialize"),
-        "{posts:#?}"
-    );
+    for (i, post) in all.iter().enumerate() {
+        if post["method"] == "initialize" {
+            assert_eq!(all[i + 1]["method"], "server/discover", "{all:#?}");
+        }
+    }
+    let (initialize, posts): (Vec<Value>, Vec<Value>) =
+        all.into_iter().partition(|p| p["method"] == "initialize");
+    assert_eq!(initialize.len(), 3, "{initialize:#?}");
     let calls: Vec<&Value> = posts
         .iter()
         .filter(|p| p["method"] == "tools/call")
@@ -353,8 +379,37 @@ fn the_revision_can_be_forced_by_flag_or_environment() {
     let home = tempfile::tempdir().expect("dir");
     let py = python().display().to_string();
     let modern = format!("modern={py} {} stdio", modern_server());
-    let (text, _) = tools_list(home.path(), &modern, &["--protocol", "2025-11-25"]);
+    let (text, _) = tools_list(home.path(), &modern, &["--protocol", "2026-07-28"]);
+    assert_eq!(text, "modern (5 tools, MCP 2026-07-28)");
+    let (text, _) = tools_list(
+        home.path(),
+        &modern,
+        &[
+            "--protocol",
+            "2026-07-28",
+            "--protocol",
+            "modern=2025-11-25",
+        ],
+    );
     assert_eq!(text, "modern (5 tools, MCP 2025-11-25)");
+
+    // A server that speaks only 2026-07-28, told to speak 2025-11-25.
+    let only = format!("modern={py} {} stdio --modern-only", modern_server());
+    let (code, _, stderr) = output(pw(home.path()).args([
+        "tools",
+        "list",
+        "--protocol",
+        "modern=2025-11-25",
+        "--server",
+        &only,
+    ]));
+    assert_eq!(code, 4, "{stderr}");
+    assert!(
+        stderr.contains("does not speak MCP 2025-11-25")
+            && stderr.contains("it speaks 2026-07-28")
+            && stderr.contains("protocol: auto"),
+        "{stderr}"
+    );
 
     let legacy = format!("old={py} {} stdio --legacy", modern_server());
     let (code, _, stderr) = output(
@@ -364,7 +419,7 @@ fn the_revision_can_be_forced_by_flag_or_environment() {
     );
     assert_ne!(code, 0);
     assert!(
-        stderr.contains("does not speak MCP 2026-07-28") && stderr.contains("--protocol auto"),
+        stderr.contains("does not speak MCP 2026-07-28") && stderr.contains("--protocol NAME=auto"),
         "{stderr}"
     );
     let (code, _, stderr) = output(pw(home.path()).args([
@@ -386,7 +441,7 @@ fn a_server_that_keeps_asking_is_given_up_after_eight_rounds() {
     std::fs::write(
         &file,
         format!(
-            "servers:\n  modern:\n    command: {}\n    args: [{}, stdio]\npipe:\n  - id: again\n    tool: stubborn\n",
+            "servers:\n  modern:\n    command: {}\n    args: [{}, stdio, --modern-only]\npipe:\n  - id: again\n    tool: stubborn\n",
             python().display(),
             modern_server()
         ),
@@ -417,14 +472,12 @@ async fn the_tool_list_is_read_again_once_its_ttl_passed() {
     use pipewright::engine::mcp::{ConnectOptions, Connection, Protocol, ServerSpec};
     let spec = |ttl: &str| ServerSpec::Stdio {
         command: python().display().to_string(),
-        args: vec![modern_server(), "stdio".into()],
+        args: vec![modern_server(), "stdio".into(), "--modern-only".into()],
         env: [("MODERN_TOOLS_TTL_MS".to_owned(), ttl.to_owned())].into(),
         cwd: None,
+        protocol: Some(Protocol::Auto),
     };
-    let opts = ConnectOptions {
-        protocol: Protocol::Auto,
-        ..ConnectOptions::default()
-    };
+    let opts = ConnectOptions::default();
     let short = Connection::connect("short", &spec("300"), &opts)
         .await
         .unwrap_or_else(|e| panic!("connect: {e}"));
@@ -465,9 +518,9 @@ async fn a_listening_connection_reads_a_changed_tool_list_again() {
         ]
         .into(),
         cwd: None,
+        protocol: Some(Protocol::Modern),
     };
     let opts = |listen: bool| ConnectOptions {
-        protocol: Protocol::Modern,
         listen,
         ..ConnectOptions::default()
     };

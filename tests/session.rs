@@ -47,6 +47,7 @@ impl Demo {
             ],
             env: BTreeMap::new(),
             cwd: None,
+            protocol: None,
         };
         Demo::connect(spec, None).await
     }
@@ -60,6 +61,7 @@ impl Demo {
         let spec = ServerSpec::Http {
             url: handle.url(),
             headers: BTreeMap::new(),
+            protocol: None,
         };
         Demo::connect(spec, Some(handle)).await
     }

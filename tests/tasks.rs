@@ -367,7 +367,9 @@ fn a_recorded_task_call_replays_without_a_server() {
     assert!(started.elapsed().as_secs_f64() < 3.0);
 }
 
-/// A server on the 2026-07-28 Tasks extension (SEP-2663): `pipewright
+/// A server on the 2026-07-28 Tasks extension (SEP-2663), chosen for it
+/// by the file's `protocol:` (`serve` speaks both eras, so `auto` would
+/// speak 2025-11-25, whose tasks `serve` offers over HTTP): `pipewright
 /// serve`, built on rmcp, answers every `tools/call` of a client that
 /// declares the extension with a task handle. pipewright follows it to the
 /// result through `tasks/get`, and a timeout sends `tasks/cancel`.
@@ -386,7 +388,7 @@ fn a_2026_task_server_is_followed_to_the_result_and_cancelled() {
         d.path(),
         "p.yml",
         &format!(
-            "servers:\n  s: {{command: \"{}\", args: [serve, --no-save, \"{}\"]}}\ncompositions:\n  - name: both\n    nodes:\n      - id: quick\n        tool: quick\n      - id: slow\n        tool: slow\n        timeout: 1500ms\n        on_error: continue\n",
+            "servers:\n  s: {{command: \"{}\", args: [serve, --no-save, \"{}\"], protocol: 2026-07-28}}\ncompositions:\n  - name: both\n    nodes:\n      - id: quick\n        tool: quick\n      - id: slow\n        tool: slow\n        timeout: 1500ms\n        on_error: continue\n",
             bin().display(),
             served.display()
         ),

@@ -28,10 +28,16 @@ fn has_tmux() -> bool {
 }
 
 fn story(script: &str) {
+    story_with(script, &[]);
+}
+
+/// [`story`] with `envs` set for the script.
+fn story_with(script: &str, envs: &[(&str, &str)]) {
     let out = Command::new("bash")
         .hermetic()
         .arg(format!("{}/tests/{script}", env!("CARGO_MANIFEST_DIR")))
         .env("PIPEWRIGHT_BIN", env!("CARGO_BIN_EXE_pipewright"))
+        .envs(envs.iter().copied())
         .output()
         .expect("bash runs");
     let text = String::from_utf8_lossy(&out.stdout);
@@ -61,6 +67,15 @@ fn a_server_asks_and_the_person_answers_in_the_workbench() {
 fn two_parallel_questions_on_one_stdio_server_both_reach_the_person() {
     if has_tmux() {
         story("tui_e2e_hitl_parallel.sh");
+    }
+}
+
+/// The same story against the SDK's default server, which speaks both
+/// eras and asks mid-call, with no protocol flag (issue 36).
+#[test]
+fn two_parallel_questions_from_a_server_of_both_eras_reach_the_person_with_no_flags() {
+    if has_tmux() {
+        story_with("tui_e2e_hitl_parallel.sh", &[("HITL_MODE", "dual")]);
     }
 }
 

@@ -13,6 +13,10 @@
 #   python3 -m venv target/pyvenv && target/pyvenv/bin/pip install mcp==2.3.0
 #
 #   PIPEWRIGHT_BIN=target/debug/pipewright bash tests/tui_e2e_hitl_parallel.sh
+#
+# HITL_MODE=dual runs the server the SDK's default way (`MCPServer.run()`:
+# it answers `server/discover` too), with no protocol flag: the same story
+# must hold, and the status bar names MCP 2025-11-25.
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -22,6 +26,7 @@ BIN=$(cd "$(dirname "$BIN")" && pwd)/$(basename "$BIN")
 command -v tmux >/dev/null || { echo "tui_e2e_hitl_parallel: tmux is not installed"; exit 2; }
 PY="$ROOT/target/pyvenv/bin/python"
 SERVER="$ROOT/tests/interop/hitl_server.py"
+MODE=${HITL_MODE:-legacy}
 if [ ! -x "$PY" ] || ! "$PY" -c 'import mcp' 2>/dev/null; then
   echo "FAIL - tui_e2e_hitl_parallel: no Python with the MCP SDK at $PY;"
   echo "       make it: python3 -m venv target/pyvenv && target/pyvenv/bin/pip install mcp==2.3.0"
@@ -38,7 +43,7 @@ cat > "$WORK/flow.yml" <<YAML
 servers:
   hitl:
     command: $PY
-    args: [$SERVER]
+    args: [$SERVER, $MODE]
 compositions:
   - name: two
     nodes:
@@ -94,6 +99,10 @@ wait_for "b ─" 5 || true
 check "b's output holds the name typed for it" '"Bob"'
 
 keys Escape
+if [ "$MODE" = dual ]; then
+  wait_for "MCP 2025-11-25" 5 || true
+  check "the server of both eras was spoken to the 2025 way" "MCP 2025-11-25"
+fi
 keys q
 wait_for "EXITED" 10 || true
 check "quits cleanly" "EXITED 0"

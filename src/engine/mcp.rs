@@ -17,9 +17,11 @@ mod endpoint;
 mod error;
 mod failure;
 mod handler;
+mod handshake;
 pub mod human;
 mod inflight;
 mod input_required;
+mod lent;
 mod level;
 mod listen;
 mod listing;
@@ -69,7 +71,7 @@ pub use level::{LogLevel, set_log_level};
 pub use log::ServerLog;
 pub use output::{REPEATED, error_text, grown, is_error, kept, meta_of, output_of};
 use reply::Replies;
-pub use revision::{Protocol, set_protocol};
+pub use revision::{Choices, Protocol, ProtocolArg, set_protocol};
 use roots::Root;
 pub use stdout::DEFAULT_MAX_MESSAGE_MB;
 pub use tools::{TaskSupport, ToolAnnotations, ToolInfo};
@@ -86,7 +88,8 @@ const CANCEL_NOTICE_WAIT: Duration = Duration::from_millis(500);
 /// How long [`Connection::close`] waits for the server to shut down.
 const CLOSE_WAIT: Duration = Duration::from_secs(10);
 
-/// How to reach one MCP server.
+/// How to reach one MCP server. `protocol` is the file's `protocol:` for
+/// it (`None`: the command line's choice, else `auto`).
 #[derive(Clone, PartialEq, Eq)]
 pub enum ServerSpec {
     /// A child process spoken to over its stdin/stdout. `args` are passed as
@@ -96,6 +99,7 @@ pub enum ServerSpec {
         args: Vec<String>,
         env: BTreeMap<String, String>,
         cwd: Option<PathBuf>,
+        protocol: Option<Protocol>,
     },
     /// A Streamable HTTP endpoint. `headers` (e.g. `Authorization`) go with
     /// every request; their values are secrets and never appear in errors,
@@ -103,7 +107,17 @@ pub enum ServerSpec {
     Http {
         url: String,
         headers: BTreeMap<String, String>,
+        protocol: Option<Protocol>,
     },
+}
+
+impl ServerSpec {
+    /// The revision the file chose for this server, if it did.
+    pub fn protocol(&self) -> Option<Protocol> {
+        match self {
+            ServerSpec::Stdio { protocol, .. } | ServerSpec::Http { protocol, .. } => *protocol,
+        }
+    }
 }
 
 impl fmt::Debug for ServerSpec {
@@ -114,17 +128,24 @@ impl fmt::Debug for ServerSpec {
                 args,
                 env,
                 cwd,
+                protocol,
             } => f
                 .debug_struct("Stdio")
                 .field("command", command)
                 .field("args", args)
                 .field("env", &env.keys().collect::<Vec<_>>())
                 .field("cwd", cwd)
+                .field("protocol", protocol)
                 .finish(),
-            ServerSpec::Http { url, headers } => f
+            ServerSpec::Http {
+                url,
+                headers,
+                protocol,
+            } => f
                 .debug_struct("Http")
                 .field("url", &redact_url(url))
                 .field("headers", &headers.keys().collect::<Vec<_>>())
+                .field("protocol", protocol)
                 .finish(),
         }
     }
@@ -145,20 +166,25 @@ pub struct ConnectOptions {
     pub shutdown_grace: Duration,
     /// `--log-level`: sent as `logging/setLevel` to servers that log.
     pub log_level: Option<LogLevel>,
-    /// `--protocol`: the MCP revision to negotiate.
-    pub protocol: Protocol,
+    /// `--protocol`: the MCP revision to negotiate with every server, and
+    /// with the servers it names (`--protocol NAME=REVISION`).
+    pub protocol: Choices,
     /// A long-lived session (the workbench, `serve`, `worker`, `lsp`): keep
     /// a `subscriptions/listen` stream open for tool-list changes.
     pub listen: bool,
 }
 
 impl ConnectOptions {
-    /// The same settings, speaking only 2025-11-25 (`initialize`).
-    fn legacy(&self) -> ConnectOptions {
-        ConnectOptions {
-            protocol: Protocol::Legacy,
-            ..self.clone()
-        }
+    /// The revision to negotiate with the server `name`: the command
+    /// line's choice for it, else the file's `protocol:`, else the command
+    /// line's choice for every server (`auto` unless given).
+    pub fn protocol_for(&self, name: &str, spec: &ServerSpec) -> Protocol {
+        self.protocol
+            .servers
+            .get(name)
+            .copied()
+            .or(spec.protocol())
+            .unwrap_or(self.protocol.all)
     }
 }
 
@@ -256,14 +282,18 @@ impl Connection {
         let log = ServerLog::default();
         let calls = InFlight::default();
         let tools_changed = Arc::new(AtomicBool::new(false));
-        let client = Client::new(
-            name,
-            (&opts.client_name, &opts.client_version),
-            opts.roots.clone(),
-            log.clone(),
-            calls.clone(),
-            tools_changed.clone(),
-        );
+        let for_client = (log.clone(), calls.clone(), tools_changed.clone());
+        let client = || {
+            Client::new(
+                name,
+                (&opts.client_name, &opts.client_version),
+                opts.roots.clone(),
+                for_client.0.clone(),
+                for_client.1.clone(),
+                for_client.2.clone(),
+            )
+        };
+        let protocol = opts.protocol_for(name, spec);
         let replies = Replies::default();
         let shared = (log, calls, tools_changed, replies);
         let deadline = Instant::now() + opts.connect_timeout;
@@ -274,6 +304,7 @@ impl Connection {
                 args,
                 env,
                 cwd,
+                ..
             } => {
                 let (transport, stderr) = spawn_stdio(
                     name,
@@ -298,48 +329,44 @@ impl Connection {
                     stderr_done,
                     notes,
                 };
-                let handshake = opts.protocol.serve(client, transport);
+                let handshake = handshake::stdio(transport, client, protocol);
                 let service = match tokio::time::timeout_at(deadline, handshake).await {
                     Ok(Ok(service)) => service,
-                    Ok(Err(e)) if revision::misread_probe(&e, opts.protocol) => {
-                        return Box::pin(Self::connect(name, spec, &opts.legacy())).await;
-                    }
                     Ok(Err(e)) => {
                         return Err(McpError::Handshake {
                             server: name.to_owned(),
                             reason: endpoint
-                                .handshake_reason(describe_stdio_init_error(&e, opts.protocol)),
+                                .handshake_reason(describe_stdio_init_error(&e, protocol)),
                             stderr_tail: endpoint.stderr_tail(&shared.0).await,
                         });
                     }
                     Err(_) => {
                         return Err(McpError::Handshake {
                             server: name.to_owned(),
-                            reason: endpoint.handshake_reason(opts.protocol.no_answer(within)),
+                            reason: endpoint.handshake_reason(protocol.no_answer(within)),
                             stderr_tail: endpoint.stderr_tail(&shared.0).await,
                         });
                     }
                 };
                 Self::finish(name, service, endpoint, shared, deadline, opts).await
             }
-            ServerSpec::Http { url, headers } => {
+            ServerSpec::Http { url, headers, .. } => {
                 let transport = http_transport(name, url, headers, &shared.3)?;
-                let handshake = opts.protocol.serve(client, transport);
+                // Checked above: a second handshake builds the same again.
+                let again = || http_transport(name, url, headers, &shared.3).ok();
+                let handshake = handshake::http(transport, again, client, protocol);
                 let service = match tokio::time::timeout_at(deadline, handshake).await {
                     Ok(Ok(service)) => service,
                     Ok(Err(e)) if auth::wants_login(revision::telling(&e)) => {
                         auth::login_for_connect(name, url).await?;
                         return Box::pin(Self::connect(name, spec, opts)).await;
                     }
-                    Ok(Err(e)) if revision::misread_probe(&e, opts.protocol) => {
-                        return Box::pin(Self::connect(name, spec, &opts.legacy())).await;
-                    }
-                    Ok(Err(e)) => return Err(http_init_error(name, url, &e, opts.protocol)),
+                    Ok(Err(e)) => return Err(http_init_error(name, url, &e, protocol)),
                     Err(_) => {
                         return Err(McpError::Connect {
                             server: name.to_owned(),
                             url: redact_url(url),
-                            reason: opts.protocol.no_answer(within),
+                            reason: protocol.no_answer(within),
                         });
                     }
                 };
@@ -743,6 +770,7 @@ mod tests {
         let spec = ServerSpec::Http {
             url: "https://user:pw@example.com/mcp?token=abc".into(),
             headers: BTreeMap::from([("Authorization".into(), "Bearer s3cret".into())]),
+            protocol: None,
         };
         let shown = format!("{spec:?}");
         assert!(shown.contains("Authorization"), "{shown}");
@@ -752,6 +780,7 @@ mod tests {
             args: vec![],
             env: BTreeMap::from([("TOKEN".into(), "s3cret".into())]),
             cwd: None,
+            protocol: None,
         };
         let shown = format!("{spec:?}");
         assert!(

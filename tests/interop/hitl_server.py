@@ -3,8 +3,18 @@ person mid-call: they ask for a form (elicitation), ask for a URL to be
 opened, ask the client's model for a completion (sampling), report progress,
 log, and change their own tool list. tests/hitl.rs runs pipelines against it.
 
-    python hitl_server.py              (stdio)
+    python hitl_server.py              (stdio, the 2025-11-25 handshake only)
+    python hitl_server.py dual         (stdio, the SDK's default: both eras)
+    python hitl_server.py http PORT    (Streamable HTTP on 127.0.0.1:PORT/mcp,
+                                        the SDK's default app: both eras)
+
+`dual` and `http` are the way the SDK builds a server by default
+(`MCPServer.run()`, `streamable_http_app()`): they answer `server/discover`
+as well as `initialize`, and their tools still ask mid-call, which only the
+2025-11-25 era allows.
 """
+
+import sys
 
 import warnings
 
@@ -138,4 +148,12 @@ async def serve_legacy_stdio() -> None:
 
 
 if __name__ == "__main__":
-    anyio.run(serve_legacy_stdio)
+    mode = sys.argv[1] if len(sys.argv) > 1 else "legacy"
+    if mode == "dual":
+        server.run()
+    elif mode == "http":
+        import uvicorn
+
+        uvicorn.run(server.streamable_http_app(), host="127.0.0.1", port=int(sys.argv[2]), log_level="warning")
+    else:
+        anyio.run(serve_legacy_stdio)

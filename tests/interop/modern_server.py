@@ -1,15 +1,20 @@
 """A server of the official Python SDK (mcp 2.3.0) that speaks MCP 2026-07-28.
 
 Usage:
-    modern_server.py stdio [--legacy]
-    modern_server.py http PORT [RECORD_FILE]
+    modern_server.py stdio [--legacy | --modern-only]
+    modern_server.py http PORT [RECORD_FILE] [--modern-only]
 
 `stdio` serves both eras (the client's first request decides: `server/discover`
 opens 2026-07-28, `initialize` opens 2025-11-25), as `MCPServer.run()` does;
 `--legacy` serves only the `initialize` handshake (the SDK's handshake-only
-loop), like a server written before 2026-07-28. `http` serves Streamable HTTP
+loop), like a server written before 2026-07-28; `--modern-only` serves only
+2026-07-28 (the SDK's modern loop: `initialize` is refused with
+UNSUPPORTED_PROTOCOL_VERSION), like a server written for 2026-07-28 alone.
+`http` serves Streamable HTTP
 on 127.0.0.1:PORT/mcp and, with RECORD_FILE, writes one JSON line per POST:
-its `Mcp-*` headers and the request's method and `_meta` keys, as received.
+its `Mcp-*` headers and the request's method and `_meta` keys, as received;
+with `--modern-only` every POST goes to the SDK's 2026-07-28 handler, which
+refuses `initialize` (it carries no per-request `_meta` envelope).
 
 Tools:
 - `add(a, b)` and `shout(text)`: plain tools, for a pipeline of two calls.
@@ -147,6 +152,32 @@ async def legacy_stdio() -> None:
             )
 
 
+async def modern_only_stdio() -> None:
+    from mcp.server.runner import _serve_modern_stream
+
+    low = app._lowlevel_server
+    async with stdio_server() as (read, write):
+        async with low.lifespan(low) as state:
+            await _serve_modern_stream(low, read, write, lifespan_state=state, raise_exceptions=False)
+
+
+def modern_only(inner):
+    """ASGI middleware: every request is served as a 2026-07-28 one (the
+    routing header is set to 2026-07-28 where a request has none), so the
+    SDK's modern handler answers `initialize` with its own refusal."""
+
+    async def middleware(scope, receive, send):
+        if scope["type"] == "http":
+            headers = [(k, v) for k, v in scope["headers"] if k != b"mcp-protocol-version"]
+            sent = dict(scope["headers"]).get(b"mcp-protocol-version", b"2026-07-28")
+            if sent != b"2026-07-28":
+                sent = b"2026-07-28"
+            scope = dict(scope, headers=headers + [(b"mcp-protocol-version", sent)])
+        return await inner(scope, receive, send)
+
+    return middleware
+
+
 def recording(inner, path):
     """ASGI middleware: writes what each POST carried to `path`."""
 
@@ -188,18 +219,24 @@ def recording(inner, path):
 
 
 def main() -> None:
-    mode = sys.argv[1] if len(sys.argv) > 1 else "stdio"
-    if mode == "stdio" and "--legacy" in sys.argv:
+    only = "--modern-only" in sys.argv
+    argv = [a for a in sys.argv if a != "--modern-only"]
+    mode = argv[1] if len(argv) > 1 else "stdio"
+    if mode == "stdio" and "--legacy" in argv:
         anyio.run(legacy_stdio)
+    elif mode == "stdio" and only:
+        anyio.run(modern_only_stdio)
     elif mode == "stdio":
         app.run()
     else:
         import uvicorn
 
-        port = int(sys.argv[2])
+        port = int(argv[2])
         asgi = app.streamable_http_app()
-        if len(sys.argv) > 3:
-            asgi = recording(asgi, sys.argv[3])
+        if only:
+            asgi = modern_only(asgi)
+        if len(argv) > 3:
+            asgi = recording(asgi, argv[3])
         uvicorn.run(asgi, host="127.0.0.1", port=port, log_level="warning")
 
 

@@ -6,6 +6,9 @@ serves.
     python serve_client.py BIN FILE modern stdio # 2026-07-28, stdio
     python serve_client.py BIN FILE tasks URL MEMORY_FILE
                                                  # 2026-07-28 Tasks extension at URL
+    python serve_client.py BIN FILE call TOOL    # handshake era, stdio: calls TOOL
+                                                 # with no arguments, prints its
+                                                 # structured result as JSON
 
 FILE serves `lookup` (search_users then get_user_details) for the first
 three; for `tasks` the server at URL serves `three_steps` (echoes and
@@ -47,6 +50,15 @@ async def legacy(binary: str, path: str) -> None:
             user = structured(result)
             assert user == json.loads(result.content[0].text), result
             print(f"lookup -> {user['name']} <{user['email']}>")
+
+
+async def call(binary: str, path: str, tool: str) -> None:
+    params = StdioServerParameters(command=binary, args=["serve", "--no-save", path])
+    async with stdio_client(params) as (read, write):
+        async with ClientSession(read, write) as session:
+            await session.initialize()
+            result = await session.call_tool(tool, {})
+            print(json.dumps(structured(result)))
 
 
 async def modern(binary: str, path: str, where: str) -> None:
@@ -185,5 +197,7 @@ if __name__ == "__main__":
         asyncio.run(legacy(binary, path))
     elif mode == "modern":
         asyncio.run(modern(binary, path, sys.argv[4]))
+    elif mode == "call":
+        asyncio.run(call(binary, path, sys.argv[4]))
     else:
         asyncio.run(tasks(sys.argv[4], sys.argv[5]))

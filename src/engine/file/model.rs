@@ -67,6 +67,9 @@ pub struct ServerDecl {
     pub span: Span,
     /// The `auth:` block of an HTTP server.
     pub auth: Option<AuthDecl>,
+    /// `protocol:`, one of [`PROTOCOLS`](crate::engine::file::keys::PROTOCOLS):
+    /// the MCP revision to speak to this server (unset: the command line's).
+    pub protocol: Option<String>,
 }
 
 /// How pipewright identifies itself to an HTTP server's OAuth

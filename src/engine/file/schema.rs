@@ -201,6 +201,19 @@ pub struct ServerObject {
     pub transport: Option<Transport>,
     /// How pipewright identifies itself to the server's OAuth authorization server.
     pub auth: Option<Box<AuthEntry>>,
+    /// The MCP revision to speak to this server (default: `--protocol`, else `auto`: `initialize` first, `server/discover` for a server that refuses it).
+    pub protocol: Option<ProtocolEntry>,
+}
+
+/// An MCP revision pipewright can be told to speak.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub enum ProtocolEntry {
+    #[serde(rename = "auto")]
+    Auto,
+    #[serde(rename = "2026-07-28")]
+    Modern,
+    #[serde(rename = "2025-11-25")]
+    Legacy,
 }
 
 /// OAuth client settings of an HTTP server.

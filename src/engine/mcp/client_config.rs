@@ -121,6 +121,7 @@ pub fn add_to(pipeline: &mut Pipeline, path: &Path) -> Result<(), String> {
                     source: f.source,
                     span: Default::default(),
                     auth: None,
+                    protocol: None,
                 },
             );
         }

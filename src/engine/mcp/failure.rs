@@ -45,13 +45,17 @@ impl Connection {
                     reason: data.message.into_owned(),
                 }
             }
-            ServiceError::McpError(data) => McpError::Protocol {
-                server,
-                method: "tools/call".to_owned(),
-                code: data.code.0,
-                message: revision::hint(self.protocol_version(), data.message.into_owned()),
-                data: data.data.map(Box::new),
-            },
+            ServiceError::McpError(data) => {
+                let message =
+                    revision::hint(&server, self.protocol_version(), data.message.into_owned());
+                McpError::Protocol {
+                    server,
+                    method: "tools/call".to_owned(),
+                    code: data.code.0,
+                    message,
+                    data: data.data.map(Box::new),
+                }
+            }
             ServiceError::Cancelled { .. } => McpError::Cancelled {
                 server,
                 tool: tool.to_owned(),

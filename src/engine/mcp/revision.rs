@@ -1,36 +1,92 @@
-//! `--protocol`: which MCP revision pipewright speaks to a server, and the
-//! handshake that settles it. `auto` (the default) does what the official
-//! SDKs do: it probes with `server/discover` (2026-07-28) and falls back to
-//! `initialize` (2025-11-25) when the server answers that it does not know
-//! the method.
+//! `--protocol` and a server's `protocol:`: which MCP revision pipewright
+//! speaks to a server, and the handshake that settles it. `auto` (the
+//! default) sends `initialize` first: a server that answers it speaks the
+//! 2025 era, where a tool may ask its question mid-call, and is spoken to
+//! that way even if it speaks 2026-07-28 too (the official SDKs' servers
+//! do both, and ask mid-call). A server that refuses `initialize` speaks
+//! only 2026-07-28 and is asked `server/discover` next, on the same
+//! connection (`handshake`).
+
+use std::collections::BTreeMap;
 
 use serde_json::{Map, Value};
 
 use rmcp::{
     RoleClient, Service,
-    model::ProtocolVersion,
+    model::{ErrorCode, ProtocolVersion},
     service::{ClientInitializeError, ClientLifecycleMode, ClientServiceExt, RunningService},
     transport::IntoTransport,
 };
 
-static PROTOCOL: std::sync::OnceLock<Protocol> = std::sync::OnceLock::new();
+static PROTOCOL: std::sync::OnceLock<Choices> = std::sync::OnceLock::new();
 
-/// Sets the revision every later connection of the process negotiates
-/// (`--protocol`, `PIPEWRIGHT_PROTOCOL`); the first call wins.
-pub fn set_protocol(protocol: Protocol) {
-    let _ = PROTOCOL.set(protocol);
+/// What the command line chose: one revision for every server, and one
+/// per server named (`--protocol NAME=REVISION`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Choices {
+    /// `--protocol REVISION` / `PIPEWRIGHT_PROTOCOL`.
+    pub all: Protocol,
+    /// `--protocol NAME=REVISION`, by server name.
+    pub servers: BTreeMap<String, Protocol>,
 }
 
-/// The revision set by [`set_protocol`], else [`Protocol::Auto`].
-pub(super) fn default_protocol() -> Protocol {
-    PROTOCOL.get().copied().unwrap_or_default()
+impl Choices {
+    /// The choices of `--protocol` values, in order (a later one wins).
+    pub fn of(args: &[ProtocolArg]) -> Choices {
+        let mut out = Choices::default();
+        for arg in args {
+            match &arg.server {
+                Some(name) => {
+                    out.servers.insert(name.clone(), arg.protocol);
+                }
+                None => out.all = arg.protocol,
+            }
+        }
+        out
+    }
+}
+
+/// Sets the revisions every later connection of the process negotiates
+/// (`--protocol`, `PIPEWRIGHT_PROTOCOL`); the first call wins.
+pub fn set_protocol(choices: Choices) {
+    let _ = PROTOCOL.set(choices);
+}
+
+/// The choices set by [`set_protocol`], else `auto` for every server.
+pub(super) fn default_protocol() -> Choices {
+    PROTOCOL.get().cloned().unwrap_or_default()
+}
+
+/// One `--protocol` value: `REVISION` for every server, or
+/// `NAME=REVISION` for the server `NAME`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProtocolArg {
+    pub server: Option<String>,
+    pub protocol: Protocol,
+}
+
+impl std::str::FromStr for ProtocolArg {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let (server, revision) = match s.split_once('=') {
+            Some((name, revision)) if !name.trim().is_empty() => {
+                (Some(name.trim().to_owned()), revision.trim())
+            }
+            Some(_) => return Err(format!("`{s}` names no server before `=`")),
+            None => (None, s.trim()),
+        };
+        let protocol = Protocol::parse(revision).ok_or_else(|| {
+            format!("`{revision}` is not a revision: use auto, 2026-07-28 or 2025-11-25")
+        })?;
+        Ok(ProtocolArg { server, protocol })
+    }
 }
 
 /// Which MCP revision to speak.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
 pub enum Protocol {
-    /// Probe with `server/discover`; fall back to `initialize` for a server
-    /// that does not know it.
+    /// `initialize` first; `server/discover` for a server that refuses it.
     #[default]
     Auto,
     /// Only 2026-07-28 (`server/discover`, per-request `_meta`): a server
@@ -52,10 +108,17 @@ impl Protocol {
         }
     }
 
+    /// The revision named `name` (`auto`, `2026-07-28`, `2025-11-25`).
+    pub fn parse(name: &str) -> Option<Protocol> {
+        [Protocol::Auto, Protocol::Modern, Protocol::Legacy]
+            .into_iter()
+            .find(|p| p.name() == name)
+    }
+
     /// The handshake that went unanswered within `within`, in words.
     pub(super) fn no_answer(self, within: impl std::fmt::Display) -> String {
         let handshake = match self {
-            Protocol::Auto => "`server/discover` or `initialize`",
+            Protocol::Auto => "`initialize` or `server/discover`",
             Protocol::Modern => "`server/discover`",
             Protocol::Legacy => "`initialize`",
         };
@@ -78,45 +141,110 @@ impl Protocol {
             .await
     }
 
+    /// The handshake itself; `auto`'s first one is `initialize` (see
+    /// `handshake`, which makes the second).
     fn lifecycle(self) -> ClientLifecycleMode {
-        let modern = vec![ProtocolVersion::V_2026_07_28];
         match self {
-            Protocol::Auto => ClientLifecycleMode::Auto {
-                preferred_versions: modern,
-                legacy_version: Some(ProtocolVersion::LATEST_WITH_INITIALIZE),
-            },
             Protocol::Modern => ClientLifecycleMode::Discover {
-                preferred_versions: modern,
+                preferred_versions: vec![ProtocolVersion::V_2026_07_28],
             },
-            Protocol::Legacy => ClientLifecycleMode::Initialize,
+            Protocol::Auto | Protocol::Legacy => ClientLifecycleMode::Initialize,
         }
     }
 }
 
-/// True when an `auto` probe got an answer that is not a `server/discover`
-/// result (some servers answer every unknown method with `{}`): such a
-/// server does not speak 2026-07-28, so the connection is made again with
-/// `initialize` alone.
-pub(super) fn misread_probe(e: &ClientInitializeError, protocol: Protocol) -> bool {
-    protocol == Protocol::Auto && matches!(e, ClientInitializeError::ExpectedInitResult(_))
+/// True when the server answered `initialize`, but not with an initialize
+/// result: it does not speak the 2025 era, so `auto` asks
+/// `server/discover` next. A server that closed the connection or could
+/// not be reached is not asked again.
+pub(super) fn refused(e: &ClientInitializeError) -> bool {
+    matches!(
+        e,
+        ClientInitializeError::JsonRpcError(_)
+            | ClientInitializeError::ExpectedInitResult(_)
+            | ClientInitializeError::ExpectedInitResponse(_)
+    )
 }
 
-/// The error that says most about a failed handshake: of an `auto` probe
-/// whose fallback failed too, the fallback's (the legacy server's own
-/// words); a rejected probe in `2026-07-28` mode as such.
+/// An `auto` handshake whose `initialize` was refused and whose
+/// `server/discover` failed too.
+pub(super) fn both_failed(
+    initialize: ClientInitializeError,
+    discover: ClientInitializeError,
+) -> ClientInitializeError {
+    ClientInitializeError::LegacyFallbackFailed {
+        discover: Box::new(discover),
+        fallback: Box::new(initialize),
+    }
+}
+
+/// True for a refusal that says the server speaks only revisions without
+/// `initialize` (2026-07-28 and later): UNSUPPORTED_PROTOCOL_VERSION.
+fn modern_only(e: &ClientInitializeError) -> bool {
+    matches!(e, ClientInitializeError::JsonRpcError(data)
+        if data.code == ErrorCode::UNSUPPORTED_PROTOCOL_VERSION)
+}
+
+/// The error that says most about a failed handshake: of an `auto`
+/// handshake where both failed, `initialize`'s (the 2025 server's own
+/// words) unless the server said it speaks only 2026-07-28, then
+/// `server/discover`'s.
 pub(super) fn telling(e: &ClientInitializeError) -> &ClientInitializeError {
     match e {
-        ClientInitializeError::LegacyFallbackFailed { fallback, .. } => telling(fallback),
+        ClientInitializeError::LegacyFallbackFailed { fallback, discover } => {
+            if modern_only(fallback) {
+                telling(discover)
+            } else {
+                telling(fallback)
+            }
+        }
         other => other,
     }
 }
 
 /// A failed handshake in words, where the revision is the reason.
 pub(super) fn describe(e: &ClientInitializeError, protocol: Protocol) -> Option<String> {
+    let refused_first = matches!(e, ClientInitializeError::LegacyFallbackFailed { fallback, .. }
+        if modern_only(fallback));
     match telling(e) {
+        ClientInitializeError::JsonRpcError(data) if refused_first => Some(format!(
+            "it refused `initialize` (it speaks only MCP 2026-07-28) and rejected \
+             `server/discover` with error {}: {}",
+            data.code.0, data.message
+        )),
         ClientInitializeError::JsonRpcError(data) if protocol == Protocol::Modern => Some(format!(
             "it does not speak MCP 2026-07-28: it rejected `server/discover` with error {}: {} \
-             (use `--protocol auto` to fall back to `initialize`)",
+             (give the server `protocol: auto` in the file, or pass `--protocol NAME=auto`)",
+            data.code.0, data.message
+        )),
+        ClientInitializeError::JsonRpcError(data)
+            if protocol == Protocol::Legacy
+                && data.code == ErrorCode::UNSUPPORTED_PROTOCOL_VERSION =>
+        {
+            let spoken = data
+                .data
+                .as_ref()
+                .and_then(|d| d.get("supported"))
+                .and_then(Value::as_array)
+                .map(|v| {
+                    v.iter()
+                        .filter_map(Value::as_str)
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                })
+                .filter(|s| !s.is_empty())
+                .unwrap_or_else(|| "only revisions without `initialize`".to_owned());
+            Some(format!(
+                "it does not speak MCP 2025-11-25: it refused `initialize` with error {}: {} \
+                 (it speaks {spoken}; give the server `protocol: auto` or `protocol: 2026-07-28` \
+                 in the file, or pass `--protocol NAME=auto`)",
+                data.code.0, data.message
+            ))
+        }
+        ClientInitializeError::JsonRpcError(data) if protocol == Protocol::Legacy => Some(format!(
+            "it rejected `initialize` with error {}: {} (a server that speaks only MCP \
+             2026-07-28 refuses it: give the server `protocol: auto` in the file, or pass \
+             `--protocol NAME=auto`)",
             data.code.0, data.message
         )),
         ClientInitializeError::NoCompatibleProtocolVersion {
@@ -124,7 +252,8 @@ pub(super) fn describe(e: &ClientInitializeError, protocol: Protocol) -> Option<
         } => {
             let spoken: Vec<&str> = server_supported.iter().map(|v| v.as_str()).collect();
             Some(format!(
-                "it speaks MCP {} but not 2026-07-28 (use `--protocol auto` or `--protocol 2025-11-25`)",
+                "it speaks MCP {} but not 2026-07-28 (give the server `protocol: auto` or \
+                 `protocol: 2025-11-25` in the file, or pass `--protocol NAME=auto`)",
                 if spoken.is_empty() {
                     "revisions it did not name".to_owned()
                 } else {
@@ -160,7 +289,9 @@ pub(super) fn log_meta(
 /// A server's error message, with what to do when the server failed
 /// because it tried to ask mid-call on a 2026-07-28 connection (servers
 /// written for 2025-11-25 do; 2026-07-28 wants an input-required result).
-pub(super) fn hint(revision: &str, message: String) -> String {
+/// Under `auto` a server that speaks 2025-11-25 is spoken to that way, so
+/// this happens only where 2026-07-28 was chosen for `server`.
+pub(super) fn hint(server: &str, revision: &str, message: String) -> String {
     let lower = message.to_lowercase();
     let mid_call = lower.contains("no back-channel")
         || lower.contains("server-to-client requests are not allowed");
@@ -169,7 +300,8 @@ pub(super) fn hint(revision: &str, message: String) -> String {
     }
     format!(
         "{message} (the tool asks its question mid-call, which MCP 2026-07-28 does not allow; \
-         `--protocol 2025-11-25` talks to this server the 2025 way)"
+         give server `{server}` `protocol: auto` in the file, or pass `--protocol {server}=auto`, \
+         to talk to it the 2025 way)"
     )
 }
 
@@ -193,9 +325,59 @@ mod tests {
         let refused = "Cannot send 'elicitation/create': this transport context has no \
                        back-channel for server-initiated requests."
             .to_owned();
-        let shown = hint("2026-07-28", refused.clone());
-        assert!(shown.starts_with(&refused) && shown.contains("--protocol 2025-11-25"));
-        assert_eq!(hint("2025-11-25", refused.clone()), refused);
-        assert_eq!(hint("2026-07-28", "boom".into()), "boom");
+        let shown = hint("h", "2026-07-28", refused.clone());
+        assert!(shown.starts_with(&refused) && shown.contains("--protocol h=auto"));
+        assert!(shown.contains("`protocol: auto`"), "{shown}");
+        assert_eq!(hint("h", "2025-11-25", refused.clone()), refused);
+        assert_eq!(hint("h", "2026-07-28", "boom".into()), "boom");
+    }
+
+    #[test]
+    fn protocol_flags_name_every_server_or_one() {
+        let parse = |s: &str| s.parse::<ProtocolArg>();
+        let args = [
+            parse("2025-11-25").expect("all"),
+            parse("h=2026-07-28").expect("one"),
+            parse(" m = auto ").expect("spaces"),
+        ];
+        let choices = Choices::of(&args);
+        assert_eq!(choices.all, Protocol::Legacy);
+        assert_eq!(choices.servers["h"], Protocol::Modern);
+        assert_eq!(choices.servers["m"], Protocol::Auto);
+        let bad = parse("h=2024-11-05").expect_err("not a choice");
+        assert!(bad.contains("`2024-11-05` is not a revision"), "{bad}");
+        assert!(parse("=auto").is_err());
+    }
+
+    #[test]
+    fn only_an_answered_refusal_of_initialize_leads_to_discover() {
+        let unsupported = ClientInitializeError::JsonRpcError(rmcp::model::ErrorData::new(
+            ErrorCode::UNSUPPORTED_PROTOCOL_VERSION,
+            "the initialize handshake is not accepted",
+            Some(serde_json::json!({"supported": ["2026-07-28"]})),
+        ));
+        assert!(refused(&unsupported));
+        assert!(!refused(&ClientInitializeError::ConnectionClosed(
+            "gone".into()
+        )));
+        let said = describe(&unsupported, Protocol::Legacy).expect("a reason");
+        assert!(
+            said.contains("does not speak MCP 2025-11-25") && said.contains("speaks 2026-07-28"),
+            "{said}"
+        );
+        let discover = ClientInitializeError::JsonRpcError(rmcp::model::ErrorData::new(
+            ErrorCode::INTERNAL_ERROR,
+            "discover broke",
+            None,
+        ));
+        let both = both_failed(unsupported, discover);
+        assert!(
+            matches!(telling(&both), ClientInitializeError::JsonRpcError(d) if d.message == "discover broke")
+        );
+        let said = describe(&both, Protocol::Auto).expect("a reason");
+        assert!(
+            said.contains("refused `initialize`") && said.contains("discover broke"),
+            "{said}"
+        );
     }
 }

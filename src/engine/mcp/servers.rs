@@ -16,7 +16,9 @@ use crate::engine::lang::reference;
 use crate::engine::lang::snapshot::Snapshot;
 use crate::engine::mcp::caller::Caller;
 use crate::engine::mcp::human::CallScope;
-use crate::engine::mcp::{CallOutcome, ConnectOptions, Connection, McpError, ServerSpec, ToolInfo};
+use crate::engine::mcp::{
+    CallOutcome, ConnectOptions, Connection, McpError, Protocol, ServerSpec, ToolInfo,
+};
 use crate::engine::redact::Redactor;
 
 /// The name the built-in demo server gets when a file declares no server.
@@ -86,6 +88,7 @@ fn spec_from_arg(value: &str) -> Result<ServerSpec, String> {
         return Ok(ServerSpec::Http {
             url: value.to_owned(),
             headers: BTreeMap::new(),
+            protocol: None,
         });
     }
     let mut words = split_command(value)?.into_iter();
@@ -95,6 +98,7 @@ fn spec_from_arg(value: &str) -> Result<ServerSpec, String> {
         args: words.collect(),
         env: BTreeMap::new(),
         cwd: None,
+        protocol: None,
     })
 }
 
@@ -115,6 +119,7 @@ pub fn demo_spec() -> ServerSpec {
         args: vec!["demo-server".to_owned()],
         env: BTreeMap::new(),
         cwd: None,
+        protocol: None,
     }
 }
 
@@ -191,8 +196,15 @@ pub fn resolve(
                 },
             );
         }
+        let protocol = match decl.protocol.as_deref() {
+            Some(p) => Some(Protocol::parse(p).ok_or_else(|| {
+                format!("server `{name}`: `protocol: {p}` is not an MCP revision pipewright speaks")
+            })?),
+            None => None,
+        };
         let spec = match &source {
             ServerSource::Http { url, headers } => ServerSpec::Http {
+                protocol,
                 url: text(url, false).map_err(|e| format!("server `{name}`: {e}"))?,
                 headers: headers
                     .iter()
@@ -218,6 +230,7 @@ pub fn resolve(
                     .collect::<Result<_, String>>()
                     .map_err(|e| format!("server `{name}`: {e}"))?,
                 cwd: cwd.clone().map(Into::into),
+                protocol,
             },
             ServerSource::Import { from, .. } => {
                 return Err(format!(

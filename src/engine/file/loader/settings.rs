@@ -25,6 +25,7 @@ impl<'s> Loader<'s> {
             }
             if let Some(source) = self.server(&name, decl) {
                 let auth = self.server_auth(&name, &source, decl);
+                let protocol = self.server_protocol(&name, decl);
                 out.insert(
                     name.clone(),
                     ServerDecl {
@@ -32,11 +33,30 @@ impl<'s> Loader<'s> {
                         source,
                         span: k.span,
                         auth,
+                        protocol,
                     },
                 );
             }
         }
         out
+    }
+
+    /// A server's `protocol:`, checked against the revisions pipewright
+    /// can be told to speak.
+    fn server_protocol(&mut self, name: &str, decl: &YNode) -> Option<String> {
+        let v = decl.as_map().and(decl.get("protocol"))?;
+        let what = format!("`protocol` of server `{name}`");
+        let text = self.string(v, &what)?;
+        if PROTOCOLS.contains(&text.as_str()) {
+            return Some(text);
+        }
+        let msg = format!("{what} is `{text}`, not an MCP revision pipewright speaks");
+        let hint = match suggest(&text, PROTOCOLS.iter().copied()) {
+            Some(s) => format!("did you mean `{s}`? (one of: {})", PROTOCOLS.join(", ")),
+            None => format!("use one of: {}", PROTOCOLS.join(", ")),
+        };
+        self.err_hint(v.span, msg, hint);
+        None
     }
 
     pub(super) fn server(&mut self, name: &str, v: &YNode) -> Option<ServerSource> {
