@@ -63,8 +63,10 @@ use anyhow::Context as _;
 use rmcp::{
     ErrorData, RoleServer, ServerHandler, ServiceExt as _,
     model::{
-        CallToolRequestParams, CallToolResponse, Implementation, ListToolsResult,
-        PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
+        CallToolRequestParams, CallToolResponse, CompleteRequestParams, CompleteResult,
+        GetPromptRequestParams, GetPromptResponse, Implementation, ListPromptsResult,
+        ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
+        ReadResourceRequestParams, ReadResourceResponse, ServerCapabilities, ServerConfig, Tool,
     },
     service::RequestContext,
     transport::streamable_http_server::{
@@ -76,6 +78,9 @@ use tokio_util::sync::CancellationToken;
 
 mod asking;
 mod catalog;
+mod conformance;
+mod conformance_content;
+mod conformance_mrtr;
 mod data;
 mod tools;
 mod written;
@@ -146,7 +151,13 @@ impl Default for DemoServer {
 
 impl ServerHandler for DemoServer {
     fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+        let capabilities = ServerCapabilities::builder()
+            .enable_tools()
+            .enable_prompts()
+            .enable_resources()
+            .enable_completions()
+            .build();
+        ServerConfig::new(capabilities)
             .with_server_info(
                 Implementation::new(SERVER_NAME, env!("CARGO_PKG_VERSION"))
                     .with_title("pipewright demo server"),
@@ -159,12 +170,67 @@ impl ServerHandler for DemoServer {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        let tools = DemoTool::ALL.map(DemoTool::definition).to_vec();
+        let mut tools = DemoTool::ALL.map(DemoTool::definition).to_vec();
+        tools.extend(conformance::definitions());
         Ok(ListToolsResult::with_all_items(tools))
     }
 
     fn get_tool(&self, name: &str) -> Option<Tool> {
-        DemoTool::from_name(name).map(DemoTool::definition)
+        DemoTool::from_name(name)
+            .map(DemoTool::definition)
+            .or_else(|| {
+                conformance::definitions()
+                    .into_iter()
+                    .find(|t| t.name == name)
+            })
+    }
+
+    async fn list_resources(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, ErrorData> {
+        conformance_content::resources()
+    }
+
+    async fn list_resource_templates(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, ErrorData> {
+        conformance_content::templates()
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, ErrorData> {
+        conformance_content::read(request)
+    }
+
+    async fn list_prompts(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListPromptsResult, ErrorData> {
+        conformance_content::prompts()
+    }
+
+    async fn get_prompt(
+        &self,
+        request: GetPromptRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<GetPromptResponse, ErrorData> {
+        conformance_content::prompt(request)
+    }
+
+    async fn complete(
+        &self,
+        request: CompleteRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CompleteResult, ErrorData> {
+        conformance_content::completions(request, context)
     }
 
     async fn call_tool(
@@ -175,6 +241,9 @@ impl ServerHandler for DemoServer {
         if let Some(tool) = DemoTool::from_name(&request.name).filter(|t| asking::asks(*t)) {
             let _running = tools::counted(&self.state, tool);
             return asking::call(tool, request, context).await;
+        }
+        if conformance::is_fixture(&request.name) {
+            return conformance::call(request, context).await;
         }
         tools::call(&self.state, &request.name, request.arguments, &context.ct)
             .await
