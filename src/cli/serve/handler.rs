@@ -128,11 +128,16 @@ impl ServerHandler for PipelineServer {
     // `logging` is deprecated in 2026-07-28 (SEP-2577); older clients use it.
     #[allow(deprecated)]
     fn get_info(&self) -> ServerConfig {
+        // Prompts and resources: declared, as empty lists. rmcp answers
+        // their list methods either way, and 2026-07-28 wants a server that
+        // answers `prompts/list` to declare it (and caching hints on it).
         ServerConfig::new(
             ServerCapabilities::builder()
                 .enable_logging()
                 .enable_tools()
                 .enable_tasks()
+                .enable_prompts()
+                .enable_resources()
                 .build(),
         )
             .with_server_info(
