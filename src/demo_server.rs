@@ -81,6 +81,7 @@ mod catalog;
 mod conformance;
 mod conformance_content;
 mod conformance_mrtr;
+mod conformance_parts;
 mod data;
 mod tools;
 mod written;

@@ -29,18 +29,16 @@ use std::time::Duration;
 use rmcp::{
     ErrorData, RoleServer,
     model::{
-        CallToolRequestParams, CallToolResponse, CallToolResult, ClientCapabilities,
-        LoggingMessageNotificationParam, ProgressNotificationParam, ProtocolVersion, Tool,
+        CallToolRequestParams, CallToolResponse, CallToolResult, LoggingMessageNotificationParam,
+        ProgressNotificationParam, Tool,
     },
     service::RequestContext,
 };
-use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 
-use super::conformance_mrtr as mrtr;
+use super::conformance_mrtr;
+use super::conformance_parts::{complete, declared, image, modern, text, typed};
 
-/// A 1×1 red PNG, base64.
-pub(crate) const PNG: &str = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg==";
 /// A WAV file of one silent 8 kHz sample, base64.
 const WAV: &str = "UklGRiYAAABXQVZFZm10IBAAAAABAAEAQB8AAEAfAAABAAgAZGF0YQIAAACAgA==";
 /// How long `test_tool_with_progress` waits between its notifications.
@@ -86,7 +84,7 @@ const PLAIN: &[(&str, &str)] = &[
 pub(crate) fn definitions() -> Vec<Tool> {
     PLAIN
         .iter()
-        .chain(mrtr::TOOLS)
+        .chain(conformance_mrtr::TOOLS)
         .map(|(name, description)| {
             Tool::new(
                 *name,
@@ -104,7 +102,10 @@ pub(crate) fn definitions() -> Vec<Tool> {
 
 /// Whether `name` is a fixture tool.
 pub(crate) fn is_fixture(name: &str) -> bool {
-    PLAIN.iter().chain(mrtr::TOOLS).any(|(n, _)| *n == name)
+    PLAIN
+        .iter()
+        .chain(conformance_mrtr::TOOLS)
+        .any(|(n, _)| *n == name)
 }
 
 /// Runs the fixture tool `request.name` (one [`is_fixture`] accepts).
@@ -167,26 +168,9 @@ pub(crate) async fn call(
             vec![text("The client declared sampling.")]
         }
         "test_streaming_elicitation" => return streaming_elicitation(request, context).await,
-        _ => return mrtr::call(request, context).await,
+        _ => return conformance_mrtr::call(request, context).await,
     };
     Ok(complete::<CallToolResult>(json!({ "content": content }))?.into())
-}
-
-/// Whether the client declared a capability (`pick` reads it) on this
-/// request (2026-07-28) or in its `initialize` (older revisions).
-pub(crate) fn declared(
-    context: &RequestContext<RoleServer>,
-    pick: impl Fn(&ClientCapabilities) -> bool,
-) -> bool {
-    context.client_capabilities().is_some_and(|c| pick(&c))
-}
-
-/// Whether the request came on the 2026-07-28 revision (questions go back
-/// as input-required results, not as requests on the stream).
-pub(crate) fn modern(context: &RequestContext<RoleServer>) -> bool {
-    context
-        .protocol_version()
-        .is_some_and(|v| v >= ProtocolVersion::V_2026_07_28)
 }
 
 /// Progress 0, 50 and 100 of 100, 50 ms apart, to a caller that sent a
@@ -229,7 +213,7 @@ async fn streaming_elicitation(
     let reply = if modern(&context) {
         match request.input_responses.as_ref().and_then(|r| r.get("ok")) {
             Some(reply) => reply.clone(),
-            None => return mrtr::ask([("ok", ask)], None),
+            None => return conformance_mrtr::ask([("ok", ask)], None),
         }
     } else {
         let reply = context.peer.send_request(typed(ask)?).await.map_err(|e| {
@@ -245,30 +229,4 @@ async fn streaming_elicitation(
         complete::<CallToolResult>(json!({"content": [text(&format!("answered: {action}"))]}))?
             .into(),
     )
-}
-
-/// A text content block.
-pub(crate) fn text(text: &str) -> Value {
-    json!({"type": "text", "text": text})
-}
-
-/// The PNG as an image content block.
-pub(crate) fn image() -> Value {
-    json!({"type": "image", "data": PNG, "mimeType": "image/png"})
-}
-
-/// A complete result (`value` with `resultType: "complete"`, which rmcp
-/// takes off again for a client before 2026-07-28) as the rmcp type `T`.
-pub(crate) fn complete<T: DeserializeOwned>(mut value: Value) -> Result<T, ErrorData> {
-    if let Some(object) = value.as_object_mut() {
-        object.insert("resultType".into(), json!("complete"));
-    }
-    typed(value)
-}
-
-/// `value` as the rmcp type `T`; a shape rmcp does not take is an internal
-/// error (these values are all written here).
-pub(crate) fn typed<T: DeserializeOwned>(value: Value) -> Result<T, ErrorData> {
-    serde_json::from_value(value)
-        .map_err(|e| ErrorData::internal_error(format!("a fixture's result: {e}"), None))
 }

@@ -21,8 +21,8 @@ use rmcp::{
 };
 use serde_json::{Map, Value, json};
 
-use super::conformance::{PNG, complete, image, text};
-use super::conformance_mrtr as mrtr;
+use super::conformance_mrtr;
+use super::conformance_parts::{PNG, complete, image, text};
 
 /// The text of `test://static-text`.
 const STATIC_TEXT: &str = "This is the content of the static text resource.";
@@ -145,7 +145,7 @@ pub(crate) fn prompt(request: GetPromptRequestParams) -> Result<GetPromptRespons
             vec![user(image()), user(text("Please analyze the image above."))]
         }
         "test_input_required_result_prompt" => {
-            match mrtr::reply(request.input_responses.as_ref(), "user_context")? {
+            match conformance_mrtr::reply(request.input_responses.as_ref(), "user_context")? {
                 None => {
                     let ask = json!({
                         "method": "elicitation/create",
@@ -158,7 +158,7 @@ pub(crate) fn prompt(request: GetPromptRequestParams) -> Result<GetPromptRespons
                             },
                         },
                     });
-                    return mrtr::ask([("user_context", ask)], None);
+                    return conformance_mrtr::ask([("user_context", ask)], None);
                 }
                 Some(r) => {
                     let context = r.pointer("/content/context").and_then(Value::as_str);

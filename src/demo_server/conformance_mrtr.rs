@@ -18,7 +18,7 @@ use rmcp::{
 use serde_json::{Value, json};
 use sha2::{Digest as _, Sha256};
 
-use super::conformance::{complete, declared, text, typed};
+use super::conformance_parts::{complete, declared, text, typed};
 
 /// The input-required fixture tools and what each one is for.
 pub(crate) const TOOLS: &[(&str, &str)] = &[
