@@ -70,7 +70,7 @@ use rmcp::{
     },
     service::RequestContext,
     transport::streamable_http_server::{
-        StreamableHttpServerConfig, StreamableHttpService, session::local::LocalSessionManager,
+        StreamableHttpService, session::local::LocalSessionManager,
     },
 };
 use tokio::{net::ToSocketAddrs, task::JoinHandle};
@@ -279,7 +279,8 @@ pub async fn serve_stdio(options: DemoServerOptions) -> anyhow::Result<()> {
 /// `pipewright demo-server listening on http://127.0.0.1:PORT/mcp`, for
 /// scripts and tests to read the address from. Sessions are stateful
 /// (`Mcp-Session-Id`) for clients that negotiate a protocol version with an
-/// `initialize` handshake. Only loopback `Host` headers are accepted.
+/// `initialize` handshake. Only loopback `Host` headers, and no `Origin`
+/// but a loopback one, are accepted: the settings `serve --http` uses.
 pub async fn serve_http(addr: SocketAddr, options: DemoServerOptions) -> anyhow::Result<()> {
     let (bound, handle) = spawn_http_with(addr, options).await?;
     eprintln!("pipewright demo-server listening on {}", http_url(bound));
@@ -315,7 +316,8 @@ pub async fn spawn_http_with(
     let service = StreamableHttpService::new(
         move || Ok(server.clone()),
         Arc::new(LocalSessionManager::default()),
-        StreamableHttpServerConfig::default().with_cancellation_token(cancel.child_token()),
+        // The settings `serve --http` uses (Origin and Host checks).
+        crate::engine::mcp::serving::http_config(cancel.child_token(), false),
     );
     let router = axum::Router::new().nest_service(HTTP_PATH, service);
     let stop = cancel.clone();

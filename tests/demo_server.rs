@@ -146,8 +146,9 @@ async fn introduces_itself_and_answers_ping(#[case] kind: Kind) {
     assert_eq!(server.name, "pipewright-demo");
     assert_eq!(server.version, env!("CARGO_PKG_VERSION"));
     assert!(info.capabilities.tools.is_some());
-    assert!(info.capabilities.resources.is_none());
-    assert!(info.capabilities.prompts.is_none());
+    // The conformance suite's fixture resources and prompts.
+    assert!(info.capabilities.resources.is_some());
+    assert!(info.capabilities.prompts.is_some());
     assert!(
         info.instructions
             .as_deref()
