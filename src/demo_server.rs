@@ -63,12 +63,14 @@ use anyhow::Context as _;
 use rmcp::{
     ErrorData, RoleServer, ServerHandler, ServiceExt as _,
     model::{
-        CallToolRequestParams, CallToolResponse, Implementation, ListToolsResult,
-        PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
+        CallToolRequestParams, CallToolResponse, CompleteRequestParams, CompleteResult,
+        GetPromptRequestParams, GetPromptResponse, Implementation, ListPromptsResult,
+        ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
+        ReadResourceRequestParams, ReadResourceResponse, ServerCapabilities, ServerConfig, Tool,
     },
     service::RequestContext,
     transport::streamable_http_server::{
-        StreamableHttpServerConfig, StreamableHttpService, session::local::LocalSessionManager,
+        StreamableHttpService, session::local::LocalSessionManager,
     },
 };
 use tokio::{net::ToSocketAddrs, task::JoinHandle};
@@ -76,6 +78,10 @@ use tokio_util::sync::CancellationToken;
 
 mod asking;
 mod catalog;
+mod conformance;
+mod conformance_content;
+mod conformance_mrtr;
+mod conformance_parts;
 mod data;
 mod tools;
 mod written;
@@ -146,7 +152,13 @@ impl Default for DemoServer {
 
 impl ServerHandler for DemoServer {
     fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+        let capabilities = ServerCapabilities::builder()
+            .enable_tools()
+            .enable_prompts()
+            .enable_resources()
+            .enable_completions()
+            .build();
+        ServerConfig::new(capabilities)
             .with_server_info(
                 Implementation::new(SERVER_NAME, env!("CARGO_PKG_VERSION"))
                     .with_title("pipewright demo server"),
@@ -159,12 +171,67 @@ impl ServerHandler for DemoServer {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        let tools = DemoTool::ALL.map(DemoTool::definition).to_vec();
+        let mut tools = DemoTool::ALL.map(DemoTool::definition).to_vec();
+        tools.extend(conformance::definitions());
         Ok(ListToolsResult::with_all_items(tools))
     }
 
     fn get_tool(&self, name: &str) -> Option<Tool> {
-        DemoTool::from_name(name).map(DemoTool::definition)
+        DemoTool::from_name(name)
+            .map(DemoTool::definition)
+            .or_else(|| {
+                conformance::definitions()
+                    .into_iter()
+                    .find(|t| t.name == name)
+            })
+    }
+
+    async fn list_resources(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, ErrorData> {
+        conformance_content::resources()
+    }
+
+    async fn list_resource_templates(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, ErrorData> {
+        conformance_content::templates()
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, ErrorData> {
+        conformance_content::read(request)
+    }
+
+    async fn list_prompts(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListPromptsResult, ErrorData> {
+        conformance_content::prompts()
+    }
+
+    async fn get_prompt(
+        &self,
+        request: GetPromptRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<GetPromptResponse, ErrorData> {
+        conformance_content::prompt(request)
+    }
+
+    async fn complete(
+        &self,
+        request: CompleteRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CompleteResult, ErrorData> {
+        conformance_content::completions(request, context)
     }
 
     async fn call_tool(
@@ -175,6 +242,9 @@ impl ServerHandler for DemoServer {
         if let Some(tool) = DemoTool::from_name(&request.name).filter(|t| asking::asks(*t)) {
             let _running = tools::counted(&self.state, tool);
             return asking::call(tool, request, context).await;
+        }
+        if conformance::is_fixture(&request.name) {
+            return conformance::call(request, context).await;
         }
         tools::call(&self.state, &request.name, request.arguments, &context.ct)
             .await
@@ -209,7 +279,8 @@ pub async fn serve_stdio(options: DemoServerOptions) -> anyhow::Result<()> {
 /// `pipewright demo-server listening on http://127.0.0.1:PORT/mcp`, for
 /// scripts and tests to read the address from. Sessions are stateful
 /// (`Mcp-Session-Id`) for clients that negotiate a protocol version with an
-/// `initialize` handshake. Only loopback `Host` headers are accepted.
+/// `initialize` handshake. Only loopback `Host` headers, and no `Origin`
+/// but a loopback one, are accepted: the settings `serve --http` uses.
 pub async fn serve_http(addr: SocketAddr, options: DemoServerOptions) -> anyhow::Result<()> {
     let (bound, handle) = spawn_http_with(addr, options).await?;
     eprintln!("pipewright demo-server listening on {}", http_url(bound));
@@ -245,7 +316,8 @@ pub async fn spawn_http_with(
     let service = StreamableHttpService::new(
         move || Ok(server.clone()),
         Arc::new(LocalSessionManager::default()),
-        StreamableHttpServerConfig::default().with_cancellation_token(cancel.child_token()),
+        // The settings `serve --http` uses (Origin and Host checks).
+        crate::engine::mcp::serving::http_config(cancel.child_token(), false),
     );
     let router = axum::Router::new().nest_service(HTTP_PATH, service);
     let stop = cancel.clone();

@@ -146,8 +146,9 @@ async fn introduces_itself_and_answers_ping(#[case] kind: Kind) {
     assert_eq!(server.name, "pipewright-demo");
     assert_eq!(server.version, env!("CARGO_PKG_VERSION"));
     assert!(info.capabilities.tools.is_some());
-    assert!(info.capabilities.resources.is_none());
-    assert!(info.capabilities.prompts.is_none());
+    // The conformance suite's fixture resources and prompts.
+    assert!(info.capabilities.resources.is_some());
+    assert!(info.capabilities.prompts.is_some());
     assert!(
         info.instructions
             .as_deref()
@@ -193,6 +194,25 @@ async fn lists_tools_with_schemas_and_annotations(#[case] kind: Kind) {
             "connect_account",
             "draft_reply",
             "call_counts",
+            // The conformance suite's fixtures, after the demo's own tools.
+            "test_simple_text",
+            "test_image_content",
+            "test_audio_content",
+            "test_embedded_resource",
+            "test_multiple_content_types",
+            "test_error_handling",
+            "test_tool_with_progress",
+            "test_logging_tool",
+            "test_missing_capability",
+            "test_streaming_elicitation",
+            "test_input_required_result_elicitation",
+            "test_input_required_result_sampling",
+            "test_input_required_result_list_roots",
+            "test_input_required_result_request_state",
+            "test_input_required_result_multiple_inputs",
+            "test_input_required_result_multi_round",
+            "test_input_required_result_tampered_state",
+            "test_input_required_result_capabilities",
         ]
     );
     let tool = |name: &str| {
@@ -656,4 +676,66 @@ async fn the_binary_announces_its_http_address() {
     );
     let _ = client.cancel().await;
     child.kill().await.expect("kill");
+}
+
+/// The conformance suite's fixture resources and prompts, over stdio and
+/// HTTP: listed, read and got as the suite's scenarios expect, and an
+/// unknown resource is invalid-params naming its URI.
+#[rstest]
+#[case::stdio(Kind::Stdio)]
+#[case::http(Kind::Http)]
+#[tokio::test]
+async fn serves_the_conformance_fixture_resources_and_prompts(#[case] kind: Kind) {
+    use rmcp::model::{GetPromptRequestParams, ReadResourceRequestParams};
+    let session = connect(kind).await;
+    let client = &session.client;
+    let resources = client.list_all_resources().await.expect("resources/list");
+    let uris: Vec<&str> = resources.iter().map(|r| r.uri.as_str()).collect();
+    assert_eq!(uris, ["test://static-text", "test://static-binary"]);
+
+    let read = |uri: &str| client.read_resource(ReadResourceRequestParams::new(uri));
+    let text = serde_json::to_value(read("test://static-text").await.expect("read text")).unwrap();
+    assert_eq!(
+        text["contents"][0]["text"],
+        "This is the content of the static text resource."
+    );
+    let data = serde_json::to_value(
+        read("test://template/123/data")
+            .await
+            .expect("read template"),
+    )
+    .unwrap();
+    let body: Value =
+        serde_json::from_str(data["contents"][0]["text"].as_str().expect("text")).unwrap();
+    assert_eq!(body["id"], "123");
+    let missing = read("test://nope").await.expect_err("an unknown resource");
+    let missing = format!("{missing:?}");
+    assert!(
+        missing.contains("-32602")
+            || missing.contains("InvalidParams")
+            || missing.contains("INVALID_PARAMS"),
+        "{missing}"
+    );
+    assert!(missing.contains("test://nope"), "{missing}");
+
+    let prompts = client.list_all_prompts().await.expect("prompts/list");
+    assert!(
+        prompts
+            .iter()
+            .any(|p| p.name == "test_prompt_with_arguments")
+    );
+    let args = json!({"arg1": "testValue1", "arg2": "testValue2"});
+    let got = client
+        .get_prompt(
+            GetPromptRequestParams::new("test_prompt_with_arguments")
+                .with_arguments(args.as_object().cloned().unwrap()),
+        )
+        .await
+        .expect("prompts/get");
+    let got = serde_json::to_value(got).unwrap();
+    assert_eq!(
+        got["messages"][0]["content"]["text"],
+        "Prompt with arguments: arg1='testValue1', arg2='testValue2'"
+    );
+    session.close().await;
 }

@@ -31,6 +31,7 @@ mod reply;
 mod revision;
 pub mod roots;
 pub mod servers;
+pub mod serving;
 mod stdout;
 pub mod task;
 mod tools;

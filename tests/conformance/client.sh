@@ -15,7 +15,8 @@ scenario="${MCP_CONFORMANCE_SCENARIO:?MCP_CONFORMANCE_SCENARIO is not set}"
 context="${MCP_CONFORMANCE_CONTEXT:-}"
 [ -n "$context" ] || context='{}'
 
-root="$(cd "$(dirname "$0")/../.." && pwd)"
+here="$(cd "$(dirname "$0")" && pwd)"
+root="$(cd "$here/../.." && pwd)"
 bin="${PIPEWRIGHT_BIN:-$root/target/debug/pipewright}"
 
 # Every directory pipewright reads or writes lives in a fresh temp dir.
@@ -27,6 +28,9 @@ export HOME="$work/home" XDG_DATA_HOME="$work/home/.local/share"
 export XDG_CONFIG_HOME="$work/home/.config" XDG_STATE_HOME="$work/home/.local/state"
 export XDG_CACHE_HOME="$work/home/.cache"
 unset PIPEWRIGHT_LOG_LEVEL PIPEWRIGHT_AUTH_PROMPT PIPEWRIGHT_PROTOCOL
+# The suite's next line says which revision's wire the scenario server
+# speaks (0.1.16 says nothing: pipewright's default, `auto`).
+[ -z "${MCP_CONFORMANCE_PROTOCOL_VERSION:-}" ] || export PIPEWRIGHT_PROTOCOL="$MCP_CONFORMANCE_PROTOCOL_VERSION"
 
 # One field of the context JSON ("" when absent).
 ctx() {
@@ -74,6 +78,20 @@ case "$scenario" in
     printf 'call:\n  - accept\n' >"$work/answers.yml"
     pipeline test_client_elicitation_defaults
     run run "$work/pipeline.yml" --no-save --answers "$work/answers.yml"
+    ;;
+  json-schema-ref-no-deref)
+    # The scenario server answers tools/list only: the check is what the
+    # client does with a `$ref` to a network URI in a listed schema.
+    run tools list --url "$url" --json >/dev/null
+    ;;
+  json-schema-2020-12-preservation)
+    # The scenario's one call: the focal tool's inputSchema, as pipewright
+    # read it from tools/list, echoed back as `schema`.
+    run tools list --url "$url" --json >"$work/tools.json"
+    schema="$(python3 -c 'import json,sys
+tools = [t for s in json.load(open(sys.argv[1])).values() for t in s["tools"]]
+print(json.dumps(next(t["inputSchema"] for t in tools if t["name"] == "json_schema_2020_12_tool")))' "$work/tools.json")"
+    run tools call json_schema_echo --url "$url" --args "{\"schema\": $schema}"
     ;;
   auth/*)
     # The authorization URL is "opened" by following its redirects with
@@ -123,7 +141,14 @@ EOF
     run run "$work/pipeline.yml" --no-save --timeout 20s
     ;;
   *)
-    echo "client.sh: no mapping for scenario $scenario" >&2
-    exit 2
+    # Every other scenario, by one generic rule: the tool calls the
+    # scenario's context names (`toolCalls`), or else every tool the server
+    # lists, each called once, in one `run` of a pipeline with a node per
+    # call, questions answered `accept` (a form takes its defaults).
+    run tools list --url "$url" --json >"$work/tools.json"
+    python3 "$here/calls.py" "$work/tools.json" "$context" "$url" \
+      "$work/pipeline.yml" "$work/answers.yml"
+    [ ! -f "$work/pipeline.yml" ] ||
+      run run "$work/pipeline.yml" --no-save --timeout 20s --answers "$work/answers.yml"
     ;;
 esac

@@ -11,7 +11,7 @@ use rmcp::model::{
 };
 use rmcp::service::RequestContext;
 use rmcp::transport::streamable_http_server::{
-    StreamableHttpServerConfig, StreamableHttpService, session::local::LocalSessionManager,
+    StreamableHttpService, session::local::LocalSessionManager,
 };
 use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt as _};
 use serde_json::{Map, Value, json};
@@ -131,11 +131,16 @@ impl ServerHandler for PipelineServer {
     // `logging` is deprecated in 2026-07-28 (SEP-2577); older clients use it.
     #[allow(deprecated)]
     fn get_info(&self) -> ServerConfig {
+        // Prompts and resources: declared, as empty lists. rmcp answers
+        // their list methods either way, and 2026-07-28 wants a server that
+        // answers `prompts/list` to declare it (and caching hints on it).
         ServerConfig::new(
             ServerCapabilities::builder()
                 .enable_logging()
                 .enable_tools()
                 .enable_tasks()
+                .enable_prompts()
+                .enable_resources()
                 .build(),
         )
             .with_server_info(
@@ -554,34 +559,6 @@ fn bearer_matches(header: Option<&axum::http::HeaderValue>, token: &str) -> bool
     a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
 
-/// Origins a browser may call `serve --http` from: pages served from
-/// loopback, on any port. A page elsewhere (DNS rebinding, a site the user
-/// has open) is refused 403; clients that send no `Origin` are not browsers
-/// and pass.
-const LOOPBACK_ORIGINS: &[&str] = &[
-    "http://127.0.0.1:*",
-    "http://localhost:*",
-    "http://[::1]:*",
-    "https://127.0.0.1:*",
-    "https://localhost:*",
-    "https://[::1]:*",
-];
-
-/// rmcp's Streamable HTTP settings: `Origin` checked always, `Host` checked
-/// (loopback names only) unless a bearer token guards the server, which
-/// then answers on whatever name the network reaches it by.
-fn http_config(cancel: CancellationToken, token: bool) -> StreamableHttpServerConfig {
-    let config = StreamableHttpServerConfig::default()
-        .with_cancellation_token(cancel)
-        .with_allowed_origins(LOOPBACK_ORIGINS.iter().copied())
-        .enforce_origin_validation();
-    if token {
-        config.disable_allowed_hosts()
-    } else {
-        config
-    }
-}
-
 /// Serves Streamable HTTP at `http://ADDR/mcp` until Ctrl-C; prints the
 /// address on stderr once listening.
 pub async fn serve_http(
@@ -603,7 +580,7 @@ pub async fn serve_http(
     let service = StreamableHttpService::new(
         move || Ok(server.for_session()),
         sessions,
-        http_config(cancel.child_token(), opts.token.is_some()),
+        crate::engine::mcp::serving::http_config(cancel.child_token(), opts.token.is_some()),
     );
     let router = axum::Router::new()
         .nest_service("/mcp", service)
