@@ -29,7 +29,7 @@ fn served_file(dir: &Path) -> PathBuf {
     let py = python();
     let interop = root().join("tests/interop");
     let text = format!(
-        "vars: {{ who: nobody }}\nservers:\n  hitl:\n    command: {py}\n    args: [{hitl}]\n  modern:\n    command: {py}\n    args: [{modern}, stdio]\ncompositions:\n  - name: ask\n    nodes:\n      - id: asked\n        server: hitl\n        tool: ask_name\n        args: {{ who: \"${{var.who}}\" }}\n    output: asked\n  - name: greet\n    nodes:\n      - id: greeted\n        server: modern\n        tool: greet\n    output: greeted\n  - name: sum\n    nodes:\n      - id: summed\n        server: hitl\n        tool: summarize\n        args: {{ text: \"a long text\" }}\n    output: summed\n",
+        "vars: {{ who: nobody }}\nservers:\n  hitl:\n    command: {py}\n    args: [{hitl}]\n  modern:\n    command: {py}\n    args: [{modern}, stdio]\n    protocol: 2026-07-28\ncompositions:\n  - name: ask\n    nodes:\n      - id: asked\n        server: hitl\n        tool: ask_name\n        args: {{ who: \"${{var.who}}\" }}\n    output: asked\n  - name: greet\n    nodes:\n      - id: greeted\n        server: modern\n        tool: greet\n    output: greeted\n  - name: sum\n    nodes:\n      - id: summed\n        server: hitl\n        tool: summarize\n        args: {{ text: \"a long text\" }}\n    output: summed\n",
         py = py.display(),
         hitl = interop.join("hitl_server.py").display(),
         modern = interop.join("modern_server.py").display(),

@@ -295,14 +295,24 @@ pub(super) fn hint(server: &str, revision: &str, message: String) -> String {
     let lower = message.to_lowercase();
     let mid_call = lower.contains("no back-channel")
         || lower.contains("server-to-client requests are not allowed");
-    if revision != Protocol::Modern.name() || !mid_call {
-        return message;
+    if revision == Protocol::Modern.name() && mid_call {
+        return format!(
+            "{message} (the tool asks its question mid-call, which MCP 2026-07-28 does not allow; \
+             give server `{server}` `protocol: auto` in the file, or pass `--protocol {server}=auto`, \
+             to talk to it the 2025 way)"
+        );
     }
-    format!(
-        "{message} (the tool asks its question mid-call, which MCP 2026-07-28 does not allow; \
-         give server `{server}` `protocol: auto` in the file, or pass `--protocol {server}=auto`, \
-         to talk to it the 2025 way)"
-    )
+    // The other way round: a server of both eras, spoken to the 2025 way
+    // (auto's choice), whose tool answers with an input-required result,
+    // which only 2026-07-28 has; the SDK turns it into an invalid result.
+    if revision != Protocol::Modern.name() && lower.contains("invalid result") {
+        return format!(
+            "{message} (if the tool answers the 2026-07-28 way, with an input-required result, \
+             give server `{server}` `protocol: 2026-07-28` in the file, or pass \
+             `--protocol {server}=2026-07-28`)"
+        );
+    }
+    message
 }
 
 #[cfg(test)]
@@ -330,6 +340,10 @@ mod tests {
         assert!(shown.contains("`protocol: auto`"), "{shown}");
         assert_eq!(hint("h", "2025-11-25", refused.clone()), refused);
         assert_eq!(hint("h", "2026-07-28", "boom".into()), "boom");
+        let invalid = "Handler returned an invalid result".to_owned();
+        let shown = hint("m", "2025-11-25", invalid.clone());
+        assert!(shown.starts_with(&invalid) && shown.contains("--protocol m=2026-07-28"));
+        assert_eq!(hint("m", "2026-07-28", invalid.clone()), invalid);
     }
 
     #[test]
