@@ -121,6 +121,11 @@ pub struct DemoServerOptions {
     /// pipeline's progress can be watched; cancelling the request ends it.
     /// Zero (the default) for none.
     pub call_delay: Duration,
+    /// The official conformance suite's fixtures besides the demo's own
+    /// tools (`demo-server --conformance-fixtures`): its `test_*` tools,
+    /// resources, prompts and completions. Off by default, so a pipeline's
+    /// author sees only the demo's tools.
+    pub fixtures: bool,
 }
 
 /// The demo server's MCP handler. Clones share one state (call counters and
@@ -133,6 +138,7 @@ pub struct DemoServerOptions {
 #[derive(Debug, Clone)]
 pub struct DemoServer {
     state: Arc<tools::State>,
+    fixtures: bool,
 }
 
 impl DemoServer {
@@ -140,6 +146,7 @@ impl DemoServer {
     pub fn new(options: DemoServerOptions) -> Self {
         Self {
             state: Arc::new(tools::State::new(options.call_delay)),
+            fixtures: options.fixtures,
         }
     }
 }
@@ -172,7 +179,9 @@ impl ServerHandler for DemoServer {
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
         let mut tools = DemoTool::ALL.map(DemoTool::definition).to_vec();
-        tools.extend(conformance::definitions());
+        if self.fixtures {
+            tools.extend(conformance::definitions());
+        }
         Ok(ListToolsResult::with_all_items(tools))
     }
 
@@ -182,7 +191,7 @@ impl ServerHandler for DemoServer {
             .or_else(|| {
                 conformance::definitions()
                     .into_iter()
-                    .find(|t| t.name == name)
+                    .find(|t| self.fixtures && t.name == name)
             })
     }
 
@@ -191,6 +200,9 @@ impl ServerHandler for DemoServer {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, ErrorData> {
+        if !self.fixtures {
+            return Ok(ListResourcesResult::default());
+        }
         conformance_content::resources()
     }
 
@@ -199,6 +211,9 @@ impl ServerHandler for DemoServer {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListResourceTemplatesResult, ErrorData> {
+        if !self.fixtures {
+            return Ok(ListResourceTemplatesResult::default());
+        }
         conformance_content::templates()
     }
 
@@ -207,6 +222,9 @@ impl ServerHandler for DemoServer {
         request: ReadResourceRequestParams,
         _context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, ErrorData> {
+        if !self.fixtures {
+            return Err(no_such("resource", request.uri.as_str()));
+        }
         conformance_content::read(request)
     }
 
@@ -215,6 +233,9 @@ impl ServerHandler for DemoServer {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListPromptsResult, ErrorData> {
+        if !self.fixtures {
+            return Ok(ListPromptsResult::default());
+        }
         conformance_content::prompts()
     }
 
@@ -223,6 +244,9 @@ impl ServerHandler for DemoServer {
         request: GetPromptRequestParams,
         _context: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, ErrorData> {
+        if !self.fixtures {
+            return Err(no_such("prompt", &request.name));
+        }
         conformance_content::prompt(request)
     }
 
@@ -231,6 +255,9 @@ impl ServerHandler for DemoServer {
         request: CompleteRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CompleteResult, ErrorData> {
+        if !self.fixtures {
+            return Ok(CompleteResult::default());
+        }
         conformance_content::completions(request, context)
     }
 
@@ -243,13 +270,22 @@ impl ServerHandler for DemoServer {
             let _running = tools::counted(&self.state, tool);
             return asking::call(tool, request, context).await;
         }
-        if conformance::is_fixture(&request.name) {
+        if self.fixtures && conformance::is_fixture(&request.name) {
             return conformance::call(request, context).await;
         }
         tools::call(&self.state, &request.name, request.arguments, &context.ct)
             .await
             .map(CallToolResponse::from)
     }
+}
+
+/// A resource or prompt the demo server does not have (it has none without
+/// its conformance fixtures): invalid params naming it.
+fn no_such(what: &str, name: &str) -> ErrorData {
+    ErrorData::invalid_params(
+        format!("the demo server has no {what} `{name}`"),
+        Some(serde_json::json!({ "uri": name })),
+    )
 }
 
 /// Serve one client on stdin/stdout until it disconnects.
@@ -260,6 +296,7 @@ pub async fn serve_stdio(options: DemoServerOptions) -> anyhow::Result<()> {
     let written = written::Written::default();
     let server = DemoServer {
         state: Arc::new(tools::State::new(options.call_delay).writing(written.clone())),
+        fixtures: options.fixtures,
     };
     let (stdin, stdout) = rmcp::transport::stdio();
     let running = server

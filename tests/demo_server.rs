@@ -55,9 +55,19 @@ async fn http_client(url: String) -> Client {
 }
 
 async fn connect(kind: Kind) -> Session {
+    connect_with(kind, false).await
+}
+
+/// A session with a demo server serving the conformance suite's fixtures
+/// too (`--conformance-fixtures`), or not.
+async fn connect_with(kind: Kind, fixtures: bool) -> Session {
     match kind {
         Kind::Stdio => {
-            let transport = TokioChildProcess::new(demo_server_command()).expect("spawn");
+            let mut command = demo_server_command();
+            if fixtures {
+                command.arg("--conformance-fixtures");
+            }
+            let transport = TokioChildProcess::new(command).expect("spawn");
             let client = ().serve(transport).await.expect("connect over stdio");
             Session {
                 client,
@@ -65,7 +75,11 @@ async fn connect(kind: Kind) -> Session {
             }
         }
         Kind::Http => {
-            let (addr, server) = demo_server::spawn_http("127.0.0.1:0")
+            let options = demo_server::DemoServerOptions {
+                fixtures,
+                ..Default::default()
+            };
+            let (addr, server) = demo_server::spawn_http_with("127.0.0.1:0", options)
                 .await
                 .expect("spawn HTTP server");
             let client = http_client(format!("http://{addr}/mcp")).await;
@@ -146,7 +160,7 @@ async fn introduces_itself_and_answers_ping(#[case] kind: Kind) {
     assert_eq!(server.name, "pipewright-demo");
     assert_eq!(server.version, env!("CARGO_PKG_VERSION"));
     assert!(info.capabilities.tools.is_some());
-    // The conformance suite's fixture resources and prompts.
+    // Declared (the conformance fixtures fill them); empty by default.
     assert!(info.capabilities.resources.is_some());
     assert!(info.capabilities.prompts.is_some());
     assert!(
@@ -194,25 +208,6 @@ async fn lists_tools_with_schemas_and_annotations(#[case] kind: Kind) {
             "connect_account",
             "draft_reply",
             "call_counts",
-            // The conformance suite's fixtures, after the demo's own tools.
-            "test_simple_text",
-            "test_image_content",
-            "test_audio_content",
-            "test_embedded_resource",
-            "test_multiple_content_types",
-            "test_error_handling",
-            "test_tool_with_progress",
-            "test_logging_tool",
-            "test_missing_capability",
-            "test_streaming_elicitation",
-            "test_input_required_result_elicitation",
-            "test_input_required_result_sampling",
-            "test_input_required_result_list_roots",
-            "test_input_required_result_request_state",
-            "test_input_required_result_multiple_inputs",
-            "test_input_required_result_multi_round",
-            "test_input_required_result_tampered_state",
-            "test_input_required_result_capabilities",
         ]
     );
     let tool = |name: &str| {
@@ -687,8 +682,43 @@ async fn the_binary_announces_its_http_address() {
 #[tokio::test]
 async fn serves_the_conformance_fixture_resources_and_prompts(#[case] kind: Kind) {
     use rmcp::model::{GetPromptRequestParams, ReadResourceRequestParams};
-    let session = connect(kind).await;
+    // By default a pipeline's author sees none of them.
+    let plain = connect(kind).await;
+    let tools = plain.client.list_all_tools().await.expect("tools/list");
+    assert!(tools.iter().all(|t| !t.name.starts_with("test_")));
+    assert!(
+        plain
+            .client
+            .list_all_resources()
+            .await
+            .expect("resources/list")
+            .is_empty()
+    );
+    assert!(
+        plain
+            .client
+            .list_all_prompts()
+            .await
+            .expect("prompts/list")
+            .is_empty()
+    );
+    let refused = plain
+        .client
+        .call_tool(params("test_simple_text", json!({})))
+        .await;
+    assert!(
+        refused.as_ref().map_or(true, |r| r.is_error == Some(true)),
+        "{refused:?}"
+    );
+    plain.close().await;
+
+    let session = connect_with(kind, true).await;
     let client = &session.client;
+    let tools = client.list_all_tools().await.expect("tools/list");
+    let names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
+    assert_eq!(names.len(), 38, "{names:?}");
+    assert_eq!(names[20], "test_simple_text", "after the demo's own tools");
+    assert!(names.contains(&"test_input_required_result_capabilities"));
     let resources = client.list_all_resources().await.expect("resources/list");
     let uris: Vec<&str> = resources.iter().map(|r| r.uri.as_str()).collect();
     assert_eq!(uris, ["test://static-text", "test://static-binary"]);

@@ -14,11 +14,19 @@ pub struct DemoArgs {
     /// picks one) instead of stdio; the endpoint is `/mcp`.
     #[arg(long, value_name = "ADDR")]
     pub http: Option<SocketAddr>,
+    /// Also serve the official MCP conformance suite's fixture tools
+    /// (`test_*`), resources, prompts and completions, as its server
+    /// scenarios expect (tests/conformance/run.sh).
+    #[arg(long)]
+    pub conformance_fixtures: bool,
 }
 
 /// Serves until stdin closes (stdio) or Ctrl-C (HTTP).
 pub async fn demo(args: DemoArgs) -> u8 {
-    let opts = DemoServerOptions::default();
+    let opts = DemoServerOptions {
+        fixtures: args.conformance_fixtures,
+        ..DemoServerOptions::default()
+    };
     let res = match args.http {
         Some(addr) => demo_server::serve_http(addr, opts).await,
         None => demo_server::serve_stdio(opts).await,

@@ -211,7 +211,7 @@ if tests serve; then
   serve_url="$url"
 fi
 if tests demo; then
-  start_server demo demo-server --http 127.0.0.1:0
+  start_server demo demo-server --http 127.0.0.1:0 --conformance-fixtures
   demo_url="$url"
 fi
 
