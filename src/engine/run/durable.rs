@@ -16,6 +16,7 @@
 //! again; so is a call that was in flight when the worker died: at least
 //! once, like any journaled step.
 
+pub mod ask;
 pub mod client;
 
 use std::collections::HashMap;
@@ -47,6 +48,9 @@ pub enum Entry {
     Attempt(Attempt),
     /// Calls that ended, in the order their outcomes reached the writer.
     Calls { calls: Vec<Recorded> },
+    /// A call asked a question that waits for an answer given through
+    /// Restate (see [`ask`]).
+    Question { question: ask::Asked },
 }
 
 /// One call's outcome as journaled.
@@ -164,6 +168,7 @@ impl Replay {
                     self.calls.entry(c.key.clone()).or_insert(c);
                 }
             }
+            Entry::Question { .. } => {}
         }
     }
 
@@ -200,6 +205,9 @@ pub struct DurableCaller {
     /// run stops there and compensates everything it had done.
     cancel_at_miss: std::sync::atomic::AtomicBool,
     missed: Arc<tokio::sync::Notify>,
+    /// Where the questions of live calls go to wait in the journal, when
+    /// the run is durable end to end (a worker).
+    asks: Option<mpsc::UnboundedSender<ask::AskRequest>>,
 }
 
 impl DurableCaller {
@@ -226,7 +234,15 @@ impl DurableCaller {
             halt: CancellationToken::new(),
             cancel_at_miss: std::sync::atomic::AtomicBool::new(false),
             missed: Arc::new(tokio::sync::Notify::new()),
+            asks: None,
         }
+    }
+
+    /// Every question a live call asks goes to `asks` (the journal loop),
+    /// whatever the run's own answerers.
+    pub fn with_questions(mut self, asks: mpsc::UnboundedSender<ask::AskRequest>) -> Self {
+        self.asks = Some(asks);
+        self
     }
 
     /// This execution no longer holds the run: every later call fails
@@ -355,6 +371,18 @@ impl Caller for DurableCaller {
                     .unwrap_or_else(|e| e.into_inner())
                     .insert(node.to_owned());
             }
+            // The call's questions wait in the journal, under its key.
+            let asking;
+            let scope = match &self.asks {
+                Some(tx) => {
+                    asking = CallScope {
+                        responder: Some(Arc::new(ask::CallAsker::new(key.clone(), tx.clone()))),
+                        ..scope.clone()
+                    };
+                    &asking
+                }
+                None => scope,
+            };
             let got = self
                 .inner
                 .call(server, tool, args, meta, timeout, cancel, scope)
