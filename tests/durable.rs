@@ -103,6 +103,7 @@ fn the_fixtures_load() {
         "pair.yaml",
         "undo.yaml",
         "fan.yaml",
+        "ask.yaml",
     ] {
         let f = fixture(name);
         let out = home
@@ -1081,4 +1082,170 @@ fn a_twice_resumed_fan_out_keeps_its_iteration_times_and_replay_counts() {
     );
     // The node spans its iterations, from the first one's real start.
     assert_eq!(nap["started_at"], it(0)["started_at"], "{nap:#}");
+}
+
+// ---------------------------------------------------------------------------
+// 8. A question in a durable run (issue 36): journaled, it waits in Restate
+// while the worker that asked is killed; `pipewright runs answer`, from
+// another process, answers it; the worker that took the run over finishes
+// it. The upstream is the official Python SDK's modern_server.py, pinned to
+// MCP 2026-07-28 (`protocol:` on the server in ask.yaml), so the question is an
+// input-required result and no MCP call stays open while it waits.
+
+/// `pipewright runs answer ID --on … ARGS…`, run to its end.
+fn runs_answer(home: &Home, restate: &Restate, id: &str, args: &[&str]) -> (i32, String, String) {
+    let on = restate.on();
+    let admin = restate.admin_url();
+    let mut all = vec!["runs", "answer", id, "--on", &on, "--restate-admin", &admin];
+    all.extend_from_slice(args);
+    let out = home
+        .pipewright(&all)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("runs answer runs");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// The questions run `id` waits on, as `runs answer --list` prints them
+/// (none while Restate does not know the run yet).
+fn waiting(home: &Home, restate: &Restate, id: &str) -> Vec<Value> {
+    let (code, out, _) = runs_answer(home, restate, id, &["--list"]);
+    if code != 0 {
+        return Vec::new();
+    }
+    serde_json::from_str(&out).unwrap_or_default()
+}
+
+#[test]
+fn a_question_waits_in_restate_across_a_worker_crash_and_runs_answer_answers_it() {
+    let _one = one_at_a_time();
+    let python = common::python();
+    assert!(python.exists());
+    let home = Home::new();
+    let restate = Restate::start();
+    let file = fixture("ask.yaml");
+    let port = free_port();
+    let first = Worker::start(&home, &restate, &file, port, "first", &[]);
+    let client = submit(&home, &restate, &file);
+    let ctx = |procs: &[&Proc]| context(&home, &restate, procs);
+    // The run asked: its question is listed by the workflow.
+    let mut id = String::new();
+    wait_for(
+        "the run's question to wait in Restate",
+        RUN_LIMIT,
+        || {
+            assert!(
+                client.exited().is_none(),
+                "the client ended before the question\n{}",
+                ctx(&[&client, &first.proc])
+            );
+            let Some(found) = run_id(&client, &restate) else {
+                return false;
+            };
+            id = found;
+            !waiting(&home, &restate, &id).is_empty()
+        },
+        || ctx(&[&client, &first.proc]),
+    );
+    let asked = waiting(&home, &restate, &id);
+    assert_eq!(asked.len(), 1, "{asked:#?}");
+    let q = &asked[0];
+    assert_eq!(q["id"], "q0", "{q:#}");
+    assert_eq!(q["node"], "greet", "{q:#}");
+    assert_eq!(q["server"], "modern", "{q:#}");
+    assert_eq!(q["request"]["message"], "What is your name?", "{q:#}");
+    assert_eq!(
+        calls(&home.demo_tap(), "echo", &json!({"message": "before"})),
+        1,
+        "{}",
+        read(&home.demo_tap())
+    );
+
+    // The worker dies while the question waits; another takes the run
+    // over and finds the same question in the journal.
+    first.proc.kill9();
+    let second = Worker::start(&home, &restate, &file, port, "second", &[]);
+    assert_eq!(
+        waiting(&home, &restate, &id),
+        asked,
+        "the question survives the crash"
+    );
+
+    // Clear refusals: an answer that does not fit the form, a run that
+    // does not exist.
+    let (code, _, err) = runs_answer(&home, &restate, &id, &["--accept", "{}"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("question q0") && err.contains("name"), "{err}");
+    let (code, _, err) = runs_answer(&home, &restate, "20990101-000000-0000", &["--decline"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("Restate knows no run 20990101-000000-0000"),
+        "{err}"
+    );
+    assert_eq!(
+        waiting(&home, &restate, &id),
+        asked,
+        "a refused answer answers nothing"
+    );
+
+    let (code, _, err) = runs_answer(&home, &restate, &id, &["--accept", r#"{"name": "Ada"}"#]);
+    assert_eq!(code, 0, "{err}\n{}", ctx(&[&second.proc]));
+    assert!(
+        err.contains("question q0") && err.contains("What is your name?"),
+        "{err}"
+    );
+    assert!(
+        err.contains(&format!("answered q0 of run {id}: accept")),
+        "{err}"
+    );
+
+    let code = client.wait("the client to end", RUN_LIMIT, || ctx(&[&second.proc]));
+    let logs = ctx(&[&client, &first.proc, &second.proc]);
+    assert_eq!(code, 0, "{logs}");
+    let t = trace(&client.out(), &logs);
+    assert_eq!(t["composition"]["status"], "completed", "{t:#}");
+    assert_eq!(t["nodes"]["greet"]["status"], "ok", "{t:#}");
+    assert_eq!(
+        t["nodes"]["greet"]["output"]["greeting"], "Hello, Ada!",
+        "{t:#}"
+    );
+    // The side effect before the question was made once: the second
+    // worker answered `before` from the journal.
+    assert_eq!(
+        calls(&home.demo_tap(), "echo", &json!({"message": "before"})),
+        1,
+        "{}",
+        read(&home.demo_tap())
+    );
+    assert_eq!(
+        calls(&home.demo_tap(), "echo", &json!({"message": "Hello, Ada!"})),
+        1,
+        "{}",
+        read(&home.demo_tap())
+    );
+    // The saved run shows the question, the answer and who gave it.
+    let talk = t["nodes"]["greet"]["interactions"]
+        .as_array()
+        .unwrap_or_else(|| panic!("greet kept no question: {t:#}"));
+    assert_eq!(talk.len(), 1, "{t:#}");
+    assert_eq!(talk[0]["kind"], "elicitation", "{t:#}");
+    assert_eq!(talk[0]["request"]["message"], "What is your name?", "{t:#}");
+    assert_eq!(
+        talk[0]["reply"],
+        json!({"action": "accept", "content": {"name": "Ada"}}),
+        "{t:#}"
+    );
+    assert_eq!(talk[0]["by"], "runs_answer", "{t:#}");
+    let attempts = attempts(&t, &restate);
+    assert_eq!(attempts[0]["worker"], "first", "{t:#}");
+    assert_eq!(attempts.last().unwrap()["worker"], "second", "{t:#}");
+    // Once answered, nothing waits, and a second answer is refused.
+    assert!(waiting(&home, &restate, &id).is_empty());
+    let (code, _, err) = runs_answer(&home, &restate, &id, &["--decline"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("no question waiting"), "{err}");
 }

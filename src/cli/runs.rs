@@ -12,6 +12,8 @@ use crate::engine::run::store::{Entry, Runs};
 use crate::engine::run::trace::Trace;
 use crate::options::exit;
 
+mod answer;
+
 /// The `runs` subcommands.
 #[derive(Debug, Subcommand)]
 pub enum RunsCommand {
@@ -30,6 +32,8 @@ pub enum RunsCommand {
     /// Follow a durable run (`run --on restate://…`) to its end and report
     /// it as `run` does: after the client that submitted it died, say.
     Attach(AttachArgs),
+    /// Answer a question a durable run waits on (from any terminal).
+    Answer(answer::AnswerArgs),
 }
 
 /// Text or JSON.
@@ -189,6 +193,7 @@ pub async fn runs(cmd: RunsCommand) -> u8 {
         }
         RunsCommand::Prune(a) => prune(&runs, &a),
         RunsCommand::Attach(a) => attach(&a).await,
+        RunsCommand::Answer(a) => answer::answer(&a).await,
     }
 }
 

@@ -22,6 +22,7 @@ use crate::options::exit;
 
 mod journal;
 mod listen;
+mod questions;
 mod register;
 mod shared;
 

@@ -270,8 +270,17 @@ impl Home {
             .env("PW_TAP_MEMORY", self.memory_tap())
             .env("MEMORY_FILE_PATH", self.memory_file());
         if args.first().is_some_and(|a| *a == "worker") {
-            // Only a worker connects the memory server.
-            c.env("PW_MEMORY_JS", memory_js());
+            // Only a worker connects the memory server and the Python
+            // SDK's server (ask.yaml; the venv is checked when a test
+            // uses it).
+            c.env("PW_MEMORY_JS", memory_js())
+                .env(
+                    "PW_PYTHON",
+                    std::env::var_os("PIPEWRIGHT_PYTHON")
+                        .map(PathBuf::from)
+                        .unwrap_or_else(|| root().join("target/pyvenv/bin/python")),
+                )
+                .env("PW_MODERN", root().join("tests/interop/modern_server.py"));
         }
         c
     }

@@ -111,7 +111,7 @@ pub async fn follow(
             (j, e) = async { polling.as_mut().expect("guarded").await }, if polling.is_some() => {
                 polling = None;
                 polled = true;
-                show(e);
+                show(e, id, &r.on);
                 journal = Some(j);
             }
             stop = signals.next() => {
@@ -131,13 +131,13 @@ pub async fn follow(
         let j = match polling.take() {
             Some(p) => {
                 let (j, e) = p.await;
-                show(e);
+                show(e, id, &r.on);
                 Some(j)
             }
             None => journal.take(),
         };
         if let Some(mut j) = j {
-            show(j.poll(r, id).await);
+            show(j.poll(r, id).await, id, &r.on);
         }
     }
     let mut trace = match got {
@@ -182,9 +182,21 @@ pub async fn follow(
 }
 
 /// Prints journal entries as `run` prints finished nodes.
-fn show(entries: Vec<Entry>) {
+fn show(entries: Vec<Entry>, id: &str, on: &str) {
     for e in entries {
         match e {
+            Entry::Question { question: q } => {
+                let what = match q.request["message"].as_str() {
+                    Some(m) => format!(": {}", crate::engine::diag::printable(m)),
+                    None => String::new(),
+                };
+                eprintln!(
+                    "? {} · {} asks ({}){what}\n  the run waits for an answer: `pipewright runs answer {id} --on {on}`",
+                    q.node.as_deref().unwrap_or("-"),
+                    crate::engine::diag::printable(&q.server),
+                    q.kind,
+                );
+            }
             Entry::Attempt(a) => eprintln!("↻ {} picked the run up at {}", a.worker, a.at),
             Entry::Calls { calls, .. } => {
                 for c in calls {

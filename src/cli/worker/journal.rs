@@ -19,8 +19,10 @@ use restate_sdk::prelude::*;
 use restate_sdk::service::{IntoServiceDefinition, ServiceDefinition};
 use tokio::sync::{mpsc, oneshot};
 
+use super::questions::{self, Questions};
 use super::shared::Shared;
 use crate::cli::run::remote::{RunOutput, RunRequest};
+use crate::engine::run::durable::ask::{AskRequest, Asked};
 use crate::engine::run::durable::{Attempt, DurableCaller, Entry, Pending, Recorded, Replay};
 use crate::engine::run::events::Event;
 use crate::engine::run::exec::now_rfc3339;
@@ -66,6 +68,10 @@ impl Pipewright {
         let nonce = nonce();
         let mut replay = Replay::default();
         let mut cancelled = false;
+        // Questions (see questions.rs): read back in journal order with the
+        // rest, and awaited on their promises.
+        let names = questions::names();
+        let mut questions = Questions::new(&ctx, &names, worker.clone());
         loop {
             let mine = Entry::Attempt(Attempt {
                 nonce: nonce.clone(),
@@ -91,6 +97,9 @@ impl Pipewright {
                 Err(e) => return Err(e.into()),
             };
             let last = matches!(&entry, Entry::Attempt(a) if a.nonce == nonce);
+            if let Entry::Question { question } = &entry {
+                questions.journaled(question.clone());
+            }
             replay.push(entry);
             if last {
                 break;
@@ -106,13 +115,18 @@ impl Pipewright {
         };
         let mut attempts = replay.attempts.clone();
         let (tx, mut rx) = mpsc::unbounded_channel::<Pending>();
-        let caller = Arc::new(DurableCaller::new(
-            job.caller.clone(),
-            worker.clone(),
-            replay,
-            tx,
-            job.redactor.clone(),
-        ));
+        let (asks, mut asked) = mpsc::unbounded_channel::<AskRequest>();
+        let caller = Arc::new(
+            DurableCaller::new(
+                job.caller.clone(),
+                worker.clone(),
+                replay,
+                tx,
+                job.redactor.clone(),
+            )
+            .with_questions(asks),
+        );
+        let redactor = job.redactor.clone();
         let mut s = session::start(job.comp.clone(), caller.clone(), job.cfg, job.redactor);
         // Whatever ends this handler (a lost stream, a journal error, a
         // suspension), the session must not go on calling servers nor
@@ -131,17 +145,43 @@ impl Pipewright {
             Pin<Box<dyn Future<Output = Result<Json<Entry>, TerminalError>> + Send + 'a>>;
         let mut queued: Vec<Pending> = Vec::new();
         type Batch = Vec<Option<Recorded>>;
-        let mut writing: Option<(Append<'_>, Batch, Vec<oneshot::Sender<()>>, usize)> = None;
+        // A write in flight: the calls it keeps, who waits for them and how
+        // many calls this execution had replayed when it was made; or the
+        // question it journals.
+        type Writing<'a> = (
+            Append<'a>,
+            Batch,
+            Vec<oneshot::Sender<()>>,
+            usize,
+            Option<Asked>,
+        );
+        let mut writing: Option<Writing<'_>> = None;
         let mut written = 0usize;
         // How many replayed calls the journal says this execution made.
         let mut told = 0usize;
         let trace: Trace = loop {
             tokio::select! {
                 Some(p) = rx.recv() => queued.push(p),
+                Some(a) = asked.recv() => questions.ask(a, &redactor),
+                // Like every Restate future here, awaited only while no
+                // other one is (no append in flight).
+                stop = questions.answered(), if questions.waits() && writing.is_none() => {
+                    if stop {
+                        s.handle.send(Command::Cancel);
+                    }
+                }
                 r = async { writing.as_mut().map(|w| w.0.as_mut()).expect("guarded").await }, if writing.is_some() => {
-                    let (_, batch, dones, replayed) = writing.take().expect("guarded");
-                    match r {
-                        Ok(_) => {
+                    let (_, batch, dones, replayed, question) = writing.take().expect("guarded");
+                    match (r, question) {
+                        // Listed and awaited right after its entry, before
+                        // anything else is written.
+                        (Ok(_), Some(q)) => questions.journaled(q),
+                        (Err(e), Some(q)) if is_cancel(&e) => {
+                            questions.unwritten(q);
+                            s.handle.send(Command::Cancel);
+                        }
+                        (Err(e), Some(_)) => return Err(e.into()),
+                        (Ok(_), None) => {
                             written += batch.iter().flatten().count();
                             told = replayed;
                             for d in dones {
@@ -152,17 +192,17 @@ impl Pipewright {
                         // the outcomes go into the next append, and the
                         // session stops and compensates (its undo calls are
                         // journaled like any other).
-                        Err(e) if is_cancel(&e) => {
+                        (Err(e), None) if is_cancel(&e) => {
                             cancelled = false;
                             s.handle.send(Command::Cancel);
                             queued.splice(0..0, batch.into_iter().zip(dones).map(|(recorded, done)| Pending { recorded, done }));
                         }
-                        Err(e) => return Err(e.into()),
+                        (Err(e), None) => return Err(e.into()),
                     }
                 }
                 // Polled only while no append is: two of Restate's futures
                 // awaited at once would each read the other's input.
-                r = &mut stop, if watching && writing.is_none() => {
+                r = &mut stop, if watching && writing.is_none() && !questions.waits() => {
                     watching = false;
                     if r.as_ref().is_err_and(is_cancel) {
                         cancelled = false;
@@ -185,6 +225,15 @@ impl Pipewright {
                     }
                 },
             }
+            if writing.is_none()
+                && let Some(q) = questions.next_fresh()
+            {
+                let entry = Entry::Question {
+                    question: q.clone(),
+                };
+                let append = ctx.run(|| async move { Ok(Json(entry)) }).name("journal");
+                writing = Some((Box::pin(append), Vec::new(), Vec::new(), told, Some(q)));
+            }
             if writing.is_none() && !queued.is_empty() {
                 let (batch, dones): (Batch, Vec<oneshot::Sender<()>>) = std::mem::take(&mut queued)
                     .into_iter()
@@ -196,7 +245,7 @@ impl Pipewright {
                     replayed: (replayed > told).then_some(replayed),
                 };
                 let append = ctx.run(|| async move { Ok(Json(entry)) }).name("journal");
-                writing = Some((Box::pin(append), batch, dones, replayed));
+                writing = Some((Box::pin(append), batch, dones, replayed, None));
             }
         };
         if let Some(me) = attempts.last_mut() {
@@ -211,6 +260,25 @@ impl Pipewright {
             attempts,
         });
         Ok(Json(RunOutput { trace }))
+    }
+
+    /// The run's questions that wait for an answer (`runs answer`).
+    #[handler]
+    async fn questions(
+        &self,
+        ctx: SharedWorkflowContext<'_>,
+    ) -> Result<Json<Vec<Asked>>, HandlerError> {
+        questions::pending(&ctx).await.map(Json)
+    }
+
+    /// Answers one of the run's questions (`runs answer`).
+    #[handler]
+    async fn answer(
+        &self,
+        ctx: SharedWorkflowContext<'_>,
+        Json(req): Json<questions::AnswerRequest>,
+    ) -> Result<(), HandlerError> {
+        questions::answer(&ctx, req).await
     }
 }
 

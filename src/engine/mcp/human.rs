@@ -153,6 +153,9 @@ pub enum Source {
     Agent,
     /// Nobody could answer: declined.
     Nobody,
+    /// A person, with `pipewright runs answer`, to a question of a durable
+    /// run that waited in Restate.
+    RunsAnswer,
 }
 
 /// A reply and who gave it; `error` says why a reply was replaced (an

@@ -16,6 +16,7 @@
 //! again; so is a call that was in flight when the worker died: at least
 //! once, like any journaled step.
 
+pub mod ask;
 pub mod client;
 mod times;
 
@@ -55,6 +56,9 @@ pub enum Entry {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         replayed: Option<usize>,
     },
+    /// A call asked a question that waits for an answer given through
+    /// Restate (see [`ask`]).
+    Question { question: ask::Asked },
 }
 
 /// One call's outcome as journaled.
@@ -178,6 +182,7 @@ impl Replay {
                     self.calls.entry(c.key.clone()).or_insert(c);
                 }
             }
+            Entry::Question { .. } => {}
         }
     }
 
@@ -220,6 +225,9 @@ pub struct DurableCaller {
     /// Set once this execution made a call live: a resumed one first has
     /// the journal keep how many calls it had answered from it.
     went_live: std::sync::atomic::AtomicBool,
+    /// Where the questions of live calls go to wait in the journal, when
+    /// the run is durable end to end (a worker).
+    asks: Option<mpsc::UnboundedSender<ask::AskRequest>>,
 }
 
 impl DurableCaller {
@@ -248,7 +256,15 @@ impl DurableCaller {
             cancel_at_miss: std::sync::atomic::AtomicBool::new(false),
             missed: Arc::new(tokio::sync::Notify::new()),
             went_live: std::sync::atomic::AtomicBool::new(false),
+            asks: None,
         }
+    }
+
+    /// Every question a live call asks goes to `asks` (the journal loop),
+    /// whatever the run's own answerers.
+    pub fn with_questions(mut self, asks: mpsc::UnboundedSender<ask::AskRequest>) -> Self {
+        self.asks = Some(asks);
+        self
     }
 
     /// This execution no longer holds the run: every later call fails
@@ -357,6 +373,18 @@ impl Caller for DurableCaller {
                     .unwrap_or_else(|e| e.into_inner())
                     .insert(node.to_owned());
             }
+            // The call's questions wait in the journal, under its key.
+            let asking;
+            let scope = match &self.asks {
+                Some(tx) => {
+                    asking = CallScope {
+                        responder: Some(Arc::new(ask::CallAsker::new(key.clone(), tx.clone()))),
+                        ..scope.clone()
+                    };
+                    &asking
+                }
+                None => scope,
+            };
             let got = self
                 .inner
                 .call(server, tool, args, meta, timeout, cancel, scope)
@@ -570,7 +598,7 @@ mod tests {
             .iter()
             .map(|e| match e {
                 Entry::Calls { calls, .. } => calls.len(),
-                Entry::Attempt(_) => 99,
+                Entry::Attempt(_) | Entry::Question { .. } => 99,
             })
             .collect();
         assert_eq!(written, [0, 1]);

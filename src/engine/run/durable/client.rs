@@ -326,6 +326,69 @@ fn message_of(body: &Value, status: reqwest::StatusCode) -> String {
     }
 }
 
+/// The questions of run `id` that wait for an answer, oldest first (the
+/// workflow's `questions` handler).
+pub async fn questions(r: &Restate, id: &str) -> Result<Vec<super::ask::Asked>, (Failure, String)> {
+    let url = format!("{}/{SERVICE}/{id}/questions", r.ingress);
+    let body = ingress_call(r, &url, None).await?;
+    serde_json::from_value(body).map_err(|e| {
+        (
+            Failure::Failed,
+            format!("the worker's list of questions makes no sense: {e}"),
+        )
+    })
+}
+
+/// Answers question `question` of run `id` (the workflow's `answer`
+/// handler, which checks the answer against the question).
+pub async fn answer(
+    r: &Restate,
+    id: &str,
+    question: &str,
+    given: &super::ask::Given,
+) -> Result<(), (Failure, String)> {
+    let url = format!("{}/{SERVICE}/{id}/answer", r.ingress);
+    let req = json!({ "question": question, "answer": given });
+    ingress_call(r, &url, Some(&req)).await.map(|_| ())
+}
+
+/// A request-response call through the ingress: the handler's JSON answer.
+async fn ingress_call(
+    r: &Restate,
+    url: &str,
+    body: Option<&Value>,
+) -> Result<Value, (Failure, String)> {
+    let mut req = client().post(url).timeout(Duration::from_secs(30));
+    if let Some(b) = body {
+        req = req.json(b);
+    }
+    let res = req.send().await.map_err(|e| {
+        (
+            Failure::Unreachable,
+            format!(
+                "cannot reach Restate's ingress at {}: {:#}",
+                r.ingress,
+                anyhow::Error::from(e)
+            ),
+        )
+    })?;
+    let status = res.status();
+    let text = res.text().await.unwrap_or_default();
+    let v: Value = serde_json::from_str(&text).unwrap_or(Value::Null);
+    if status.is_success() {
+        return Ok(v);
+    }
+    let why = message_of(&v, status);
+    Err(match status.as_u16() {
+        404 => (
+            Failure::Unreachable,
+            format!("no worker serves durable runs at {} ({why})", r.ingress),
+        ),
+        400..=499 => (Failure::Refused, why),
+        _ => (Failure::Failed, format!("Restate answered {status}: {why}")),
+    })
+}
+
 /// Where the client is in the run's journal.
 pub struct Journal {
     pub invocation: Option<String>,
