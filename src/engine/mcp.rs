@@ -373,7 +373,7 @@ impl Connection {
             set_level(&peer, level, &log, deadline).await;
         }
         let fresh = Freshness::default();
-        let listed = tokio::time::timeout_at(deadline, list_tools(&peer, &fresh)).await;
+        let listed = tokio::time::timeout_at(deadline, list_tools(&peer, &fresh, &replies)).await;
         let tools = match listed {
             Ok(Ok(tools)) => Ok(tools),
             // A server without tools: nothing to call, but reachable.
