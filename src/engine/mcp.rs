@@ -694,8 +694,8 @@ impl Connection {
     }
 
     /// Calls `tool` again as a task once the server refused a plain call,
-    /// and remembers it runs only as one (rmcp's tool list drops
-    /// `execution.taskSupport`).
+    /// and remembers it runs only as one (for a server whose tool list did
+    /// not say `execution.taskSupport: required`).
     async fn call_as_task(
         &self,
         tool: &str,
@@ -712,6 +712,9 @@ impl Connection {
                 .unwrap_or_else(PoisonError::into_inner);
             *tools = Arc::new(tools::task_required(&tools, tool));
         }
+        self.inner.log.push(&format!(
+            "[pipewright] the server refused a plain call of `{tool}` (it runs only as a task): calling it again as a task"
+        ));
         let left = timeout.map(|t| t.saturating_sub(started.elapsed()));
         self.call_scoped(tool, args, meta, left, cancel, scope)
             .await
