@@ -2,7 +2,11 @@
 //! reference server's `simulate-research-query` (`taskSupport: required`):
 //! over stdio and Streamable HTTP, with the server's question answered from
 //! an answers file, cancelled by a timeout (the server confirms
-//! `tasks/cancel`), through `tools call`, and recorded then replayed.
+//! `tasks/cancel`), through `tools call`, and recorded then replayed. The
+//! listed `taskSupport` (`required`, and `forbidden` on the server's other
+//! tools) is shown by `tools list` and checked against a node's `task:` in
+//! preflight. The reference server speaks only 2025-11-25; the tests that
+//! reach it pin `--protocol 2025-11-25` all the same.
 
 use std::{
     io::{BufRead, BufReader},
@@ -160,6 +164,15 @@ fn assert_mixed_ok(code: i32, t: &Value, stderr: &str) {
         task["id"].as_str().is_some_and(|id| !id.is_empty()),
         "{task}"
     );
+    // Sent as a task at once, from the listed `taskSupport: required`:
+    // no plain call was refused first. (A replay rebuilds the request
+    // without `params.task`.)
+    assert!(
+        research["replayed"] == true || research["rpc"]["request"]["params"]["task"].is_object(),
+        "{research}"
+    );
+    let log = t["server_logs"].to_string();
+    assert!(!log.contains("refused a plain call"), "{log}");
     assert_eq!(task["status"], "completed", "{task}");
     let statuses: Vec<&str> = task["history"]
         .as_array()
@@ -180,7 +193,7 @@ fn a_task_tool_mixes_with_plain_tools_over_stdio() {
     let f = write(d.path(), "p.yml", &mixed(&stdio_server()));
     let answers = write(d.path(), "answers.yml", ANSWERS);
     let a = answers.display().to_string();
-    let (code, t, stderr) = run(d.path(), &f, &["--answers", &a]);
+    let (code, t, stderr) = run(d.path(), &f, &["--answers", &a, "--protocol", "2025-11-25"]);
     assert_mixed_ok(code, &t, &stderr);
 }
 
@@ -195,7 +208,7 @@ fn a_task_tool_mixes_with_plain_tools_over_http() {
     );
     let answers = write(d.path(), "answers.yml", ANSWERS);
     let a = answers.display().to_string();
-    let (code, t, stderr) = run(d.path(), &f, &["--answers", &a]);
+    let (code, t, stderr) = run(d.path(), &f, &["--answers", &a, "--protocol", "2025-11-25"]);
     assert_mixed_ok(code, &t, &stderr);
 }
 
@@ -273,24 +286,32 @@ fn tools_call_runs_a_task_tool() {
     assert!(stdout.contains("# Research Report: golang"), "{stdout}");
 }
 
+/// A file with one node calling `tool` with `task: SETTING` on the
+/// reference server over stdio; the `task:` value is at line 6, column 11.
+fn one_task_node(tool: &str, setting: &str) -> String {
+    format!(
+        "servers:\n  everything: {}\npipe:\n  - id: a\n    tool: {tool}\n    task: {setting}\n    args: {{topic: rust, message: x}}\n",
+        stdio_server()
+    )
+}
+
+/// `task: false` on a tool listed `taskSupport: required` is a preflight
+/// error at the `task:` line: nothing is called.
 #[test]
 fn task_false_on_a_task_only_tool_is_a_clear_error() {
     let d = tmp();
     let f = write(
         d.path(),
         "p.yml",
-        &format!(
-            "servers:\n  everything: {}\npipe:\n  - id: research\n    tool: simulate-research-query\n    task: false\n    args: {{topic: rust}}\n",
-            stdio_server()
-        ),
+        &one_task_node("simulate-research-query", "false"),
     );
-    let (code, t, stderr) = run(d.path(), &f, &[]);
-    assert_ne!(code, 0, "{t}");
-    let error = t["nodes"]["research"]["error"].as_str().unwrap_or_default();
+    let (code, t, stderr) = run(d.path(), &f, &["--protocol", "2025-11-25"]);
+    assert_eq!(code, 2, "{stderr}\n{t}");
     assert!(
-        error.contains("`task: false`") && error.contains("only as a task"),
-        "{error}\n{stderr}"
+        stderr.contains("p.yml:6:11: error: node `a`: `task: false`, but the server says `simulate-research-query` runs only as a task (`execution.taskSupport: required`)"),
+        "{stderr}"
     );
+    assert!(stderr.contains("nothing was called"), "{stderr}");
     let bad = write(
         d.path(),
         "bad.yml",
@@ -304,26 +325,80 @@ fn task_false_on_a_task_only_tool_is_a_clear_error() {
     );
 }
 
-/// The server decides: the reference server refuses a task of a tool that
-/// has no task handler, and the node fails with its refusal.
+/// The reference server lists `echo` with `taskSupport: forbidden`: `task:
+/// true` on it is a preflight error at the `task:` line, in `plan` and in
+/// `run` alike, and nothing is called.
 #[test]
-fn task_true_on_a_plain_tool_fails_with_the_servers_refusal() {
+fn task_true_on_a_forbidden_tool_is_a_preflight_error() {
     let d = tmp();
-    let f = write(
-        d.path(),
-        "p.yml",
-        &format!(
-            "servers:\n  everything: {}\npipe:\n  - id: a\n    tool: echo\n    task: true\n    args: {{message: x}}\n",
-            stdio_server()
-        ),
-    );
-    let (code, t, stderr) = run(d.path(), &f, &[]);
-    assert_ne!(code, 0, "{stderr}\n{t}");
-    let error = t["nodes"]["a"]["error"].as_str().unwrap_or_default();
+    let f = write(d.path(), "p.yml", &one_task_node("echo", "true"));
+    let file = f.display().to_string();
+    let expected = "p.yml:6:11: error: node `a`: `task: true`, but the server says `echo` cannot run as a task (`execution.taskSupport: forbidden`)";
+    let (code, stdout, stderr) = pipewright(d.path(), &["plan", &file, "--protocol", "2025-11-25"]);
+    assert_eq!(code, 2, "{stdout}\n{stderr}");
+    assert!(stderr.contains(expected), "{stderr}");
+    let (code, t, stderr) = run(d.path(), &f, &["--protocol", "2025-11-25"]);
+    assert_eq!(code, 2, "{stderr}\n{t}");
+    assert!(stderr.contains(expected), "{stderr}");
+    assert!(stderr.contains("nothing was called"), "{stderr}");
+    // `auto` on the same tool is a plain call.
+    let f = write(d.path(), "auto.yml", &one_task_node("echo", "auto"));
+    let (code, t, stderr) = run(d.path(), &f, &["--protocol", "2025-11-25"]);
+    assert_eq!(code, 0, "{stderr}\n{t}");
+    assert_eq!(t["nodes"]["a"]["output"], "Echo: x", "{t}");
+    assert!(t["nodes"]["a"]["task"].is_null(), "{t}");
+}
+
+/// `tools list` shows what each tool's `execution.taskSupport` says, read
+/// from the server's own answer (rmcp's tool type drops it).
+fn tools_list_shows_task_support(server: &[&str]) {
+    let d = tmp();
+    let mut args = vec!["tools", "list", "--protocol", "2025-11-25", "--json"];
+    args.extend_from_slice(server);
+    let (code, stdout, stderr) = pipewright(d.path(), &args);
+    assert_eq!(code, 0, "{stderr}");
+    let listed: Value = serde_json::from_str(&stdout).unwrap_or(Value::Null);
+    let tools = listed["everything"]["tools"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    let support = |name: &str| {
+        tools
+            .iter()
+            .find(|t| t["name"] == name)
+            .map(|t| t["execution"]["taskSupport"].clone())
+            .unwrap_or(Value::Null)
+    };
+    assert_eq!(support("simulate-research-query"), "required", "{stdout}");
+    assert_eq!(support("echo"), "forbidden", "{stdout}");
+    args.retain(|a| *a != "--json");
+    let (code, stdout, stderr) = pipewright(d.path(), &args);
+    assert_eq!(code, 0, "{stderr}");
+    let line = |name: &str| {
+        stdout
+            .lines()
+            .find(|l| l.trim_start().starts_with(&format!("{name} ")))
+            .unwrap_or_default()
+            .to_owned()
+    };
     assert!(
-        error.contains("tools/call") && error.contains("task"),
-        "{error}"
+        line("simulate-research-query").contains("[task only]"),
+        "{stdout}"
     );
+    assert!(!line("echo").contains("[task"), "{stdout}");
+}
+
+#[test]
+fn tools_list_shows_task_support_over_stdio() {
+    let everything = everything_js().display().to_string();
+    tools_list_shows_task_support(&["--server", &format!("everything=node {everything} stdio")]);
+}
+
+#[test]
+fn tools_list_shows_task_support_over_http() {
+    let server = http_server();
+    let arg = format!("everything={}", server.url);
+    tools_list_shows_task_support(&["--server", &arg]);
 }
 
 #[test]
@@ -336,7 +411,11 @@ fn a_recorded_task_call_replays_without_a_server() {
         answers.display().to_string(),
         cassette.display().to_string(),
     );
-    let (code, t, stderr) = run(d.path(), &f, &["--answers", &a, "--record", &c]);
+    let (code, t, stderr) = run(
+        d.path(),
+        &f,
+        &["--answers", &a, "--record", &c, "--protocol", "2025-11-25"],
+    );
     assert_mixed_ok(code, &t, &stderr);
     let recorded: Value = serde_json::from_str(
         &std::fs::read_to_string(&cassette).unwrap_or_else(|e| panic!("cassette: {e}")),

@@ -14,7 +14,7 @@ use crate::engine::file::open::load_file;
 use crate::engine::json::Json;
 use crate::engine::lang::reference;
 use crate::engine::mcp::servers::{self, ServerArg};
-use crate::engine::mcp::{Connection, ServerSpec};
+use crate::engine::mcp::{Connection, ServerSpec, TaskSupport};
 use crate::engine::redact::Redactor;
 use crate::options::exit;
 
@@ -182,6 +182,11 @@ async fn list(args: ListArgs) -> u8 {
                 }
                 if t.annotations.read_only == Some(true) {
                     marks.push_str(" [read-only]");
+                }
+                match t.task_support {
+                    TaskSupport::Required => marks.push_str(" [task only]"),
+                    TaskSupport::Optional => marks.push_str(" [task optional]"),
+                    TaskSupport::Forbidden | TaskSupport::Unstated => {}
                 }
                 let desc = t
                     .description

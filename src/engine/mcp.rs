@@ -401,7 +401,7 @@ impl Connection {
             set_level(&peer, level, &log, deadline).await;
         }
         let fresh = Freshness::default();
-        let listed = tokio::time::timeout_at(deadline, list_tools(&peer, &fresh)).await;
+        let listed = tokio::time::timeout_at(deadline, list_tools(&peer, &fresh, &replies)).await;
         let tools = match listed {
             Ok(Ok(tools)) => Ok(tools),
             // A server without tools: nothing to call, but reachable.
@@ -722,8 +722,8 @@ impl Connection {
     }
 
     /// Calls `tool` again as a task once the server refused a plain call,
-    /// and remembers it runs only as one (rmcp's tool list drops
-    /// `execution.taskSupport`).
+    /// and remembers it runs only as one (for a server whose tool list did
+    /// not say `execution.taskSupport: required`).
     async fn call_as_task(
         &self,
         tool: &str,
@@ -740,6 +740,9 @@ impl Connection {
                 .unwrap_or_else(PoisonError::into_inner);
             *tools = Arc::new(tools::task_required(&tools, tool));
         }
+        self.inner.log.push(&format!(
+            "[pipewright] the server refused a plain call of `{tool}` (it runs only as a task): calling it again as a task"
+        ));
         let left = timeout.map(|t| t.saturating_sub(started.elapsed()));
         self.call_scoped(tool, args, meta, left, cancel, scope)
             .await

@@ -9,7 +9,7 @@ use crate::engine::diag::Pos;
 use crate::engine::file::keys;
 use crate::engine::file::model::Composition;
 use crate::engine::lang::jq;
-use crate::engine::mcp::ToolInfo;
+use crate::engine::mcp::{TaskSupport, ToolInfo};
 
 use super::Knowledge;
 use super::place::{self, Block, NodeAt, Place};
@@ -203,6 +203,15 @@ pub fn tool_doc(t: &ToolInfo) -> String {
             }
         }
     }
+    let task = match t.task_support {
+        TaskSupport::Required => "runs only as a task (`execution.taskSupport: required`)",
+        TaskSupport::Optional => "may run as a task (`execution.taskSupport: optional`)",
+        TaskSupport::Forbidden | TaskSupport::Unstated => return out,
+    };
+    if !out.is_empty() {
+        out.push_str("\n\n");
+    }
+    out.push_str(task);
     out
 }
 

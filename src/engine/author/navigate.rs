@@ -10,7 +10,7 @@ use crate::engine::diag::{Pos, Span};
 use crate::engine::file::loader::valid_id;
 use crate::engine::file::model::{Composition, Node, OutputSpec, Pipeline, RefSite};
 use crate::engine::lang::reference::{self, RESERVED_ROOTS, Root};
-use crate::engine::mcp::ToolInfo;
+use crate::engine::mcp::{TaskSupport, ToolInfo};
 
 use super::{Knowledge, type_word};
 
@@ -357,6 +357,11 @@ pub fn describe_tool(server: &str, tool: &ToolInfo) -> String {
     } else if tool.annotations.read_only == Some(true) {
         out.push_str(" · read-only");
     }
+    match tool.task_support {
+        TaskSupport::Required => out.push_str(" · runs only as a task"),
+        TaskSupport::Optional => out.push_str(" · may run as a task"),
+        TaskSupport::Forbidden | TaskSupport::Unstated => {}
+    }
     if let Some(d) = tool.description.as_deref().filter(|d| !d.trim().is_empty()) {
         out.push_str(&format!("\n\n{}", d.trim()));
     }
@@ -634,6 +639,16 @@ compositions:
         assert!(hover(FILE, Pos::new(5, 3), &k).is_none());
         let unknown = hover(FILE, Pos::new(9, 16), &k).expect("a hover");
         assert!(unknown.contains("lists no tool `send_email`"), "{unknown}");
+        assert!(!text.contains("task"), "{text}");
+        let task = ToolInfo::from_json(
+            serde_json::json!({"name": "research", "execution": {"taskSupport": "required"}}),
+        )
+        .expect("a tool");
+        let text = describe_tool("demo", &task);
+        assert!(
+            text.contains("server `demo` · runs only as a task"),
+            "{text}"
+        );
     }
 
     #[test]

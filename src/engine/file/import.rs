@@ -188,6 +188,7 @@ pub(crate) fn remap(p: &mut Pipeline, f: &dyn Fn(Span) -> Span) {
             n.id_span = f(n.id_span);
             n.server_span = f(n.server_span);
             n.tool_span = f(n.tool_span);
+            n.task_span = f(n.task_span);
             n.needs.iter_mut().for_each(|x| x.span = f(x.span));
             n.arg_refs.iter_mut().for_each(site);
             if let Some(fe) = &mut n.for_each {

@@ -277,6 +277,8 @@ pub struct Node {
     /// `task:`: call the tool as an MCP task (`true`), never (`false`),
     /// or as the tool and the timeout say (unset).
     pub task: Option<bool>,
+    /// Where `task:` is written; the whole node when it is not.
+    pub task_span: Span,
     pub max_cost_per_call_usd: Option<f64>,
     pub max_tokens_per_call: Option<u64>,
     pub compensate: Option<Compensate>,

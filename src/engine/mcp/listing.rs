@@ -38,7 +38,7 @@ impl Connection {
         if !changed && !self.inner.fresh.expired() {
             return None;
         }
-        let read = list_tools(&self.inner.peer, &self.inner.fresh);
+        let read = list_tools(&self.inner.peer, &self.inner.fresh, &self.inner.replies);
         let read = tokio::time::timeout(REREAD_WAIT, read).await;
         match read.unwrap_or(Err(ListError::TooSlow(REREAD_WAIT))) {
             Ok(tools) => {

@@ -60,7 +60,18 @@ struct Waiting {
     answers: HashMap<RequestId, Json>,
     /// Each `tools/call` request as it went on the wire, for its record.
     requests: HashMap<RequestId, Json>,
+    /// `tools/list` requests whose answer is not read yet.
+    lists: HashSet<RequestId>,
+    /// What the `tools/list` answers said of each tool's
+    /// `execution.taskSupport`, by tool name: rmcp's tool type drops
+    /// `execution`, so it is read here, before rmcp sees the answer.
+    task_support: HashMap<String, &'static str>,
 }
+
+/// Tool names whose `taskSupport` is kept at most; past it the oldest
+/// answers' are forgotten (a server that renames its tools on every list
+/// cannot grow the map without bound).
+const KEPT_TOOLS: usize = 10_000;
 
 impl Replies {
     fn lock(&self) -> MutexGuard<'_, Waiting> {
@@ -70,10 +81,68 @@ impl Replies {
     /// Notes an outgoing message: a `tools/call` request's answer will be
     /// kept aside.
     pub(crate) fn sent(&self, message: &ClientJsonRpcMessage) {
-        if let JsonRpcMessage::Request(r) = message
-            && matches!(r.request, ClientRequest::CallToolRequest(_))
-        {
-            self.lock().calls.insert(r.id.clone());
+        let JsonRpcMessage::Request(r) = message else {
+            return;
+        };
+        match r.request {
+            ClientRequest::CallToolRequest(_) => {
+                self.lock().calls.insert(r.id.clone());
+            }
+            ClientRequest::ListToolsRequest(_) => {
+                self.lock().lists.insert(r.id.clone());
+            }
+            _ => {}
+        }
+    }
+
+    /// The `execution.taskSupport` the server last listed for `tool`
+    /// (`required`, `optional` or `forbidden`), if it said one.
+    pub(crate) fn task_support(&self, tool: &str) -> Option<&'static str> {
+        self.lock().task_support.get(tool).copied()
+    }
+
+    /// Reads the `execution.taskSupport` of each tool in `result`, the
+    /// answer to a `tools/list` request; a tool listed without one
+    /// forgets what an earlier list said.
+    fn listed(&self, result: &RawValue) {
+        #[derive(Deserialize)]
+        struct Page {
+            tools: Vec<Entry>,
+        }
+        #[derive(Deserialize)]
+        struct Entry {
+            name: Option<Value>,
+            execution: Option<Value>,
+        }
+        let Ok(page) = serde_json::from_str::<Page>(result.get()) else {
+            return;
+        };
+        let mut waiting = self.lock();
+        let kept = &mut waiting.task_support;
+        if kept.len().saturating_add(page.tools.len()) > KEPT_TOOLS {
+            kept.clear();
+        }
+        for entry in page.tools {
+            let Some(Value::String(name)) = entry.name else {
+                continue;
+            };
+            let said = entry
+                .execution
+                .as_ref()
+                .and_then(|e| e.get("taskSupport"))
+                .and_then(Value::as_str);
+            match said.and_then(|w| {
+                ["required", "optional", "forbidden"]
+                    .into_iter()
+                    .find(|k| *k == w)
+            }) {
+                Some(word) => {
+                    kept.insert(name, word);
+                }
+                None => {
+                    kept.remove(&name);
+                }
+            }
         }
     }
 
@@ -111,6 +180,7 @@ impl Replies {
         waiting.calls.remove(id);
         waiting.answers.remove(id);
         waiting.requests.remove(id);
+        waiting.lists.remove(id);
     }
 
     fn answered(&self, id: &RequestId) -> bool {
@@ -168,7 +238,14 @@ pub(crate) fn read(bytes: Vec<u8>, replies: &Replies) -> Read {
             return unreadable(trimmed.as_bytes(), &invalid.what, invalid.at, replies);
         }
     };
-    let kept = match (envelope.id.and_then(request_id), envelope.result) {
+    let id = envelope.id.and_then(request_id);
+    if let Some(id) = &id
+        && replies.lock().lists.remove(id)
+        && let Some(result) = envelope.result
+    {
+        replies.listed(result);
+    }
+    let kept = match (id, envelope.result) {
         (Some(id), Some(result)) if replies.answered(&id) => (id, kept_answer(&text, result)),
         _ => return parse_for_rmcp(&text, replies),
     };
@@ -494,6 +571,47 @@ mod tests {
             Some(r#"{"content":[{"type":"text","text":"hi"}]}"#)
         );
         assert!(replies.take(&NumberOrString::Number(3)).is_none());
+    }
+
+    /// rmcp's tool type drops `execution`: the answer to a `tools/list`
+    /// is read for it first (and still goes to rmcp); a later list that
+    /// says nothing of a tool forgets what the earlier one said.
+    #[test]
+    fn a_tool_lists_task_support_is_read_before_rmcp_sees_it() {
+        use rmcp::model::ListToolsRequest;
+        let replies = Replies::default();
+        let list = |id: i64, line: &str| {
+            replies.sent(&JsonRpcMessage::request(
+                ClientRequest::ListToolsRequest(ListToolsRequest::default()),
+                NumberOrString::Number(id),
+            ));
+            let Read::Message(m) = read(line.as_bytes().to_vec(), &replies) else {
+                panic!("a message")
+            };
+            assert!(matches!(*m, JsonRpcMessage::Response(_)), "{m:?}");
+        };
+        list(
+            1,
+            r#"{"jsonrpc":"2.0","id":1,"result":{"tools":[
+                {"name":"a","inputSchema":{"type":"object"},"execution":{"taskSupport":"required"}},
+                {"name":"b","inputSchema":{"type":"object"},"execution":{"taskSupport":"optional"}},
+                {"name":"c","inputSchema":{"type":"object"},"execution":{"taskSupport":"forbidden"}},
+                {"name":"d","inputSchema":{"type":"object"},"execution":{"taskSupport":"sometimes"}}]}}"#,
+        );
+        let said = |t: &str| replies.task_support(t);
+        assert_eq!(
+            [said("a"), said("b"), said("c"), said("d")],
+            [Some("required"), Some("optional"), Some("forbidden"), None]
+        );
+        list(
+            2,
+            r#"{"jsonrpc":"2.0","id":2,"result":{"tools":[{"name":"a","inputSchema":{"type":"object"}}]}}"#,
+        );
+        assert_eq!(said("a"), None);
+        // An answer to anything else is not read as a tool list.
+        let other = r#"{"jsonrpc":"2.0","id":3,"result":{"tools":[{"name":"b","execution":{"taskSupport":"required"}}]}}"#;
+        let _ = read(other.as_bytes().to_vec(), &replies);
+        assert_eq!(said("b"), Some("optional"));
     }
 
     #[test]

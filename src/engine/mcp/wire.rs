@@ -13,6 +13,7 @@ use rmcp::{Peer, RoleClient, ServiceError};
 use serde_json::{Map, Value};
 
 use super::error::{HumanDuration, chain_message};
+use super::reply::Replies;
 use super::tools::ToolInfo;
 
 /// A server that pages `tools/list` more often than this is looping.
@@ -103,10 +104,13 @@ impl Freshness {
 }
 
 /// Every tool, following `nextCursor` until the server stops paging; the
-/// shortest `ttlMs` of the pages goes to `fresh`.
+/// shortest `ttlMs` of the pages goes to `fresh`. Each tool's
+/// `execution.taskSupport`, which rmcp's tool type drops, comes back from
+/// what `replies` read of the answers.
 pub(super) async fn list_tools(
     peer: &Peer<RoleClient>,
     fresh: &Freshness,
+    replies: &Replies,
 ) -> Result<Vec<ToolInfo>, ListError> {
     let mut tools = Vec::new();
     let mut cursor: Option<String> = None;
@@ -135,10 +139,14 @@ pub(super) async fn list_tools(
                     pages,
                 });
             }
-            if let Some(info) = serde_json::from_str(&text)
-                .ok()
-                .and_then(ToolInfo::from_json)
+            let Ok(mut raw) = serde_json::from_str::<Value>(&text) else {
+                continue;
+            };
+            if let (Some(word), Some(map)) = (replies.task_support(&tool.name), raw.as_object_mut())
             {
+                map.insert("execution".into(), serde_json::json!({"taskSupport": word}));
+            }
+            if let Some(info) = ToolInfo::from_json(raw) {
                 tools.push(info);
             }
         }

@@ -1,6 +1,7 @@
 //! Preflight: before anything runs, check every node against what its
 //! server's `tools/list` said: the tool exists (with the nearest name when
-//! not), the arguments known now validate against its `inputSchema`, and
+//! not), the arguments known now validate against its `inputSchema`, a
+//! `task: true|false` agrees with the tool's `execution.taskSupport`, and
 //! destructive tools are listed so a driver can ask (`--yes` in the CLI).
 //! Mocked nodes call nothing and need no tool.
 
@@ -16,7 +17,7 @@ use crate::engine::file::model::{Composition, Mock, Node};
 use crate::engine::json::Json;
 use crate::engine::lang::reference::{self, Partial};
 use crate::engine::lang::snapshot::{Seen, Snapshot};
-use crate::engine::mcp::ToolInfo;
+use crate::engine::mcp::{ToolInfo, task};
 
 /// A destructive call a run would make.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -178,6 +179,12 @@ fn check_node(
             tool: tool.name.clone(),
         });
     }
+    if let Err(reason) = task::use_task(&tool.name, tool.task_support, node.task, None) {
+        out.problems.push(Diagnostic::error(
+            node.task_span,
+            format!("node `{}`: {reason}", node.id),
+        ));
+    }
     for e in &partial.errors {
         out.problems.push(Diagnostic::error(
             node.span,
@@ -293,5 +300,53 @@ mod tests {
         assert!(e.iter().any(|m| m.contains("\"q\"")), "{e:?}");
         let e = schema_errors(&schema, &json!({"id": 1, "q": "x", "extra": 1}));
         assert_eq!(e.len(), 1, "{e:?}");
+    }
+
+    /// `task: true` on a tool that forbids tasks and `task: false` on one
+    /// that requires them are errors at the `task:` line; `auto` and a tool
+    /// that says nothing are not.
+    #[test]
+    fn a_task_setting_must_agree_with_the_tools_task_support() {
+        let file = "servers:\n  s: {command: x}\npipe:\n  - id: plain\n    tool: echo\n    task: true\n  - id: long\n    tool: research\n    task: false\n  - id: auto\n    tool: research\n  - id: unsaid\n    tool: other\n    task: true\n";
+        let loaded = crate::engine::file::open::load_str(file);
+        let pipeline = loaded
+            .pipeline
+            .unwrap_or_else(|| panic!("{:?}", loaded.diagnostics));
+        let tool = |name: &str, support: Option<&str>| {
+            let mut raw = json!({"name": name});
+            if let Some(s) = support {
+                raw["execution"] = json!({"taskSupport": s});
+            }
+            ToolInfo::from_json(raw).unwrap_or_else(|| panic!("tool {name}"))
+        };
+        let mut tools = ToolLists::new();
+        tools.insert(
+            "s".into(),
+            vec![
+                tool("echo", Some("forbidden")),
+                tool("research", Some("required")),
+                tool("other", None),
+            ],
+        );
+        let comp = &pipeline.compositions[0];
+        let report = check(&[(comp, IndexMap::new())], &tools, Some("s"));
+        let found: Vec<(u32, &str)> = report
+            .problems
+            .iter()
+            .map(|d| (d.span.start.line, d.message.as_str()))
+            .collect();
+        assert_eq!(found.len(), 2, "{found:?}");
+        assert_eq!(found[0].0, 6, "{found:?}");
+        assert!(
+            found[0].1.starts_with("node `plain`: `task: true`")
+                && found[0].1.contains("`execution.taskSupport: forbidden`"),
+            "{found:?}"
+        );
+        assert_eq!(found[1].0, 9, "{found:?}");
+        assert!(
+            found[1].1.starts_with("node `long`: `task: false`")
+                && found[1].1.contains("`execution.taskSupport: required`"),
+            "{found:?}"
+        );
     }
 }

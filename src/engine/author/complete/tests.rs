@@ -221,3 +221,17 @@ fn composition_nodes_are_nodes_too() {
     let text = "compositions:\n  - name: c\n    nodes:\n      - id: a\n        tool: search_users\n        args:\n          ¦\n";
     assert_eq!(with(text, |k| labels(text, k)), ["query", "limit", "order"]);
 }
+
+#[test]
+fn a_tools_doc_says_when_it_runs_as_a_task() {
+    let lists = tools();
+    let plain = &lists["demo"][0];
+    assert!(!tool_doc(plain).contains("task"), "{}", tool_doc(plain));
+    let task = ToolInfo::from_json(json!({"name": "research", "description": "Researches.",
+        "execution": {"taskSupport": "required"}}))
+    .expect("a tool");
+    assert_eq!(
+        tool_doc(&task),
+        "Researches.\n\nruns only as a task (`execution.taskSupport: required`)"
+    );
+}

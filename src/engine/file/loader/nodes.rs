@@ -223,6 +223,7 @@ impl<'s> Loader<'s> {
                 None
             }
         });
+        let task_span = get("task").map_or(v.span, |(_, t)| t.span);
         let max_cost_per_call_usd = get("max_cost_per_call_usd")
             .and_then(|(_, c)| self.number(c, "`max_cost_per_call_usd`"));
         let max_tokens_per_call =
@@ -258,6 +259,7 @@ impl<'s> Loader<'s> {
             mock,
             timeout,
             task,
+            task_span,
             max_cost_per_call_usd,
             max_tokens_per_call,
             compensate,
