@@ -16,7 +16,8 @@ use assert_cmd::Command;
 use serde_json::{Value, json};
 
 mod common;
-use common::{Hermetic, python, root};
+
+use common::{Hermetic, output, python, root};
 
 fn interop(file: &str) -> String {
     root()
@@ -36,16 +37,6 @@ fn pw(home: &Path) -> Command {
         .env("XDG_DATA_HOME", home.join("xdg-data"))
         .timeout(Duration::from_secs(90));
     cmd
-}
-
-/// Runs `cmd`; its exit code, stdout and stderr.
-fn output(cmd: &mut Command) -> (i32, String, String) {
-    let out = cmd.output().expect("pipewright ran");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
 }
 
 /// A server process killed on drop.

@@ -16,7 +16,8 @@ use assert_cmd::Command;
 use serde_json::{Value, json};
 
 mod common;
-use common::{python, root};
+
+use common::{output, python, root};
 
 fn modern_server() -> String {
     root()
@@ -39,16 +40,6 @@ fn pw(home: &Path) -> Command {
         .env("XDG_DATA_HOME", home.join("data"))
         .timeout(Duration::from_secs(60));
     cmd
-}
-
-/// Runs `cmd`; its exit code, stdout and stderr.
-fn output(cmd: &mut Command) -> (i32, String, String) {
-    let out = cmd.output().expect("pipewright ran");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
 }
 
 /// `tools list --server NAME=…` (text) and `--json` for one server: the

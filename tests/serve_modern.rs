@@ -10,7 +10,7 @@ use std::process::{Child, Command, Stdio};
 use serde_json::{Value, json};
 
 mod common;
-use common::{Hermetic, python, root};
+use common::{Hermetic, ServeHttp, python, root};
 
 fn bin() -> PathBuf {
     assert_cmd::cargo::cargo_bin("pipewright")
@@ -28,50 +28,11 @@ fn serve(dir: &Path) -> Command {
     c
 }
 
-/// A `serve --http 127.0.0.1:0` child and the URL it listens on.
-struct Http {
-    child: Child,
-    url: String,
-}
-
-impl Http {
-    fn start(dir: &Path, args: &[&str], files: &[&Path]) -> Http {
-        let child = serve(dir)
-            .args(args)
-            .args(files)
-            .args(["--http", "127.0.0.1:0"])
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("serve starts");
-        // Owned by `Http` at once, so a failed start still reaps it.
-        let mut http = Http {
-            child,
-            url: String::new(),
-        };
-        let mut err = BufReader::new(http.child.stderr.take().expect("stderr"));
-        let mut seen = String::new();
-        loop {
-            let mut line = String::new();
-            let n = err.read_line(&mut line).expect("stderr readable");
-            assert!(n > 0, "serve exited before listening: {seen}");
-            seen.push_str(&line);
-            if let Some(url) = line.trim().strip_prefix("pipewright serve listening on ") {
-                http.url = url.to_owned();
-                // Keep draining stderr so serve never blocks on it.
-                std::thread::spawn(move || for _ in err.lines() {});
-                return http;
-            }
-        }
-    }
-}
-
-impl Drop for Http {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
+/// `serve ARGS FILES --http 127.0.0.1:0`.
+fn serve_http(dir: &Path, args: &[&str], files: &[&Path]) -> ServeHttp {
+    let mut command = serve(dir);
+    command.args(args).args(files);
+    ServeHttp::start(command)
 }
 
 fn client(args: &[&str]) -> String {
@@ -99,7 +60,7 @@ fn the_python_sdk_client_in_2026_07_28_mode_lists_and_calls() {
     std::fs::write(&file, LOOKUP).expect("write");
     let b = bin();
     let (b, f) = (b.to_str().unwrap(), file.to_str().unwrap());
-    let http = Http::start(dir.path(), &["--no-save"], &[&file]);
+    let http = serve_http(dir.path(), &["--no-save"], &[&file]);
     let text = client(&[b, f, "modern", &http.url]);
     assert!(text.contains("negotiated 2026-07-28"), "{text}");
     assert!(
@@ -158,7 +119,7 @@ compositions:
         ),
     )
     .expect("write");
-    let http = Http::start(dir.path(), &["--yes"], &[&file]);
+    let http = serve_http(dir.path(), &["--yes"], &[&file]);
     let text = client(&[
         bin().to_str().unwrap(),
         file.to_str().unwrap(),

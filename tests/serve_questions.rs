@@ -9,14 +9,13 @@
 //! that the agent gave it. A client that declared no elicitation is
 //! declined, as before.
 
-use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 
 use serde_json::Value;
 
 mod common;
-use common::{Hermetic, python, root};
+use common::{Hermetic, ServeHttp, python, root};
 
 fn bin() -> PathBuf {
     assert_cmd::cargo::cargo_bin("pipewright")
@@ -48,48 +47,11 @@ fn isolated(mut c: Command, dir: &Path) -> Command {
     c
 }
 
-/// A `serve --http 127.0.0.1:0` child and the URL it listens on.
-struct Http {
-    child: Child,
-    url: String,
-}
-
-impl Http {
-    fn start(dir: &Path, file: &Path) -> Http {
-        let child = isolated(Command::new(bin()), dir)
-            .arg("serve")
-            .arg(file)
-            .args(["--http", "127.0.0.1:0"])
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("serve starts");
-        let mut http = Http {
-            child,
-            url: String::new(),
-        };
-        let mut err = BufReader::new(http.child.stderr.take().expect("stderr"));
-        let mut seen = String::new();
-        loop {
-            let mut line = String::new();
-            let n = err.read_line(&mut line).expect("stderr readable");
-            assert!(n > 0, "serve exited before listening: {seen}");
-            seen.push_str(&line);
-            if let Some(url) = line.trim().strip_prefix("pipewright serve listening on ") {
-                http.url = url.to_owned();
-                std::thread::spawn(move || for _ in err.lines() {});
-                return http;
-            }
-        }
-    }
-}
-
-impl Drop for Http {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
+/// `serve FILE --http 127.0.0.1:0`, isolated under `dir`.
+fn serve_http(dir: &Path, file: &Path) -> ServeHttp {
+    let mut command = isolated(Command::new(bin()), dir);
+    command.arg("serve").arg(file);
+    ServeHttp::start(command)
 }
 
 /// Runs a client; its output, once it exited 0.
@@ -184,7 +146,7 @@ fn saved_answers(dir: &Path, text: &str, (ask, greet): (&str, &str), by: &str) {
 fn the_python_sdk_client_in_2026_07_28_mode_answers_input_required_results() {
     let dir = tempfile::tempdir().expect("temp dir");
     let file = served_file(dir.path());
-    let http = Http::start(dir.path(), &file);
+    let http = serve_http(dir.path(), &file);
     for where_ in ["stdio", http.url.as_str()] {
         let text = python_client(dir.path(), &file, where_);
         assert!(
@@ -241,7 +203,7 @@ fn the_python_sdk_client_in_2026_07_28_mode_answers_input_required_results() {
 fn the_typescript_sdk_client_in_2025_11_25_answers_serves_elicitation_and_sampling() {
     let dir = tempfile::tempdir().expect("temp dir");
     let file = served_file(dir.path());
-    let http = Http::start(dir.path(), &file);
+    let http = serve_http(dir.path(), &file);
     for where_ in ["stdio", http.url.as_str()] {
         let text = ts_client(dir.path(), &file, where_, "answer");
         assert!(

@@ -113,3 +113,61 @@ pub fn pipewright_in(home: &Path) -> std::process::Command {
 pub fn hermetic_sh() -> PathBuf {
     root().join("tests/hermetic.sh")
 }
+
+/// Runs `cmd`; its exit code, stdout and stderr.
+pub fn output(cmd: &mut assert_cmd::Command) -> (i32, String, String) {
+    let out = cmd.output().expect("pipewright ran");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// `pipewright serve … --http 127.0.0.1:0` started from `command` (its
+/// serve arguments given), once it says where it listens; killed and
+/// reaped on drop, so a failed start reaps it too.
+pub struct ServeHttp {
+    child: std::process::Child,
+    /// The endpoint it printed.
+    pub url: String,
+}
+
+impl ServeHttp {
+    pub fn start(mut command: std::process::Command) -> ServeHttp {
+        use std::io::BufRead as _;
+        use std::process::Stdio;
+        let child = command
+            .args(["--http", "127.0.0.1:0"])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("serve starts");
+        let mut http = ServeHttp {
+            child,
+            url: String::new(),
+        };
+        let mut err = std::io::BufReader::new(http.child.stderr.take().expect("stderr"));
+        let mut seen = String::new();
+        loop {
+            let mut line = String::new();
+            let n = err.read_line(&mut line).expect("stderr readable");
+            assert!(n > 0, "serve exited before listening: {seen}");
+            seen.push_str(&line);
+            if let Some(url) = line.trim().strip_prefix("pipewright serve listening on ") {
+                http.url = url.to_owned();
+                // Keep draining stderr so serve never blocks on it.
+                std::thread::spawn(move || for _ in err.lines() {});
+                return http;
+            }
+        }
+    }
+}
+
+impl Drop for ServeHttp {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
