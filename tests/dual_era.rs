@@ -9,7 +9,7 @@
 //! 2026-07-28 to the second; a server's `protocol:` overrides that.
 
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command as StdCommand, Stdio};
+use std::process::{Command as StdCommand, Stdio};
 use std::time::{Duration, Instant};
 
 use assert_cmd::Command;
@@ -17,7 +17,7 @@ use serde_json::{Value, json};
 
 mod common;
 
-use common::{Hermetic, output, python, root};
+use common::{Hermetic, Server, output, python, root};
 
 fn interop(file: &str) -> String {
     root()
@@ -37,19 +37,6 @@ fn pw(home: &Path) -> Command {
         .env("XDG_DATA_HOME", home.join("xdg-data"))
         .timeout(Duration::from_secs(90));
     cmd
-}
-
-/// A server process killed on drop.
-struct Server {
-    child: Child,
-    url: String,
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
 }
 
 /// `python SCRIPT ARGS…` serving Streamable HTTP on a free port, once it

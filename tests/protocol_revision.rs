@@ -17,7 +17,7 @@ use serde_json::{Value, json};
 
 mod common;
 
-use common::{output, python, root};
+use common::{Server, output, python, root};
 
 fn modern_server() -> String {
     root()
@@ -61,19 +61,6 @@ fn tools_list(home: &Path, server: &str, extra: &[&str]) -> (String, Value) {
     let name = server.split('=').next().unwrap_or_default();
     let first = text.lines().next().unwrap_or_default().to_owned();
     (first, json[name].clone())
-}
-
-/// A child process killed on drop.
-struct Server {
-    child: Child,
-    url: String,
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
 }
 
 fn free_port() -> u16 {

@@ -6,22 +6,10 @@ use std::path::PathBuf;
 use std::process::Command;
 
 mod common;
-use common::{Hermetic, python, root};
+use common::{Hermetic, python, root, succeeds};
 
 fn bin() -> PathBuf {
     assert_cmd::cargo::cargo_bin("pipewright")
-}
-
-/// Runs a client script; its stdout and stderr, once it exited 0.
-fn succeeds(cmd: &mut Command) -> String {
-    let out = cmd.output().expect("the client starts");
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert!(out.status.success(), "{text}");
-    text
 }
 
 fn ts_client(mode: &str) {

@@ -15,7 +15,7 @@ use std::process::Command;
 use serde_json::Value;
 
 mod common;
-use common::{Hermetic, ServeHttp, python, root};
+use common::{Hermetic, ServeHttp, python, root, succeeds};
 
 fn bin() -> PathBuf {
     assert_cmd::cargo::cargo_bin("pipewright")
@@ -54,25 +54,13 @@ fn serve_http(dir: &Path, file: &Path) -> ServeHttp {
     ServeHttp::start(command)
 }
 
-/// Runs a client; its output, once it exited 0.
-fn succeeds(mut cmd: Command) -> String {
-    let out = cmd.output().expect("the client starts");
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert!(out.status.success(), "{text}");
-    text
-}
-
 fn python_client(dir: &Path, file: &Path, where_: &str) -> String {
     let mut c = isolated(Command::new(python()), dir);
     c.arg(root().join("tests/interop/serve_asking_client.py"))
         .arg(bin())
         .arg(file)
         .arg(where_);
-    succeeds(c)
+    succeeds(&mut c)
 }
 
 fn ts_client(dir: &Path, file: &Path, where_: &str, mode: &str) -> String {
@@ -88,7 +76,7 @@ fn ts_client(dir: &Path, file: &Path, where_: &str, mode: &str) -> String {
         .arg(file)
         .arg(where_)
         .arg(mode);
-    let text = succeeds(c);
+    let text = succeeds(&mut c);
     assert!(text.contains("all checks passed"), "{text}");
     assert!(!text.contains("FAIL"), "{text}");
     text

@@ -171,3 +171,29 @@ impl Drop for ServeHttp {
         let _ = self.child.wait();
     }
 }
+
+/// Runs a client; its stdout and stderr, once it exited 0 (else the test
+/// fails with them).
+pub fn succeeds(cmd: &mut std::process::Command) -> String {
+    let out = cmd.output().expect("the client starts");
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(out.status.success(), "{text}");
+    text
+}
+
+/// A server process at `url`, killed and reaped on drop.
+pub struct Server {
+    pub child: std::process::Child,
+    pub url: String,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
