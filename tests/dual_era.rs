@@ -238,41 +238,44 @@ fn a_servers_protocol_key_overrides_auto_and_says_what_went_wrong() {
 }
 
 /// `pipewright serve` serving a composition whose node calls the server of
-/// both eras, called by the official Python SDK client: the node's tool
+/// both eras (over stdio, then Streamable HTTP), called by the official
+/// Python SDK client: the node's tool
 /// asks mid-call upstream, its answerers (nobody here: no terminal, no
 /// answers file) decline, and the served result carries the tool's own
 /// answer to that, not a failed call.
 #[test]
 fn a_served_composition_calls_a_server_of_both_eras_that_asks() {
-    let home = tempfile::tempdir().expect("dir");
-    let file = home.path().join("served.yml");
-    std::fs::write(
-        &file,
-        format!(
-            "servers:\n  h: {}\npipe:\n  - {{id: who, tool: ask_name, args: {{who: agent}}}}\n  - {{id: tally, tool: count, args: {{n: 2}}}}\noutput: who\n",
-            dual_stdio()
-        ),
-    )
-    .expect("write");
-    let out = StdCommand::new(python())
-        .hermetic()
-        .env("HOME", home.path())
-        .env("PIPEWRIGHT_DATA_DIR", home.path().join("data"))
-        .env("PIPEWRIGHT_CONFIG_DIR", home.path().join("config"))
-        .arg(interop("serve_client.py"))
-        .arg(env!("CARGO_BIN_EXE_pipewright"))
-        .arg(&file)
-        .args(["call", "served"])
-        .output()
-        .expect("the Python SDK client ran");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "{stdout}\n{stderr}");
-    let result: Value = serde_json::from_str(stdout.trim())
-        .unwrap_or_else(|e| panic!("not JSON ({e}):\n{stdout}\n{stderr}"));
-    assert_eq!(
-        result,
-        json!({"who": "agent", "action": "decline"}),
-        "{stderr}"
-    );
+    let http = http_server("hitl_server.py", &[]);
+    for upstream in [dual_stdio(), format!("{{url: \"{}\"}}", http.url)] {
+        let home = tempfile::tempdir().expect("dir");
+        let file = home.path().join("served.yml");
+        std::fs::write(
+            &file,
+            format!(
+                "servers:\n  h: {upstream}\npipe:\n  - {{id: who, tool: ask_name, args: {{who: agent}}}}\n  - {{id: tally, tool: count, args: {{n: 2}}}}\noutput: who\n",
+            ),
+        )
+        .expect("write");
+        let out = StdCommand::new(python())
+            .hermetic()
+            .env("HOME", home.path())
+            .env("PIPEWRIGHT_DATA_DIR", home.path().join("data"))
+            .env("PIPEWRIGHT_CONFIG_DIR", home.path().join("config"))
+            .arg(interop("serve_client.py"))
+            .arg(env!("CARGO_BIN_EXE_pipewright"))
+            .arg(&file)
+            .args(["call", "served"])
+            .output()
+            .expect("the Python SDK client ran");
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{upstream}: {stdout}\n{stderr}");
+        let result: Value = serde_json::from_str(stdout.trim())
+            .unwrap_or_else(|e| panic!("not JSON ({e}):\n{stdout}\n{stderr}"));
+        assert_eq!(
+            result,
+            json!({"who": "agent", "action": "decline"}),
+            "{upstream}: {stderr}"
+        );
+    }
 }

@@ -1,6 +1,7 @@
 //! Questions crossing `pipewright serve`: a served composition's node is
 //! asked for a name by its upstream server — `hitl_server.py`'s `ask_name`
-//! asks mid-call the 2025 way (`ctx.elicit`), `modern_server.py`'s `greet`
+//! asks mid-call the 2025 way (`ctx.elicit`; the server runs the SDK's
+//! default way, both eras, and `auto` speaks 2025 to it), `modern_server.py`'s `greet`
 //! answers with an input-required result (2026-07-28) — and the agent that
 //! called the served tool answers: the official Python SDK client in
 //! 2026-07-28 mode through serve's own input-required results, the official
@@ -28,7 +29,7 @@ fn served_file(dir: &Path) -> PathBuf {
     let py = python();
     let interop = root().join("tests/interop");
     let text = format!(
-        "vars: {{ who: nobody }}\nservers:\n  hitl:\n    command: {py}\n    args: [{hitl}]\n  modern:\n    command: {py}\n    args: [{modern}, stdio]\n    protocol: 2026-07-28\ncompositions:\n  - name: ask\n    nodes:\n      - id: asked\n        server: hitl\n        tool: ask_name\n        args: {{ who: \"${{var.who}}\" }}\n    output: asked\n  - name: greet\n    nodes:\n      - id: greeted\n        server: modern\n        tool: greet\n    output: greeted\n  - name: sum\n    nodes:\n      - id: summed\n        server: hitl\n        tool: summarize\n        args: {{ text: \"a long text\" }}\n    output: summed\n",
+        "vars: {{ who: nobody }}\nservers:\n  hitl:\n    command: {py}\n    args: [{hitl}, dual]\n  modern:\n    command: {py}\n    args: [{modern}, stdio]\n    protocol: 2026-07-28\ncompositions:\n  - name: ask\n    nodes:\n      - id: asked\n        server: hitl\n        tool: ask_name\n        args: {{ who: \"${{var.who}}\" }}\n    output: asked\n  - name: greet\n    nodes:\n      - id: greeted\n        server: modern\n        tool: greet\n    output: greeted\n  - name: sum\n    nodes:\n      - id: summed\n        server: hitl\n        tool: summarize\n        args: {{ text: \"a long text\" }}\n    output: summed\n",
         py = py.display(),
         hitl = interop.join("hitl_server.py").display(),
         modern = interop.join("modern_server.py").display(),
