@@ -209,6 +209,7 @@ impl Driver {
                             &request,
                             &cancel,
                             &mut on_call,
+                            &mut |_, _| {},
                         )
                         .await
                         .map(Box::new);

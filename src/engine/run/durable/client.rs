@@ -195,13 +195,16 @@ pub fn valid_id(id: &str) -> bool {
 }
 
 /// Runs `req` in Restate for `serve --on`: each journaled call is handed to
-/// `on_call`; `cancel` cancels the invocation in Restate (the worker then
+/// `on_call`, each question the run journals to `on_question` with the
+/// run's id (once each, as the journal is read: the answer goes to
+/// [`answer`]); `cancel` cancels the invocation in Restate (the worker then
 /// compensates) and the trace of the cancelled run still comes back.
 pub async fn run_quiet(
     r: &Restate,
     req: &RunRequest,
     cancel: &CancellationToken,
     on_call: &mut (dyn FnMut(Recorded) -> futures::future::BoxFuture<'static, ()> + Send),
+    on_question: &mut (dyn FnMut(&str, super::ask::Asked) + Send),
 ) -> Result<Trace, String> {
     let (id, invocation) = start(r, req).await.map_err(|(_, s)| s)?;
     let mut journal = Journal {
@@ -217,10 +220,14 @@ pub async fn run_quiet(
             got = &mut output => break got,
             _ = tick.tick() => {
                 for e in journal.poll(r, &id).await {
-                    if let Entry::Calls { calls, .. } = e {
-                        for c in calls {
-                            on_call(c).await;
+                    match e {
+                        Entry::Calls { calls, .. } => {
+                            for c in calls {
+                                on_call(c).await;
+                            }
                         }
+                        Entry::Question { question } => on_question(&id, question),
+                        Entry::Attempt(_) => {}
                     }
                 }
             }
