@@ -4,10 +4,11 @@
 
 use std::sync::Arc;
 
+use futures::future::BoxFuture;
 use rmcp::RoleServer;
 use rmcp::model::{ProgressNotificationParam, ProgressToken};
 use rmcp::service::{Peer, RequestContext};
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use super::agent::{Asked, Can};
@@ -81,36 +82,19 @@ pub struct ToAgent {
 
 impl ToAgent {
     /// Carries question `q` of durable run `id` to the agent when it
-    /// answers questions of that kind, and its answer back to the run
-    /// (recorded as given by the agent). A question the agent does not
-    /// answer, or whose call ends first, keeps waiting in Restate for
-    /// `pipewright runs answer`.
-    fn forward(&self, r: &remote::Restate, id: &str, q: ask::Asked) {
+    /// answers questions of that kind, and its answer (recorded as the
+    /// agent's, or `cancel` when it let the question expire) back to the
+    /// run. A question the agent does not answer, or whose call ends
+    /// first, keeps waiting in Restate for `pipewright runs answer`.
+    fn forward(&self, r: &remote::Restate, id: &str, q: ask::Asked, over: &CancellationToken) {
         if !self.can.answers(&q.ask()) {
             return;
         }
-        let (reply, answered) = oneshot::channel();
-        let asked = Asked {
-            question: q.question(),
-            reply,
+        let tx = self.tx.clone();
+        let give = move |question, reply| -> BoxFuture<'static, bool> {
+            Box::pin(async move { tx.send(Asked { question, reply }).await.is_ok() })
         };
-        let (tx, r, id) = (self.tx.clone(), r.clone(), id.to_owned());
-        tokio::spawn(async move {
-            if tx.send(asked).await.is_err() {
-                return;
-            }
-            let Ok(answer) = answered.await else {
-                return;
-            };
-            let given = ask::Given::of(&answer.reply, answer.by);
-            if let Err((_, e)) = client::answer(&r, &id, &q.id, &given).await {
-                // Answered meanwhile (`runs answer`), or the run ended.
-                tracing::info!(
-                    "the agent's answer to {} of run {id} was not taken: {e}",
-                    q.id
-                );
-            }
-        });
+        client::relay(r, id, q, give, |_| true, over);
     }
 }
 
@@ -141,19 +125,23 @@ pub async fn run_job(job: Job, hooks: Hooks) -> Result<Trace, String> {
         };
     let restate = rj.remote.restate.clone();
     let agent = rj.agent.clone();
+    let over = CancellationToken::new();
+    let ended = over.clone();
     let mut on_question = move |id: &str, q: ask::Asked| {
         if let Some(a) = &agent {
-            a.forward(&restate, id, q);
+            a.forward(&restate, id, q, &over);
         }
     };
-    remote::run_quiet(
+    let got = remote::run_quiet(
         &rj.remote.restate,
         &rj.request,
         &hooks.cancel,
         &mut on_call,
         &mut on_question,
     )
-    .await
+    .await;
+    ended.cancel();
+    got
 }
 
 /// Where a run reports and what stops it.
