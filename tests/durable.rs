@@ -1249,3 +1249,194 @@ fn a_question_waits_in_restate_across_a_worker_crash_and_runs_answer_answers_it(
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("no question waiting"), "{err}");
 }
+
+/// The served file of the asking-agent test: `ask` (a node whose server,
+/// the Python SDK's hitl_server.py, asks for a name mid-call, the 2025
+/// way), `greet` (modern_server.py's input-required result) and `sum` (a
+/// sampling request mid-call). Written with absolute paths so the worker
+/// and `serve` hold the same file.
+fn asking_file(home: &Home) -> std::path::PathBuf {
+    let py = common::python();
+    let interop = harness::root().join("tests/interop");
+    let text = format!(
+        "servers:\n  hitl:\n    command: {py}\n    args: [{hitl}]\n  modern:\n    command: {py}\n    args: [{modern}, stdio]\n    protocol: 2026-07-28\ncompositions:\n  - name: ask\n    nodes:\n      - id: asked\n        server: hitl\n        tool: ask_name\n        args: {{ who: \"${{var.who}}\" }}\n    output: asked\n  - name: greet\n    nodes:\n      - id: greeted\n        server: modern\n        tool: greet\n    output: greeted\n  - name: sum\n    nodes:\n      - id: summed\n        server: hitl\n        tool: summarize\n        args: {{ text: \"a long text\" }}\n    output: summed\nvars: {{ who: nobody }}\n",
+        py = py.display(),
+        hitl = interop.join("hitl_server.py").display(),
+        modern = interop.join("modern_server.py").display(),
+    );
+    let file = home.path("asking.yml");
+    std::fs::write(&file, text).expect("write the served file");
+    file
+}
+
+/// `serve --on restate://…`, its calls' nodes asked by their servers: the
+/// official TypeScript SDK client (2025-11-25, elicitation and sampling
+/// declared) gets each durable run's question from `serve` as its own
+/// request, and its answer goes through Restate to the question's promise,
+/// so the upstream server receives it (its tool echoes the name). The
+/// saved runs say the agent answered.
+#[test]
+fn serve_on_restate_carries_a_durable_runs_questions_to_the_calling_agent() {
+    let _one = one_at_a_time();
+    let python = common::python();
+    assert!(python.exists());
+    let sdk = harness::root().join("tests/interop/node_modules/@modelcontextprotocol/sdk");
+    assert!(
+        sdk.exists(),
+        "{} is missing: run `npm ci --prefix tests/interop`",
+        sdk.display()
+    );
+    let home = Home::new();
+    let restate = Restate::start();
+    let file = asking_file(&home);
+    let port = free_port();
+    let worker = Worker::start(&home, &restate, &file, port, "first", &[]);
+    let on = restate.on();
+    let admin = restate.admin_url();
+    let serve = Proc::spawn(
+        home.pipewright(&[
+            "serve",
+            file.to_str().expect("utf-8 path"),
+            "--on",
+            &on,
+            "--restate-admin",
+            &admin,
+            "--yes",
+            "--http",
+            "127.0.0.1:0",
+        ]),
+        home.dir.path(),
+        "serve",
+    );
+    let mut url = String::new();
+    wait_for(
+        "serve to listen",
+        RUN_LIMIT,
+        || {
+            assert!(serve.exited().is_none(), "serve exited\n{}", serve.logs());
+            let err = serve.err();
+            match err
+                .lines()
+                .find_map(|l| l.trim().strip_prefix("pipewright serve listening on "))
+            {
+                Some(u) => {
+                    url = u.to_owned();
+                    true
+                }
+                None => false,
+            }
+        },
+        || serve.logs(),
+    );
+    // Over HTTP the client starts nothing: it needs no isolated
+    // environment of its own.
+    let mut node = std::process::Command::new("node");
+    node.arg(harness::root().join("tests/interop/serve-asking-client.mjs"))
+        .arg(harness::bin())
+        .arg(&file)
+        .arg(&url)
+        .arg("answer");
+    let client = Proc::spawn(node, home.dir.path(), "client");
+    let code = client.wait("the TypeScript client to end", RUN_LIMIT, || {
+        context(&home, &restate, &[&client, &serve, &worker.proc])
+    });
+    let text = client.out();
+    let logs = context(&home, &restate, &[&client, &serve, &worker.proc]);
+    assert_eq!(code, 0, "{logs}");
+    assert!(text.contains("all checks passed"), "{logs}");
+    // The upstream servers got the agent's answers.
+    assert!(
+        text.contains(r#"ask -> {"who":"ts","name":"Lin (Name for ts)"}"#),
+        "{logs}"
+    );
+    assert!(
+        text.contains(r#"greet -> {"greeting":"Hello, Lin (What is your name?)!","#),
+        "{logs}"
+    );
+    assert!(
+        text.contains(r#"sum -> {"summary":"short","model":"ts-model"} error false"#),
+        "{logs}"
+    );
+    // The Python SDK client in 2026-07-28 mode: serve returns each
+    // question as an input-required result with the durable run parked,
+    // the SDK answers and calls again, and the answer reaches the upstream
+    // server through Restate; forged and replayed states are refused as by
+    // a local serve.
+    let mut py = std::process::Command::new(&python);
+    py.arg(harness::root().join("tests/interop/serve_asking_client.py"))
+        .arg(harness::bin())
+        .arg(&file)
+        .arg(&url);
+    let modern = Proc::spawn(py, home.dir.path(), "python-client");
+    let code = modern.wait("the Python client to end", RUN_LIMIT, || {
+        context(&home, &restate, &[&modern, &serve, &worker.proc])
+    });
+    let said = modern.out();
+    let logs2 = context(&home, &restate, &[&modern, &serve, &worker.proc]);
+    assert_eq!(code, 0, "{logs2}");
+    assert!(
+        said.contains(r#"ask -> {"who": "agent", "name": "Ada (Name for agent)"}"#),
+        "{logs2}"
+    );
+    assert!(
+        said.contains(r#"greet -> {"greeting": "Hello, Ada (What is your name?)!""#),
+        "{logs2}"
+    );
+    assert!(
+        said.contains("replayed state refused: no run is waiting on this `requestState`"),
+        "{logs2}"
+    );
+    assert_eq!(
+        said.matches(
+            "forged state refused: `requestState` was not issued by this server for this tool"
+        )
+        .count(),
+        3,
+        "{logs2}"
+    );
+    assert!(
+        said.contains(r#"by hand -> {"who": "hand", "name": "Hand"}"#),
+        "{logs2}"
+    );
+
+    // Each saved run shows its question, the answer, and that the agent
+    // gave it.
+    for (prefix, node, kind, by) in [
+        ("ask -> ", "asked", "elicitation", "Lin (Name for ts)"),
+        (
+            "greet -> ",
+            "greeted",
+            "elicitation",
+            "Lin (What is your name?)",
+        ),
+        ("sum -> ", "summed", "sampling", ""),
+    ] {
+        let line = text
+            .lines()
+            .find(|l| l.starts_with(prefix))
+            .unwrap_or_else(|| panic!("no `{prefix}` line\n{logs}"));
+        let id = line.rsplit(" run ").next().expect("a run id");
+        let out = home
+            .pipewright(&["runs", "show", id, "--format", "json"])
+            .output()
+            .expect("runs show");
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let t: Value = serde_json::from_slice(&out.stdout).expect("a saved run");
+        assert!(t["durable"]["run"].is_string(), "{t:#}");
+        let talk = t["nodes"][node]["interactions"]
+            .as_array()
+            .unwrap_or_else(|| panic!("{node} kept no question: {t:#}"));
+        assert_eq!(talk.len(), 1, "{t:#}");
+        assert_eq!(talk[0]["kind"], kind, "{t:#}");
+        assert_eq!(talk[0]["by"], "agent", "{t:#}");
+        if kind == "elicitation" {
+            assert_eq!(talk[0]["reply"]["content"]["name"], by, "{t:#}");
+        } else {
+            assert_eq!(talk[0]["reply"]["content"]["text"], "short", "{t:#}");
+        }
+    }
+}

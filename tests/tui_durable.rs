@@ -247,3 +247,56 @@ fn a_durable_run_is_drawn_live_and_x_cancels_it() {
     });
     assert!(app.durable.is_none());
 }
+
+/// A question of the durable run followed here opens in the same modal as
+/// a session's question, its node showing `?`, and the same keys answer
+/// it: the answer (by the workbench, carrying no error) is what the driver
+/// resolves the question with in Restate. Quitting answers it `cancel`
+/// with the reason, which the driver does not send: the question keeps
+/// waiting in Restate for `pipewright runs answer`.
+#[test]
+fn a_durable_runs_question_opens_in_the_modal_and_the_same_keys_answer_it() {
+    use pipewright::engine::mcp::human::{Ask, Question, Reply, Source};
+    let dir = tempfile::tempdir().unwrap();
+    let (mut app, _) = app(dir.path(), true);
+    assert!(durable_effect(&choose_durable(&mut app)).is_some());
+    let ask = |app: &mut App| {
+        let (reply, rx) = tokio::sync::oneshot::channel();
+        app.on_message(Message::DurableQuestion {
+            question: Question {
+                server: "modern".into(),
+                node: Some("b".into()),
+                candidates: Vec::new(),
+                ask: Ask::Form {
+                    message: "What is your name?".into(),
+                    schema: json!({
+                        "type": "object",
+                        "properties": {"name": {"type": "string"}},
+                        "required": ["name"]
+                    }),
+                },
+            },
+            reply,
+        });
+        rx
+    };
+    let mut rx = ask(&mut app);
+    assert!(app.visuals[1].asking, "node b shows its question");
+    assert_eq!(app.asks.len(), 1);
+    for c in "Ada".chars() {
+        app.on_key(key(KeyCode::Char(c)));
+    }
+    app.on_key(key(KeyCode::Enter));
+    let a = rx.try_recv().expect("answered");
+    assert_eq!(a.reply, Reply::Accept(json!({"name": "Ada"})));
+    assert_eq!(a.by, Source::Workbench);
+    assert!(a.error.is_none(), "{a:?}");
+    assert!(!app.visuals[1].asking);
+    assert!(app.asks.is_empty());
+
+    let mut rx = ask(&mut app);
+    app.cancel_questions("the workbench was closed");
+    let a = rx.try_recv().expect("cancelled");
+    assert_eq!(a.reply, Reply::Cancel);
+    assert!(a.error.is_some(), "{a:?}");
+}

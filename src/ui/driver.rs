@@ -202,6 +202,29 @@ impl Driver {
                             });
                             Box::pin(async {}) as futures::future::BoxFuture<'static, ()>
                         };
+                        // Its questions open here like a session's; the
+                        // answer goes to Restate, unless it is the
+                        // workbench going away (it carries why).
+                        let asks = tx.clone();
+                        let there = (*restate).clone();
+                        let over = tokio_util::sync::CancellationToken::new();
+                        let ended = over.clone();
+                        let mut on_question = move |id: &str, q| {
+                            let asks = asks.clone();
+                            let give = move |question, reply| {
+                                let sent = asks.send(Message::DurableQuestion { question, reply });
+                                Box::pin(async move { sent.is_ok() })
+                                    as futures::future::BoxFuture<'static, bool>
+                            };
+                            crate::engine::run::durable::client::relay(
+                                &there,
+                                id,
+                                q,
+                                give,
+                                |a| a.error.is_none(),
+                                &over,
+                            );
+                        };
                         // The run belongs to Restate: closing the workbench
                         // stops following it, not the run; `x` cancels it.
                         let result = crate::engine::run::durable::client::run_quiet(
@@ -209,9 +232,11 @@ impl Driver {
                             &request,
                             &cancel,
                             &mut on_call,
+                            &mut on_question,
                         )
                         .await
                         .map(Box::new);
+                        ended.cancel();
                         let _ = tx.send(Message::DurableDone { result, source });
                     });
                 }

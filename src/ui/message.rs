@@ -16,6 +16,14 @@ pub enum Message {
         reply: oneshot::Sender<Answer>,
         generation: u64,
     },
+    /// A durable run followed here (`edit --on`) asks a question: shown
+    /// and answered like a session's, its answer resolves the question in
+    /// Restate. The workbench going away answers nothing (the question
+    /// keeps waiting for `pipewright runs answer`).
+    DurableQuestion {
+        question: Question,
+        reply: oneshot::Sender<Answer>,
+    },
     /// The sampling provider wrote (or failed to write) the reply asked for
     /// question `ticket`: the text and the model that wrote it.
     Sampled {

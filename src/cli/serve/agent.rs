@@ -69,7 +69,8 @@ impl Can {
         self.form || self.url || self.sampling
     }
 
-    fn answers(&self, ask: &Ask) -> bool {
+    /// True when the agent answers questions like `ask`.
+    pub fn answers(&self, ask: &Ask) -> bool {
         match ask {
             Ask::Form { .. } => self.form,
             Ask::Url { .. } => self.url,

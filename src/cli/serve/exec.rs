@@ -4,16 +4,20 @@
 
 use std::sync::Arc;
 
+use futures::future::BoxFuture;
 use rmcp::RoleServer;
 use rmcp::model::{ProgressNotificationParam, ProgressToken};
 use rmcp::service::{Peer, RequestContext};
+use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
+use super::agent::{Asked, Can};
 use super::logging::RunLog;
 use crate::cli::run::remote;
 use crate::engine::file::model::Composition;
 use crate::engine::mcp::caller::Caller;
 use crate::engine::redact::Redactor;
+use crate::engine::run::durable::{ask, client};
 use crate::engine::run::events::Event;
 use crate::engine::run::session::{self, Command, SessionConfig};
 use crate::engine::run::trace::{NodeStatus, Trace};
@@ -63,6 +67,35 @@ impl Remote {
 pub struct RemoteJob {
     pub remote: Arc<Remote>,
     pub request: remote::RunRequest,
+    /// Where the run's questions go when the calling agent answers them.
+    pub agent: Option<ToAgent>,
+}
+
+/// The calling agent, as the one who answers a durable run's questions:
+/// what it said it answers, and who carries questions to it (see
+/// [`super::questions`]).
+#[derive(Clone)]
+pub struct ToAgent {
+    pub can: Can,
+    pub tx: mpsc::Sender<Asked>,
+}
+
+impl ToAgent {
+    /// Carries question `q` of durable run `id` to the agent when it
+    /// answers questions of that kind, and its answer (recorded as the
+    /// agent's, or `cancel` when it let the question expire) back to the
+    /// run. A question the agent does not answer, or whose call ends
+    /// first, keeps waiting in Restate for `pipewright runs answer`.
+    fn forward(&self, r: &remote::Restate, id: &str, q: ask::Asked, over: &CancellationToken) {
+        if !self.can.answers(&q.ask()) {
+            return;
+        }
+        let tx = self.tx.clone();
+        let give = move |question, reply| -> BoxFuture<'static, bool> {
+            Box::pin(async move { tx.send(Asked { question, reply }).await.is_ok() })
+        };
+        client::relay(r, id, q, give, |_| true, over);
+    }
 }
 
 /// Runs a job where it runs: in Restate (`--on`), else here; the trace,
@@ -90,7 +123,25 @@ pub async fn run_job(job: Job, hooks: Hooks) -> Result<Trace, String> {
                 }
             })
         };
-    remote::run_quiet(&rj.remote.restate, &rj.request, &hooks.cancel, &mut on_call).await
+    let restate = rj.remote.restate.clone();
+    let agent = rj.agent.clone();
+    let over = CancellationToken::new();
+    let ended = over.clone();
+    let mut on_question = move |id: &str, q: ask::Asked| {
+        if let Some(a) = &agent {
+            a.forward(&restate, id, q, &over);
+        }
+    };
+    let got = remote::run_quiet(
+        &rj.remote.restate,
+        &rj.request,
+        &hooks.cancel,
+        &mut on_call,
+        &mut on_question,
+    )
+    .await;
+    ended.cancel();
+    got
 }
 
 /// Where a run reports and what stops it.

@@ -253,6 +253,7 @@ impl PipelineServer {
         let remote = self.remote.as_ref().map(|r| super::exec::RemoteJob {
             remote: r.clone(),
             request: r.request(name, args),
+            agent: None,
         });
         Ok(Job {
             comp: served.comp.clone(),

@@ -27,7 +27,7 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use super::agent::{AgentResponder, Asked, Can, reply_of, request_of};
-use super::exec::{Hooks, Job, run_job};
+use super::exec::{Hooks, Job, ToAgent, run_job};
 use super::handler::PipelineServer;
 use super::logging::Level;
 use super::parked::{Live, Parked};
@@ -49,12 +49,24 @@ impl PipelineServer {
         level: Option<Level>,
     ) -> Result<CallToolResponse, ErrorData> {
         let can = Can::of(context.client_capabilities().as_ref());
-        if job.remote.is_some() || !can.any() {
+        if !can.any() {
             let trace = run_job(job, Hooks::of_request(context, level)).await;
             return Ok(self.answer_run(trace).into());
         }
-        let (responder, questions) = AgentResponder::new(can, job.cfg.human.0.clone());
-        job.cfg.human = Human(Some(Arc::new(responder)));
+        let questions = match job.remote.as_mut() {
+            // `serve --on`: the run's questions are read from its journal
+            // and answered through Restate.
+            Some(rj) => {
+                let (tx, questions) = mpsc::channel(16);
+                rj.agent = Some(ToAgent { can, tx });
+                questions
+            }
+            None => {
+                let (responder, questions) = AgentResponder::new(can, job.cfg.human.0.clone());
+                job.cfg.human = Human(Some(Arc::new(responder)));
+                questions
+            }
+        };
         let modern = context
             .protocol_version()
             .is_some_and(|v| v >= ProtocolVersion::V_2026_07_28);

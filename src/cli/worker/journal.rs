@@ -14,6 +14,7 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
 
+use restate_sdk::context::DurableFuturesUnordered;
 use restate_sdk::endpoint::ServiceOptions;
 use restate_sdk::prelude::*;
 use restate_sdk::service::{IntoServiceDefinition, ServiceDefinition};
@@ -61,9 +62,12 @@ impl Pipewright {
         // flight (no journaled step is awaited then). An awakeable writes
         // nothing to the journal, so a resumed execution replays the same
         // steps; made first, so every execution numbers its awakeables
-        // alike.
+        // alike. Awaited, like the questions' promises, through Restate's
+        // select made afresh at each wait (see questions.rs): a Restate
+        // future left waiting while a journal write read the input would
+        // not hear what that input brought.
         let (_, stop) = ctx.awakeable::<()>();
-        let mut stop = Box::pin(stop);
+        let mut stop: DurableFuturesUnordered<_> = std::iter::once(stop).collect();
         let mut watching = true;
         let nonce = nonce();
         let mut replay = Replay::default();
@@ -71,7 +75,7 @@ impl Pipewright {
         // Questions (see questions.rs): read back in journal order with the
         // rest, and awaited on their promises.
         let names = questions::names();
-        let mut questions = Questions::new(&ctx, &names, worker.clone());
+        let mut questions = Questions::new(&ctx, &names, questions::promise, worker.clone());
         loop {
             let mine = Entry::Attempt(Attempt {
                 nonce: nonce.clone(),
@@ -202,9 +206,10 @@ impl Pipewright {
                 }
                 // Polled only while no append is: two of Restate's futures
                 // awaited at once would each read the other's input.
-                r = &mut stop, if watching && writing.is_none() && !questions.waits() => {
+                r = stop.next(), if watching && writing.is_none() && !questions.waits() => {
                     watching = false;
-                    if r.as_ref().is_err_and(is_cancel) {
+                    // Restate's select fails only when the run is cancelled.
+                    if r.is_err() || matches!(r, Ok(Some((_, Err(ref e)))) if is_cancel(e)) {
                         cancelled = false;
                         s.handle.send(Command::Cancel);
                     }

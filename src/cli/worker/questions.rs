@@ -8,9 +8,7 @@
 
 use std::collections::{HashMap, VecDeque};
 
-use futures::StreamExt;
-use futures::future::BoxFuture;
-use futures::stream::FuturesUnordered;
+use restate_sdk::context::{DurableFuture, DurableFuturesUnordered};
 use restate_sdk::prelude::*;
 use tokio::sync::oneshot;
 
@@ -28,34 +26,61 @@ pub fn names() -> Vec<String> {
     (0..MAX_QUESTIONS).map(|i| format!("q{i}")).collect()
 }
 
-type Waiting<'c> = BoxFuture<'c, (usize, Result<Json<Given>, TerminalError>)>;
+/// The durable promise a question's answer resolves.
+pub fn promise<'c>(
+    ctx: &'c WorkflowContext<'c>,
+    name: &'c str,
+) -> impl DurableFuture<Output = Result<Json<Given>, TerminalError>> + Send + 'c {
+    ctx.promise::<Json<Given>>(name)
+}
 
-/// The questions of one execution of a run.
-pub(crate) struct Questions<'c> {
+/// The questions of one execution of a run; `P` is the type of
+/// [`promise`].
+///
+/// The promises are awaited through Restate's own select
+/// ([`DurableFuturesUnordered`]), made afresh at every wait: a Restate
+/// future left waiting for input while another one (a journal write)
+/// reads that input would never see its notification, and a
+/// `futures::FuturesUnordered` would never poll it again.
+pub(crate) struct Questions<'c, P> {
     ctx: &'c WorkflowContext<'c>,
     names: &'c [String],
+    promise: fn(&'c WorkflowContext<'c>, &'c str) -> P,
     worker: String,
     /// Every question journaled, in journal order (index = promise).
     asked: Vec<Asked>,
     by_key: HashMap<String, usize>,
     answers: HashMap<usize, Answer>,
-    waiting: FuturesUnordered<Waiting<'c>>,
+    /// The promises of the questions that wait; `slots` says which
+    /// question each one answers, by its index in `waiting`.
+    waiting: DurableFuturesUnordered<P>,
+    slots: Vec<usize>,
     /// Who waits for each question's answer.
     waiters: HashMap<usize, Vec<oneshot::Sender<Answer>>>,
     /// Asked, not yet journaled, in the order they will be.
     fresh: VecDeque<Asked>,
 }
 
-impl<'c> Questions<'c> {
-    pub fn new(ctx: &'c WorkflowContext<'c>, names: &'c [String], worker: String) -> Self {
+impl<'c, P> Questions<'c, P>
+where
+    P: DurableFuture<Output = Result<Json<Given>, TerminalError>> + Send,
+{
+    pub fn new(
+        ctx: &'c WorkflowContext<'c>,
+        names: &'c [String],
+        promise: fn(&'c WorkflowContext<'c>, &'c str) -> P,
+        worker: String,
+    ) -> Self {
         Questions {
             ctx,
             names,
+            promise,
             worker,
             asked: Vec::new(),
             by_key: HashMap::new(),
             answers: HashMap::new(),
-            waiting: FuturesUnordered::new(),
+            waiting: DurableFuturesUnordered::new(),
+            slots: Vec::new(),
             waiters: HashMap::new(),
             fresh: VecDeque::new(),
         }
@@ -73,9 +98,9 @@ impl<'c> Questions<'c> {
         self.by_key.insert(q.key.clone(), at);
         self.asked.push(q);
         self.ctx.set(STATE, Json(self.asked.clone()));
-        let promise = self.ctx.promise::<Json<Given>>(name);
-        self.waiting
-            .push(Box::pin(async move { (at, promise.await) }));
+        let slot = self.waiting.push((self.promise)(self.ctx, name));
+        debug_assert_eq!(slot, self.slots.len());
+        self.slots.push(at);
     }
 
     /// A call asks: answered at once when the journal holds the answer,
@@ -132,40 +157,59 @@ impl<'c> Questions<'c> {
     }
 
     /// Waits for the next answer and hands it to the calls waiting for it;
-    /// true when the run was cancelled meanwhile (the question is then
-    /// answered `cancel`).
+    /// true when the run was cancelled meanwhile (every waiting question
+    /// is then answered `cancel`). Dropped before it ends, it loses
+    /// nothing: the next wait asks Restate afresh.
     pub async fn answered(&mut self) -> bool {
-        let Some((at, got)) = self.waiting.next().await else {
-            return false;
-        };
-        let mut cancelled = false;
-        let answer = match got {
-            Ok(Json(given)) => match given.check(&self.asked[at]) {
-                Ok(reply) => Answer::new(reply, given.by),
-                Err(e) => Answer {
-                    reply: Reply::Cancel,
-                    by: given.by,
-                    error: Some(e),
-                },
-            },
-            Err(e) => {
-                cancelled = e.code() == 409;
-                Answer {
+        let (at, answer) = match self.waiting.next().await {
+            Ok(None) => return false,
+            Ok(Some((slot, got))) => {
+                let at = self.slots[slot];
+                let answer = match got {
+                    Ok(Json(given)) => match given.check(&self.asked[at]) {
+                        Ok(reply) => Answer::new(reply, given.by),
+                        Err(e) => Answer {
+                            reply: Reply::Cancel,
+                            by: given.by,
+                            error: Some(e),
+                        },
+                    },
+                    Err(e) => Answer {
+                        reply: Reply::Cancel,
+                        by: Source::Nobody,
+                        error: Some(format!("the question got no answer: {}", e.message())),
+                    },
+                };
+                (at, answer)
+            }
+            // Restate's select fails only when the run is cancelled: no
+            // question of it will be answered.
+            Err(_) => {
+                let answer = Answer {
                     reply: Reply::Cancel,
                     by: Source::Nobody,
-                    error: Some(if cancelled {
-                        "the run was cancelled while the question waited".to_owned()
-                    } else {
-                        format!("the question got no answer: {}", e.message())
-                    }),
+                    error: Some("the run was cancelled while the question waited".to_owned()),
+                };
+                self.waiting = DurableFuturesUnordered::new();
+                for at in std::mem::take(&mut self.slots) {
+                    if !self.answers.contains_key(&at) {
+                        self.settle(at, answer.clone());
+                    }
                 }
+                return true;
             }
         };
+        self.settle(at, answer);
+        false
+    }
+
+    /// Gives a question's answer to the calls waiting for it, and to those
+    /// that will ask it again.
+    fn settle(&mut self, at: usize, answer: Answer) {
         for w in self.waiters.remove(&at).unwrap_or_default() {
             let _ = w.send(answer.clone());
         }
         self.answers.insert(at, answer);
-        cancelled
     }
 }
 

@@ -16,7 +16,8 @@ impl App {
         match msg {
             Message::Question {
                 question, reply, ..
-            } => {
+            }
+            | Message::DurableQuestion { question, reply } => {
                 if let Some(i) = self.node_index(question.node.as_deref()) {
                     self.visuals[i].asking = true;
                     self.sync_live_of(i);

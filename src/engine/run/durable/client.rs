@@ -8,10 +8,12 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 use sha2::{Digest, Sha256};
+use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
 
 use super::{Entry, Recorded};
 use crate::engine::file::model::Composition;
+use crate::engine::mcp::human::{Answer, Question};
 use crate::engine::run::trace::Trace;
 
 /// The name `serve` gives a composition as a tool, and a durable run
@@ -195,13 +197,16 @@ pub fn valid_id(id: &str) -> bool {
 }
 
 /// Runs `req` in Restate for `serve --on`: each journaled call is handed to
-/// `on_call`; `cancel` cancels the invocation in Restate (the worker then
+/// `on_call`, each question the run journals to `on_question` with the
+/// run's id (once each, as the journal is read: the answer goes to
+/// [`answer`]); `cancel` cancels the invocation in Restate (the worker then
 /// compensates) and the trace of the cancelled run still comes back.
 pub async fn run_quiet(
     r: &Restate,
     req: &RunRequest,
     cancel: &CancellationToken,
     on_call: &mut (dyn FnMut(Recorded) -> futures::future::BoxFuture<'static, ()> + Send),
+    on_question: &mut (dyn FnMut(&str, super::ask::Asked) + Send),
 ) -> Result<Trace, String> {
     let (id, invocation) = start(r, req).await.map_err(|(_, s)| s)?;
     let mut journal = Journal {
@@ -217,10 +222,14 @@ pub async fn run_quiet(
             got = &mut output => break got,
             _ = tick.tick() => {
                 for e in journal.poll(r, &id).await {
-                    if let Entry::Calls { calls, .. } = e {
-                        for c in calls {
-                            on_call(c).await;
+                    match e {
+                        Entry::Calls { calls, .. } => {
+                            for c in calls {
+                                on_call(c).await;
+                            }
                         }
+                        Entry::Question { question } => on_question(&id, question),
+                        Entry::Attempt(_) => {}
                     }
                 }
             }
@@ -350,6 +359,49 @@ pub async fn answer(
     let url = format!("{}/{SERVICE}/{id}/answer", r.ingress);
     let req = json!({ "question": question, "answer": given });
     ingress_call(r, &url, Some(&req)).await.map(|_| ())
+}
+
+/// Hands question `q` of durable run `id` to whoever answers it and its
+/// answer back to Restate, in a task of its own: `give` passes the
+/// question on with where its answer goes (false when nobody takes it);
+/// the answer resolves the question (as [`answer`] does) unless `given`
+/// says it is none (the answerer went away). A question nobody answers
+/// keeps waiting in Restate for `pipewright runs answer`; once `over` (the
+/// run ended) the answerer's question is dropped.
+pub fn relay<G>(
+    r: &Restate,
+    id: &str,
+    q: super::ask::Asked,
+    give: G,
+    given: fn(&Answer) -> bool,
+    over: &CancellationToken,
+) where
+    G: FnOnce(Question, oneshot::Sender<Answer>) -> futures::future::BoxFuture<'static, bool>
+        + Send
+        + 'static,
+{
+    let (reply, answered) = oneshot::channel();
+    let (r, id, over) = (r.clone(), id.to_owned(), over.clone());
+    tokio::spawn(async move {
+        if !give(q.question(), reply).await {
+            return;
+        }
+        let a = tokio::select! {
+            a = answered => a,
+            () = over.cancelled() => return,
+        };
+        let Ok(a) = a else {
+            return;
+        };
+        if !given(&a) {
+            return;
+        }
+        let g = super::ask::Given::of(&a.reply, a.by);
+        if let Err((_, e)) = answer(&r, &id, &q.id, &g).await {
+            // Answered meanwhile (`runs answer`), or the run ended.
+            tracing::info!("the answer to {} of run {id} was not taken: {e}", q.id);
+        }
+    });
 }
 
 /// A request-response call through the ingress: the handler's JSON answer.
