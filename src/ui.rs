@@ -31,7 +31,7 @@ pub mod view;
 use std::path::PathBuf;
 
 use clap::Args;
-use is_terminal::IsTerminal;
+use std::io::IsTerminal;
 
 use crate::engine::mcp::servers::ServerArg;
 use crate::options::exit;

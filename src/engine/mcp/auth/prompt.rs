@@ -4,7 +4,7 @@
 
 use std::sync::{Mutex, PoisonError};
 
-use is_terminal::IsTerminal;
+use std::io::IsTerminal;
 
 /// What a connection does when a server wants a login.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
