@@ -453,11 +453,7 @@ impl Tmux {
             .output()
             .is_ok_and(|o| o.status.success());
         if !ok {
-            assert!(
-                std::env::var_os("CI").is_none(),
-                "tmux is required under CI (.ci/run installs it)"
-            );
-            eprintln!("tmux is not installed; the terminal test is skipped");
+            common::skipped(tag, "tmux is not installed (apt-get install tmux)");
             return None;
         }
         let name = format!("pw-hitl-{tag}-{}", std::process::id());

@@ -117,11 +117,10 @@ impl Tmux {
             .output()
             .is_ok_and(|o| o.status.success());
         if !has {
-            assert!(
-                std::env::var_os("CI").is_none(),
-                "tmux is required under CI (.ci/run installs it)"
+            common::skipped(
+                "hitl_parallel (terminal)",
+                "tmux is not installed (apt-get install tmux)",
             );
-            eprintln!("tmux is not installed; the terminal test is skipped");
             return None;
         }
         let t = Tmux(format!("pw-hitl-par-{}", std::process::id()));

@@ -295,7 +295,10 @@ fn age_tokens(data: &Path, seconds: u64) {
     let mut all = Vec::new();
     files(data, &mut all);
     let mut aged = 0;
-    for path in all.iter().filter(|p| p.extension().is_some_and(|e| e == "json")) {
+    for path in all
+        .iter()
+        .filter(|p| p.extension().is_some_and(|e| e == "json"))
+    {
         let Ok(text) = std::fs::read_to_string(path) else {
             continue;
         };

@@ -197,3 +197,36 @@ impl Drop for Server {
         let _ = self.child.wait();
     }
 }
+
+/// Where [`skipped`] lists the tests that could not run (README's test
+/// command empties it first and `tests/skipped.sh` prints it last).
+pub fn skipped_list() -> PathBuf {
+    PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("skipped-tests")
+}
+
+/// A test that cannot run on this machine (`why`: what is missing and how
+/// to get it) says so: refused under CI (`.ci/run` installs everything);
+/// otherwise the line goes to the run's output (written to the stderr
+/// handle, which libtest does not capture for a passing test) and to
+/// [`skipped_list`], so the end of the test command counts it.
+pub fn skipped(test: &str, why: &str) {
+    use std::io::Write as _;
+    assert!(
+        std::env::var_os("CI").is_none(),
+        "{test}: {why}: required under CI (.ci/run installs it)"
+    );
+    // libtest names each test's thread after the test.
+    let name = std::thread::current()
+        .name()
+        .filter(|n| *n != "main")
+        .map_or_else(|| test.to_owned(), |n| format!("{test}::{n}"));
+    let line = format!("{name}: skipped: {why}\n");
+    let _ = std::io::stderr().write_all(line.as_bytes());
+    if let Ok(mut f) = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(skipped_list())
+    {
+        let _ = f.write_all(line.as_bytes());
+    }
+}
