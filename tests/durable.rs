@@ -636,21 +636,7 @@ fn serve_on_restate_answers_a_served_call_across_a_worker_crash() {
     let file = fixture("undo.yaml");
     let port = free_port();
     let first = Worker::start(&home, &restate, &file, port, "first", &[]);
-    let on = restate.on();
-    let admin = restate.admin_url();
-    let serve = Proc::spawn_with_stdin(
-        home.pipewright(&[
-            "serve",
-            file.to_str().expect("utf-8 path"),
-            "--on",
-            &on,
-            "--restate-admin",
-            &admin,
-            "--yes",
-        ]),
-        home.dir.path(),
-        "serve",
-    );
+    let serve = serve_on(&home, &restate, &file);
     let ctx = |procs: &[&Proc]| {
         format!(
             "{}\n--- demo tap ---\n{}",
@@ -658,28 +644,6 @@ fn serve_on_restate_answers_a_served_call_across_a_worker_crash() {
             read(&home.demo_tap())
         )
     };
-    serve.send(&json!({
-        "jsonrpc": "2.0", "id": 1, "method": "initialize",
-        "params": {
-            "protocolVersion": "2025-06-18",
-            "capabilities": {},
-            "clientInfo": {"name": "durable-test", "version": "1.0.0"}
-        }
-    }));
-    let mut init = None;
-    wait_for(
-        "serve to answer initialize",
-        RUN_LIMIT,
-        || {
-            assert!(serve.exited().is_none(), "serve exited\n{}", serve.logs());
-            init = serve.response(1);
-            init.is_some()
-        },
-        || ctx(&[&serve]),
-    );
-    let init = init.expect("waited for");
-    assert!(init.get("error").is_none(), "{init}");
-    serve.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
     serve.send(&json!({
         "jsonrpc": "2.0", "id": 2, "method": "tools/call",
         "params": {"name": "undo", "arguments": {}}
