@@ -129,16 +129,12 @@ pub async fn send(
     req: &RunRequest,
 ) -> Result<Option<String>, (Failure, String)> {
     let url = format!("{}/{SERVICE}/{id}/run/send", r.ingress);
-    let res = client().post(&url).json(req).send().await.map_err(|e| {
-        (
-            Failure::Unreachable,
-            format!(
-                "cannot reach Restate's ingress at {}: {:#}",
-                r.ingress,
-                anyhow::Error::from(e)
-            ),
-        )
-    })?;
+    let res = client()
+        .post(&url)
+        .json(req)
+        .send()
+        .await
+        .map_err(|e| unreachable(r, e))?;
     let status = res.status();
     let body: Value = res.json().await.unwrap_or(Value::Null);
     if !status.is_success() {
@@ -414,16 +410,7 @@ async fn ingress_call(
     if let Some(b) = body {
         req = req.json(b);
     }
-    let res = req.send().await.map_err(|e| {
-        (
-            Failure::Unreachable,
-            format!(
-                "cannot reach Restate's ingress at {}: {:#}",
-                r.ingress,
-                anyhow::Error::from(e)
-            ),
-        )
-    })?;
+    let res = req.send().await.map_err(|e| unreachable(r, e))?;
     let status = res.status();
     let text = res.text().await.unwrap_or_default();
     let v: Value = serde_json::from_str(&text).unwrap_or(Value::Null);
@@ -519,6 +506,18 @@ fn entry_of(entry_json: &str) -> Option<Entry> {
         .map(|b| b.as_u64().and_then(|b| u8::try_from(b).ok()))
         .collect::<Option<_>>()?;
     serde_json::from_slice(&bytes).ok()
+}
+
+/// Restate's ingress did not answer a request.
+fn unreachable(r: &Restate, e: reqwest::Error) -> (Failure, String) {
+    (
+        Failure::Unreachable,
+        format!(
+            "cannot reach Restate's ingress at {}: {:#}",
+            r.ingress,
+            anyhow::Error::from(e)
+        ),
+    )
 }
 
 #[cfg(test)]
