@@ -36,6 +36,7 @@ pub mod eval;
 pub mod file;
 pub mod json;
 pub mod lang;
+pub mod mac;
 pub mod mcp;
 pub mod plan;
 pub mod redact;

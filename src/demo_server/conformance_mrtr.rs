@@ -16,7 +16,8 @@ use rmcp::{
     service::RequestContext,
 };
 use serde_json::{Value, json};
-use sha2::{Digest as _, Sha256};
+
+use crate::engine::mac::{hmac_sha256, random_bytes, same};
 
 use super::conformance_parts::{complete, declared, text, typed};
 
@@ -132,46 +133,24 @@ pub(crate) fn reply<'a>(
 }
 
 /// The process's sealing key, made once from the system's random source.
-fn key() -> Result<&'static [u8; 32], ErrorData> {
-    static KEY: OnceLock<Option<[u8; 32]>> = OnceLock::new();
-    KEY.get_or_init(|| {
-        let mut key = [0u8; 32];
-        rustls::crypto::ring::default_provider()
-            .secure_random
-            .fill(&mut key)
-            .ok()?;
-        Some(key)
-    })
-    .as_ref()
-    .ok_or_else(|| ErrorData::internal_error("no random numbers for a sealing key", None))
+fn key() -> &'static [u8; 32] {
+    static KEY: OnceLock<[u8; 32]> = OnceLock::new();
+    KEY.get_or_init(random_bytes)
 }
 
-/// HMAC-SHA256 (RFC 2104) of `tool`, a zero byte and `payload`.
-fn tag(tool: &str, payload: &[u8]) -> Result<[u8; 32], ErrorData> {
-    let key = key()?;
-    let pad = |byte: u8| {
-        key.iter()
-            .map(|k| k ^ byte)
-            .chain([byte; 32])
-            .collect::<Vec<u8>>()
-    };
-    let inner = Sha256::new()
-        .chain_update(pad(0x36))
-        .chain_update(tool.as_bytes())
-        .chain_update([0])
-        .chain_update(payload)
-        .finalize();
-    Ok(Sha256::new()
-        .chain_update(pad(0x5c))
-        .chain_update(inner)
-        .finalize()
-        .into())
+/// HMAC-SHA256 of `tool`, a zero byte and `payload`.
+fn tag(tool: &str, payload: &[u8]) -> [u8; 32] {
+    let mut msg = Vec::with_capacity(tool.len() + 1 + payload.len());
+    msg.extend_from_slice(tool.as_bytes());
+    msg.push(0);
+    msg.extend_from_slice(payload);
+    hmac_sha256(key(), &msg)
 }
 
 /// `round` sealed and bound to `tool`: `HEX(round).HEX(tag)`.
-fn seal(tool: &str, round: &str) -> Result<String, ErrorData> {
-    let tag = tag(tool, round.as_bytes())?;
-    Ok(format!("{}.{}", hex::encode(round), hex::encode(tag)))
+fn seal(tool: &str, round: &str) -> String {
+    let tag = tag(tool, round.as_bytes());
+    format!("{}.{}", hex::encode(round), hex::encode(tag))
 }
 
 /// The round a sealed state names, if it is intact and bound to `tool`;
@@ -184,14 +163,7 @@ fn open(tool: &str, state: Option<&str>) -> Result<String, ErrorData> {
         .split_once('.')
         .and_then(|(p, t)| Some((hex::decode(p).ok()?, hex::decode(t).ok()?)))
         .ok_or_else(|| refused("it is not one this server made"))?;
-    let expected = tag(tool, &payload)?;
-    let same = given.len() == expected.len()
-        && given
-            .iter()
-            .zip(expected)
-            .fold(0u8, |acc, (a, b)| acc | (a ^ b))
-            == 0;
-    if !same {
+    if !same(&given, &tag(tool, &payload)) {
         return Err(refused(
             "it failed its integrity check (changed, or from another tool)",
         ));
@@ -254,7 +226,7 @@ pub(crate) async fn call(
         },
         "test_input_required_result_request_state"
         | "test_input_required_result_tampered_state" => match reply(responses, "confirm")? {
-            None => ask([("confirm", confirm())], Some(seal(tool, "1")?)),
+            None => ask([("confirm", confirm())], Some(seal(tool, "1"))),
             Some(_) => {
                 open(tool, state)?;
                 done("state-ok: the requestState came back intact")
@@ -273,7 +245,7 @@ pub(crate) async fn call(
                         ("greeting", sample("Generate a greeting", 50)),
                         ("client_roots", roots()),
                     ],
-                    Some(seal(tool, "1")?),
+                    Some(seal(tool, "1")),
                 );
             }
             open(tool, state)?;
@@ -289,7 +261,7 @@ pub(crate) async fn call(
             let step1 = || {
                 ask(
                     [("step1", form("Step 1: What is your name?", "name"))],
-                    Some(seal(tool, "1")?),
+                    Some(seal(tool, "1")),
                 )
             };
             if let Some(r) = reply(responses, "step2")? {
@@ -311,7 +283,7 @@ pub(crate) async fn call(
                         "step2",
                         form("Step 2: What is your favorite color?", "color"),
                     )],
-                    Some(seal(tool, &next)?),
+                    Some(seal(tool, &next)),
                 );
             }
             step1()

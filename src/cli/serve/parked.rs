@@ -42,7 +42,7 @@ impl Live {
         cancel: CancellationToken,
     ) -> Self {
         Live {
-            id: hex::encode(super::seal::random_bytes::<16>()),
+            id: hex::encode(crate::engine::mac::random_bytes::<16>()),
             round: 0,
             questions,
             run,
