@@ -284,7 +284,7 @@ impl ServerHandler for DemoServer {
 fn no_such(what: &str, name: &str) -> ErrorData {
     ErrorData::invalid_params(
         format!("the demo server has no {what} `{name}`"),
-        Some(serde_json::json!({ "uri": name })),
+        Some(serde_json::json!({ if what == "resource" { "uri" } else { "name" }: name })),
     )
 }
 

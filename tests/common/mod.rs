@@ -199,7 +199,8 @@ impl Drop for Server {
 }
 
 /// Where [`skipped`] lists the tests that could not run (README's test
-/// command empties it first and `tests/skipped.sh` prints it last).
+/// command empties it with `tests/skipped.sh --clear` and prints it with
+/// `tests/skipped.sh`).
 pub fn skipped_list() -> PathBuf {
     PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("skipped-tests")
 }
