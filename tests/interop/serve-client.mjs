@@ -91,12 +91,27 @@ compositions:
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const stored = () => (existsSync(memoryFile) ? readFileSync(memoryFile, "utf8") : "");
 
+// Every message the client's transport reads, in the order it read them,
+// before the SDK dispatches it: the SDK hands a notification to its handler
+// a microtask after a response read in the same chunk, and drops progress
+// for a request that has already been answered, so what the handlers see
+// depends on the machine's timing; what came over the wire does not.
+const wire = [];
+function tap(transport) {
+  const dispatch = transport.onmessage;
+  transport.onmessage = (message, extra) => {
+    wire.push(message);
+    dispatch?.(message, extra);
+  };
+}
+
 async function connect(files, extra) {
   const args = ["serve", "--no-save", ...extra, ...files];
   if (mode === "stdio") {
     const transport = new StdioClientTransport({ command: bin, args, stderr: "pipe" });
     const client = new Client({ name: "serve-test", version: "1.0.0" });
     await client.connect(transport);
+    tap(transport);
     return { client, stop: async () => client.close() };
   }
   const child = spawn(bin, [...args, "--http", "127.0.0.1:0"], { stdio: ["ignore", "ignore", "pipe"] });
@@ -111,7 +126,9 @@ async function connect(files, extra) {
     child.on("exit", (c) => reject(new Error(`serve exited ${c}: ${text}`)));
   });
   const client = new Client({ name: "serve-test", version: "1.0.0" });
-  await client.connect(new StreamableHTTPClientTransport(new URL(url)));
+  const transport = new StreamableHTTPClientTransport(new URL(url));
+  await client.connect(transport);
+  tap(transport);
   return {
     client,
     stop: async () => {
@@ -161,30 +178,40 @@ const all = await Promise.all(people.map((who) => c.callTool({ name: "lookup", a
 const own = all.every((res, i) => res.structuredContent?.name?.toLowerCase().includes(people[i]));
 check("16 concurrent calls each get their own answer", own, JSON.stringify(all.map((x) => x.structuredContent?.name)));
 
-// Progress as each node ends.
+// Progress as each node ends, every one read before the response.
 const seen = [];
+const from = wire.length;
 const three = await c.callTool({ name: "three_steps", arguments: {} }, undefined, { onprogress: (p) => seen.push(p) });
 check("a three-step call answers", three.structuredContent?.result === "abc", JSON.stringify(three));
-// The SDK hands notifications to handlers a microtask later than
-// responses, so when the last one and the response arrive in one read, the
-// last is dropped on the client's side; 40 ms naps keep the others apart,
-// and tests/serve.rs checks on the wire that all are sent before the
-// response.
+const read = wire.slice(from);
+const answered = read.findIndex((m) => m.result?.structuredContent?.result === "abc");
+const token = read[answered]?.id;
+const progressed = read
+  .slice(0, answered)
+  .filter((m) => m.method === "notifications/progress" && m.params?.progressToken === token)
+  .map((m) => m.params);
 const order = ["one", "nap1", "two", "nap2", "three"];
-// Log messages at the level the client set: one per node end.
-const logs = [];
-c.setNotificationHandler(LoggingMessageNotificationSchema, (n) => logs.push(n.params));
+// Log messages at the level the client set: one per node end, each read
+// before the call's response.
+const logsOf = (start) => {
+  const read = wire.slice(start);
+  const end = read.findIndex((m) => m.result?.structuredContent?.result === "abc");
+  return end < 0 ? [] : read.slice(0, end).filter((m) => m.method === "notifications/message").map((m) => m.params);
+};
+c.setNotificationHandler(LoggingMessageNotificationSchema, () => {});
 check("logging/setLevel answers", JSON.stringify(await c.setLoggingLevel("info")) === "{}");
+let start = wire.length;
 const logged = await c.callTool({ name: "three_steps", arguments: {} });
-await sleep(50);
+const logs = logsOf(start);
 const ends = logs.filter((p) => p.data?.event === "node_finished").map((p) => p.data.node);
 check("log messages name each node as it ends", logged.structuredContent?.result === "abc" && ["one", "nap1", "two", "nap2"].every((n) => ends.includes(n)) && logs.every((p) => p.logger === "pipewright" && p.level !== "debug"), JSON.stringify(logs));
 await c.setLoggingLevel("error");
-logs.length = 0;
+start = wire.length;
 await c.callTool({ name: "three_steps", arguments: {} });
-await sleep(50);
-check("at error a run that succeeds logs nothing", logs.length === 0, JSON.stringify(logs));
-check("progress comes as each node ends", seen.length >= 4 && seen.every((p, i) => p.progress === i + 1 && p.total === 5 && p.message === order[i]), JSON.stringify(seen));
+const quiet = wire.slice(start).filter((m) => m.method === "notifications/message");
+check("at error a run that succeeds logs nothing", quiet.length === 0, JSON.stringify(quiet));
+check("progress comes as each node ends, before the response", progressed.length === 5 && progressed.every((p, i) => p.progress === i + 1 && p.total === 5 && p.message === order[i]), JSON.stringify(progressed));
+check("the SDK hands progress to the caller's handler in order", seen.length >= 1 && seen.every((p, i) => p.message === order[i]), JSON.stringify(seen));
 
 // Cancellation returns promptly; the server still answers.
 const ac = new AbortController();
