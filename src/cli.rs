@@ -84,7 +84,7 @@ pub struct Cli {
     #[arg(
         long,
         global = true,
-        value_enum,
+        value_parser = crate::options::choice::<crate::engine::mcp::LogLevel>(),
         value_name = "LEVEL",
         env = "PIPEWRIGHT_LOG_LEVEL"
     )]
@@ -238,9 +238,18 @@ pub fn main() -> ExitCode {
         } else {
             log::Sink::Stderr
         });
-        if matches!(command, Command::Edit(_)) {
-            // The workbench owns the screen: a login opens a browser only.
-            crate::engine::mcp::auth::set_prompt(crate::engine::mcp::auth::Prompt::BrowserOnly);
+        {
+            use crate::engine::mcp::auth::{Prompt, set_prompt};
+            use std::io::IsTerminal;
+            let prompt = if matches!(command, Command::Edit(_)) {
+                // The workbench owns the screen: a login opens a browser only.
+                Prompt::BrowserOnly
+            } else if std::io::stdin().is_terminal() && std::io::stderr().is_terminal() {
+                Prompt::Terminal
+            } else {
+                Prompt::Never
+            };
+            set_prompt(prompt, |text| eprintln!("{text}"));
         }
         match command {
             Command::Edit(args) => crate::ui::edit(args).await,

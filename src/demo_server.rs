@@ -354,7 +354,7 @@ pub async fn spawn_http_with(
         move || Ok(server.clone()),
         Arc::new(LocalSessionManager::default()),
         // The settings `serve --http` uses (Origin and Host checks).
-        crate::engine::mcp::serving::http_config(cancel.child_token(), false),
+        crate::serving::http_config(cancel.child_token(), false),
     );
     let router = axum::Router::new().nest_service(HTTP_PATH, service);
     let stop = cancel.clone();

@@ -8,7 +8,9 @@
 
 pub mod cli;
 pub mod demo_server;
-pub mod engine;
 pub mod lsp;
 pub mod options;
+pub mod serving;
 pub mod ui;
+
+pub use pipewright_engine as engine;

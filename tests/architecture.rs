@@ -29,6 +29,13 @@ fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
+/// Every crate of the workspace: its source folder and the module path
+/// it is read under, so the engine crate's `crate::run` is
+/// `crate::engine::run` here, as the binary's crate re-exports it.
+/// (Cargo keeps each crate from importing what it does not depend on;
+/// this test checks the files inside them.)
+const CRATES: &[(&str, &str)] = &[("src", "crate"), ("crates/engine/src", "crate::engine")];
+
 fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
     for entry in std::fs::read_dir(dir).expect("readable src/").flatten() {
         let path = entry.path();
@@ -40,10 +47,13 @@ fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
-/// `src/engine/run/session.rs` → `["crate", "engine", "run", "session"]`.
-fn module_path(file: &Path) -> Vec<String> {
-    let rel = file.strip_prefix(root().join("src")).expect("under src/");
-    let mut path = vec!["crate".to_string()];
+/// `crates/engine/src/run/session.rs` under `crate::engine` →
+/// `["crate", "engine", "run", "session"]`.
+fn module_path(file: &Path, dir: &str, prefix: &str) -> Vec<String> {
+    let rel = file
+        .strip_prefix(root().join(dir))
+        .expect("under its crate");
+    let mut path: Vec<String> = prefix.split("::").map(str::to_owned).collect();
     for part in rel.with_extension("").iter() {
         let part = part.to_string_lossy().to_string();
         if part != "lib" && part != "main" {
@@ -88,29 +98,35 @@ fn strip_comments(code: &str) -> String {
 }
 
 fn load_modules() -> Vec<Module> {
-    let mut files = Vec::new();
-    rust_files(&root().join("src"), &mut files);
-    files.sort();
     let decl = Regex::new(r"(?m)^\s*(?:pub(?:\([^)]*\))?\s+)?mod\s+([a-z_0-9]+)\s*;").unwrap();
-    files
-        .into_iter()
-        .filter(|f| f.file_name().is_some_and(|n| n != "tests.rs"))
-        .map(|file| {
+    let crate_path = Regex::new(r"\bcrate::").unwrap();
+    let mut modules = Vec::new();
+    for (dir, prefix) in CRATES {
+        let mut files = Vec::new();
+        rust_files(&root().join(dir), &mut files);
+        files.sort();
+        let inside = format!("{prefix}::");
+        for file in files {
+            if file.file_name().is_some_and(|n| n == "tests.rs") {
+                continue;
+            }
             let text = std::fs::read_to_string(&file).expect("readable source");
             let code = strip_comments(&strip_tests(&text));
+            let code = crate_path.replace_all(&code, inside.as_str()).into_owned();
             let children = decl
                 .captures_iter(&code)
                 .map(|c| c[1].to_string())
                 .filter(|n| n != "tests")
                 .collect();
-            Module {
-                path: module_path(&file),
+            modules.push(Module {
+                path: module_path(&file, dir, prefix),
                 file,
                 children,
                 code,
-            }
-        })
-        .collect()
+            });
+        }
+    }
+    modules
 }
 
 /// Every path a `use` tree names, with its braces expanded.

@@ -363,7 +363,7 @@ fn tracing_events_reach_stderr_filtered_by_pipewright_log() {
     let debug = run(Some("pipewright=debug"));
     assert!(
         debug.contains(
-            "DEBUG pipewright::engine::mcp::child: server did not exit within the grace after stdin closed"
+            "DEBUG pipewright_engine::mcp::child: server did not exit within the grace after stdin closed"
         ),
         "{debug}"
     );

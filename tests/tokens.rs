@@ -17,9 +17,9 @@ fn same_counts_as_bpe_openai_on_the_projects_own_text() {
         "docs/src",
         "docs/src/reference",
         "examples",
-        "src/engine/cost",
-        "src/engine/run",
-        "src/engine/mcp",
+        "crates/engine/src/cost",
+        "crates/engine/src/run",
+        "crates/engine/src/mcp",
     ] {
         for entry in std::fs::read_dir(root.join(dir)).expect("the folder exists") {
             let path = entry.expect("readable").path();

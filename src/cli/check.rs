@@ -15,7 +15,7 @@ pub struct CheckArgs {
     #[arg(required = true)]
     pub files: Vec<PathBuf>,
     /// Read the files as this dialect instead of detecting it.
-    #[arg(long, value_enum, default_value_t = Dialect::Auto)]
+    #[arg(long, value_parser = crate::options::choice::<Dialect>(), default_value = "auto")]
     pub dialect: Dialect,
 }
 

@@ -14,7 +14,7 @@ pub struct ConvertArgs {
     /// A Fibe `fibe_pipeline` or Discord `mcp_pipeline` JSON (or YAML) file.
     pub file: PathBuf,
     /// Read the file as this dialect instead of detecting it.
-    #[arg(long, value_enum, default_value_t = Dialect::Auto)]
+    #[arg(long, value_parser = crate::options::choice::<Dialect>(), default_value = "auto")]
     pub dialect: Dialect,
 }
 

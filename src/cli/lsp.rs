@@ -24,7 +24,7 @@ pub struct LspArgs {
 /// servers, then are dropped (which stops them).
 pub async fn lsp(args: LspArgs) -> u8 {
     // A language server never opens a browser or prints a login prompt.
-    crate::engine::mcp::auth::set_prompt(crate::engine::mcp::auth::Prompt::Never);
+    crate::engine::mcp::auth::set_prompt(crate::engine::mcp::auth::Prompt::Never, |_| {});
     let options = crate::lsp::Options {
         connect: !args.no_connect,
     };

@@ -1,5 +1,5 @@
 //! How the command line reports a load's diagnostics and a usage error on
-//! stderr, compiler style.
+//! stderr, compiler style, and a trace it could not save.
 
 use crate::engine::file::loader::Loaded;
 use crate::options::exit;
@@ -16,4 +16,22 @@ pub fn report_diagnostics(file: &str, source: &str, loaded: &Loaded) -> bool {
 pub(crate) fn usage(msg: impl std::fmt::Display) -> u8 {
     eprintln!("error: {}", super::output::printable(&msg.to_string()));
     exit::INVALID
+}
+
+/// Keeps the trace in the runs directory, with the file's text beside it
+/// when `source` is given (History draws the run on it); failure to save is
+/// only a warning on stderr.
+pub fn keep(
+    trace: &crate::engine::run::trace::Trace,
+    source: Option<&crate::engine::run::store::KeptSource>,
+) {
+    let Some(runs) = crate::engine::run::store::Runs::open() else {
+        return;
+    };
+    if let Err(e) = runs.save_with_kept_source(trace, source) {
+        eprintln!(
+            "warning: could not save the trace to {}: {e}",
+            runs.dir.display()
+        );
+    }
 }

@@ -108,7 +108,7 @@ pub struct RunArgs {
     #[arg(long = "break", value_name = "NODE")]
     pub breaks: Vec<String>,
     /// Read the file as this dialect instead of detecting it.
-    #[arg(long, value_enum, default_value_t = Dialect::Auto)]
+    #[arg(long, value_parser = crate::options::choice::<Dialect>(), default_value = "auto")]
     pub dialect: Dialect,
     /// Also use every server of this client config file (Claude Desktop,
     /// Cursor, `.mcp.json`, VS Code `mcp.json`); the file's own win, then
@@ -431,7 +431,7 @@ pub async fn run(args: RunArgs, source: String, loaded: Loaded) -> u8 {
                 }
             }
             if let Some(kept) = &kept {
-                store::save_with_source(&trace, kept);
+                super::report::keep(&trace, Some(kept));
             }
             // Saved: the record of the run in progress goes.
             watch.live = None;

@@ -155,9 +155,9 @@ pub async fn follow(
     if report.save {
         match file {
             Some((_, source, p)) => {
-                store::save_with_source(&trace, &store::KeptSource::of(source, p))
+                crate::cli::report::keep(&trace, Some(&store::KeptSource::of(source, p)))
             }
-            None => store::save(&trace),
+            None => crate::cli::report::keep(&trace, None),
         }
     }
     let traces = [trace];

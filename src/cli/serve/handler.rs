@@ -318,7 +318,7 @@ impl PipelineServer {
             super::judged::Evaluator::mark(&mut trace);
         }
         if self.save {
-            crate::engine::run::store::save(&trace);
+            crate::cli::report::keep(&trace, None);
         }
         let answer = result(&trace);
         if let Some(e) = judged {
@@ -581,7 +581,7 @@ pub async fn serve_http(
     let service = StreamableHttpService::new(
         move || Ok(server.for_session()),
         sessions,
-        crate::engine::mcp::serving::http_config(cancel.child_token(), opts.token.is_some()),
+        crate::serving::http_config(cancel.child_token(), opts.token.is_some()),
     );
     let router = axum::Router::new()
         .nest_service("/mcp", service)

@@ -1,0 +1,45 @@
+#![forbid(unsafe_code)]
+//! The execution engine, one room per stage of the flow. No terminal code
+//! lives here; the CLI and the workbench are two drivers of it.
+//!
+//! ```text
+//! file ──▶ plan ──▶ run ──▶ events / trace ──▶ driver (cli, ui)
+//!   │        │        │
+//!  lang     cost     mcp
+//! ```
+//!
+//! - [`file`]: bytes of a pipeline file (native, Fibe or Discord) in, the
+//!   validated model with its graph, and its diagnostics out.
+//! - [`lang`]: the `${…}` reference language and jq, used by every stage.
+//! - [`plan`]: the model in, the dry-run plan and the preflight verdict
+//!   out; nothing is called.
+//! - [`author`]: a file's text as typed (parsed or not) in, completion,
+//!   definitions, references and hover out, for the workbench editor and
+//!   `pipewright lsp` alike.
+//! - [`eval`]: a finished trace in, its judged `eval:` rows out (an LLM
+//!   judge grades the run; no tool is called).
+//! - [`run`]: a session that a driver commands, events and the trace out.
+//! - [`cost`]: what a call costs and how many tokens it uses.
+//! - [`mcp`]: which servers a run talks to, and the MCP client that talks.
+//! - [`diag`] and [`redact`]: positions and diagnostics, and the masking of
+//!   secrets, which every stage uses; [`dirs`]: where data and config live;
+//!   [`settings`]: the limits the environment sets, read once by the
+//!   binary; [`json`]: a JSON value held once and shared by every stage.
+//!
+//! Dependencies run one way: `author → plan → eval → run → mcp → file → lang`, with `cost`,
+//! `diag`, `dirs`, `json`, `redact` and `settings` as leaves (`tests/architecture.rs` checks it).
+
+pub mod author;
+pub mod cost;
+pub mod diag;
+pub mod dirs;
+pub mod eval;
+pub mod file;
+pub mod json;
+pub mod lang;
+pub mod mac;
+pub mod mcp;
+pub mod plan;
+pub mod redact;
+pub mod run;
+pub mod settings;

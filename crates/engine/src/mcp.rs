@@ -1,0 +1,794 @@
+//! The MCP client: one [`Connection`] per declared server, over a spawned
+//! stdio process or Streamable HTTP, built on the official `rmcp` SDK;
+//! [`servers`] decides which servers a run talks to, and [`caller`] is the
+//! one way a run calls a tool (live, recorded or replayed).
+//!
+//! A connection does the handshake and `tools/list` once, then serves any
+//! number of concurrent `tools/call`s. Timeouts and cancellation tell the
+//! server with `notifications/cancelled`. What a server writes to stderr and
+//! sends as log notifications goes to a bounded [`ServerLog`], never to the
+//! terminal.
+
+pub mod auth;
+pub mod caller;
+mod child;
+pub mod client_config;
+mod endpoint;
+mod error;
+mod failure;
+mod handler;
+mod handshake;
+pub mod human;
+mod inflight;
+mod input_required;
+mod lent;
+mod level;
+mod listen;
+mod listing;
+mod log;
+mod output;
+mod reply;
+mod revision;
+pub mod roots;
+pub mod servers;
+mod stdout;
+pub mod task;
+mod tools;
+mod transport;
+mod wire;
+
+use std::{
+    collections::BTreeMap,
+    fmt,
+    path::PathBuf,
+    sync::{
+        Arc, Mutex, PoisonError, RwLock,
+        atomic::{AtomicBool, Ordering},
+    },
+    time::Duration,
+};
+
+use rmcp::{
+    Peer, RoleClient, ServiceError,
+    model::{
+        CallToolRequestParams, CustomResult, ErrorCode, MetaObject, RequestMetaObject, ServerResult,
+    },
+    service::{PeerRequestOptions, RunningService},
+};
+use serde_json::{Map, Value};
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+
+pub use child::{DEFAULT_SHUTDOWN_GRACE, kill_all_servers, set_shutdown_grace, shutdown_grace};
+use endpoint::Endpoint;
+use error::HumanDuration;
+pub use error::McpError;
+use handler::Client;
+use human::{CallExtras, CallScope};
+use inflight::{InFlight, Registered};
+use level::{LOG_LEVEL, set_level};
+pub use level::{LogLevel, set_log_level};
+pub use log::ServerLog;
+pub use output::{REPEATED, error_text, grown, is_error, kept, meta_of, output_of};
+use reply::Replies;
+pub use revision::{Choices, Protocol, ProtocolArg, set_protocol};
+use roots::Root;
+pub use stdout::DEFAULT_MAX_MESSAGE_MB;
+pub use tools::{TaskSupport, ToolAnnotations, ToolInfo};
+use transport::{
+    describe_stdio_init_error, http_init_error, http_transport, redact_url, spawn_stdio,
+};
+use wire::{AbandonGuard, Freshness, ListError, excerpt, list_tools, request_json};
+
+use crate::json::Json;
+
+/// How long a cancelled or timed-out call waits for its
+/// `notifications/cancelled` to be handed to the transport.
+const CANCEL_NOTICE_WAIT: Duration = Duration::from_millis(500);
+/// How long [`Connection::close`] waits for the server to shut down.
+const CLOSE_WAIT: Duration = Duration::from_secs(10);
+
+/// How to reach one MCP server. `protocol` is the file's `protocol:` for
+/// it (`None`: the command line's choice, else `auto`).
+#[derive(Clone, PartialEq, Eq)]
+pub enum ServerSpec {
+    /// A child process spoken to over its stdin/stdout. `args` are passed as
+    /// they are, without a shell; `env` is added to pipewright's environment.
+    Stdio {
+        command: String,
+        args: Vec<String>,
+        env: BTreeMap<String, String>,
+        cwd: Option<PathBuf>,
+        protocol: Option<Protocol>,
+    },
+    /// A Streamable HTTP endpoint. `headers` (e.g. `Authorization`) go with
+    /// every request; their values are secrets and never appear in errors,
+    /// logs or `Debug` output.
+    Http {
+        url: String,
+        headers: BTreeMap<String, String>,
+        protocol: Option<Protocol>,
+    },
+}
+
+impl ServerSpec {
+    /// The revision the file chose for this server, if it did.
+    pub fn protocol(&self) -> Option<Protocol> {
+        match self {
+            ServerSpec::Stdio { protocol, .. } | ServerSpec::Http { protocol, .. } => *protocol,
+        }
+    }
+}
+
+impl fmt::Debug for ServerSpec {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ServerSpec::Stdio {
+                command,
+                args,
+                env,
+                cwd,
+                protocol,
+            } => f
+                .debug_struct("Stdio")
+                .field("command", command)
+                .field("args", args)
+                .field("env", &env.keys().collect::<Vec<_>>())
+                .field("cwd", cwd)
+                .field("protocol", protocol)
+                .finish(),
+            ServerSpec::Http {
+                url,
+                headers,
+                protocol,
+            } => f
+                .debug_struct("Http")
+                .field("url", &redact_url(url))
+                .field("headers", &headers.keys().collect::<Vec<_>>())
+                .field("protocol", protocol)
+                .finish(),
+        }
+    }
+}
+
+/// Settings for [`Connection::connect`].
+#[derive(Debug, Clone)]
+pub struct ConnectOptions {
+    /// Limit for starting the server, the handshake and `tools/list` together.
+    pub connect_timeout: Duration,
+    /// The `clientInfo` pipewright sends in `initialize`.
+    pub client_name: String,
+    pub client_version: String,
+    /// The answer to `roots/list`.
+    pub roots: Vec<Root>,
+    /// How long a stdio server gets to exit once its stdin is closed, and
+    /// again after SIGTERM, before it is killed.
+    pub shutdown_grace: Duration,
+    /// `--log-level`: sent as `logging/setLevel` to servers that log.
+    pub log_level: Option<LogLevel>,
+    /// `--protocol`: the MCP revision to negotiate with every server, and
+    /// with the servers it names (`--protocol NAME=REVISION`).
+    pub protocol: Choices,
+    /// A long-lived session (the workbench, `serve`, `worker`, `lsp`): keep
+    /// a `subscriptions/listen` stream open for tool-list changes.
+    pub listen: bool,
+}
+
+impl ConnectOptions {
+    /// The revision to negotiate with the server `name`: the command
+    /// line's choice for it, else the file's `protocol:`, else the command
+    /// line's choice for every server (`auto` unless given).
+    pub fn protocol_for(&self, name: &str, spec: &ServerSpec) -> Protocol {
+        self.protocol
+            .servers
+            .get(name)
+            .copied()
+            .or(spec.protocol())
+            .unwrap_or(self.protocol.all)
+    }
+}
+
+impl Default for ConnectOptions {
+    /// 30 s to connect, `pipewright` and its version, and the current
+    /// directory as the only root.
+    fn default() -> Self {
+        Self {
+            connect_timeout: Duration::from_secs(30),
+            client_name: "pipewright".to_owned(),
+            client_version: env!("CARGO_PKG_VERSION").to_owned(),
+            roots: std::env::current_dir()
+                .map(|dir| vec![Root::from_path(&dir)])
+                .unwrap_or_default(),
+            shutdown_grace: shutdown_grace(),
+            log_level: LOG_LEVEL.get().copied(),
+            protocol: revision::default_protocol(),
+            listen: false,
+        }
+    }
+}
+
+/// The result of one `tools/call` that got an answer.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CallOutcome {
+    /// The JSON-RPC request as sent:
+    /// `{"jsonrpc":"2.0","id":…,"method":"tools/call","params":{…}}`.
+    pub request: Json,
+    /// The `CallToolResult` as received: for a stdio server the very text
+    /// it sent, shared (see [`Json`]).
+    pub result: Json,
+    /// The result's `isError`: the tool ran and reported a failure.
+    pub is_error: bool,
+    pub duration: Duration,
+    /// Answered from a cassette, not by a server: the call is free.
+    pub replayed: bool,
+    /// The questions the server asked during the call, with their replies,
+    /// and its log lines and progress.
+    pub extras: CallExtras,
+}
+
+impl CallOutcome {
+    /// The node output of this result; see [`output_of`].
+    pub fn output(&self) -> Json {
+        output_of(&self.result)
+    }
+}
+
+/// A live connection to one MCP server. Cloning is cheap and every clone
+/// talks to the same server; calls from many tasks run concurrently.
+#[derive(Clone)]
+pub struct Connection {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    name: String,
+    peer: Peer<RoleClient>,
+    service: Mutex<Option<RunningService<RoleClient, Client>>>,
+    server_info: Value,
+    tools: RwLock<Arc<Vec<ToolInfo>>>,
+    log: ServerLog,
+    endpoint: Endpoint,
+    closed: AtomicBool,
+    calls: InFlight,
+    tools_changed: Arc<AtomicBool>,
+    /// The answer to `roots/list` in an input-required result.
+    roots: Vec<Root>,
+    /// When the tool list goes stale (its `ttlMs`).
+    fresh: Freshness,
+    /// The answers to `tools/call`s, read and kept by the transport.
+    replies: Replies,
+}
+
+impl fmt::Debug for Connection {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Connection")
+            .field("name", &self.inner.name)
+            .field("pid", &self.pid())
+            .field("tools", &self.tools().len())
+            .field("closed", &self.is_closed())
+            .finish()
+    }
+}
+
+impl Connection {
+    /// Starts or reaches the server, does the MCP handshake and reads the
+    /// whole `tools/list` (following `nextCursor`), all within
+    /// `opts.connect_timeout`.
+    pub async fn connect(
+        name: &str,
+        spec: &ServerSpec,
+        opts: &ConnectOptions,
+    ) -> Result<Connection, McpError> {
+        let log = ServerLog::default();
+        let calls = InFlight::default();
+        let tools_changed = Arc::new(AtomicBool::new(false));
+        let for_client = (log.clone(), calls.clone(), tools_changed.clone());
+        let client = || {
+            Client::new(
+                name,
+                (&opts.client_name, &opts.client_version),
+                opts.roots.clone(),
+                for_client.0.clone(),
+                for_client.1.clone(),
+                for_client.2.clone(),
+            )
+        };
+        let protocol = opts.protocol_for(name, spec);
+        let replies = Replies::default();
+        let shared = (log, calls, tools_changed, replies);
+        let deadline = Instant::now() + opts.connect_timeout;
+        let within = HumanDuration(opts.connect_timeout);
+        match spec {
+            ServerSpec::Stdio {
+                command,
+                args,
+                env,
+                cwd,
+                ..
+            } => {
+                let (transport, stderr) = spawn_stdio(
+                    name,
+                    command,
+                    args,
+                    env,
+                    cwd.as_deref(),
+                    opts.shutdown_grace,
+                    (&shared.0, &shared.3),
+                )?;
+                let pid = transport.id();
+                let notes = transport.notes();
+                let stderr_done = CancellationToken::new();
+                match stderr {
+                    Some(stderr) => {
+                        tokio::spawn(log::pump(stderr, shared.0.clone(), stderr_done.clone()));
+                    }
+                    None => stderr_done.cancel(),
+                }
+                let endpoint = Endpoint::Stdio {
+                    pid,
+                    stderr_done,
+                    notes,
+                };
+                let handshake = handshake::stdio(transport, client, protocol);
+                let service = match tokio::time::timeout_at(deadline, handshake).await {
+                    Ok(Ok(service)) => service,
+                    Ok(Err(e)) => {
+                        return Err(McpError::Handshake {
+                            server: name.to_owned(),
+                            reason: endpoint
+                                .handshake_reason(describe_stdio_init_error(&e, protocol)),
+                            stderr_tail: endpoint.stderr_tail(&shared.0).await,
+                        });
+                    }
+                    Err(_) => {
+                        return Err(McpError::Handshake {
+                            server: name.to_owned(),
+                            reason: endpoint.handshake_reason(protocol.no_answer(within)),
+                            stderr_tail: endpoint.stderr_tail(&shared.0).await,
+                        });
+                    }
+                };
+                Self::finish(name, service, endpoint, shared, deadline, opts).await
+            }
+            ServerSpec::Http { url, headers, .. } => {
+                let transport = http_transport(name, url, headers, &shared.3)?;
+                // Checked above: a second handshake builds the same again.
+                let again = || http_transport(name, url, headers, &shared.3).ok();
+                let handshake = handshake::http(transport, again, client, protocol);
+                let service = match tokio::time::timeout_at(deadline, handshake).await {
+                    Ok(Ok(service)) => service,
+                    Ok(Err(e)) if auth::wants_login(revision::telling(&e)) => {
+                        auth::login_for_connect(name, url).await?;
+                        return Box::pin(Self::connect(name, spec, opts)).await;
+                    }
+                    Ok(Err(e)) => return Err(http_init_error(name, url, &e, protocol)),
+                    Err(_) => {
+                        return Err(McpError::Connect {
+                            server: name.to_owned(),
+                            url: redact_url(url),
+                            reason: protocol.no_answer(within),
+                        });
+                    }
+                };
+                Self::finish(name, service, Endpoint::Http, shared, deadline, opts).await
+            }
+        }
+    }
+
+    /// After the handshake: read the tools and assemble the connection.
+    async fn finish(
+        name: &str,
+        service: RunningService<RoleClient, Client>,
+        endpoint: Endpoint,
+        (log, calls, tools_changed, replies): (ServerLog, InFlight, Arc<AtomicBool>, Replies),
+        deadline: Instant,
+        opts: &ConnectOptions,
+    ) -> Result<Connection, McpError> {
+        let peer = service.peer().clone();
+        let peer_info = peer.peer_info();
+        let server_info = peer_info
+            .as_deref()
+            .and_then(|info| serde_json::to_value(info).ok())
+            .unwrap_or(Value::Null);
+        let has_tools = peer_info
+            .as_deref()
+            .is_some_and(|info| info.capabilities.tools.is_some());
+        let logs = peer_info
+            .as_deref()
+            .is_some_and(|info| info.capabilities.logging.is_some());
+        if let (Some(level), true) = (opts.log_level, logs) {
+            set_level(&peer, level, &log, deadline).await;
+        }
+        let fresh = Freshness::default();
+        let listed = tokio::time::timeout_at(deadline, list_tools(&peer, &fresh, &replies)).await;
+        let tools = match listed {
+            Ok(Ok(tools)) => Ok(tools),
+            // A server without tools: nothing to call, but reachable.
+            Ok(Err(ListError::Service(ServiceError::McpError(e))))
+                if e.code == ErrorCode::METHOD_NOT_FOUND && !has_tools =>
+            {
+                Ok(Vec::new())
+            }
+            Ok(Err(e)) => Err(format!("`tools/list` failed: {e}")),
+            Err(_) => Err(format!(
+                "no complete answer to `tools/list` within {}",
+                HumanDuration(opts.connect_timeout)
+            )),
+        };
+        let failure = match tools {
+            Ok(tools) => {
+                let conn = Connection {
+                    inner: Arc::new(Inner {
+                        name: name.to_owned(),
+                        peer,
+                        service: Mutex::new(Some(service)),
+                        server_info,
+                        tools: RwLock::new(Arc::new(tools)),
+                        log,
+                        endpoint,
+                        closed: AtomicBool::new(false),
+                        calls,
+                        tools_changed,
+                        roots: opts.roots.clone(),
+                        fresh,
+                        replies,
+                    }),
+                };
+                if opts.listen {
+                    conn.listen_for_changes();
+                }
+                return Ok(conn);
+            }
+            Err(failure) => failure,
+        };
+        // Dropping the service shuts the transport down in the background.
+        drop(service);
+        Err(McpError::Handshake {
+            server: name.to_owned(),
+            reason: endpoint.handshake_reason(failure),
+            stderr_tail: endpoint.stderr_tail(&log).await,
+        })
+    }
+
+    /// The server's name as declared in the pipeline file.
+    pub fn name(&self) -> &str {
+        &self.inner.name
+    }
+
+    /// What the server said about itself in the handshake:
+    /// `{"protocolVersion", "capabilities", "serverInfo", "instructions"}`.
+    pub fn server_info(&self) -> Value {
+        self.inner.server_info.clone()
+    }
+
+    /// Every tool of the server, in listed order (as last read).
+    pub fn tools(&self) -> Arc<Vec<ToolInfo>> {
+        self.inner
+            .tools
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+
+    /// The tool called `name`, if the server has one.
+    pub fn tool(&self, name: &str) -> Option<ToolInfo> {
+        self.tools().iter().find(|t| t.name == name).cloned()
+    }
+
+    /// The server's stderr (stdio servers) and log notifications, last 64 KiB.
+    pub fn log(&self) -> &ServerLog {
+        &self.inner.log
+    }
+
+    /// The process id of a stdio server.
+    pub fn pid(&self) -> Option<u32> {
+        match &self.inner.endpoint {
+            Endpoint::Stdio { pid, .. } => *pid,
+            Endpoint::Http => None,
+        }
+    }
+
+    /// True once the connection was closed or the server went away.
+    pub fn is_closed(&self) -> bool {
+        self.inner.closed.load(Ordering::SeqCst) || self.inner.peer.is_transport_closed()
+    }
+
+    /// One `tools/call`.
+    ///
+    /// `meta` goes into the request's `params._meta` (next to the
+    /// `progressToken` rmcp adds). The server's questions are declined (see
+    /// [`Connection::call_scoped`]). When `timeout` passes, or `cancel` fires,
+    /// the server is sent `notifications/cancelled` for the request and the
+    /// call returns [`McpError::Timeout`] or [`McpError::Cancelled`] at once,
+    /// without waiting for the server. Dropping the returned future also
+    /// sends the cancellation.
+    pub async fn call(
+        &self,
+        tool: &str,
+        args: Map<String, Value>,
+        meta: Option<Map<String, Value>>,
+        timeout: Option<Duration>,
+        cancel: &CancellationToken,
+    ) -> Result<CallOutcome, McpError> {
+        self.call_scoped(tool, args, meta, timeout, cancel, &CallScope::default())
+            .await
+    }
+
+    /// [`Connection::call`] for a node: questions the server asks during
+    /// the call go to `scope`'s responder, and its progress and log lines to
+    /// `scope`'s notify hook and into the outcome's extras.
+    pub async fn call_scoped(
+        &self,
+        tool: &str,
+        args: Map<String, Value>,
+        meta: Option<Map<String, Value>>,
+        timeout: Option<Duration>,
+        cancel: &CancellationToken,
+        scope: &CallScope,
+    ) -> Result<CallOutcome, McpError> {
+        let server = self.inner.name.clone();
+        if cancel.is_cancelled() {
+            return Err(McpError::Cancelled {
+                server,
+                tool: tool.to_owned(),
+            });
+        }
+        if self.is_closed() {
+            return Err(Box::pin(self.closed_error()).await);
+        }
+        let params = CallToolRequestParams::new(tool.to_owned()).with_arguments(args);
+        let support = self
+            .tools()
+            .iter()
+            .find(|t| t.name == tool)
+            .map(|t| t.task_support)
+            .unwrap_or_default();
+        let as_task = task::use_task(tool, support, scope.task, timeout).map_err(|reason| {
+            McpError::Transport {
+                server: server.clone(),
+                reason,
+            }
+        })?;
+        let mut options = PeerRequestOptions::no_options();
+        if let Some(meta) = revision::log_meta(meta.clone(), self.protocol_version()) {
+            options = options.with_meta(RequestMetaObject(MetaObject(meta)));
+        }
+        let started = Instant::now();
+        // Kept to call again as a task if the server insists.
+        let retry =
+            (!as_task).then(|| (params.arguments.clone().unwrap_or_default(), meta.clone()));
+        let peer = &self.inner.peer;
+        let mut registered = Registered {
+            calls: &self.inner.calls,
+            ticket: Some(self.inner.calls.begin(scope.clone())),
+        };
+        let sent = peer
+            .send_request_with_option(task::call_request(&params, as_task), options)
+            .await;
+        let mut handle = match sent {
+            Ok(handle) => handle,
+            Err(e) => return Err(Box::pin(self.call_error(e, tool)).await),
+        };
+        if let Some(ticket) = registered.ticket {
+            self.inner
+                .calls
+                .sent(ticket, handle.id.clone(), handle.progress_token.clone());
+        }
+        // The request as it went on the wire: kept by a stdio transport,
+        // else (HTTP) written out as rmcp sends it.
+        let request = || match self.inner.replies.take_request(&handle.id) {
+            Some(sent) => sent,
+            None => {
+                let mut request = request_json(
+                    params.clone(),
+                    meta.clone(),
+                    handle.id.clone(),
+                    handle.progress_token.clone(),
+                );
+                task::mark_request(&mut request, as_task);
+                Json::from_value(request)
+            }
+        };
+        let mut guard = AbandonGuard {
+            peer: peer.clone(),
+            id: Some(handle.id.clone()),
+        };
+
+        enum Stop<T> {
+            Answer(T),
+            Cancelled,
+            TimedOut(Duration),
+        }
+        let deadline = async {
+            match timeout {
+                Some(after) => {
+                    tokio::time::sleep(after).await;
+                    after
+                }
+                None => std::future::pending().await,
+            }
+        };
+        let stop = tokio::select! {
+            biased;
+            () = cancel.cancelled() => Stop::Cancelled,
+            answer = &mut handle.rx => Stop::Answer(answer),
+            after = deadline => Stop::TimedOut(after),
+        };
+        guard.id = None;
+        let answer = match stop {
+            Stop::Answer(answer) => answer,
+            Stop::Cancelled => {
+                self.inner.replies.forget(&handle.id);
+                let reason = "cancelled by the user".to_owned();
+                let _ = tokio::time::timeout(CANCEL_NOTICE_WAIT, handle.cancel(Some(reason))).await;
+                return Err(McpError::Cancelled {
+                    server,
+                    tool: tool.to_owned(),
+                });
+            }
+            Stop::TimedOut(after) => {
+                self.inner.replies.forget(&handle.id);
+                let reason = format!("timed out after {}", HumanDuration(after));
+                let _ = tokio::time::timeout(CANCEL_NOTICE_WAIT, handle.cancel(Some(reason))).await;
+                return Err(McpError::Timeout {
+                    server,
+                    tool: tool.to_owned(),
+                    after,
+                });
+            }
+        };
+        let answer = match answer.as_ref().ok().and_then(task::created) {
+            Some(created) => {
+                let (inner, ticket) = (&self.inner, registered.ticket);
+                let (calls, log) = (&inner.calls, &inner.log);
+                let f = task::Follow {
+                    peer,
+                    calls,
+                    ticket,
+                    log,
+                    server: &server,
+                    tool,
+                };
+                match Box::pin(task::follow(f, created, (started, timeout), cancel)).await {
+                    Ok(r) => Ok(Ok(ServerResult::CustomResult(CustomResult(r)))),
+                    Err(task::Failure::Service(e)) => Ok(Err(e)),
+                    Err(task::Failure::Closed) => return Err(Box::pin(self.closed_error()).await),
+                    Err(task::Failure::Mcp(e)) => return Err(e),
+                }
+            }
+            None => answer,
+        };
+        let duration = started.elapsed();
+        // Notifications are handled on their own tasks: let the ones that
+        // came before the answer land.
+        for _ in 0..4 {
+            tokio::task::yield_now().await;
+        }
+        let extras = registered.finish();
+        let result = match answer {
+            Ok(Ok(result)) => result,
+            Ok(Err(e)) => match retry {
+                Some(again) if task::refused_without_task(&e) => {
+                    let when = (started, timeout);
+                    return Box::pin(self.call_as_task(tool, again, when, cancel, scope)).await;
+                }
+                _ => return Err(Box::pin(self.call_error(e, tool)).await),
+            },
+            Err(_) => return Err(Box::pin(self.closed_error()).await),
+        };
+        let kept = reply::is_stand_in(&result)
+            .then(|| self.inner.replies.take(&handle.id))
+            .flatten();
+        let request = request();
+        self.inner.replies.forget(&handle.id);
+        let result = match (kept, result) {
+            (Some(kept), _) => Ok(kept),
+            (None, ServerResult::InputRequiredResult(asked)) => {
+                let asked = (asked, request, started, extras);
+                return Box::pin(self.answer_input(asked, timeout, cancel, scope)).await;
+            }
+            // Over HTTP rmcp has parsed the answer: written out once as
+            // the text pipewright keeps.
+            (None, ServerResult::CallToolResult(r)) => output::kept_from(&r),
+            (None, other) => output::kept_from(&other),
+        }
+        .map_err(|e| McpError::Transport {
+            server: server.clone(),
+            reason: format!("could not read the result of `{tool}`: {e}"),
+        })?;
+        if !result.as_text().is_some_and(|t| t.starts_with('{')) && !result.tree().is_object() {
+            return Err(McpError::Transport {
+                server,
+                reason: format!(
+                    "`{tool}` was answered with `{}`, which is not a tool result (an object with `content`)",
+                    excerpt(result.tree())
+                ),
+            });
+        }
+        let is_error = output::is_error(&result);
+        if let Some(again) = retry.filter(|_| is_error && task::refused_text(&result)) {
+            let when = (started, timeout);
+            return Box::pin(self.call_as_task(tool, again, when, cancel, scope)).await;
+        }
+        Ok(CallOutcome {
+            request,
+            result,
+            is_error,
+            duration,
+            replayed: false,
+            extras,
+        })
+    }
+
+    /// Calls `tool` again as a task once the server refused a plain call,
+    /// and remembers it runs only as one (for a server whose tool list did
+    /// not say `execution.taskSupport: required`).
+    async fn call_as_task(
+        &self,
+        tool: &str,
+        (args, meta): (Map<String, Value>, Option<Map<String, Value>>),
+        (started, timeout): (Instant, Option<Duration>),
+        cancel: &CancellationToken,
+        scope: &CallScope,
+    ) -> Result<CallOutcome, McpError> {
+        {
+            let mut tools = self
+                .inner
+                .tools
+                .write()
+                .unwrap_or_else(PoisonError::into_inner);
+            *tools = Arc::new(tools::task_required(&tools, tool));
+        }
+        self.inner.log.push(&format!(
+            "[pipewright] the server refused a plain call of `{tool}` (it runs only as a task): calling it again as a task"
+        ));
+        let left = timeout.map(|t| t.saturating_sub(started.elapsed()));
+        self.call_scoped(tool, args, meta, left, cancel, scope)
+            .await
+    }
+
+    /// Shuts the connection down for every clone: ends the session, closes
+    /// the server's stdin, then terminates it if it lingers past the grace
+    /// (see [`ConnectOptions::shutdown_grace`]).
+    pub async fn close(self) {
+        self.inner.closed.store(true, Ordering::SeqCst);
+        let service = self
+            .inner
+            .service
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take();
+        if let Some(mut service) = service {
+            let _ = service.close_with_timeout(CLOSE_WAIT).await;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn debug_of_a_spec_hides_secrets() {
+        let spec = ServerSpec::Http {
+            url: "https://user:pw@example.com/mcp?token=abc".into(),
+            headers: BTreeMap::from([("Authorization".into(), "Bearer s3cret".into())]),
+            protocol: None,
+        };
+        let shown = format!("{spec:?}");
+        assert!(shown.contains("Authorization"), "{shown}");
+        assert!(!shown.contains("s3cret") && !shown.contains("pw") && !shown.contains("abc"));
+        let spec = ServerSpec::Stdio {
+            command: "srv".into(),
+            args: vec![],
+            env: BTreeMap::from([("TOKEN".into(), "s3cret".into())]),
+            cwd: None,
+            protocol: None,
+        };
+        let shown = format!("{spec:?}");
+        assert!(
+            shown.contains("TOKEN") && !shown.contains("s3cret"),
+            "{shown}"
+        );
+    }
+}

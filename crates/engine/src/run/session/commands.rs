@@ -1,0 +1,437 @@
+//! What a driver asks, carried out: run, step, pause, resume, breakpoints,
+//! re-run one node or from a node, skip, cancel, pin, and adopting an edited
+//! plan while keeping every output that is still valid.
+
+use super::*;
+
+impl Actor {
+    pub(super) async fn command(&mut self, c: Command) {
+        // Commands are rare and may change anything: look at every node.
+        self.rescan = true;
+        match c {
+            Command::Run => self.begin(None, false).await,
+            Command::Step => match self.mode {
+                Mode::Idle | Mode::Finished => self.begin(None, true).await,
+                Mode::Paused => {
+                    self.step_pending = true;
+                    self.released = self.paused_before.take();
+                    self.set_mode(Mode::Running);
+                    self.emit(Event::Resumed).await;
+                }
+                Mode::Running => self.step_pending = true,
+            },
+            Command::Pause => {
+                if self.mode == Mode::Running {
+                    self.step_pause = false;
+                    self.set_mode(Mode::Paused);
+                    self.emit(Event::Paused {
+                        reason: PauseReason::User,
+                        before: None,
+                    })
+                    .await;
+                } else {
+                    self.reject("pause", "no run is in progress").await;
+                }
+            }
+            Command::Resume => {
+                if self.mode == Mode::Paused {
+                    self.released = self.paused_before.take();
+                    self.set_mode(Mode::Running);
+                    self.emit(Event::Resumed).await;
+                } else {
+                    self.reject("resume", "the session is not paused").await;
+                }
+            }
+            Command::ToggleBreakpoint(id) => {
+                if self.index(&id).is_none() {
+                    return self
+                        .reject("breakpoint", format!("there is no node `{id}`"))
+                        .await;
+                }
+                let on = !self.breakpoints.remove(&id);
+                if on {
+                    self.breakpoints.insert(id.clone());
+                }
+                self.emit(Event::Breakpoint { id, on }).await;
+            }
+            Command::Rerun(id) => self.rerun(&id, false).await,
+            Command::RerunFrom(id) => self.rerun(&id, true).await,
+            Command::Skip(id) => {
+                let Some(i) = self.index(&id) else {
+                    return self
+                        .reject("skip", format!("there is no node `{id}`"))
+                        .await;
+                };
+                if !matches!(
+                    self.records[i].status,
+                    NodeStatus::Pending | NodeStatus::Stale
+                ) {
+                    let status = self.records[i].status.as_str();
+                    return self.reject("skip", format!("node `{id}` is {status}; only a pending or stale node can be skipped")).await;
+                }
+                self.set_skipped(i, "skipped by the user".into()).await;
+            }
+            Command::Cancel => {
+                if self.in_flight.is_empty() && !matches!(self.mode, Mode::Running | Mode::Paused) {
+                    return self.reject("cancel", "nothing is running").await;
+                }
+                self.stop(Stop::Cancel);
+                self.set_mode(Mode::Running);
+            }
+            Command::RunTo(id) => self.run_to(&id).await,
+            Command::ReplacePlan(plan) => {
+                self.pending_plan = Some(plan);
+            }
+            Command::SetVars(vars) => {
+                if *self.vars != vars {
+                    self.pending_vars = Some(vars);
+                    // Adopted like an edit: now when idle, else at the next
+                    // run (a run in progress keeps the values it started
+                    // with).
+                    if self.pending_plan.is_none() {
+                        self.pending_plan = Some(self.comp.clone());
+                    }
+                }
+            }
+            Command::Pin(id) => self.pin(&id).await,
+        }
+    }
+
+    pub(super) fn set_mode(&mut self, mode: Mode) {
+        self.mode = mode;
+        // Time paused is a person's, not the run's: kept out of its
+        // duration.
+        match (mode == Mode::Paused, self.paused_since) {
+            (true, None) => self.paused_since = Some(Instant::now()),
+            (false, Some(at)) => {
+                self.paused_total += at.elapsed();
+                self.paused_since = None;
+                if let Some(start) = self.started {
+                    self.pauses.push(crate::run::trace::PauseSpan {
+                        at_ms: at.saturating_duration_since(start).as_millis() as u64,
+                        ms: at.elapsed().as_millis() as u64,
+                    });
+                }
+            }
+            _ => {}
+        }
+        // Fan-outs in flight start no new iteration while the session is
+        // paused by the user or a breakpoint (a step's own node runs on).
+        let _ = self
+            .paused_tx
+            .send(mode == Mode::Paused && !self.step_pause);
+    }
+
+    /// Starts a run of `targets` (all nodes when `None`); a full run resets
+    /// every record first.
+    pub(super) async fn begin(&mut self, targets: Option<HashSet<usize>>, step: bool) {
+        if !self.in_flight.is_empty() || matches!(self.mode, Mode::Running) {
+            return self.reject("run", "a run is already in progress").await;
+        }
+        if self.pending_plan.is_some() {
+            self.apply_plan().await;
+        }
+        let count = match &targets {
+            None => {
+                self.clean_slate().await;
+                self.comp.nodes.len()
+            }
+            Some(t) => t.len(),
+        };
+        self.targets = targets;
+        self.settled_prefix = 0;
+        self.stopping = None;
+        self.budget_tripped = None;
+        self.budget_blocked = None;
+        self.run_cancel = CancellationToken::new();
+        self.started = Some(Instant::now());
+        self.paused_total = Duration::ZERO;
+        self.pauses.clear();
+        self.paused_since = (self.mode == Mode::Paused).then(Instant::now);
+        self.run_id = crate::run::trace::new_run_id();
+        self.started_at = Some(crate::run::exec::now_rfc3339());
+        self.step_pending = step;
+        self.released = None;
+        self.paused_before = None;
+        self.step_pause = false;
+        self.set_mode(Mode::Running);
+        self.emit(Event::RunStarted {
+            composition: self.comp.name.clone(),
+            case: self.cfg.case.clone(),
+            nodes: count,
+        })
+        .await;
+    }
+
+    pub(super) fn reset(&mut self, i: usize) {
+        self.gens[i] += 1;
+        // A re-run fan-out's iterations count again, not twice.
+        let made = self.records[i].iterations.len() as u64;
+        let _ = self.iterations.fetch_update(
+            std::sync::atomic::Ordering::Relaxed,
+            std::sync::atomic::Ordering::Relaxed,
+            |n| Some(n.saturating_sub(made)),
+        );
+        self.records[i] = NodeRecord::default();
+    }
+
+    pub(super) async fn rerun(&mut self, id: &str, from: bool) {
+        let what = if from { "rerun-from" } else { "rerun" };
+        let Some(i) = self.index(id) else {
+            return self.reject(what, format!("there is no node `{id}`")).await;
+        };
+        if self.in_flight.contains_key(&i) {
+            return self.reject(what, format!("node `{id}` is running")).await;
+        }
+        for &p in &self.comp.parents[i] {
+            let rec = &self.records[p];
+            if !(rec.status.is_terminal() || rec.status == NodeStatus::Stale) {
+                let parent = &self.comp.nodes[p].id;
+                return self
+                    .reject(
+                        what,
+                        format!("parent `{parent}` of `{id}` has not run yet; run it first"),
+                    )
+                    .await;
+            }
+        }
+        let mut set: Vec<usize> = vec![i];
+        if from {
+            set.extend(self.comp.descendants(i));
+        }
+        if set.iter().any(|n| self.in_flight.contains_key(n)) {
+            return self
+                .reject(what, "a descendant is running; wait for it or cancel")
+                .await;
+        }
+        for &n in &set {
+            self.reset(n);
+            self.completed.retain(|c| *c != self.comp.nodes[n].id);
+            if self.failed_step.as_deref() == Some(self.comp.nodes[n].id.as_str()) {
+                self.failed_step = None;
+            }
+            // A paused run that stopped because this node failed may go on
+            // once the node is fixed.
+            if self.stopping == Some(Stop::Failure(self.comp.nodes[n].id.clone())) {
+                self.stopping = None;
+            }
+            self.emit(Event::NodeStatus {
+                id: self.comp.nodes[n].id.clone(),
+                status: NodeStatus::Pending,
+                reason: None,
+            })
+            .await;
+        }
+        self.settled_prefix = 0;
+        match self.mode {
+            Mode::Paused => {
+                // Part of the paused run: the re-run node goes now, its
+                // descendants when the run resumes.
+                if let Some(t) = &mut self.targets {
+                    t.extend(set.iter().copied());
+                }
+                self.dispatch_if_ready(i).await;
+            }
+            _ => self.begin(Some(set.into_iter().collect()), false).await,
+        }
+    }
+
+    /// A fresh run of node `id` and its ancestors: every record is reset
+    /// (like `Run`), and only those nodes are dispatched.
+    pub(super) async fn run_to(&mut self, id: &str) {
+        if self.index(id).is_none() {
+            return self
+                .reject("run-to", format!("there is no node `{id}`"))
+                .await;
+        }
+        if !self.in_flight.is_empty() || matches!(self.mode, Mode::Running) {
+            return self.reject("run-to", "a run is already in progress").await;
+        }
+        if self.pending_plan.is_some() {
+            self.apply_plan().await;
+        }
+        let Some(i) = self.index(id) else {
+            return self
+                .reject("run-to", format!("there is no node `{id}` any more"))
+                .await;
+        };
+        let mut set: HashSet<usize> = self.comp.ancestors(i).into_iter().collect();
+        set.insert(i);
+        self.clean_slate().await;
+        self.begin(Some(set), false).await;
+    }
+
+    /// Every record reset, and the run's totals: a fresh run starts from a
+    /// clean slate, and the driver hears that every node that had a record
+    /// is pending again.
+    async fn clean_slate(&mut self) {
+        for i in 0..self.records.len() {
+            let had = self.records[i].status != NodeStatus::Pending;
+            self.reset(i);
+            if had {
+                self.emit(Event::NodeStatus {
+                    id: self.comp.nodes[i].id.clone(),
+                    status: NodeStatus::Pending,
+                    reason: None,
+                })
+                .await;
+            }
+        }
+        self.completed.clear();
+        self.compensations.clear();
+        self.iterations
+            .store(0, std::sync::atomic::Ordering::Relaxed);
+        self.failed_step = None;
+        self.cost_total = 0.0;
+        self.tokens_total = 0;
+    }
+
+    pub(super) async fn pin(&mut self, id: &str) {
+        let Some(i) = self.index(id) else {
+            return self.reject("pin", format!("there is no node `{id}`")).await;
+        };
+        let node = &self.comp.nodes[i];
+        let rec = &self.records[i];
+        if node.for_each.is_some() {
+            return self
+                .reject(
+                    "pin",
+                    format!(
+                        "node `{id}` fans out; a single `mock:` cannot stand for its iterations"
+                    ),
+                )
+                .await;
+        }
+        if rec.status != NodeStatus::Ok {
+            return self
+                .reject("pin", format!("node `{id}` has no recorded output to pin"))
+                .await;
+        }
+        // The fixture is what the tool returned, before `transform`, since a
+        // mock is reshaped by the node's transform too.
+        let result = match &node.mock {
+            Some(Mock::Result(v)) => v.clone(),
+            _ if rec.raw.is_null() => self.redactor.value(rec.output.tree()),
+            _ => crate::mcp::output_of(&rec.raw).tree().clone(),
+        };
+        let mock = json!({ "result": result });
+        let yaml = format!("mock:\n{}", indent_yaml(&mock["result"], "result"));
+        self.emit(Event::Pinned {
+            id: id.to_owned(),
+            mock,
+            yaml,
+        })
+        .await;
+    }
+
+    /// Marks every in-flight call cancelled (for `Cancel` and budget stops)
+    /// and records why the run stops.
+    pub(super) fn stop(&mut self, why: Stop) {
+        if matches!(why, Stop::Cancel | Stop::Budget(_)) {
+            self.run_cancel.cancel();
+            for (_, token) in self.in_flight.values() {
+                token.cancel();
+            }
+        }
+        if self.stopping.is_none() || why == Stop::Cancel {
+            self.stopping = Some(why);
+        }
+    }
+
+    /// Adopts the pending plan: unchanged nodes keep their records, changed
+    /// nodes and their descendants become stale, new nodes are pending.
+    pub(super) async fn apply_plan(&mut self) {
+        let Some(new) = self.pending_plan.take() else {
+            return;
+        };
+        // Variables whose value changed (or came or went) with this plan.
+        let changed_vars: HashSet<String> = match self.pending_vars.take() {
+            Some(vars) => {
+                let mut names: HashSet<String> = vars
+                    .iter()
+                    .filter(|(k, v)| self.vars.get(*k) != Some(*v))
+                    .map(|(k, _)| k.clone())
+                    .collect();
+                names.extend(self.vars.keys().filter(|k| !vars.contains_key(*k)).cloned());
+                self.vars = Arc::new(vars.clone());
+                self.cfg.vars = vars;
+                names
+            }
+            None => HashSet::new(),
+        };
+        let reads_changed = |node: &crate::file::model::Node| {
+            !changed_vars.is_empty()
+                && node.refs().any(|site| match &site.reference.root {
+                    reference::Root::Var(name) => changed_vars.contains(name),
+                    _ => false,
+                })
+        };
+        let mut old: HashMap<&str, (usize, &str)> = HashMap::new();
+        for (i, n) in self.comp.nodes.iter().enumerate() {
+            old.insert(n.id.as_str(), (i, n.hash.as_str()));
+        }
+        let n = new.nodes.len();
+        let mut records = vec![NodeRecord::default(); n];
+        let mut gens = vec![0u64; n];
+        let mut changed = vec![false; n];
+        let mut added = Vec::new();
+        for (j, node) in new.nodes.iter().enumerate() {
+            match old.get(node.id.as_str()) {
+                Some(&(i, hash)) => {
+                    records[j] = self.records[i].clone();
+                    gens[j] = self.gens[i] + 1;
+                    changed[j] = hash != node.hash || reads_changed(node);
+                }
+                None => added.push(node.id.clone()),
+            }
+        }
+        let mut stale_set = vec![false; n];
+        for j in 0..n {
+            if changed[j] {
+                stale_set[j] = true;
+                for d in new.descendants(j) {
+                    stale_set[d] = true;
+                }
+            }
+        }
+        let mut stale = Vec::new();
+        for j in 0..n {
+            if stale_set[j] && records[j].status != NodeStatus::Pending {
+                records[j].status = NodeStatus::Stale;
+                stale.push(new.nodes[j].id.clone());
+            }
+        }
+        let removed: Vec<String> = self
+            .comp
+            .nodes
+            .iter()
+            .filter(|o| new.index_of(&o.id).is_none())
+            .map(|o| o.id.clone())
+            .collect();
+        self.breakpoints.retain(|b| new.index_of(b).is_some());
+        self.completed
+            .retain(|c| new.index_of(c).is_some_and(|j| !stale_set[j]));
+        self.records = records;
+        self.gens = gens;
+        self.ids = ids_of(&new);
+        self.rank = rank_of(&new);
+        self.rescan = true;
+        self.comp = new;
+        self.settled_prefix = 0;
+        self.targets = None;
+        self.released = None;
+        self.paused_before = None;
+        self.emit(Event::PlanReplaced {
+            stale,
+            added,
+            removed,
+        })
+        .await;
+    }
+}
+
+/// A JSON value as the YAML block under `mock:` (JSON is valid YAML; the
+/// value is written as an indented flow document).
+pub(super) fn indent_yaml(v: &Value, key: &str) -> String {
+    crate::file::block::entry(key, v, 2)
+}
