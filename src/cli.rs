@@ -4,6 +4,7 @@
 pub mod ask;
 pub mod auth;
 pub mod check;
+pub mod choice;
 pub mod completions;
 pub mod convert;
 pub mod demo;
@@ -33,7 +34,7 @@ use std::process::ExitCode;
 
 use clap::{CommandFactory, Parser, Subcommand};
 
-use crate::options::exit;
+use crate::engine::options::exit;
 
 /// A terminal workbench and CLI for MCP tool-call pipelines.
 #[derive(Debug, Parser)]
@@ -84,7 +85,7 @@ pub struct Cli {
     #[arg(
         long,
         global = true,
-        value_parser = crate::options::choice::<crate::engine::mcp::LogLevel>(),
+        value_parser = crate::cli::choice::choice::<crate::engine::mcp::LogLevel>(),
         value_name = "LEVEL",
         env = "PIPEWRIGHT_LOG_LEVEL"
     )]
@@ -205,7 +206,7 @@ pub fn main() -> ExitCode {
         crate::engine::mcp::set_log_level(level);
     }
     crate::engine::mcp::set_protocol(crate::engine::mcp::Choices::of(&cli.protocol));
-    match crate::options::duration_flag("shutdown-grace", Some(&cli.shutdown_grace)) {
+    match crate::engine::options::duration_flag("shutdown-grace", Some(&cli.shutdown_grace)) {
         Ok(Some(grace)) => crate::engine::mcp::set_shutdown_grace(grace),
         Ok(None) => {}
         Err(e) => return ExitCode::from(crate::cli::report::usage(e)),

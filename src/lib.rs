@@ -9,7 +9,6 @@
 pub mod cli;
 pub mod demo_server;
 pub mod lsp;
-pub mod options;
 pub mod serving;
 pub mod ui;
 

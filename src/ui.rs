@@ -34,7 +34,7 @@ use clap::Args;
 use std::io::IsTerminal;
 
 use crate::engine::mcp::servers::ServerArg;
-use crate::options::exit;
+use crate::engine::options::exit;
 
 /// Arguments of `edit`.
 #[derive(Debug, Args)]
@@ -82,14 +82,14 @@ pub async fn edit(args: EditArgs) -> u8 {
         );
         return exit::INVALID;
     }
-    let vars = match crate::options::parse_vars(&args.vars) {
+    let vars = match crate::engine::options::parse_vars(&args.vars) {
         Ok(v) => v,
         Err(e) => {
             eprintln!("error: {e}");
             return exit::INVALID;
         }
     };
-    let timeout = match crate::options::duration_flag("timeout", args.timeout.as_deref()) {
+    let timeout = match crate::engine::options::duration_flag("timeout", args.timeout.as_deref()) {
         Ok(d) => d,
         Err(e) => {
             eprintln!("error: {e}");

@@ -15,7 +15,7 @@ use crate::engine::mcp::auth::{
 };
 use crate::engine::mcp::servers;
 use crate::engine::redact::Redactor;
-use crate::options::{duration_flag, exit};
+use crate::engine::options::{duration_flag, exit};
 
 /// The `auth` subcommands.
 #[derive(Debug, Subcommand)]

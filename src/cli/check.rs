@@ -6,7 +6,7 @@ use clap::Args;
 
 use crate::engine::file::import::Dialect;
 use crate::engine::file::open::load_file_as;
-use crate::options::exit;
+use crate::engine::options::exit;
 
 /// Arguments of `check`.
 #[derive(Debug, Args)]
@@ -15,7 +15,7 @@ pub struct CheckArgs {
     #[arg(required = true)]
     pub files: Vec<PathBuf>,
     /// Read the files as this dialect instead of detecting it.
-    #[arg(long, value_parser = crate::options::choice::<Dialect>(), default_value = "auto")]
+    #[arg(long, value_parser = crate::cli::choice::choice::<Dialect>(), default_value = "auto")]
     pub dialect: Dialect,
 }
 

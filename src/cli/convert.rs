@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use clap::Args;
 
 use crate::engine::file::import::{self, Dialect};
-use crate::options::exit;
+use crate::engine::options::exit;
 
 /// Arguments of `convert`.
 #[derive(Debug, Args)]
@@ -14,7 +14,7 @@ pub struct ConvertArgs {
     /// A Fibe `fibe_pipeline` or Discord `mcp_pipeline` JSON (or YAML) file.
     pub file: PathBuf,
     /// Read the file as this dialect instead of detecting it.
-    #[arg(long, value_parser = crate::options::choice::<Dialect>(), default_value = "auto")]
+    #[arg(long, value_parser = crate::cli::choice::choice::<Dialect>(), default_value = "auto")]
     pub dialect: Dialect,
 }
 

@@ -5,7 +5,7 @@ use std::net::SocketAddr;
 use clap::Args;
 
 use crate::demo_server::{self, DemoServerOptions};
-use crate::options::exit;
+use crate::engine::options::exit;
 
 /// Arguments of `demo-server`.
 #[derive(Debug, Args)]

@@ -21,7 +21,7 @@ use crate::engine::file::model::Pipeline;
 use crate::engine::redact::Redactor;
 use crate::engine::run::store::{self, Runs};
 use crate::engine::run::trace::{RunStatus, Trace};
-use crate::options::exit;
+use crate::engine::options::exit;
 
 /// Arguments of `eval`.
 #[derive(Debug, Args)]

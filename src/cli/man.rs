@@ -49,7 +49,7 @@ pub fn man(args: &ManArgs, cmd: clap::Command) -> u8 {
             });
             if let Err(e) = res {
                 eprintln!("error: cannot write the pages to {}: {e}", dir.display());
-                return crate::options::exit::FAILED;
+                return crate::engine::options::exit::FAILED;
             }
             eprintln!("wrote {} page(s) to {}", pages.len(), dir.display());
         }
@@ -60,5 +60,5 @@ pub fn man(args: &ManArgs, cmd: clap::Command) -> u8 {
             }
         }
     }
-    crate::options::exit::OK
+    crate::engine::options::exit::OK
 }

@@ -12,7 +12,7 @@ use crate::engine::file::scaffold::{self, Request, ServerEntry, ToolDef};
 use crate::engine::mcp::servers::{self, ServerArg};
 use crate::engine::mcp::{Connection, client_config};
 use crate::engine::redact::Redactor;
-use crate::options::exit;
+use crate::engine::options::exit;
 
 /// Arguments of `new`.
 #[derive(Debug, Args)]

@@ -16,7 +16,7 @@ use crate::engine::file::model::{Case, Composition};
 use crate::engine::mcp::servers;
 use crate::engine::plan::dry_run::{Plan, plan_composition, recorded_figures};
 use crate::engine::redact::Redactor;
-use crate::options::exit;
+use crate::engine::options::exit;
 
 /// Plans the file; returns the exit code.
 pub async fn plan(args: RunArgs) -> u8 {

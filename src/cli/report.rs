@@ -2,7 +2,7 @@
 //! stderr, compiler style, and a trace it could not save.
 
 use crate::engine::file::loader::Loaded;
-use crate::options::exit;
+use crate::engine::options::exit;
 
 /// Prints every diagnostic of a load to stderr; true when there were errors.
 pub fn report_diagnostics(file: &str, source: &str, loaded: &Loaded) -> bool {

@@ -26,8 +26,8 @@ use crate::engine::run::events::Event;
 use crate::engine::run::session::{self, BudgetMode, Command, SessionConfig};
 use crate::engine::run::store;
 use crate::engine::run::trace::{RunStatus, Trace};
-use crate::options::exit;
-use crate::options::parse_vars;
+use crate::engine::options::exit;
+use crate::engine::options::parse_vars;
 
 pub use super::output::Format;
 
@@ -108,7 +108,7 @@ pub struct RunArgs {
     #[arg(long = "break", value_name = "NODE")]
     pub breaks: Vec<String>,
     /// Read the file as this dialect instead of detecting it.
-    #[arg(long, value_parser = crate::options::choice::<Dialect>(), default_value = "auto")]
+    #[arg(long, value_parser = crate::cli::choice::choice::<Dialect>(), default_value = "auto")]
     pub dialect: Dialect,
     /// Also use every server of this client config file (Claude Desktop,
     /// Cursor, `.mcp.json`, VS Code `mcp.json`); the file's own win, then
@@ -173,7 +173,7 @@ pub(crate) fn cli_budget(args: &RunArgs) -> Result<Budget, String> {
     Ok(Budget {
         max_cost_usd: args.max_cost,
         max_tokens: args.max_tokens,
-        max_duration: crate::options::duration_flag("max-duration", args.max_duration.as_deref())?,
+        max_duration: crate::engine::options::duration_flag("max-duration", args.max_duration.as_deref())?,
         max_iterations: None,
     })
 }
@@ -283,7 +283,7 @@ pub async fn run(args: RunArgs, source: String, loaded: Loaded) -> u8 {
             "no case named `{case}` in the selected compositions"
         ));
     }
-    let timeout = match crate::options::duration_flag("timeout", args.timeout.as_deref()) {
+    let timeout = match crate::engine::options::duration_flag("timeout", args.timeout.as_deref()) {
         Ok(d) => d,
         Err(e) => return usage(e),
     };

@@ -10,7 +10,7 @@ use super::report::usage;
 use crate::engine::run::diff;
 use crate::engine::run::store::{Entry, Runs};
 use crate::engine::run::trace::Trace;
-use crate::options::exit;
+use crate::engine::options::exit;
 
 mod answer;
 

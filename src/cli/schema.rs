@@ -4,5 +4,5 @@
 /// `schema/pipewright.schema.json`.
 pub fn schema() -> u8 {
     print!("{}", crate::engine::file::schema::json_schema());
-    crate::options::exit::OK
+    crate::engine::options::exit::OK
 }

@@ -27,7 +27,7 @@ use crate::engine::mcp::servers::{self, ServerPool};
 use crate::engine::mcp::{ConnectOptions, ToolInfo};
 use crate::engine::plan::preflight;
 use crate::engine::redact::Redactor;
-use crate::options::exit;
+use crate::engine::options::exit;
 
 mod agent;
 pub(crate) mod exec;

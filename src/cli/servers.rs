@@ -13,7 +13,7 @@ use crate::engine::file::model::ServerSource;
 use crate::engine::mcp::client_config::{self, FoundServer};
 use crate::engine::mcp::{ConnectOptions, Connection, ServerSpec};
 use crate::engine::redact::Redactor;
-use crate::options::exit;
+use crate::engine::options::exit;
 
 /// Connects every server of `specs`, in order. On the first that fails it
 /// says why on stderr (masked), closes the ones already open and gives the

@@ -17,7 +17,7 @@ use crate::engine::mcp::{ConnectOptions, ServerSpec, ToolInfo};
 use crate::engine::plan::preflight::{self, Preflight, ToolLists};
 use crate::engine::redact::Redactor;
 use crate::engine::run::cassette::{Cassette, Recorder, Replayer};
-use crate::options::exit;
+use crate::engine::options::exit;
 
 /// Flags about pricing, cassettes and preflight (flattened into `run`).
 #[derive(Debug, Clone, Default, Args)]

@@ -16,7 +16,7 @@ use crate::engine::lang::reference;
 use crate::engine::mcp::servers::{self, ServerArg};
 use crate::engine::mcp::{Connection, ServerSpec, TaskSupport};
 use crate::engine::redact::Redactor;
-use crate::options::exit;
+use crate::engine::options::exit;
 
 /// The `tools` subcommands.
 #[derive(Debug, Subcommand)]
@@ -422,7 +422,7 @@ async fn call(a: CallArgs) -> u8 {
             return exit::INVALID;
         }
     };
-    let timeout = match crate::options::duration_flag("timeout", a.timeout.as_deref()) {
+    let timeout = match crate::engine::options::duration_flag("timeout", a.timeout.as_deref()) {
         Ok(t) => t,
         Err(e) => {
             eprintln!("error: {e}");

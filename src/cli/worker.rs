@@ -18,7 +18,7 @@ use std::time::Duration;
 use clap::Args;
 
 use super::serve::handler::{Flags, PipelineServer};
-use crate::options::exit;
+use crate::engine::options::exit;
 
 mod journal;
 mod listen;

@@ -24,10 +24,12 @@
 //! - [`diag`] and [`redact`]: positions and diagnostics, and the masking of
 //!   secrets, which every stage uses; [`dirs`]: where data and config live;
 //!   [`settings`]: the limits the environment sets, read once by the
-//!   binary; [`json`]: a JSON value held once and shared by every stage.
+//!   binary; [`json`]: a JSON value held once and shared by every stage;
+//!   [`options`]: what every driver reads from a user (`--var` values,
+//!   durations) and the exit codes.
 //!
 //! Dependencies run one way: `author → plan → eval → run → mcp → file → lang`, with `cost`,
-//! `diag`, `dirs`, `json`, `redact` and `settings` as leaves (`tests/architecture.rs` checks it).
+//! `diag`, `dirs`, `json`, `redact` and `settings` as leaves, and `options` over `file` (`tests/architecture.rs` checks it).
 
 pub mod author;
 pub mod cost;
@@ -39,6 +41,7 @@ pub mod json;
 pub mod lang;
 pub mod mac;
 pub mod mcp;
+pub mod options;
 pub mod plan;
 pub mod redact;
 pub mod run;

@@ -19,7 +19,7 @@ pub use crate::engine::run::durable::client::{
 };
 use crate::engine::run::store;
 use crate::engine::run::trace::RunStatus;
-use crate::options::exit;
+use crate::engine::options::exit;
 
 /// What `run --on` submits, after the file was checked.
 pub struct Submission<'a> {

@@ -17,7 +17,7 @@ use crate::engine::file::model::Composition;
 use crate::engine::run::events::Event;
 use crate::engine::run::store::{self, live::Live};
 use crate::engine::run::trace::{RunSummary, Trace, new_run_id};
-use crate::options::exit;
+use crate::engine::options::exit;
 
 /// What watches a run from outside the engine: the stop signals, and the
 /// record of the run in progress that a SIGKILL leaves behind.

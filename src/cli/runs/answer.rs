@@ -14,7 +14,7 @@ use serde_json::Value;
 use crate::engine::mcp::human::{Ask, Reply, Responder, Source};
 use crate::engine::run::durable::ask::{Asked, Given};
 use crate::engine::run::durable::client::{self, Failure, Journal, Restate, valid_id};
-use crate::options::exit;
+use crate::engine::options::exit;
 
 /// Arguments of `runs answer`.
 #[derive(Debug, Args)]

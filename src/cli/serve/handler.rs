@@ -22,7 +22,7 @@ use super::logging::SessionLevel;
 use super::model::{Served, Upstream, json_type};
 use crate::engine::run::session::SessionConfig;
 use crate::engine::run::trace::{RunStatus, Trace};
-use crate::options::exit;
+use crate::engine::options::exit;
 
 const META_TOOL: &str = "run_pipeline";
 
