@@ -7,9 +7,8 @@
 #![forbid(unsafe_code)]
 
 pub mod cli;
-pub mod demo_server;
 pub mod lsp;
-pub mod serving;
-pub mod ui;
 
+pub use pipewright_demo as demo_server;
 pub use pipewright_engine as engine;
+pub use pipewright_workbench as ui;

@@ -14,8 +14,8 @@ use crate::engine::mcp::auth::{
     self, AuthConfig, Browser, LoginOptions, OAuthError, Status, TokenStore, canonical_url,
 };
 use crate::engine::mcp::servers;
-use crate::engine::redact::Redactor;
 use crate::engine::options::{duration_flag, exit};
+use crate::engine::redact::Redactor;
 
 /// The `auth` subcommands.
 #[derive(Debug, Subcommand)]

@@ -18,10 +18,10 @@ use crate::engine::eval::material::Subject;
 use crate::engine::eval::metrics::{self, Prepared};
 use crate::engine::file::import::Dialect;
 use crate::engine::file::model::Pipeline;
+use crate::engine::options::exit;
 use crate::engine::redact::Redactor;
 use crate::engine::run::store::{self, Runs};
 use crate::engine::run::trace::{RunStatus, Trace};
-use crate::engine::options::exit;
 
 /// Arguments of `eval`.
 #[derive(Debug, Args)]

@@ -11,8 +11,8 @@ use crate::engine::file::model::Pipeline;
 use crate::engine::file::scaffold::{self, Request, ServerEntry, ToolDef};
 use crate::engine::mcp::servers::{self, ServerArg};
 use crate::engine::mcp::{Connection, client_config};
-use crate::engine::redact::Redactor;
 use crate::engine::options::exit;
+use crate::engine::redact::Redactor;
 
 /// Arguments of `new`.
 #[derive(Debug, Args)]

@@ -7,9 +7,9 @@ use clap::ValueEnum;
 
 use crate::engine::file::import::Dialect;
 use crate::engine::file::model::Pipeline;
+use crate::engine::options::exit;
 use crate::engine::run::store;
 use crate::engine::run::trace::{RunStatus, Trace};
-use crate::engine::options::exit;
 
 /// Output formats of `run`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

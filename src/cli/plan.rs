@@ -14,9 +14,9 @@ use crate::engine::cost::pricing::Pricing;
 use crate::engine::file::loader::Loaded;
 use crate::engine::file::model::{Case, Composition};
 use crate::engine::mcp::servers;
+use crate::engine::options::exit;
 use crate::engine::plan::dry_run::{Plan, plan_composition, recorded_figures};
 use crate::engine::redact::Redactor;
-use crate::engine::options::exit;
 
 /// Plans the file; returns the exit code.
 pub async fn plan(args: RunArgs) -> u8 {

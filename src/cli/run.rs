@@ -21,13 +21,13 @@ use crate::engine::mcp::human::answers::Answers;
 use crate::engine::mcp::human::chain::Chain;
 use crate::engine::mcp::human::provider::Provider;
 use crate::engine::mcp::servers::{self, ServerArg};
+use crate::engine::options::exit;
+use crate::engine::options::parse_vars;
 use crate::engine::redact::Redactor;
 use crate::engine::run::events::Event;
 use crate::engine::run::session::{self, BudgetMode, Command, SessionConfig};
 use crate::engine::run::store;
 use crate::engine::run::trace::{RunStatus, Trace};
-use crate::engine::options::exit;
-use crate::engine::options::parse_vars;
 
 pub use super::output::Format;
 
@@ -173,7 +173,10 @@ pub(crate) fn cli_budget(args: &RunArgs) -> Result<Budget, String> {
     Ok(Budget {
         max_cost_usd: args.max_cost,
         max_tokens: args.max_tokens,
-        max_duration: crate::engine::options::duration_flag("max-duration", args.max_duration.as_deref())?,
+        max_duration: crate::engine::options::duration_flag(
+            "max-duration",
+            args.max_duration.as_deref(),
+        )?,
         max_iterations: None,
     })
 }

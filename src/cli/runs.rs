@@ -7,10 +7,10 @@ use serde_json::json;
 
 use super::output::{Format, print};
 use super::report::usage;
+use crate::engine::options::exit;
 use crate::engine::run::diff;
 use crate::engine::run::store::{Entry, Runs};
 use crate::engine::run::trace::Trace;
-use crate::engine::options::exit;
 
 mod answer;
 

@@ -25,9 +25,9 @@ use crate::engine::lang::reference::Root;
 use crate::engine::mcp::caller::Caller;
 use crate::engine::mcp::servers::{self, ServerPool};
 use crate::engine::mcp::{ConnectOptions, ToolInfo};
+use crate::engine::options::exit;
 use crate::engine::plan::preflight;
 use crate::engine::redact::Redactor;
-use crate::engine::options::exit;
 
 mod agent;
 pub(crate) mod exec;

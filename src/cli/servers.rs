@@ -12,8 +12,8 @@ use indexmap::IndexMap;
 use crate::engine::file::model::ServerSource;
 use crate::engine::mcp::client_config::{self, FoundServer};
 use crate::engine::mcp::{ConnectOptions, Connection, ServerSpec};
-use crate::engine::redact::Redactor;
 use crate::engine::options::exit;
+use crate::engine::redact::Redactor;
 
 /// Connects every server of `specs`, in order. On the first that fails it
 /// says why on stderr (masked), closes the ones already open and gives the

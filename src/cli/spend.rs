@@ -14,10 +14,10 @@ use crate::engine::file::model::{Composition, Pipeline};
 use crate::engine::mcp::caller::Caller;
 use crate::engine::mcp::servers::ServerPool;
 use crate::engine::mcp::{ConnectOptions, ServerSpec, ToolInfo};
+use crate::engine::options::exit;
 use crate::engine::plan::preflight::{self, Preflight, ToolLists};
 use crate::engine::redact::Redactor;
 use crate::engine::run::cassette::{Cassette, Recorder, Replayer};
-use crate::engine::options::exit;
 
 /// Flags about pricing, cassettes and preflight (flattened into `run`).
 #[derive(Debug, Clone, Default, Args)]

@@ -15,8 +15,8 @@ use crate::engine::json::Json;
 use crate::engine::lang::reference;
 use crate::engine::mcp::servers::{self, ServerArg};
 use crate::engine::mcp::{Connection, ServerSpec, TaskSupport};
-use crate::engine::redact::Redactor;
 use crate::engine::options::exit;
+use crate::engine::redact::Redactor;
 
 /// The `tools` subcommands.
 #[derive(Debug, Subcommand)]

@@ -12,6 +12,7 @@
 use serde_json::Value;
 
 use crate::engine::file::model::Pipeline;
+use crate::engine::options::exit;
 use crate::engine::run::durable::Entry;
 pub use crate::engine::run::durable::client::{
     Failure, Journal, Restate, RunOutput, RunRequest, attach, file_hash, run_quiet, start, ticker,
@@ -19,7 +20,6 @@ pub use crate::engine::run::durable::client::{
 };
 use crate::engine::run::store;
 use crate::engine::run::trace::RunStatus;
-use crate::engine::options::exit;
 
 /// What `run --on` submits, after the file was checked.
 pub struct Submission<'a> {

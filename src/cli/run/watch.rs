@@ -14,10 +14,10 @@
 //! kept for the next one rather than lost.
 
 use crate::engine::file::model::Composition;
+use crate::engine::options::exit;
 use crate::engine::run::events::Event;
 use crate::engine::run::store::{self, live::Live};
 use crate::engine::run::trace::{RunSummary, Trace, new_run_id};
-use crate::engine::options::exit;
 
 /// What watches a run from outside the engine: the stop signals, and the
 /// record of the run in progress that a SIGKILL leaves behind.

@@ -12,9 +12,9 @@ use clap::Args;
 use serde_json::Value;
 
 use crate::engine::mcp::human::{Ask, Reply, Responder, Source};
+use crate::engine::options::exit;
 use crate::engine::run::durable::ask::{Asked, Given};
 use crate::engine::run::durable::client::{self, Failure, Journal, Restate, valid_id};
-use crate::engine::options::exit;
 
 /// Arguments of `runs answer`.
 #[derive(Debug, Args)]

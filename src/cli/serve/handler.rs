@@ -20,9 +20,9 @@ use tokio_util::sync::CancellationToken;
 use super::exec::{Hooks, Job, run, wants_task};
 use super::logging::SessionLevel;
 use super::model::{Served, Upstream, json_type};
+use crate::engine::options::exit;
 use crate::engine::run::session::SessionConfig;
 use crate::engine::run::trace::{RunStatus, Trace};
-use crate::engine::options::exit;
 
 const META_TOOL: &str = "run_pipeline";
 
@@ -581,7 +581,7 @@ pub async fn serve_http(
     let service = StreamableHttpService::new(
         move || Ok(server.for_session()),
         sessions,
-        crate::serving::http_config(cancel.child_token(), opts.token.is_some()),
+        crate::demo_server::http::http_config(cancel.child_token(), opts.token.is_some()),
     );
     let router = axum::Router::new()
         .nest_service("/mcp", service)

@@ -1,0 +1,124 @@
+//! A server's questions in the workbench: they arrive as messages from the
+//! session's responder, wait in the modal (their node shows `?`), take the
+//! keys while open, and go back answered — or cancelled when the session
+//! is dropped or the workbench quits.
+
+use super::*;
+use crate::ask::Outcome;
+use crate::engine::file::model::Sampling;
+use crate::engine::mcp::human::provider::Provider;
+use crate::engine::redact::Redactor;
+use crate::message::Message;
+
+impl App {
+    /// A message from a background task.
+    pub fn on_message(&mut self, msg: Message) -> Vec<Effect> {
+        match msg {
+            Message::Question {
+                question, reply, ..
+            }
+            | Message::DurableQuestion { question, reply } => {
+                if let Some(i) = self.node_index(question.node.as_deref()) {
+                    self.visuals[i].asking = true;
+                    self.sync_live_of(i);
+                }
+                self.asks.push(question, reply);
+            }
+            Message::Sampled { ticket, result } => self.asks.provided(ticket, result),
+            Message::Judged { result, again } => self.judged(result, again),
+            Message::DurableCall { node, ok, line } => self.durable_call(node.as_deref(), ok, line),
+            Message::DurableDone { result, source } => self.durable_done(result, &source),
+            Message::Tools { key, result } => return self.on_tools(key, result),
+        }
+        Vec::new()
+    }
+
+    fn node_index(&self, id: Option<&str>) -> Option<usize> {
+        self.comp.as_ref()?.index_of(id?)
+    }
+
+    /// Whether node `id` (if any) still has a question waiting; its `?`
+    /// follows.
+    fn update_asking(&mut self, id: Option<&str>) {
+        if let (Some(id), Some(i)) = (id, self.node_index(id)) {
+            self.visuals[i].asking = self.asks.asks_node(id);
+            self.sync_live_of(i);
+        }
+    }
+
+    /// A key while a question is open: the modal takes every key.
+    pub(super) fn ask_key(&mut self, key: KeyEvent) -> Vec<Effect> {
+        let provider = self.sampling_provider().is_some();
+        match self.asks.key(&self.keymap, key, provider) {
+            Outcome::Nothing => Vec::new(),
+            Outcome::Answered { node, action } => {
+                self.update_asking(node.as_deref());
+                let who = node.map(|n| format!("{n}: ")).unwrap_or_default();
+                self.say(format!("{who}answered {action}"), false);
+                Vec::new()
+            }
+            Outcome::OpenUrl(url) => vec![Effect::OpenUrl(url)],
+            Outcome::CopyUrl(url) => self.copy(url, "the link"),
+            Outcome::AskProvider { ticket, request } => {
+                let redactor = Redactor::default();
+                let vars = match (&self.pipeline, &self.comp) {
+                    (Some(p), Some(c)) => self.vars(p, c),
+                    _ => IndexMap::new(),
+                };
+                let resolved = self
+                    .sampling_provider()
+                    .map(|p| Provider::resolved(&p, &vars, &redactor));
+                match resolved {
+                    Some(Ok(provider)) => vec![Effect::AskProvider {
+                        ticket,
+                        provider: Box::new(provider),
+                        request,
+                    }],
+                    Some(Err(e)) => {
+                        self.asks.provided(ticket, Err(redactor.text(&e)));
+                        Vec::new()
+                    }
+                    None => Vec::new(),
+                }
+            }
+        }
+    }
+
+    /// The sampling provider: the file's `sampling:`, else config.yaml's.
+    pub fn sampling_provider(&self) -> Option<Sampling> {
+        self.pipeline
+            .as_ref()
+            .and_then(|p| p.sampling.clone())
+            .or_else(|| {
+                self.sampling.as_ref().map(|p| Sampling {
+                    url: p.url.clone(),
+                    model: p.model.clone(),
+                    api_key: p.api_key.clone(),
+                })
+            })
+    }
+
+    /// Answers every open question `cancel` (the session is dropped, or the
+    /// workbench quits), so no server waits on a closed modal.
+    pub fn cancel_questions(&mut self, why: &str) {
+        for id in self.asks.cancel_all(why) {
+            self.update_asking(Some(&id));
+        }
+    }
+
+    /// Node `id` finished: the questions that may have been its move on
+    /// to the other nodes that may be asking.
+    pub(super) fn node_ended(&mut self, id: &str) {
+        for node in self.asks.node_ended(id) {
+            self.update_asking(Some(&node));
+        }
+    }
+
+    /// Drops the questions whose call stopped waiting (timed out,
+    /// cancelled).
+    pub(super) fn prune_questions(&mut self) {
+        for id in self.asks.prune() {
+            self.update_asking(Some(&id));
+        }
+    }
+}

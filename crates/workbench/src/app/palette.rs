@@ -1,0 +1,94 @@
+//! The command palette's list (every action, theme, composition, case
+//! and node) and what choosing a row does; and what a key that does
+//! nothing where it was pressed says.
+
+use super::*;
+
+impl App {
+    pub(super) fn palette_items(&self) -> Vec<PaletteItem> {
+        let mut items: Vec<PaletteItem> = Action::ALL
+            .iter()
+            .filter(|a| !a.is_modal())
+            .map(|a| PaletteItem::Action(*a, self.keymap.label(*a)))
+            .collect();
+        for (name, _) in crate::theme::BUILTIN {
+            items.push(PaletteItem::Theme((*name).to_owned()));
+        }
+        if let Some(r) = &self.opts.restate {
+            items.push(PaletteItem::Durable(r.on.clone()));
+        }
+        if self.viewing.is_none() {
+            items.push(PaletteItem::Scaffold);
+        }
+        if let Some(p) = &self.pipeline {
+            for c in &p.compositions {
+                items.push(PaletteItem::Composition(c.name.clone()));
+            }
+        }
+        if let Some(c) = &self.comp {
+            for k in &c.cases {
+                items.push(PaletteItem::Case(k.name.clone()));
+            }
+            for n in &c.nodes {
+                items.push(PaletteItem::Node(n.id.clone()));
+            }
+        }
+        items
+    }
+
+    pub(super) fn run_palette_item(&mut self, item: PaletteItem) -> Vec<Effect> {
+        match item {
+            PaletteItem::Action(a, _) => self.act(a),
+            PaletteItem::Theme(name) => {
+                match Theme::load(&name, self.dirs.config.as_deref()) {
+                    Ok(t) => {
+                        // NO_COLOR stays in force whatever the theme.
+                        self.theme = if self.theme.mono { t.monochrome() } else { t };
+                        self.say(format!("theme {name}"), false);
+                    }
+                    Err(e) => self.say(e.to_string(), true),
+                }
+                Vec::new()
+            }
+            PaletteItem::Composition(name) => {
+                let mut effects = if self.has_session {
+                    self.has_session = false;
+                    self.session_key = None;
+                    vec![Effect::DropSession]
+                } else {
+                    Vec::new()
+                };
+                effects.extend(self.choose_composition(&name));
+                effects
+            }
+            PaletteItem::Case(name) => self.choose_case(&name),
+            PaletteItem::Durable(_) => self.start_durable(),
+            PaletteItem::Scaffold => self.open_scaffold(),
+            PaletteItem::Node(id) => {
+                let i = self.comp.as_ref().and_then(|c| c.index_of(&id));
+                self.select(i, true);
+                Vec::new()
+            }
+        }
+    }
+
+    /// A plain key the focused pane and the keymap left alone: the status
+    /// line says so, instead of nothing happening.
+    pub(super) fn unbound(&mut self, key: KeyEvent) {
+        let KeyCode::Char(c) = key.code else {
+            return;
+        };
+        if !(key.modifiers - KeyModifiers::SHIFT).is_empty() {
+            return;
+        }
+        let help = self.keymap.label(Action::Help);
+        let palette = self.keymap.label(Action::Palette);
+        let text = if c == '/' {
+            "/ searches in the inspector's Output (a jq filter), Raw and Logs tabs, the help, Messages and History"
+                .to_owned()
+        } else {
+            format!("`{c}` does nothing here: {help} lists the keys, {palette} finds a command")
+        };
+        self.say(text, false);
+    }
+}
