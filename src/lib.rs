@@ -1,14 +1,19 @@
-//! pipewright: a terminal workbench and headless CLI for MCP tool-call pipelines.
+//! pipewright: a terminal workbench and headless CLI for MCP tool-call
+//! pipelines.
 //!
-//! The crate is split the way the product is: [`engine`] reads, validates and
-//! runs pipeline files and knows nothing of terminals; `cli` and `ui` are two
-//! drivers of it, and `lsp` serves editors from it; [`demo_server`] is the
-//! built-in MCP server every example runs against.
+//! The workspace is split the way the product is (ARCHITECTURE.md draws
+//! it): [`engine`] reads, validates and runs pipeline files and knows
+//! nothing of terminals; [`cli`] and [`ui`] (the workbench) are two
+//! drivers of it, [`lsp`] serves editors from it, [`serve`] serves
+//! compositions to agents and runs durable workers; [`demo_server`] is the
+//! built-in MCP server every example runs against. This crate is the
+//! binary; its library only names those crates for the tests and benches.
+
 #![forbid(unsafe_code)]
 
-pub mod cli;
-pub mod lsp;
-
+pub use pipewright_cli as cli;
 pub use pipewright_demo as demo_server;
 pub use pipewright_engine as engine;
+pub use pipewright_lsp as lsp;
+pub use pipewright_serve as serve;
 pub use pipewright_workbench as ui;

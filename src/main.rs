@@ -1,5 +1,5 @@
 //! The `pipewright` binary: parse the command line and hand off.
 
 fn main() -> std::process::ExitCode {
-    pipewright::cli::main()
+    pipewright_cli::main()
 }

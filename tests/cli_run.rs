@@ -370,9 +370,8 @@ fn tracing_events_reach_stderr_filtered_by_pipewright_log() {
     assert!(!debug.contains("rmcp"), "{debug}");
     let refused = run(Some("pipewright=loud"));
     assert!(
-        refused.contains(
-            "WARN pipewright::cli::log: PIPEWRIGHT_LOG `pipewright=loud` is not a filter"
-        ),
+        refused
+            .contains("WARN pipewright_cli::log: PIPEWRIGHT_LOG `pipewright=loud` is not a filter"),
         "{refused}"
     );
 }

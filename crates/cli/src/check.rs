@@ -1,0 +1,45 @@
+//! `pipewright check FILE…`: load and validate, print diagnostics.
+
+use std::path::PathBuf;
+
+use clap::Args;
+
+use crate::engine::file::import::Dialect;
+use crate::engine::file::open::load_file_as;
+use crate::engine::options::exit;
+
+/// Arguments of `check`.
+#[derive(Debug, Args)]
+pub struct CheckArgs {
+    /// Pipeline files (YAML or JSON).
+    #[arg(required = true)]
+    pub files: Vec<PathBuf>,
+    /// Read the files as this dialect instead of detecting it.
+    #[arg(long, value_parser = crate::choice::choice::<Dialect>(), default_value = "auto")]
+    pub dialect: Dialect,
+}
+
+/// Exit 0 when every file is valid (warnings allowed), 2 otherwise.
+pub fn check(args: &CheckArgs) -> u8 {
+    let mut bad = false;
+    for path in &args.files {
+        let name = path.display().to_string();
+        let (source, loaded) = load_file_as(path, args.dialect);
+        let errors = super::report::report_diagnostics(&name, &source, &loaded);
+        let warnings = loaded.warnings().count();
+        if errors {
+            bad = true;
+            eprintln!(
+                "{name}: {} error(s), {warnings} warning(s)",
+                loaded.errors().count()
+            );
+        } else if let Some(p) = &loaded.pipeline {
+            let nodes: usize = p.compositions.iter().map(|c| c.nodes.len()).sum();
+            println!(
+                "{name}: ok ({} composition(s), {nodes} node(s), {warnings} warning(s))",
+                p.compositions.len()
+            );
+        }
+    }
+    if bad { exit::INVALID } else { exit::OK }
+}

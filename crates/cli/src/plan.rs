@@ -1,0 +1,221 @@
+//! `pipewright plan FILE` (also `run --dry-run --estimate-cost`): what a run
+//! would do and cost, with nothing called. Connects and reads each server's
+//! `tools/list` for preflight (or reads it from `--replay CASSETTE`).
+//!
+//! Projections come from, per node: the cassette (free), else the latest
+//! saved run of the same file and composition (`runs/` in the data dir),
+//! else the pricing table. Exit codes: 0 within budget, 2 invalid file or a
+//! failed preflight, 3 the projection exceeds a budget cap (unless
+//! `--on-budget-exceeded warn`), 4 a server could not be reached.
+
+use super::report::usage;
+use super::run::{Format, OnBudget, RunArgs, Servers, config, servers_of};
+use crate::engine::cost::pricing::Pricing;
+use crate::engine::file::loader::Loaded;
+use crate::engine::file::model::{Case, Composition};
+use crate::engine::mcp::servers;
+use crate::engine::options::exit;
+use crate::engine::plan::dry_run::{Plan, plan_composition, recorded_figures};
+use crate::engine::redact::Redactor;
+
+/// Plans the file; returns the exit code.
+pub async fn plan(args: RunArgs) -> u8 {
+    if let Err(e) = servers::announce_cli_servers(&args.servers, &args.servers_from) {
+        return usage(e);
+    }
+    let (source, loaded) = crate::engine::file::open::load_file_as(&args.file, args.dialect);
+    plan_loaded(args, source, loaded).await
+}
+
+/// [`plan`] of the file `run` loaded already (one that says `dry_run:
+/// true`), with the command line's servers announced.
+pub async fn plan_loaded(args: RunArgs, source: String, loaded: Loaded) -> u8 {
+    let name = args.file.display().to_string();
+    if super::report::report_diagnostics(&name, &source, &loaded) {
+        eprintln!("{name}: not planned: the file has errors");
+        return exit::INVALID;
+    }
+    let Some(mut pipeline) = loaded.pipeline else {
+        return exit::INVALID;
+    };
+    if args.format == Format::Junit {
+        return usage("plan prints text or json, not junit");
+    }
+    let Servers {
+        cli_vars,
+        redactor,
+        specs,
+    } = match servers_of(&args, &mut pipeline) {
+        Ok(s) => s,
+        Err(e) => return usage(e),
+    };
+    let comps: Vec<&Composition> = pipeline
+        .compositions
+        .iter()
+        .filter(|c| args.composition.as_ref().is_none_or(|n| &c.name == n))
+        .collect();
+    if comps.is_empty() {
+        return usage(format!(
+            "no composition named `{}`",
+            args.composition.clone().unwrap_or_default()
+        ));
+    }
+    let cli_budget = match super::run::cli_budget(&args) {
+        Ok(b) => b,
+        Err(e) => return usage(e),
+    };
+    register_env_secrets(&comps, &redactor);
+    let mut needed: Vec<String> = Vec::new();
+    for c in &comps {
+        for n in servers::needed(c, &specs) {
+            if !needed.contains(&n) {
+                needed.push(n);
+            }
+        }
+    }
+    let table = match super::spend::pricing_table(&args.spend, &pipeline) {
+        Ok(t) => t,
+        Err(e) => return usage(e),
+    };
+    // A plan never records: it calls nothing.
+    let mut spend = args.spend.clone();
+    spend.record = None;
+    let prepared = match super::spend::prepare(&spend, table, &specs, &needed, &redactor).await {
+        Ok(p) => p,
+        Err(code) => return code,
+    };
+    let preflight = match super::spend::preflight(
+        &name,
+        &source,
+        &super::spend::runs_of(&pipeline, &comps, args.case.as_deref(), &cli_vars),
+        &prepared,
+        true,
+        false,
+    ) {
+        Ok(p) => p,
+        Err(code) => {
+            super::spend::close(prepared).await;
+            return code;
+        }
+    };
+    let grader = match crate::serve::judge::grader(
+        &args.judge,
+        &pipeline,
+        &prepared.pricing.table,
+        &redactor,
+        prepared.judge_replay.clone(),
+        None,
+    ) {
+        Ok(g) => g,
+        Err(e) => {
+            super::spend::close(prepared).await;
+            return usage(e);
+        }
+    };
+    let mut plans = Vec::new();
+    for comp in &comps {
+        let rows: Vec<Option<&Case>> = if comp.cases.is_empty() {
+            vec![None]
+        } else {
+            comp.cases
+                .iter()
+                .filter(|k| args.case.as_ref().is_none_or(|n| &k.name == n))
+                .map(Some)
+                .collect()
+        };
+        for row in rows {
+            let cfg = config(
+                &pipeline, comp, row, &cli_vars, cli_budget, &args, &name, None,
+            );
+            let mut pricing: Pricing = (*prepared.pricing).clone();
+            let last = crate::engine::run::store::Runs::open()
+                .and_then(|r| r.latest_of(&name, &comp.name, cfg.case.as_deref()));
+            if args.spend.replay.is_none()
+                && let Some(t) = &last
+            {
+                pricing.recorded = recorded_figures(t);
+            }
+            let mut plan = plan_composition(
+                comp,
+                cfg.case.clone(),
+                &cfg.vars,
+                cfg.budget,
+                args.spend.max_cost_per_call,
+                &pricing,
+                &redactor,
+            );
+            let judge = grader.judge_for(comp, &cfg.vars, &redactor);
+            let last: Option<crate::engine::run::trace::Trace> =
+                last.and_then(|v| serde_json::from_value(v).ok());
+            let projected = crate::engine::eval::estimate::project(
+                comp,
+                &cfg.vars,
+                crate::engine::eval::Judge::projected(&judge)
+                    .as_ref()
+                    .map_err(String::as_str)
+                    .copied(),
+                &prepared.pricing.table.models,
+                &prepared.tools,
+                last.as_ref(),
+            );
+            crate::engine::plan::judging::add(&mut plan, projected, cfg.budget);
+            plans.push(plan);
+        }
+    }
+    super::spend::close(prepared).await;
+    let plan = Plan {
+        file: name,
+        compositions: plans,
+        preflight,
+    };
+    match args.format {
+        Format::Json | Format::Fibe | Format::Discord => {
+            println!("{}", crate::json::pretty(&plan))
+        }
+        _ => print!("{}", super::output::printable(&render(&plan))),
+    }
+    if plan.within_budget() || args.on_budget_exceeded == OnBudget::Warn {
+        exit::OK
+    } else {
+        exit::BUDGET
+    }
+}
+
+/// Every `${env.X}` value the plan could show is masked.
+fn register_env_secrets(comps: &[&Composition], redactor: &Redactor) {
+    for comp in comps {
+        for node in &comp.nodes {
+            for site in node.refs() {
+                if let crate::engine::lang::reference::Root::Env(name) = &site.reference.root
+                    && let Ok(v) = std::env::var(name)
+                {
+                    redactor.add(v);
+                }
+            }
+        }
+    }
+}
+
+/// The plan as text, one line per node.
+pub fn render(plan: &Plan) -> String {
+    let mut out = String::new();
+    for c in &plan.compositions {
+        out.push_str(&crate::engine::plan::text::composition(&plan.file, c));
+    }
+    let p = &plan.preflight;
+    out.push_str(&format!("preflight: {} problem(s)", p.problems.len()));
+    if p.destructive.is_empty() {
+        out.push_str("; no destructive tools\n");
+    } else {
+        let list: Vec<String> = p
+            .destructive
+            .iter()
+            .map(|d| format!("{} ({})", d.node, d.tool))
+            .collect();
+        out.push_str(&format!(
+            "; destructive, `run` needs --yes: {}\n",
+            list.join(", ")
+        ));
+    }
+    out
+}

@@ -1,0 +1,30 @@
+//! How a headless command reports on stderr: a load's diagnostics,
+//! compiler style, and a trace it could not save.
+
+use crate::engine::file::loader::Loaded;
+
+/// Prints every diagnostic of a load to stderr; true when there were errors.
+pub fn report_diagnostics(file: &str, source: &str, loaded: &Loaded) -> bool {
+    for d in &loaded.diagnostics {
+        eprintln!("{}\n", d.render(file, Some(source)));
+    }
+    loaded.has_errors()
+}
+
+/// Keeps the trace in the runs directory, with the file's text beside it
+/// when `source` is given (History draws the run on it); failure to save is
+/// only a warning on stderr.
+pub fn keep(
+    trace: &crate::engine::run::trace::Trace,
+    source: Option<&crate::engine::run::store::KeptSource>,
+) {
+    let Some(runs) = crate::engine::run::store::Runs::open() else {
+        return;
+    };
+    if let Err(e) = runs.save_with_kept_source(trace, source) {
+        eprintln!(
+            "warning: could not save the trace to {}: {e}",
+            runs.dir.display()
+        );
+    }
+}

@@ -1,0 +1,474 @@
+//! `pipewright serve FILE…`: every composition as one MCP tool, so an agent
+//! calls a whole chain in one request (stdio, or Streamable HTTP with
+//! `--http`).
+//!
+//! At start each file is loaded, its servers connected once (shared by
+//! every call) and every node checked by preflight; any problem is reported
+//! like `run` reports it and nothing is served (exit 2). A composition that
+//! calls a destructive tool is served only with `--yes`. Each call runs the
+//! composition in its own session with the caller's arguments as its vars,
+//! sends `notifications/progress` as nodes end when asked to, is cancelled
+//! with its upstream calls when the client cancels, and is saved like any
+//! other run.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use clap::Args;
+use indexmap::IndexMap;
+use serde_json::{Map, Value, json};
+
+use crate::engine::cost::pricing::{Pricing, PricingTable};
+use crate::engine::file::model::{Composition, Pipeline};
+use crate::engine::file::open::load_file;
+use crate::engine::lang::reference::Root;
+use crate::engine::mcp::caller::Caller;
+use crate::engine::mcp::servers::{self, ServerPool};
+use crate::engine::mcp::{ConnectOptions, ToolInfo};
+use crate::engine::options::exit;
+use crate::engine::plan::preflight;
+use crate::engine::redact::Redactor;
+
+mod agent;
+pub(crate) mod exec;
+pub(crate) mod handler;
+mod judged;
+mod limits;
+mod logging;
+pub(crate) mod model;
+mod parked;
+mod questions;
+mod rename;
+mod seal;
+mod tasks;
+mod tasks_2025;
+
+use model::{Param, Served, Upstream, json_type};
+
+/// Arguments of `serve`.
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    /// Pipeline files; each composition is one tool (a `pipe:` file is one
+    /// tool named after the file).
+    #[arg(required = true, value_name = "FILE")]
+    pub files: Vec<PathBuf>,
+    /// Serve Streamable HTTP at ADDR (e.g. `127.0.0.1:8808`; path `/mcp`)
+    /// instead of stdio.
+    #[arg(long, value_name = "ADDR")]
+    pub http: Option<String>,
+    /// Also serve compositions that call tools marked destructive.
+    #[arg(long, short = 'y')]
+    pub yes: bool,
+    /// Also serve `run_pipeline`, which runs an inline pipeline (native,
+    /// Fibe or Discord) against the same servers. Off by default: it lets
+    /// the caller call any upstream tool.
+    #[arg(long)]
+    pub meta_tool: bool,
+    /// Do not save the runs callers make.
+    #[arg(long)]
+    pub no_save: bool,
+    /// Let `run_pipeline`'s inline pipelines read this environment variable
+    /// as `${env.NAME}` (repeatable). None by default: a caller reads
+    /// nothing of the server's environment. jq's `env` stays off.
+    #[arg(long, value_name = "NAME")]
+    pub allow_env: Vec<String>,
+    /// With --http: every request must carry `Authorization: Bearer TOKEN`,
+    /// TOKEN being the value of the environment variable NAME. Required to
+    /// listen on an address other than loopback.
+    #[arg(long, value_name = "NAME")]
+    pub token_env: Option<String>,
+    /// With --http: the largest request body taken, in bytes (a larger one
+    /// is answered 413 unread).
+    #[arg(long, value_name = "BYTES", default_value_t = handler::DEFAULT_MAX_BODY)]
+    pub max_body: usize,
+    /// With --http: the most sessions open at once (one more `initialize`
+    /// is answered 503 until a client closes its session).
+    #[arg(long, value_name = "N", default_value_t = limits::DEFAULT_MAX_SESSIONS)]
+    pub max_sessions: usize,
+    /// With --http: the most requests in flight in one session (one more is
+    /// answered 429 until one ends).
+    #[arg(long, value_name = "N", default_value_t = limits::DEFAULT_MAX_CALLS)]
+    pub max_calls_per_session: usize,
+    /// Run each call durably on Restate (its ingress at
+    /// `restate://HOST:PORT`), where `pipewright worker` runs the same
+    /// files: a call survives the worker dying mid-run.
+    #[arg(long, value_name = "restate://HOST:PORT")]
+    pub on: Option<String>,
+    /// With --on: Restate's admin API (default port 9070 of the --on host).
+    #[arg(long, value_name = "URL", env = "PIPEWRIGHT_RESTATE_ADMIN")]
+    pub restate_admin: Option<String>,
+    /// Grade each served composition's `eval:` after it answers (off the
+    /// agent's path) and write the judged rows into its saved run.
+    #[arg(long)]
+    pub eval: bool,
+    #[command(flatten)]
+    pub judge: super::judge::JudgeArgs,
+}
+
+/// `serve`: returns the exit code.
+pub async fn serve(args: ServeArgs) -> u8 {
+    // What --http needs is checked before any upstream server starts.
+    let http = match &args.http {
+        Some(addr) => match http_options(addr, &args).await {
+            Ok(opts) => Some((addr.clone(), opts)),
+            Err(e) => {
+                eprintln!("error: {e}");
+                return exit::INVALID;
+            }
+        },
+        None => {
+            if args.token_env.is_some() {
+                eprintln!(
+                    "error: --token-env applies to --http only (stdio has one client: its parent)"
+                );
+                return exit::INVALID;
+            }
+            None
+        }
+    };
+    let restate = match &args.on {
+        Some(on) => {
+            match crate::engine::run::durable::client::Restate::parse(
+                on,
+                args.restate_admin.as_deref(),
+            ) {
+                Ok(r) if !args.meta_tool => Some(r),
+                Ok(_) => {
+                    eprintln!(
+                        "error: --meta-tool does not go with --on: a worker runs only the files it was given"
+                    );
+                    return exit::INVALID;
+                }
+                Err(e) => {
+                    eprintln!("error: {e}");
+                    return exit::INVALID;
+                }
+            }
+        }
+        None => None,
+    };
+    let (served, upstreams) = match load_all(&args.files, args.yes).await {
+        Ok(loaded) => loaded,
+        Err(code) => return code,
+    };
+    let hashes = served
+        .iter()
+        .map(|t| (t.name.clone(), t.file_sha256.clone()))
+        .collect();
+    if served.is_empty() && !args.meta_tool {
+        eprintln!("error: nothing to serve");
+        return exit::INVALID;
+    }
+    let names: Vec<&str> = served.iter().map(|s| s.name.as_str()).collect();
+    eprintln!(
+        "pipewright serve: {} tool(s): {}",
+        names.len(),
+        names.join(", ")
+    );
+    let evaluator = if args.eval {
+        if args.no_save {
+            eprintln!(
+                "error: --eval writes the judged rows into the saved runs: it does not go with --no-save"
+            );
+            return exit::INVALID;
+        }
+        match judged::Evaluator::new(&args.judge, &served, &upstreams) {
+            Ok(e) => Some(Arc::new(e)),
+            Err(e) => {
+                eprintln!("error: {e}");
+                return exit::INVALID;
+            }
+        }
+    } else {
+        None
+    };
+    let server = handler::PipelineServer::new(
+        served,
+        upstreams,
+        handler::Flags {
+            save: !args.no_save,
+            meta_tool: args.meta_tool,
+            yes: args.yes,
+            allow_env: args.allow_env.clone(),
+            remote: restate.map(|restate| exec::Remote { restate, hashes }),
+        },
+    );
+    let server = match &evaluator {
+        Some(e) => server.with_eval(e.clone()),
+        None => server,
+    };
+    let code = match http {
+        Some((addr, opts)) => handler::serve_http(server, &addr, opts).await,
+        None => handler::serve_stdio(server).await,
+    };
+    if let Some(e) = evaluator {
+        e.finish().await;
+    }
+    code.unwrap_or_else(|e| {
+        eprintln!("error: {e:#}");
+        exit::FAILED
+    })
+}
+
+/// The token (from `--token-env`), body, session and call limits for
+/// `--http ADDR`; an address off loopback without a token is refused.
+async fn http_options(addr: &str, args: &ServeArgs) -> Result<handler::HttpOptions, String> {
+    let token = match &args.token_env {
+        Some(name) => match std::env::var(name) {
+            Ok(v) if !v.trim().is_empty() => Some(v.trim().to_owned()),
+            _ => {
+                return Err(format!(
+                    "--token-env {name}: the environment variable `{name}` is not set (or empty)"
+                ));
+            }
+        },
+        None => None,
+    };
+    let resolved: Vec<std::net::SocketAddr> = tokio::net::lookup_host(addr)
+        .await
+        .map_err(|e| format!("--http {addr}: not an address to listen on ({e})"))?
+        .collect();
+    let loopback = !resolved.is_empty() && resolved.iter().all(|a| a.ip().is_loopback());
+    if !loopback && token.is_none() {
+        return Err(format!(
+            "--http {addr} is not a loopback address: anyone who reaches it could call the served tools; give a token with --token-env NAME, or listen on 127.0.0.1"
+        ));
+    }
+    if args.max_body == 0 {
+        return Err("--max-body must be at least 1 byte".into());
+    }
+    if args.max_sessions == 0 || args.max_calls_per_session == 0 {
+        return Err("--max-sessions and --max-calls-per-session must be at least 1".into());
+    }
+    Ok(handler::HttpOptions {
+        token,
+        max_body: args.max_body,
+        max_sessions: args.max_sessions,
+        max_calls: args.max_calls_per_session,
+    })
+}
+
+/// Loads and connects every file (see [`load_and_connect`]): the tools
+/// they serve, two of one name being an error, and their upstreams.
+pub(crate) async fn load_all(
+    files: &[PathBuf],
+    yes: bool,
+) -> Result<(Vec<Served>, Vec<Arc<Upstream>>), u8> {
+    let mut served: Vec<Served> = Vec::new();
+    let mut upstreams: Vec<Arc<Upstream>> = Vec::new();
+    for path in files {
+        let (tools, up) = load_and_connect(path, yes).await?;
+        for t in tools {
+            if let Some(other) = served.iter().find(|s| s.name == t.name) {
+                eprintln!(
+                    "error: two tools would be named `{}`: one from {}, one from {}; rename a composition",
+                    t.name, other.file, t.file
+                );
+                return Err(exit::INVALID);
+            }
+            served.push(t);
+        }
+        upstreams.push(up);
+    }
+    Ok((served, upstreams))
+}
+
+/// Loads one file, connects its servers and checks every composition:
+/// the tools it serves (`yes`: also those calling destructive tools).
+async fn load_and_connect(
+    path: &std::path::Path,
+    yes: bool,
+) -> Result<(Vec<Served>, Arc<Upstream>), u8> {
+    let name = path.display().to_string();
+    let (source, loaded) = load_file(path);
+    let file_sha256 = crate::engine::run::durable::client::file_hash(source.as_bytes());
+    if super::report::report_diagnostics(&name, &source, &loaded) {
+        eprintln!("{name}: not served: the file has errors");
+        return Err(exit::INVALID);
+    }
+    let mut pipeline = loaded.pipeline.ok_or(exit::INVALID)?;
+    let file_only = servers::only_declared(&pipeline);
+    let redactor = Redactor::default();
+    let specs = servers::resolve(&pipeline, &[], None, &pipeline.vars, &redactor).map_err(|e| {
+        eprintln!("{name}: {e}");
+        exit::INVALID
+    })?;
+    servers::assign_default(&mut pipeline, file_only, &specs);
+    let mut needed: Vec<String> = Vec::new();
+    for c in &pipeline.compositions {
+        for n in servers::needed(c, &specs) {
+            if !needed.contains(&n) {
+                needed.push(n);
+            }
+        }
+    }
+    // `serve` and `worker` hold their upstreams: they listen for tool
+    // changes.
+    let opts = ConnectOptions {
+        listen: true,
+        ..ConnectOptions::default()
+    };
+    let pool = ServerPool::connect(&specs, &needed, &opts)
+        .await
+        .map_err(|e| {
+            eprintln!("{name}: {}", redactor.text(&e.to_string()));
+            if e.is_unreachable() {
+                exit::UNREACHABLE
+            } else {
+                exit::INVALID
+            }
+        })?;
+    let tools: IndexMap<String, Vec<ToolInfo>> = pool
+        .connections()
+        .map(|c| (c.name().to_owned(), c.tools().to_vec()))
+        .collect();
+    let table = match &pipeline.pricing {
+        Some(v) => PricingTable::bundled().overlay(PricingTable::from_value(v).unwrap_or_default()),
+        None => PricingTable::bundled(),
+    };
+    let default = (specs.len() == 1)
+        .then(|| specs.keys().next().cloned())
+        .flatten();
+    let pricing = Arc::new(Pricing::new(table, default.clone()));
+    let pipeline = Arc::new(pipeline);
+    let pool = Arc::new(pool);
+    let stem = path
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "pipeline".into());
+    let single = pipeline.compositions.len() == 1;
+    let mut out = Vec::new();
+    let mut problems = 0;
+    for comp in &pipeline.compositions {
+        let params = params_of(comp, &pipeline);
+        // Arguments are not known at start: they stand in as "not known
+        // yet", which preflight does not hold against a schema.
+        let mut vars = pipeline.vars.clone();
+        for p in params.iter().filter(|p| p.default.is_none()) {
+            vars.insert(
+                p.name.clone(),
+                Value::String(format!("<from the caller's `{}`>", p.name)),
+            );
+        }
+        let report = preflight::check(&[(comp, vars)], &tools, default.as_deref());
+        for d in &report.problems {
+            eprintln!("{}\n", d.render(&name, Some(&source)));
+        }
+        problems += report.problems.len();
+        let tool_name = tool_name(comp, single, &stem);
+        if !report.destructive.is_empty() && !yes {
+            let calls: Vec<String> = report
+                .destructive
+                .iter()
+                .map(|d| format!("{} ({} on {})", d.node, d.tool, d.server))
+                .collect();
+            eprintln!(
+                "{name}: `{tool_name}` is not served: it calls destructive tools ({}); pass --yes to serve it",
+                calls.join(", ")
+            );
+            continue;
+        }
+        let definition = definition(&tool_name, comp, &params, &tools, default.as_deref());
+        out.push(Served {
+            name: tool_name,
+            definition,
+            file: name.clone(),
+            file_sha256: file_sha256.clone(),
+            pipeline: pipeline.clone(),
+            comp: Arc::new(comp.clone()),
+            params,
+            caller: pool.clone() as Arc<dyn Caller>,
+            pricing: pricing.clone(),
+            redactor: redactor.clone(),
+        });
+    }
+    if problems > 0 {
+        eprintln!("{name}: preflight failed: {problems} problem(s); nothing is served");
+        return Err(exit::INVALID);
+    }
+    let up = Arc::new(Upstream {
+        pool,
+        tools,
+        pricing,
+        redactor,
+    });
+    Ok((out, up))
+}
+
+/// The tool name of a composition (see
+/// [`durable::client::tool_name`](crate::engine::run::durable::client::tool_name)).
+pub(crate) fn tool_name(comp: &Composition, single: bool, stem: &str) -> String {
+    crate::engine::run::durable::client::tool_name(comp, single, stem)
+}
+
+/// Every `${var.X}` the composition reads, in order of first use.
+fn params_of(comp: &Composition, pipeline: &Pipeline) -> Vec<Param> {
+    let mut out: Vec<Param> = Vec::new();
+    for site in comp.nodes.iter().flat_map(|n| n.refs()) {
+        if let Root::Var(name) = &site.reference.root
+            && !out.iter().any(|p| &p.name == name)
+        {
+            out.push(Param {
+                name: name.clone(),
+                default: pipeline.vars.get(name).cloned(),
+            });
+        }
+    }
+    out
+}
+
+/// The `tools/list` entry of a served composition.
+fn definition(
+    name: &str,
+    comp: &Composition,
+    params: &[Param],
+    tools: &IndexMap<String, Vec<ToolInfo>>,
+    default_server: Option<&str>,
+) -> Value {
+    let mut props = Map::new();
+    let mut required = Vec::new();
+    for p in params {
+        let mut prop = json!({ "type": json_type(p.default.as_ref()) });
+        match &p.default {
+            Some(d) => prop["default"] = d.clone(),
+            None => required.push(Value::from(p.name.clone())),
+        }
+        props.insert(p.name.clone(), prop);
+    }
+    let called: Vec<&ToolInfo> = comp
+        .nodes
+        .iter()
+        .filter(|n| n.mock.is_none())
+        .filter_map(|n| {
+            let server = n.server.as_deref().or(default_server)?;
+            tools.get(server)?.iter().find(|t| t.name == n.tool)
+        })
+        .collect();
+    let all = |f: fn(&ToolInfo) -> Option<bool>| called.iter().all(|t| f(t) == Some(true));
+    let any = |f: fn(&ToolInfo) -> Option<bool>| called.iter().any(|t| f(t) == Some(true));
+    let chain: Vec<&str> = comp.nodes.iter().map(|n| n.tool.as_str()).collect();
+    let description = comp.description.clone().unwrap_or_else(|| {
+        format!(
+            "Runs the pipeline `{}` as one call: {}.",
+            comp.name,
+            chain.join(" → ")
+        )
+    });
+    json!({
+        "name": name,
+        "description": description,
+        "inputSchema": {
+            "type": "object",
+            "properties": props,
+            "required": required,
+            "additionalProperties": false,
+        },
+        "annotations": {
+            "title": name,
+            "readOnlyHint": all(|t| t.annotations.read_only),
+            "destructiveHint": any(|t| t.annotations.destructive),
+            "idempotentHint": all(|t| t.annotations.idempotent),
+            "openWorldHint": any(|t| t.annotations.open_world),
+        },
+    })
+}

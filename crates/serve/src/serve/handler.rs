@@ -1,0 +1,744 @@
+//! The MCP side of `serve`: listing the served compositions, and running
+//! one per `tools/call` in its own session.
+
+use std::sync::Arc;
+
+use anyhow::Context as _;
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, CancelTaskParams, GetTaskParams,
+    GetTaskResult, Implementation, ListToolsResult, PaginatedRequestParams, ServerCapabilities,
+    ServerConfig, Tool,
+};
+use rmcp::service::RequestContext;
+use rmcp::transport::streamable_http_server::{
+    StreamableHttpService, session::local::LocalSessionManager,
+};
+use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt as _};
+use serde_json::{Map, Value, json};
+use tokio_util::sync::CancellationToken;
+
+use super::exec::{Hooks, Job, run, wants_task};
+use super::logging::SessionLevel;
+use super::model::{Served, Upstream, json_type};
+use crate::engine::options::exit;
+use crate::engine::run::session::SessionConfig;
+use crate::engine::run::trace::{RunStatus, Trace};
+
+const META_TOOL: &str = "run_pipeline";
+
+/// The served tools, shared by every client.
+#[derive(Clone)]
+pub struct PipelineServer {
+    tools: Arc<Vec<Served>>,
+    upstreams: Arc<Vec<Arc<Upstream>>>,
+    save: bool,
+    meta_tool: bool,
+    yes: bool,
+    allow_env: Arc<Vec<String>>,
+    /// The log level this client's session asked for.
+    level: SessionLevel,
+    /// The runs started as tasks, shared by every session (a task id is a
+    /// random UUID: only the client that got it can name it).
+    tasks: rmcp::task_manager::TaskManager,
+    /// The ids of the tasks this session started (`tasks/list`).
+    started: Arc<std::sync::Mutex<Vec<String>>>,
+    /// How many task runs are going, over every session.
+    pub(super) running_tasks: Arc<std::sync::atomic::AtomicUsize>,
+    /// `--on restate://…`: calls run durably there.
+    remote: Option<Arc<super::exec::Remote>>,
+    /// `--eval`: the served runs' `eval:`, graded after the answer.
+    eval: Option<Arc<super::judged::Evaluator>>,
+    /// Runs waiting for a 2026-07-28 agent's answers, over every session.
+    pub(super) parked: Arc<super::parked::Parking>,
+}
+
+/// What `serve`'s flags ask of the server.
+pub struct Flags {
+    pub save: bool,
+    pub meta_tool: bool,
+    pub yes: bool,
+    /// The environment variables an inline pipeline may read as
+    /// `${env.NAME}` (`--allow-env`); none by default.
+    pub allow_env: Vec<String>,
+    /// `--on restate://…`: where calls run, durably.
+    pub remote: Option<super::exec::Remote>,
+}
+
+impl PipelineServer {
+    pub fn new(tools: Vec<Served>, upstreams: Vec<Arc<Upstream>>, flags: Flags) -> Self {
+        PipelineServer {
+            tools: Arc::new(tools),
+            upstreams: Arc::new(upstreams),
+            save: flags.save,
+            meta_tool: flags.meta_tool,
+            yes: flags.yes,
+            allow_env: Arc::new(flags.allow_env),
+            level: SessionLevel::default(),
+            tasks: rmcp::task_manager::TaskManager::new(),
+            started: Arc::default(),
+            running_tasks: Arc::default(),
+            remote: flags.remote.map(Arc::new),
+            eval: None,
+            parked: Arc::default(),
+        }
+    }
+
+    /// Grades each served run's `eval:` after answering (`serve --eval`).
+    pub fn with_eval(mut self, eval: Arc<super::judged::Evaluator>) -> Self {
+        self.eval = Some(eval);
+        self
+    }
+
+    /// The server as one new session sees it: the tools and tasks shared,
+    /// its own log level.
+    fn for_session(&self) -> Self {
+        PipelineServer {
+            level: SessionLevel::default(),
+            started: Arc::default(),
+            ..self.clone()
+        }
+    }
+
+    fn definitions(&self) -> Vec<Tool> {
+        let mut out: Vec<Tool> = self
+            .tools
+            .iter()
+            .filter_map(|s| serde_json::from_value(s.definition.clone()).ok())
+            .collect();
+        if self.meta_tool
+            && let Ok(t) = serde_json::from_value(json!({
+                "name": META_TOOL,
+                "description": "Run an inline pipeline against this server's upstream servers: `pipeline` is a native file (YAML or JSON text with `pipe:` or `compositions:`), or Fibe or Discord pipeline JSON. Returns the run's output.",
+                "inputSchema": {
+                    "type": "object",
+                    "properties": {
+                        "pipeline": { "type": "string", "description": "The pipeline file's text." },
+                        "vars": { "type": "object", "description": "Values for `${var.X}`." }
+                    },
+                    "required": ["pipeline"],
+                    "additionalProperties": false
+                },
+                "annotations": { "destructiveHint": self.yes, "openWorldHint": true }
+            }))
+        {
+            out.push(t);
+        }
+        out
+    }
+}
+
+impl ServerHandler for PipelineServer {
+    // `logging` is deprecated in 2026-07-28 (SEP-2577); older clients use it.
+    #[allow(deprecated)]
+    fn get_info(&self) -> ServerConfig {
+        // Prompts and resources: declared, as empty lists. rmcp answers
+        // their list methods either way, and 2026-07-28 wants a server that
+        // answers `prompts/list` to declare it (and caching hints on it).
+        ServerConfig::new(
+            ServerCapabilities::builder()
+                .enable_logging()
+                .enable_tools()
+                .enable_tasks()
+                .enable_prompts()
+                .enable_resources()
+                .build(),
+        )
+            .with_server_info(
+                Implementation::new("pipewright", env!("CARGO_PKG_VERSION"))
+                    .with_title("pipewright serve"),
+            )
+            .with_instructions(
+                "Each tool runs a whole pipeline of MCP tool calls in one request and returns its combined output; intermediate results stay on this side.",
+            )
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        Ok(ListToolsResult::with_all_items(self.definitions()))
+    }
+
+    fn get_tool(&self, name: &str) -> Option<Tool> {
+        self.definitions().into_iter().find(|t| t.name == name)
+    }
+
+    #[allow(deprecated)]
+    async fn set_level(
+        &self,
+        request: rmcp::model::SetLevelRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.level.set(request.level);
+        Ok(())
+    }
+
+    async fn on_custom_request(
+        &self,
+        request: rmcp::model::CustomRequest,
+        context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::CustomResult, ErrorData> {
+        match self.legacy_request(&request, context).await {
+            Some(answer) => answer,
+            None => Err(ErrorData::new(
+                rmcp::model::ErrorCode::METHOD_NOT_FOUND,
+                request.method,
+                None,
+            )),
+        }
+    }
+
+    async fn get_task(
+        &self,
+        request: GetTaskParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<GetTaskResult, ErrorData> {
+        self.tasks
+            .get_task(&request.task_id)
+            .map(GetTaskResult::new)
+    }
+
+    async fn cancel_task(
+        &self,
+        request: CancelTaskParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.tasks.cancel_task(&request.task_id)
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let args = request.arguments.unwrap_or_default();
+        if self.meta_tool && request.name == META_TOOL {
+            return self.meta_call(args, context).await;
+        }
+        if request.request_state.is_some() || request.input_responses.is_some() {
+            let (state, responses) = (request.request_state, request.input_responses);
+            return self.resume(&request.name, state, responses, &context).await;
+        }
+        let job = self.job(&request.name, &args)?;
+        let level = self.level.for_request(&context);
+        if wants_task(&context) {
+            return Ok(self
+                .spawn_task(&self.tasks, job, &context, level)?
+                .into_response());
+        }
+        self.call_job(&request.name, job, &context, level).await
+    }
+}
+
+impl PipelineServer {
+    /// The run a call of the served tool `name` asks for: an unknown tool
+    /// or a bad argument is an invalid-params error.
+    pub(crate) fn job(&self, name: &str, args: &Map<String, Value>) -> Result<Job, ErrorData> {
+        let Some(served) = self.tools.iter().find(|s| s.name == name) else {
+            return Err(ErrorData::invalid_params(
+                format!("unknown tool `{name}`"),
+                None,
+            ));
+        };
+        let vars = arguments(served, args)?;
+        let cfg = SessionConfig {
+            file: served.file.clone(),
+            vars,
+            budget: served.comp.budget.or(served.pipeline.budget),
+            pricing: served.pricing.clone(),
+            expect: served.comp.expect.clone(),
+            ..SessionConfig::default()
+        };
+        let remote = self.remote.as_ref().map(|r| super::exec::RemoteJob {
+            remote: r.clone(),
+            request: r.request(name, args),
+            agent: None,
+        });
+        Ok(Job {
+            comp: served.comp.clone(),
+            caller: served.caller.clone(),
+            cfg,
+            redactor: served.redactor.clone(),
+            remote,
+        })
+    }
+
+    pub(super) fn tasks(&self) -> &rmcp::task_manager::TaskManager {
+        &self.tasks
+    }
+
+    /// The served compositions' tool names (not `run_pipeline`).
+    pub(super) fn tool_names(&self) -> Vec<String> {
+        self.tools.iter().map(|s| s.name.clone()).collect()
+    }
+
+    /// The ids of the 2025-11-25 tasks this session started.
+    pub(super) fn started_tasks(&self) -> Vec<String> {
+        self.started.lock().map(|s| s.clone()).unwrap_or_default()
+    }
+
+    pub(super) fn note_started(&self, id: &str) {
+        if let Ok(mut s) = self.started.lock() {
+            s.push(id.to_owned());
+        }
+    }
+
+    /// The log level for one request (its `_meta`, else its session's).
+    pub(super) fn level_for(
+        &self,
+        context: &RequestContext<RoleServer>,
+    ) -> Option<super::logging::Level> {
+        self.level.for_request(context)
+    }
+
+    pub(super) fn upstream(&self) -> Option<&Arc<Upstream>> {
+        self.upstreams.first()
+    }
+
+    pub(super) fn allows_destructive(&self) -> bool {
+        self.yes
+    }
+
+    /// The call's result, or why the run has none.
+    pub(super) fn answer_run(&self, run: Result<Trace, String>) -> CallToolResult {
+        match run {
+            Ok(t) => self.answer(Some(t)),
+            Err(why) => error_result(why, json!({})),
+        }
+    }
+
+    /// The call's result, after saving the run.
+    pub(super) fn answer(&self, trace: Option<Trace>) -> CallToolResult {
+        let Some(mut trace) = trace else {
+            return error_result("the run ended without a trace".into(), json!({}));
+        };
+        let judged = self.eval.as_ref().filter(|e| self.save && e.wants(&trace));
+        if judged.is_some() {
+            super::judged::Evaluator::mark(&mut trace);
+        }
+        if self.save {
+            crate::report::keep(&trace, None);
+        }
+        let answer = result(&trace);
+        if let Some(e) = judged {
+            e.after_answer(trace);
+        }
+        answer
+    }
+}
+
+/// The caller's arguments as the run's vars, over the file's defaults; a
+/// missing required argument, an unknown one or a wrong type is an
+/// invalid-params error naming it.
+fn arguments(
+    served: &Served,
+    args: &Map<String, Value>,
+) -> Result<indexmap::IndexMap<String, Value>, ErrorData> {
+    let mut vars = served.pipeline.vars.clone();
+    for (k, v) in args {
+        let Some(p) = served.params.iter().find(|p| &p.name == k) else {
+            let known: Vec<&str> = served.params.iter().map(|p| p.name.as_str()).collect();
+            return Err(ErrorData::invalid_params(
+                format!(
+                    "`{}` takes no argument `{k}` (its arguments: {})",
+                    served.name,
+                    if known.is_empty() {
+                        "none".to_owned()
+                    } else {
+                        known.join(", ")
+                    }
+                ),
+                None,
+            ));
+        };
+        let want = json_type(p.default.as_ref());
+        let fits = match (want, v) {
+            ("string", Value::String(_))
+            | ("boolean", Value::Bool(_))
+            | ("array", Value::Array(_))
+            | ("object", Value::Object(_)) => true,
+            ("integer", Value::Number(n)) => n.is_i64() || n.is_u64(),
+            ("number", Value::Number(_)) => true,
+            _ => false,
+        };
+        if !fits {
+            return Err(ErrorData::invalid_params(
+                format!(
+                    "argument `{k}` of `{}` must be {} {want}, got {}",
+                    served.name,
+                    if want == "integer" || want == "array" || want == "object" {
+                        "an"
+                    } else {
+                        "a"
+                    },
+                    crate::engine::run::trace::type_name(v)
+                ),
+                None,
+            ));
+        }
+        vars.insert(k.clone(), v.clone());
+    }
+    for p in served.params.iter().filter(|p| p.default.is_none()) {
+        if !args.contains_key(&p.name) {
+            return Err(ErrorData::invalid_params(
+                format!("`{}` needs the argument `{}`", served.name, p.name),
+                None,
+            ));
+        }
+    }
+    Ok(vars)
+}
+
+/// Why an inline pipeline from a caller reaches past what a caller may:
+/// `${env.X}` (the server's environment), declared servers (processes to
+/// start, files to import) or a sampling provider (keys). `None` when it
+/// only uses the upstream servers and its own variables.
+fn untrusted_reach(p: &crate::engine::file::model::Pipeline, allowed: &[String]) -> Option<String> {
+    use crate::engine::lang::reference::Root;
+    if let Some(decl) = p.servers.values().next() {
+        return Some(format!(
+            "{}:{}: an inline pipeline may not declare servers (`{}`); it runs against this server's upstream servers",
+            decl.span.start.line, decl.span.start.col, decl.name
+        ));
+    }
+    if p.sampling.is_some() {
+        return Some("an inline pipeline may not name a sampling provider".to_owned());
+    }
+    for comp in &p.compositions {
+        for node in &comp.nodes {
+            for site in node.refs() {
+                if let Root::Env(name) = &site.reference.root
+                    && !allowed.iter().any(|a| a == name)
+                {
+                    return Some(format!(
+                        "node `{}`: an inline pipeline may not read the server's environment (`${{env.{name}}}`); pass values as `vars`",
+                        node.id
+                    ));
+                }
+            }
+        }
+    }
+    None
+}
+
+/// A finished run as a tool result: the output (structured, and as JSON
+/// text), the run id and totals in `_meta`; a failed run is `isError` with
+/// one sentence first and the envelope as structured content.
+fn result(t: &Trace) -> CallToolResult {
+    let meta = json!({
+        "pipewright/run_id": t.run_id,
+        "pipewright/status": t.composition.status.as_str(),
+        "pipewright/cost_usd": t.composition.cost_total,
+        "pipewright/tokens": t.composition.tokens_total,
+        "pipewright/duration_ms": t.composition.duration_ms,
+    });
+    if t.composition.status == RunStatus::Completed && t.expect.iter().all(|e| e.pass) {
+        let structured = match t.output.tree() {
+            out @ Value::Object(_) => out.clone(),
+            other => json!({ "result": other }),
+        };
+        // `resultType` is required in 2026-07-28; rmcp drops it for older
+        // peers.
+        let v = json!({
+            "resultType": "complete",
+            "content": [{ "type": "text", "text": structured.to_string() }],
+            "structuredContent": structured,
+            "isError": false,
+            "_meta": meta,
+        });
+        return serde_json::from_value::<CallToolResult>(v)
+            .unwrap_or_else(|e| error_result(format!("cannot encode the result: {e}"), json!({})));
+    }
+    let (sentence, error) = match (&t.failed_step, &t.composition.budget_tripped) {
+        (_, Some(cap)) => (
+            format!("The run stopped: budget cap `{cap}` was exceeded."),
+            Value::Null,
+        ),
+        (Some(step), _) => {
+            let rec = t.nodes.get(step);
+            let msg = rec.and_then(|r| r.error.clone()).unwrap_or_default();
+            (
+                format!("Node `{step}` failed: {msg}"),
+                json!({
+                    "message": msg,
+                    "code": rec.and_then(|r| r.error_code.clone()),
+                    "status": rec.and_then(|r| r.error_status),
+                }),
+            )
+        }
+        _ => {
+            let failed: Vec<String> = t
+                .expect
+                .iter()
+                .filter(|e| !e.pass)
+                .map(|e| format!("{} {}", e.target, e.matcher))
+                .collect();
+            if failed.is_empty() {
+                (
+                    format!("The run ended {}.", t.composition.status.as_str()),
+                    Value::Null,
+                )
+            } else {
+                (
+                    format!("The run's expectations failed: {}.", failed.join("; ")),
+                    Value::Null,
+                )
+            }
+        }
+    };
+    let envelope = json!({
+        "status": t.composition.status.as_str(),
+        "failed_step": t.failed_step,
+        "completed_step_ids": t.completed_step_ids,
+        "compensated": t.compensations,
+        "error": error,
+        "run_id": t.run_id,
+    });
+    error_result_with(sentence, envelope, meta)
+}
+
+fn error_result(sentence: String, envelope: Value) -> CallToolResult {
+    error_result_with(sentence, envelope, json!({}))
+}
+
+fn error_result_with(sentence: String, envelope: Value, meta: Value) -> CallToolResult {
+    let v = json!({
+        "resultType": "complete",
+        "_meta": meta,
+        "content": [
+            { "type": "text", "text": sentence },
+            { "type": "text", "text": envelope.to_string() }
+        ],
+        "structuredContent": envelope,
+        "isError": true,
+    });
+    serde_json::from_value::<CallToolResult>(v).unwrap_or_else(|_| CallToolResult::error(vec![]))
+}
+
+/// Serves one client on stdin/stdout until it disconnects.
+pub async fn serve_stdio(server: PipelineServer) -> anyhow::Result<u8> {
+    let running = server
+        .serve(rmcp::transport::stdio())
+        .await
+        .context("the MCP handshake on stdin/stdout failed")?;
+    running
+        .waiting()
+        .await
+        .context("the server stopped abnormally")?;
+    Ok(exit::OK)
+}
+
+/// The largest request body `serve --http` takes by default (4 MiB).
+pub const DEFAULT_MAX_BODY: usize = 4 * 1024 * 1024;
+
+/// How `serve --http` guards its door.
+#[derive(Debug, Clone)]
+pub struct HttpOptions {
+    /// Every request must carry `Authorization: Bearer <token>`.
+    pub token: Option<String>,
+    /// Request bodies larger than this are answered 413 unread.
+    pub max_body: usize,
+    /// Sessions open at once; one more `initialize` is answered 503.
+    pub max_sessions: usize,
+    /// Requests in flight in one session; one more is answered 429.
+    pub max_calls: usize,
+}
+
+/// Whether `header` is `Bearer <token>`, compared in constant time.
+fn bearer_matches(header: Option<&axum::http::HeaderValue>, token: &str) -> bool {
+    let Some(given) = header
+        .and_then(|h| h.to_str().ok())
+        .and_then(|h| h.strip_prefix("Bearer "))
+    else {
+        return false;
+    };
+    let (a, b) = (given.trim().as_bytes(), token.as_bytes());
+    if a.len() != b.len() {
+        return false;
+    }
+    a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
+/// Serves Streamable HTTP at `http://ADDR/mcp` until Ctrl-C; prints the
+/// address on stderr once listening.
+pub async fn serve_http(
+    server: PipelineServer,
+    addr: &str,
+    opts: HttpOptions,
+) -> anyhow::Result<u8> {
+    let listener = tokio::net::TcpListener::bind(addr)
+        .await
+        .with_context(|| format!("could not listen on {addr}"))?;
+    let bound = listener.local_addr()?;
+    let cancel = CancellationToken::new();
+    let sessions = Arc::new(LocalSessionManager::default());
+    let limits = Arc::new(super::limits::Limits::new(
+        sessions.clone(),
+        opts.max_sessions,
+        opts.max_calls,
+    ));
+    let service = StreamableHttpService::new(
+        move || Ok(server.for_session()),
+        sessions,
+        crate::demo_server::http::http_config(cancel.child_token(), opts.token.is_some()),
+    );
+    let router = axum::Router::new()
+        .nest_service("/mcp", service)
+        // 2025-11-25 task requests, renamed for `on_custom_request`.
+        .layer(axum::middleware::from_fn(super::rename::rename))
+        .layer(axum::middleware::from_fn_with_state(
+            limits,
+            super::limits::guard,
+        ))
+        // A body over the limit is refused before it is read.
+        .layer(tower_http::limit::RequestBodyLimitLayer::new(opts.max_body));
+    let router = match opts.token {
+        Some(token) => router.layer(axum::middleware::from_fn(
+            move |req: axum::extract::Request, next: axum::middleware::Next| {
+                let ok =
+                    bearer_matches(req.headers().get(axum::http::header::AUTHORIZATION), &token);
+                async move {
+                    if ok {
+                        next.run(req).await
+                    } else {
+                        axum::response::IntoResponse::into_response((
+                            axum::http::StatusCode::UNAUTHORIZED,
+                            [(axum::http::header::WWW_AUTHENTICATE, "Bearer")],
+                            "a bearer token is required (serve --token-env)\n",
+                        ))
+                    }
+                }
+            },
+        )),
+        None => router,
+    };
+    eprintln!("pipewright serve listening on http://{bound}/mcp");
+    let stop = cancel.clone();
+    // Ctrl-C or SIGTERM: stop serving; the upstream servers are stopped
+    // as the server is dropped.
+    tokio::spawn(async move {
+        #[cfg(unix)]
+        {
+            use tokio::signal::unix::{SignalKind, signal};
+            if let Ok(mut term) = signal(SignalKind::terminate()) {
+                tokio::select! {
+                    _ = tokio::signal::ctrl_c() => {}
+                    _ = term.recv() => {}
+                }
+                stop.cancel();
+                return;
+            }
+        }
+        let _ = tokio::signal::ctrl_c().await;
+        stop.cancel();
+    });
+    axum::serve(listener, router)
+        .with_graceful_shutdown(cancel.cancelled_owned())
+        .await?;
+    Ok(exit::OK)
+}
+
+impl PipelineServer {
+    /// `run_pipeline` (`serve --meta-tool`): an inline pipeline, native or
+    /// Fibe or Discord, run against the served files' upstream servers.
+    /// Preflight runs first; destructive tools still need `serve --yes`.
+    async fn meta_call(
+        &self,
+        args: Map<String, Value>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let server = self;
+        let Some(Value::String(text)) = args.get("pipeline") else {
+            return Err(ErrorData::invalid_params(
+                "`run_pipeline` needs `pipeline`: the pipeline file's text",
+                None,
+            ));
+        };
+        let vars = match args.get("vars") {
+            None => Map::new(),
+            Some(Value::Object(m)) => m.clone(),
+            Some(_) => {
+                return Err(ErrorData::invalid_params(
+                    "`vars` must be an object of `${var.X}` values",
+                    None,
+                ));
+            }
+        };
+        let Some(up) = server.upstream() else {
+            return Err(ErrorData::invalid_params(
+                "no upstream servers are connected",
+                None,
+            ));
+        };
+        // The caller is not trusted: its jq programs compile without `env`
+        // and `halt`, and what it may refer to is checked below.
+        let loaded =
+            crate::engine::lang::jq::sandboxed(|| crate::engine::file::open::load_str(text));
+        let errors: Vec<String> = loaded
+            .diagnostics
+            .iter()
+            .filter(|d| d.is_error())
+            .map(|d| format!("{}:{}: {}", d.span.start.line, d.span.start.col, d.message))
+            .collect();
+        let Some(pipeline) = loaded.pipeline.filter(|_| errors.is_empty()) else {
+            return Err(ErrorData::invalid_params(
+                format!("the pipeline has errors: {}", errors.join("; ")),
+                None,
+            ));
+        };
+        if let Some(why) = untrusted_reach(&pipeline, &self.allow_env) {
+            return Err(ErrorData::invalid_params(why, None));
+        }
+        let Some(comp) = pipeline.compositions.first().cloned() else {
+            return Err(ErrorData::invalid_params(
+                "the pipeline has no composition",
+                None,
+            ));
+        };
+        let mut all = pipeline.vars.clone();
+        all.extend(vars);
+        let default = up.pricing.default_server.clone();
+        let report = crate::engine::plan::preflight::check(
+            &[(&comp, all.clone())],
+            &up.tools,
+            default.as_deref(),
+        );
+        if !report.ok() {
+            let problems: Vec<String> = report.problems.iter().map(|d| d.message.clone()).collect();
+            return Err(ErrorData::invalid_params(
+                format!("preflight: {}", problems.join("; ")),
+                None,
+            ));
+        }
+        if !report.destructive.is_empty() && !server.allows_destructive() {
+            let calls: Vec<String> = report.destructive.iter().map(|d| d.tool.clone()).collect();
+            return Err(ErrorData::invalid_params(
+                format!(
+                    "the pipeline calls destructive tools ({}); this server was not started with --yes",
+                    calls.join(", ")
+                ),
+                None,
+            ));
+        }
+        let cfg = SessionConfig {
+            file: "run_pipeline".into(),
+            vars: all,
+            budget: comp.budget.or(pipeline.budget),
+            pricing: up.pricing.clone(),
+            expect: comp.expect.clone(),
+            ..SessionConfig::default()
+        };
+        let caller = up.pool.clone() as std::sync::Arc<dyn crate::engine::mcp::caller::Caller>;
+        let level = self.level.for_request(&context);
+        let trace = run(
+            std::sync::Arc::new(comp),
+            caller,
+            cfg,
+            up.redactor.clone(),
+            Hooks::of_request(&context, level),
+        )
+        .await;
+        Ok(server.answer(trace).into())
+    }
+}

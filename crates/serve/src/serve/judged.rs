@@ -1,0 +1,135 @@
+//! `serve --eval`: a served composition's `eval:` graded after the agent
+//! has its answer, off its path. The run is saved at once with its metrics
+//! marked as being judged; a background task asks the judge and writes the
+//! graded run over the saved one, so served traffic is graded in history
+//! (`runs show`, `runs diff`) without making an agent wait. `serve` waits
+//! for judgements still in flight before it exits.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use indexmap::IndexMap;
+
+use super::model::{Served, Upstream};
+use crate::engine::eval::{Grader, Grading};
+use crate::engine::file::model::{Budget, Composition};
+use crate::engine::mcp::ToolInfo;
+use crate::engine::redact::Redactor;
+use crate::engine::run::session::BudgetMode;
+use crate::engine::run::trace::{EvalStatus, Trace};
+use crate::judge::{JudgeArgs, grader};
+
+/// What grading one served composition takes.
+struct Entry {
+    comp: Arc<Composition>,
+    grader: Grader,
+    tools: IndexMap<String, Vec<ToolInfo>>,
+    budget: Budget,
+    redactor: Redactor,
+}
+
+/// The graders of the served compositions that have `eval:`, and the
+/// judgements in flight.
+pub struct Evaluator {
+    /// By file and composition name (what a trace names).
+    entries: HashMap<(String, String), Entry>,
+    tasks: Mutex<tokio::task::JoinSet<()>>,
+}
+
+impl Evaluator {
+    /// The graders of `served` (each with its file's upstream tool lists);
+    /// `Err` is a usage error (a half-given judge flag, a bad config.yaml).
+    pub fn new(
+        args: &JudgeArgs,
+        served: &[Served],
+        upstreams: &[Arc<Upstream>],
+    ) -> Result<Evaluator, String> {
+        let mut entries = HashMap::new();
+        for s in served.iter().filter(|s| !s.comp.eval.is_empty()) {
+            let tools = upstreams
+                .iter()
+                .find(|u| Arc::ptr_eq(&u.pricing, &s.pricing))
+                .map(|u| u.tools.clone())
+                .unwrap_or_default();
+            let g = grader(args, &s.pipeline, &s.pricing.table, &s.redactor, None, None)?;
+            entries.insert(
+                (s.file.clone(), s.comp.name.clone()),
+                Entry {
+                    comp: s.comp.clone(),
+                    grader: g,
+                    tools,
+                    budget: s.comp.budget.or(s.pipeline.budget),
+                    redactor: s.redactor.clone(),
+                },
+            );
+        }
+        Ok(Evaluator {
+            entries,
+            tasks: Mutex::new(tokio::task::JoinSet::new()),
+        })
+    }
+
+    /// True when `trace`'s composition is graded after its answer.
+    pub fn wants(&self, trace: &Trace) -> bool {
+        self.entries
+            .contains_key(&(trace.file.clone(), trace.composition.name.clone()))
+    }
+
+    /// Marks `trace`'s metrics as being judged (what the run is saved with
+    /// before the judge answers).
+    pub fn mark(trace: &mut Trace) {
+        for r in trace
+            .eval
+            .iter_mut()
+            .filter(|r| r.status == EvalStatus::Deferred)
+        {
+            r.reason = "being judged after the answer (serve --eval)".into();
+        }
+    }
+
+    /// Grades `trace` in the background and writes it over its saved run.
+    pub fn after_answer(self: &Arc<Self>, mut trace: Trace) {
+        let me = self.clone();
+        let task = async move {
+            let key = (trace.file.clone(), trace.composition.name.clone());
+            let Some(e) = me.entries.get(&key) else {
+                return;
+            };
+            let judge = e.grader.judge_for(&e.comp, &trace.vars, &e.redactor);
+            let grading = Grading {
+                comp: &e.comp,
+                judge,
+                tools: Some(&e.tools),
+                budget: e.budget,
+                on_budget: BudgetMode::Stop,
+            };
+            crate::engine::eval::grade(&mut trace, grading).await;
+            let saved = crate::engine::run::store::Runs::open().map(|r| r.replace(&trace));
+            if let Some(Err(err)) = saved {
+                tracing::warn!(run = %trace.run_id, "could not save the judged run: {err}");
+            }
+        };
+        if let Ok(mut t) = self.tasks.lock() {
+            t.spawn(task);
+        }
+    }
+
+    /// Waits for every judgement in flight (each bounded by its judge's
+    /// timeout and retries).
+    pub async fn finish(&self) {
+        loop {
+            let next = {
+                let Ok(mut t) = self.tasks.lock() else {
+                    return;
+                };
+                if t.is_empty() {
+                    return;
+                }
+                // Taken out so the lock is not held across the wait.
+                std::mem::take(&mut *t)
+            };
+            let mut next = next;
+            while next.join_next().await.is_some() {}
+        }
+    }
+}

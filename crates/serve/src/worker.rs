@@ -1,0 +1,140 @@
+//! `pipewright worker FILE…`: a Restate service endpoint that runs the
+//! compositions of FILE as durable workflows (`run --on restate://…`).
+//!
+//! The files are loaded, their servers connected and every composition
+//! checked as `serve` does; each composition is then a run that Restate
+//! starts, and starts again on a worker after a crash. Inside, the run is
+//! an ordinary session whose calls go through a
+//! [`DurableCaller`](crate::engine::run::durable::DurableCaller): every
+//! outcome is written into the workflow's journal before the run sees it,
+//! and a resumed run is answered from the journal (see [`journal`]).
+
+use std::collections::HashMap;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use clap::Args;
+
+use super::serve::handler::{Flags, PipelineServer};
+use crate::engine::options::exit;
+
+mod journal;
+mod listen;
+mod questions;
+mod register;
+mod shared;
+
+use shared::Shared;
+
+/// Arguments of `worker`.
+#[derive(Debug, Args)]
+pub struct WorkerArgs {
+    /// Pipeline files whose compositions this worker runs; a client names
+    /// one by the tool name `serve` would give it, and must hold the same
+    /// file (checked by hash).
+    #[arg(required = true, value_name = "FILE")]
+    pub files: Vec<PathBuf>,
+    /// Where Restate reaches this worker (HTTP/2 without TLS).
+    #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:9080")]
+    pub listen: SocketAddr,
+    /// Restate's admin API, where the worker registers itself.
+    #[arg(
+        long,
+        value_name = "URL",
+        env = "PIPEWRIGHT_RESTATE_ADMIN",
+        default_value = "http://127.0.0.1:9070"
+    )]
+    pub restate: String,
+    /// The URL to register instead of `http://ADDR` (a load balancer in
+    /// front of several workers, say).
+    #[arg(long, value_name = "URL")]
+    pub advertise: Option<String>,
+    /// Do not register; print the command that does.
+    #[arg(long)]
+    pub no_register: bool,
+    /// This worker's name in traces and history (default `worker@ADDR`).
+    #[arg(long, value_name = "NAME")]
+    pub name: Option<String>,
+    /// Also run compositions that call tools marked destructive.
+    #[arg(long, short = 'y')]
+    pub yes: bool,
+}
+
+/// `worker`: returns the exit code.
+pub async fn worker(args: WorkerArgs) -> u8 {
+    let name = args
+        .name
+        .clone()
+        .unwrap_or_else(|| format!("worker@{}", args.listen));
+    let (served, upstreams) = match super::serve::load_all(&args.files, args.yes).await {
+        Ok(loaded) => loaded,
+        Err(code) => return code,
+    };
+    let hashes: HashMap<String, String> = served
+        .iter()
+        .map(|t| (t.name.clone(), t.file_sha256.clone()))
+        .collect();
+    if served.is_empty() {
+        eprintln!("error: nothing to run");
+        return exit::INVALID;
+    }
+    let names: Vec<String> = served.iter().map(|s| s.name.clone()).collect();
+    let server = PipelineServer::new(
+        served,
+        upstreams,
+        Flags {
+            save: false,
+            meta_tool: false,
+            yes: args.yes,
+            allow_env: Vec::new(),
+            remote: None,
+        },
+    );
+    let shared = Arc::new(Shared {
+        name: name.clone(),
+        server,
+        hashes,
+    });
+    let listener = match tokio::net::TcpListener::bind(args.listen).await {
+        Ok(l) => l,
+        Err(e) => {
+            eprintln!("error: cannot listen on {}: {e}", args.listen);
+            return exit::INVALID;
+        }
+    };
+    let own = format!("http://{}", listener.local_addr().unwrap_or(args.listen));
+    eprintln!(
+        "worker {name} listening on {own}: {} composition(s): {}",
+        names.len(),
+        names.join(", ")
+    );
+    let endpoint = restate_sdk::endpoint::Endpoint::builder()
+        .bind(journal::definition(shared))
+        .build();
+    let mut signals = crate::signals::Signals::listen();
+    let serving = listen::serve(listener, endpoint, async move {
+        signals.next().await;
+    });
+    let uri = args.advertise.clone().unwrap_or(own);
+    if args.no_register {
+        eprintln!("{}", register::command(&uri, &args.restate));
+    } else {
+        let admin = args.restate.clone();
+        tokio::spawn(async move {
+            // The endpoint answers Restate's discovery once the accept loop
+            // runs: give it a moment.
+            tokio::time::sleep(Duration::from_millis(50)).await;
+            match register::register(&admin, &uri).await {
+                Ok(()) => eprintln!("registered with {admin} as {uri}"),
+                Err(e) => eprintln!(
+                    "warning: could not register with {admin}: {e}\n{}",
+                    register::command(&uri, &admin)
+                ),
+            }
+        });
+    }
+    serving.await;
+    exit::OK
+}
