@@ -23,14 +23,20 @@ fn pipeline(dir: &Path, a_after: f64) -> PathBuf {
         format!(
             "servers:\n  hitl:\n    command: {}\n    args: [{}]\n\
              compositions:\n  - name: two\n    nodes:\n\
-             \x20     - id: a\n        tool: ask_name\n        args: {{who: a, after: {a_after}}}\n\
+             \x20     - id: a\n        tool: ask_name\n        args: {{who: a, after: {a_after}, done: '{done}'}}\n\
              \x20     - id: b\n        tool: ask_name\n        args: {{who: b, before: 0.3}}\n",
             python().display(),
             server.display(),
+            done = a_done(dir).display(),
         ),
     )
     .expect("write the pipeline");
     file
+}
+
+/// The file `a`'s call writes as it returns.
+fn a_done(dir: &Path) -> PathBuf {
+    dir.join("a.done")
 }
 
 /// `pipewright ARGS…` with every directory it reads inside `dir`; exit
@@ -192,7 +198,11 @@ fn run_on_a_terminal_asks_both_parallel_questions_one_after_the_other() {
     t.wait_for("Name for b");
     // `a` stays in flight 2 s after its answer; let its call end before
     // answering `b`: the question must still be open.
-    std::thread::sleep(std::time::Duration::from_secs(3));
+    let ended = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while !a_done(dir.path()).exists() && std::time::Instant::now() < ended {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    assert!(a_done(dir.path()).exists(), "`a`'s call never ended");
     t.keys(&["Bob", "Enter"]);
     t.wait_for("EXIT=0");
     let trace: Value =

@@ -12,6 +12,7 @@ use std::{
 };
 
 use futures::future::join_all;
+use pipewright::engine::mcp::human::{CallScope, Notice};
 use pipewright::engine::mcp::roots::Root;
 use pipewright::engine::mcp::{
     CallOutcome, ConnectOptions, Connection, McpError, ServerSpec, output_of,
@@ -74,6 +75,42 @@ fn args(value: Value) -> Map<String, Value> {
         Value::Object(map) => map,
         other => panic!("arguments must be an object, not {other}"),
     }
+}
+
+/// A call's scope whose token fires at the call's first progress
+/// notification: the server is running it (the reference server's long
+/// operation reports every step), so a cancel or a kill after that lands
+/// mid-call, however slow the machine.
+fn running() -> (CallScope, CancellationToken) {
+    let started = CancellationToken::new();
+    let fire = started.clone();
+    let scope = CallScope {
+        notify: Some(Arc::new(move |n| {
+            if matches!(n, Notice::Progress(_)) {
+                fire.cancel();
+            }
+        })),
+        ..CallScope::default()
+    };
+    (scope, started)
+}
+
+/// The reference server's ten-second operation of ten steps, started with
+/// `scope`.
+async fn long_operation(
+    conn: &Connection,
+    cancel: &CancellationToken,
+    scope: &CallScope,
+) -> Result<CallOutcome, McpError> {
+    conn.call_scoped(
+        "trigger-long-running-operation",
+        args(json!({"duration": 10, "steps": 10})),
+        None,
+        None,
+        cancel,
+        scope,
+    )
+    .await
 }
 
 async fn call(conn: &Connection, tool: &str, arguments: Value) -> CallOutcome {
@@ -257,21 +294,13 @@ async fn slow_calls_run_at_the_same_time() {
 async fn cancelling_a_long_call_returns_at_once_and_the_connection_lives_on() {
     let conn = connect_everything().await;
     let cancel = CancellationToken::new();
+    let (scope, started) = running();
     let task = {
         let conn = conn.clone();
         let cancel = cancel.clone();
-        tokio::spawn(async move {
-            conn.call(
-                "trigger-long-running-operation",
-                args(json!({"duration": 10, "steps": 10})),
-                None,
-                None,
-                &cancel,
-            )
-            .await
-        })
+        tokio::spawn(async move { long_operation(&conn, &cancel, &scope).await })
     };
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    started.cancelled().await;
     let fired = Instant::now();
     cancel.cancel();
     let result = task.await.expect("the call task ends");
@@ -313,15 +342,10 @@ async fn a_cancelled_stdio_call_sends_notifications_cancelled_with_its_id() {
         .await
         .unwrap_or_else(|e| panic!("could not connect through tee: {e}"));
     let cancel = CancellationToken::new();
-    let call = conn.call(
-        "trigger-long-running-operation",
-        args(json!({"duration": 10, "steps": 10})),
-        None,
-        None,
-        &cancel,
-    );
+    let (scope, started) = running();
+    let call = long_operation(&conn, &cancel, &scope);
     let fire = async {
-        tokio::time::sleep(Duration::from_millis(300)).await;
+        started.cancelled().await;
         cancel.cancel();
     };
     let (result, ()) = tokio::join!(call, fire);
@@ -389,11 +413,18 @@ async fn a_call_past_its_timeout_fails_with_timeout() {
 #[tokio::test]
 async fn the_server_asks_for_roots_and_gets_ours() {
     let conn = connect_everything().await;
-    // The server asks `roots/list` 350 ms after the handshake.
-    tokio::time::sleep(Duration::from_millis(800)).await;
-    let roots = call(&conn, "get-roots-list", json!({})).await;
-    let text = roots.output();
-    let text = text.as_str().expect("a text answer");
+    // The server asks `roots/list` some time after the handshake; until it
+    // has its answer, the tool says it has no roots.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let text = loop {
+        let roots = call(&conn, "get-roots-list", json!({})).await;
+        let text = roots.output();
+        let text: String = text.as_str().expect("a text answer").to_string();
+        if text.contains("file:///") || Instant::now() > deadline {
+            break text;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
     assert!(
         text.contains("file:///tmp/pipewright-roots-probe"),
         "{text}"
@@ -487,20 +518,12 @@ async fn a_server_killed_mid_call_gives_closed() {
     let conn = connect_everything().await;
     let pid = conn.pid().expect("a stdio server has a pid");
     let never = CancellationToken::new();
+    let (scope, started) = running();
     let task = {
         let conn = conn.clone();
-        tokio::spawn(async move {
-            conn.call(
-                "trigger-long-running-operation",
-                args(json!({"duration": 10, "steps": 10})),
-                None,
-                None,
-                &never,
-            )
-            .await
-        })
+        tokio::spawn(async move { long_operation(&conn, &never, &scope).await })
     };
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    started.cancelled().await;
     let killed = std::process::Command::new("kill")
         .args(["-9", &pid.to_string()])
         .status()
@@ -641,21 +664,13 @@ async fn http_cancel_returns_at_once() {
         .await
         .unwrap_or_else(|e| panic!("could not connect over HTTP: {e}"));
     let cancel = CancellationToken::new();
+    let (scope, started) = running();
     let task = {
         let conn = conn.clone();
         let cancel = cancel.clone();
-        tokio::spawn(async move {
-            conn.call(
-                "trigger-long-running-operation",
-                args(json!({"duration": 10, "steps": 10})),
-                None,
-                None,
-                &cancel,
-            )
-            .await
-        })
+        tokio::spawn(async move { long_operation(&conn, &cancel, &scope).await })
     };
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    started.cancelled().await;
     let fired = Instant::now();
     cancel.cancel();
     let result = task.await.expect("the call task ends");
@@ -789,6 +804,8 @@ mod probe {
     pub struct Seen {
         pub list_cursors: Vec<Option<String>>,
         pub metas: Vec<Value>,
+        /// Fires when a `wait` call begins.
+        pub waiting: CancellationToken,
         pub cancelled: CancellationToken,
     }
 
@@ -845,12 +862,12 @@ mod probe {
             context: RequestContext<RoleServer>,
         ) -> Result<CallToolResponse, ErrorData> {
             let meta = serde_json::to_value(&context.meta).unwrap_or(Value::Null);
-            let cancelled = match self.seen.lock() {
+            let (waiting, cancelled) = match self.seen.lock() {
                 Ok(mut seen) => {
                     seen.metas.push(meta.clone());
-                    seen.cancelled.clone()
+                    (seen.waiting.clone(), seen.cancelled.clone())
                 }
-                Err(_) => CancellationToken::new(),
+                Err(_) => (CancellationToken::new(), CancellationToken::new()),
             };
             match request.name.as_ref() {
                 "structured" => {
@@ -862,6 +879,7 @@ mod probe {
                 )),
                 "ask" => Ok(CallToolResult::structured(ask_the_client(&context).await).into()),
                 "wait" => {
+                    waiting.cancel();
                     context.ct.cancelled().await;
                     cancelled.cancel();
                     Ok(CallToolResult::structured(json!("cancelled")).into())
@@ -1017,15 +1035,15 @@ async fn a_json_rpc_error_is_a_protocol_error() {
 #[tokio::test]
 async fn cancel_and_timeout_reach_the_server_as_notifications() {
     let (conn, seen) = connect_probe(false).await;
-    let server_saw = seen
+    let (waiting, server_saw) = seen
         .lock()
-        .map(|s| s.cancelled.clone())
+        .map(|s| (s.waiting.clone(), s.cancelled.clone()))
         .expect("probe state");
 
     let cancel = CancellationToken::new();
     let call = conn.call("wait", Map::new(), None, None, &cancel);
     let fire = async {
-        tokio::time::sleep(Duration::from_millis(200)).await;
+        waiting.cancelled().await;
         cancel.cancel();
     };
     let (result, ()) = tokio::join!(call, fire);

@@ -71,12 +71,16 @@ class Name(BaseModel):
 
 
 @server.tool()
-async def ask_name(who: str, ctx: Context, before: float = 0, after: float = 0) -> dict:
+async def ask_name(who: str, ctx: Context, before: float = 0, after: float = 0, done: str = "") -> dict:
     """Waits `before` seconds, asks for a name for `who`, waits `after`
-    seconds (the call stays in flight) and returns what it got."""
+    seconds (the call stays in flight) and returns what it got; writes
+    `who` to the file `done`, if named, as it returns."""
     await anyio.sleep(before)
     result = await ctx.elicit(f"Name for {who}", Name)
     await anyio.sleep(after)
+    if done:
+        with open(done, "w", encoding="utf-8") as f:
+            f.write(who)
     if result.action == "accept":
         return {"who": who, "name": result.data.name}
     return {"who": who, "action": result.action}
