@@ -27,6 +27,7 @@ use super::ask::Asks;
 use super::config::{Config, Dirs};
 use super::dag::{DagLayout, DagState};
 use super::editor::{Editor, EditorEvent};
+use super::history::{Stash, Viewing};
 use super::inspector::Inspector;
 use super::keys::{Action, Keymap};
 use super::overlay::{self, Overlay, Palette, PaletteItem};
@@ -38,10 +39,9 @@ mod cases;
 mod complete;
 mod durable;
 mod events;
-mod export;
+pub(crate) mod export;
 mod find;
 mod gate;
-mod history;
 mod input;
 mod judge;
 mod mode;
@@ -52,31 +52,6 @@ mod tools;
 mod yank;
 
 pub use super::mode::{LOG_CAP, LogEntry, Mode};
-
-/// A saved run on screen instead of the live one (History, Enter).
-pub struct Viewing {
-    pub entry: crate::engine::run::store::Entry,
-    pub trace: Trace,
-    /// Keeps the run from being pruned while it is open.
-    _hold: Option<crate::engine::run::store::Hold>,
-    /// The live workbench, put back on Esc (and kept up to date meanwhile).
-    stash: Stash,
-    /// The run's DAG comes from the file text saved with it (not from a
-    /// rebuild of its node list).
-    pub from_snapshot: bool,
-    /// The file text it ran, shown in the editor's place (read-only).
-    pub source: Option<String>,
-}
-
-/// What the screen shows of a plan: swapped out while a saved run is open.
-#[derive(Default)]
-pub(crate) struct Stash {
-    pipeline: Option<Arc<Pipeline>>,
-    comp: Option<Arc<Composition>>,
-    layout: Option<DagLayout>,
-    visuals: Vec<NodeVisual>,
-    selected: Option<usize>,
-}
 
 /// What `pipewright edit` was started with.
 #[derive(Debug, Clone, Default)]

@@ -14,6 +14,8 @@ use crate::engine::file::model::Composition;
 use crate::engine::run::trace::NodeStatus;
 
 use super::state::NodeVisual;
+
+mod apply;
 use super::theme::Theme;
 
 /// Most iterations drawn under a fanned-out node; the rest are counted.

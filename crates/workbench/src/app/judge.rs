@@ -58,7 +58,7 @@ impl App {
     }
 
     /// Judges the saved runs `ids` again, each as a new run.
-    pub(super) fn judge_saved(&mut self, ids: Vec<String>) -> Vec<Effect> {
+    pub(crate) fn judge_saved(&mut self, ids: Vec<String>) -> Vec<Effect> {
         if ids.is_empty() {
             self.say("no run to judge", true);
             return Vec::new();
