@@ -34,7 +34,6 @@ use super::overlay::{self, Overlay, Palette, PaletteItem};
 use super::state::NodeVisual;
 use super::theme::Theme;
 
-mod ask;
 mod cases;
 mod complete;
 mod durable;
@@ -255,9 +254,6 @@ pub struct App {
     pub log: Vec<LogEntry>,
     /// The focused pane fills the screen (`z`).
     pub zoom: bool,
-    /// A server's question is waiting but its modal is hidden (F2), so
-    /// the person can look at the nodes before answering.
-    pub asks_hidden: bool,
     /// Why the last session could not start (a server's error in full,
     /// stderr included): the Error tab of a node that did not run shows it.
     pub start_error: Option<String>,
@@ -326,7 +322,6 @@ impl App {
             case_queue: Vec::new(),
             log: Vec::new(),
             zoom: false,
-            asks_hidden: false,
             start_error: None,
             validated_once: false,
             timeline_open: BTreeSet::new(),
@@ -612,7 +607,7 @@ impl App {
     }
 
     /// Re-syncs the inspector when node `i` is the selected one.
-    fn sync_live_of(&mut self, i: usize) {
+    pub(crate) fn sync_live_of(&mut self, i: usize) {
         if self.dag.selected == Some(i) {
             self.sync_live();
         }

@@ -129,7 +129,7 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
         ),
         Span::styled(format!(" {} ", state_label(app)), badge),
     ];
-    if !app.asks.is_empty() && app.asks_hidden {
+    if !app.asks.is_empty() && app.asks.hidden {
         spans.push(Span::styled(
             format!(
                 " ? {} question(s) waiting: {} ",

@@ -190,7 +190,7 @@ pub fn draw(app: &mut App, f: &mut Frame<'_>) {
         }
     }
     // A server's question is drawn over everything: it has the keys.
-    if !app.asks_hidden {
+    if !app.asks.hidden {
         let provider = app.sampling_provider().map(|p| p.model.clone());
         super::ask::view::render(
             &app.asks,

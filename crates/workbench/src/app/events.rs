@@ -5,6 +5,29 @@
 use super::*;
 
 impl App {
+    /// A message from a background task.
+    pub fn on_message(&mut self, msg: crate::message::Message) -> Vec<Effect> {
+        use crate::message::Message as M;
+        match msg {
+            M::Question {
+                question, reply, ..
+            }
+            | M::DurableQuestion { question, reply } => {
+                if let Some(i) = self.node_index(question.node.as_deref()) {
+                    self.visuals[i].asking = true;
+                    self.sync_live_of(i);
+                }
+                self.asks.push(question, reply);
+            }
+            M::Sampled { ticket, result } => self.asks.provided(ticket, result),
+            M::Judged { result, again } => self.judged(result, again),
+            M::DurableCall { node, ok, line } => self.durable_call(node.as_deref(), ok, line),
+            M::DurableDone { result, source } => self.durable_done(result, &source),
+            M::Tools { key, result } => return self.on_tools(key, result),
+        }
+        Vec::new()
+    }
+
     /// Called on every tick: animates, lets the editor validate and watch
     /// the file, and picks up the inspector's background work.
     pub fn on_tick(&mut self, now: Instant) -> Vec<Effect> {

@@ -12,14 +12,14 @@ impl App {
         // clears it, so it never shows something no longer true.
         self.message = None;
         if self.asks.is_empty() {
-            self.asks_hidden = false;
+            self.asks.hidden = false;
         }
         // A server's question takes the keys while it is shown, but for
         // the two that leave it: hide it (to look at the nodes first) and
         // quit.
-        if !self.asks.is_empty() && !self.asks_hidden {
+        if self.asks.shown() {
             if self.keymap.modal_action(&key, false) == Some(Action::AskHide) {
-                self.asks_hidden = true;
+                self.asks.hidden = true;
                 let k = self.keymap.label(Action::Questions);
                 self.say(
                     format!("the question waits (its node shows ?): {k} brings it back"),
@@ -28,7 +28,7 @@ impl App {
                 return Vec::new();
             }
             if self.keymap.action(&key, true) == Some(Action::Quit) {
-                self.asks_hidden = true;
+                self.asks.hidden = true;
                 return self.act(Action::Quit);
             }
             return self.ask_key(key);
@@ -179,7 +179,7 @@ impl App {
 
     /// A mouse event, routed to the pane under it.
     pub fn on_mouse(&mut self, ev: MouseEvent) -> Vec<Effect> {
-        if !self.asks.is_empty() && !self.asks_hidden {
+        if self.asks.shown() {
             return Vec::new();
         }
         if self.overlay.is_some() {
@@ -294,7 +294,7 @@ impl App {
         // A paste is input like a key: the last action's message goes
         // (`saved x.yml` next to `unsaved` was no longer true).
         self.message = None;
-        if !self.asks.is_empty() && !self.asks_hidden {
+        if self.asks.shown() {
             self.asks.paste(text);
             return;
         }
@@ -396,7 +396,7 @@ impl App {
                 if self.asks.is_empty() {
                     self.say("no server is asking anything now", false);
                 } else {
-                    self.asks_hidden = false;
+                    self.asks.hidden = false;
                 }
                 Vec::new()
             }

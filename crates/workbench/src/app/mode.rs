@@ -7,7 +7,7 @@ use crate::mode::{LOG_CAP, LogEntry};
 impl App {
     /// What the keys do now.
     pub fn mode(&self) -> Mode {
-        if !self.asks.is_empty() && !self.asks_hidden {
+        if self.asks.shown() {
             return Mode::Ask;
         }
         if self.overlay.is_some() {

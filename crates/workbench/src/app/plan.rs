@@ -17,7 +17,7 @@ impl App {
     }
 
     /// `${var.X}` values: file `vars:` < case row < `--var`.
-    pub(super) fn vars(&self, pipeline: &Pipeline, comp: &Composition) -> IndexMap<String, Value> {
+    pub(crate) fn vars(&self, pipeline: &Pipeline, comp: &Composition) -> IndexMap<String, Value> {
         let mut vars = pipeline.vars.clone();
         if let Some(r) = self.case_row(comp) {
             vars.extend(r.vars.clone());

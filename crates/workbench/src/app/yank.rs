@@ -46,7 +46,7 @@ impl App {
     }
 
     /// Copies `text`, saying so.
-    pub(super) fn copy(&mut self, text: String, what: &str) -> Vec<Effect> {
+    pub(crate) fn copy(&mut self, text: String, what: &str) -> Vec<Effect> {
         self.say(format!("copied {what} ({} bytes)", text.len()), false);
         vec![Effect::Copy(text)]
     }
