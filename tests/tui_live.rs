@@ -529,7 +529,7 @@ async fn the_readme_tour_is_what_the_workbench_draws() {
 async fn messages_keep_run_events_and_a_save_once() {
     let mut b = Bench::open(THREE).await;
     b.run_to_end().await;
-    let texts: Vec<String> = b.app.log.iter().map(|e| e.text.clone()).collect();
+    let texts: Vec<String> = b.app.messages.log.iter().map(|e| e.text.clone()).collect();
     assert!(
         texts.iter().any(|t| t.starts_with("run started: ")),
         "{texts:#?}"
@@ -543,7 +543,7 @@ async fn messages_keep_run_events_and_a_save_once() {
     b.app.focus = pipewright::ui::app::Focus::Editor;
     b.ctrl('s');
     b.until("the save is said", |a| {
-        a.log.iter().any(|e| e.text.starts_with("saved "))
+        a.messages.log.iter().any(|e| e.text.starts_with("saved "))
     })
     .await;
     // More ticks: the save is not said again.
@@ -552,6 +552,7 @@ async fn messages_keep_run_events_and_a_save_once() {
     }
     let saves = b
         .app
+        .messages
         .log
         .iter()
         .filter(|e| e.text.starts_with("saved "))
@@ -771,7 +772,7 @@ async fn the_workbench_plans_and_spends_like_the_cli() {
     while !(finished(&b.app) && b.app.trace.is_some()) {
         assert!(Instant::now() < deadline, "the run did not end");
         b.pump().await;
-        if let Some(m) = &b.app.message {
+        if let Some(m) = &b.app.messages.status {
             said = m.text.clone();
         }
     }
@@ -1028,7 +1029,7 @@ pipe:
     let mut b = Bench::open(text).await;
     b.key(KeyCode::F(5));
     b.until("the start fails", |a| {
-        a.run == RunState::Idle && a.log.iter().any(|e| e.error)
+        a.run == RunState::Idle && a.messages.log.iter().any(|e| e.error)
     })
     .await;
     let line = b.status_line();
@@ -1361,7 +1362,8 @@ async fn a_typo_d_tool_is_marked_and_neither_d_nor_f5_lets_it_through() {
     b.key(KeyCode::F(5));
     let said = b
         .app
-        .message
+        .messages
+        .status
         .as_ref()
         .map(|m| m.text.clone())
         .unwrap_or_default();
@@ -1390,7 +1392,8 @@ async fn f5_after_a_run_calls_nothing_once_an_edit_breaks_preflight() {
     b.key(KeyCode::F(5));
     let said = b
         .app
-        .message
+        .messages
+        .status
         .as_ref()
         .map(|m| m.text.clone())
         .unwrap_or_default();

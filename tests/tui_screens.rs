@@ -1040,8 +1040,8 @@ fn finished_fan(app: &mut App, iterations: usize) {
         status: RunStatus::Completed,
         trace: Box::new(trace),
     });
-    app.message = None;
-    app.log.clear();
+    app.messages.status = None;
+    app.messages.log.clear();
 }
 
 /// Item 1: a key typed into the jq box is typed once, however it is bound.
@@ -1145,7 +1145,8 @@ fn issue24_item3_new_and_broken_files_open_in_the_editor() {
     // Letters in a DAG with no plan do nothing but say how to edit.
     app.on_key(key(KeyCode::Char('p')));
     assert!(
-        app.message
+        app.messages
+            .status
             .as_ref()
             .unwrap()
             .text

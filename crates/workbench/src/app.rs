@@ -30,6 +30,7 @@ use super::editor::{Editor, EditorEvent};
 use super::history::{Stash, Viewing};
 use super::inspector::Inspector;
 use super::keys::{Action, Keymap};
+use super::messages::Messages;
 use super::overlay::{self, Overlay, Palette, PaletteItem};
 use super::state::NodeVisual;
 use super::theme::Theme;
@@ -43,14 +44,13 @@ mod find;
 mod gate;
 mod input;
 mod judge;
-mod mode;
 mod palette;
 mod pin;
 mod plan;
 mod tools;
 mod yank;
 
-pub use super::mode::{LOG_CAP, LogEntry, Mode};
+pub use super::mode::Mode;
 
 /// What `pipewright edit` was started with.
 #[derive(Debug, Clone, Default)]
@@ -166,18 +166,6 @@ pub enum Preflighted {
     Stop,
 }
 
-/// A line at the bottom that fades after a few seconds.
-#[derive(Debug, Clone)]
-pub struct Message {
-    pub text: String,
-    pub error: bool,
-    pub at: Instant,
-    /// The node a message about a call in flight is about (`retrying`, a
-    /// task's note): dropped when that node or the run ends, as it is no
-    /// longer true then.
-    pub about: Option<String>,
-}
-
 /// Where each pane was last drawn, for the mouse.
 #[derive(Debug, Clone, Copy, Default)]
 pub(crate) struct Areas {
@@ -210,7 +198,8 @@ pub struct App {
     pub breakpoints: BTreeSet<String>,
     pub focus: Focus,
     pub overlay: Option<Overlay>,
-    pub message: Option<Message>,
+    /// The status line's message and the Messages pane's log.
+    pub messages: Messages,
     pub tick: u64,
     /// A session exists (or is being started) for the current plan.
     pub has_session: bool,
@@ -250,8 +239,6 @@ pub struct App {
     pub results: Vec<super::results::CaseResult>,
     /// Cases still to run after this one (`A`).
     case_queue: Vec<String>,
-    /// Every message of the session, in full (the Messages pane).
-    pub log: Vec<LogEntry>,
     /// The focused pane fills the screen (`z`).
     pub zoom: bool,
     /// Why the last session could not start (a server's error in full,
@@ -301,7 +288,7 @@ impl App {
             breakpoints: BTreeSet::new(),
             focus,
             overlay: None,
-            message: None,
+            messages: Messages::default(),
             tick: 0,
             has_session: false,
             session_key: None,
@@ -320,7 +307,6 @@ impl App {
             sampling: None,
             results: Vec::new(),
             case_queue: Vec::new(),
-            log: Vec::new(),
             zoom: false,
             start_error: None,
             validated_once: false,
@@ -680,6 +666,40 @@ impl App {
             self.select(Some(i), false);
         }
         effects
+    }
+
+    /// Totals of what has run: (ok, failed, cost, tokens).
+    pub fn totals(&self) -> (usize, usize, f64, u64) {
+        let mut ok = 0;
+        let mut failed = 0;
+        let mut cost = 0.0;
+        let mut tokens = 0;
+        for v in &self.visuals {
+            match v.status {
+                NodeStatus::Ok => ok += 1,
+                NodeStatus::Failed => failed += 1,
+                _ => {}
+            }
+            if let Some(r) = &v.record {
+                cost += r.cost_usd;
+                tokens += r.tokens;
+            }
+        }
+        (ok, failed, cost, tokens)
+    }
+
+    /// The ids of the nodes running now.
+    pub fn running(&self) -> Vec<&str> {
+        match &self.comp {
+            Some(c) => c
+                .nodes
+                .iter()
+                .zip(&self.visuals)
+                .filter(|(_, v)| v.status == NodeStatus::Running)
+                .map(|(n, _)| n.id.as_str())
+                .collect(),
+            None => Vec::new(),
+        }
     }
 
     // ----- drawing ----------------------------------------------------

@@ -194,7 +194,7 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
         .or(app.trace.as_ref());
     if let Some(revisions) = trace.map(|t| protocols_text(&t.server_protocols))
         && !revisions.is_empty()
-        && app.message.is_none()
+        && app.messages.status.is_none()
     {
         spans.push(sep());
         spans.push(Span::styled(revisions, base));
@@ -215,7 +215,7 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
         spans.push(sep());
         spans.push(Span::styled("unsaved", base.fg(t.warning)));
     }
-    if let Some(m) = &app.message {
+    if let Some(m) = &app.messages.status {
         spans.push(sep());
         // The status line has one row: a message longer than the room, or
         // of several lines, says where the whole of it is.

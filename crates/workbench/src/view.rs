@@ -149,8 +149,8 @@ pub fn draw(app: &mut App, f: &mut Frame<'_>) {
     if let Some(ov) = &app.overlay {
         app.areas.overlay = overlay::rect_of(ov, area);
         let kept = match ov {
-            Overlay::Messages { scroll, wrap } => Some(super::messages::render(
-                &app.log,
+            Overlay::Messages { scroll, wrap } => Some(super::messages::view::render(
+                &app.messages.log,
                 app.editor.diagnostics(),
                 *scroll,
                 *wrap,

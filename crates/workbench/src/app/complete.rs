@@ -141,7 +141,7 @@ impl App {
             && let Some(c) = self.completion_here()
         {
             self.completion = Some(Popup::new(c));
-            self.message = None;
+            self.messages.status = None;
         }
     }
 

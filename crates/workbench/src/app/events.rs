@@ -44,7 +44,7 @@ impl App {
                 EditorEvent::Saved(p) => {
                     // Said once: a save by key was said as it happened.
                     let text = format!("saved {}", p.display());
-                    if self.log.last().is_none_or(|e| e.text != text) {
+                    if self.messages.log.last().is_none_or(|e| e.text != text) {
                         self.say(text, false);
                     }
                 }
@@ -71,11 +71,7 @@ impl App {
         {
             self.sync_live();
         }
-        if let Some(m) = &self.message
-            && now.duration_since(m.at) > Duration::from_secs(6)
-        {
-            self.message = None;
-        }
+        self.messages.fade(now);
         effects
     }
 
@@ -400,7 +396,7 @@ impl App {
                         self.refresh_inspector();
                     }
                 }
-                self.drop_message_about(Some(&id));
+                self.messages.drop_about(Some(&id));
                 self.node_ended(&id);
             }
             Event::Paused { reason, before } => {
@@ -471,7 +467,7 @@ impl App {
                     trace.run_id
                 ));
                 self.run = RunState::Finished(status);
-                self.drop_message_about(None);
+                self.messages.drop_about(None);
                 for v in &mut self.visuals {
                     v.paused_before = false;
                     v.live_args = None;

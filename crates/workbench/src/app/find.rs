@@ -22,8 +22,8 @@ impl App {
                 let width = self.areas.overlay.width;
                 Some(text(overlay::help_lines(&self.keymap, &self.theme, width)))
             }
-            Overlay::Messages { .. } => Some(text(crate::messages::lines(
-                &self.log,
+            Overlay::Messages { .. } => Some(text(crate::messages::view::lines(
+                &self.messages.log,
                 self.editor.diagnostics(),
                 &self.theme,
             ))),
@@ -66,12 +66,7 @@ impl App {
         }
         if let Some(f) = &self.overlay_find {
             // Said without the Messages log, which is what is searched.
-            self.message = Some(Message {
-                text: f.status(&lines),
-                error: false,
-                at: Instant::now(),
-                about: None,
-            });
+            self.messages.show(f.status(&lines), false);
         }
         Some(())
     }

@@ -4,13 +4,14 @@
 
 use super::*;
 use crate::keys::Key;
+use crate::messages::{PaneKey, pane_key};
 
 impl App {
     /// A key press.
     pub fn on_key(&mut self, key: KeyEvent) -> Vec<Effect> {
         // The status line says what the last action did; the next one
         // clears it, so it never shows something no longer true.
-        self.message = None;
+        self.messages.status = None;
         if self.asks.is_empty() {
             self.asks.hidden = false;
         }
@@ -293,7 +294,7 @@ impl App {
     pub fn on_paste(&mut self, text: &str) {
         // A paste is input like a key: the last action's message goes
         // (`saved x.yml` next to `unsaved` was no longer true).
-        self.message = None;
+        self.messages.status = None;
         if self.asks.shown() {
             self.asks.paste(text);
             return;
@@ -687,20 +688,10 @@ impl App {
             Overlay::History(h) => self.history_key(h, key),
             Overlay::Scaffold(c) => self.scaffold_key(c, key),
             Overlay::Messages { scroll, wrap } => {
-                let closes = matches!(key.code, KeyCode::Esc | KeyCode::Char('q'))
-                    || self.keymap.action(&key, false) == Some(Action::Messages);
-                if closes {
-                    return Vec::new();
+                let action = self.keymap.action(&key, false);
+                if let PaneKey::Show { scroll, wrap } = pane_key(scroll, wrap, key, action) {
+                    self.overlay = Some(Overlay::Messages { scroll, wrap });
                 }
-                let ov = if self.keymap.action(&key, false) == Some(Action::Wrap) {
-                    Overlay::Messages {
-                        scroll,
-                        wrap: !wrap,
-                    }
-                } else {
-                    Overlay::Messages { scroll, wrap }.scrolled(key)
-                };
-                self.overlay = Some(ov);
                 Vec::new()
             }
             Overlay::Palette(mut p) => match key.code {

@@ -105,14 +105,7 @@ impl App {
     }
 
     fn log_quietly(&mut self, text: String) {
-        let at = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_secs());
-        self.log.push(LogEntry {
-            at,
-            text,
-            error: false,
-        });
+        self.messages.log_line(text, false);
     }
 
     /// The run keys call nothing while preflight (as you type) found a
