@@ -684,7 +684,7 @@ fn screen_diff_marked_dag_and_a_run_opened_read_only() {
 fn screen_timeline_idle() {
     let (_d, mut app) = app_on(PIPE);
     app.on_key(key(KeyCode::Char('T')));
-    assert!(app.timeline);
+    assert!(app.timeline.shown);
     insta::assert_snapshot!(screen(&mut app, 120, 30));
 }
 
@@ -694,7 +694,7 @@ fn screen_timeline_live_mid_run() {
     running_pipe(&mut app);
     // Fixed clock: `find` started at 0 and took 12 ms; `details` started at
     // 12 ms and is still running 30 ms into the run.
-    app.run_clock = Some(Instant::now() - Duration::from_millis(30));
+    app.timeline.clock = Some(Instant::now() - Duration::from_millis(30));
     app.visuals[0].started_ms = Some(0);
     app.visuals[0].record = Some(std::sync::Arc::new(timed(NodeStatus::Ok, 0, 12, json!({}))));
     app.visuals[1].started_ms = Some(12);
@@ -705,7 +705,7 @@ fn screen_timeline_live_mid_run() {
     assert!(e >= 30, "a running bar grows with the clock: {e}");
     app.on_key(key(KeyCode::Char('T')));
     // Freeze the clock for the snapshot: 30 ms into the run.
-    app.frozen_now_ms = Some(30);
+    app.timeline.frozen_ms = Some(30);
     insta::assert_snapshot!(screen(&mut app, 120, 30));
 }
 

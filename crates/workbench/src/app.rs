@@ -34,6 +34,7 @@ use super::messages::Messages;
 use super::overlay::{self, Overlay, Palette, PaletteItem};
 use super::state::NodeVisual;
 use super::theme::Theme;
+use super::timeline::Timeline;
 
 mod cases;
 mod complete;
@@ -213,13 +214,8 @@ pub struct App {
     last_cursor_line: usize,
     pub(crate) areas: Areas,
     pub quit: bool,
-    /// The DAG pane shows the timeline instead of the graph.
-    pub timeline: bool,
-    /// When the current run started (for live timeline bars).
-    pub run_clock: Option<Instant>,
-    /// The live run's pauses: when each began (ms from its start) and, once
-    /// it ended, how long it lasted (the timeline labels the gaps).
-    pub live_pauses: Vec<(u64, Option<u64>)>,
+    /// The Timeline view (`T`) and the live run's clock.
+    pub timeline: Timeline,
     /// A saved run opened read-only from History.
     pub viewing: Option<Viewing>,
     /// The text of the last plan that loaded without errors.
@@ -227,9 +223,6 @@ pub struct App {
     /// The text of the plan the current (or last) run started from, saved
     /// with its trace.
     pub(crate) run_source: Option<String>,
-    /// A fixed "now" (ms into the run) for the timeline, instead of the
-    /// clock: screenshots of a live run are drawn with it.
-    pub frozen_now_ms: Option<u64>,
     /// Servers' questions waiting for the person; the first is shown.
     pub asks: Asks,
     /// config.yaml's `sampling:` provider (the file's wins).
@@ -246,8 +239,6 @@ pub struct App {
     pub start_error: Option<String>,
     /// Whether the first validation has come in.
     validated_once: bool,
-    /// Fan-out nodes whose every iteration the timeline shows.
-    pub(crate) timeline_open: BTreeSet<usize>,
     /// The servers' tool lists and preflight's verdict as you type.
     pub tools: super::preflight::LiveTools,
     /// The editor's completion popup, while it is open.
@@ -297,12 +288,10 @@ impl App {
             last_cursor_line: 0,
             areas: Areas::default(),
             quit: false,
-            timeline: false,
-            run_clock: None,
+            timeline: Timeline::default(),
             viewing: None,
             plan_source: None,
             run_source: None,
-            frozen_now_ms: None,
             asks: Asks::default(),
             sampling: None,
             results: Vec::new(),
@@ -310,12 +299,10 @@ impl App {
             zoom: false,
             start_error: None,
             validated_once: false,
-            timeline_open: BTreeSet::new(),
             tools: super::preflight::LiveTools::default(),
             overlay_find: None,
             completion: None,
             durable: None,
-            live_pauses: Vec::new(),
         }
     }
 
@@ -580,8 +567,7 @@ impl App {
     /// Milliseconds since the current run started (the frozen time in
     /// screenshots).
     pub(crate) fn now_ms(&self) -> u64 {
-        self.frozen_now_ms
-            .unwrap_or_else(|| self.run_clock.map_or(0, |c| c.elapsed().as_millis() as u64))
+        self.timeline.now_ms()
     }
 
     /// Whether a run is starting, running or paused.

@@ -497,7 +497,7 @@ pub fn mode_keys(app: &App) -> Vec<(String, &'static str)> {
 
 /// The DAG's (or the timeline's) keys to move and look closer.
 fn move_keys(app: &App, out: &mut Vec<(String, &'static str)>) {
-    if app.timeline {
+    if app.timeline.shown {
         out.push(("↑↓".into(), "move"));
         out.push(("Enter".into(), "all iterations"));
         out.push((app.keymap.label(Action::Timeline), "graph"));

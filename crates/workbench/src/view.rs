@@ -39,7 +39,7 @@ pub fn draw(app: &mut App, f: &mut Frame<'_>) {
         ])
         .split(rows[0]);
     // The timeline's rows are worked out once per frame.
-    let bars = (app.timeline && app.comp.is_some()).then(|| app.timeline_bars());
+    let bars = (app.timeline.shown && app.comp.is_some()).then(|| app.timeline_bars());
     let dag_rows = app.dag_height(cols[1].height, bars.as_ref().map(Vec::len));
     let right = Layout::default()
         .direction(Direction::Vertical)

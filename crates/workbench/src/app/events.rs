@@ -210,8 +210,7 @@ impl App {
                 self.run = RunState::Running;
                 self.start_error = None;
                 self.run_source = self.plan_source.clone();
-                self.run_clock = Some(Instant::now());
-                self.live_pauses.clear();
+                self.timeline.start();
                 for v in &mut self.visuals {
                     v.paused_before = false;
                     v.started_ms = None;
@@ -251,7 +250,7 @@ impl App {
                 }
             }
             Event::NodeStarted { id, args, .. } => {
-                let at = self.run_clock.map(|c| c.elapsed().as_millis() as u64);
+                let at = self.timeline.elapsed_ms();
                 if let Some(i) = idx(self, &id) {
                     let v = &mut self.visuals[i];
                     v.status = NodeStatus::Running;
@@ -409,10 +408,7 @@ impl App {
                     self.visuals[i].paused_before = true;
                 }
                 self.run = RunState::Paused { reason, before };
-                if let Some(c) = self.run_clock {
-                    self.live_pauses
-                        .push((c.elapsed().as_millis() as u64, None));
-                }
+                self.timeline.paused();
                 self.refresh_inspector();
             }
             Event::Resumed => {
@@ -420,11 +416,7 @@ impl App {
                     v.paused_before = false;
                 }
                 self.run = RunState::Running;
-                if let (Some(c), Some((at, end @ None))) =
-                    (self.run_clock, self.live_pauses.last_mut())
-                {
-                    *end = Some((c.elapsed().as_millis() as u64).saturating_sub(*at));
-                }
+                self.timeline.resumed();
             }
             Event::Breakpoint { id, on } => {
                 if let Some(i) = idx(self, &id) {

@@ -138,7 +138,7 @@ impl App {
             self.leave_viewing();
             return true;
         }
-        if self.timeline && self.timeline_key(key) {
+        if self.timeline.shown && self.timeline_key(key) {
             return true;
         }
         // `i` always reaches the editor, and Enter does too while there is
@@ -188,7 +188,7 @@ impl App {
         }
         let at = Position::new(ev.column, ev.row);
         let a = self.areas;
-        if a.dag.contains(at) && self.timeline {
+        if a.dag.contains(at) && self.timeline.shown {
             if let MouseEventKind::Down(MouseButton::Left) = ev.kind {
                 self.focus = Focus::Dag;
                 self.timeline_click(ev.row);
@@ -355,7 +355,7 @@ impl App {
                 self.command(cmd, start)
             }
             Action::Timeline => {
-                self.timeline = !self.timeline;
+                self.timeline.shown = !self.timeline.shown;
                 self.focus = Focus::Dag;
                 Vec::new()
             }

@@ -17,12 +17,10 @@ impl App {
             .filter(|_| self.viewing.is_some() || self.run != RunState::Running)
             .and_then(|t| t.composition.started_at.as_deref());
         let now = match (&self.run, self.viewing.is_some()) {
-            (RunState::Running | RunState::Paused { .. }, false) => self
-                .frozen_now_ms
-                .unwrap_or_else(|| self.run_clock.map_or(0, |c| c.elapsed().as_millis() as u64)),
+            (RunState::Running | RunState::Paused { .. }, false) => self.timeline.now_ms(),
             _ => 0,
         };
-        let open = &self.timeline_open;
+        let open = &self.timeline.open;
         bars_expanded(comp, &self.visuals, run_start, now, &|i| open.contains(&i))
     }
 
@@ -32,14 +30,7 @@ impl App {
         let live = self.viewing.is_none()
             && matches!(self.run, RunState::Running | RunState::Paused { .. });
         if live {
-            let now = self
-                .frozen_now_ms
-                .unwrap_or_else(|| self.run_clock.map_or(0, |c| c.elapsed().as_millis() as u64));
-            return self
-                .live_pauses
-                .iter()
-                .map(|&(at, ms)| (at, ms.unwrap_or(now.saturating_sub(at))))
-                .collect();
+            return self.timeline.live_pauses();
         }
         self.trace_on_screen()
             .map(|t| {
@@ -92,10 +83,8 @@ impl App {
             // A fan-out's row shows its first iterations and `+N more`:
             // Enter shows them all, and folds them again.
             KeyCode::Enter => {
-                if let Some(i) = self.dag.selected
-                    && !self.timeline_open.remove(&i)
-                {
-                    self.timeline_open.insert(i);
+                if let Some(i) = self.dag.selected {
+                    self.timeline.toggle_open(i);
                 }
                 return true;
             }
