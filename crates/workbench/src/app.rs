@@ -37,11 +37,9 @@ use super::theme::Theme;
 use super::timeline::Timeline;
 
 mod cases;
-mod complete;
 mod durable;
 mod events;
 pub(crate) mod export;
-mod find;
 mod gate;
 mod input;
 mod judge;
@@ -639,7 +637,7 @@ impl App {
 
     /// The cursor moved in the editor: the node it is in is selected, and
     /// moving into another composition switches to it.
-    fn follow_editor_cursor(&mut self) -> Vec<Effect> {
+    pub(crate) fn follow_editor_cursor(&mut self) -> Vec<Effect> {
         let line = self.editor.cursor().0;
         if line == self.last_cursor_line {
             return Vec::new();
@@ -730,7 +728,7 @@ fn stale_by_servers(old: &Pipeline, new: &Pipeline, comp: &Composition) -> Vec<u
 
 /// What a session depends on besides the plan: the composition chosen and
 /// the server declarations.
-fn session_key(p: &Pipeline, c: &Composition) -> String {
+pub(crate) fn session_key(p: &Pipeline, c: &Composition) -> String {
     format!("{}\u{0}{:?}", c.name, server_sources(p))
 }
 
