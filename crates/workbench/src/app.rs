@@ -31,7 +31,8 @@ use super::history::{Stash, Viewing};
 use super::inspector::Inspector;
 use super::keys::{Action, Keymap};
 use super::messages::Messages;
-use super::overlay::{self, Overlay, Palette, PaletteItem};
+use super::overlay::{self, Overlay};
+use super::palette::Palette;
 use super::state::NodeVisual;
 use super::theme::Theme;
 use super::timeline::Timeline;
@@ -43,7 +44,6 @@ pub(crate) mod export;
 mod gate;
 mod input;
 mod judge;
-mod palette;
 mod pin;
 mod plan;
 mod tools;
@@ -204,7 +204,7 @@ pub struct App {
     pub has_session: bool,
     /// The servers and composition the session was started for; a change
     /// means a new session.
-    session_key: Option<String>,
+    pub(crate) session_key: Option<String>,
     /// The destructive calls the user allowed, as `node→tool` (asked again
     /// when the plan calls another one).
     allowed_destructive: BTreeSet<String>,

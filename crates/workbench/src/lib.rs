@@ -21,6 +21,7 @@ pub mod message;
 pub mod messages;
 pub mod mode;
 pub mod overlay;
+pub mod palette;
 pub mod preflight;
 pub mod results;
 pub mod state;

@@ -12,11 +12,9 @@ use ratatui::widgets::{Block, Clear, Paragraph, Widget, Wrap};
 use super::keys::{Action, Keymap};
 use super::theme::Theme;
 
-mod palette;
 pub mod scaffold;
 
-use palette::fit;
-pub use palette::{Palette, PaletteItem};
+use crate::palette::{Palette, PaletteItem, fit};
 
 /// An open overlay.
 #[derive(Debug, Clone)]

@@ -9,7 +9,7 @@ use crate::engine::run::durable::client::{RunRequest, file_hash, tool_name};
 
 impl App {
     /// Submits the composition on screen to Restate.
-    pub(super) fn start_durable(&mut self) -> Vec<Effect> {
+    pub(crate) fn start_durable(&mut self) -> Vec<Effect> {
         let Some(restate) = self.opts.restate.clone() else {
             return Vec::new();
         };

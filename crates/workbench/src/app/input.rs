@@ -694,18 +694,7 @@ impl App {
                 }
                 Vec::new()
             }
-            Overlay::Palette(mut p) => match key.code {
-                KeyCode::Esc => Vec::new(),
-                KeyCode::Enter => match p.chosen().cloned() {
-                    Some(item) => self.run_palette_item(item),
-                    None => Vec::new(),
-                },
-                _ => {
-                    p.key(key);
-                    self.overlay = Some(Overlay::Palette(p));
-                    Vec::new()
-                }
-            },
+            Overlay::Palette(p) => self.palette_key(p, key),
             Overlay::Text { ref title, .. }
                 if title.starts_with("results:")
                     && self.keymap.action(&key, false) == Some(Action::Judge) =>
@@ -739,5 +728,25 @@ impl App {
                 scroll: 0,
             },
         }
+    }
+
+    /// A plain key the focused pane and the keymap left alone: the status
+    /// line says so, instead of nothing happening.
+    pub(super) fn unbound(&mut self, key: KeyEvent) {
+        let KeyCode::Char(c) = key.code else {
+            return;
+        };
+        if !(key.modifiers - KeyModifiers::SHIFT).is_empty() {
+            return;
+        }
+        let help = self.keymap.label(Action::Help);
+        let palette = self.keymap.label(Action::Palette);
+        let text = if c == '/' {
+            "/ searches in the inspector's Output (a jq filter), Raw and Logs tabs, the help, Messages and History"
+                .to_owned()
+        } else {
+            format!("`{c}` does nothing here: {help} lists the keys, {palette} finds a command")
+        };
+        self.say(text, false);
     }
 }
