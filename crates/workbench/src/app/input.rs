@@ -3,6 +3,7 @@
 //! questions) take their keys first.
 
 use super::*;
+use crate::dag::DagEffect;
 use crate::keys::Key;
 use crate::messages::{PaneKey, pane_key};
 
@@ -141,39 +142,19 @@ impl App {
         if self.timeline.shown && self.timeline_key(key) {
             return true;
         }
-        // `i` always reaches the editor, and Enter does too while there is
-        // no graph to inspect (a new or broken file).
-        if key.code == KeyCode::Char('i') && key.modifiers.is_empty()
-            || key.code == KeyCode::Enter && self.layout.is_none()
-        {
-            self.focus = Focus::Editor;
-            return true;
-        }
-        let Some(layout) = &self.layout else {
-            if let KeyCode::Char(_) = key.code {
+        match self.dag.on_key(key, self.layout.as_ref()) {
+            DagEffect::Ignored => return false,
+            DagEffect::Stay => {}
+            DagEffect::Select(sel) => self.select(sel, true),
+            DagEffect::Edit => self.focus = Focus::Editor,
+            DagEffect::Inspect => self.focus = Focus::Inspector,
+            DagEffect::NoPlan => {
                 let k = self.keymap.label(Action::Help);
                 self.say(
                     format!("no plan yet: i (or Enter) edits the file; {k} lists the keys"),
                     false,
                 );
             }
-            return true;
-        };
-        let before = self.dag.selected;
-        match key.code {
-            KeyCode::Left | KeyCode::Char('h') => self.dag.move_left(layout),
-            KeyCode::Right | KeyCode::Char('l') => self.dag.move_right(layout),
-            KeyCode::Up | KeyCode::Char('k') => self.dag.move_up(layout),
-            KeyCode::Down | KeyCode::Char('j') => self.dag.move_down(layout),
-            KeyCode::Enter => {
-                self.focus = Focus::Inspector;
-                return true;
-            }
-            _ => return false,
-        }
-        if self.dag.selected != before {
-            let sel = self.dag.selected;
-            self.select(sel, true);
         }
         true
     }
