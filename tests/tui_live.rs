@@ -809,7 +809,7 @@ async fn every_case_runs_and_the_results_show_each() {
     );
     b.key(KeyCode::Char('A'));
     b.until("three cases ran", |a| {
-        a.results.len() == 3 && finished(a) && a.trace.is_some()
+        a.results.rows.len() == 3 && finished(a) && a.trace.is_some()
     })
     .await;
     b.key(KeyCode::Char('v'));
@@ -1103,6 +1103,7 @@ async fn a_finished_run_is_judged_and_j_judges_it_again() {
     b.run_to_end().await;
     b.until("the judge answered", |a| {
         a.results
+            .rows
             .first()
             .is_some_and(|r| r.eval.first().is_some_and(|e| e.score.is_some()))
     })
@@ -1129,21 +1130,23 @@ async fn a_finished_run_is_judged_and_j_judges_it_again() {
             .unwrap_or(0)
     };
     assert_eq!(saved(&b), 1);
-    let first = b.app.results[0].run_id.clone();
+    let first = b.app.results.rows[0].run_id.clone();
     // In Results, J judges the run listed again: a new run.
     j.answer("rubric", judge::Reply::Grade(0.5));
     b.key(KeyCode::Char('J'));
-    b.until("the run is judged again", |a| a.results[0].run_id != first)
-        .await;
-    assert!(!b.app.results[0].passed, "0.5 is under 0.7");
+    b.until("the run is judged again", |a| {
+        a.results.rows[0].run_id != first
+    })
+    .await;
+    assert!(!b.app.results.rows[0].passed, "0.5 is under 0.7");
     assert_eq!(saved(&b), 2);
     b.key(KeyCode::Esc);
     // In History, J judges the chosen run again.
     b.key(KeyCode::Char('H'));
-    let second = b.app.results[0].run_id.clone();
+    let second = b.app.results.rows[0].run_id.clone();
     b.key(KeyCode::Char('J'));
     b.until("the chosen run is judged again", |a| {
-        a.results[0].run_id != second
+        a.results.rows[0].run_id != second
     })
     .await;
     assert_eq!(saved(&b), 3);

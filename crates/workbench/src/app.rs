@@ -37,7 +37,6 @@ use super::state::NodeVisual;
 use super::theme::Theme;
 use super::timeline::Timeline;
 
-mod cases;
 mod durable;
 mod events;
 pub(crate) mod export;
@@ -226,10 +225,8 @@ pub struct App {
     /// config.yaml's `sampling:` provider (the file's wins).
     pub sampling: Option<crate::engine::mcp::human::provider::Provider>,
     /// Each composition and case run since the workbench opened, latest
-    /// verdict each (the Results view).
-    pub results: Vec<super::results::CaseResult>,
-    /// Cases still to run after this one (`A`).
-    case_queue: Vec<String>,
+    /// verdict each (the Results view), and the cases still to run.
+    pub results: super::results::Results,
     /// The focused pane fills the screen (`z`).
     pub zoom: bool,
     /// Why the last session could not start (a server's error in full,
@@ -292,8 +289,7 @@ impl App {
             run_source: None,
             asks: Asks::default(),
             sampling: None,
-            results: Vec::new(),
-            case_queue: Vec::new(),
+            results: super::results::Results::default(),
             zoom: false,
             start_error: None,
             validated_once: false,

@@ -505,7 +505,7 @@ impl App {
     /// A command that runs something runs the buffer as it is now: an edit
     /// the debounced validation has not caught up with is validated first
     /// (and its plan adopted, or its errors refuse the run).
-    pub(super) fn command(&mut self, cmd: Command, start: bool) -> Vec<Effect> {
+    pub(crate) fn command(&mut self, cmd: Command, start: bool) -> Vec<Effect> {
         let runs_something = matches!(
             cmd,
             Command::Run
@@ -680,7 +680,7 @@ impl App {
                 if title.starts_with("results:")
                     && self.keymap.action(&key, false) == Some(Action::Judge) =>
             {
-                let ids: Vec<String> = self.results.iter().map(|r| r.run_id.clone()).collect();
+                let ids: Vec<String> = self.results.rows.iter().map(|r| r.run_id.clone()).collect();
                 self.overlay = Some(ov);
                 self.judge_saved(ids)
             }

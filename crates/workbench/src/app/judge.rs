@@ -107,10 +107,10 @@ impl App {
         };
         let failed = trace.eval.iter().any(|r| !r.holds());
         self.say(format!("{what}: {}", verdicts.join(", ")), failed);
-        if let Some(r) = self
-            .results
-            .iter_mut()
-            .find(|r| r.composition == trace.composition.name && r.case == trace.composition.case)
+        if let Some(r) =
+            self.results.rows.iter_mut().find(|r| {
+                r.composition == trace.composition.name && r.case == trace.composition.case
+            })
         {
             r.eval.clone_from(&trace.eval);
             r.passed = trace.passed();

@@ -6,7 +6,7 @@ use super::*;
 
 impl App {
     /// The case row in use: `--case`, else the composition's first.
-    pub(super) fn case_row<'c>(
+    pub(crate) fn case_row<'c>(
         &self,
         comp: &'c Composition,
     ) -> Option<&'c crate::engine::file::model::Case> {
