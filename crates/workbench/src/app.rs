@@ -39,14 +39,10 @@ use super::timeline::Timeline;
 
 mod durable;
 mod events;
-pub(crate) mod export;
-mod gate;
+pub(crate) mod gate;
 mod input;
-mod judge;
 mod pin;
 mod plan;
-mod tools;
-mod yank;
 
 pub use super::mode::Mode;
 
@@ -216,7 +212,7 @@ pub struct App {
     /// A saved run opened read-only from History.
     pub viewing: Option<Viewing>,
     /// The text of the last plan that loaded without errors.
-    plan_source: Option<String>,
+    pub(crate) plan_source: Option<String>,
     /// The text of the plan the current (or last) run started from, saved
     /// with its trace.
     pub(crate) run_source: Option<String>,

@@ -17,6 +17,7 @@ use crate::keys::Action;
 use crate::state::NodeVisual;
 
 mod apply;
+pub(crate) mod export;
 #[cfg(test)]
 mod tests;
 mod view;

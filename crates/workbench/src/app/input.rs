@@ -484,7 +484,7 @@ impl App {
         })
     }
 
-    pub(super) fn no_selection(&mut self) -> Vec<Effect> {
+    pub(crate) fn no_selection(&mut self) -> Vec<Effect> {
         if self.comp.is_none() {
             self.say(
                 "no plan yet: the file does not load (i edits it; m shows every message)",

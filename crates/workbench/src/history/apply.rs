@@ -76,7 +76,7 @@ impl App {
     /// A key in the History overlay: the list reacts, the app carries out
     /// what it asks for.
     pub(crate) fn history_key(&mut self, mut h: HistoryView, key: KeyEvent) -> Vec<Effect> {
-        use crate::app::export::ExportFormat;
+        use super::export::ExportFormat;
         let action = self.keymap.action(&key, false);
         match h.on_key(key, action) {
             HistoryEffect::Stay => {}

@@ -4,8 +4,11 @@
 //! screen and no tool called: the run on screen, the run chosen in History,
 //! or every run the Results view lists.
 
-use super::*;
-use crate::judging::{Job, Subject};
+use indexmap::IndexMap;
+
+use super::{Job, Subject};
+use crate::app::{App, Effect};
+use crate::engine::run::trace::{RunStatus, Trace};
 
 impl App {
     /// The judging of `subject` with the file on screen, if its composition
@@ -25,7 +28,7 @@ impl App {
 
     /// A run just finished: graded in the background when its composition
     /// has `eval:` (rows say so meanwhile).
-    pub(super) fn judge_finished(&mut self, trace: &mut Trace) -> Option<Effect> {
+    pub(crate) fn judge_finished(&mut self, trace: &mut Trace) -> Option<Effect> {
         let has_eval = self
             .pipeline
             .as_ref()
@@ -42,7 +45,7 @@ impl App {
 
     /// `J`: judge again the run on screen (the one opened from History, else
     /// the last finished), with the file on screen.
-    pub(super) fn judge_on_screen(&mut self) -> Vec<Effect> {
+    pub(crate) fn judge_on_screen(&mut self) -> Vec<Effect> {
         let id = self
             .viewing
             .as_ref()
@@ -85,7 +88,7 @@ impl App {
 
     /// The judge answered (or could not be asked): the Results view and
     /// the run on screen take the graded rows.
-    pub(super) fn judged(&mut self, result: Result<Box<Trace>, String>, again: bool) {
+    pub(crate) fn judged(&mut self, result: Result<Box<Trace>, String>, again: bool) {
         let trace = match result {
             Ok(t) => t,
             Err(e) => {

@@ -3,7 +3,8 @@
 //! --otlp`), its file text restored as the editor's (`R`, one undoable
 //! edit), or restored and run (the run key, F5).
 
-use super::*;
+use crate::app::{App, Effect, Focus};
+use crate::engine::run::session::Command;
 use crate::engine::run::store::Entry;
 
 /// What `E` writes a saved run as.
