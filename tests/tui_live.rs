@@ -1375,7 +1375,7 @@ async fn a_typo_d_tool_is_marked_and_neither_d_nor_f5_lets_it_through() {
         "preflight: 1 problem(s) (see the editor); nothing was called"
     );
     b.idle(800).await;
-    assert!(!b.app.has_session, "a session was started");
+    assert!(!b.app.session.open, "a session was started");
     assert!(b.app.trace.is_none(), "something ran");
     assert_eq!(b.saved_runs(), 0);
 }

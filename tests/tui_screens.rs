@@ -510,7 +510,7 @@ fn destructive_calls_are_asked_about_once_and_problems_stop_the_run() {
     assert_eq!(app.on_preflight(&report), Preflighted::Ask);
     let effects = app.on_key(key(KeyCode::Esc));
     assert!(matches!(effects.as_slice(), [Effect::DropSession]));
-    assert!(!app.has_session);
+    assert!(!app.session.open);
 
     // Problems go to the editor's gutter and nothing runs.
     let bad = Preflight {
@@ -1138,7 +1138,7 @@ fn issue24_item3_new_and_broken_files_open_in_the_editor() {
     assert_eq!(app.mode(), Mode::Edit, "a new file starts in the editor");
     type_text(&mut app, "pipe:");
     assert_eq!(app.editor.text(), "pipe:");
-    assert!(app.overlay.is_none() && !app.has_session);
+    assert!(app.overlay.is_none() && !app.session.open);
     app.on_key(key(KeyCode::Esc));
     assert_eq!(app.mode(), Mode::Dag);
     assert!(footer_row(&mut app, 100, 30).contains("i edit the file"));

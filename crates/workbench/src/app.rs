@@ -33,6 +33,7 @@ use super::keys::{Action, Keymap};
 use super::messages::Messages;
 use super::overlay::{self, Overlay};
 use super::palette::Palette;
+use super::session::SessionHandle;
 use super::state::NodeVisual;
 use super::theme::Theme;
 use super::timeline::Timeline;
@@ -195,14 +196,8 @@ pub struct App {
     /// The status line's message and the Messages pane's log.
     pub messages: Messages,
     pub tick: u64,
-    /// A session exists (or is being started) for the current plan.
-    pub has_session: bool,
-    /// The servers and composition the session was started for; a change
-    /// means a new session.
-    pub(crate) session_key: Option<String>,
-    /// The destructive calls the user allowed, as `node→tool` (asked again
-    /// when the plan calls another one).
-    allowed_destructive: BTreeSet<String>,
+    /// The engine's session, as far as the app knows it.
+    pub session: SessionHandle,
     selected: Option<String>,
     last_cursor_line: usize,
     pub(crate) areas: Areas,
@@ -272,9 +267,7 @@ impl App {
             overlay: None,
             messages: Messages::default(),
             tick: 0,
-            has_session: false,
-            session_key: None,
-            allowed_destructive: BTreeSet::new(),
+            session: SessionHandle::default(),
             selected: None,
             last_cursor_line: 0,
             areas: Areas::default(),
@@ -377,12 +370,10 @@ impl App {
         let comp = Arc::new(comp);
         let key = session_key(&pipeline, &comp);
         let mut effects = Vec::new();
-        let same_session = self.has_session && self.session_key.as_deref() == Some(key.as_str());
+        let same_session = self.session.is_for(&key);
         let same_comp = self.comp.as_ref().is_some_and(|c| c.name == comp.name);
-        if self.has_session && !same_session {
+        if !same_session && self.session.close() {
             effects.push(Effect::DropSession);
-            self.has_session = false;
-            self.session_key = None;
             if self.run_in_progress() {
                 self.run = RunState::Idle;
                 self.say(

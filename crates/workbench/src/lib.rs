@@ -24,6 +24,7 @@ pub mod overlay;
 pub mod palette;
 pub mod preflight;
 pub mod results;
+pub mod session;
 pub mod state;
 pub mod status;
 pub mod terminal;

@@ -103,7 +103,7 @@ impl App {
             .destructive
             .iter()
             .map(|d| format!("{}→{}", d.node, d.tool))
-            .filter(|k| !self.allowed_destructive.contains(k))
+            .filter(|k| !self.session.allowed_destructive.contains(k))
             .collect();
         if new.is_empty() {
             return Preflighted::Go;
@@ -172,8 +172,7 @@ impl App {
 
     /// The session could not start (a server did not answer, …).
     pub fn on_start_failed(&mut self, error: &str) {
-        self.has_session = false;
-        self.session_key = None;
+        self.session.close();
         self.run = RunState::Idle;
         self.say(error.to_owned(), true);
         // The nodes that did not run say why on their Error tab, and the

@@ -316,7 +316,7 @@ impl App {
                 {
                     v.breakpoint = on;
                 }
-                if self.has_session {
+                if self.session.open {
                     vec![Effect::Send(Command::ToggleBreakpoint(id))]
                 } else {
                     Vec::new()
@@ -473,7 +473,7 @@ impl App {
         let Some(i) = comp.index_of(id) else {
             return false;
         };
-        if !self.has_session {
+        if !self.session.open {
             // A new session has no records at all.
             return true;
         }
@@ -589,7 +589,7 @@ impl App {
         if matches!(cmd, Command::Run | Command::RunTo(_)) {
             self.trace = None;
         }
-        if self.has_session {
+        if self.session.open {
             return vec![Effect::Send(cmd)];
         }
         if !start {
@@ -615,8 +615,7 @@ impl App {
             return Vec::new();
         };
         let then = vec![cmd];
-        self.has_session = true;
-        self.session_key = Some(session_key(&p, &c));
+        self.session.started(session_key(&p, &c));
         self.run = RunState::Connecting;
         let cfg = Box::new(self.session_config(&p, &c));
         vec![Effect::Start {
@@ -659,7 +658,7 @@ impl App {
             },
             Overlay::ConfirmDestructive { calls, .. } => {
                 if matches!(key.code, KeyCode::Char('y') | KeyCode::Char('Y')) {
-                    self.allowed_destructive.extend(calls);
+                    self.session.allowed_destructive.extend(calls);
                     vec![Effect::Proceed]
                 } else {
                     self.on_start_failed("not run: destructive calls were not allowed");

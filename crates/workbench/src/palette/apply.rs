@@ -69,13 +69,7 @@ impl App {
                 Vec::new()
             }
             PaletteItem::Composition(name) => {
-                let mut effects = if self.has_session {
-                    self.has_session = false;
-                    self.session_key = None;
-                    vec![Effect::DropSession]
-                } else {
-                    Vec::new()
-                };
+                let mut effects = self.fresh_session();
                 effects.extend(self.choose_composition(&name));
                 effects
             }

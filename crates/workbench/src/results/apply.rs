@@ -108,13 +108,12 @@ impl App {
 
     /// Drops the session, so the next run starts one with the current
     /// composition, case and vars.
-    fn fresh_session(&mut self) -> Vec<Effect> {
-        if !self.has_session {
-            return Vec::new();
+    pub(crate) fn fresh_session(&mut self) -> Vec<Effect> {
+        if self.session.close() {
+            vec![Effect::DropSession]
+        } else {
+            Vec::new()
         }
-        self.has_session = false;
-        self.session_key = None;
-        vec![Effect::DropSession]
     }
 
     /// The composition whose text holds the editor's cursor line, when the
