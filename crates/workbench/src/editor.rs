@@ -4,7 +4,7 @@
 //! copy so typed text survives a crash or a kill.
 
 mod highlight;
-mod keys;
+pub mod keys;
 pub mod recovery;
 pub(crate) mod search;
 mod undo;

@@ -4,6 +4,8 @@
 
 use super::*;
 use crate::dag::DagEffect;
+use crate::editor::keys::EditorEffect;
+use crate::inspector::keys::InspectorEffect;
 use crate::keys::Key;
 use crate::messages::{PaneKey, pane_key};
 
@@ -91,30 +93,27 @@ impl App {
         }
         match self.focus {
             Focus::Editor => {
-                let answering = self.editor.recovery_pending();
-                if key.code == KeyCode::Esc && !self.editor.handle_key(key) {
-                    self.focus = Focus::Dag;
-                    return Vec::new();
+                let effect = self.editor.on_key(key);
+                match effect {
+                    EditorEffect::Leave => {
+                        self.focus = Focus::Dag;
+                        return Vec::new();
+                    }
+                    EditorEffect::Typed | EditorEffect::Answered if key.code != KeyCode::Esc => {
+                        self.refresh_completion(key);
+                    }
+                    _ => {}
                 }
-                if key.code != KeyCode::Esc {
-                    self.editor.handle_key(key);
-                    self.refresh_completion(key);
-                }
-                // The recovery question was answered: the keys go back to
-                // the DAG, so the next `q` is not typed into the file.
-                if answering && !self.editor.recovery_pending() && self.comp.is_some() {
+                if effect == EditorEffect::Answered && self.comp.is_some() {
                     self.focus = Focus::Dag;
                 }
                 return self.follow_editor_cursor();
             }
-            Focus::Inspector => {
-                let took = self.inspector.handle_key(key);
-                if !took && key.code == KeyCode::Esc {
-                    self.focus = Focus::Dag;
-                } else if !took {
-                    self.unbound(key);
-                }
-            }
+            Focus::Inspector => match self.inspector.on_key(key) {
+                InspectorEffect::Taken => {}
+                InspectorEffect::Leave => self.focus = Focus::Dag,
+                InspectorEffect::Ignored => self.unbound(key),
+            },
             Focus::Dag => {
                 if !self.dag_key(key) {
                     self.unbound(key);
