@@ -17,8 +17,8 @@ use pipewright::engine::run::trace::{Attempt, Durable, Trace};
 use pipewright::ui::app::{App, Effect, Options};
 use pipewright::ui::config::{Config, Dirs};
 use pipewright::ui::editor::Editor;
+use pipewright::ui::inbox::Message;
 use pipewright::ui::keys::Keymap;
-use pipewright::ui::message::Message;
 use pipewright::ui::theme::Theme;
 
 mod common;

@@ -755,7 +755,7 @@ pipe:
 use pipewright::engine::mcp::human::{
     Answer, Ask, CallExtras, Interaction, LogLine, ProgressNote, Question, Reply, Source,
 };
-use pipewright::ui::message::Message;
+use pipewright::ui::inbox::Message;
 use tokio::sync::oneshot;
 
 /// Node `id` is running and its server asks `ask`; the receiver is where

@@ -198,8 +198,6 @@ pub struct App {
     pub tick: u64,
     /// The engine's session, as far as the app knows it.
     pub session: SessionHandle,
-    selected: Option<String>,
-    last_cursor_line: usize,
     pub(crate) areas: Areas,
     pub quit: bool,
     /// The Timeline view (`T`) and the live run's clock.
@@ -268,8 +266,6 @@ impl App {
             messages: Messages::default(),
             tick: 0,
             session: SessionHandle::default(),
-            selected: None,
-            last_cursor_line: 0,
             areas: Areas::default(),
             quit: false,
             timeline: Timeline::default(),
@@ -435,7 +431,8 @@ impl App {
         self.pipeline = Some(pipeline);
         self.comp = Some(comp.clone());
         let sel = self
-            .selected
+            .dag
+            .selected_id
             .as_deref()
             .and_then(|s| comp.index_of(s))
             .or(if comp.nodes.is_empty() { None } else { Some(0) });
@@ -457,7 +454,7 @@ impl App {
         // A case row belongs to its composition.
         self.opts.case = None;
         self.comp = None;
-        self.selected = None;
+        self.dag.selected_id = None;
         self.adopt(p)
     }
 
@@ -477,7 +474,8 @@ impl App {
             let span = comp.nodes[i].id_span;
             self.editor
                 .goto(span.start.line as usize, span.start.col as usize);
-            self.last_cursor_line = self.editor.cursor().0;
+            // Moved by the app: not a move to follow.
+            let _ = self.editor.moved_to_line();
         }
         self.refresh_inspector();
     }
@@ -485,13 +483,13 @@ impl App {
     pub(super) fn refresh_inspector(&mut self) {
         let (Some(comp), Some(i)) = (self.comp.clone(), self.dag.selected) else {
             self.inspector.clear();
-            self.selected = None;
+            self.dag.selected_id = None;
             return;
         };
         let Some(node) = comp.nodes.get(i) else {
             return;
         };
-        self.selected = Some(node.id.clone());
+        self.dag.selected_id = Some(node.id.clone());
         // Shared, not copied: a record may hold megabytes of output.
         let record = self.visuals.get(i).and_then(|v| v.record.clone());
         // A call in flight shows the arguments it was really called with;
@@ -621,11 +619,9 @@ impl App {
     /// The cursor moved in the editor: the node it is in is selected, and
     /// moving into another composition switches to it.
     pub(crate) fn follow_editor_cursor(&mut self) -> Vec<Effect> {
-        let line = self.editor.cursor().0;
-        if line == self.last_cursor_line {
+        let Some(line) = self.editor.moved_to_line() else {
             return Vec::new();
-        }
-        self.last_cursor_line = line;
+        };
         let effects = self.follow_composition(line);
         if let Some(i) = self.node_at_line(line)
             && self.dag.selected != Some(i)

@@ -26,6 +26,8 @@ use crate::theme::{Theme, status_glyph};
 pub struct DagState {
     /// The selected node, indexed like `Composition::nodes`.
     pub selected: Option<usize>,
+    /// The selected node's id: selected again when the plan changes.
+    pub selected_id: Option<String>,
     /// Content column shown at the pane's left edge.
     pub scroll_x: usize,
     /// Content row shown at the pane's top edge.

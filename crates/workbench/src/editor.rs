@@ -128,6 +128,8 @@ pub struct Editor {
     drag_from: Option<(usize, usize)>,
     /// Undo steps: typed words, runs of deletions, and every other edit.
     steps: undo::Steps,
+    /// The cursor line (1-based) the app last followed into its node.
+    followed_line: usize,
 }
 
 /// A hash of a buffer's lines.
@@ -235,6 +237,7 @@ impl Editor {
             events: Vec::new(),
             drag_from: None,
             steps: undo::Steps::default(),
+            followed_line: 0,
         })
     }
 
@@ -413,6 +416,14 @@ impl Editor {
     pub fn cursor(&self) -> (usize, usize) {
         let (r, c) = self.pos();
         (r + 1, c + 1)
+    }
+
+    /// The cursor's line when it is on another line than the last one
+    /// followed (the app selects the node defined there); the line counts
+    /// as followed from now on.
+    pub fn moved_to_line(&mut self) -> Option<usize> {
+        let line = self.cursor().0;
+        (line != std::mem::replace(&mut self.followed_line, line)).then_some(line)
     }
 
     /// The diagnostics shown now.

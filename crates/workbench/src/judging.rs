@@ -12,7 +12,7 @@ use std::sync::Arc;
 use indexmap::IndexMap;
 use tokio::sync::mpsc;
 
-use super::message::Message;
+use super::inbox::Message;
 use crate::engine::cost::pricing::PricingTable;
 use crate::engine::eval::{Bench, Grader, Grading, JudgeFlags, Sources};
 use crate::engine::file::model::Pipeline;

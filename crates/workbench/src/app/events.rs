@@ -6,8 +6,8 @@ use super::*;
 
 impl App {
     /// A message from a background task.
-    pub fn on_message(&mut self, msg: crate::message::Message) -> Vec<Effect> {
-        use crate::message::Message as M;
+    pub fn on_message(&mut self, msg: crate::inbox::Message) -> Vec<Effect> {
+        use crate::inbox::Message as M;
         match msg {
             M::Question {
                 question, reply, ..

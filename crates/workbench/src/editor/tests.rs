@@ -1058,3 +1058,17 @@ fn keys_turn_into_effects_for_the_app() {
     assert_eq!(e.on_key(key(KeyCode::Esc)), EditorEffect::Typed);
     assert_eq!(e.on_key(key(KeyCode::Esc)), EditorEffect::Leave);
 }
+
+#[test]
+fn a_move_to_another_line_is_reported_once() {
+    let f = Fixture::new();
+    f.write(PIPE);
+    let mut e = f.open();
+    assert_eq!(e.moved_to_line(), Some(1), "the first line is new");
+    assert_eq!(e.moved_to_line(), None);
+    e.on_key(key(KeyCode::Right));
+    assert_eq!(e.moved_to_line(), None, "same line");
+    e.on_key(key(KeyCode::Down));
+    assert_eq!(e.moved_to_line(), Some(2));
+    assert_eq!(e.moved_to_line(), None);
+}
