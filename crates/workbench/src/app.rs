@@ -225,8 +225,6 @@ pub struct App {
     validated_once: bool,
     /// The servers' tool lists and preflight's verdict as you type.
     pub tools: super::preflight::LiveTools,
-    /// The editor's completion popup, while it is open.
-    pub completion: Option<super::complete::Popup>,
     /// A durable run being followed: what cancels it.
     pub durable: Option<tokio_util::sync::CancellationToken>,
     /// The search in the help or the Messages pane (`/`).
@@ -280,7 +278,6 @@ impl App {
             validated_once: false,
             tools: super::preflight::LiveTools::default(),
             overlay_find: None,
-            completion: None,
             durable: None,
         }
     }

@@ -130,6 +130,9 @@ pub struct Editor {
     steps: undo::Steps,
     /// The cursor line (1-based) the app last followed into its node.
     followed_line: usize,
+    /// The completion popup, while it is open (the app fills it from
+    /// `engine::author`).
+    pub completion: Option<crate::complete::Popup>,
 }
 
 /// A hash of a buffer's lines.
@@ -238,6 +241,7 @@ impl Editor {
             drag_from: None,
             steps: undo::Steps::default(),
             followed_line: 0,
+            completion: None,
         })
     }
 

@@ -372,7 +372,7 @@ pub fn mode_keys(app: &App) -> Vec<(String, &'static str)> {
                 out.push(("Esc".into(), "close"));
             }
         },
-        Mode::Edit if app.completion.is_some() => {
+        Mode::Edit if app.editor.completion.is_some() => {
             out.push(("↑↓".into(), "choose"));
             out.push(("Enter Tab".into(), "write it"));
             out.push(("type".into(), "narrow"));

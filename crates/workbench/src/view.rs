@@ -138,7 +138,7 @@ pub fn draw(app: &mut App, f: &mut Frame<'_>) {
     // The completion popup over whatever lies under the cursor.
     if app.focus == Focus::Editor
         && app.viewing.is_none()
-        && let (Some(popup), Some(at)) = (&app.completion, app.editor.cursor_on_screen())
+        && let (Some(popup), Some(at)) = (&app.editor.completion, app.editor.cursor_on_screen())
     {
         popup.render(at, rows[0], buf, &app.theme);
     }

@@ -85,7 +85,7 @@ impl App {
         // inspector's filter box takes letters while it is open. A key the
         // pane took is done: it is not handled a second time below.
         if let Some(a) = action {
-            self.completion = None;
+            self.editor.completion = None;
             if in_editor || !self.pane_wants(key) {
                 return self.act(a);
             }

@@ -80,18 +80,18 @@ impl App {
     /// it: the popup's keys while it is open, and the keys that open it.
     /// `None`: not a completion key.
     pub(crate) fn completion_key(&mut self, key: KeyEvent) -> Option<Vec<Effect>> {
-        if let Some(popup) = self.completion.as_mut() {
+        if let Some(popup) = self.editor.completion.as_mut() {
             match popup.key(key) {
                 Outcome::Moved => return Some(Vec::new()),
                 Outcome::Close => {
-                    self.completion = None;
+                    self.editor.completion = None;
                     return Some(Vec::new());
                 }
                 Outcome::Accept(item) => {
                     // The popup follows every edit, so its range is the
                     // word at the cursor now.
                     let from = popup.completion.from.saturating_sub(1) as usize;
-                    self.completion = None;
+                    self.editor.completion = None;
                     self.editor.replace_before_cursor(from, &item.insert);
                     return Some(self.follow_editor_cursor());
                 }
@@ -122,7 +122,7 @@ impl App {
     pub(crate) fn open_completion(&mut self, tab: bool) -> Option<Vec<Effect>> {
         let mut effects = self.ask_tools_for_text();
         match self.completion_here() {
-            Some(c) => self.completion = Some(Popup::new(c)),
+            Some(c) => self.editor.completion = Some(Popup::new(c)),
             // The lists are on their way: the popup opens when they come.
             None if self.tools.lists.is_none() && self.tools.asked.is_some() => {
                 self.tools.want_completion = true;
@@ -145,10 +145,10 @@ impl App {
     pub(crate) fn completion_after_tools(&mut self) {
         if std::mem::take(&mut self.tools.want_completion)
             && self.focus == Focus::Editor
-            && self.completion.is_none()
+            && self.editor.completion.is_none()
             && let Some(c) = self.completion_here()
         {
-            self.completion = Some(Popup::new(c));
+            self.editor.completion = Some(Popup::new(c));
             self.messages.status = None;
         }
     }
@@ -161,7 +161,7 @@ impl App {
             KeyCode::Char(c) if !key.modifiers.contains(KeyModifiers::CONTROL) => Some(c),
             _ => None,
         };
-        if self.completion.is_none() {
+        if self.editor.completion.is_none() {
             // Only these keys open it by themselves: the text is read for
             // them alone, not on every keystroke.
             if !matches!(typed, Some('{' | '.' | '[')) {
@@ -188,11 +188,11 @@ impl App {
         let moved_or_typed =
             typed.is_some() || matches!(key.code, KeyCode::Backspace | KeyCode::Delete);
         match self.completion_here() {
-            Some(c) if moved_or_typed => match self.completion.as_mut() {
+            Some(c) if moved_or_typed => match self.editor.completion.as_mut() {
                 Some(p) => p.update(c),
-                None => self.completion = Some(Popup::new(c)),
+                None => self.editor.completion = Some(Popup::new(c)),
             },
-            _ => self.completion = None,
+            _ => self.editor.completion = None,
         }
     }
 
