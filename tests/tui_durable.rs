@@ -17,8 +17,8 @@ use pipewright::engine::run::trace::{Attempt, Durable, Trace};
 use pipewright::ui::app::{App, Effect, Options};
 use pipewright::ui::config::{Config, Dirs};
 use pipewright::ui::editor::Editor;
+use pipewright::ui::inbox::Message;
 use pipewright::ui::keys::Keymap;
-use pipewright::ui::message::Message;
 use pipewright::ui::theme::Theme;
 
 mod common;
@@ -89,7 +89,7 @@ fn the_palette_submits_the_saved_file_with_its_hash_tool_and_vars() {
         ..
     }) = durable_effect(&effects)
     else {
-        panic!("no durable run was submitted: {:?}", app.message);
+        panic!("no durable run was submitted: {:?}", app.messages.status);
     };
     assert_eq!(restate.on, "restate://127.0.0.1:1");
     assert_eq!(request.tool, "chain");
@@ -117,7 +117,7 @@ fn a_dirty_buffer_is_not_submitted() {
     assert!(app.editor.is_dirty(), "the buffer should be dirty");
     let effects = choose_durable(&mut app);
     assert!(durable_effect(&effects).is_none());
-    let m = app.message.as_ref().expect("a message says why");
+    let m = app.messages.status.as_ref().expect("a message says why");
     assert!(
         m.error && m.text.contains("save the file first"),
         "{}",
@@ -189,7 +189,7 @@ fn a_finished_durable_run_is_saved_and_opened_with_its_resumption() {
         result: Err("Restate knows no run with this id".into()),
         source: CHAIN.to_owned(),
     });
-    let m = app.message.as_ref().unwrap();
+    let m = app.messages.status.as_ref().unwrap();
     assert!(m.error && m.text.contains("knows no run"), "{}", m.text);
 }
 
@@ -203,7 +203,7 @@ fn a_durable_run_is_drawn_live_and_x_cancels_it() {
     let (mut app, _) = app(dir.path(), true);
     let effects = choose_durable(&mut app);
     let Some(Effect::Durable { cancel, .. }) = durable_effect(&effects) else {
-        panic!("no durable run was submitted: {:?}", app.message);
+        panic!("no durable run was submitted: {:?}", app.messages.status);
     };
     let cancel = cancel.clone();
     assert!(app.run_in_progress(), "the badge says it runs");
@@ -227,19 +227,27 @@ fn a_durable_run_is_drawn_live_and_x_cancels_it() {
         !effects.iter().any(|e| matches!(e, Effect::Start { .. })),
         "{effects:?}"
     );
-    assert!(app.message.as_ref().unwrap().text.contains("durable run"));
+    assert!(
+        app.messages
+            .status
+            .as_ref()
+            .unwrap()
+            .text
+            .contains("durable run")
+    );
     // Esc to the DAG, then x.
     app.on_key(key(KeyCode::Esc));
     app.on_key(key(KeyCode::Char('x')));
     assert!(cancel.is_cancelled(), "x did not cancel the durable run");
     assert!(
-        app.message
+        app.messages
+            .status
             .as_ref()
             .unwrap()
             .text
             .contains("cancelling the durable run"),
         "{:?}",
-        app.message
+        app.messages.status
     );
     app.on_message(Message::DurableDone {
         result: Err("cancelled".into()),

@@ -529,7 +529,7 @@ async fn the_readme_tour_is_what_the_workbench_draws() {
 async fn messages_keep_run_events_and_a_save_once() {
     let mut b = Bench::open(THREE).await;
     b.run_to_end().await;
-    let texts: Vec<String> = b.app.log.iter().map(|e| e.text.clone()).collect();
+    let texts: Vec<String> = b.app.messages.log.iter().map(|e| e.text.clone()).collect();
     assert!(
         texts.iter().any(|t| t.starts_with("run started: ")),
         "{texts:#?}"
@@ -543,7 +543,7 @@ async fn messages_keep_run_events_and_a_save_once() {
     b.app.focus = pipewright::ui::app::Focus::Editor;
     b.ctrl('s');
     b.until("the save is said", |a| {
-        a.log.iter().any(|e| e.text.starts_with("saved "))
+        a.messages.log.iter().any(|e| e.text.starts_with("saved "))
     })
     .await;
     // More ticks: the save is not said again.
@@ -552,6 +552,7 @@ async fn messages_keep_run_events_and_a_save_once() {
     }
     let saves = b
         .app
+        .messages
         .log
         .iter()
         .filter(|e| e.text.starts_with("saved "))
@@ -771,7 +772,7 @@ async fn the_workbench_plans_and_spends_like_the_cli() {
     while !(finished(&b.app) && b.app.trace.is_some()) {
         assert!(Instant::now() < deadline, "the run did not end");
         b.pump().await;
-        if let Some(m) = &b.app.message {
+        if let Some(m) = &b.app.messages.status {
             said = m.text.clone();
         }
     }
@@ -808,7 +809,7 @@ async fn every_case_runs_and_the_results_show_each() {
     );
     b.key(KeyCode::Char('A'));
     b.until("three cases ran", |a| {
-        a.results.len() == 3 && finished(a) && a.trace.is_some()
+        a.results.rows.len() == 3 && finished(a) && a.trace.is_some()
     })
     .await;
     b.key(KeyCode::Char('v'));
@@ -1028,7 +1029,7 @@ pipe:
     let mut b = Bench::open(text).await;
     b.key(KeyCode::F(5));
     b.until("the start fails", |a| {
-        a.run == RunState::Idle && a.log.iter().any(|e| e.error)
+        a.run == RunState::Idle && a.messages.log.iter().any(|e| e.error)
     })
     .await;
     let line = b.status_line();
@@ -1102,6 +1103,7 @@ async fn a_finished_run_is_judged_and_j_judges_it_again() {
     b.run_to_end().await;
     b.until("the judge answered", |a| {
         a.results
+            .rows
             .first()
             .is_some_and(|r| r.eval.first().is_some_and(|e| e.score.is_some()))
     })
@@ -1128,21 +1130,23 @@ async fn a_finished_run_is_judged_and_j_judges_it_again() {
             .unwrap_or(0)
     };
     assert_eq!(saved(&b), 1);
-    let first = b.app.results[0].run_id.clone();
+    let first = b.app.results.rows[0].run_id.clone();
     // In Results, J judges the run listed again: a new run.
     j.answer("rubric", judge::Reply::Grade(0.5));
     b.key(KeyCode::Char('J'));
-    b.until("the run is judged again", |a| a.results[0].run_id != first)
-        .await;
-    assert!(!b.app.results[0].passed, "0.5 is under 0.7");
+    b.until("the run is judged again", |a| {
+        a.results.rows[0].run_id != first
+    })
+    .await;
+    assert!(!b.app.results.rows[0].passed, "0.5 is under 0.7");
     assert_eq!(saved(&b), 2);
     b.key(KeyCode::Esc);
     // In History, J judges the chosen run again.
     b.key(KeyCode::Char('H'));
-    let second = b.app.results[0].run_id.clone();
+    let second = b.app.results.rows[0].run_id.clone();
     b.key(KeyCode::Char('J'));
     b.until("the chosen run is judged again", |a| {
-        a.results[0].run_id != second
+        a.results.rows[0].run_id != second
     })
     .await;
     assert_eq!(saved(&b), 3);
@@ -1361,7 +1365,8 @@ async fn a_typo_d_tool_is_marked_and_neither_d_nor_f5_lets_it_through() {
     b.key(KeyCode::F(5));
     let said = b
         .app
-        .message
+        .messages
+        .status
         .as_ref()
         .map(|m| m.text.clone())
         .unwrap_or_default();
@@ -1370,7 +1375,7 @@ async fn a_typo_d_tool_is_marked_and_neither_d_nor_f5_lets_it_through() {
         "preflight: 1 problem(s) (see the editor); nothing was called"
     );
     b.idle(800).await;
-    assert!(!b.app.has_session, "a session was started");
+    assert!(!b.app.session.open, "a session was started");
     assert!(b.app.trace.is_none(), "something ran");
     assert_eq!(b.saved_runs(), 0);
 }
@@ -1390,7 +1395,8 @@ async fn f5_after_a_run_calls_nothing_once_an_edit_breaks_preflight() {
     b.key(KeyCode::F(5));
     let said = b
         .app
-        .message
+        .messages
+        .status
         .as_ref()
         .map(|m| m.text.clone())
         .unwrap_or_default();

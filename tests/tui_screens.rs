@@ -510,7 +510,7 @@ fn destructive_calls_are_asked_about_once_and_problems_stop_the_run() {
     assert_eq!(app.on_preflight(&report), Preflighted::Ask);
     let effects = app.on_key(key(KeyCode::Esc));
     assert!(matches!(effects.as_slice(), [Effect::DropSession]));
-    assert!(!app.has_session);
+    assert!(!app.session.open);
 
     // Problems go to the editor's gutter and nothing runs.
     let bad = Preflight {
@@ -684,7 +684,7 @@ fn screen_diff_marked_dag_and_a_run_opened_read_only() {
 fn screen_timeline_idle() {
     let (_d, mut app) = app_on(PIPE);
     app.on_key(key(KeyCode::Char('T')));
-    assert!(app.timeline);
+    assert!(app.timeline.shown);
     insta::assert_snapshot!(screen(&mut app, 120, 30));
 }
 
@@ -694,7 +694,7 @@ fn screen_timeline_live_mid_run() {
     running_pipe(&mut app);
     // Fixed clock: `find` started at 0 and took 12 ms; `details` started at
     // 12 ms and is still running 30 ms into the run.
-    app.run_clock = Some(Instant::now() - Duration::from_millis(30));
+    app.timeline.clock = Some(Instant::now() - Duration::from_millis(30));
     app.visuals[0].started_ms = Some(0);
     app.visuals[0].record = Some(std::sync::Arc::new(timed(NodeStatus::Ok, 0, 12, json!({}))));
     app.visuals[1].started_ms = Some(12);
@@ -705,7 +705,7 @@ fn screen_timeline_live_mid_run() {
     assert!(e >= 30, "a running bar grows with the clock: {e}");
     app.on_key(key(KeyCode::Char('T')));
     // Freeze the clock for the snapshot: 30 ms into the run.
-    app.frozen_now_ms = Some(30);
+    app.timeline.frozen_ms = Some(30);
     insta::assert_snapshot!(screen(&mut app, 120, 30));
 }
 
@@ -755,7 +755,7 @@ pipe:
 use pipewright::engine::mcp::human::{
     Answer, Ask, CallExtras, Interaction, LogLine, ProgressNote, Question, Reply, Source,
 };
-use pipewright::ui::message::Message;
+use pipewright::ui::inbox::Message;
 use tokio::sync::oneshot;
 
 /// Node `id` is running and its server asks `ask`; the receiver is where
@@ -1040,8 +1040,8 @@ fn finished_fan(app: &mut App, iterations: usize) {
         status: RunStatus::Completed,
         trace: Box::new(trace),
     });
-    app.message = None;
-    app.log.clear();
+    app.messages.status = None;
+    app.messages.log.clear();
 }
 
 /// Item 1: a key typed into the jq box is typed once, however it is bound.
@@ -1138,14 +1138,15 @@ fn issue24_item3_new_and_broken_files_open_in_the_editor() {
     assert_eq!(app.mode(), Mode::Edit, "a new file starts in the editor");
     type_text(&mut app, "pipe:");
     assert_eq!(app.editor.text(), "pipe:");
-    assert!(app.overlay.is_none() && !app.has_session);
+    assert!(app.overlay.is_none() && !app.session.open);
     app.on_key(key(KeyCode::Esc));
     assert_eq!(app.mode(), Mode::Dag);
     assert!(footer_row(&mut app, 100, 30).contains("i edit the file"));
     // Letters in a DAG with no plan do nothing but say how to edit.
     app.on_key(key(KeyCode::Char('p')));
     assert!(
-        app.message
+        app.messages
+            .status
             .as_ref()
             .unwrap()
             .text

@@ -27,56 +27,25 @@ use super::ask::Asks;
 use super::config::{Config, Dirs};
 use super::dag::{DagLayout, DagState};
 use super::editor::{Editor, EditorEvent};
+use super::history::{Stash, Viewing};
 use super::inspector::Inspector;
 use super::keys::{Action, Keymap};
-use super::overlay::{self, Overlay, Palette, PaletteItem};
+use super::messages::Messages;
+use super::overlay::{self, Overlay};
+use super::palette::Palette;
+use super::session::SessionHandle;
 use super::state::NodeVisual;
 use super::theme::Theme;
+use super::timeline::Timeline;
 
-mod ask;
-mod cases;
-mod complete;
 mod durable;
 mod events;
-mod export;
-mod find;
-mod gate;
-mod history;
+pub(crate) mod gate;
 mod input;
-mod judge;
-mod mode;
-mod palette;
 mod pin;
 mod plan;
-mod tools;
-mod yank;
 
-pub use super::mode::{LOG_CAP, LogEntry, Mode};
-
-/// A saved run on screen instead of the live one (History, Enter).
-pub struct Viewing {
-    pub entry: crate::engine::run::store::Entry,
-    pub trace: Trace,
-    /// Keeps the run from being pruned while it is open.
-    _hold: Option<crate::engine::run::store::Hold>,
-    /// The live workbench, put back on Esc (and kept up to date meanwhile).
-    stash: Stash,
-    /// The run's DAG comes from the file text saved with it (not from a
-    /// rebuild of its node list).
-    pub from_snapshot: bool,
-    /// The file text it ran, shown in the editor's place (read-only).
-    pub source: Option<String>,
-}
-
-/// What the screen shows of a plan: swapped out while a saved run is open.
-#[derive(Default)]
-pub(crate) struct Stash {
-    pipeline: Option<Arc<Pipeline>>,
-    comp: Option<Arc<Composition>>,
-    layout: Option<DagLayout>,
-    visuals: Vec<NodeVisual>,
-    selected: Option<usize>,
-}
+pub use super::mode::Mode;
 
 /// What `pipewright edit` was started with.
 #[derive(Debug, Clone, Default)]
@@ -192,18 +161,6 @@ pub enum Preflighted {
     Stop,
 }
 
-/// A line at the bottom that fades after a few seconds.
-#[derive(Debug, Clone)]
-pub struct Message {
-    pub text: String,
-    pub error: bool,
-    pub at: Instant,
-    /// The node a message about a call in flight is about (`retrying`, a
-    /// task's note): dropped when that node or the run ends, as it is no
-    /// longer true then.
-    pub about: Option<String>,
-}
-
 /// Where each pane was last drawn, for the mouse.
 #[derive(Debug, Clone, Copy, Default)]
 pub(crate) struct Areas {
@@ -236,64 +193,38 @@ pub struct App {
     pub breakpoints: BTreeSet<String>,
     pub focus: Focus,
     pub overlay: Option<Overlay>,
-    pub message: Option<Message>,
+    /// The status line's message and the Messages pane's log.
+    pub messages: Messages,
     pub tick: u64,
-    /// A session exists (or is being started) for the current plan.
-    pub has_session: bool,
-    /// The servers and composition the session was started for; a change
-    /// means a new session.
-    session_key: Option<String>,
-    /// The destructive calls the user allowed, as `node→tool` (asked again
-    /// when the plan calls another one).
-    allowed_destructive: BTreeSet<String>,
-    selected: Option<String>,
-    last_cursor_line: usize,
+    /// The engine's session, as far as the app knows it.
+    pub session: SessionHandle,
     pub(crate) areas: Areas,
     pub quit: bool,
-    /// The DAG pane shows the timeline instead of the graph.
-    pub timeline: bool,
-    /// When the current run started (for live timeline bars).
-    pub run_clock: Option<Instant>,
-    /// The live run's pauses: when each began (ms from its start) and, once
-    /// it ended, how long it lasted (the timeline labels the gaps).
-    pub live_pauses: Vec<(u64, Option<u64>)>,
+    /// The Timeline view (`T`) and the live run's clock.
+    pub timeline: Timeline,
     /// A saved run opened read-only from History.
     pub viewing: Option<Viewing>,
     /// The text of the last plan that loaded without errors.
-    plan_source: Option<String>,
+    pub(crate) plan_source: Option<String>,
     /// The text of the plan the current (or last) run started from, saved
     /// with its trace.
     pub(crate) run_source: Option<String>,
-    /// A fixed "now" (ms into the run) for the timeline, instead of the
-    /// clock: screenshots of a live run are drawn with it.
-    pub frozen_now_ms: Option<u64>,
     /// Servers' questions waiting for the person; the first is shown.
     pub asks: Asks,
     /// config.yaml's `sampling:` provider (the file's wins).
     pub sampling: Option<crate::engine::mcp::human::provider::Provider>,
     /// Each composition and case run since the workbench opened, latest
-    /// verdict each (the Results view).
-    pub results: Vec<super::results::CaseResult>,
-    /// Cases still to run after this one (`A`).
-    case_queue: Vec<String>,
-    /// Every message of the session, in full (the Messages pane).
-    pub log: Vec<LogEntry>,
+    /// verdict each (the Results view), and the cases still to run.
+    pub results: super::results::Results,
     /// The focused pane fills the screen (`z`).
     pub zoom: bool,
-    /// A server's question is waiting but its modal is hidden (F2), so
-    /// the person can look at the nodes before answering.
-    pub asks_hidden: bool,
     /// Why the last session could not start (a server's error in full,
     /// stderr included): the Error tab of a node that did not run shows it.
     pub start_error: Option<String>,
     /// Whether the first validation has come in.
     validated_once: bool,
-    /// Fan-out nodes whose every iteration the timeline shows.
-    pub(crate) timeline_open: BTreeSet<usize>,
     /// The servers' tool lists and preflight's verdict as you type.
     pub tools: super::preflight::LiveTools,
-    /// The editor's completion popup, while it is open.
-    pub completion: Option<super::complete::Popup>,
     /// A durable run being followed: what cancels it.
     pub durable: Option<tokio_util::sync::CancellationToken>,
     /// The search in the help or the Messages pane (`/`).
@@ -330,36 +261,24 @@ impl App {
             breakpoints: BTreeSet::new(),
             focus,
             overlay: None,
-            message: None,
+            messages: Messages::default(),
             tick: 0,
-            has_session: false,
-            session_key: None,
-            allowed_destructive: BTreeSet::new(),
-            selected: None,
-            last_cursor_line: 0,
+            session: SessionHandle::default(),
             areas: Areas::default(),
             quit: false,
-            timeline: false,
-            run_clock: None,
+            timeline: Timeline::default(),
             viewing: None,
             plan_source: None,
             run_source: None,
-            frozen_now_ms: None,
             asks: Asks::default(),
             sampling: None,
-            results: Vec::new(),
-            case_queue: Vec::new(),
-            log: Vec::new(),
+            results: super::results::Results::default(),
             zoom: false,
-            asks_hidden: false,
             start_error: None,
             validated_once: false,
-            timeline_open: BTreeSet::new(),
             tools: super::preflight::LiveTools::default(),
             overlay_find: None,
-            completion: None,
             durable: None,
-            live_pauses: Vec::new(),
         }
     }
 
@@ -444,12 +363,10 @@ impl App {
         let comp = Arc::new(comp);
         let key = session_key(&pipeline, &comp);
         let mut effects = Vec::new();
-        let same_session = self.has_session && self.session_key.as_deref() == Some(key.as_str());
+        let same_session = self.session.is_for(&key);
         let same_comp = self.comp.as_ref().is_some_and(|c| c.name == comp.name);
-        if self.has_session && !same_session {
+        if !same_session && self.session.close() {
             effects.push(Effect::DropSession);
-            self.has_session = false;
-            self.session_key = None;
             if self.run_in_progress() {
                 self.run = RunState::Idle;
                 self.say(
@@ -511,7 +428,8 @@ impl App {
         self.pipeline = Some(pipeline);
         self.comp = Some(comp.clone());
         let sel = self
-            .selected
+            .dag
+            .selected_id
             .as_deref()
             .and_then(|s| comp.index_of(s))
             .or(if comp.nodes.is_empty() { None } else { Some(0) });
@@ -533,7 +451,7 @@ impl App {
         // A case row belongs to its composition.
         self.opts.case = None;
         self.comp = None;
-        self.selected = None;
+        self.dag.selected_id = None;
         self.adopt(p)
     }
 
@@ -553,7 +471,8 @@ impl App {
             let span = comp.nodes[i].id_span;
             self.editor
                 .goto(span.start.line as usize, span.start.col as usize);
-            self.last_cursor_line = self.editor.cursor().0;
+            // Moved by the app: not a move to follow.
+            let _ = self.editor.moved_to_line();
         }
         self.refresh_inspector();
     }
@@ -561,13 +480,13 @@ impl App {
     pub(super) fn refresh_inspector(&mut self) {
         let (Some(comp), Some(i)) = (self.comp.clone(), self.dag.selected) else {
             self.inspector.clear();
-            self.selected = None;
+            self.dag.selected_id = None;
             return;
         };
         let Some(node) = comp.nodes.get(i) else {
             return;
         };
-        self.selected = Some(node.id.clone());
+        self.dag.selected_id = Some(node.id.clone());
         // Shared, not copied: a record may hold megabytes of output.
         let record = self.visuals.get(i).and_then(|v| v.record.clone());
         // A call in flight shows the arguments it was really called with;
@@ -624,8 +543,7 @@ impl App {
     /// Milliseconds since the current run started (the frozen time in
     /// screenshots).
     pub(crate) fn now_ms(&self) -> u64 {
-        self.frozen_now_ms
-            .unwrap_or_else(|| self.run_clock.map_or(0, |c| c.elapsed().as_millis() as u64))
+        self.timeline.now_ms()
     }
 
     /// Whether a run is starting, running or paused.
@@ -637,7 +555,7 @@ impl App {
     }
 
     /// Re-syncs the inspector when node `i` is the selected one.
-    fn sync_live_of(&mut self, i: usize) {
+    pub(crate) fn sync_live_of(&mut self, i: usize) {
         if self.dag.selected == Some(i) {
             self.sync_live();
         }
@@ -697,12 +615,10 @@ impl App {
 
     /// The cursor moved in the editor: the node it is in is selected, and
     /// moving into another composition switches to it.
-    fn follow_editor_cursor(&mut self) -> Vec<Effect> {
-        let line = self.editor.cursor().0;
-        if line == self.last_cursor_line {
+    pub(crate) fn follow_editor_cursor(&mut self) -> Vec<Effect> {
+        let Some(line) = self.editor.moved_to_line() else {
             return Vec::new();
-        }
-        self.last_cursor_line = line;
+        };
         let effects = self.follow_composition(line);
         if let Some(i) = self.node_at_line(line)
             && self.dag.selected != Some(i)
@@ -710,6 +626,40 @@ impl App {
             self.select(Some(i), false);
         }
         effects
+    }
+
+    /// Totals of what has run: (ok, failed, cost, tokens).
+    pub fn totals(&self) -> (usize, usize, f64, u64) {
+        let mut ok = 0;
+        let mut failed = 0;
+        let mut cost = 0.0;
+        let mut tokens = 0;
+        for v in &self.visuals {
+            match v.status {
+                NodeStatus::Ok => ok += 1,
+                NodeStatus::Failed => failed += 1,
+                _ => {}
+            }
+            if let Some(r) = &v.record {
+                cost += r.cost_usd;
+                tokens += r.tokens;
+            }
+        }
+        (ok, failed, cost, tokens)
+    }
+
+    /// The ids of the nodes running now.
+    pub fn running(&self) -> Vec<&str> {
+        match &self.comp {
+            Some(c) => c
+                .nodes
+                .iter()
+                .zip(&self.visuals)
+                .filter(|(_, v)| v.status == NodeStatus::Running)
+                .map(|(n, _)| n.id.as_str())
+                .collect(),
+            None => Vec::new(),
+        }
     }
 
     // ----- drawing ----------------------------------------------------
@@ -754,7 +704,7 @@ fn stale_by_servers(old: &Pipeline, new: &Pipeline, comp: &Composition) -> Vec<u
 
 /// What a session depends on besides the plan: the composition chosen and
 /// the server declarations.
-fn session_key(p: &Pipeline, c: &Composition) -> String {
+pub(crate) fn session_key(p: &Pipeline, c: &Composition) -> String {
     format!("{}\u{0}{:?}", c.name, server_sources(p))
 }
 

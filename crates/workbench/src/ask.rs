@@ -3,7 +3,11 @@
 //! state of its form, link or sampling reply, and the one-shot channel its
 //! call waits on. Keys come in as the keymap's `ask-*` actions (editing keys
 //! go to the focused text); an answer leaves only once it fits the question.
+//!
+//! The queue turns keys into an [`Outcome`] the app carries out (`apply`);
+//! `view` draws the modal.
 
+mod apply;
 pub mod form;
 pub mod responder;
 pub mod sample;
@@ -87,6 +91,9 @@ pub enum Outcome {
 pub struct Asks {
     queue: VecDeque<Pending>,
     next_ticket: u64,
+    /// A question waits but its modal is hidden (F2), so the person can
+    /// look at the nodes before answering.
+    pub hidden: bool,
 }
 
 impl Asks {
@@ -104,6 +111,12 @@ impl Asks {
             ticket: self.next_ticket,
             reply: Some(reply),
         });
+    }
+
+    /// Whether the modal is on screen: a question waits and is not
+    /// hidden. It then takes the keys.
+    pub fn shown(&self) -> bool {
+        !self.is_empty() && !self.hidden
     }
 
     /// The question shown in the modal.

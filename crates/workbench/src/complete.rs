@@ -2,7 +2,9 @@
 //! offers at the cursor, filtered as you type, and beside them what the
 //! chosen one is (a tool's description and arguments, an argument's type).
 //! It owns its state and turns keys into what the app does next; the app
-//! asks the engine again after every edit.
+//! asks the engine again after every edit (`apply`: the app's side, which
+//! also offers the palette's new-pipeline scaffold from the same tool
+//! lists).
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ratatui::buffer::Buffer;
@@ -14,6 +16,8 @@ use ratatui::widgets::{Block, Clear, Paragraph, Widget, Wrap};
 use crate::engine::author::complete::{Completion, Item, Kind};
 
 use super::theme::Theme;
+
+mod apply;
 
 /// Rows of items shown at once.
 const ROWS: usize = 8;

@@ -1,4 +1,5 @@
-//! Copying text out of the workbench: the OSC 52 sequence that puts it on
+//! Copying text out of the workbench (`apply`: what `y` and `Y` copy from
+//! the focused pane): the OSC 52 sequence that puts it on
 //! the terminal's clipboard, and the texts a yank copies (a JSON path, a
 //! `pipewright tools call` line quoted for a POSIX shell).
 //!
@@ -9,6 +10,8 @@
 
 use crate::engine::mcp::auth::encode::base64;
 use crate::inspector::json_tree::Seg;
+
+mod apply;
 
 /// `ESC ] 52 ; c ; BASE64 BEL`: the terminal puts `text` on the clipboard.
 pub fn osc52(text: &str) -> String {

@@ -2,9 +2,12 @@
 //! (`✓ find ─▶ ● details`) with status colours, fan-out progress,
 //! breakpoints and the selection; scrolls to keep the selection in view and
 //! draws only the cells it shows. The layout is computed in [`layout`].
+//! [`DagState`] owns the selection and scroll and turns keys into a
+//! [`DagEffect`] the app applies.
 
 pub mod layout;
 
+use crossterm::event::{KeyCode, KeyEvent};
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::style::{Modifier, Style};
@@ -23,6 +26,8 @@ use crate::theme::{Theme, status_glyph};
 pub struct DagState {
     /// The selected node, indexed like `Composition::nodes`.
     pub selected: Option<usize>,
+    /// The selected node's id: selected again when the plan changes.
+    pub selected_id: Option<String>,
     /// Content column shown at the pane's left edge.
     pub scroll_x: usize,
     /// Content row shown at the pane's top edge.
@@ -36,7 +41,57 @@ pub struct DagState {
     revealed: Option<usize>,
 }
 
+/// What a key in the DAG pane asks the app to do.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DagEffect {
+    /// Not a DAG key: the app says what it would do elsewhere.
+    Ignored,
+    /// Taken; nothing else changes.
+    Stay,
+    /// The selection moved to this node: the app shows it and moves the
+    /// editor to its definition.
+    Select(Option<usize>),
+    /// The editor takes the keys (`i`, or Enter with no graph).
+    Edit,
+    /// The inspector takes the keys (Enter).
+    Inspect,
+    /// A letter with no graph yet: the app says how to start.
+    NoPlan,
+}
+
 impl DagState {
+    /// What a key does in the pane over `layout` (none for a new or
+    /// broken file).
+    pub fn on_key(&mut self, key: KeyEvent, layout: Option<&DagLayout>) -> DagEffect {
+        // `i` always reaches the editor, and Enter does too while there is
+        // no graph to inspect (a new or broken file).
+        if key.code == KeyCode::Char('i') && key.modifiers.is_empty()
+            || key.code == KeyCode::Enter && layout.is_none()
+        {
+            return DagEffect::Edit;
+        }
+        let Some(layout) = layout else {
+            return match key.code {
+                KeyCode::Char(_) => DagEffect::NoPlan,
+                _ => DagEffect::Stay,
+            };
+        };
+        let before = self.selected;
+        match key.code {
+            KeyCode::Left | KeyCode::Char('h') => self.move_left(layout),
+            KeyCode::Right | KeyCode::Char('l') => self.move_right(layout),
+            KeyCode::Up | KeyCode::Char('k') => self.move_up(layout),
+            KeyCode::Down | KeyCode::Char('j') => self.move_down(layout),
+            KeyCode::Enter => return DagEffect::Inspect,
+            _ => return DagEffect::Ignored,
+        }
+        if self.selected != before {
+            DagEffect::Select(self.selected)
+        } else {
+            DagEffect::Stay
+        }
+    }
+
     /// Selects node `i` (or nothing); the next render scrolls it into view.
     pub fn select(&mut self, i: Option<usize>) {
         self.selected = i;

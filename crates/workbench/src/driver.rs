@@ -20,7 +20,7 @@ use crate::engine::run::session::{self, Command, Session};
 
 use super::app::{App, Effect, Preflighted};
 use super::ask::responder::{self, Asker};
-use super::message::Message;
+use super::inbox::Message;
 
 /// A started session and the pool it calls through.
 struct Live {

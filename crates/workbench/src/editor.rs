@@ -4,7 +4,7 @@
 //! copy so typed text survives a crash or a kill.
 
 mod highlight;
-mod keys;
+pub mod keys;
 pub mod recovery;
 pub(crate) mod search;
 mod undo;
@@ -128,6 +128,11 @@ pub struct Editor {
     drag_from: Option<(usize, usize)>,
     /// Undo steps: typed words, runs of deletions, and every other edit.
     steps: undo::Steps,
+    /// The cursor line (1-based) the app last followed into its node.
+    followed_line: usize,
+    /// The completion popup, while it is open (the app fills it from
+    /// `engine::author`).
+    pub completion: Option<crate::complete::Popup>,
 }
 
 /// A hash of a buffer's lines.
@@ -235,6 +240,8 @@ impl Editor {
             events: Vec::new(),
             drag_from: None,
             steps: undo::Steps::default(),
+            followed_line: 0,
+            completion: None,
         })
     }
 
@@ -413,6 +420,14 @@ impl Editor {
     pub fn cursor(&self) -> (usize, usize) {
         let (r, c) = self.pos();
         (r + 1, c + 1)
+    }
+
+    /// The cursor's line when it is on another line than the last one
+    /// followed (the app selects the node defined there); the line counts
+    /// as followed from now on.
+    pub fn moved_to_line(&mut self) -> Option<usize> {
+        let line = self.cursor().0;
+        (line != std::mem::replace(&mut self.followed_line, line)).then_some(line)
     }
 
     /// The diagnostics shown now.

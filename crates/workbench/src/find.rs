@@ -2,6 +2,8 @@
 //! highlighted, `n`/`N` to the next and previous one (scrolled into
 //! view), Esc to clear, and `match 3/12` or `no match`. Matching is the
 //! editor's: plain text, case-insensitive unless the query has a capital.
+//! The same search serves the overlays (help, Messages, History, a diff):
+//! `apply` is the app's side of it.
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ratatui::buffer::Buffer;
@@ -10,6 +12,8 @@ use ratatui::style::{Modifier, Style};
 
 use crate::editor::search::Needle;
 use crate::theme::Theme;
+
+mod apply;
 
 /// One search over a view's lines.
 #[derive(Debug, Clone, Default)]

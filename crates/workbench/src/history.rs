@@ -2,16 +2,50 @@
 //! opens one read-only (its DAG, inspector and timeline); `D` marks in the
 //! DAG the nodes that differ between it and the run on screen; `J` judges
 //! it again with the file's `eval:` (a new run; no tool is called).
+//!
+//! The component owns the list and its selection and turns keys into a
+//! [`HistoryEffect`]; the app carries the effect out (`apply`: opening a
+//! run read-only, diffing, exporting, judging), and `view` draws it.
 
-use ratatui::buffer::Buffer;
-use ratatui::layout::Rect;
-use ratatui::style::{Modifier, Style};
-use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Paragraph, Widget};
+use crossterm::event::{KeyCode, KeyEvent};
 
+use crate::dag::DagLayout;
+use crate::engine::file::model::{Composition, Pipeline};
 use crate::engine::run::store::Entry;
+use crate::engine::run::trace::Trace;
+use crate::keys::Action;
+use crate::state::NodeVisual;
 
-use super::theme::Theme;
+mod apply;
+pub(crate) mod export;
+#[cfg(test)]
+mod tests;
+mod view;
+
+/// A saved run on screen instead of the live one (History, Enter).
+pub struct Viewing {
+    pub entry: crate::engine::run::store::Entry,
+    pub trace: Trace,
+    /// Keeps the run from being pruned while it is open.
+    pub(crate) _hold: Option<crate::engine::run::store::Hold>,
+    /// The live workbench, put back on Esc (and kept up to date meanwhile).
+    pub(crate) stash: Stash,
+    /// The run's DAG comes from the file text saved with it (not from a
+    /// rebuild of its node list).
+    pub from_snapshot: bool,
+    /// The file text it ran, shown in the editor's place (read-only).
+    pub source: Option<String>,
+}
+
+/// What the screen shows of a plan: swapped out while a saved run is open.
+#[derive(Default)]
+pub(crate) struct Stash {
+    pub(crate) pipeline: Option<std::sync::Arc<Pipeline>>,
+    pub(crate) comp: Option<std::sync::Arc<Composition>>,
+    pub(crate) layout: Option<DagLayout>,
+    pub(crate) visuals: Vec<NodeVisual>,
+    pub(crate) selected: Option<usize>,
+}
 
 /// The list of runs and which one is selected.
 #[derive(Debug, Clone, PartialEq)]
@@ -55,107 +89,86 @@ impl HistoryView {
         (self.selected + 1).saturating_sub(room)
     }
 
-    /// Column widths at frame width `width`: whether it is wide, the time's
-    /// and the composition's columns. Narrow: a shorter time, no
-    /// composition column; the duration, cost and failed columns stay.
-    fn columns(width: u16) -> (bool, usize, usize) {
-        let wide = width >= 100;
-        let (time_w, comp_w) = if wide { (19, 16) } else { (11, 0) };
-        (wide, time_w, comp_w)
-    }
-
-    /// Every run's row as drawn in a frame `width` wide (what `/` searches).
-    pub fn rows(&self, t: &Theme, width: u16) -> Vec<Line<'static>> {
-        let (wide, time_w, comp_w) = Self::columns(width);
-        let comp_col = |text: &str| {
-            if wide {
-                format!("{text:<comp_w$}  ")
-            } else {
-                String::new()
-            }
-        };
-        self.entries
-            .iter()
-            .enumerate()
-            .map(|(i, e)| {
-                let time = e.time();
-                let time: String = if wide {
-                    time
-                } else {
-                    time.chars().skip(5).take(time_w).collect()
-                };
-                let comp: String = e.label().chars().take(16).collect();
-                let mut style = Style::default().fg(t.fg);
-                if i == self.selected {
-                    style = style.patch(t.selected());
-                }
-                let status_color = match e.status.as_str() {
-                    "completed" => t.ok,
-                    "cancelled" => t.cancelled,
-                    _ => t.failed,
-                };
-                let here = if self.current.as_deref() == Some(e.id.as_str()) {
-                    "▸"
-                } else {
-                    " "
-                };
-                Line::from(vec![
-                    Span::styled(here, Style::default().fg(t.accent)),
-                    Span::styled(
-                        format!("{:<20}  {:<time_w$}  {}", e.id, time, comp_col(&comp)),
-                        style,
-                    ),
-                    Span::styled(format!("{:<10}", e.status), style.fg(status_color)),
-                    Span::styled(
-                        format!(
-                            "  {:>7}  {:>8}  {}",
-                            crate::inspector::text::duration_text(e.duration_ms),
-                            format!("${:.4}", e.cost_usd),
-                            e.failed_step.as_deref().unwrap_or("")
-                        ),
-                        style,
-                    ),
-                ])
-            })
-            .collect()
-    }
-
-    /// Draws the list in `r` (already cleared) inside `block`.
-    pub fn render(&self, t: &Theme, r: Rect, block: Block<'_>, buf: &mut Buffer) {
-        let dim = Style::default().fg(t.dim);
-        let (wide, time_w, comp_w) = Self::columns(r.width);
-        let comp_col = |text: &str| {
-            if wide {
-                format!("{text:<comp_w$}  ")
-            } else {
-                String::new()
-            }
-        };
-        let mut lines = vec![Line::from(Span::styled(
-            format!(
-                " {:<20}  {:<time_w$}  {}{:<10}  {:>7}  {:>8}  failed",
-                "run",
-                "time (UTC)",
-                comp_col("composition"),
-                "status",
-                "duration",
-                "cost"
-            ),
-            dim.add_modifier(Modifier::BOLD),
-        ))];
-        if self.entries.is_empty() {
-            lines.push(Line::from(Span::styled(
-                " no saved runs of this file yet: run it (F5) and they appear here",
-                dim,
-            )));
+    /// What a key does in the overlay. `action` is the key's command
+    /// binding (the run and judge keys act on the chosen run).
+    pub fn on_key(&mut self, key: KeyEvent, action: Option<Action>) -> HistoryEffect {
+        if std::mem::take(&mut self.exporting) {
+            let format = match key.code {
+                KeyCode::Char(c) => Some(c),
+                _ => None,
+            };
+            return HistoryEffect::Export {
+                entry: self.chosen().cloned(),
+                format,
+            };
         }
-        let room = r.height.saturating_sub(4) as usize;
-        lines.extend(
-            self.rows(t, r.width)
-                .into_iter()
-                .skip(self.skip(r.height))
-                .take(room),
-        );
-        Paragraph::new(lines).block(block).render(r, buf);
+        if action == Some(Action::Run) {
+            return match self.chosen().cloned() {
+                Some(e) => HistoryEffect::Rerun(e),
+                None => HistoryEffect::Stay,
+            };
+        }
+        if action == Some(Action::Judge) {
+            return HistoryEffect::Judge(self.chosen().map(|e| e.id.clone()));
+        }
+        let chosen = self.chosen().cloned();
+        let on_chosen = |f: fn(Entry) -> HistoryEffect| chosen.map_or(HistoryEffect::Close, f);
+        match key.code {
+            KeyCode::Esc | KeyCode::Char('q') => HistoryEffect::Close,
+            KeyCode::Up | KeyCode::Char('k') => self.stepped(-1),
+            KeyCode::Down | KeyCode::Char('j') => self.stepped(1),
+            KeyCode::PageUp => self.stepped(-10),
+            KeyCode::PageDown => self.stepped(10),
+            // The newest and the oldest run.
+            KeyCode::Home | KeyCode::Char('g') => self.stepped(i32::MIN / 2),
+            KeyCode::End | KeyCode::Char('G') => self.stepped(i32::MAX / 2),
+            KeyCode::Enter => on_chosen(HistoryEffect::Open),
+            KeyCode::Char('E') => {
+                if self.chosen().is_none() {
+                    return HistoryEffect::Stay;
+                }
+                self.exporting = true;
+                HistoryEffect::Status(
+                    "export as: j JSON trace · u JUnit XML · o OTLP/JSON · c cassette (any other key: no)",
+                )
+            }
+            KeyCode::Char('R') => on_chosen(HistoryEffect::Restore),
+            KeyCode::Char('D') | KeyCode::Char('d') => on_chosen(HistoryEffect::Diff),
+            _ => HistoryEffect::Stay,
+        }
     }
+
+    fn stepped(&mut self, delta: i32) -> HistoryEffect {
+        self.step(delta);
+        HistoryEffect::Stay
+    }
+}
+
+/// What a key in the History overlay asks the app to do.
+#[derive(Debug, Clone, PartialEq)]
+pub enum HistoryEffect {
+    /// Nothing beyond the list's own change: the overlay stays open.
+    Stay,
+    /// Close the overlay.
+    Close,
+    /// Say this on the status line; the overlay stays open.
+    Status(&'static str),
+    /// Export the chosen run (if any) in the format its key names (`j`,
+    /// `u`, `o`, `c`; none or another: not exported); the overlay stays.
+    Export {
+        entry: Option<Entry>,
+        format: Option<char>,
+    },
+    /// Run the saved run's file text again (the overlay closes).
+    Rerun(Entry),
+    /// Judge the run again; the overlay stays.
+    Judge(Option<String>),
+    /// Open the run read-only (the overlay closes).
+    Open(Entry),
+    /// Put the run's file text back in the editor; the overlay stays when
+    /// that fails.
+    Restore(Entry),
+    /// Mark the nodes that differ from the run on screen (its report
+    /// replaces the overlay).
+    Diff(Entry),
 }

@@ -13,6 +13,7 @@ mod filter;
 mod find;
 mod iterations;
 pub mod json_tree;
+pub mod keys;
 mod logs;
 mod navigation;
 mod pretty;

@@ -1,4 +1,5 @@
-//! Judging in the workbench, off the loop: a finished run's `eval:` graded
+//! Judging in the workbench (`apply` is the app's side: what starts a
+//! judging, and the graded run coming back), off the loop: a finished run's `eval:` graded
 //! (its saved run written over with the graded rows), or a run judged
 //! again with the file on screen (saved as a new run, `judged_from` the
 //! old one). The judge is the one `run` would use (the environment's
@@ -11,7 +12,7 @@ use std::sync::Arc;
 use indexmap::IndexMap;
 use tokio::sync::mpsc;
 
-use super::message::Message;
+use super::inbox::Message;
 use crate::engine::cost::pricing::PricingTable;
 use crate::engine::eval::{Bench, Grader, Grading, JudgeFlags, Sources};
 use crate::engine::file::model::Pipeline;
@@ -20,6 +21,8 @@ use crate::engine::redact::Redactor;
 use crate::engine::run::session::BudgetMode;
 use crate::engine::run::store::Runs;
 use crate::engine::run::trace::Trace;
+
+mod apply;
 
 /// The run to judge.
 #[derive(Debug, Clone)]

@@ -1,5 +1,7 @@
-//! What the keys do now (the mode the status bar leads with) and one line
-//! of the Messages pane.
+//! What the keys do now: the mode the status bar leads with (`apply`
+//! reads it off the app).
+
+mod apply;
 
 /// What the keys do now, shown first in the status bar and in the footer
 /// (which lists that mode's keys).
@@ -35,16 +37,3 @@ impl Mode {
         }
     }
 }
-
-/// One line of the Messages pane: a status message, a server's error in
-/// full, a refusal; kept for the whole session.
-#[derive(Debug, Clone)]
-pub struct LogEntry {
-    /// Seconds since the Unix epoch.
-    pub at: u64,
-    pub text: String,
-    pub error: bool,
-}
-
-/// The Messages pane keeps this many entries (the oldest go first).
-pub const LOG_CAP: usize = 2000;

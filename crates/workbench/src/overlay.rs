@@ -12,11 +12,9 @@ use ratatui::widgets::{Block, Clear, Paragraph, Widget, Wrap};
 use super::keys::{Action, Keymap};
 use super::theme::Theme;
 
-mod palette;
 pub mod scaffold;
 
-use palette::fit;
-pub use palette::{Palette, PaletteItem};
+use crate::palette::{Palette, PaletteItem, fit};
 
 /// An open overlay.
 #[derive(Debug, Clone)]
@@ -56,16 +54,7 @@ pub enum Overlay {
 impl Overlay {
     /// The overlay after a scrolling key.
     pub fn scrolled(self, key: KeyEvent) -> Overlay {
-        let delta: i32 = match key.code {
-            KeyCode::Down | KeyCode::Char('j') => 1,
-            KeyCode::Up | KeyCode::Char('k') => -1,
-            KeyCode::PageDown | KeyCode::Char(' ') => 10,
-            KeyCode::PageUp => -10,
-            KeyCode::Home | KeyCode::Char('g') => -100_000,
-            KeyCode::End | KeyCode::Char('G') => 100_000,
-            _ => 0,
-        };
-        let mv = |s: u16| (s as i32 + delta).clamp(0, u16::MAX as i32) as u16;
+        let mv = |s: u16| scrolled(s, key);
         match self {
             Overlay::Help { scroll } => Overlay::Help { scroll: mv(scroll) },
             Overlay::Messages { scroll, wrap } => Overlay::Messages {
@@ -115,6 +104,20 @@ impl Overlay {
             Overlay::Scaffold(_) => "new pipeline",
         }
     }
+}
+
+/// A scroll offset after a scrolling key (any other key leaves it).
+pub fn scrolled(scroll: u16, key: KeyEvent) -> u16 {
+    let delta: i32 = match key.code {
+        KeyCode::Down | KeyCode::Char('j') => 1,
+        KeyCode::Up | KeyCode::Char('k') => -1,
+        KeyCode::PageDown | KeyCode::Char(' ') => 10,
+        KeyCode::PageUp => -10,
+        KeyCode::Home | KeyCode::Char('g') => -100_000,
+        KeyCode::End | KeyCode::Char('G') => 100_000,
+        _ => 0,
+    };
+    (scroll as i32 + delta).clamp(0, u16::MAX as i32) as u16
 }
 
 /// The dry-run plan and cost estimate (`d`, `e`): the engine's plan of the

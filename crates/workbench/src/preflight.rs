@@ -1,10 +1,13 @@
 //! What preflight as you type keeps between validations: the tool lists
-//! of the plan's servers and the latest verdict (the app's side is
-//! `ui::app::tools`; its marks and quick fix are `engine::author::fix`'s).
+//! of the plan's servers and the latest verdict. The app's side is
+//! `apply`: fetching the lists and running preflight on them; its marks
+//! and quick fix are `engine::author::fix`'s.
 
 use std::time::Duration;
 
 use crate::engine::plan::preflight::{Preflight, ToolLists};
+
+mod apply;
 
 /// The tool lists kept for preflight as you type, and its latest verdict.
 #[derive(Debug, Default)]

@@ -1,9 +1,13 @@
 //! A finished run's verdict as the Results view lists it: each composition
 //! and case, PASS or FAIL, its expectations, its judged metrics and its
-//! output.
+//! output; and the cases still to run (`A`). `apply` is the app's side:
+//! recording a verdict, choosing the case and composition the next run
+//! uses, and the Results overlay.
 
 use crate::engine::json::Json;
 use crate::engine::run::trace::{EvalRow, ExpectResult, RunStatus};
+
+mod apply;
 
 /// One finished run of a composition and case, as the Results view lists
 /// it.
@@ -21,4 +25,70 @@ pub struct CaseResult {
     pub eval: Vec<EvalRow>,
     pub output: Json,
     pub run_id: String,
+}
+
+/// Each composition and case run since the workbench opened, and the cases
+/// still to run.
+#[derive(Debug, Default)]
+pub struct Results {
+    /// The latest verdict of each composition and case (the Results view).
+    pub rows: Vec<CaseResult>,
+    /// Cases still to run after this one (`A`).
+    pub queue: Vec<String>,
+}
+
+impl Results {
+    /// Keeps `result`, replacing the last one of the same composition and
+    /// case.
+    pub fn record(&mut self, result: CaseResult) {
+        match self
+            .rows
+            .iter_mut()
+            .find(|r| r.composition == result.composition && r.case == result.case)
+        {
+            Some(r) => *r = result,
+            None => self.rows.push(result),
+        }
+    }
+
+    /// The next queued case, taken off the queue.
+    pub fn next_queued(&mut self) -> Option<String> {
+        (!self.queue.is_empty()).then(|| self.queue.remove(0))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn verdict(case: &str, passed: bool, run_id: &str) -> CaseResult {
+        CaseResult {
+            composition: "main".into(),
+            case: Some(case.into()),
+            passed,
+            status: RunStatus::Completed,
+            expect: Vec::new(),
+            eval: Vec::new(),
+            output: Json::default(),
+            run_id: run_id.into(),
+        }
+    }
+
+    #[test]
+    fn a_case_keeps_its_latest_verdict_and_the_queue_runs_in_order() {
+        let mut r = Results::default();
+        r.record(verdict("a", false, "r1"));
+        r.record(verdict("b", true, "r2"));
+        r.record(verdict("a", true, "r3"));
+        let rows: Vec<(&str, bool)> = r
+            .rows
+            .iter()
+            .map(|v| (v.run_id.as_str(), v.passed))
+            .collect();
+        assert_eq!(rows, [("r3", true), ("r2", true)]);
+        r.queue = vec!["b".into(), "c".into()];
+        assert_eq!(r.next_queued().as_deref(), Some("b"));
+        assert_eq!(r.next_queued().as_deref(), Some("c"));
+        assert_eq!(r.next_queued(), None);
+    }
 }

@@ -129,7 +129,7 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
         ),
         Span::styled(format!(" {} ", state_label(app)), badge),
     ];
-    if !app.asks.is_empty() && app.asks_hidden {
+    if !app.asks.is_empty() && app.asks.hidden {
         spans.push(Span::styled(
             format!(
                 " ? {} question(s) waiting: {} ",
@@ -194,7 +194,7 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
         .or(app.trace.as_ref());
     if let Some(revisions) = trace.map(|t| protocols_text(&t.server_protocols))
         && !revisions.is_empty()
-        && app.message.is_none()
+        && app.messages.status.is_none()
     {
         spans.push(sep());
         spans.push(Span::styled(revisions, base));
@@ -215,7 +215,7 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
         spans.push(sep());
         spans.push(Span::styled("unsaved", base.fg(t.warning)));
     }
-    if let Some(m) = &app.message {
+    if let Some(m) = &app.messages.status {
         spans.push(sep());
         // The status line has one row: a message longer than the room, or
         // of several lines, says where the whole of it is.
@@ -372,7 +372,7 @@ pub fn mode_keys(app: &App) -> Vec<(String, &'static str)> {
                 out.push(("Esc".into(), "close"));
             }
         },
-        Mode::Edit if app.completion.is_some() => {
+        Mode::Edit if app.editor.completion.is_some() => {
             out.push(("↑↓".into(), "choose"));
             out.push(("Enter Tab".into(), "write it"));
             out.push(("type".into(), "narrow"));
@@ -497,7 +497,7 @@ pub fn mode_keys(app: &App) -> Vec<(String, &'static str)> {
 
 /// The DAG's (or the timeline's) keys to move and look closer.
 fn move_keys(app: &App, out: &mut Vec<(String, &'static str)>) {
-    if app.timeline {
+    if app.timeline.shown {
         out.push(("↑↓".into(), "move"));
         out.push(("Enter".into(), "all iterations"));
         out.push((app.keymap.label(Action::Timeline), "graph"));

@@ -4,6 +4,9 @@
 //! It is drawn from the same node visuals as the DAG, so it moves while a
 //! run goes on; the selected node's row is highlighted.
 
+use std::collections::BTreeSet;
+use std::time::Instant;
+
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::style::{Modifier, Style};
@@ -14,6 +17,77 @@ use crate::engine::file::model::Composition;
 use crate::engine::run::trace::NodeStatus;
 
 use super::state::NodeVisual;
+
+mod apply;
+
+/// The Timeline view's state (`T` shows it in the DAG's place) and the
+/// live run's clock its bars are drawn against.
+#[derive(Debug, Default)]
+pub struct Timeline {
+    /// The DAG pane shows the timeline instead of the graph.
+    pub shown: bool,
+    /// Fan-out nodes whose every iteration the timeline shows.
+    pub open: BTreeSet<usize>,
+    /// When the current run started (for live timeline bars).
+    pub clock: Option<Instant>,
+    /// The live run's pauses: when each began (ms from its start) and, once
+    /// it ended, how long it lasted (the timeline labels the gaps).
+    pub pauses: Vec<(u64, Option<u64>)>,
+    /// A fixed "now" (ms into the run) for the timeline, instead of the
+    /// clock: screenshots of a live run are drawn with it.
+    pub frozen_ms: Option<u64>,
+}
+
+impl Timeline {
+    /// A run started now: its clock starts, no pause yet.
+    pub fn start(&mut self) {
+        self.clock = Some(Instant::now());
+        self.pauses.clear();
+    }
+
+    /// Milliseconds since the run started, by the clock.
+    pub fn elapsed_ms(&self) -> Option<u64> {
+        self.clock.map(|c| c.elapsed().as_millis() as u64)
+    }
+
+    /// Milliseconds since the current run started (the frozen time in
+    /// screenshots).
+    pub fn now_ms(&self) -> u64 {
+        self.frozen_ms
+            .unwrap_or_else(|| self.elapsed_ms().unwrap_or(0))
+    }
+
+    /// The run paused now.
+    pub fn paused(&mut self) {
+        if let Some(at) = self.elapsed_ms() {
+            self.pauses.push((at, None));
+        }
+    }
+
+    /// The run went on: the last pause ends now.
+    pub fn resumed(&mut self) {
+        if let (Some(now), Some((at, end @ None))) = (self.elapsed_ms(), self.pauses.last_mut()) {
+            *end = Some(now.saturating_sub(*at));
+        }
+    }
+
+    /// The live run's pauses so far, one still going reaching now.
+    pub fn live_pauses(&self) -> Vec<(u64, u64)> {
+        let now = self.now_ms();
+        self.pauses
+            .iter()
+            .map(|&(at, ms)| (at, ms.unwrap_or(now.saturating_sub(at))))
+            .collect()
+    }
+
+    /// Shows fan-out node `i`'s every iteration, or folds them again.
+    pub fn toggle_open(&mut self, i: usize) {
+        if !self.open.remove(&i) {
+            self.open.insert(i);
+        }
+    }
+}
+
 use super::theme::Theme;
 
 /// Most iterations drawn under a fanned-out node; the rest are counted.
@@ -358,5 +432,27 @@ mod tests {
         assert_eq!(get("slow").span, Some((10, 60)));
         assert!(get("a").critical && get("slow").critical && get("end").critical);
         assert!(!get("fast").critical);
+    }
+
+    #[test]
+    fn the_live_clock_keeps_pauses_and_a_frozen_now() {
+        let mut t = Timeline::default();
+        assert_eq!(t.now_ms(), 0, "no run: time stands at zero");
+        t.paused();
+        assert!(t.pauses.is_empty(), "no clock, no pause");
+        t.start();
+        t.paused();
+        assert_eq!(t.pauses.len(), 1);
+        assert_eq!(t.pauses[0].1, None, "still paused");
+        t.frozen_ms = Some(t.pauses[0].0 + 500);
+        assert_eq!(t.live_pauses(), vec![(t.pauses[0].0, 500)]);
+        t.resumed();
+        assert!(t.pauses[0].1.is_some(), "the pause ended");
+        t.start();
+        assert!(t.pauses.is_empty(), "a new run starts with none");
+        t.toggle_open(3);
+        assert!(t.open.contains(&3));
+        t.toggle_open(3);
+        assert!(t.open.is_empty());
     }
 }

@@ -39,7 +39,7 @@ pub fn draw(app: &mut App, f: &mut Frame<'_>) {
         ])
         .split(rows[0]);
     // The timeline's rows are worked out once per frame.
-    let bars = (app.timeline && app.comp.is_some()).then(|| app.timeline_bars());
+    let bars = (app.timeline.shown && app.comp.is_some()).then(|| app.timeline_bars());
     let dag_rows = app.dag_height(cols[1].height, bars.as_ref().map(Vec::len));
     let right = Layout::default()
         .direction(Direction::Vertical)
@@ -138,7 +138,7 @@ pub fn draw(app: &mut App, f: &mut Frame<'_>) {
     // The completion popup over whatever lies under the cursor.
     if app.focus == Focus::Editor
         && app.viewing.is_none()
-        && let (Some(popup), Some(at)) = (&app.completion, app.editor.cursor_on_screen())
+        && let (Some(popup), Some(at)) = (&app.editor.completion, app.editor.cursor_on_screen())
     {
         popup.render(at, rows[0], buf, &app.theme);
     }
@@ -149,8 +149,8 @@ pub fn draw(app: &mut App, f: &mut Frame<'_>) {
     if let Some(ov) = &app.overlay {
         app.areas.overlay = overlay::rect_of(ov, area);
         let kept = match ov {
-            Overlay::Messages { scroll, wrap } => Some(super::messages::render(
-                &app.log,
+            Overlay::Messages { scroll, wrap } => Some(super::messages::view::render(
+                &app.messages.log,
                 app.editor.diagnostics(),
                 *scroll,
                 *wrap,
@@ -190,7 +190,7 @@ pub fn draw(app: &mut App, f: &mut Frame<'_>) {
         }
     }
     // A server's question is drawn over everything: it has the keys.
-    if !app.asks_hidden {
+    if !app.asks.hidden {
         let provider = app.sampling_provider().map(|p| p.model.clone());
         super::ask::view::render(
             &app.asks,

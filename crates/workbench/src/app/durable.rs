@@ -9,7 +9,7 @@ use crate::engine::run::durable::client::{RunRequest, file_hash, tool_name};
 
 impl App {
     /// Submits the composition on screen to Restate.
-    pub(super) fn start_durable(&mut self) -> Vec<Effect> {
+    pub(crate) fn start_durable(&mut self) -> Vec<Effect> {
         let Some(restate) = self.opts.restate.clone() else {
             return Vec::new();
         };
@@ -147,7 +147,7 @@ impl App {
     /// A durable run ended: saved, then opened read-only.
     pub(super) fn durable_done(&mut self, result: Result<Box<Trace>, String>, source: &str) {
         self.durable = None;
-        if self.run == RunState::Running && !self.has_session {
+        if self.run == RunState::Running && !self.session.open {
             self.run = RunState::Idle;
         }
         let trace = match result {

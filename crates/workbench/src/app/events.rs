@@ -5,6 +5,29 @@
 use super::*;
 
 impl App {
+    /// A message from a background task.
+    pub fn on_message(&mut self, msg: crate::inbox::Message) -> Vec<Effect> {
+        use crate::inbox::Message as M;
+        match msg {
+            M::Question {
+                question, reply, ..
+            }
+            | M::DurableQuestion { question, reply } => {
+                if let Some(i) = self.node_index(question.node.as_deref()) {
+                    self.visuals[i].asking = true;
+                    self.sync_live_of(i);
+                }
+                self.asks.push(question, reply);
+            }
+            M::Sampled { ticket, result } => self.asks.provided(ticket, result),
+            M::Judged { result, again } => self.judged(result, again),
+            M::DurableCall { node, ok, line } => self.durable_call(node.as_deref(), ok, line),
+            M::DurableDone { result, source } => self.durable_done(result, &source),
+            M::Tools { key, result } => return self.on_tools(key, result),
+        }
+        Vec::new()
+    }
+
     /// Called on every tick: animates, lets the editor validate and watch
     /// the file, and picks up the inspector's background work.
     pub fn on_tick(&mut self, now: Instant) -> Vec<Effect> {
@@ -21,7 +44,7 @@ impl App {
                 EditorEvent::Saved(p) => {
                     // Said once: a save by key was said as it happened.
                     let text = format!("saved {}", p.display());
-                    if self.log.last().is_none_or(|e| e.text != text) {
+                    if self.messages.log.last().is_none_or(|e| e.text != text) {
                         self.say(text, false);
                     }
                 }
@@ -48,11 +71,7 @@ impl App {
         {
             self.sync_live();
         }
-        if let Some(m) = &self.message
-            && now.duration_since(m.at) > Duration::from_secs(6)
-        {
-            self.message = None;
-        }
+        self.messages.fade(now);
         effects
     }
 
@@ -84,7 +103,7 @@ impl App {
             .destructive
             .iter()
             .map(|d| format!("{}→{}", d.node, d.tool))
-            .filter(|k| !self.allowed_destructive.contains(k))
+            .filter(|k| !self.session.allowed_destructive.contains(k))
             .collect();
         if new.is_empty() {
             return Preflighted::Go;
@@ -153,8 +172,7 @@ impl App {
 
     /// The session could not start (a server did not answer, …).
     pub fn on_start_failed(&mut self, error: &str) {
-        self.has_session = false;
-        self.session_key = None;
+        self.session.close();
         self.run = RunState::Idle;
         self.say(error.to_owned(), true);
         // The nodes that did not run say why on their Error tab, and the
@@ -191,8 +209,7 @@ impl App {
                 self.run = RunState::Running;
                 self.start_error = None;
                 self.run_source = self.plan_source.clone();
-                self.run_clock = Some(Instant::now());
-                self.live_pauses.clear();
+                self.timeline.start();
                 for v in &mut self.visuals {
                     v.paused_before = false;
                     v.started_ms = None;
@@ -232,7 +249,7 @@ impl App {
                 }
             }
             Event::NodeStarted { id, args, .. } => {
-                let at = self.run_clock.map(|c| c.elapsed().as_millis() as u64);
+                let at = self.timeline.elapsed_ms();
                 if let Some(i) = idx(self, &id) {
                     let v = &mut self.visuals[i];
                     v.status = NodeStatus::Running;
@@ -377,7 +394,7 @@ impl App {
                         self.refresh_inspector();
                     }
                 }
-                self.drop_message_about(Some(&id));
+                self.messages.drop_about(Some(&id));
                 self.node_ended(&id);
             }
             Event::Paused { reason, before } => {
@@ -390,10 +407,7 @@ impl App {
                     self.visuals[i].paused_before = true;
                 }
                 self.run = RunState::Paused { reason, before };
-                if let Some(c) = self.run_clock {
-                    self.live_pauses
-                        .push((c.elapsed().as_millis() as u64, None));
-                }
+                self.timeline.paused();
                 self.refresh_inspector();
             }
             Event::Resumed => {
@@ -401,11 +415,7 @@ impl App {
                     v.paused_before = false;
                 }
                 self.run = RunState::Running;
-                if let (Some(c), Some((at, end @ None))) =
-                    (self.run_clock, self.live_pauses.last_mut())
-                {
-                    *end = Some((c.elapsed().as_millis() as u64).saturating_sub(*at));
-                }
+                self.timeline.resumed();
             }
             Event::Breakpoint { id, on } => {
                 if let Some(i) = idx(self, &id) {
@@ -448,7 +458,7 @@ impl App {
                     trace.run_id
                 ));
                 self.run = RunState::Finished(status);
-                self.drop_message_about(None);
+                self.messages.drop_about(None);
                 for v in &mut self.visuals {
                     v.paused_before = false;
                     v.live_args = None;

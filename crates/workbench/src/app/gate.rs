@@ -8,7 +8,7 @@ impl App {
     /// Adopts the validation of the buffer's current text when the
     /// debounced one has not delivered it yet (a run key pressed right
     /// after typing). Nothing while a saved run is on screen.
-    pub(super) fn catch_up(&mut self) -> Vec<Effect> {
+    pub(crate) fn catch_up(&mut self) -> Vec<Effect> {
         if self.viewing.is_some() {
             return Vec::new();
         }

@@ -3,23 +3,27 @@
 //! questions) take their keys first.
 
 use super::*;
+use crate::dag::DagEffect;
+use crate::editor::keys::EditorEffect;
+use crate::inspector::keys::InspectorEffect;
 use crate::keys::Key;
+use crate::messages::{PaneKey, pane_key};
 
 impl App {
     /// A key press.
     pub fn on_key(&mut self, key: KeyEvent) -> Vec<Effect> {
         // The status line says what the last action did; the next one
         // clears it, so it never shows something no longer true.
-        self.message = None;
+        self.messages.status = None;
         if self.asks.is_empty() {
-            self.asks_hidden = false;
+            self.asks.hidden = false;
         }
         // A server's question takes the keys while it is shown, but for
         // the two that leave it: hide it (to look at the nodes first) and
         // quit.
-        if !self.asks.is_empty() && !self.asks_hidden {
+        if self.asks.shown() {
             if self.keymap.modal_action(&key, false) == Some(Action::AskHide) {
-                self.asks_hidden = true;
+                self.asks.hidden = true;
                 let k = self.keymap.label(Action::Questions);
                 self.say(
                     format!("the question waits (its node shows ?): {k} brings it back"),
@@ -28,7 +32,7 @@ impl App {
                 return Vec::new();
             }
             if self.keymap.action(&key, true) == Some(Action::Quit) {
-                self.asks_hidden = true;
+                self.asks.hidden = true;
                 return self.act(Action::Quit);
             }
             return self.ask_key(key);
@@ -81,7 +85,7 @@ impl App {
         // inspector's filter box takes letters while it is open. A key the
         // pane took is done: it is not handled a second time below.
         if let Some(a) = action {
-            self.completion = None;
+            self.editor.completion = None;
             if in_editor || !self.pane_wants(key) {
                 return self.act(a);
             }
@@ -89,30 +93,27 @@ impl App {
         }
         match self.focus {
             Focus::Editor => {
-                let answering = self.editor.recovery_pending();
-                if key.code == KeyCode::Esc && !self.editor.handle_key(key) {
-                    self.focus = Focus::Dag;
-                    return Vec::new();
+                let effect = self.editor.on_key(key);
+                match effect {
+                    EditorEffect::Leave => {
+                        self.focus = Focus::Dag;
+                        return Vec::new();
+                    }
+                    EditorEffect::Typed | EditorEffect::Answered if key.code != KeyCode::Esc => {
+                        self.refresh_completion(key);
+                    }
+                    _ => {}
                 }
-                if key.code != KeyCode::Esc {
-                    self.editor.handle_key(key);
-                    self.refresh_completion(key);
-                }
-                // The recovery question was answered: the keys go back to
-                // the DAG, so the next `q` is not typed into the file.
-                if answering && !self.editor.recovery_pending() && self.comp.is_some() {
+                if effect == EditorEffect::Answered && self.comp.is_some() {
                     self.focus = Focus::Dag;
                 }
                 return self.follow_editor_cursor();
             }
-            Focus::Inspector => {
-                let took = self.inspector.handle_key(key);
-                if !took && key.code == KeyCode::Esc {
-                    self.focus = Focus::Dag;
-                } else if !took {
-                    self.unbound(key);
-                }
-            }
+            Focus::Inspector => match self.inspector.on_key(key) {
+                InspectorEffect::Taken => {}
+                InspectorEffect::Leave => self.focus = Focus::Dag,
+                InspectorEffect::Ignored => self.unbound(key),
+            },
             Focus::Dag => {
                 if !self.dag_key(key) {
                     self.unbound(key);
@@ -137,49 +138,29 @@ impl App {
             self.leave_viewing();
             return true;
         }
-        if self.timeline && self.timeline_key(key) {
+        if self.timeline.shown && self.timeline_key(key) {
             return true;
         }
-        // `i` always reaches the editor, and Enter does too while there is
-        // no graph to inspect (a new or broken file).
-        if key.code == KeyCode::Char('i') && key.modifiers.is_empty()
-            || key.code == KeyCode::Enter && self.layout.is_none()
-        {
-            self.focus = Focus::Editor;
-            return true;
-        }
-        let Some(layout) = &self.layout else {
-            if let KeyCode::Char(_) = key.code {
+        match self.dag.on_key(key, self.layout.as_ref()) {
+            DagEffect::Ignored => return false,
+            DagEffect::Stay => {}
+            DagEffect::Select(sel) => self.select(sel, true),
+            DagEffect::Edit => self.focus = Focus::Editor,
+            DagEffect::Inspect => self.focus = Focus::Inspector,
+            DagEffect::NoPlan => {
                 let k = self.keymap.label(Action::Help);
                 self.say(
                     format!("no plan yet: i (or Enter) edits the file; {k} lists the keys"),
                     false,
                 );
             }
-            return true;
-        };
-        let before = self.dag.selected;
-        match key.code {
-            KeyCode::Left | KeyCode::Char('h') => self.dag.move_left(layout),
-            KeyCode::Right | KeyCode::Char('l') => self.dag.move_right(layout),
-            KeyCode::Up | KeyCode::Char('k') => self.dag.move_up(layout),
-            KeyCode::Down | KeyCode::Char('j') => self.dag.move_down(layout),
-            KeyCode::Enter => {
-                self.focus = Focus::Inspector;
-                return true;
-            }
-            _ => return false,
-        }
-        if self.dag.selected != before {
-            let sel = self.dag.selected;
-            self.select(sel, true);
         }
         true
     }
 
     /// A mouse event, routed to the pane under it.
     pub fn on_mouse(&mut self, ev: MouseEvent) -> Vec<Effect> {
-        if !self.asks.is_empty() && !self.asks_hidden {
+        if self.asks.shown() {
             return Vec::new();
         }
         if self.overlay.is_some() {
@@ -187,7 +168,7 @@ impl App {
         }
         let at = Position::new(ev.column, ev.row);
         let a = self.areas;
-        if a.dag.contains(at) && self.timeline {
+        if a.dag.contains(at) && self.timeline.shown {
             if let MouseEventKind::Down(MouseButton::Left) = ev.kind {
                 self.focus = Focus::Dag;
                 self.timeline_click(ev.row);
@@ -293,8 +274,8 @@ impl App {
     pub fn on_paste(&mut self, text: &str) {
         // A paste is input like a key: the last action's message goes
         // (`saved x.yml` next to `unsaved` was no longer true).
-        self.message = None;
-        if !self.asks.is_empty() && !self.asks_hidden {
+        self.messages.status = None;
+        if self.asks.shown() {
             self.asks.paste(text);
             return;
         }
@@ -334,7 +315,7 @@ impl App {
                 {
                     v.breakpoint = on;
                 }
-                if self.has_session {
+                if self.session.open {
                     vec![Effect::Send(Command::ToggleBreakpoint(id))]
                 } else {
                     Vec::new()
@@ -354,7 +335,7 @@ impl App {
                 self.command(cmd, start)
             }
             Action::Timeline => {
-                self.timeline = !self.timeline;
+                self.timeline.shown = !self.timeline.shown;
                 self.focus = Focus::Dag;
                 Vec::new()
             }
@@ -396,7 +377,7 @@ impl App {
                 if self.asks.is_empty() {
                     self.say("no server is asking anything now", false);
                 } else {
-                    self.asks_hidden = false;
+                    self.asks.hidden = false;
                 }
                 Vec::new()
             }
@@ -491,7 +472,7 @@ impl App {
         let Some(i) = comp.index_of(id) else {
             return false;
         };
-        if !self.has_session {
+        if !self.session.open {
             // A new session has no records at all.
             return true;
         }
@@ -502,7 +483,7 @@ impl App {
         })
     }
 
-    pub(super) fn no_selection(&mut self) -> Vec<Effect> {
+    pub(crate) fn no_selection(&mut self) -> Vec<Effect> {
         if self.comp.is_none() {
             self.say(
                 "no plan yet: the file does not load (i edits it; m shows every message)",
@@ -523,7 +504,7 @@ impl App {
     /// A command that runs something runs the buffer as it is now: an edit
     /// the debounced validation has not caught up with is validated first
     /// (and its plan adopted, or its errors refuse the run).
-    pub(super) fn command(&mut self, cmd: Command, start: bool) -> Vec<Effect> {
+    pub(crate) fn command(&mut self, cmd: Command, start: bool) -> Vec<Effect> {
         let runs_something = matches!(
             cmd,
             Command::Run
@@ -607,7 +588,7 @@ impl App {
         if matches!(cmd, Command::Run | Command::RunTo(_)) {
             self.trace = None;
         }
-        if self.has_session {
+        if self.session.open {
             return vec![Effect::Send(cmd)];
         }
         if !start {
@@ -633,8 +614,7 @@ impl App {
             return Vec::new();
         };
         let then = vec![cmd];
-        self.has_session = true;
-        self.session_key = Some(session_key(&p, &c));
+        self.session.started(session_key(&p, &c));
         self.run = RunState::Connecting;
         let cfg = Box::new(self.session_config(&p, &c));
         vec![Effect::Start {
@@ -677,7 +657,7 @@ impl App {
             },
             Overlay::ConfirmDestructive { calls, .. } => {
                 if matches!(key.code, KeyCode::Char('y') | KeyCode::Char('Y')) {
-                    self.allowed_destructive.extend(calls);
+                    self.session.allowed_destructive.extend(calls);
                     vec![Effect::Proceed]
                 } else {
                     self.on_start_failed("not run: destructive calls were not allowed");
@@ -687,39 +667,18 @@ impl App {
             Overlay::History(h) => self.history_key(h, key),
             Overlay::Scaffold(c) => self.scaffold_key(c, key),
             Overlay::Messages { scroll, wrap } => {
-                let closes = matches!(key.code, KeyCode::Esc | KeyCode::Char('q'))
-                    || self.keymap.action(&key, false) == Some(Action::Messages);
-                if closes {
-                    return Vec::new();
+                let action = self.keymap.action(&key, false);
+                if let PaneKey::Show { scroll, wrap } = pane_key(scroll, wrap, key, action) {
+                    self.overlay = Some(Overlay::Messages { scroll, wrap });
                 }
-                let ov = if self.keymap.action(&key, false) == Some(Action::Wrap) {
-                    Overlay::Messages {
-                        scroll,
-                        wrap: !wrap,
-                    }
-                } else {
-                    Overlay::Messages { scroll, wrap }.scrolled(key)
-                };
-                self.overlay = Some(ov);
                 Vec::new()
             }
-            Overlay::Palette(mut p) => match key.code {
-                KeyCode::Esc => Vec::new(),
-                KeyCode::Enter => match p.chosen().cloned() {
-                    Some(item) => self.run_palette_item(item),
-                    None => Vec::new(),
-                },
-                _ => {
-                    p.key(key);
-                    self.overlay = Some(Overlay::Palette(p));
-                    Vec::new()
-                }
-            },
+            Overlay::Palette(p) => self.palette_key(p, key),
             Overlay::Text { ref title, .. }
                 if title.starts_with("results:")
                     && self.keymap.action(&key, false) == Some(Action::Judge) =>
             {
-                let ids: Vec<String> = self.results.iter().map(|r| r.run_id.clone()).collect();
+                let ids: Vec<String> = self.results.rows.iter().map(|r| r.run_id.clone()).collect();
                 self.overlay = Some(ov);
                 self.judge_saved(ids)
             }
@@ -748,5 +707,25 @@ impl App {
                 scroll: 0,
             },
         }
+    }
+
+    /// A plain key the focused pane and the keymap left alone: the status
+    /// line says so, instead of nothing happening.
+    pub(super) fn unbound(&mut self, key: KeyEvent) {
+        let KeyCode::Char(c) = key.code else {
+            return;
+        };
+        if !(key.modifiers - KeyModifiers::SHIFT).is_empty() {
+            return;
+        }
+        let help = self.keymap.label(Action::Help);
+        let palette = self.keymap.label(Action::Palette);
+        let text = if c == '/' {
+            "/ searches in the inspector's Output (a jq filter), Raw and Logs tabs, the help, Messages and History"
+                .to_owned()
+        } else {
+            format!("`{c}` does nothing here: {help} lists the keys, {palette} finds a command")
+        };
+        self.say(text, false);
     }
 }

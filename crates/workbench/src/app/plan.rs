@@ -6,7 +6,7 @@ use super::*;
 
 impl App {
     /// The case row in use: `--case`, else the composition's first.
-    pub(super) fn case_row<'c>(
+    pub(crate) fn case_row<'c>(
         &self,
         comp: &'c Composition,
     ) -> Option<&'c crate::engine::file::model::Case> {
@@ -17,7 +17,7 @@ impl App {
     }
 
     /// `${var.X}` values: file `vars:` < case row < `--var`.
-    pub(super) fn vars(&self, pipeline: &Pipeline, comp: &Composition) -> IndexMap<String, Value> {
+    pub(crate) fn vars(&self, pipeline: &Pipeline, comp: &Composition) -> IndexMap<String, Value> {
         let mut vars = pipeline.vars.clone();
         if let Some(r) = self.case_row(comp) {
             vars.extend(r.vars.clone());

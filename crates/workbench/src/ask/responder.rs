@@ -10,7 +10,7 @@ use tokio::sync::{mpsc, oneshot};
 
 use crate::engine::mcp::human::chain::Chain;
 use crate::engine::mcp::human::{Answer, Human, Question, Reply, Responder, Source};
-use crate::message::Message;
+use crate::inbox::Message;
 
 /// Sends questions to the workbench's loop.
 pub struct Asker {

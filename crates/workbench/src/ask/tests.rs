@@ -281,3 +281,13 @@ fn a_question_of_a_finished_node_moves_to_the_other_candidate() {
     assert_eq!(shown.who("").as_deref(), Some("node b"));
     assert!(asks.asks_node("b") && !asks.asks_node("a"));
 }
+
+#[test]
+fn the_modal_is_shown_while_a_question_waits_unless_hidden() {
+    assert!(!Asks::default().shown());
+    let (mut asks, _rx) = asks_with(form_question("signup"));
+    assert!(asks.shown());
+    asks.hidden = true;
+    assert!(!asks.shown());
+    assert_eq!(asks.len(), 1, "hiding keeps the question waiting");
+}

@@ -533,3 +533,34 @@ fn the_selected_nodes_edges_are_lit_and_no_others() {
     assert!(for_c.iter().all(|x| for_d.contains(x)));
     assert!(for_a.is_empty(), "a has no edge on the bus: {for_a:?}");
 }
+
+#[test]
+fn keys_turn_into_effects_for_the_app() {
+    use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+    let key = |c| KeyEvent::new(c, KeyModifiers::NONE);
+    let c = pipe3();
+    let l = DagLayout::new(&c);
+    let mut s = DagState::default();
+    s.select(Some(0));
+    assert_eq!(
+        s.on_key(key(KeyCode::Char('l')), Some(&l)),
+        DagEffect::Select(Some(1))
+    );
+    assert_eq!(s.selected, Some(1));
+    assert_eq!(
+        s.on_key(key(KeyCode::Char('h')), Some(&l)),
+        DagEffect::Select(Some(0))
+    );
+    // At the first node, left moves nowhere: taken, nothing to show.
+    assert_eq!(s.on_key(key(KeyCode::Left), Some(&l)), DagEffect::Stay);
+    assert_eq!(s.on_key(key(KeyCode::Enter), Some(&l)), DagEffect::Inspect);
+    assert_eq!(s.on_key(key(KeyCode::Char('i')), Some(&l)), DagEffect::Edit);
+    assert_eq!(
+        s.on_key(key(KeyCode::Char('z')), Some(&l)),
+        DagEffect::Ignored
+    );
+    // No graph (a new or broken file): Enter and `i` edit, letters hint.
+    assert_eq!(s.on_key(key(KeyCode::Enter), None), DagEffect::Edit);
+    assert_eq!(s.on_key(key(KeyCode::Char('x')), None), DagEffect::NoPlan);
+    assert_eq!(s.on_key(key(KeyCode::Down), None), DagEffect::Stay);
+}

@@ -12,10 +12,36 @@ use super::search::Needle;
 use super::undo::Kind;
 use super::{Editor, EditorEvent, Prompt, ScreenRow};
 
+/// What a key in the editor asks the app to do.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EditorEffect {
+    /// Esc with nothing of the editor's to close: the DAG takes the keys.
+    Leave,
+    /// The key went to the buffer or a prompt: the app follows the cursor
+    /// (and, unless it was Esc, the completion popup).
+    Typed,
+    /// The key answered the recovery question: the keys go back to the
+    /// DAG, so the next `q` is not typed into the file.
+    Answered,
+}
+
 /// Lines the mouse wheel scrolls per notch.
 const WHEEL_LINES: usize = 3;
 
 impl Editor {
+    /// A key while the editor has the focus.
+    pub fn on_key(&mut self, key: KeyEvent) -> EditorEffect {
+        let answering = self.recovery_pending();
+        if !self.handle_key(key) && key.code == KeyCode::Esc {
+            return EditorEffect::Leave;
+        }
+        if answering && !self.recovery_pending() {
+            EditorEffect::Answered
+        } else {
+            EditorEffect::Typed
+        }
+    }
+
     /// Handles a key for the pane. Returns whether the editor used it; keys
     /// it does not use (Tab, Ctrl-letters it has no binding for, F-keys) are
     /// left to the app. Typing, Ctrl-Z/Ctrl-Y undo/redo, Ctrl-F search

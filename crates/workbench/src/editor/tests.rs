@@ -1034,3 +1034,41 @@ fn crowded_lines_show_three_messages_and_a_count() {
     assert!(s[4].contains("└ problem 3 (+3 more)"), "{s:#?}");
     assert!(s[5].starts_with("│  2 b: 2"), "{s:#?}");
 }
+
+#[test]
+fn keys_turn_into_effects_for_the_app() {
+    use super::keys::EditorEffect;
+    let f = Fixture::new();
+    f.write(PIPE);
+    {
+        let mut e = f.open();
+        e.goto(1, 1);
+        type_str(&mut e, "# unsaved\n");
+        e.tick(Instant::now() + RECOVERY_DEBOUNCE + Duration::from_millis(10));
+    }
+    let mut e = f.open();
+    assert!(e.recovery_pending());
+    // A key that does not answer the question is still the editor's.
+    assert_eq!(e.on_key(key(KeyCode::Char('x'))), EditorEffect::Typed);
+    assert_eq!(e.on_key(key(KeyCode::Char('r'))), EditorEffect::Answered);
+    assert_eq!(e.on_key(key(KeyCode::Char('a'))), EditorEffect::Typed);
+    assert_eq!(e.on_key(key(KeyCode::Esc)), EditorEffect::Leave);
+    // Esc that closes the editor's own prompt stays in the editor.
+    e.on_key(ctrl('f'));
+    assert_eq!(e.on_key(key(KeyCode::Esc)), EditorEffect::Typed);
+    assert_eq!(e.on_key(key(KeyCode::Esc)), EditorEffect::Leave);
+}
+
+#[test]
+fn a_move_to_another_line_is_reported_once() {
+    let f = Fixture::new();
+    f.write(PIPE);
+    let mut e = f.open();
+    assert_eq!(e.moved_to_line(), Some(1), "the first line is new");
+    assert_eq!(e.moved_to_line(), None);
+    e.on_key(key(KeyCode::Right));
+    assert_eq!(e.moved_to_line(), None, "same line");
+    e.on_key(key(KeyCode::Down));
+    assert_eq!(e.moved_to_line(), Some(2));
+    assert_eq!(e.moved_to_line(), None);
+}

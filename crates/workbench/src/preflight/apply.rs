@@ -6,15 +6,18 @@
 //! run keys call nothing while there are any, and a did-you-mean is one
 //! key away.
 
-use super::*;
+use std::time::Instant;
+
+use crate::app::{App, Effect, session_key};
 use crate::engine::author::fix::{preflight_marks, replaced, suggestion};
 use crate::engine::diag::Diagnostic;
 use crate::engine::plan::preflight::{self, ToolLists};
+use crate::overlay;
 
 impl App {
     /// After a plan is adopted: preflight it against the lists kept, or
     /// ask for the lists when they are not for this plan's servers.
-    pub(super) fn live_preflight(&mut self) -> Vec<Effect> {
+    pub(crate) fn live_preflight(&mut self) -> Vec<Effect> {
         let (Some(p), Some(c)) = (self.pipeline.clone(), self.comp.clone()) else {
             return Vec::new();
         };
@@ -52,7 +55,7 @@ impl App {
 
     /// The tool lists came (or could not be fetched) for the servers `key`
     /// names; lists for servers the file no longer declares are dropped.
-    pub(super) fn on_tools(
+    pub(crate) fn on_tools(
         &mut self,
         key: String,
         result: Result<ToolLists, String>,
@@ -93,7 +96,7 @@ impl App {
     }
 
     /// A server said its tool list changed: fetch the lists again.
-    pub(super) fn tools_changed(&mut self) -> Vec<Effect> {
+    pub(crate) fn tools_changed(&mut self) -> Vec<Effect> {
         self.tools.lists = None;
         self.tools.asked = None;
         self.live_preflight()
@@ -105,19 +108,12 @@ impl App {
     }
 
     fn log_quietly(&mut self, text: String) {
-        let at = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_secs());
-        self.log.push(LogEntry {
-            at,
-            text,
-            error: false,
-        });
+        self.messages.log_line(text, false);
     }
 
     /// The run keys call nothing while preflight (as you type) found a
     /// problem: says so, as `run` does, and returns true.
-    pub(super) fn preflight_refuses(&mut self) -> bool {
+    pub(crate) fn preflight_refuses(&mut self) -> bool {
         let n = match &self.tools.report {
             Some(r) if !r.ok() && self.errors == 0 && self.viewing.is_none() => r.problems.len(),
             _ => return false,
@@ -131,7 +127,7 @@ impl App {
 
     /// The dry run (`d`, `e`) with preflight's verdict, as `plan` gives it:
     /// with problems, they come first and the plan is not "within budget".
-    pub(super) fn plan_with_preflight(&self, view: &mut overlay::PlanView) {
+    pub(crate) fn plan_with_preflight(&self, view: &mut overlay::PlanView) {
         // Without the lists (not come yet, or a server not reached) F5
         // checks after connecting, as before.
         let Some(report) = &self.tools.report else {
@@ -194,7 +190,7 @@ impl App {
 
     /// The quick fix on the cursor's line: a did-you-mean of preflight
     /// (or of the loader) replaces the name it is about.
-    pub(super) fn quick_fix(&mut self) -> Vec<Effect> {
+    pub(crate) fn quick_fix(&mut self) -> Vec<Effect> {
         let Some((d, (wrong, right))) = self.fix_here() else {
             self.say("no quick fix on this line", true);
             return Vec::new();

@@ -5,8 +5,16 @@
 //! The tool lists are the ones preflight as you type keeps; a file that
 //! does not load yet has them fetched for the servers it declares.
 
-use super::*;
-use crate::complete::{Outcome, Popup};
+use std::sync::Arc;
+
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+
+use crate::app::{App, Effect, Focus, session_key};
+use crate::engine::run::trace::NodeStatus;
+use crate::keys::Action;
+use crate::overlay::Overlay;
+
+use super::{Outcome, Popup};
 use crate::engine::author::complete::{Completion, complete, tool_doc, tool_of};
 use crate::engine::author::{Knowledge, place};
 use crate::engine::diag::Pos;
@@ -48,7 +56,7 @@ impl App {
 
     /// What node `node`'s tool is, as its server listed it: the title and
     /// the text the inspector shows under the arguments.
-    pub(super) fn tool_doc(
+    pub(crate) fn tool_doc(
         &self,
         node: &crate::engine::file::model::Node,
     ) -> Option<(String, String)> {
@@ -71,19 +79,19 @@ impl App {
     /// A key while the editor has the focus, before anything else sees
     /// it: the popup's keys while it is open, and the keys that open it.
     /// `None`: not a completion key.
-    pub(super) fn completion_key(&mut self, key: KeyEvent) -> Option<Vec<Effect>> {
-        if let Some(popup) = self.completion.as_mut() {
+    pub(crate) fn completion_key(&mut self, key: KeyEvent) -> Option<Vec<Effect>> {
+        if let Some(popup) = self.editor.completion.as_mut() {
             match popup.key(key) {
                 Outcome::Moved => return Some(Vec::new()),
                 Outcome::Close => {
-                    self.completion = None;
+                    self.editor.completion = None;
                     return Some(Vec::new());
                 }
                 Outcome::Accept(item) => {
                     // The popup follows every edit, so its range is the
                     // word at the cursor now.
                     let from = popup.completion.from.saturating_sub(1) as usize;
-                    self.completion = None;
+                    self.editor.completion = None;
                     self.editor.replace_before_cursor(from, &item.insert);
                     return Some(self.follow_editor_cursor());
                 }
@@ -100,7 +108,7 @@ impl App {
 
     /// The `complete` action (its key, or the palette): into the editor,
     /// and the popup at its cursor.
-    pub(super) fn complete_action(&mut self) -> Vec<Effect> {
+    pub(crate) fn complete_action(&mut self) -> Vec<Effect> {
         if self.viewing.is_some() {
             self.say("a saved run is read-only: nothing to complete", false);
             return Vec::new();
@@ -111,10 +119,10 @@ impl App {
 
     /// Opens the popup at the cursor. With `tab`, a place with nothing to
     /// complete gives the key back (Tab then moves the focus).
-    pub(super) fn open_completion(&mut self, tab: bool) -> Option<Vec<Effect>> {
+    pub(crate) fn open_completion(&mut self, tab: bool) -> Option<Vec<Effect>> {
         let mut effects = self.ask_tools_for_text();
         match self.completion_here() {
-            Some(c) => self.completion = Some(Popup::new(c)),
+            Some(c) => self.editor.completion = Some(Popup::new(c)),
             // The lists are on their way: the popup opens when they come.
             None if self.tools.lists.is_none() && self.tools.asked.is_some() => {
                 self.tools.want_completion = true;
@@ -134,26 +142,26 @@ impl App {
 
     /// The tool lists came: a completion asked for while they were on
     /// their way opens now, if the cursor is still in the editor.
-    pub(super) fn completion_after_tools(&mut self) {
+    pub(crate) fn completion_after_tools(&mut self) {
         if std::mem::take(&mut self.tools.want_completion)
             && self.focus == Focus::Editor
-            && self.completion.is_none()
+            && self.editor.completion.is_none()
             && let Some(c) = self.completion_here()
         {
-            self.completion = Some(Popup::new(c));
-            self.message = None;
+            self.editor.completion = Some(Popup::new(c));
+            self.messages.status = None;
         }
     }
 
     /// After the editor took a key: the popup follows the text (closed
     /// when nothing is offered any more), or opens by itself after `${`
     /// and after `.` or `[` in a reference.
-    pub(super) fn refresh_completion(&mut self, key: KeyEvent) {
+    pub(crate) fn refresh_completion(&mut self, key: KeyEvent) {
         let typed = match key.code {
             KeyCode::Char(c) if !key.modifiers.contains(KeyModifiers::CONTROL) => Some(c),
             _ => None,
         };
-        if self.completion.is_none() {
+        if self.editor.completion.is_none() {
             // Only these keys open it by themselves: the text is read for
             // them alone, not on every keystroke.
             if !matches!(typed, Some('{' | '.' | '[')) {
@@ -180,18 +188,18 @@ impl App {
         let moved_or_typed =
             typed.is_some() || matches!(key.code, KeyCode::Backspace | KeyCode::Delete);
         match self.completion_here() {
-            Some(c) if moved_or_typed => match self.completion.as_mut() {
+            Some(c) if moved_or_typed => match self.editor.completion.as_mut() {
                 Some(p) => p.update(c),
-                None => self.completion = Some(Popup::new(c)),
+                None => self.editor.completion = Some(Popup::new(c)),
             },
-            _ => self.completion = None,
+            _ => self.editor.completion = None,
         }
     }
 
     /// Asks for the tool lists of the servers the text declares when no
     /// version of the file has loaded yet (a new file being written):
     /// completion needs them before preflight does.
-    pub(super) fn ask_tools_for_text(&mut self) -> Vec<Effect> {
+    pub(crate) fn ask_tools_for_text(&mut self) -> Vec<Effect> {
         if self.tools.lists.is_some() || self.tools.asked.is_some() || self.pipeline.is_some() {
             return Vec::new();
         }
@@ -224,7 +232,7 @@ impl App {
 
     /// The palette's "new pipeline": the chooser over every tool the
     /// servers listed (asked for first when they are not known yet).
-    pub(super) fn open_scaffold(&mut self) -> Vec<Effect> {
+    pub(crate) fn open_scaffold(&mut self) -> Vec<Effect> {
         let effects = self.ask_tools_for_text();
         let Some((_, lists, _)) = &self.tools.lists else {
             self.say(
@@ -247,7 +255,7 @@ impl App {
         effects
     }
 
-    pub(super) fn scaffold_key(&mut self, mut c: ScaffoldChooser, key: KeyEvent) -> Vec<Effect> {
+    pub(crate) fn scaffold_key(&mut self, mut c: ScaffoldChooser, key: KeyEvent) -> Vec<Effect> {
         match c.key(key) {
             Chosen::Open => self.overlay = Some(Overlay::Scaffold(c)),
             Chosen::Close => {}

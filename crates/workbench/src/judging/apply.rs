@@ -4,8 +4,11 @@
 //! screen and no tool called: the run on screen, the run chosen in History,
 //! or every run the Results view lists.
 
-use super::*;
-use crate::judging::{Job, Subject};
+use indexmap::IndexMap;
+
+use super::{Job, Subject};
+use crate::app::{App, Effect};
+use crate::engine::run::trace::{RunStatus, Trace};
 
 impl App {
     /// The judging of `subject` with the file on screen, if its composition
@@ -25,7 +28,7 @@ impl App {
 
     /// A run just finished: graded in the background when its composition
     /// has `eval:` (rows say so meanwhile).
-    pub(super) fn judge_finished(&mut self, trace: &mut Trace) -> Option<Effect> {
+    pub(crate) fn judge_finished(&mut self, trace: &mut Trace) -> Option<Effect> {
         let has_eval = self
             .pipeline
             .as_ref()
@@ -42,7 +45,7 @@ impl App {
 
     /// `J`: judge again the run on screen (the one opened from History, else
     /// the last finished), with the file on screen.
-    pub(super) fn judge_on_screen(&mut self) -> Vec<Effect> {
+    pub(crate) fn judge_on_screen(&mut self) -> Vec<Effect> {
         let id = self
             .viewing
             .as_ref()
@@ -58,7 +61,7 @@ impl App {
     }
 
     /// Judges the saved runs `ids` again, each as a new run.
-    pub(super) fn judge_saved(&mut self, ids: Vec<String>) -> Vec<Effect> {
+    pub(crate) fn judge_saved(&mut self, ids: Vec<String>) -> Vec<Effect> {
         if ids.is_empty() {
             self.say("no run to judge", true);
             return Vec::new();
@@ -85,7 +88,7 @@ impl App {
 
     /// The judge answered (or could not be asked): the Results view and
     /// the run on screen take the graded rows.
-    pub(super) fn judged(&mut self, result: Result<Box<Trace>, String>, again: bool) {
+    pub(crate) fn judged(&mut self, result: Result<Box<Trace>, String>, again: bool) {
         let trace = match result {
             Ok(t) => t,
             Err(e) => {
@@ -107,10 +110,10 @@ impl App {
         };
         let failed = trace.eval.iter().any(|r| !r.holds());
         self.say(format!("{what}: {}", verdicts.join(", ")), failed);
-        if let Some(r) = self
-            .results
-            .iter_mut()
-            .find(|r| r.composition == trace.composition.name && r.case == trace.composition.case)
+        if let Some(r) =
+            self.results.rows.iter_mut().find(|r| {
+                r.composition == trace.composition.name && r.case == trace.composition.case
+            })
         {
             r.eval.clone_from(&trace.eval);
             r.passed = trace.passed();

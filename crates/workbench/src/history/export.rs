@@ -3,7 +3,8 @@
 //! --otlp`), its file text restored as the editor's (`R`, one undoable
 //! edit), or restored and run (the run key, F5).
 
-use super::*;
+use crate::app::{App, Effect, Focus};
+use crate::engine::run::session::Command;
 use crate::engine::run::store::Entry;
 
 /// What `E` writes a saved run as.
@@ -44,7 +45,7 @@ impl ExportFormat {
 impl App {
     /// Writes run `entry` as `what` next to the pipeline file
     /// (`FILE-STEM.RUN-ID.json` …) and says where.
-    pub(super) fn export_saved(&mut self, entry: &Entry, what: ExportFormat) {
+    pub(crate) fn export_saved(&mut self, entry: &Entry, what: ExportFormat) {
         let Some(runs) = self.runs() else {
             self.say("no data directory: runs are not kept", true);
             return;
@@ -99,7 +100,7 @@ impl App {
 
     /// Makes run `entry`'s file text the editor's, as one edit (undo
     /// brings the text before back); false when it was not kept.
-    pub(super) fn restore_saved(&mut self, entry: &Entry) -> bool {
+    pub(crate) fn restore_saved(&mut self, entry: &Entry) -> bool {
         let Some(source) = self.runs().and_then(|r| r.source(entry)) else {
             self.say(
                 format!(
@@ -130,7 +131,7 @@ impl App {
     }
 
     /// Restores run `entry`'s file text and runs it.
-    pub(super) fn rerun_saved(&mut self, entry: &Entry) -> Vec<Effect> {
+    pub(crate) fn rerun_saved(&mut self, entry: &Entry) -> Vec<Effect> {
         if !self.restore_saved(entry) {
             return Vec::new();
         }

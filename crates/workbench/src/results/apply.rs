@@ -1,15 +1,22 @@
-//! What a run proved: each case's PASS/FAIL, its expectations, its judged
-//! metrics and the composition's output (the Results view), and choosing the composition
-//! and case the next run uses — by the palette, by `c`, by moving the
+//! The app's side of what a run proved: each case's PASS/FAIL, its
+//! expectations, its judged metrics and the composition's output (the
+//! Results view), and choosing the composition and case the next run uses — by the palette, by `c`, by moving the
 //! editor's cursor into another composition, or every case in turn (`A`).
 
-use super::*;
-use crate::results::CaseResult;
+use serde_json::Value;
+
+use crate::app::{App, Effect};
+use crate::engine::run::session::Command;
+use crate::engine::run::trace::{RunStatus, Trace};
+use crate::keys::Action;
+use crate::overlay::Overlay;
+
+use super::CaseResult;
 
 impl App {
     /// Keeps a finished run's verdict (replacing the last one of the same
     /// composition and case), and starts the next queued case.
-    pub(super) fn record_result(&mut self, trace: &Trace) -> Vec<Effect> {
+    pub(crate) fn record_result(&mut self, trace: &Trace) -> Vec<Effect> {
         let result = CaseResult {
             composition: trace.composition.name.clone(),
             case: trace.composition.case.clone(),
@@ -20,20 +27,12 @@ impl App {
             output: trace.output.clone(),
             run_id: trace.run_id.clone(),
         };
-        match self
-            .results
-            .iter_mut()
-            .find(|r| r.composition == result.composition && r.case == result.case)
-        {
-            Some(r) => *r = result,
-            None => self.results.push(result),
-        }
+        self.results.record(result);
         if trace.composition.status == RunStatus::Cancelled {
-            self.case_queue.clear();
+            self.results.queue.clear();
         }
-        match self.case_queue.first().cloned() {
+        match self.results.next_queued() {
             Some(next) => {
-                self.case_queue.remove(0);
                 let mut effects = self.choose_case(&next);
                 effects.extend(self.command(Command::Run, true));
                 effects
@@ -66,7 +65,7 @@ impl App {
     }
 
     /// `c`: the composition's next case (wrapping around).
-    pub(super) fn next_case(&mut self) -> Vec<Effect> {
+    pub(crate) fn next_case(&mut self) -> Vec<Effect> {
         let Some(comp) = self.comp.clone() else {
             return Vec::new();
         };
@@ -84,7 +83,7 @@ impl App {
 
     /// `A`: every case of the composition, one after another, each in its
     /// own session; the Results view lists them as they end.
-    pub(super) fn run_cases(&mut self) -> Vec<Effect> {
+    pub(crate) fn run_cases(&mut self) -> Vec<Effect> {
         // The cases of the buffer as it is now, not of its last parse.
         let mut effects = self.catch_up();
         let Some(comp) = self.comp.clone() else {
@@ -101,7 +100,7 @@ impl App {
         }
         let mut names: Vec<String> = comp.cases.iter().map(|c| c.name.clone()).collect();
         let first = names.remove(0);
-        self.case_queue = names;
+        self.results.queue = names;
         effects.extend(self.choose_case(&first));
         effects.extend(self.command(Command::Run, true));
         effects
@@ -109,18 +108,17 @@ impl App {
 
     /// Drops the session, so the next run starts one with the current
     /// composition, case and vars.
-    fn fresh_session(&mut self) -> Vec<Effect> {
-        if !self.has_session {
-            return Vec::new();
+    pub(crate) fn fresh_session(&mut self) -> Vec<Effect> {
+        if self.session.close() {
+            vec![Effect::DropSession]
+        } else {
+            Vec::new()
         }
-        self.has_session = false;
-        self.session_key = None;
-        vec![Effect::DropSession]
     }
 
     /// The composition whose text holds the editor's cursor line, when the
     /// file has several and it is not the one on screen: switched to.
-    pub(super) fn follow_composition(&mut self, line: usize) -> Vec<Effect> {
+    pub(crate) fn follow_composition(&mut self, line: usize) -> Vec<Effect> {
         let Some(p) = self.pipeline.clone() else {
             return Vec::new();
         };
@@ -157,18 +155,18 @@ impl App {
 
     /// The Results view's text: a line per case run (as `pipewright run`
     /// prints them), each expectation under it, and the output.
-    pub(super) fn results_overlay(&self) -> Overlay {
+    pub(crate) fn results_overlay(&self) -> Overlay {
         let mut body = Vec::new();
-        if self.results.is_empty() {
+        if self.results.rows.is_empty() {
             body.push("nothing has run yet: F5 runs the case on screen, A runs every case".into());
-        } else if self.results.iter().any(|r| !r.eval.is_empty()) {
+        } else if self.results.rows.iter().any(|r| !r.eval.is_empty()) {
             body.push(format!(
                 "{} judges every run listed again with the file on screen (no tool is called)",
                 self.keymap.label(Action::Judge)
             ));
             body.push(String::new());
         }
-        for r in &self.results {
+        for r in &self.results.rows {
             let case = r
                 .case
                 .as_ref()
@@ -205,10 +203,10 @@ impl App {
             body.push(format!("    output {}", compact(r.output.tree(), 200)));
             body.push(String::new());
         }
-        let passed = self.results.iter().filter(|r| r.passed).count();
+        let passed = self.results.rows.iter().filter(|r| r.passed).count();
         let title = format!(
             "results: {passed} passed, {} failed",
-            self.results.len() - passed
+            self.results.rows.len() - passed
         );
         Overlay::Text {
             title,

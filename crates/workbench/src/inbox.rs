@@ -1,5 +1,6 @@
-//! What background tasks tell the workbench's loop. They never touch the
-//! view state: they send a [`Message`], and the loop hands it to the app.
+//! The workbench loop's inbox: what background tasks tell it. They never
+//! touch the view state: they send a [`Message`], and the loop hands it to
+//! the app.
 
 use tokio::sync::oneshot;
 

@@ -1,45 +1,26 @@
-//! A server's questions in the workbench: they arrive as messages from the
-//! session's responder, wait in the modal (their node shows `?`), take the
-//! keys while open, and go back answered — or cancelled when the session
-//! is dropped or the workbench quits.
+//! The app's side of a server's questions: they arrive as messages from
+//! the session's responder, wait in the modal (their node shows `?`), take
+//! the keys while open, and go back answered — or cancelled when the
+//! session is dropped or the workbench quits.
 
-use super::*;
-use crate::ask::Outcome;
+use crossterm::event::KeyEvent;
+use indexmap::IndexMap;
+
+use crate::app::{App, Effect};
 use crate::engine::file::model::Sampling;
 use crate::engine::mcp::human::provider::Provider;
 use crate::engine::redact::Redactor;
-use crate::message::Message;
+
+use super::Outcome;
 
 impl App {
-    /// A message from a background task.
-    pub fn on_message(&mut self, msg: Message) -> Vec<Effect> {
-        match msg {
-            Message::Question {
-                question, reply, ..
-            }
-            | Message::DurableQuestion { question, reply } => {
-                if let Some(i) = self.node_index(question.node.as_deref()) {
-                    self.visuals[i].asking = true;
-                    self.sync_live_of(i);
-                }
-                self.asks.push(question, reply);
-            }
-            Message::Sampled { ticket, result } => self.asks.provided(ticket, result),
-            Message::Judged { result, again } => self.judged(result, again),
-            Message::DurableCall { node, ok, line } => self.durable_call(node.as_deref(), ok, line),
-            Message::DurableDone { result, source } => self.durable_done(result, &source),
-            Message::Tools { key, result } => return self.on_tools(key, result),
-        }
-        Vec::new()
-    }
-
-    fn node_index(&self, id: Option<&str>) -> Option<usize> {
+    pub(crate) fn node_index(&self, id: Option<&str>) -> Option<usize> {
         self.comp.as_ref()?.index_of(id?)
     }
 
     /// Whether node `id` (if any) still has a question waiting; its `?`
     /// follows.
-    fn update_asking(&mut self, id: Option<&str>) {
+    pub(crate) fn update_asking(&mut self, id: Option<&str>) {
         if let (Some(id), Some(i)) = (id, self.node_index(id)) {
             self.visuals[i].asking = self.asks.asks_node(id);
             self.sync_live_of(i);
@@ -47,7 +28,7 @@ impl App {
     }
 
     /// A key while a question is open: the modal takes every key.
-    pub(super) fn ask_key(&mut self, key: KeyEvent) -> Vec<Effect> {
+    pub(crate) fn ask_key(&mut self, key: KeyEvent) -> Vec<Effect> {
         let provider = self.sampling_provider().is_some();
         match self.asks.key(&self.keymap, key, provider) {
             Outcome::Nothing => Vec::new(),
@@ -108,7 +89,7 @@ impl App {
 
     /// Node `id` finished: the questions that may have been its move on
     /// to the other nodes that may be asking.
-    pub(super) fn node_ended(&mut self, id: &str) {
+    pub(crate) fn node_ended(&mut self, id: &str) {
         for node in self.asks.node_ended(id) {
             self.update_asking(Some(&node));
         }
@@ -116,7 +97,7 @@ impl App {
 
     /// Drops the questions whose call stopped waiting (timed out,
     /// cancelled).
-    pub(super) fn prune_questions(&mut self) {
+    pub(crate) fn prune_questions(&mut self) {
         for id in self.asks.prune() {
             self.update_asking(Some(&id));
         }

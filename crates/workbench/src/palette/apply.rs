@@ -1,11 +1,29 @@
-//! The command palette's list (every action, theme, composition, case
-//! and node) and what choosing a row does; and what a key that does
-//! nothing where it was pressed says.
+//! The app's side of the command palette: its list (every action, theme,
+//! composition, case and node) and what choosing a row does.
 
-use super::*;
+use crossterm::event::KeyEvent;
+
+use crate::app::{App, Effect};
+use crate::keys::Action;
+use crate::overlay::Overlay;
+use crate::theme::Theme;
+
+use super::{Palette, PaletteEffect, PaletteItem};
 
 impl App {
-    pub(super) fn palette_items(&self) -> Vec<PaletteItem> {
+    /// A key in the open palette: the list reacts, a chosen row runs.
+    pub(crate) fn palette_key(&mut self, mut p: Palette, key: KeyEvent) -> Vec<Effect> {
+        match p.on_key(key) {
+            PaletteEffect::Close => Vec::new(),
+            PaletteEffect::Run(item) => self.run_palette_item(item),
+            PaletteEffect::Stay => {
+                self.overlay = Some(Overlay::Palette(p));
+                Vec::new()
+            }
+        }
+    }
+
+    pub(crate) fn palette_items(&self) -> Vec<PaletteItem> {
         let mut items: Vec<PaletteItem> = Action::ALL
             .iter()
             .filter(|a| !a.is_modal())
@@ -36,7 +54,7 @@ impl App {
         items
     }
 
-    pub(super) fn run_palette_item(&mut self, item: PaletteItem) -> Vec<Effect> {
+    pub(crate) fn run_palette_item(&mut self, item: PaletteItem) -> Vec<Effect> {
         match item {
             PaletteItem::Action(a, _) => self.act(a),
             PaletteItem::Theme(name) => {
@@ -51,13 +69,7 @@ impl App {
                 Vec::new()
             }
             PaletteItem::Composition(name) => {
-                let mut effects = if self.has_session {
-                    self.has_session = false;
-                    self.session_key = None;
-                    vec![Effect::DropSession]
-                } else {
-                    Vec::new()
-                };
+                let mut effects = self.fresh_session();
                 effects.extend(self.choose_composition(&name));
                 effects
             }
@@ -70,25 +82,5 @@ impl App {
                 Vec::new()
             }
         }
-    }
-
-    /// A plain key the focused pane and the keymap left alone: the status
-    /// line says so, instead of nothing happening.
-    pub(super) fn unbound(&mut self, key: KeyEvent) {
-        let KeyCode::Char(c) = key.code else {
-            return;
-        };
-        if !(key.modifiers - KeyModifiers::SHIFT).is_empty() {
-            return;
-        }
-        let help = self.keymap.label(Action::Help);
-        let palette = self.keymap.label(Action::Palette);
-        let text = if c == '/' {
-            "/ searches in the inspector's Output (a jq filter), Raw and Logs tabs, the help, Messages and History"
-                .to_owned()
-        } else {
-            format!("`{c}` does nothing here: {help} lists the keys, {palette} finds a command")
-        };
-        self.say(text, false);
     }
 }

@@ -3,8 +3,12 @@
 //! line's, kept out of the Messages log it searches. In History `n`/`N`
 //! select the run that matches.
 
-use super::*;
-use crate::find::{Find, FindKey};
+use crossterm::event::{KeyCode, KeyEvent};
+
+use crate::app::App;
+use crate::overlay::{self, Overlay};
+
+use super::{Find, FindKey};
 
 impl App {
     /// The text of the help, the Messages pane, a text view (History's
@@ -22,8 +26,8 @@ impl App {
                 let width = self.areas.overlay.width;
                 Some(text(overlay::help_lines(&self.keymap, &self.theme, width)))
             }
-            Overlay::Messages { .. } => Some(text(crate::messages::lines(
-                &self.log,
+            Overlay::Messages { .. } => Some(text(crate::messages::view::lines(
+                &self.messages.log,
                 self.editor.diagnostics(),
                 &self.theme,
             ))),
@@ -35,7 +39,7 @@ impl App {
 
     /// A search key in the help or the Messages pane; `None` when the key
     /// is not the search's (it scrolls, or closes the overlay).
-    pub(super) fn overlay_find_key(&mut self, ov: &mut Overlay, key: KeyEvent) -> Option<()> {
+    pub(crate) fn overlay_find_key(&mut self, ov: &mut Overlay, key: KeyEvent) -> Option<()> {
         let lines = self.overlay_text(ov)?;
         let typing = self.overlay_find.as_ref().is_some_and(|f| f.typing);
         if !typing && key.code == KeyCode::Char('/') && key.modifiers.is_empty() {
@@ -66,12 +70,7 @@ impl App {
         }
         if let Some(f) = &self.overlay_find {
             // Said without the Messages log, which is what is searched.
-            self.message = Some(Message {
-                text: f.status(&lines),
-                error: false,
-                at: Instant::now(),
-                about: None,
-            });
+            self.messages.show(f.status(&lines), false);
         }
         Some(())
     }

@@ -1,9 +1,24 @@
 //! The command palette: every action, theme, composition, case and node,
-//! found by typing.
+//! found by typing. It owns its input and selection and turns keys into a
+//! [`PaletteEffect`]; `apply` is the app's side (the list, what a row
+//! does); the overlay draws it.
 
 use crossterm::event::{KeyCode, KeyEvent};
 
 use crate::keys::Action;
+
+mod apply;
+
+/// What a key in the palette asks the app to do.
+#[derive(Debug, Clone, PartialEq)]
+pub enum PaletteEffect {
+    /// Keep it open (the input or the selection changed, or nothing).
+    Stay,
+    /// Close it.
+    Close,
+    /// Close it and do what this row says.
+    Run(PaletteItem),
+}
 
 /// One thing the palette can do.
 #[derive(Debug, Clone, PartialEq)]
@@ -36,7 +51,7 @@ impl PaletteItem {
         }
     }
 
-    pub(super) fn text(&self) -> String {
+    pub(crate) fn text(&self) -> String {
         match self {
             PaletteItem::Action(a, _) => format!("{} — {}", a.name(), a.describe()),
             PaletteItem::Theme(t) => format!("theme {t}"),
@@ -93,6 +108,23 @@ impl Palette {
         self.selected = self.selected.min(self.shown.len().saturating_sub(1));
     }
 
+    /// What a key does in the open palette: Esc closes it, Enter runs the
+    /// highlighted row (closes when none is left), others type and move.
+    pub fn on_key(&mut self, key: KeyEvent) -> PaletteEffect {
+        match key.code {
+            KeyCode::Esc => PaletteEffect::Close,
+            KeyCode::Enter => match self.chosen() {
+                Some(item) => PaletteEffect::Run(item.clone()),
+                None => PaletteEffect::Close,
+            },
+            _ => {
+                self.key(key);
+                PaletteEffect::Stay
+            }
+        }
+    }
+
+    /// Typing and moving in the list.
     pub fn key(&mut self, key: KeyEvent) {
         use crossterm::event::KeyModifiers;
         if key
@@ -158,7 +190,7 @@ impl Palette {
 }
 
 /// `text` padded or cut to `width` columns, a cut one ending in `…`.
-pub(super) fn fit(text: &str, width: usize) -> String {
+pub(crate) fn fit(text: &str, width: usize) -> String {
     use unicode_width::UnicodeWidthChar;
     let full = unicode_width::UnicodeWidthStr::width(text);
     if full <= width {
@@ -317,5 +349,24 @@ mod tests {
             p.key(KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE));
         }
         assert_eq!(p.chosen(), None);
+    }
+
+    #[test]
+    fn enter_runs_the_chosen_row_and_esc_or_an_empty_list_closes() {
+        let key = |c| KeyEvent::new(c, KeyModifiers::NONE);
+        let mut p = Palette::new(vec![
+            PaletteItem::Action(Action::Run, "F5".into()),
+            PaletteItem::Theme("light".into()),
+        ]);
+        assert_eq!(p.on_key(key(KeyCode::Down)), PaletteEffect::Stay);
+        assert_eq!(
+            p.on_key(key(KeyCode::Enter)),
+            PaletteEffect::Run(PaletteItem::Theme("light".into()))
+        );
+        assert_eq!(p.on_key(key(KeyCode::Esc)), PaletteEffect::Close);
+        for c in "zzz".chars() {
+            assert_eq!(p.on_key(key(KeyCode::Char(c))), PaletteEffect::Stay);
+        }
+        assert_eq!(p.on_key(key(KeyCode::Enter)), PaletteEffect::Close);
     }
 }

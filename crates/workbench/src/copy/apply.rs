@@ -2,14 +2,15 @@
 //! (an [`Effect::Copy`] the loop writes as OSC 52), and the status line
 //! says what was copied and how many bytes.
 
-use super::*;
-use crate::copy::tools_call_line;
+use super::tools_call_line;
+use crate::app::{App, Effect, Focus};
+use crate::keys::Action;
 
 impl App {
     /// `y` (`path` false) or `Y`: a tree value or its path in the
     /// inspector's Args and Output tabs, else the selected node's args as
     /// JSON or a `pipewright tools call` line.
-    pub(super) fn yank(&mut self, path: bool) -> Vec<Effect> {
+    pub(crate) fn yank(&mut self, path: bool) -> Vec<Effect> {
         if self.focus == Focus::Inspector
             && let Some((text, what)) = self.inspector.yank(path)
         {
@@ -46,7 +47,7 @@ impl App {
     }
 
     /// Copies `text`, saying so.
-    pub(super) fn copy(&mut self, text: String, what: &str) -> Vec<Effect> {
+    pub(crate) fn copy(&mut self, text: String, what: &str) -> Vec<Effect> {
         self.say(format!("copied {what} ({} bytes)", text.len()), false);
         vec![Effect::Copy(text)]
     }
