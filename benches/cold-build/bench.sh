@@ -46,7 +46,8 @@ command_1() { # dir
   sed -n '/^```sh/,/^```/p' "$1/README.md" | grep -m1 '^cargo run'
 }
 
-# Seconds from README command 1 to the first frame.
+# Seconds from README command 1 to the first frame. The workbench gets
+# its own home and data directories; cargo keeps the user's toolchain.
 first_frame() { # dir
   local dir="$1" data="$work/data-$RANDOM" cmd
   cmd=$(command_1 "$dir")
@@ -55,7 +56,7 @@ first_frame() { # dir
   local start end
   start=$(date +%s.%N)
   tmux new-session -d -s "$session" -x 120 -y 30 \
-    "cd '$dir' && env HOME='$data' XDG_DATA_HOME='$data/xd' XDG_CONFIG_HOME='$data/xc' PIPEWRIGHT_DATA_DIR='$data/pw' PIPEWRIGHT_CONFIG_DIR='$data/pc' $cmd 2>'$work/cargo.log'; sleep 600"
+    "cd '$dir' && env RUSTUP_HOME='${RUSTUP_HOME:-$HOME/.rustup}' CARGO_HOME='${CARGO_HOME:-$HOME/.cargo}' HOME='$data' XDG_DATA_HOME='$data/xd' XDG_CONFIG_HOME='$data/xc' PIPEWRIGHT_DATA_DIR='$data/pw' PIPEWRIGHT_CONFIG_DIR='$data/pc' $cmd 2>'$work/cargo.log'; sleep 600"
   until tmux capture-pane -p -t "$session" 2>/dev/null | grep -q "DAG"; do
     if ! tmux has-session -t "$session" 2>/dev/null; then
       echo "the workbench never drew its first frame:" >&2
