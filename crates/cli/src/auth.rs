@@ -111,11 +111,14 @@ pub async fn auth(cmd: AuthCommand) -> u8 {
     }
 }
 
-/// The canonical URL of the server a command names: a URL as it is, or a
-/// name looked up among the HTTP servers of `--file`.
-fn resolve(server: &str, file: Option<&PathBuf>) -> Result<String, u8> {
+/// The canonical URL of the server a command names (a URL as it is, or a
+/// name looked up among the HTTP servers of `--file`), with the `auth:`
+/// block the file declares for it.
+fn resolve(server: &str, file: Option<&PathBuf>) -> Result<(String, Option<AuthConfig>), u8> {
     if server.contains("://") {
-        return canonical_url(server).map_err(crate::report::usage);
+        return canonical_url(server)
+            .map(|url| (url, None))
+            .map_err(crate::report::usage);
     }
     let Some(path) = file else {
         return Err(crate::report::usage(format!(
@@ -130,7 +133,9 @@ fn resolve(server: &str, file: Option<&PathBuf>) -> Result<String, u8> {
     let specs = servers::resolve(&pipeline, &[], None, &pipeline.vars, &Redactor::default())
         .map_err(crate::report::usage)?;
     match specs.get(server) {
-        Some(ServerSpec::Http { url, .. }) => canonical_url(url).map_err(crate::report::usage),
+        Some(ServerSpec::Http { url, auth, .. }) => canonical_url(url)
+            .map(|url| (url, auth.clone()))
+            .map_err(crate::report::usage),
         Some(ServerSpec::Stdio { .. }) => Err(crate::report::usage(format!(
             "server `{server}` of {} is a stdio server; only HTTP servers log in",
             path.display()
@@ -161,8 +166,8 @@ fn failure(e: &OAuthError) -> u8 {
 }
 
 async fn login(args: LoginArgs, store: &TokenStore) -> u8 {
-    let url = match resolve(&args.target.server, args.target.file.as_ref()) {
-        Ok(url) => url,
+    let (url, declared) = match resolve(&args.target.server, args.target.file.as_ref()) {
+        Ok(found) => found,
         Err(code) => return code,
     };
     let timeout = match duration_flag("timeout", Some(&args.timeout)) {
@@ -170,7 +175,7 @@ async fn login(args: LoginArgs, store: &TokenStore) -> u8 {
         Ok(None) => LoginOptions::default().timeout,
         Err(e) => return crate::report::usage(e),
     };
-    let declared = auth::declared(&url).unwrap_or_default();
+    let declared = declared.unwrap_or_default();
     if args.client_credentials || (declared.client_credentials && args.client_id.is_none()) {
         return client_credentials(&url, args, declared, store).await;
     }
@@ -265,7 +270,7 @@ async fn client_credentials(
 
 async fn logout(target: &Target, store: &TokenStore) -> u8 {
     let url = match resolve(&target.server, target.file.as_ref()) {
-        Ok(url) => url,
+        Ok((url, _)) => url,
         Err(code) => return code,
     };
     match auth::logout(store, &url).await {
@@ -290,7 +295,7 @@ fn status(args: StatusArgs, store: &TokenStore) -> u8 {
     let shown: Vec<Status> = match &args.server {
         Some(server) => {
             let url = match resolve(server, args.file.as_ref()) {
-                Ok(url) => url,
+                Ok((url, _)) => url,
                 Err(code) => return code,
             };
             match auth::status(store, &url) {

@@ -103,10 +103,12 @@ pub enum ServerSpec {
     },
     /// A Streamable HTTP endpoint. `headers` (e.g. `Authorization`) go with
     /// every request; their values are secrets and never appear in errors,
-    /// logs or `Debug` output.
+    /// logs or `Debug` output. `auth` is the `auth:` block of the file that
+    /// declares the server: how its logins identify pipewright.
     Http {
         url: String,
         headers: BTreeMap<String, String>,
+        auth: Option<auth::AuthConfig>,
         protocol: Option<Protocol>,
     },
 }
@@ -140,11 +142,13 @@ impl fmt::Debug for ServerSpec {
             ServerSpec::Http {
                 url,
                 headers,
+                auth,
                 protocol,
             } => f
                 .debug_struct("Http")
                 .field("url", &redact_url(url))
                 .field("headers", &headers.keys().collect::<Vec<_>>())
+                .field("auth", auth)
                 .field("protocol", protocol)
                 .finish(),
         }
@@ -350,15 +354,17 @@ impl Connection {
                 };
                 Self::finish(name, service, endpoint, shared, deadline, opts).await
             }
-            ServerSpec::Http { url, headers, .. } => {
-                let transport = http_transport(name, url, headers, &shared.3)?;
+            ServerSpec::Http {
+                url, headers, auth, ..
+            } => {
+                let transport = http_transport(name, url, headers, auth.as_ref(), &shared.3)?;
                 // Checked above: a second handshake builds the same again.
-                let again = || http_transport(name, url, headers, &shared.3).ok();
+                let again = || http_transport(name, url, headers, auth.as_ref(), &shared.3).ok();
                 let handshake = handshake::http(transport, again, client, protocol);
                 let service = match tokio::time::timeout_at(deadline, handshake).await {
                     Ok(Ok(service)) => service,
                     Ok(Err(e)) if auth::wants_login(revision::telling(&e)) => {
-                        auth::login_for_connect(name, url).await?;
+                        auth::login_for_connect(name, url, auth.as_ref()).await?;
                         return Box::pin(Self::connect(name, spec, opts)).await;
                     }
                     Ok(Err(e)) => return Err(http_init_error(name, url, &e, protocol)),
@@ -773,6 +779,10 @@ mod tests {
         let spec = ServerSpec::Http {
             url: "https://user:pw@example.com/mcp?token=abc".into(),
             headers: BTreeMap::from([("Authorization".into(), "Bearer s3cret".into())]),
+            auth: Some(auth::AuthConfig {
+                client_secret: Some("cs-s3cret".into()),
+                ..auth::AuthConfig::default()
+            }),
             protocol: None,
         };
         let shown = format!("{spec:?}");

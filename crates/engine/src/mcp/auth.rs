@@ -31,7 +31,7 @@ use rmcp::service::ClientInitializeError;
 use rmcp::transport::streamable_http_client::StreamableHttpError;
 
 pub use bearer::BearerClient;
-pub use config::{AuthConfig, declare, declared};
+pub use config::AuthConfig;
 pub use credentials::client_credentials;
 pub use error::OAuthError;
 pub use flow::{Browser, LoginOptions, login};
@@ -203,8 +203,13 @@ pub(crate) fn wants_login(e: &ClientInitializeError) -> bool {
 /// server is set up for it), or say how to. `Ok` means tokens are stored
 /// and the caller should connect afresh, once: the login took the user's
 /// time, not the connect timeout's. A second refusal of the same server
-/// in this process is an error, never another login.
-pub(crate) async fn login_for_connect(server: &str, url: &str) -> Result<(), McpError> {
+/// in this process is an error, never another login. `declared` is the
+/// server's `auth:` block.
+pub(crate) async fn login_for_connect(
+    server: &str,
+    url: &str,
+    declared: Option<&AuthConfig>,
+) -> Result<(), McpError> {
     let shown = canonical_url(url).unwrap_or_else(|_| url.to_owned());
     let failed = |reason: String| McpError::Connect {
         server: server.to_owned(),
@@ -224,10 +229,19 @@ pub(crate) async fn login_for_connect(server: &str, url: &str) -> Result<(), Mcp
     }
     let store = TokenStore::open_default().map_err(|e| failed(e.to_string()))?;
     let previous = store.load(&shown).ok().flatten();
-    if !reauth::is_unattended(url, previous.as_ref()) && prompt() == Prompt::Never {
+    if !reauth::is_unattended(declared, previous.as_ref()) && prompt() == Prompt::Never {
         return Err(failed(format!("it needs a login (HTTP 401): {how}")));
     }
-    match reauth::reauthorize(server, url, &store, None, Vec::new(), previous.as_ref()).await {
+    let login = reauth::reauthorize(
+        server,
+        url,
+        &store,
+        None,
+        Vec::new(),
+        previous.as_ref(),
+        declared,
+    );
+    match login.await {
         Ok(_) => {
             LOGGED_IN
                 .lock()

@@ -15,7 +15,7 @@ use rmcp::{
     },
 };
 
-use super::auth::BearerClient;
+use super::auth::{AuthConfig, BearerClient};
 use super::child::StdioChild;
 use super::error::{McpError, chain_message};
 use super::log::ServerLog;
@@ -100,11 +100,12 @@ pub(super) fn spawn_stdio(
 
 /// The Streamable HTTP transport for `url`, with `headers` on every request
 /// and, unless they carry their own `Authorization`, the stored OAuth token
-/// (see [`BearerClient`]).
+/// (see [`BearerClient`]), got as the server's `auth:` block says.
 pub(super) fn http_transport(
     server: &str,
     url: &str,
     headers: &BTreeMap<String, String>,
+    auth: Option<&AuthConfig>,
     replies: &Replies,
 ) -> Result<StreamableHttpClientTransport<BearerClient>, McpError> {
     let invalid = |reason: String| McpError::InvalidSpec {
@@ -142,7 +143,7 @@ pub(super) fn http_transport(
         .max_concurrent_requests(HTTP_CONCURRENCY)
         .max_sse_event_size(max_message_bytes());
     Ok(StreamableHttpClientTransport::with_client(
-        BearerClient::new(url, oauth).with_replies(replies.clone()),
+        BearerClient::new(url, oauth, auth.cloned()).with_replies(replies.clone()),
         config,
     ))
 }
@@ -336,14 +337,25 @@ mod tests {
     #[test]
     fn bad_headers_are_refused_without_their_values() {
         let headers = BTreeMap::from([("X-Key".into(), "line\nbreak-s3cret".into())]);
-        let Err(e) = http_transport("s", "http://127.0.0.1:1/mcp", &headers, &Replies::default())
-        else {
+        let Err(e) = http_transport(
+            "s",
+            "http://127.0.0.1:1/mcp",
+            &headers,
+            None,
+            &Replies::default(),
+        ) else {
             panic!("a header value with a newline must be refused");
         };
         assert!(!e.to_string().contains("s3cret"), "{e}");
         let headers = BTreeMap::from([("Mcp-Session-Id".into(), "x".into())]);
         assert!(matches!(
-            http_transport("s", "http://127.0.0.1:1/mcp", &headers, &Replies::default()),
+            http_transport(
+                "s",
+                "http://127.0.0.1:1/mcp",
+                &headers,
+                None,
+                &Replies::default()
+            ),
             Err(McpError::InvalidSpec { .. })
         ));
         assert!(matches!(
@@ -351,6 +363,7 @@ mod tests {
                 "s",
                 "ftp://example.com",
                 &BTreeMap::new(),
+                None,
                 &Replies::default()
             ),
             Err(McpError::InvalidSpec { .. })
