@@ -28,6 +28,7 @@ use crate::engine::run::events::Event;
 use crate::engine::run::session::{self, BudgetMode, Command, SessionConfig};
 use crate::engine::run::store;
 use crate::engine::run::trace::{RunStatus, Trace};
+use crate::engine::settings::Settings;
 
 pub use super::output::Format;
 
@@ -237,7 +238,7 @@ pub fn file_plans_only(loaded: &Loaded) -> bool {
 }
 
 /// Runs the loaded file; returns the exit code.
-pub async fn run(args: RunArgs, source: String, loaded: Loaded) -> u8 {
+pub async fn run(args: RunArgs, source: String, loaded: Loaded, settings: &Settings) -> u8 {
     let name = args.file.display().to_string();
     if super::report::report_diagnostics(&name, &source, &loaded) {
         eprintln!("{name}: not run: the file has errors");
@@ -319,8 +320,9 @@ pub async fn run(args: RunArgs, source: String, loaded: Loaded) -> u8 {
         live: None,
         id: None,
     };
+    let connect = super::report::connect_options(settings);
     let prepared = tokio::select! {
-        p = super::spend::prepare(&args.spend, table, &specs, &needed, &redactor) => p,
+        p = super::spend::prepare(&args.spend, table, &specs, &needed, (&redactor, &connect)) => p,
         // Dropping the half-made connections kills the servers started.
         stop = watch.signals.next() => {
             eprintln!("stopped before the run began");

@@ -59,19 +59,19 @@ use serde_json::{Map, Value};
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
-pub use child::{DEFAULT_SHUTDOWN_GRACE, kill_all_servers, set_shutdown_grace, shutdown_grace};
+pub use child::{DEFAULT_SHUTDOWN_GRACE, kill_all_servers};
 use endpoint::Endpoint;
 use error::HumanDuration;
 pub use error::McpError;
 use handler::Client;
 use human::{CallExtras, CallScope};
 use inflight::{InFlight, Registered};
-use level::{LOG_LEVEL, set_level};
-pub use level::{LogLevel, set_log_level};
+pub use level::LogLevel;
+use level::set_level;
 pub use log::ServerLog;
 pub use output::{REPEATED, error_text, grown, is_error, kept, meta_of, output_of};
 use reply::Replies;
-pub use revision::{Choices, Protocol, ProtocolArg, set_protocol};
+pub use revision::{Choices, Protocol, ProtocolArg};
 use roots::Root;
 pub use stdout::DEFAULT_MAX_MESSAGE_MB;
 pub use tools::{TaskSupport, ToolAnnotations, ToolInfo};
@@ -176,6 +176,9 @@ pub struct ConnectOptions {
     /// A long-lived session (the workbench, `serve`, `worker`, `lsp`): keep
     /// a `subscriptions/listen` stream open for tool-list changes.
     pub listen: bool,
+    /// What a connection does when a server wants a login, and where it
+    /// tells the user; shared by the clones of these options.
+    pub logins: auth::Logins,
 }
 
 impl ConnectOptions {
@@ -193,8 +196,10 @@ impl ConnectOptions {
 }
 
 impl Default for ConnectOptions {
-    /// 30 s to connect, `pipewright` and its version, and the current
-    /// directory as the only root.
+    /// 30 s to connect, `pipewright` and its version, the current directory
+    /// as the only root, the default shutdown grace, no log level, `auto`
+    /// for every server, no login prompt. A driver sets its flags' values
+    /// (`Settings::connect_options`).
     fn default() -> Self {
         Self {
             connect_timeout: Duration::from_secs(30),
@@ -203,10 +208,11 @@ impl Default for ConnectOptions {
             roots: std::env::current_dir()
                 .map(|dir| vec![Root::from_path(&dir)])
                 .unwrap_or_default(),
-            shutdown_grace: shutdown_grace(),
-            log_level: LOG_LEVEL.get().copied(),
-            protocol: revision::default_protocol(),
+            shutdown_grace: DEFAULT_SHUTDOWN_GRACE,
+            log_level: None,
+            protocol: Choices::default(),
             listen: false,
+            logins: auth::Logins::default(),
         }
     }
 }
@@ -257,6 +263,8 @@ struct Inner {
     tools_changed: Arc<AtomicBool>,
     /// The answer to `roots/list` in an input-required result.
     roots: Vec<Root>,
+    /// `--log-level`, asked of a 2026-07-28 server with every call.
+    log_level: Option<LogLevel>,
     /// When the tool list goes stale (its `ttlMs`).
     fresh: Freshness,
     /// The answers to `tools/call`s, read and kept by the transport.
@@ -357,14 +365,18 @@ impl Connection {
             ServerSpec::Http {
                 url, headers, auth, ..
             } => {
-                let transport = http_transport(name, url, headers, auth.as_ref(), &shared.3)?;
+                let transport =
+                    http_transport(name, url, headers, (auth.as_ref(), &opts.logins), &shared.3)?;
                 // Checked above: a second handshake builds the same again.
-                let again = || http_transport(name, url, headers, auth.as_ref(), &shared.3).ok();
+                let again = || {
+                    http_transport(name, url, headers, (auth.as_ref(), &opts.logins), &shared.3)
+                        .ok()
+                };
                 let handshake = handshake::http(transport, again, client, protocol);
                 let service = match tokio::time::timeout_at(deadline, handshake).await {
                     Ok(Ok(service)) => service,
                     Ok(Err(e)) if auth::wants_login(revision::telling(&e)) => {
-                        auth::login_for_connect(name, url, auth.as_ref()).await?;
+                        auth::login_for_connect(name, url, auth.as_ref(), &opts.logins).await?;
                         return Box::pin(Self::connect(name, spec, opts)).await;
                     }
                     Ok(Err(e)) => return Err(http_init_error(name, url, &e, protocol)),
@@ -436,6 +448,7 @@ impl Connection {
                         calls,
                         tools_changed,
                         roots: opts.roots.clone(),
+                        log_level: opts.log_level,
                         fresh,
                         replies,
                     }),
@@ -556,7 +569,9 @@ impl Connection {
             }
         })?;
         let mut options = PeerRequestOptions::no_options();
-        if let Some(meta) = revision::log_meta(meta.clone(), self.protocol_version()) {
+        if let Some(meta) =
+            revision::log_meta(meta.clone(), self.protocol_version(), self.inner.log_level)
+        {
             options = options.with_meta(RequestMetaObject(MetaObject(meta)));
         }
         let started = Instant::now();

@@ -42,11 +42,13 @@ use tools::Tools;
 use transport::{Read1, Stdio};
 
 /// How the server was started.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub struct Options {
     /// Connect the file's servers for their tool lists (`--no-connect`
     /// turns it off: no server process is started, no preflight).
     pub connect: bool,
+    /// The driver's settings (its flags and `PIPEWRIGHT_*`).
+    pub settings: crate::engine::settings::Settings,
 }
 
 /// How a session with the editor ended.
@@ -65,7 +67,13 @@ pub fn serve(options: Options, runtime: Handle) -> Ended {
     let mut server = Server {
         out: io.sender.clone(),
         docs: HashMap::new(),
-        tools: Tools::new(runtime, options.connect),
+        tools: Tools::new(
+            runtime,
+            // A language server never prints: logins tell nobody.
+            options
+                .connect
+                .then(|| options.settings.connect_options(|_| {})),
+        ),
         initialized: false,
         shut_down: false,
     };

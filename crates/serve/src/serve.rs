@@ -28,6 +28,7 @@ use crate::engine::mcp::{ConnectOptions, ToolInfo};
 use crate::engine::options::exit;
 use crate::engine::plan::preflight;
 use crate::engine::redact::Redactor;
+use crate::engine::settings::Settings;
 
 mod agent;
 pub(crate) mod exec;
@@ -106,7 +107,7 @@ pub struct ServeArgs {
 }
 
 /// `serve`: returns the exit code.
-pub async fn serve(args: ServeArgs) -> u8 {
+pub async fn serve(args: ServeArgs, settings: Settings) -> u8 {
     // What --http needs is checked before any upstream server starts.
     let http = match &args.http {
         Some(addr) => match http_options(addr, &args).await {
@@ -147,7 +148,7 @@ pub async fn serve(args: ServeArgs) -> u8 {
         }
         None => None,
     };
-    let (served, upstreams) = match load_all(&args.files, args.yes).await {
+    let (served, upstreams) = match load_all(&args.files, args.yes, &settings).await {
         Ok(loaded) => loaded,
         Err(code) => return code,
     };
@@ -253,11 +254,12 @@ async fn http_options(addr: &str, args: &ServeArgs) -> Result<handler::HttpOptio
 pub(crate) async fn load_all(
     files: &[PathBuf],
     yes: bool,
+    settings: &Settings,
 ) -> Result<(Vec<Served>, Vec<Arc<Upstream>>), u8> {
     let mut served: Vec<Served> = Vec::new();
     let mut upstreams: Vec<Arc<Upstream>> = Vec::new();
     for path in files {
-        let (tools, up) = load_and_connect(path, yes).await?;
+        let (tools, up) = load_and_connect(path, yes, settings).await?;
         for t in tools {
             if let Some(other) = served.iter().find(|s| s.name == t.name) {
                 eprintln!(
@@ -278,6 +280,7 @@ pub(crate) async fn load_all(
 async fn load_and_connect(
     path: &std::path::Path,
     yes: bool,
+    settings: &Settings,
 ) -> Result<(Vec<Served>, Arc<Upstream>), u8> {
     let name = path.display().to_string();
     let (source, loaded) = load_file(path);
@@ -306,7 +309,7 @@ async fn load_and_connect(
     // changes.
     let opts = ConnectOptions {
         listen: true,
-        ..ConnectOptions::default()
+        ..settings.connect_options(|text| eprintln!("{text}"))
     };
     let pool = ServerPool::connect(&specs, &needed, &opts)
         .await

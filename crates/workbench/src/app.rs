@@ -96,6 +96,8 @@ pub struct Options {
     /// The judge `PIPEWRIGHT_JUDGE_*` declares, over the file's and
     /// config.yaml's.
     pub judge: crate::engine::eval::JudgeFlags,
+    /// The driver's settings (its flags and `PIPEWRIGHT_*`).
+    pub settings: crate::engine::settings::Settings,
 }
 
 /// The pane with the keyboard focus.

@@ -454,9 +454,10 @@ async fn connect(
     let specs = servers::resolve(pipeline, &opts.servers, opts.url.as_deref(), vars, redactor)?;
     let needed = servers::needed(comp, &specs);
     // The workbench holds its connections: it listens for tool changes.
+    // A login opens a browser and prints nothing: the screen is ours.
     let opts = ConnectOptions {
         listen: true,
-        ..ConnectOptions::default()
+        ..opts.settings.connect_options(|_| {})
     };
     let pool = ServerPool::connect(&specs, &needed, &opts)
         .await

@@ -81,7 +81,7 @@ pub struct EditArgs {
 }
 
 /// Opens the workbench; returns the exit code.
-pub async fn edit(args: EditArgs) -> u8 {
+pub async fn edit(args: EditArgs, settings: crate::engine::settings::Settings) -> u8 {
     if !std::io::stdout().is_terminal() || !std::io::stdin().is_terminal() {
         eprintln!(
             "pipewright edit: needs a terminal (use `pipewright run {}` in scripts and CI)",
@@ -155,6 +155,7 @@ pub async fn edit(args: EditArgs) -> u8 {
         timeout,
         restate,
         judge: crate::engine::eval::JudgeFlags::from_env(),
+        settings,
     };
     let mut app = app::App::new(opts, dirs, cfg, editor);
     if is_new && !app.editor.recovery_pending() {

@@ -15,7 +15,7 @@ use rmcp::{
     },
 };
 
-use super::auth::{AuthConfig, BearerClient};
+use super::auth::{AuthConfig, BearerClient, Logins};
 use super::child::StdioChild;
 use super::error::{McpError, chain_message};
 use super::log::ServerLog;
@@ -105,7 +105,7 @@ pub(super) fn http_transport(
     server: &str,
     url: &str,
     headers: &BTreeMap<String, String>,
-    auth: Option<&AuthConfig>,
+    (auth, logins): (Option<&AuthConfig>, &Logins),
     replies: &Replies,
 ) -> Result<StreamableHttpClientTransport<BearerClient>, McpError> {
     let invalid = |reason: String| McpError::InvalidSpec {
@@ -143,7 +143,8 @@ pub(super) fn http_transport(
         .max_concurrent_requests(HTTP_CONCURRENCY)
         .max_sse_event_size(max_message_bytes());
     Ok(StreamableHttpClientTransport::with_client(
-        BearerClient::new(url, oauth, auth.cloned()).with_replies(replies.clone()),
+        BearerClient::new(url, oauth, (auth.cloned(), logins.clone()))
+            .with_replies(replies.clone()),
         config,
     ))
 }
@@ -341,7 +342,7 @@ mod tests {
             "s",
             "http://127.0.0.1:1/mcp",
             &headers,
-            None,
+            (None, &Logins::default()),
             &Replies::default(),
         ) else {
             panic!("a header value with a newline must be refused");
@@ -353,7 +354,7 @@ mod tests {
                 "s",
                 "http://127.0.0.1:1/mcp",
                 &headers,
-                None,
+                (None, &Logins::default()),
                 &Replies::default()
             ),
             Err(McpError::InvalidSpec { .. })
@@ -363,7 +364,7 @@ mod tests {
                 "s",
                 "ftp://example.com",
                 &BTreeMap::new(),
-                None,
+                (None, &Logins::default()),
                 &Replies::default()
             ),
             Err(McpError::InvalidSpec { .. })

@@ -30,6 +30,7 @@ use tokio::sync::Mutex;
 use super::super::reply::{Replies, watch_post};
 use super::config::AuthConfig;
 use super::error::OAuthError;
+use super::prompt::Logins;
 use super::reauth::{STEP_UP_LIMIT, is_unattended, reauthorize, union};
 use super::store::{TokenRecord, TokenStore, canonical_url, now_secs};
 use super::tls::ensure_tls;
@@ -61,6 +62,8 @@ struct Tokens {
     store: TokenStore,
     /// The server's `auth:` block, from the file that declares it.
     declared: Option<AuthConfig>,
+    /// How the driver lets a connection log in.
+    prompting: Logins,
     /// `None` until read from the store; then the record, if logged in
     /// (read again while not, so a login elsewhere is picked up).
     record: Mutex<Option<Option<TokenRecord>>>,
@@ -77,8 +80,13 @@ const MAX_LOGINS: usize = 1 + STEP_UP_LIMIT as usize;
 impl BearerClient {
     /// A client for the server at `url`. With `oauth` false (the server's
     /// headers carry their own `Authorization`, or the URL is unusable) it
-    /// is rmcp's plain client. `declared` is the server's `auth:` block.
-    pub fn new(url: &str, oauth: bool, declared: Option<AuthConfig>) -> Self {
+    /// is rmcp's plain client. `declared` is the server's `auth:` block,
+    /// `prompting` how the driver lets it log in.
+    pub fn new(
+        url: &str,
+        oauth: bool,
+        (declared, prompting): (Option<AuthConfig>, Logins),
+    ) -> Self {
         ensure_tls();
         let http = reqwest::Client::builder()
             .pool_max_idle_per_host(0)
@@ -94,6 +102,7 @@ impl BearerClient {
                     url,
                     store,
                     declared,
+                    prompting,
                     record: Mutex::new(None),
                     login: Mutex::new(()),
                     logins: Default::default(),
@@ -227,7 +236,7 @@ impl Tokens {
             Some(challenge),
             scopes,
             stored.as_ref(),
-            self.declared.as_ref(),
+            (self.declared.as_ref(), &self.prompting),
         )
         .await?;
         let token = record.access_token().map(str::to_owned);
@@ -515,6 +524,7 @@ mod tests {
             url: url.to_owned(),
             store: store.clone(),
             declared: None,
+            prompting: Logins::default(),
             record: Mutex::new(None),
             login: Mutex::new(()),
             logins: Default::default(),
@@ -557,10 +567,14 @@ mod tests {
     #[test]
     fn a_server_with_its_own_authorization_header_gets_no_token() {
         assert!(
-            BearerClient::new("http://127.0.0.1:9/mcp", false, None)
+            BearerClient::new("http://127.0.0.1:9/mcp", false, (None, Logins::default()))
                 .tokens
                 .is_none()
         );
-        assert!(BearerClient::new("not a url", true, None).tokens.is_none());
+        assert!(
+            BearerClient::new("not a url", true, (None, Logins::default()))
+                .tokens
+                .is_none()
+        );
     }
 }

@@ -1,6 +1,6 @@
 //! New tokens for a server that refused a request: by the client-credentials
 //! grant when the server's `auth:` block (or its stored login) says so,
-//! else by a login as [`prompt`] allows. A step-up (HTTP 403
+//! else by a login as the driver's [`Logins`] allow. A step-up (HTTP 403
 //! `insufficient_scope`) asks for the scopes already granted plus the ones
 //! the server names.
 
@@ -8,7 +8,7 @@ use super::config::AuthConfig;
 use super::credentials::client_credentials;
 use super::error::OAuthError;
 use super::flow::{Browser, LoginOptions, login};
-use super::prompt::{Prompt, prompt};
+use super::prompt::{Logins, Prompt};
 use super::store::{TokenRecord, TokenStore, canonical_url};
 
 /// How many times one request may re-authorize for more scope before its
@@ -54,8 +54,9 @@ pub(crate) fn is_unattended(declared: Option<&AuthConfig>, previous: Option<&Tok
 }
 
 /// Obtains and stores new tokens for the server at `url`, which answered
-/// with `challenge`; `declared` is its `auth:` block. `scopes` (when not
-/// empty) are asked for; `server` names it in what is printed.
+/// with `challenge`; `declared` is its `auth:` block, `logins` how the
+/// driver lets it log in. `scopes` (when not empty) are asked for;
+/// `server` names it in what is printed.
 pub(crate) async fn reauthorize(
     server: &str,
     url: &str,
@@ -63,13 +64,13 @@ pub(crate) async fn reauthorize(
     challenge: Option<String>,
     scopes: Vec<String>,
     previous: Option<&TokenRecord>,
-    declared: Option<&AuthConfig>,
+    (declared, logins): (Option<&AuthConfig>, &Logins),
 ) -> Result<TokenRecord, OAuthError> {
     if let Some((config, keep_secret)) = unattended(declared, previous) {
         return client_credentials(url, store, &config, keep_secret, challenge, &scopes).await;
     }
     let shown = canonical_url(url)?;
-    let prompt = prompt();
+    let prompt = logins.prompt();
     if prompt == Prompt::Never {
         return Err(OAuthError::NeedsLogin { url: shown, scopes });
     }
@@ -98,14 +99,14 @@ pub(crate) async fn reauthorize(
     let secs = opts.timeout.as_secs();
     let show = |authorize_url: &str| {
         if printing {
-            super::prompt::say(&format!(
+            logins.say(&format!(
                 "Server `{server}` needs a login. Open this URL in a browser (waiting {secs} s):\n{authorize_url}"
             ));
         }
     };
     let record = login(url, store, &opts, &show).await?;
     if printing {
-        super::prompt::say(&format!("Logged in to {shown}."));
+        logins.say(&format!("Logged in to {shown}."));
     }
     Ok(record)
 }
