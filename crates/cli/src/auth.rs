@@ -8,7 +8,8 @@ use std::path::PathBuf;
 use clap::{Args, Subcommand};
 use serde_json::json;
 
-use crate::engine::file::open::load_file;
+use crate::engine::file::import::Dialect;
+use crate::engine::file::open::load_file_with;
 use crate::engine::mcp::ServerSpec;
 use crate::engine::mcp::auth::{
     self, AuthConfig, Browser, LoginOptions, OAuthError, Status, TokenStore, canonical_url,
@@ -16,6 +17,7 @@ use crate::engine::mcp::auth::{
 use crate::engine::mcp::servers;
 use crate::engine::options::{duration_flag, exit};
 use crate::engine::redact::Redactor;
+use crate::engine::settings::Settings;
 
 /// The `auth` subcommands.
 #[derive(Debug, Subcommand)]
@@ -99,22 +101,26 @@ pub struct StatusArgs {
 }
 
 /// Runs an `auth` subcommand; returns the exit code.
-pub async fn auth(cmd: AuthCommand) -> u8 {
+pub async fn auth(cmd: AuthCommand, settings: &Settings) -> u8 {
     let store = match TokenStore::open_default() {
         Ok(store) => store,
         Err(e) => return crate::report::usage(e),
     };
     match cmd {
-        AuthCommand::Login(args) => login(args, &store).await,
-        AuthCommand::Logout(target) => logout(&target, &store).await,
-        AuthCommand::Status(args) => status(args, &store),
+        AuthCommand::Login(args) => login(args, &store, settings).await,
+        AuthCommand::Logout(target) => logout(&target, &store, settings).await,
+        AuthCommand::Status(args) => status(args, &store, settings),
     }
 }
 
 /// The canonical URL of the server a command names (a URL as it is, or a
 /// name looked up among the HTTP servers of `--file`), with the `auth:`
 /// block the file declares for it.
-fn resolve(server: &str, file: Option<&PathBuf>) -> Result<(String, Option<AuthConfig>), u8> {
+fn resolve(
+    server: &str,
+    file: Option<&PathBuf>,
+    settings: &Settings,
+) -> Result<(String, Option<AuthConfig>), u8> {
     if server.contains("://") {
         return canonical_url(server)
             .map(|url| (url, None))
@@ -125,7 +131,7 @@ fn resolve(server: &str, file: Option<&PathBuf>) -> Result<(String, Option<AuthC
             "`{server}` is not an http(s) URL; to name a server of a pipeline file, add `--file FILE`"
         )));
     };
-    let (source, loaded) = load_file(path);
+    let (source, loaded) = load_file_with(path, Dialect::Auto, &settings.load_options(Vec::new()));
     if crate::report::report_diagnostics(&path.display().to_string(), &source, &loaded) {
         return Err(exit::INVALID);
     }
@@ -165,8 +171,8 @@ fn failure(e: &OAuthError) -> u8 {
     }
 }
 
-async fn login(args: LoginArgs, store: &TokenStore) -> u8 {
-    let (url, declared) = match resolve(&args.target.server, args.target.file.as_ref()) {
+async fn login(args: LoginArgs, store: &TokenStore, settings: &Settings) -> u8 {
+    let (url, declared) = match resolve(&args.target.server, args.target.file.as_ref(), settings) {
         Ok(found) => found,
         Err(code) => return code,
     };
@@ -268,8 +274,8 @@ async fn client_credentials(
     }
 }
 
-async fn logout(target: &Target, store: &TokenStore) -> u8 {
-    let url = match resolve(&target.server, target.file.as_ref()) {
+async fn logout(target: &Target, store: &TokenStore, settings: &Settings) -> u8 {
+    let url = match resolve(&target.server, target.file.as_ref(), settings) {
         Ok((url, _)) => url,
         Err(code) => return code,
     };
@@ -291,10 +297,10 @@ async fn logout(target: &Target, store: &TokenStore) -> u8 {
     }
 }
 
-fn status(args: StatusArgs, store: &TokenStore) -> u8 {
+fn status(args: StatusArgs, store: &TokenStore, settings: &Settings) -> u8 {
     let shown: Vec<Status> = match &args.server {
         Some(server) => {
-            let url = match resolve(server, args.file.as_ref()) {
+            let url = match resolve(server, args.file.as_ref(), settings) {
                 Ok((url, _)) => url,
                 Err(code) => return code,
             };

@@ -219,10 +219,10 @@ pub fn main() -> ExitCode {
         Ok(grace) => settings.shutdown_grace = grace,
         Err(e) => return ExitCode::from(crate::report::usage(e)),
     }
-    crate::engine::file::import::set_fibe_limits(crate::engine::file::import::FibeLimits {
+    settings.fibe = crate::engine::file::import::FibeLimits {
         max_steps: cli.fibe_max_steps,
         max_iterations: cli.fibe_max_iterations,
-    });
+    };
     // reqwest is built without a default TLS provider; ring serves https.
     let _ = rustls::crypto::ring::default_provider().install_default();
     let runtime = match tokio::runtime::Builder::new_current_thread()
@@ -267,7 +267,7 @@ pub fn main() -> ExitCode {
         match command {
             Command::Edit(args) => crate::ui::edit(args, settings.clone()).await,
             Command::Run(args) if run::plans_only(&args) => plan::plan(args, settings).await,
-            Command::Run(args) => match run::load(&args) {
+            Command::Run(args) => match run::load(&args, settings) {
                 Err(code) => code,
                 Ok((source, loaded)) if run::file_plans_only(&loaded) => {
                     eprintln!(
@@ -280,17 +280,17 @@ pub fn main() -> ExitCode {
             },
             Command::Plan(args) => plan::plan(args, settings).await,
             Command::New(args) => new::new(args, settings).await,
-            Command::Check(args) => check::check(&args),
+            Command::Check(args) => check::check(&args, settings),
             Command::Tools(cmd) => tools::tools(cmd, settings).await,
-            Command::Auth(cmd) => auth::auth(cmd).await,
-            Command::Runs(cmd) => runs::runs(cmd).await,
-            Command::Eval(args) => eval::eval(args).await,
+            Command::Auth(cmd) => auth::auth(cmd, settings).await,
+            Command::Runs(cmd) => runs::runs(cmd, settings).await,
+            Command::Eval(args) => eval::eval(args, settings).await,
             Command::DemoServer(args) => demo::demo(args).await,
             Command::Lsp(args) => lsp::lsp(args, settings.clone()).await,
             Command::Serve(args) => serve::serve::serve(args, settings.clone()).await,
             #[cfg(feature = "durable")]
             Command::Worker(args) => serve::worker::worker(args, settings.clone()).await,
-            Command::Convert(args) => convert::convert(&args),
+            Command::Convert(args) => convert::convert(&args, settings),
             Command::Servers(cmd) => servers::servers(&cmd),
             Command::Schema => schema::schema(),
             Command::Completions(args) => completions::completions(&args, Cli::command()),

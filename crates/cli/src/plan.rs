@@ -21,10 +21,15 @@ use crate::engine::settings::Settings;
 
 /// Plans the file; returns the exit code.
 pub async fn plan(args: RunArgs, settings: &Settings) -> u8 {
-    if let Err(e) = servers::announce_cli_servers(&args.servers, &args.servers_from) {
-        return usage(e);
-    }
-    let (source, loaded) = crate::engine::file::open::load_file_as(&args.file, args.dialect);
+    let names = match servers::cli_server_names(&args.servers, &args.servers_from) {
+        Ok(names) => names,
+        Err(e) => return usage(e),
+    };
+    let (source, loaded) = crate::engine::file::open::load_file_with(
+        &args.file,
+        args.dialect,
+        &settings.load_options(names),
+    );
     plan_loaded(args, source, loaded, settings).await
 }
 

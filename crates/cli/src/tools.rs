@@ -9,11 +9,11 @@ use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
 use crate::engine::cost::pricing::PricingTable;
+use crate::engine::file::import::Dialect;
 use crate::engine::file::model::Pipeline;
-use crate::engine::file::open::load_file;
+use crate::engine::file::open::load_file_with;
 use crate::engine::json::Json;
 use crate::engine::lang::reference;
-use crate::engine::mcp::ConnectOptions;
 use crate::engine::mcp::servers::{self, ServerArg};
 use crate::engine::mcp::{Connection, ServerSpec, TaskSupport};
 use crate::engine::options::exit;
@@ -114,10 +114,9 @@ pub struct CallArgs {
 
 /// Runs a `tools` subcommand; returns the exit code.
 pub async fn tools(cmd: ToolsCommand, settings: &Settings) -> u8 {
-    let connect = super::report::connect_options(settings);
     match cmd {
-        ToolsCommand::List(a) => list(a, &connect).await,
-        ToolsCommand::Call(a) => call(*a, &connect).await,
+        ToolsCommand::List(a) => list(a, settings).await,
+        ToolsCommand::Call(a) => call(*a, settings).await,
     }
 }
 
@@ -126,11 +125,12 @@ pub async fn tools(cmd: ToolsCommand, settings: &Settings) -> u8 {
 /// printed.
 async fn connect_all(
     opts: &ServerOpts,
-    connect: &ConnectOptions,
+    settings: &Settings,
 ) -> Result<(Vec<Connection>, Redactor), u8> {
     let pipeline = match &opts.file {
         Some(path) => {
-            let (source, loaded) = load_file(path);
+            let (source, loaded) =
+                load_file_with(path, Dialect::Auto, &settings.load_options(Vec::new()));
             if super::report::report_diagnostics(&path.display().to_string(), &source, &loaded) {
                 return Err(exit::INVALID);
             }
@@ -150,12 +150,13 @@ async fn connect_all(
         eprintln!("error: {e}");
         exit::INVALID
     })?;
-    let conns = super::servers::connect_each(&specs, &redactor, connect).await?;
+    let connect = super::report::connect_options(settings);
+    let conns = super::servers::connect_each(&specs, &redactor, &connect).await?;
     Ok((conns, redactor))
 }
 
-async fn list(args: ListArgs, connect: &ConnectOptions) -> u8 {
-    let (conns, redactor) = match connect_all(&args.servers, connect).await {
+async fn list(args: ListArgs, settings: &Settings) -> u8 {
+    let (conns, redactor) = match connect_all(&args.servers, settings).await {
         Ok(c) => c,
         Err(code) => return code,
     };
@@ -420,7 +421,7 @@ fn call_args(
     Ok(args)
 }
 
-async fn call(a: CallArgs, connect: &ConnectOptions) -> u8 {
+async fn call(a: CallArgs, settings: &Settings) -> u8 {
     let args = match call_args(&a, || std::io::read_to_string(std::io::stdin())) {
         Ok(m) => m,
         Err(e) => {
@@ -445,7 +446,7 @@ async fn call(a: CallArgs, connect: &ConnectOptions) -> u8 {
         },
         None => PricingTable::bundled(),
     };
-    let (conns, redactor) = match connect_all(&a.servers, connect).await {
+    let (conns, redactor) = match connect_all(&a.servers, settings).await {
         Ok(c) => c,
         Err(code) => return code,
     };

@@ -11,6 +11,8 @@
 
 use std::time::Duration;
 
+use crate::file::import::FibeLimits;
+use crate::file::open::LoadOptions;
 use crate::mcp::auth::{Logins, Prompt, Say};
 use crate::mcp::{Choices, ConnectOptions, DEFAULT_SHUTDOWN_GRACE, LogLevel};
 
@@ -48,6 +50,8 @@ pub struct Settings {
     pub log_level: Option<LogLevel>,
     /// `--shutdown-grace` (`None`: [`DEFAULT_SHUTDOWN_GRACE`]).
     pub shutdown_grace: Option<Duration>,
+    /// `--fibe-max-steps` / `--fibe-max-iterations`.
+    pub fibe: FibeLimits,
 }
 
 impl Settings {
@@ -85,6 +89,17 @@ impl Settings {
             .and_then(Prompt::from_setting)
             .or(self.prompt)
             .unwrap_or(Prompt::Never)
+    }
+
+    /// How this driver loads files: its limits and Fibe's caps, knowing the
+    /// servers its command line adds (`cli_servers`).
+    pub fn load_options(&self, cli_servers: Vec<String>) -> LoadOptions {
+        LoadOptions {
+            max_file_mb: self.max_file_mb,
+            max_alias_mb: self.max_alias_mb,
+            fibe: self.fibe,
+            cli_servers,
+        }
     }
 
     /// The options of this driver's connections: its flags' revision, log

@@ -8,8 +8,10 @@
 
 #![forbid(unsafe_code)]
 
+use crate::engine::file::open::LoadOptions;
 use std::collections::HashMap;
 use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::Arc;
 
 use crossbeam_channel::{Sender, select};
 use lsp_server::{ErrorCode, Message, Notification, Request, RequestId, Response};
@@ -74,6 +76,7 @@ pub fn serve(options: Options, runtime: Handle) -> Ended {
                 .connect
                 .then(|| options.settings.connect_options(|_| {})),
         ),
+        load: Arc::new(options.settings.load_options(Vec::new())),
         initialized: false,
         shut_down: false,
     };
@@ -105,6 +108,8 @@ struct Server {
     out: Sender<Message>,
     docs: HashMap<Uri, Document>,
     tools: Tools,
+    /// How documents load (the driver's limits).
+    load: Arc<LoadOptions>,
     initialized: bool,
     shut_down: bool,
 }
@@ -321,7 +326,11 @@ impl Server {
         match n.method.as_str() {
             "textDocument/didOpen" => {
                 if let Ok(p) = params::<DidOpenTextDocumentParams>(n.params) {
-                    let mut doc = Document::new(p.text_document.text, p.text_document.version);
+                    let mut doc = Document::new(
+                        p.text_document.text,
+                        p.text_document.version,
+                        self.load.clone(),
+                    );
                     doc.read_recorded(p.text_document.uri.as_str());
                     self.docs.insert(p.text_document.uri.clone(), doc);
                     self.publish(&p.text_document.uri);

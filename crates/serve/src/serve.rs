@@ -19,8 +19,9 @@ use indexmap::IndexMap;
 use serde_json::{Map, Value, json};
 
 use crate::engine::cost::pricing::{Pricing, PricingTable};
+use crate::engine::file::import::Dialect;
 use crate::engine::file::model::{Composition, Pipeline};
-use crate::engine::file::open::load_file;
+use crate::engine::file::open::load_file_with;
 use crate::engine::lang::reference::Root;
 use crate::engine::mcp::caller::Caller;
 use crate::engine::mcp::servers::{self, ServerPool};
@@ -192,6 +193,7 @@ pub async fn serve(args: ServeArgs, settings: Settings) -> u8 {
             yes: args.yes,
             allow_env: args.allow_env.clone(),
             remote: restate.map(|restate| exec::Remote { restate, hashes }),
+            settings: settings.clone(),
         },
     );
     let server = match &evaluator {
@@ -283,7 +285,7 @@ async fn load_and_connect(
     settings: &Settings,
 ) -> Result<(Vec<Served>, Arc<Upstream>), u8> {
     let name = path.display().to_string();
-    let (source, loaded) = load_file(path);
+    let (source, loaded) = load_file_with(path, Dialect::Auto, &settings.load_options(Vec::new()));
     let file_sha256 = crate::engine::run::durable::client::file_hash(source.as_bytes());
     if super::report::report_diagnostics(&name, &source, &loaded) {
         eprintln!("{name}: not served: the file has errors");

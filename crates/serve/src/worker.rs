@@ -91,6 +91,7 @@ pub async fn worker(args: WorkerArgs, settings: Settings) -> u8 {
             yes: args.yes,
             allow_env: Vec::new(),
             remote: None,
+            settings: settings.clone(),
         },
     );
     let shared = Arc::new(Shared {

@@ -131,14 +131,21 @@ pub async fn edit(args: EditArgs, settings: crate::engine::settings::Settings) -
         cfg.theme = cfg.theme.monochrome();
     }
     // Nodes may name the servers `--server` adds.
-    if let Err(e) = crate::engine::mcp::servers::announce_cli_servers(&args.servers, &[]) {
-        eprintln!("error: {e}");
-        return exit::INVALID;
-    }
+    let load = match crate::engine::mcp::servers::cli_server_names(&args.servers, &[]) {
+        Ok(names) => settings.load_options(names),
+        Err(e) => {
+            eprintln!("error: {e}");
+            return exit::INVALID;
+        }
+    };
     // A new file for the demo server starts from its scaffold.
     let is_new = !args.file.exists() && args.servers.is_empty() && args.url.is_none();
     let editor = match editor::Editor::open(&args.file, dirs.data.as_deref()) {
-        Ok(e) => e,
+        Ok(mut e) => {
+            // Before the first validation starts (on a later tick).
+            e.set_load_options(load.clone());
+            e
+        }
         Err(e) => {
             eprintln!("error: cannot open {}: {e}", args.file.display());
             return exit::INVALID;
@@ -156,6 +163,7 @@ pub async fn edit(args: EditArgs, settings: crate::engine::settings::Settings) -
         restate,
         judge: crate::engine::eval::JudgeFlags::from_env(),
         settings,
+        load: load.clone(),
     };
     let mut app = app::App::new(opts, dirs, cfg, editor);
     if is_new && !app.editor.recovery_pending() {

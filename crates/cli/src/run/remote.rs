@@ -35,6 +35,8 @@ pub struct Report<'a> {
     pub save: bool,
     pub otlp: Option<&'a std::path::Path>,
     pub otlp_endpoint: Option<&'a str>,
+    /// Fibe's caps, to show the run in the file's own steps.
+    pub fibe: crate::engine::file::import::FibeLimits,
 }
 
 /// The exit code of a run that could not be followed to its trace.
@@ -164,7 +166,14 @@ pub async fn follow(
         report.format,
         &traces,
         &name,
-        file.map(|(_, source, p)| (p, source, crate::engine::file::import::Dialect::Auto)),
+        file.map(|(_, source, p)| {
+            (
+                p,
+                source,
+                crate::engine::file::import::Dialect::Auto,
+                report.fibe,
+            )
+        }),
     );
     if let Some(code) = crate::output::export_otlp(&traces, report.otlp, report.otlp_endpoint).await
     {

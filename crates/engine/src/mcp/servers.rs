@@ -304,12 +304,12 @@ pub fn only_declared(pipeline: &Pipeline) -> Option<String> {
         .flatten()
 }
 
-/// Tells the loader which servers the command line adds (`--server`,
-/// every `--servers-from` file), before any file is loaded.
-pub fn announce_cli_servers(
+/// The names of the servers the command line adds (`--server`, every
+/// `--servers-from` file), for the loader (`LoadOptions::cli_servers`).
+pub fn cli_server_names(
     servers: &[ServerArg],
     from: &[std::path::PathBuf],
-) -> Result<(), String> {
+) -> Result<Vec<String>, String> {
     let mut names: Vec<String> = servers.iter().map(|s| s.name.clone()).collect();
     for path in from {
         for f in crate::mcp::client_config::read(path)? {
@@ -318,8 +318,7 @@ pub fn announce_cli_servers(
             }
         }
     }
-    crate::file::loader::set_cli_servers(names);
-    Ok(())
+    Ok(names)
 }
 
 /// The names of the servers `comp` calls (mocked nodes call nothing).
