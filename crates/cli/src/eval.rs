@@ -104,11 +104,18 @@ pub async fn eval(args: EvalArgs, settings: &Settings) -> u8 {
         Err(e) => return usage(e),
     };
     let redactor = Redactor::default();
-    let grader =
-        match crate::serve::judge::grader(&args.judge, &pipeline, &table, &redactor, None, None) {
-            Ok(g) => g,
-            Err(e) => return usage(e),
-        };
+    let grader = match crate::serve::judge::grader(
+        &args.judge,
+        &pipeline,
+        &table,
+        &redactor,
+        None,
+        None,
+        settings.judge_max_reply_kb,
+    ) {
+        Ok(g) => g,
+        Err(e) => return usage(e),
+    };
     let judge = grader.judge_for(comp, &old.vars, &redactor);
     let budget = comp.budget.or(pipeline.budget);
     if args.dry_run {

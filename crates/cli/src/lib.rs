@@ -211,7 +211,6 @@ pub fn main() -> ExitCode {
     // values join them: this one value is what every command hands the
     // engine (which keeps no settings of its own).
     let mut settings = crate::engine::settings::Settings::from_env();
-    crate::engine::settings::install(settings.clone());
     let cli = Cli::parse_from(mcptest_argv(std::env::args_os().collect()));
     settings.log_level = cli.log_level;
     settings.protocol = crate::engine::mcp::Choices::of(&cli.protocol);

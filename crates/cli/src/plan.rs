@@ -119,6 +119,7 @@ pub async fn plan_loaded(args: RunArgs, source: String, loaded: Loaded, settings
         &redactor,
         prepared.judge_replay.clone(),
         None,
+        settings.judge_max_reply_kb,
     ) {
         Ok(g) => g,
         Err(e) => {

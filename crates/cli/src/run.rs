@@ -352,6 +352,7 @@ pub async fn run(args: RunArgs, source: String, loaded: Loaded, settings: &Setti
         &redactor,
         prepared.judge_replay.clone(),
         prepared.recorder.clone(),
+        settings.judge_max_reply_kb,
     ) {
         Ok(g) => g,
         Err(e) => {
@@ -435,7 +436,7 @@ pub async fn run(args: RunArgs, source: String, loaded: Loaded, settings: &Setti
                 }
             }
             if let Some(kept) = &kept {
-                super::report::keep(&trace, Some(kept));
+                super::report::keep(&trace, Some(kept), settings.max_runs);
             }
             // Saved: the record of the run in progress goes.
             watch.live = None;
@@ -580,6 +581,7 @@ async fn on_restate(
             otlp: args.otlp.as_deref(),
             otlp_endpoint: args.otlp_endpoint.as_deref(),
             fibe: settings.fibe,
+            max_runs: settings.max_runs,
         },
     )
     .await

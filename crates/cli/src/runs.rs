@@ -198,7 +198,7 @@ pub async fn runs(cmd: RunsCommand, settings: &Settings) -> u8 {
             }
         }
         RunsCommand::Prune(a) => prune(&runs, &a),
-        RunsCommand::Attach(a) => attach(&a).await,
+        RunsCommand::Attach(a) => attach(&a, settings.max_runs).await,
         RunsCommand::Answer(a) => answer::answer(&a).await,
     }
 }
@@ -236,7 +236,7 @@ fn load(runs: &Runs, spec: &str) -> Result<(Entry, Trace), u8> {
 }
 
 /// `runs attach`: follows a durable run, reports it, saves it.
-async fn attach(a: &AttachArgs) -> u8 {
+async fn attach(a: &AttachArgs, max_runs: Option<usize>) -> u8 {
     use super::run::remote;
     if !remote::valid_id(&a.id) {
         return usage(format!(
@@ -255,6 +255,7 @@ async fn attach(a: &AttachArgs) -> u8 {
         otlp_endpoint: None,
         // No file is shown in the file's own steps here.
         fibe: Default::default(),
+        max_runs,
     };
     remote::follow(&r, &a.id, None, None, report).await
 }

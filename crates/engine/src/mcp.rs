@@ -70,6 +70,7 @@ pub use level::LogLevel;
 use level::set_level;
 pub use log::ServerLog;
 pub use output::{REPEATED, error_text, grown, is_error, kept, meta_of, output_of};
+pub use reply::MessageLimits;
 use reply::Replies;
 pub use revision::{Choices, Protocol, ProtocolArg};
 use roots::Root;
@@ -179,6 +180,9 @@ pub struct ConnectOptions {
     /// What a connection does when a server wants a login, and where it
     /// tells the user; shared by the clones of these options.
     pub logins: auth::Logins,
+    /// How much a server may send (`PIPEWRIGHT_MAX_MESSAGE_MB`,
+    /// `PIPEWRIGHT_MAX_TOOL_LIST_MB`).
+    pub limits: MessageLimits,
 }
 
 impl ConnectOptions {
@@ -213,6 +217,7 @@ impl Default for ConnectOptions {
             protocol: Choices::default(),
             listen: false,
             logins: auth::Logins::default(),
+            limits: MessageLimits::default(),
         }
     }
 }
@@ -306,7 +311,7 @@ impl Connection {
             )
         };
         let protocol = opts.protocol_for(name, spec);
-        let replies = Replies::default();
+        let replies = Replies::within(opts.limits);
         let shared = (log, calls, tools_changed, replies);
         let deadline = Instant::now() + opts.connect_timeout;
         let within = HumanDuration(opts.connect_timeout);

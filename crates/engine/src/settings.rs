@@ -13,8 +13,9 @@ use std::time::Duration;
 
 use crate::file::import::FibeLimits;
 use crate::file::open::LoadOptions;
+use crate::lang::jq::JqLimits;
 use crate::mcp::auth::{Logins, Prompt, Say};
-use crate::mcp::{Choices, ConnectOptions, DEFAULT_SHUTDOWN_GRACE, LogLevel};
+use crate::mcp::{Choices, ConnectOptions, DEFAULT_SHUTDOWN_GRACE, LogLevel, MessageLimits};
 
 /// What the environment and the driver's flags set; `None` is "not set,
 /// or not a number we take" (each module then uses its default).
@@ -99,6 +100,16 @@ impl Settings {
             max_alias_mb: self.max_alias_mb,
             fibe: self.fibe,
             cli_servers,
+            jq: self.jq_limits(),
+        }
+    }
+
+    /// What one jq program may spend.
+    pub fn jq_limits(&self) -> JqLimits {
+        JqLimits {
+            steps: self.jq_steps,
+            seconds: self.jq_seconds,
+            memory_mb: self.jq_memory_mb,
         }
     }
 
@@ -111,22 +122,13 @@ impl Settings {
             log_level: self.log_level,
             protocol: self.protocol.clone(),
             logins: Logins::new(self.login_prompt(), say),
+            limits: MessageLimits {
+                max_message_mb: self.max_message_mb,
+                max_tool_list_mb: self.max_tool_list_mb,
+            },
             ..ConnectOptions::default()
         }
     }
-}
-
-static SETTINGS: std::sync::OnceLock<Settings> = std::sync::OnceLock::new();
-
-/// Sets this process's settings; the first call wins, and a call after a
-/// setting was read changes nothing (the binary calls it first thing).
-pub fn install(settings: Settings) {
-    let _ = SETTINGS.set(settings);
-}
-
-/// The settings in force: as installed, else nothing set.
-pub fn get() -> &'static Settings {
-    SETTINGS.get_or_init(Settings::default)
 }
 
 #[cfg(test)]
@@ -186,5 +188,53 @@ mod tests {
         let plain = Settings::default().connect_options(|_| {});
         assert_eq!(plain.shutdown_grace, DEFAULT_SHUTDOWN_GRACE);
         assert_eq!(plain.logins.prompt(), Prompt::Never);
+    }
+
+    #[test]
+    fn the_settings_reach_what_the_loader_builds() {
+        let s = Settings {
+            jq_steps: Some(1000),
+            max_file_mb: Some(1),
+            fibe: FibeLimits {
+                max_steps: 1,
+                max_iterations: 2,
+            },
+            ..Settings::default()
+        };
+        let opts = s.load_options(vec!["extra".into()]);
+        assert_eq!(opts.max_file_bytes(), 1024 * 1024);
+        assert_eq!(opts.cli_servers, ["extra"]);
+        // A node may name the command line's server; its program runs
+        // within the settings' steps, not the default 20 million.
+        let text =
+            "pipe:\n  - {id: a, server: extra, tool: t, transform: '[range(100000)] | length'}\n";
+        let loaded = crate::file::open::load_str_with(text, Default::default(), &opts);
+        let pipeline = loaded
+            .pipeline
+            .unwrap_or_else(|| panic!("loads: {:?}", loaded.diagnostics));
+        let program = pipeline.compositions[0].nodes[0]
+            .transform
+            .clone()
+            .expect("a transform");
+        let err = program
+            .run_one(&serde_json::Value::Null)
+            .expect_err("stopped");
+        assert!(err.to_string().contains("1000"), "{err}");
+        let unlimited = crate::file::open::load_str(text);
+        assert!(
+            unlimited.has_errors(),
+            "without the command line's server the node names an unknown one"
+        );
+        let fibe = "{\"steps\": [{\"tool\": \"a\"}, {\"tool\": \"b\"}]}";
+        let capped = crate::file::open::load_str_with(fibe, Default::default(), &opts);
+        assert!(
+            capped
+                .diagnostics
+                .iter()
+                .any(|d| d.message.contains("at most 1")),
+            "{:?}",
+            capped.diagnostics
+        );
+        assert!(!crate::file::open::load_str(fibe).has_errors());
     }
 }

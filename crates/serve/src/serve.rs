@@ -174,7 +174,12 @@ pub async fn serve(args: ServeArgs, settings: Settings) -> u8 {
             );
             return exit::INVALID;
         }
-        match judged::Evaluator::new(&args.judge, &served, &upstreams) {
+        match judged::Evaluator::new(
+            &args.judge,
+            &served,
+            &upstreams,
+            settings.judge_max_reply_kb,
+        ) {
             Ok(e) => Some(Arc::new(e)),
             Err(e) => {
                 eprintln!("error: {e}");

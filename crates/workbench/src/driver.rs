@@ -418,7 +418,8 @@ fn save_trace(app: &mut App, trace: &crate::engine::run::trace::Trace) {
     let Some(dir) = app.dirs.data.as_ref() else {
         return;
     };
-    let runs = crate::engine::run::store::Runs::at(dir.join("runs"));
+    let runs =
+        crate::engine::run::store::Runs::at(dir.join("runs")).capped(app.opts.settings.max_runs);
     if let Err(e) = runs.save_with_source(trace, app.run_source.as_deref()) {
         app.say(
             format!("could not save the run to {}: {e}", runs.dir.display()),

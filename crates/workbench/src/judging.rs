@@ -43,6 +43,10 @@ pub struct Job {
     pub config: Option<PathBuf>,
     /// The judge the environment declares (the workbench's flags).
     pub judge: JudgeFlags,
+    /// `PIPEWRIGHT_JUDGE_MAX_REPLY_KB` and `PIPEWRIGHT_MAX_RUNS`, as the
+    /// driver's settings give them.
+    pub max_reply_kb: Option<usize>,
+    pub max_runs: Option<usize>,
     /// The servers' tool lists, when a session is connected.
     pub tools: IndexMap<String, Vec<ToolInfo>>,
 }
@@ -58,7 +62,10 @@ pub fn spawn(job: Job, tx: mpsc::UnboundedSender<Message>) {
 
 async fn judge(job: Job) -> Result<Trace, String> {
     let again = matches!(job.subject, Subject::Saved(_));
-    let runs = job.data.as_ref().map(|d| Runs::at(d.join("runs")));
+    let runs = job
+        .data
+        .as_ref()
+        .map(|d| Runs::at(d.join("runs")).capped(job.max_runs));
     let trace = match job.subject {
         Subject::Finished(t) => *t,
         Subject::Saved(id) => {
@@ -88,7 +95,9 @@ async fn judge(job: Job) -> Result<Trace, String> {
     let redactor = Redactor::default();
     let grader = Grader {
         sources,
-        bench: Arc::new(Bench::new(&table, redactor.clone(), None, None)),
+        bench: Arc::new(
+            Bench::new(&table, redactor.clone(), None, None).with_max_reply_kb(job.max_reply_kb),
+        ),
     };
     let judge = grader.judge_for(comp, &trace.vars, &redactor);
     let budget = comp.budget.or(job.pipeline.budget);

@@ -37,6 +37,8 @@ pub struct Report<'a> {
     pub otlp_endpoint: Option<&'a str>,
     /// Fibe's caps, to show the run in the file's own steps.
     pub fibe: crate::engine::file::import::FibeLimits,
+    /// `PIPEWRIGHT_MAX_RUNS` as the driver's settings give it.
+    pub max_runs: Option<usize>,
 }
 
 /// The exit code of a run that could not be followed to its trace.
@@ -155,10 +157,12 @@ pub async fn follow(
     let name = file.map_or_else(|| trace.file.clone(), |f| f.0.to_owned());
     if report.save {
         match file {
-            Some((_, source, p)) => {
-                crate::report::keep(&trace, Some(&store::KeptSource::of(source, p)))
-            }
-            None => crate::report::keep(&trace, None),
+            Some((_, source, p)) => crate::report::keep(
+                &trace,
+                Some(&store::KeptSource::of(source, p)),
+                report.max_runs,
+            ),
+            None => crate::report::keep(&trace, None, report.max_runs),
         }
     }
     let traces = [trace];

@@ -27,7 +27,7 @@ use crate::file::model::{
     Mock, Need, Node, OnError, OutputSpec, Pipeline, RefSite, ServerDecl, ServerSource, When,
 };
 use crate::file::yaml::{self, YKind, YNode};
-use crate::lang::jq::JqProgram;
+use crate::lang::jq::{JqLimits, JqProgram};
 use crate::lang::reference::{self, Part, Root};
 
 /// The result of loading: the model when it could be built, and every
@@ -63,18 +63,19 @@ impl Loaded {
 
 /// Loads native pipeline YAML or JSON text (no import detection).
 pub fn load_native_str(source: &str) -> Loaded {
-    load_native_with(source, None, &[])
+    load_native_with(source, None, (&[], JqLimits::default()))
 }
 
-/// [`load_native_str`] with the alias limit `max_alias_mb` and the servers
-/// the command line adds (`cli_servers`; see [`load_tree_with`]).
+/// [`load_native_str`] with the alias limit `max_alias_mb`, the servers
+/// the command line adds and the jq programs' limits (see
+/// [`load_tree_with`]).
 pub fn load_native_with(
     source: &str,
     max_alias_mb: Option<usize>,
-    cli_servers: &[String],
+    given: (&[String], JqLimits),
 ) -> Loaded {
     match yaml::parse_limited(source, max_alias_mb) {
-        Ok(root) => load_tree_with(source, &root, cli_servers),
+        Ok(root) => load_tree_with(source, &root, given),
         Err(d) => Loaded {
             pipeline: None,
             diagnostics: vec![d],
@@ -84,16 +85,22 @@ pub fn load_native_with(
 
 /// Loads an already parsed native document.
 pub fn load_tree(source: &str, root: &YNode) -> Loaded {
-    load_tree_with(source, root, &[])
+    load_tree_with(source, root, (&[], JqLimits::default()))
 }
 
 /// [`load_tree`] knowing the servers the command line adds
 /// (`--server NAME=…`, `--servers-from`): nodes may name them, and a node
-/// that names none is an error when that makes the choice ambiguous.
-pub fn load_tree_with(source: &str, root: &YNode, cli_servers: &[String]) -> Loaded {
+/// that names none is an error when that makes the choice ambiguous; and
+/// with what each of its jq programs may spend (`jq`).
+pub fn load_tree_with(
+    source: &str,
+    root: &YNode,
+    (cli_servers, jq): (&[String], JqLimits),
+) -> Loaded {
     let mut loader = Loader {
         src: source,
         cli_servers,
+        jq,
         diags: Vec::new(),
         scratch: Vec::new(),
         programs: HashMap::new(),
@@ -111,6 +118,8 @@ struct Loader<'s> {
     src: &'s str,
     /// Servers the command line adds that nodes may name.
     cli_servers: &'s [String],
+    /// What each jq program compiled here may spend.
+    jq: JqLimits,
     diags: Vec<Diagnostic>,
     /// Room for each node's canonical text while it is hashed.
     scratch: Vec<u8>,

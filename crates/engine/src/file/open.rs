@@ -9,6 +9,7 @@ use crate::diag::{Diagnostic, Pos, Span};
 use crate::file::import::{self, Dialect, FibeLimits};
 use crate::file::loader::{self, Loaded};
 use crate::file::yaml;
+use crate::lang::jq::JqLimits;
 
 /// How files are loaded, as the driver's settings and command line say;
 /// the default is every limit at its default and no command-line server.
@@ -23,6 +24,8 @@ pub struct LoadOptions {
     /// The servers the command line adds (`--server NAME=…`,
     /// `--servers-from`): nodes may name them.
     pub cli_servers: Vec<String>,
+    /// What each jq program of the file may spend.
+    pub jq: JqLimits,
 }
 
 impl LoadOptions {
@@ -145,7 +148,7 @@ pub fn load_str_with(source: &str, dialect: Dialect, opts: &LoadOptions) -> Load
         d => d,
     };
     if dialect == Dialect::Native {
-        return loader::load_tree_with(source, &root, &opts.cli_servers);
+        return loader::load_tree_with(source, &root, (&opts.cli_servers, opts.jq));
     }
     let conv = import::convert_tree(source, &root, dialect, opts.fibe);
     if conv.has_errors() || conv.yaml.is_empty() {
@@ -154,7 +157,8 @@ pub fn load_str_with(source: &str, dialect: Dialect, opts: &LoadOptions) -> Load
             diagnostics: conv.diagnostics,
         };
     }
-    let native = loader::load_native_with(&conv.yaml, opts.max_alias_mb, &opts.cli_servers);
+    let native =
+        loader::load_native_with(&conv.yaml, opts.max_alias_mb, (&opts.cli_servers, opts.jq));
     let mut diagnostics = conv.diagnostics.clone();
     for d in native.diagnostics {
         // Order-only parents are how steps are sequenced; not a problem here.

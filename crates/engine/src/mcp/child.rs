@@ -22,7 +22,7 @@ use tokio::sync::Mutex as AsyncMutex;
 
 use super::log::ServerLog;
 use super::reply::{self, Read, Replies};
-use super::stdout::{LineReader, Stdout, StdoutNotes, max_message_bytes};
+use super::stdout::{LineReader, Stdout, StdoutNotes};
 
 /// How long a stdio server gets to exit after its stdin closes, and again
 /// after SIGTERM, unless `--shutdown-grace` says otherwise (the driver puts
@@ -140,7 +140,12 @@ impl StdioChild {
         let notes = StdoutNotes::default();
         Ok(StdioChild {
             io: Io {
-                stdout: LineReader::new(stdout, max_message_bytes(), notes.clone(), log),
+                stdout: LineReader::new(
+                    stdout,
+                    replies.limits().max_message_bytes(),
+                    notes.clone(),
+                    log,
+                ),
                 stdin: Arc::new(AsyncMutex::new(Some(stdin))),
                 replies,
             },

@@ -21,7 +21,6 @@ use super::error::{McpError, chain_message};
 use super::log::ServerLog;
 use super::reply::Replies;
 use super::revision::{self, Protocol};
-use super::stdout::max_message_bytes;
 
 /// Ordinary HTTP POSTs in flight at once on one HTTP connection.
 const HTTP_CONCURRENCY: usize = 64;
@@ -141,7 +140,7 @@ pub(super) fn http_transport(
     let config = StreamableHttpClientTransportConfig::with_uri(url)
         .custom_headers(custom)
         .max_concurrent_requests(HTTP_CONCURRENCY)
-        .max_sse_event_size(max_message_bytes());
+        .max_sse_event_size(replies.limits().max_message_bytes());
     Ok(StreamableHttpClientTransport::with_client(
         BearerClient::new(url, oauth, (auth.cloned(), logins.clone()))
             .with_replies(replies.clone()),

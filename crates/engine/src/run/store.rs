@@ -232,6 +232,9 @@ fn masked_source(text: &str, p: &Pipeline) -> String {
 #[derive(Debug, Clone)]
 pub struct Runs {
     pub dir: PathBuf,
+    /// Saved runs kept (`PIPEWRIGHT_MAX_RUNS` as the driver's settings
+    /// give it; `None`: [`DEFAULT_MAX_RUNS`]; 0: no cap).
+    pub max_runs: Option<usize>,
 }
 
 impl Runs {
@@ -241,7 +244,10 @@ impl Runs {
     }
 
     pub fn at(dir: PathBuf) -> Runs {
-        Runs { dir }
+        Runs {
+            dir,
+            max_runs: None,
+        }
     }
 
     /// The newest saved trace of `file`'s composition `comp` (and case), as
@@ -291,11 +297,17 @@ impl Runs {
             .collect()
     }
 
+    /// The same store, keeping at most `max_runs` saved runs (`None`:
+    /// [`DEFAULT_MAX_RUNS`]; 0: no cap).
+    pub fn capped(mut self, max_runs: Option<usize>) -> Runs {
+        self.max_runs = max_runs;
+        self
+    }
+
     /// Writes the trace and its index line, then keeps the directory under
-    /// its cap (`PIPEWRIGHT_MAX_RUNS`, else [`DEFAULT_MAX_RUNS`]); returns
-    /// the trace's path.
+    /// its cap ([`Runs::max_runs`]); returns the trace's path.
     pub fn save(&self, trace: &Trace) -> std::io::Result<PathBuf> {
-        let cap = crate::settings::get().max_runs.unwrap_or(DEFAULT_MAX_RUNS);
+        let cap = self.max_runs.unwrap_or(DEFAULT_MAX_RUNS);
         self.save_capped(trace, cap)
     }
 
@@ -567,6 +579,27 @@ mod tests {
             },
             ..Trace::default()
         }
+    }
+
+    #[test]
+    fn the_cap_is_the_stores_own_not_the_environments() {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let runs = Runs::at(dir.path().join("runs")).capped(Some(1));
+        runs.save(&run("20261125-100000-aaaa"))
+            .unwrap_or_else(|e| panic!("{e}"));
+        runs.save(&run("20261125-100001-bbbb"))
+            .unwrap_or_else(|e| panic!("{e}"));
+        let ids: Vec<String> = runs.entries().into_iter().map(|e| e.id).collect();
+        assert_eq!(ids, ["20261125-100001-bbbb"]);
+        // Uncapped by the caller: the default keeps both.
+        let other = Runs::at(dir.path().join("other"));
+        other
+            .save(&run("20261125-100000-aaaa"))
+            .unwrap_or_else(|e| panic!("{e}"));
+        other
+            .save(&run("20261125-100001-bbbb"))
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(other.entries().len(), 2);
     }
 
     #[test]

@@ -47,7 +47,10 @@ fn run_plan(
 
 impl App {
     pub(super) fn runs(&self) -> Option<Runs> {
-        self.dirs.data.as_ref().map(|d| Runs::at(d.join("runs")))
+        self.dirs
+            .data
+            .as_ref()
+            .map(|d| Runs::at(d.join("runs")).capped(self.opts.settings.max_runs))
     }
 
     /// The run on screen: the one opened read-only, else the last finished.
