@@ -56,9 +56,14 @@ pub(crate) struct Replies {
     limits: MessageLimits,
 }
 
+/// How big a server's whole tool list may be, in MiB, unless
+/// `PIPEWRIGHT_MAX_TOOL_LIST_MB` says otherwise: the definitions as JSON,
+/// every page together.
+pub const DEFAULT_MAX_TOOL_LIST_MB: usize = 16;
+
 /// How much one server may send: one message, and its whole tool list;
 /// `None` is the default ([`DEFAULT_MAX_MESSAGE_MB`],
-/// [`super::wire::DEFAULT_MAX_TOOL_LIST_MB`]).
+/// [`DEFAULT_MAX_TOOL_LIST_MB`]).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct MessageLimits {
     /// `PIPEWRIGHT_MAX_MESSAGE_MB`.
@@ -78,7 +83,7 @@ impl MessageLimits {
     /// The largest tool list, in bytes.
     pub fn max_tool_list_bytes(self) -> usize {
         self.max_tool_list_mb
-            .unwrap_or(super::wire::DEFAULT_MAX_TOOL_LIST_MB)
+            .unwrap_or(DEFAULT_MAX_TOOL_LIST_MB)
             .saturating_mul(1024 * 1024)
     }
 }

@@ -19,11 +19,6 @@ use super::tools::ToolInfo;
 /// A server that pages `tools/list` more often than this is looping.
 const MAX_TOOL_PAGES: usize = 1000;
 
-/// How big a server's whole tool list may be, in MiB, unless
-/// `PIPEWRIGHT_MAX_TOOL_LIST_MB` says otherwise: the definitions as JSON,
-/// every page together.
-pub const DEFAULT_MAX_TOOL_LIST_MB: usize = 16;
-
 /// Sends `notifications/cancelled` when a call's future is dropped while it
 /// still waits for its answer.
 pub(super) struct AbandonGuard {
