@@ -124,8 +124,9 @@ pub async fn eval(args: EvalArgs, settings: &Settings) -> u8 {
     }
     let t = crate::engine::eval::regrade(&old, comp, judge, budget).await;
     if !args.no_save {
-        if let Some(r) = Runs::open()
-            && let Err(e) = r.save_with_source(&t, Some(&source))
+        let load = settings.load_options(Vec::new());
+        if let Some(r) = Runs::open().map(|r| r.capped(settings.max_runs))
+            && let Err(e) = r.save_with_source(&t, Some((&source, &load)))
         {
             eprintln!("warning: could not save the judged run: {e}");
         }

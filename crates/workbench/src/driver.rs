@@ -420,7 +420,10 @@ fn save_trace(app: &mut App, trace: &crate::engine::run::trace::Trace) {
     };
     let runs =
         crate::engine::run::store::Runs::at(dir.join("runs")).capped(app.opts.settings.max_runs);
-    if let Err(e) = runs.save_with_source(trace, app.run_source.as_deref()) {
+    if let Err(e) = runs.save_with_source(
+        trace,
+        app.run_source.as_deref().map(|s| (s, &app.opts.load)),
+    ) {
         app.say(
             format!("could not save the run to {}: {e}", runs.dir.display()),
             true,

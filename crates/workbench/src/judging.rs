@@ -47,6 +47,8 @@ pub struct Job {
     /// driver's settings give them.
     pub max_reply_kb: Option<usize>,
     pub max_runs: Option<usize>,
+    /// How the file's text is loaded to mask its secrets when kept.
+    pub load: crate::engine::file::open::LoadOptions,
     /// The servers' tool lists, when a session is connected.
     pub tools: IndexMap<String, Vec<ToolInfo>>,
 }
@@ -105,7 +107,7 @@ async fn judge(job: Job) -> Result<Trace, String> {
         None => Err("no data directory: runs are not kept".into()),
         Some(runs) if again => {
             let t = crate::engine::eval::regrade(&trace, comp, judge, budget).await;
-            runs.save_with_source(&t, job.source.as_deref())
+            runs.save_with_source(&t, job.source.as_deref().map(|s| (s, &job.load)))
                 .map_err(|e| format!("could not save the judged run: {e}"))?;
             Ok(t)
         }

@@ -21,6 +21,7 @@ impl App {
             judge: self.opts.judge.clone(),
             max_reply_kb: self.opts.settings.judge_max_reply_kb,
             max_runs: self.opts.settings.max_runs,
+            load: self.opts.load.clone(),
             tools: IndexMap::new(),
         })))
     }
