@@ -93,7 +93,7 @@ fn bench(c: &mut Criterion) {
         b.iter(|| KeptSource::of(std::hint::black_box(&src), &pipeline))
     });
     c.bench_function("kept_source_1000_step_pipe_parsed_again", |b| {
-        b.iter(|| KeptSource::parse(std::hint::black_box(&src)))
+        b.iter(|| KeptSource::parse(std::hint::black_box(&src), &Default::default()))
     });
 }
 

@@ -621,6 +621,7 @@ async fn http_connect_and_call_echo() {
     let spec = ServerSpec::Http {
         url: server.url.clone(),
         headers: BTreeMap::from([("X-Pipewright-Test".into(), "1".into())]),
+        auth: None,
         protocol: None,
     };
     let conn = Connection::connect("everything-http", &spec, &options())
@@ -658,6 +659,7 @@ async fn http_cancel_returns_at_once() {
     let spec = ServerSpec::Http {
         url: server.url.clone(),
         headers: BTreeMap::new(),
+        auth: None,
         protocol: None,
     };
     let conn = Connection::connect("everything-http", &spec, &options())
@@ -727,6 +729,7 @@ async fn http_headers_reach_the_server_and_stay_out_of_errors() {
             ("Authorization".into(), "Bearer s3cret-token".into()),
             ("X-Pipewright-Probe".into(), "yes".into()),
         ]),
+        auth: None,
         protocol: None,
     };
     let err = Connection::connect("users", &spec, &options())
@@ -761,6 +764,7 @@ async fn nothing_listening_is_a_connect_error() {
     let spec = ServerSpec::Http {
         url: format!("http://127.0.0.1:{port}/mcp"),
         headers: BTreeMap::new(),
+        auth: None,
         protocol: None,
     };
     let err = Connection::connect("down", &spec, &options())
@@ -945,6 +949,7 @@ async fn connect_probe(json_replies: bool) -> (Connection, Arc<Mutex<probe::Seen
     let spec = ServerSpec::Http {
         url,
         headers: BTreeMap::new(),
+        auth: None,
         protocol: None,
     };
     let conn = Connection::connect("probe", &spec, &options())
@@ -1117,6 +1122,7 @@ async fn server_requests_get_roots_and_ping_answered_and_sampling_declined_witho
     let spec = ServerSpec::Http {
         url,
         headers: BTreeMap::new(),
+        auth: None,
         protocol: Some(pipewright::engine::mcp::Protocol::Legacy),
     };
     let conn = Connection::connect("probe", &spec, &options())

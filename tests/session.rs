@@ -61,6 +61,7 @@ impl Demo {
         let spec = ServerSpec::Http {
             url: handle.url(),
             headers: BTreeMap::new(),
+            auth: None,
             protocol: None,
         };
         Demo::connect(spec, Some(handle)).await

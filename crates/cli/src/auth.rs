@@ -8,7 +8,8 @@ use std::path::PathBuf;
 use clap::{Args, Subcommand};
 use serde_json::json;
 
-use crate::engine::file::open::load_file;
+use crate::engine::file::import::Dialect;
+use crate::engine::file::open::load_file_with;
 use crate::engine::mcp::ServerSpec;
 use crate::engine::mcp::auth::{
     self, AuthConfig, Browser, LoginOptions, OAuthError, Status, TokenStore, canonical_url,
@@ -16,6 +17,7 @@ use crate::engine::mcp::auth::{
 use crate::engine::mcp::servers;
 use crate::engine::options::{duration_flag, exit};
 use crate::engine::redact::Redactor;
+use crate::engine::settings::Settings;
 
 /// The `auth` subcommands.
 #[derive(Debug, Subcommand)]
@@ -99,30 +101,37 @@ pub struct StatusArgs {
 }
 
 /// Runs an `auth` subcommand; returns the exit code.
-pub async fn auth(cmd: AuthCommand) -> u8 {
+pub async fn auth(cmd: AuthCommand, settings: &Settings) -> u8 {
     let store = match TokenStore::open_default() {
         Ok(store) => store,
         Err(e) => return crate::report::usage(e),
     };
     match cmd {
-        AuthCommand::Login(args) => login(args, &store).await,
-        AuthCommand::Logout(target) => logout(&target, &store).await,
-        AuthCommand::Status(args) => status(args, &store),
+        AuthCommand::Login(args) => login(args, &store, settings).await,
+        AuthCommand::Logout(target) => logout(&target, &store, settings).await,
+        AuthCommand::Status(args) => status(args, &store, settings),
     }
 }
 
-/// The canonical URL of the server a command names: a URL as it is, or a
-/// name looked up among the HTTP servers of `--file`.
-fn resolve(server: &str, file: Option<&PathBuf>) -> Result<String, u8> {
+/// The canonical URL of the server a command names (a URL as it is, or a
+/// name looked up among the HTTP servers of `--file`), with the `auth:`
+/// block the file declares for it.
+fn resolve(
+    server: &str,
+    file: Option<&PathBuf>,
+    settings: &Settings,
+) -> Result<(String, Option<AuthConfig>), u8> {
     if server.contains("://") {
-        return canonical_url(server).map_err(crate::report::usage);
+        return canonical_url(server)
+            .map(|url| (url, None))
+            .map_err(crate::report::usage);
     }
     let Some(path) = file else {
         return Err(crate::report::usage(format!(
             "`{server}` is not an http(s) URL; to name a server of a pipeline file, add `--file FILE`"
         )));
     };
-    let (source, loaded) = load_file(path);
+    let (source, loaded) = load_file_with(path, Dialect::Auto, &settings.load_options(Vec::new()));
     if crate::report::report_diagnostics(&path.display().to_string(), &source, &loaded) {
         return Err(exit::INVALID);
     }
@@ -130,7 +139,9 @@ fn resolve(server: &str, file: Option<&PathBuf>) -> Result<String, u8> {
     let specs = servers::resolve(&pipeline, &[], None, &pipeline.vars, &Redactor::default())
         .map_err(crate::report::usage)?;
     match specs.get(server) {
-        Some(ServerSpec::Http { url, .. }) => canonical_url(url).map_err(crate::report::usage),
+        Some(ServerSpec::Http { url, auth, .. }) => canonical_url(url)
+            .map(|url| (url, auth.clone()))
+            .map_err(crate::report::usage),
         Some(ServerSpec::Stdio { .. }) => Err(crate::report::usage(format!(
             "server `{server}` of {} is a stdio server; only HTTP servers log in",
             path.display()
@@ -160,9 +171,9 @@ fn failure(e: &OAuthError) -> u8 {
     }
 }
 
-async fn login(args: LoginArgs, store: &TokenStore) -> u8 {
-    let url = match resolve(&args.target.server, args.target.file.as_ref()) {
-        Ok(url) => url,
+async fn login(args: LoginArgs, store: &TokenStore, settings: &Settings) -> u8 {
+    let (url, declared) = match resolve(&args.target.server, args.target.file.as_ref(), settings) {
+        Ok(found) => found,
         Err(code) => return code,
     };
     let timeout = match duration_flag("timeout", Some(&args.timeout)) {
@@ -170,7 +181,7 @@ async fn login(args: LoginArgs, store: &TokenStore) -> u8 {
         Ok(None) => LoginOptions::default().timeout,
         Err(e) => return crate::report::usage(e),
     };
-    let declared = auth::declared(&url).unwrap_or_default();
+    let declared = declared.unwrap_or_default();
     if args.client_credentials || (declared.client_credentials && args.client_id.is_none()) {
         return client_credentials(&url, args, declared, store).await;
     }
@@ -263,9 +274,9 @@ async fn client_credentials(
     }
 }
 
-async fn logout(target: &Target, store: &TokenStore) -> u8 {
-    let url = match resolve(&target.server, target.file.as_ref()) {
-        Ok(url) => url,
+async fn logout(target: &Target, store: &TokenStore, settings: &Settings) -> u8 {
+    let url = match resolve(&target.server, target.file.as_ref(), settings) {
+        Ok((url, _)) => url,
         Err(code) => return code,
     };
     match auth::logout(store, &url).await {
@@ -286,11 +297,11 @@ async fn logout(target: &Target, store: &TokenStore) -> u8 {
     }
 }
 
-fn status(args: StatusArgs, store: &TokenStore) -> u8 {
+fn status(args: StatusArgs, store: &TokenStore, settings: &Settings) -> u8 {
     let shown: Vec<Status> = match &args.server {
         Some(server) => {
-            let url = match resolve(server, args.file.as_ref()) {
-                Ok(url) => url,
+            let url = match resolve(server, args.file.as_ref(), settings) {
+                Ok((url, _)) => url,
                 Err(code) => return code,
             };
             match auth::status(store, &url) {

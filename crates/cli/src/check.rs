@@ -5,8 +5,9 @@ use std::path::PathBuf;
 use clap::Args;
 
 use crate::engine::file::import::Dialect;
-use crate::engine::file::open::load_file_as;
+use crate::engine::file::open::load_file_with;
 use crate::engine::options::exit;
+use crate::engine::settings::Settings;
 
 /// Arguments of `check`.
 #[derive(Debug, Args)]
@@ -20,11 +21,12 @@ pub struct CheckArgs {
 }
 
 /// Exit 0 when every file is valid (warnings allowed), 2 otherwise.
-pub fn check(args: &CheckArgs) -> u8 {
+pub fn check(args: &CheckArgs, settings: &Settings) -> u8 {
     let mut bad = false;
     for path in &args.files {
         let name = path.display().to_string();
-        let (source, loaded) = load_file_as(path, args.dialect);
+        let (source, loaded) =
+            load_file_with(path, args.dialect, &settings.load_options(Vec::new()));
         let errors = super::report::report_diagnostics(&name, &source, &loaded);
         let warnings = loaded.warnings().count();
         if errors {

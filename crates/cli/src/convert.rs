@@ -1,6 +1,7 @@
 //! `pipewright convert FILE`: print the native YAML of a Fibe or Discord
 //! pipeline file.
 
+use crate::engine::settings::Settings;
 use std::path::PathBuf;
 
 use clap::Args;
@@ -20,7 +21,7 @@ pub struct ConvertArgs {
 
 /// Prints the native YAML on stdout; exit 2 with diagnostics when the file
 /// cannot be converted or the result would not load.
-pub fn convert(args: &ConvertArgs) -> u8 {
+pub fn convert(args: &ConvertArgs, settings: &Settings) -> u8 {
     let name = args.file.display().to_string();
     let source = match std::fs::read_to_string(&args.file) {
         Ok(s) => s,
@@ -29,7 +30,7 @@ pub fn convert(args: &ConvertArgs) -> u8 {
             return exit::INVALID;
         }
     };
-    let conv = match import::convert(&source, args.dialect) {
+    let conv = match import::convert(&source, args.dialect, settings.fibe) {
         Ok(c) => c,
         Err(d) => {
             eprintln!("{}", d.render(&name, Some(&source)));
@@ -42,7 +43,11 @@ pub fn convert(args: &ConvertArgs) -> u8 {
     }
     // Load through the importer so problems the native loader finds are
     // shown at their place in the original file too.
-    let loaded = crate::engine::file::open::load_str_as(&source, conv.dialect);
+    let loaded = crate::engine::file::open::load_str_with(
+        &source,
+        conv.dialect,
+        &settings.load_options(Vec::new()),
+    );
     if super::report::report_diagnostics(&name, &source, &loaded) {
         eprintln!("{name}: not converted: the file has errors");
         return exit::INVALID;

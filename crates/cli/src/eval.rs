@@ -6,6 +6,7 @@
 //! changes. `--dry-run` prints the prompts the judge would get and what
 //! they would cost, and asks nothing.
 
+use crate::engine::settings::Settings;
 use std::path::{Path, PathBuf};
 
 use clap::Args;
@@ -50,7 +51,7 @@ pub struct EvalArgs {
 }
 
 /// Judges a saved run again; returns the exit code.
-pub async fn eval(args: EvalArgs) -> u8 {
+pub async fn eval(args: EvalArgs, settings: &Settings) -> u8 {
     let Some(runs) = Runs::open() else {
         return usage("no user data directory (set PIPEWRIGHT_DATA_DIR)");
     };
@@ -70,7 +71,11 @@ pub async fn eval(args: EvalArgs) -> u8 {
         Ok(x) => x,
         Err(e) => return fail(e),
     };
-    let loaded = crate::engine::file::open::load_str_as(&source, Dialect::Auto);
+    let loaded = crate::engine::file::open::load_str_with(
+        &source,
+        Dialect::Auto,
+        &settings.load_options(Vec::new()),
+    );
     if super::report::report_diagnostics(&file, &source, &loaded) {
         eprintln!("{file}: not judged: the file has errors");
         return exit::INVALID;
@@ -99,11 +104,18 @@ pub async fn eval(args: EvalArgs) -> u8 {
         Err(e) => return usage(e),
     };
     let redactor = Redactor::default();
-    let grader =
-        match crate::serve::judge::grader(&args.judge, &pipeline, &table, &redactor, None, None) {
-            Ok(g) => g,
-            Err(e) => return usage(e),
-        };
+    let grader = match crate::serve::judge::grader(
+        &args.judge,
+        &pipeline,
+        &table,
+        &redactor,
+        None,
+        None,
+        settings.judge_max_reply_kb,
+    ) {
+        Ok(g) => g,
+        Err(e) => return usage(e),
+    };
     let judge = grader.judge_for(comp, &old.vars, &redactor);
     let budget = comp.budget.or(pipeline.budget);
     if args.dry_run {
@@ -112,8 +124,9 @@ pub async fn eval(args: EvalArgs) -> u8 {
     }
     let t = crate::engine::eval::regrade(&old, comp, judge, budget).await;
     if !args.no_save {
-        if let Some(r) = Runs::open()
-            && let Err(e) = r.save_with_source(&t, Some(&source))
+        let load = settings.load_options(Vec::new());
+        if let Some(r) = Runs::open().map(|r| r.capped(settings.max_runs))
+            && let Err(e) = r.save_with_source(&t, Some((&source, &load)))
         {
             eprintln!("warning: could not save the judged run: {e}");
         }

@@ -290,12 +290,15 @@ pub fn print(traces: &[Trace], shapes: &[Shape], envelope: fn(&Trace, &Shape) ->
 pub fn print_run(
     traces: &[Trace],
     pipeline: &crate::engine::file::model::Pipeline,
-    source: &str,
-    dialect: crate::engine::file::import::Dialect,
+    (source, dialect, limits): (
+        &str,
+        crate::engine::file::import::Dialect,
+        crate::engine::file::import::FibeLimits,
+    ),
     fibe_envelope: bool,
 ) {
     use crate::engine::file::import::{self, Dialect};
-    let conv = import::convert(source, dialect)
+    let conv = import::convert(source, dialect, limits)
         .ok()
         .filter(|c| c.dialect != Dialect::Native && !c.has_errors());
     let shapes: Vec<Shape> = traces

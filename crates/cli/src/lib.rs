@@ -207,23 +207,21 @@ pub fn main() -> ExitCode {
         }
         default_hook(info);
     }));
-    // The limits the environment sets are read here, once, before anything
-    // uses them; without this the engine uses its defaults.
-    crate::engine::settings::install(crate::engine::settings::Settings::from_env());
+    // The limits the environment sets are read here, once, and the flags'
+    // values join them: this one value is what every command hands the
+    // engine (which keeps no settings of its own).
+    let mut settings = crate::engine::settings::Settings::from_env();
     let cli = Cli::parse_from(mcptest_argv(std::env::args_os().collect()));
-    if let Some(level) = cli.log_level {
-        crate::engine::mcp::set_log_level(level);
-    }
-    crate::engine::mcp::set_protocol(crate::engine::mcp::Choices::of(&cli.protocol));
+    settings.log_level = cli.log_level;
+    settings.protocol = crate::engine::mcp::Choices::of(&cli.protocol);
     match crate::engine::options::duration_flag("shutdown-grace", Some(&cli.shutdown_grace)) {
-        Ok(Some(grace)) => crate::engine::mcp::set_shutdown_grace(grace),
-        Ok(None) => {}
+        Ok(grace) => settings.shutdown_grace = grace,
         Err(e) => return ExitCode::from(crate::report::usage(e)),
     }
-    crate::engine::file::import::set_fibe_limits(crate::engine::file::import::FibeLimits {
+    settings.fibe = crate::engine::file::import::FibeLimits {
         max_steps: cli.fibe_max_steps,
         max_iterations: cli.fibe_max_iterations,
-    });
+    };
     // reqwest is built without a default TLS provider; ring serves https.
     let _ = rustls::crypto::ring::default_provider().install_default();
     let runtime = match tokio::runtime::Builder::new_current_thread()
@@ -249,45 +247,49 @@ pub fn main() -> ExitCode {
             log::Sink::Stderr
         });
         {
-            use crate::engine::mcp::auth::{Prompt, set_prompt};
+            use crate::engine::mcp::auth::Prompt;
             use std::io::IsTerminal;
-            let prompt = if matches!(command, Command::Edit(_)) {
+            settings.prompt = Some(if matches!(command, Command::Edit(_)) {
                 // The workbench owns the screen: a login opens a browser only.
                 Prompt::BrowserOnly
+            } else if matches!(command, Command::Lsp(_)) {
+                // A language server never opens a browser or prints a
+                // login prompt.
+                Prompt::Never
             } else if std::io::stdin().is_terminal() && std::io::stderr().is_terminal() {
                 Prompt::Terminal
             } else {
                 Prompt::Never
-            };
-            set_prompt(prompt, |text| eprintln!("{text}"));
+            });
         }
+        let settings = &settings;
         match command {
-            Command::Edit(args) => crate::ui::edit(args).await,
-            Command::Run(args) if run::plans_only(&args) => plan::plan(args).await,
-            Command::Run(args) => match run::load(&args) {
+            Command::Edit(args) => crate::ui::edit(args, settings.clone()).await,
+            Command::Run(args) if run::plans_only(&args) => plan::plan(args, settings).await,
+            Command::Run(args) => match run::load(&args, settings) {
                 Err(code) => code,
                 Ok((source, loaded)) if run::file_plans_only(&loaded) => {
                     eprintln!(
                         "{}: `dry_run: true`: planning only, nothing is called (remove it to run)",
                         args.file.display()
                     );
-                    plan::plan_loaded(args, source, loaded).await
+                    plan::plan_loaded(args, source, loaded, settings).await
                 }
-                Ok((source, loaded)) => run::run(args, source, loaded).await,
+                Ok((source, loaded)) => run::run(args, source, loaded, settings).await,
             },
-            Command::Plan(args) => plan::plan(args).await,
-            Command::New(args) => new::new(args).await,
-            Command::Check(args) => check::check(&args),
-            Command::Tools(cmd) => tools::tools(cmd).await,
-            Command::Auth(cmd) => auth::auth(cmd).await,
-            Command::Runs(cmd) => runs::runs(cmd).await,
-            Command::Eval(args) => eval::eval(args).await,
+            Command::Plan(args) => plan::plan(args, settings).await,
+            Command::New(args) => new::new(args, settings).await,
+            Command::Check(args) => check::check(&args, settings),
+            Command::Tools(cmd) => tools::tools(cmd, settings).await,
+            Command::Auth(cmd) => auth::auth(cmd, settings).await,
+            Command::Runs(cmd) => runs::runs(cmd, settings).await,
+            Command::Eval(args) => eval::eval(args, settings).await,
             Command::DemoServer(args) => demo::demo(args).await,
-            Command::Lsp(args) => lsp::lsp(args).await,
-            Command::Serve(args) => serve::serve::serve(args).await,
+            Command::Lsp(args) => lsp::lsp(args, settings.clone()).await,
+            Command::Serve(args) => serve::serve::serve(args, settings.clone()).await,
             #[cfg(feature = "durable")]
-            Command::Worker(args) => serve::worker::worker(args).await,
-            Command::Convert(args) => convert::convert(&args),
+            Command::Worker(args) => serve::worker::worker(args, settings.clone()).await,
+            Command::Convert(args) => convert::convert(&args, settings),
             Command::Servers(cmd) => servers::servers(&cmd),
             Command::Schema => schema::schema(),
             Command::Completions(args) => completions::completions(&args, Cli::command()),

@@ -22,11 +22,10 @@ pub struct LspArgs {
 /// Runs the server until the editor says `exit` or closes stdin; returns
 /// the exit code. Fetches still under way get a moment to close their
 /// servers, then are dropped (which stops them).
-pub async fn lsp(args: LspArgs) -> u8 {
-    // A language server never opens a browser or prints a login prompt.
-    crate::engine::mcp::auth::set_prompt(crate::engine::mcp::auth::Prompt::Never, |_| {});
+pub async fn lsp(args: LspArgs, settings: crate::engine::settings::Settings) -> u8 {
     let options = pipewright_lsp::Options {
         connect: !args.no_connect,
+        settings,
     };
     let runtime = tokio::runtime::Handle::current();
     let ended =

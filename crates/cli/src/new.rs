@@ -13,6 +13,7 @@ use crate::engine::mcp::servers::{self, ServerArg};
 use crate::engine::mcp::{Connection, client_config};
 use crate::engine::options::exit;
 use crate::engine::redact::Redactor;
+use crate::engine::settings::Settings;
 
 /// Arguments of `new`.
 #[derive(Debug, Args)]
@@ -43,7 +44,7 @@ pub struct NewArgs {
 }
 
 /// Runs `new`; returns the exit code.
-pub async fn new(args: NewArgs) -> u8 {
+pub async fn new(args: NewArgs, settings: &Settings) -> u8 {
     if args.file.exists() && !args.force {
         eprintln!(
             "error: `{}` exists; not overwritten (pass --force to replace it)",
@@ -55,7 +56,7 @@ pub async fn new(args: NewArgs) -> u8 {
         Ok(e) => e,
         Err(e) => return super::report::usage(e),
     };
-    let conns = match connect(&args).await {
+    let conns = match connect(&args, settings).await {
         Ok(c) => c,
         Err(code) => return code,
     };
@@ -164,7 +165,7 @@ fn entries(args: &NewArgs) -> Result<Vec<(String, ServerEntry)>, String> {
 
 /// Connects every server the arguments name (the demo server when none),
 /// resolved as `run` resolves them.
-async fn connect(args: &NewArgs) -> Result<Vec<Connection>, u8> {
+async fn connect(args: &NewArgs, settings: &Settings) -> Result<Vec<Connection>, u8> {
     let mut pipeline = Pipeline::default();
     for p in &args.servers_from {
         if let Err(e) = client_config::add_to(&mut pipeline, p) {
@@ -180,7 +181,8 @@ async fn connect(args: &NewArgs) -> Result<Vec<Connection>, u8> {
         &redactor,
     )
     .map_err(super::report::usage)?;
-    let conns = super::servers::connect_each(&specs, &redactor).await?;
+    let connect = super::report::connect_options(settings);
+    let conns = super::servers::connect_each(&specs, &redactor, &connect).await?;
     Ok(conns)
 }
 

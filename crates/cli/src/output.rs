@@ -1,6 +1,7 @@
 //! How runs are printed (`run --format`, `runs show --format`) and
 //! exported (`--otlp`, `--otlp-endpoint`).
 
+use crate::engine::file::import::FibeLimits;
 use std::path::Path;
 
 use clap::ValueEnum;
@@ -33,7 +34,7 @@ pub fn print(
     format: Format,
     traces: &[Trace],
     file: &str,
-    pipeline: Option<(&Pipeline, &str, Dialect)>,
+    pipeline: Option<(&Pipeline, &str, Dialect, FibeLimits)>,
 ) {
     match format {
         Format::Text => print_text(traces),
@@ -49,8 +50,8 @@ pub fn print(
         Format::Fibe | Format::Discord => {
             let fibe = format == Format::Fibe;
             match pipeline {
-                Some((p, source, dialect)) => {
-                    super::formats::print_run(traces, p, source, dialect, fibe);
+                Some((p, source, dialect, limits)) => {
+                    super::formats::print_run(traces, p, (source, dialect, limits), fibe);
                 }
                 None => {
                     let shapes: Vec<super::formats::Shape> =

@@ -17,19 +17,25 @@ use crate::engine::mcp::servers;
 use crate::engine::options::exit;
 use crate::engine::plan::dry_run::{Plan, plan_composition, recorded_figures};
 use crate::engine::redact::Redactor;
+use crate::engine::settings::Settings;
 
 /// Plans the file; returns the exit code.
-pub async fn plan(args: RunArgs) -> u8 {
-    if let Err(e) = servers::announce_cli_servers(&args.servers, &args.servers_from) {
-        return usage(e);
-    }
-    let (source, loaded) = crate::engine::file::open::load_file_as(&args.file, args.dialect);
-    plan_loaded(args, source, loaded).await
+pub async fn plan(args: RunArgs, settings: &Settings) -> u8 {
+    let names = match servers::cli_server_names(&args.servers, &args.servers_from) {
+        Ok(names) => names,
+        Err(e) => return usage(e),
+    };
+    let (source, loaded) = crate::engine::file::open::load_file_with(
+        &args.file,
+        args.dialect,
+        &settings.load_options(names),
+    );
+    plan_loaded(args, source, loaded, settings).await
 }
 
 /// [`plan`] of the file `run` loaded already (one that says `dry_run:
 /// true`), with the command line's servers announced.
-pub async fn plan_loaded(args: RunArgs, source: String, loaded: Loaded) -> u8 {
+pub async fn plan_loaded(args: RunArgs, source: String, loaded: Loaded, settings: &Settings) -> u8 {
     let name = args.file.display().to_string();
     if super::report::report_diagnostics(&name, &source, &loaded) {
         eprintln!("{name}: not planned: the file has errors");
@@ -80,7 +86,15 @@ pub async fn plan_loaded(args: RunArgs, source: String, loaded: Loaded) -> u8 {
     // A plan never records: it calls nothing.
     let mut spend = args.spend.clone();
     spend.record = None;
-    let prepared = match super::spend::prepare(&spend, table, &specs, &needed, &redactor).await {
+    let prepared = match super::spend::prepare(
+        &spend,
+        table,
+        &specs,
+        &needed,
+        (&redactor, &super::report::connect_options(settings)),
+    )
+    .await
+    {
         Ok(p) => p,
         Err(code) => return code,
     };
@@ -105,6 +119,7 @@ pub async fn plan_loaded(args: RunArgs, source: String, loaded: Loaded) -> u8 {
         &redactor,
         prepared.judge_replay.clone(),
         None,
+        settings.judge_max_reply_kb,
     ) {
         Ok(g) => g,
         Err(e) => {

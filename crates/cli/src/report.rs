@@ -4,10 +4,18 @@
 
 pub use crate::serve::report::{keep, report_diagnostics};
 
+use crate::engine::mcp::ConnectOptions;
 use crate::engine::options::exit;
+use crate::engine::settings::Settings;
 
 /// Prints a usage error and gives its exit code.
 pub(crate) fn usage(msg: impl std::fmt::Display) -> u8 {
     eprintln!("error: {}", super::output::printable(&msg.to_string()));
     exit::INVALID
+}
+
+/// The options of the command line's connections: as `settings` say, a
+/// login's messages on stderr.
+pub fn connect_options(settings: &Settings) -> ConnectOptions {
+    settings.connect_options(|text| eprintln!("{text}"))
 }

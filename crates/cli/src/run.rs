@@ -14,7 +14,7 @@ use super::step::{self, Input, Stepping};
 use crate::engine::file::import::Dialect;
 use crate::engine::file::loader::Loaded;
 use crate::engine::file::model::{Budget, Composition, Pipeline};
-use crate::engine::file::open::load_file_as;
+use crate::engine::file::open::load_file_with;
 use crate::engine::mcp::caller::Caller;
 use crate::engine::mcp::human::Human;
 use crate::engine::mcp::human::answers::Answers;
@@ -28,6 +28,7 @@ use crate::engine::run::events::Event;
 use crate::engine::run::session::{self, BudgetMode, Command, SessionConfig};
 use crate::engine::run::store;
 use crate::engine::run::trace::{RunStatus, Trace};
+use crate::engine::settings::Settings;
 
 pub use super::output::Format;
 
@@ -224,11 +225,10 @@ pub(crate) fn servers_of(args: &RunArgs, pipeline: &mut Pipeline) -> Result<Serv
 
 /// The file `run` was given, loaded once: `Err` is the exit code of a
 /// usage mistake.
-pub fn load(args: &RunArgs) -> Result<(String, Loaded), u8> {
-    if let Err(e) = servers::announce_cli_servers(&args.servers, &args.servers_from) {
-        return Err(usage(e));
-    }
-    Ok(load_file_as(&args.file, args.dialect))
+pub fn load(args: &RunArgs, settings: &Settings) -> Result<(String, Loaded), u8> {
+    let names = servers::cli_server_names(&args.servers, &args.servers_from).map_err(usage)?;
+    let opts = settings.load_options(names);
+    Ok(load_file_with(&args.file, args.dialect, &opts))
 }
 
 /// Whether the loaded file asks to be planned, not run (`dry_run: true`).
@@ -237,7 +237,7 @@ pub fn file_plans_only(loaded: &Loaded) -> bool {
 }
 
 /// Runs the loaded file; returns the exit code.
-pub async fn run(args: RunArgs, source: String, loaded: Loaded) -> u8 {
+pub async fn run(args: RunArgs, source: String, loaded: Loaded, settings: &Settings) -> u8 {
     let name = args.file.display().to_string();
     if super::report::report_diagnostics(&name, &source, &loaded) {
         eprintln!("{name}: not run: the file has errors");
@@ -247,7 +247,7 @@ pub async fn run(args: RunArgs, source: String, loaded: Loaded) -> u8 {
         return exit::INVALID;
     };
     if let Some(on) = &args.on {
-        return on_restate(&args, on, &name, &source, &pipeline).await;
+        return on_restate(&args, on, (&name, &source, &pipeline), settings).await;
     }
     // Masked now, from the file's own servers (`--servers-from` adds more
     // below): the copy kept beside each saved run.
@@ -319,8 +319,9 @@ pub async fn run(args: RunArgs, source: String, loaded: Loaded) -> u8 {
         live: None,
         id: None,
     };
+    let connect = super::report::connect_options(settings);
     let prepared = tokio::select! {
-        p = super::spend::prepare(&args.spend, table, &specs, &needed, &redactor) => p,
+        p = super::spend::prepare(&args.spend, table, &specs, &needed, (&redactor, &connect)) => p,
         // Dropping the half-made connections kills the servers started.
         stop = watch.signals.next() => {
             eprintln!("stopped before the run began");
@@ -351,6 +352,7 @@ pub async fn run(args: RunArgs, source: String, loaded: Loaded) -> u8 {
         &redactor,
         prepared.judge_replay.clone(),
         prepared.recorder.clone(),
+        settings.judge_max_reply_kb,
     ) {
         Ok(g) => g,
         Err(e) => {
@@ -434,7 +436,7 @@ pub async fn run(args: RunArgs, source: String, loaded: Loaded) -> u8 {
                 }
             }
             if let Some(kept) = &kept {
-                super::report::keep(&trace, Some(kept));
+                super::report::keep(&trace, Some(kept), settings.max_runs);
             }
             // Saved: the record of the run in progress goes.
             watch.live = None;
@@ -456,7 +458,7 @@ pub async fn run(args: RunArgs, source: String, loaded: Loaded) -> u8 {
         args.format,
         &traces,
         &name,
-        Some((&pipeline, source.as_str(), args.dialect)),
+        Some((&pipeline, source.as_str(), args.dialect, settings.fibe)),
     );
     if let Some(code) =
         super::output::export_otlp(&traces, args.otlp.as_deref(), args.otlp_endpoint.as_deref())
@@ -495,7 +497,12 @@ pub async fn run(args: RunArgs, source: String, loaded: Loaded) -> u8 {
 }
 
 /// `run --on restate://…`: one composition, run by a worker.
-async fn on_restate(args: &RunArgs, on: &str, name: &str, source: &str, pipeline: &Pipeline) -> u8 {
+async fn on_restate(
+    args: &RunArgs,
+    on: &str,
+    (name, source, pipeline): (&str, &str, &Pipeline),
+    settings: &Settings,
+) -> u8 {
     let r = match remote::Restate::parse(on, args.restate_admin.as_deref()) {
         Ok(r) => r,
         Err(e) => return usage(e),
@@ -573,6 +580,8 @@ async fn on_restate(args: &RunArgs, on: &str, name: &str, source: &str, pipeline
             save: !args.no_save,
             otlp: args.otlp.as_deref(),
             otlp_endpoint: args.otlp_endpoint.as_deref(),
+            fibe: settings.fibe,
+            max_runs: settings.max_runs,
         },
     )
     .await

@@ -1,5 +1,6 @@
 //! `pipewright runs list|show|diff|export|prune`: the saved runs, read back.
 
+use crate::engine::settings::Settings;
 use std::path::PathBuf;
 
 use clap::{Args, Subcommand, ValueEnum};
@@ -139,7 +140,7 @@ pub struct PruneArgs {
 }
 
 /// Runs a `runs` subcommand; returns the exit code.
-pub async fn runs(cmd: RunsCommand) -> u8 {
+pub async fn runs(cmd: RunsCommand, settings: &Settings) -> u8 {
     let Some(runs) = Runs::open() else {
         return usage("no user data directory (set PIPEWRIGHT_DATA_DIR)");
     };
@@ -147,7 +148,11 @@ pub async fn runs(cmd: RunsCommand) -> u8 {
         RunsCommand::List(a) => list(&runs, &a),
         RunsCommand::Show(a) => match load(&runs, &a.id) {
             Ok((_, t)) => {
-                let pipeline = crate::engine::file::open::load_file(std::path::Path::new(&t.file));
+                let pipeline = crate::engine::file::open::load_file_with(
+                    std::path::Path::new(&t.file),
+                    crate::engine::file::import::Dialect::Auto,
+                    &settings.load_options(Vec::new()),
+                );
                 let valid = pipeline
                     .1
                     .pipeline
@@ -158,6 +163,7 @@ pub async fn runs(cmd: RunsCommand) -> u8 {
                         p,
                         pipeline.0.as_str(),
                         crate::engine::file::import::Dialect::Auto,
+                        settings.fibe,
                     )
                 });
                 print(a.format, std::slice::from_ref(&t), &t.file, shaped);
@@ -192,7 +198,7 @@ pub async fn runs(cmd: RunsCommand) -> u8 {
             }
         }
         RunsCommand::Prune(a) => prune(&runs, &a),
-        RunsCommand::Attach(a) => attach(&a).await,
+        RunsCommand::Attach(a) => attach(&a, settings.max_runs).await,
         RunsCommand::Answer(a) => answer::answer(&a).await,
     }
 }
@@ -230,7 +236,7 @@ fn load(runs: &Runs, spec: &str) -> Result<(Entry, Trace), u8> {
 }
 
 /// `runs attach`: follows a durable run, reports it, saves it.
-async fn attach(a: &AttachArgs) -> u8 {
+async fn attach(a: &AttachArgs, max_runs: Option<usize>) -> u8 {
     use super::run::remote;
     if !remote::valid_id(&a.id) {
         return usage(format!(
@@ -247,6 +253,9 @@ async fn attach(a: &AttachArgs) -> u8 {
         save: !a.no_save,
         otlp: None,
         otlp_endpoint: None,
+        // No file is shown in the file's own steps here.
+        fibe: Default::default(),
+        max_runs,
     };
     remote::follow(&r, &a.id, None, None, report).await
 }

@@ -21,10 +21,11 @@ use crate::engine::redact::Redactor;
 pub(crate) async fn connect_each(
     specs: &IndexMap<String, ServerSpec>,
     redactor: &Redactor,
+    opts: &ConnectOptions,
 ) -> Result<Vec<Connection>, u8> {
     let mut conns = Vec::new();
     for (name, spec) in specs {
-        match Connection::connect(name, spec, &ConnectOptions::default()).await {
+        match Connection::connect(name, spec, opts).await {
             Ok(c) => conns.push(c),
             Err(e) => {
                 eprintln!("error: {}", redactor.text(&e.to_string()));

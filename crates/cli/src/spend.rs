@@ -85,7 +85,7 @@ pub async fn prepare(
     table: PricingTable,
     specs: &IndexMap<String, ServerSpec>,
     needed: &[String],
-    redactor: &Redactor,
+    (redactor, connect): (&Redactor, &ConnectOptions),
 ) -> Result<Prepared, u8> {
     let default = crate::engine::mcp::servers::default_server(specs);
     let mut pricing = Pricing::new(table, default.clone());
@@ -95,7 +95,7 @@ pub async fn prepare(
     };
     let live = cassette.is_none() || spend.replay_fallthrough;
     let pool = if live {
-        match ServerPool::connect(specs, needed, &ConnectOptions::default()).await {
+        match ServerPool::connect(specs, needed, connect).await {
             Ok(p) => Some(Arc::new(p)),
             Err(e) => {
                 let code = if e.is_unreachable() {

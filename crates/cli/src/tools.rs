@@ -9,14 +9,16 @@ use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
 use crate::engine::cost::pricing::PricingTable;
+use crate::engine::file::import::Dialect;
 use crate::engine::file::model::Pipeline;
-use crate::engine::file::open::load_file;
+use crate::engine::file::open::load_file_with;
 use crate::engine::json::Json;
 use crate::engine::lang::reference;
 use crate::engine::mcp::servers::{self, ServerArg};
 use crate::engine::mcp::{Connection, ServerSpec, TaskSupport};
 use crate::engine::options::exit;
 use crate::engine::redact::Redactor;
+use crate::engine::settings::Settings;
 
 /// The `tools` subcommands.
 #[derive(Debug, Subcommand)]
@@ -111,20 +113,24 @@ pub struct CallArgs {
 }
 
 /// Runs a `tools` subcommand; returns the exit code.
-pub async fn tools(cmd: ToolsCommand) -> u8 {
+pub async fn tools(cmd: ToolsCommand, settings: &Settings) -> u8 {
     match cmd {
-        ToolsCommand::List(a) => list(a).await,
-        ToolsCommand::Call(a) => call(*a).await,
+        ToolsCommand::List(a) => list(a, settings).await,
+        ToolsCommand::Call(a) => call(*a, settings).await,
     }
 }
 
 /// Connects every server; the redactor holds their secrets (header values,
 /// `${env.X}` values), to mask what the servers send back before it is
 /// printed.
-async fn connect_all(opts: &ServerOpts) -> Result<(Vec<Connection>, Redactor), u8> {
+async fn connect_all(
+    opts: &ServerOpts,
+    settings: &Settings,
+) -> Result<(Vec<Connection>, Redactor), u8> {
     let pipeline = match &opts.file {
         Some(path) => {
-            let (source, loaded) = load_file(path);
+            let (source, loaded) =
+                load_file_with(path, Dialect::Auto, &settings.load_options(Vec::new()));
             if super::report::report_diagnostics(&path.display().to_string(), &source, &loaded) {
                 return Err(exit::INVALID);
             }
@@ -144,12 +150,13 @@ async fn connect_all(opts: &ServerOpts) -> Result<(Vec<Connection>, Redactor), u
         eprintln!("error: {e}");
         exit::INVALID
     })?;
-    let conns = super::servers::connect_each(&specs, &redactor).await?;
+    let connect = super::report::connect_options(settings);
+    let conns = super::servers::connect_each(&specs, &redactor, &connect).await?;
     Ok((conns, redactor))
 }
 
-async fn list(args: ListArgs) -> u8 {
-    let (conns, redactor) = match connect_all(&args.servers).await {
+async fn list(args: ListArgs, settings: &Settings) -> u8 {
+    let (conns, redactor) = match connect_all(&args.servers, settings).await {
         Ok(c) => c,
         Err(code) => return code,
     };
@@ -414,7 +421,7 @@ fn call_args(
     Ok(args)
 }
 
-async fn call(a: CallArgs) -> u8 {
+async fn call(a: CallArgs, settings: &Settings) -> u8 {
     let args = match call_args(&a, || std::io::read_to_string(std::io::stdin())) {
         Ok(m) => m,
         Err(e) => {
@@ -439,7 +446,7 @@ async fn call(a: CallArgs) -> u8 {
         },
         None => PricingTable::bundled(),
     };
-    let (conns, redactor) = match connect_all(&a.servers).await {
+    let (conns, redactor) = match connect_all(&a.servers, settings).await {
         Ok(c) => c,
         Err(code) => return code,
     };

@@ -23,13 +23,16 @@
 //! - [`mcp`]: which servers a run talks to, and the MCP client that talks.
 //! - [`diag`] and [`redact`]: positions and diagnostics, and the masking of
 //!   secrets, which every stage uses; [`dirs`]: where data and config live;
-//!   [`settings`]: the limits the environment sets, read once by the
-//!   binary; [`json`]: a JSON value held once and shared by every stage;
+//!   [`settings`]: the limits the environment and the flags set, one
+//!   value a driver builds and hands in; [`json`]: a JSON value held once
+//!   and shared by every stage;
 //!   [`options`]: what every driver reads from a user (`--var` values,
 //!   durations) and the exit codes.
 //!
-//! Dependencies run one way: `author → plan → eval → run → mcp → file → lang`, with `cost`,
-//! `diag`, `dirs`, `json`, `redact` and `settings` as leaves, and `options` over `file` (`tests/architecture.rs` checks it).
+//! Dependencies run one way: `author → plan → eval → run → mcp → file →
+//! lang`, with `cost`, `diag`, `dirs`, `json`, `mac` and `redact` as
+//! leaves, `options` over `file` and `settings` above the rooms
+//! (`tests/architecture.rs` checks that no two import each other).
 
 pub mod author;
 pub mod cost;

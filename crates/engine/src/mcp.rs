@@ -59,19 +59,20 @@ use serde_json::{Map, Value};
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
-pub use child::{DEFAULT_SHUTDOWN_GRACE, kill_all_servers, set_shutdown_grace, shutdown_grace};
+pub use child::{DEFAULT_SHUTDOWN_GRACE, kill_all_servers};
 use endpoint::Endpoint;
 use error::HumanDuration;
 pub use error::McpError;
 use handler::Client;
 use human::{CallExtras, CallScope};
 use inflight::{InFlight, Registered};
-use level::{LOG_LEVEL, set_level};
-pub use level::{LogLevel, set_log_level};
+pub use level::LogLevel;
+use level::set_level;
 pub use log::ServerLog;
 pub use output::{REPEATED, error_text, grown, is_error, kept, meta_of, output_of};
+pub use reply::MessageLimits;
 use reply::Replies;
-pub use revision::{Choices, Protocol, ProtocolArg, set_protocol};
+pub use revision::{Choices, Protocol, ProtocolArg};
 use roots::Root;
 pub use stdout::DEFAULT_MAX_MESSAGE_MB;
 pub use tools::{TaskSupport, ToolAnnotations, ToolInfo};
@@ -103,10 +104,12 @@ pub enum ServerSpec {
     },
     /// A Streamable HTTP endpoint. `headers` (e.g. `Authorization`) go with
     /// every request; their values are secrets and never appear in errors,
-    /// logs or `Debug` output.
+    /// logs or `Debug` output. `auth` is the `auth:` block of the file that
+    /// declares the server: how its logins identify pipewright.
     Http {
         url: String,
         headers: BTreeMap<String, String>,
+        auth: Option<auth::AuthConfig>,
         protocol: Option<Protocol>,
     },
 }
@@ -140,11 +143,13 @@ impl fmt::Debug for ServerSpec {
             ServerSpec::Http {
                 url,
                 headers,
+                auth,
                 protocol,
             } => f
                 .debug_struct("Http")
                 .field("url", &redact_url(url))
                 .field("headers", &headers.keys().collect::<Vec<_>>())
+                .field("auth", auth)
                 .field("protocol", protocol)
                 .finish(),
         }
@@ -172,6 +177,12 @@ pub struct ConnectOptions {
     /// A long-lived session (the workbench, `serve`, `worker`, `lsp`): keep
     /// a `subscriptions/listen` stream open for tool-list changes.
     pub listen: bool,
+    /// What a connection does when a server wants a login, and where it
+    /// tells the user; shared by the clones of these options.
+    pub logins: auth::Logins,
+    /// How much a server may send (`PIPEWRIGHT_MAX_MESSAGE_MB`,
+    /// `PIPEWRIGHT_MAX_TOOL_LIST_MB`).
+    pub limits: MessageLimits,
 }
 
 impl ConnectOptions {
@@ -189,8 +200,10 @@ impl ConnectOptions {
 }
 
 impl Default for ConnectOptions {
-    /// 30 s to connect, `pipewright` and its version, and the current
-    /// directory as the only root.
+    /// 30 s to connect, `pipewright` and its version, the current directory
+    /// as the only root, the default shutdown grace, no log level, `auto`
+    /// for every server, no login prompt. A driver sets its flags' values
+    /// (`Settings::connect_options`).
     fn default() -> Self {
         Self {
             connect_timeout: Duration::from_secs(30),
@@ -199,10 +212,12 @@ impl Default for ConnectOptions {
             roots: std::env::current_dir()
                 .map(|dir| vec![Root::from_path(&dir)])
                 .unwrap_or_default(),
-            shutdown_grace: shutdown_grace(),
-            log_level: LOG_LEVEL.get().copied(),
-            protocol: revision::default_protocol(),
+            shutdown_grace: DEFAULT_SHUTDOWN_GRACE,
+            log_level: None,
+            protocol: Choices::default(),
             listen: false,
+            logins: auth::Logins::default(),
+            limits: MessageLimits::default(),
         }
     }
 }
@@ -253,6 +268,8 @@ struct Inner {
     tools_changed: Arc<AtomicBool>,
     /// The answer to `roots/list` in an input-required result.
     roots: Vec<Root>,
+    /// `--log-level`, asked of a 2026-07-28 server with every call.
+    log_level: Option<LogLevel>,
     /// When the tool list goes stale (its `ttlMs`).
     fresh: Freshness,
     /// The answers to `tools/call`s, read and kept by the transport.
@@ -294,7 +311,7 @@ impl Connection {
             )
         };
         let protocol = opts.protocol_for(name, spec);
-        let replies = Replies::default();
+        let replies = Replies::within(opts.limits);
         let shared = (log, calls, tools_changed, replies);
         let deadline = Instant::now() + opts.connect_timeout;
         let within = HumanDuration(opts.connect_timeout);
@@ -350,15 +367,21 @@ impl Connection {
                 };
                 Self::finish(name, service, endpoint, shared, deadline, opts).await
             }
-            ServerSpec::Http { url, headers, .. } => {
-                let transport = http_transport(name, url, headers, &shared.3)?;
+            ServerSpec::Http {
+                url, headers, auth, ..
+            } => {
+                let transport =
+                    http_transport(name, url, headers, (auth.as_ref(), &opts.logins), &shared.3)?;
                 // Checked above: a second handshake builds the same again.
-                let again = || http_transport(name, url, headers, &shared.3).ok();
+                let again = || {
+                    http_transport(name, url, headers, (auth.as_ref(), &opts.logins), &shared.3)
+                        .ok()
+                };
                 let handshake = handshake::http(transport, again, client, protocol);
                 let service = match tokio::time::timeout_at(deadline, handshake).await {
                     Ok(Ok(service)) => service,
                     Ok(Err(e)) if auth::wants_login(revision::telling(&e)) => {
-                        auth::login_for_connect(name, url).await?;
+                        auth::login_for_connect(name, url, auth.as_ref(), &opts.logins).await?;
                         return Box::pin(Self::connect(name, spec, opts)).await;
                     }
                     Ok(Err(e)) => return Err(http_init_error(name, url, &e, protocol)),
@@ -430,6 +453,7 @@ impl Connection {
                         calls,
                         tools_changed,
                         roots: opts.roots.clone(),
+                        log_level: opts.log_level,
                         fresh,
                         replies,
                     }),
@@ -550,7 +574,9 @@ impl Connection {
             }
         })?;
         let mut options = PeerRequestOptions::no_options();
-        if let Some(meta) = revision::log_meta(meta.clone(), self.protocol_version()) {
+        if let Some(meta) =
+            revision::log_meta(meta.clone(), self.protocol_version(), self.inner.log_level)
+        {
             options = options.with_meta(RequestMetaObject(MetaObject(meta)));
         }
         let started = Instant::now();
@@ -773,6 +799,10 @@ mod tests {
         let spec = ServerSpec::Http {
             url: "https://user:pw@example.com/mcp?token=abc".into(),
             headers: BTreeMap::from([("Authorization".into(), "Bearer s3cret".into())]),
+            auth: Some(auth::AuthConfig {
+                client_secret: Some("cs-s3cret".into()),
+                ..auth::AuthConfig::default()
+            }),
             protocol: None,
         };
         let shown = format!("{spec:?}");

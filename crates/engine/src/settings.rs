@@ -1,14 +1,24 @@
-//! The limits a user may change through `PIPEWRIGHT_*` environment
-//! variables, read once per process at one place: the binary reads them at
-//! start ([`Settings::from_env`], [`install`]); a process that installs
-//! none (a test, a benchmark) gets [`Settings::default`], nothing set,
-//! whatever its environment says. Each module keeps its own default for a
-//! value not set, and says the variable's name in its errors.
+//! Everything a driver may change about the engine: the limits of the
+//! `PIPEWRIGHT_*` environment variables and the values of the command
+//! line's flags, in one value the driver builds ([`Settings::from_env`],
+//! then its flags) and hands on: [`Settings::connect_options`] to
+//! connections, and narrower values to the loader, the jq evaluator, the
+//! runs store and the judge. The engine keeps no settings of its own; a
+//! caller that builds none (a test, a benchmark) gets
+//! [`Settings::default`], nothing set, whatever its environment says. Each
+//! module keeps its own default for a value not set, and says the
+//! variable's name in its errors.
 
-use std::sync::OnceLock;
+use std::time::Duration;
 
-/// What the environment sets; `None` is "not set, or not a number we
-/// take" (each module then uses its default).
+use crate::file::import::FibeLimits;
+use crate::file::open::LoadOptions;
+use crate::lang::jq::JqLimits;
+use crate::mcp::auth::{Logins, Prompt, Say};
+use crate::mcp::{Choices, ConnectOptions, DEFAULT_SHUTDOWN_GRACE, LogLevel, MessageLimits};
+
+/// What the environment and the driver's flags set; `None` is "not set,
+/// or not a number we take" (each module then uses its default).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Settings {
     /// `PIPEWRIGHT_MAX_RUNS`: saved runs kept (0: no cap).
@@ -30,8 +40,19 @@ pub struct Settings {
     /// `PIPEWRIGHT_JQ_MEMORY_MB`: the memory one jq program may hold.
     pub jq_memory_mb: Option<u64>,
     /// `PIPEWRIGHT_AUTH_PROMPT`, as written (`never`, `terminal`, `print`,
-    /// `browser`); the auth module reads it.
+    /// `browser`); it overrides [`Settings::prompt`].
     pub auth_prompt: Option<String>,
+    /// The driver's login prompt when `PIPEWRIGHT_AUTH_PROMPT` names none
+    /// (`None`: [`Prompt::Never`]).
+    pub prompt: Option<Prompt>,
+    /// `--protocol`: the MCP revision for every server and by name.
+    pub protocol: Choices,
+    /// `--log-level`: asked of servers that log.
+    pub log_level: Option<LogLevel>,
+    /// `--shutdown-grace` (`None`: [`DEFAULT_SHUTDOWN_GRACE`]).
+    pub shutdown_grace: Option<Duration>,
+    /// `--fibe-max-steps` / `--fibe-max-iterations`.
+    pub fibe: FibeLimits,
 }
 
 impl Settings {
@@ -57,21 +78,57 @@ impl Settings {
             jq_seconds: positive("PIPEWRIGHT_JQ_SECONDS"),
             jq_memory_mb: positive("PIPEWRIGHT_JQ_MEMORY_MB"),
             auth_prompt: var("PIPEWRIGHT_AUTH_PROMPT"),
+            ..Settings::default()
         }
     }
-}
 
-static SETTINGS: OnceLock<Settings> = OnceLock::new();
+    /// The login prompt in force: `PIPEWRIGHT_AUTH_PROMPT` (when it names
+    /// one), else the driver's, else [`Prompt::Never`].
+    pub fn login_prompt(&self) -> Prompt {
+        self.auth_prompt
+            .as_deref()
+            .and_then(Prompt::from_setting)
+            .or(self.prompt)
+            .unwrap_or(Prompt::Never)
+    }
 
-/// Sets this process's settings; the first call wins, and a call after a
-/// setting was read changes nothing (the binary calls it first thing).
-pub fn install(settings: Settings) {
-    let _ = SETTINGS.set(settings);
-}
+    /// How this driver loads files: its limits and Fibe's caps, knowing the
+    /// servers its command line adds (`cli_servers`).
+    pub fn load_options(&self, cli_servers: Vec<String>) -> LoadOptions {
+        LoadOptions {
+            max_file_mb: self.max_file_mb,
+            max_alias_mb: self.max_alias_mb,
+            fibe: self.fibe,
+            cli_servers,
+            jq: self.jq_limits(),
+        }
+    }
 
-/// The settings in force: as installed, else nothing set.
-pub fn get() -> &'static Settings {
-    SETTINGS.get_or_init(Settings::default)
+    /// What one jq program may spend.
+    pub fn jq_limits(&self) -> JqLimits {
+        JqLimits {
+            steps: self.jq_steps,
+            seconds: self.jq_seconds,
+            memory_mb: self.jq_memory_mb,
+        }
+    }
+
+    /// The options of this driver's connections: its flags' revision, log
+    /// level and shutdown grace, and logins as [`Settings::login_prompt`]
+    /// allows, told through `say`; the rest as [`ConnectOptions::default`].
+    pub fn connect_options(&self, say: Say) -> ConnectOptions {
+        ConnectOptions {
+            shutdown_grace: self.shutdown_grace.unwrap_or(DEFAULT_SHUTDOWN_GRACE),
+            log_level: self.log_level,
+            protocol: self.protocol.clone(),
+            logins: Logins::new(self.login_prompt(), say),
+            limits: MessageLimits {
+                max_message_mb: self.max_message_mb,
+                max_tool_list_mb: self.max_tool_list_mb,
+            },
+            ..ConnectOptions::default()
+        }
+    }
 }
 
 #[cfg(test)]
@@ -105,5 +162,79 @@ mod tests {
     #[test]
     fn nothing_set_is_the_default() {
         assert_eq!(Settings::from_lookup(|_| None), Settings::default());
+    }
+
+    #[test]
+    fn the_environment_prompt_beats_the_drivers_and_flags_reach_connections() {
+        let mut s = Settings {
+            prompt: Some(Prompt::Terminal),
+            log_level: Some(LogLevel::Warning),
+            shutdown_grace: Some(Duration::from_secs(2)),
+            ..Settings::default()
+        };
+        assert_eq!(s.login_prompt(), Prompt::Terminal);
+        s.auth_prompt = Some("never".into());
+        assert_eq!(s.login_prompt(), Prompt::Never);
+        s.auth_prompt = Some("sometimes".into());
+        assert_eq!(
+            s.login_prompt(),
+            Prompt::Terminal,
+            "an unknown value is not taken"
+        );
+        let opts = s.connect_options(|_| {});
+        assert_eq!(opts.logins.prompt(), Prompt::Terminal);
+        assert_eq!(opts.log_level, Some(LogLevel::Warning));
+        assert_eq!(opts.shutdown_grace, Duration::from_secs(2));
+        let plain = Settings::default().connect_options(|_| {});
+        assert_eq!(plain.shutdown_grace, DEFAULT_SHUTDOWN_GRACE);
+        assert_eq!(plain.logins.prompt(), Prompt::Never);
+    }
+
+    #[test]
+    fn the_settings_reach_what_the_loader_builds() {
+        let s = Settings {
+            jq_steps: Some(1000),
+            max_file_mb: Some(1),
+            fibe: FibeLimits {
+                max_steps: 1,
+                max_iterations: 2,
+            },
+            ..Settings::default()
+        };
+        let opts = s.load_options(vec!["extra".into()]);
+        assert_eq!(opts.max_file_bytes(), 1024 * 1024);
+        assert_eq!(opts.cli_servers, ["extra"]);
+        // A node may name the command line's server; its program runs
+        // within the settings' steps, not the default 20 million.
+        let text =
+            "pipe:\n  - {id: a, server: extra, tool: t, transform: '[range(100000)] | length'}\n";
+        let loaded = crate::file::open::load_str_with(text, Default::default(), &opts);
+        let pipeline = loaded
+            .pipeline
+            .unwrap_or_else(|| panic!("loads: {:?}", loaded.diagnostics));
+        let program = pipeline.compositions[0].nodes[0]
+            .transform
+            .clone()
+            .expect("a transform");
+        let err = program
+            .run_one(&serde_json::Value::Null)
+            .expect_err("stopped");
+        assert!(err.to_string().contains("1000"), "{err}");
+        let unlimited = crate::file::open::load_str(text);
+        assert!(
+            unlimited.has_errors(),
+            "without the command line's server the node names an unknown one"
+        );
+        let fibe = "{\"steps\": [{\"tool\": \"a\"}, {\"tool\": \"b\"}]}";
+        let capped = crate::file::open::load_str_with(fibe, Default::default(), &opts);
+        assert!(
+            capped
+                .diagnostics
+                .iter()
+                .any(|d| d.message.contains("at most 1")),
+            "{:?}",
+            capped.diagnostics
+        );
+        assert!(!crate::file::open::load_str(fibe).has_errors());
     }
 }

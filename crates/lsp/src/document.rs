@@ -4,13 +4,15 @@
 //! are known).
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use lsp_types::TextDocumentContentChangeEvent;
 
 use crate::engine::author::fix::preflight_marks;
 use crate::engine::diag::{Diagnostic, Severity};
+use crate::engine::file::import::Dialect;
 use crate::engine::file::model::Pipeline;
-use crate::engine::file::open::load_str;
+use crate::engine::file::open::{LoadOptions, load_str_with};
 use crate::engine::json::Json;
 use crate::engine::plan::preflight;
 
@@ -37,10 +39,12 @@ pub struct Document {
     /// when the file opens and when it is saved): hover shows a
     /// reference's value from it, completion its paths.
     pub recorded: HashMap<String, Json>,
+    /// How the text loads (the driver's limits).
+    load: Arc<LoadOptions>,
 }
 
 impl Document {
-    pub fn new(text: String, version: i32) -> Self {
+    pub fn new(text: String, version: i32, load: Arc<LoadOptions>) -> Self {
         let mut doc = Self {
             text: String::new(),
             version,
@@ -50,6 +54,7 @@ impl Document {
             last: None,
             marks: Vec::new(),
             recorded: HashMap::new(),
+            load,
         };
         doc.set_text(text, version);
         doc
@@ -83,7 +88,7 @@ impl Document {
     }
 
     fn set_text(&mut self, text: String, version: i32) {
-        let loaded = load_str(&text);
+        let loaded = load_str_with(&text, Dialect::Auto, &self.load);
         self.has_errors = loaded.has_errors();
         self.loaded = loaded.diagnostics;
         self.pipeline = loaded.pipeline;

@@ -8,8 +8,10 @@
 
 #![forbid(unsafe_code)]
 
+use crate::engine::file::open::LoadOptions;
 use std::collections::HashMap;
 use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::Arc;
 
 use crossbeam_channel::{Sender, select};
 use lsp_server::{ErrorCode, Message, Notification, Request, RequestId, Response};
@@ -42,11 +44,13 @@ use tools::Tools;
 use transport::{Read1, Stdio};
 
 /// How the server was started.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub struct Options {
     /// Connect the file's servers for their tool lists (`--no-connect`
     /// turns it off: no server process is started, no preflight).
     pub connect: bool,
+    /// The driver's settings (its flags and `PIPEWRIGHT_*`).
+    pub settings: crate::engine::settings::Settings,
 }
 
 /// How a session with the editor ended.
@@ -65,7 +69,14 @@ pub fn serve(options: Options, runtime: Handle) -> Ended {
     let mut server = Server {
         out: io.sender.clone(),
         docs: HashMap::new(),
-        tools: Tools::new(runtime, options.connect),
+        tools: Tools::new(
+            runtime,
+            // A language server never prints: logins tell nobody.
+            options
+                .connect
+                .then(|| options.settings.connect_options(|_| {})),
+        ),
+        load: Arc::new(options.settings.load_options(Vec::new())),
         initialized: false,
         shut_down: false,
     };
@@ -97,6 +108,8 @@ struct Server {
     out: Sender<Message>,
     docs: HashMap<Uri, Document>,
     tools: Tools,
+    /// How documents load (the driver's limits).
+    load: Arc<LoadOptions>,
     initialized: bool,
     shut_down: bool,
 }
@@ -313,7 +326,11 @@ impl Server {
         match n.method.as_str() {
             "textDocument/didOpen" => {
                 if let Ok(p) = params::<DidOpenTextDocumentParams>(n.params) {
-                    let mut doc = Document::new(p.text_document.text, p.text_document.version);
+                    let mut doc = Document::new(
+                        p.text_document.text,
+                        p.text_document.version,
+                        self.load.clone(),
+                    );
                     doc.read_recorded(p.text_document.uri.as_str());
                     self.docs.insert(p.text_document.uri.clone(), doc);
                     self.publish(&p.text_document.uri);

@@ -44,8 +44,9 @@ pub struct Tools {
     pub rx: Receiver<Arrived>,
     runtime: Handle,
     tasks: Vec<JoinHandle<()>>,
-    /// False: nothing is connected (`--no-connect`); no lists, no preflight.
-    connect: bool,
+    /// How the file's servers are connected; `None`: nothing is
+    /// (`--no-connect`), no lists, no preflight.
+    connect: Option<ConnectOptions>,
 }
 
 /// Which servers, as declared and as the variables set them, and which of
@@ -65,7 +66,7 @@ pub fn key(p: &Pipeline) -> String {
 }
 
 impl Tools {
-    pub fn new(runtime: Handle, connect: bool) -> Self {
+    pub fn new(runtime: Handle, connect: Option<ConnectOptions>) -> Self {
         let (tx, rx) = unbounded();
         Self {
             states: HashMap::new(),
@@ -81,9 +82,7 @@ impl Tools {
     /// started (once per key: a failed one is not tried again until the
     /// servers change).
     pub fn want(&mut self, key: &str, p: &Pipeline) -> Option<Arc<Fetched>> {
-        if !self.connect {
-            return None;
-        }
+        let opts = self.connect.clone()?;
         match self.states.get(key) {
             Some(State::Ready(f)) => return Some(f.clone()),
             Some(State::Pending | State::Failed) => return None,
@@ -94,7 +93,7 @@ impl Tools {
         let (key, p) = (key.to_owned(), p.clone());
         self.tasks.retain(|t| !t.is_finished());
         self.tasks.push(self.runtime.spawn(async move {
-            let result = fetch(&p).await;
+            let result = fetch(&p, &opts).await;
             let _ = tx.send((key, result));
         }));
         None
@@ -124,7 +123,7 @@ impl Tools {
     }
 }
 
-async fn fetch(p: &Pipeline) -> Result<Fetched, String> {
+async fn fetch(p: &Pipeline, opts: &ConnectOptions) -> Result<Fetched, String> {
     let redactor = Redactor::default();
     let specs = servers::resolve(p, &[], None, &p.vars, &redactor)?;
     let default_server = servers::default_server(&specs);
@@ -136,7 +135,7 @@ async fn fetch(p: &Pipeline) -> Result<Fetched, String> {
             }
         }
     }
-    let pool = ServerPool::connect(&specs, &needed, &ConnectOptions::default())
+    let pool = ServerPool::connect(&specs, &needed, opts)
         .await
         .map_err(|e| redactor.text(&e.to_string()))?;
     let lists = pool

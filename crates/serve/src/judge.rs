@@ -53,6 +53,7 @@ pub fn grader(
     redactor: &Redactor,
     replay: Option<Replay>,
     recorder: Option<Arc<Recorder>>,
+    max_reply_kb: Option<usize>,
 ) -> Result<Grader, String> {
     let config = crate::engine::dirs::config_dir();
     let sources = Sources::of(args.flags(), pipeline, config.as_deref())?;
@@ -60,6 +61,8 @@ pub fn grader(
         .map(|r| Arc::new(move |e: JudgeEntry| r.add_judge(e)) as crate::engine::eval::judge::Sink);
     Ok(Grader {
         sources,
-        bench: Arc::new(Bench::new(pricing, redactor.clone(), replay, record)),
+        bench: Arc::new(
+            Bench::new(pricing, redactor.clone(), replay, record).with_max_reply_kb(max_reply_kb),
+        ),
     })
 }

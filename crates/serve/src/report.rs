@@ -14,13 +14,16 @@ pub fn report_diagnostics(file: &str, source: &str, loaded: &Loaded) -> bool {
 /// Keeps the trace in the runs directory, with the file's text beside it
 /// when `source` is given (History draws the run on it); failure to save is
 /// only a warning on stderr.
+/// `max_runs` is `PIPEWRIGHT_MAX_RUNS` as the driver's settings give it.
 pub fn keep(
     trace: &crate::engine::run::trace::Trace,
     source: Option<&crate::engine::run::store::KeptSource>,
+    max_runs: Option<usize>,
 ) {
     let Some(runs) = crate::engine::run::store::Runs::open() else {
         return;
     };
+    let runs = runs.capped(max_runs);
     if let Err(e) = runs.save_with_kept_source(trace, source) {
         eprintln!(
             "warning: could not save the trace to {}: {e}",

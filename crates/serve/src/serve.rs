@@ -19,8 +19,9 @@ use indexmap::IndexMap;
 use serde_json::{Map, Value, json};
 
 use crate::engine::cost::pricing::{Pricing, PricingTable};
+use crate::engine::file::import::Dialect;
 use crate::engine::file::model::{Composition, Pipeline};
-use crate::engine::file::open::load_file;
+use crate::engine::file::open::load_file_with;
 use crate::engine::lang::reference::Root;
 use crate::engine::mcp::caller::Caller;
 use crate::engine::mcp::servers::{self, ServerPool};
@@ -28,6 +29,7 @@ use crate::engine::mcp::{ConnectOptions, ToolInfo};
 use crate::engine::options::exit;
 use crate::engine::plan::preflight;
 use crate::engine::redact::Redactor;
+use crate::engine::settings::Settings;
 
 mod agent;
 pub(crate) mod exec;
@@ -106,7 +108,7 @@ pub struct ServeArgs {
 }
 
 /// `serve`: returns the exit code.
-pub async fn serve(args: ServeArgs) -> u8 {
+pub async fn serve(args: ServeArgs, settings: Settings) -> u8 {
     // What --http needs is checked before any upstream server starts.
     let http = match &args.http {
         Some(addr) => match http_options(addr, &args).await {
@@ -147,7 +149,7 @@ pub async fn serve(args: ServeArgs) -> u8 {
         }
         None => None,
     };
-    let (served, upstreams) = match load_all(&args.files, args.yes).await {
+    let (served, upstreams) = match load_all(&args.files, args.yes, &settings).await {
         Ok(loaded) => loaded,
         Err(code) => return code,
     };
@@ -172,7 +174,12 @@ pub async fn serve(args: ServeArgs) -> u8 {
             );
             return exit::INVALID;
         }
-        match judged::Evaluator::new(&args.judge, &served, &upstreams) {
+        match judged::Evaluator::new(
+            &args.judge,
+            &served,
+            &upstreams,
+            settings.judge_max_reply_kb,
+        ) {
             Ok(e) => Some(Arc::new(e)),
             Err(e) => {
                 eprintln!("error: {e}");
@@ -191,6 +198,7 @@ pub async fn serve(args: ServeArgs) -> u8 {
             yes: args.yes,
             allow_env: args.allow_env.clone(),
             remote: restate.map(|restate| exec::Remote { restate, hashes }),
+            settings: settings.clone(),
         },
     );
     let server = match &evaluator {
@@ -253,11 +261,12 @@ async fn http_options(addr: &str, args: &ServeArgs) -> Result<handler::HttpOptio
 pub(crate) async fn load_all(
     files: &[PathBuf],
     yes: bool,
+    settings: &Settings,
 ) -> Result<(Vec<Served>, Vec<Arc<Upstream>>), u8> {
     let mut served: Vec<Served> = Vec::new();
     let mut upstreams: Vec<Arc<Upstream>> = Vec::new();
     for path in files {
-        let (tools, up) = load_and_connect(path, yes).await?;
+        let (tools, up) = load_and_connect(path, yes, settings).await?;
         for t in tools {
             if let Some(other) = served.iter().find(|s| s.name == t.name) {
                 eprintln!(
@@ -278,9 +287,10 @@ pub(crate) async fn load_all(
 async fn load_and_connect(
     path: &std::path::Path,
     yes: bool,
+    settings: &Settings,
 ) -> Result<(Vec<Served>, Arc<Upstream>), u8> {
     let name = path.display().to_string();
-    let (source, loaded) = load_file(path);
+    let (source, loaded) = load_file_with(path, Dialect::Auto, &settings.load_options(Vec::new()));
     let file_sha256 = crate::engine::run::durable::client::file_hash(source.as_bytes());
     if super::report::report_diagnostics(&name, &source, &loaded) {
         eprintln!("{name}: not served: the file has errors");
@@ -306,7 +316,7 @@ async fn load_and_connect(
     // changes.
     let opts = ConnectOptions {
         listen: true,
-        ..ConnectOptions::default()
+        ..settings.connect_options(|text| eprintln!("{text}"))
     };
     let pool = ServerPool::connect(&specs, &needed, &opts)
         .await

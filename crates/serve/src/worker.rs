@@ -19,6 +19,7 @@ use clap::Args;
 
 use super::serve::handler::{Flags, PipelineServer};
 use crate::engine::options::exit;
+use crate::engine::settings::Settings;
 
 mod journal;
 mod listen;
@@ -63,12 +64,12 @@ pub struct WorkerArgs {
 }
 
 /// `worker`: returns the exit code.
-pub async fn worker(args: WorkerArgs) -> u8 {
+pub async fn worker(args: WorkerArgs, settings: Settings) -> u8 {
     let name = args
         .name
         .clone()
         .unwrap_or_else(|| format!("worker@{}", args.listen));
-    let (served, upstreams) = match super::serve::load_all(&args.files, args.yes).await {
+    let (served, upstreams) = match super::serve::load_all(&args.files, args.yes, &settings).await {
         Ok(loaded) => loaded,
         Err(code) => return code,
     };
@@ -90,6 +91,7 @@ pub async fn worker(args: WorkerArgs) -> u8 {
             yes: args.yes,
             allow_env: Vec::new(),
             remote: None,
+            settings: settings.clone(),
         },
     );
     let shared = Arc::new(Shared {

@@ -65,6 +65,10 @@ pub struct Options {
     /// The judge `PIPEWRIGHT_JUDGE_*` declares, over the file's and
     /// config.yaml's.
     pub judge: crate::engine::eval::JudgeFlags,
+    /// The driver's settings (its flags and `PIPEWRIGHT_*`).
+    pub settings: crate::engine::settings::Settings,
+    /// How files are loaded: the settings' limits, the `--server` names.
+    pub load: crate::engine::file::open::LoadOptions,
 }
 
 /// The pane with the keyboard focus.

@@ -418,8 +418,12 @@ fn save_trace(app: &mut App, trace: &crate::engine::run::trace::Trace) {
     let Some(dir) = app.dirs.data.as_ref() else {
         return;
     };
-    let runs = crate::engine::run::store::Runs::at(dir.join("runs"));
-    if let Err(e) = runs.save_with_source(trace, app.run_source.as_deref()) {
+    let runs =
+        crate::engine::run::store::Runs::at(dir.join("runs")).capped(app.opts.settings.max_runs);
+    if let Err(e) = runs.save_with_source(
+        trace,
+        app.run_source.as_deref().map(|s| (s, &app.opts.load)),
+    ) {
         app.say(
             format!("could not save the run to {}: {e}", runs.dir.display()),
             true,
@@ -454,9 +458,10 @@ async fn connect(
     let specs = servers::resolve(pipeline, &opts.servers, opts.url.as_deref(), vars, redactor)?;
     let needed = servers::needed(comp, &specs);
     // The workbench holds its connections: it listens for tool changes.
+    // A login opens a browser and prints nothing: the screen is ours.
     let opts = ConnectOptions {
         listen: true,
-        ..ConnectOptions::default()
+        ..opts.settings.connect_options(|_| {})
     };
     let pool = ServerPool::connect(&specs, &needed, &opts)
         .await

@@ -316,6 +316,12 @@ impl Editor {
         self.validator.busy()
     }
 
+    /// How the text is loaded from now on: the driver's limits and the
+    /// servers its command line adds.
+    pub fn set_load_options(&mut self, options: crate::engine::file::open::LoadOptions) {
+        self.validator.options = Arc::new(options);
+    }
+
     /// Brings validation up to the buffer's current text, for the keys that
     /// run the file: they run what is on screen, never the last debounced
     /// parse. When an edit's validation is still scheduled or running, the
@@ -334,7 +340,7 @@ impl Editor {
         if self.is_dirty() && text == self.saved_text {
             self.saved_version = self.version;
         }
-        let loaded = Arc::new(validate::load(&text));
+        let loaded = Arc::new(validate::load(&text, &self.validator.options));
         self.validator.supersede();
         self.set_diagnostics(loaded.diagnostics.clone());
         Some(loaded)

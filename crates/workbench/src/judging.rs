@@ -46,6 +46,12 @@ pub struct Job {
     pub config: Option<PathBuf>,
     /// The judge the environment declares (the workbench's flags).
     pub judge: JudgeFlags,
+    /// `PIPEWRIGHT_JUDGE_MAX_REPLY_KB` and `PIPEWRIGHT_MAX_RUNS`, as the
+    /// driver's settings give them.
+    pub max_reply_kb: Option<usize>,
+    pub max_runs: Option<usize>,
+    /// How the file's text is loaded to mask its secrets when kept.
+    pub load: crate::engine::file::open::LoadOptions,
     /// The servers' tool lists, when a session is connected.
     pub tools: IndexMap<String, Vec<ToolInfo>>,
 }
@@ -61,7 +67,10 @@ pub fn spawn(job: Job, tx: mpsc::UnboundedSender<Message>) {
 
 async fn judge(job: Job) -> Result<Trace, String> {
     let again = matches!(job.subject, Subject::Saved(_));
-    let runs = job.data.as_ref().map(|d| Runs::at(d.join("runs")));
+    let runs = job
+        .data
+        .as_ref()
+        .map(|d| Runs::at(d.join("runs")).capped(job.max_runs));
     let trace = match job.subject {
         Subject::Finished(t) => *t,
         Subject::Saved(id) => {
@@ -91,7 +100,9 @@ async fn judge(job: Job) -> Result<Trace, String> {
     let redactor = Redactor::default();
     let grader = Grader {
         sources,
-        bench: Arc::new(Bench::new(&table, redactor.clone(), None, None)),
+        bench: Arc::new(
+            Bench::new(&table, redactor.clone(), None, None).with_max_reply_kb(job.max_reply_kb),
+        ),
     };
     let judge = grader.judge_for(comp, &trace.vars, &redactor);
     let budget = comp.budget.or(job.pipeline.budget);
@@ -99,7 +110,7 @@ async fn judge(job: Job) -> Result<Trace, String> {
         None => Err("no data directory: runs are not kept".into()),
         Some(runs) if again => {
             let t = crate::engine::eval::regrade(&trace, comp, judge, budget).await;
-            runs.save_with_source(&t, job.source.as_deref())
+            runs.save_with_source(&t, job.source.as_deref().map(|s| (s, &job.load)))
                 .map_err(|e| format!("could not save the judged run: {e}"))?;
             Ok(t)
         }

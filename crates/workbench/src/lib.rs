@@ -83,7 +83,7 @@ pub struct EditArgs {
 }
 
 /// Opens the workbench; returns the exit code.
-pub async fn edit(args: EditArgs) -> u8 {
+pub async fn edit(args: EditArgs, settings: crate::engine::settings::Settings) -> u8 {
     if !std::io::stdout().is_terminal() || !std::io::stdin().is_terminal() {
         eprintln!(
             "pipewright edit: needs a terminal (use `pipewright run {}` in scripts and CI)",
@@ -133,14 +133,21 @@ pub async fn edit(args: EditArgs) -> u8 {
         cfg.theme = cfg.theme.monochrome();
     }
     // Nodes may name the servers `--server` adds.
-    if let Err(e) = crate::engine::mcp::servers::announce_cli_servers(&args.servers, &[]) {
-        eprintln!("error: {e}");
-        return exit::INVALID;
-    }
+    let load = match crate::engine::mcp::servers::cli_server_names(&args.servers, &[]) {
+        Ok(names) => settings.load_options(names),
+        Err(e) => {
+            eprintln!("error: {e}");
+            return exit::INVALID;
+        }
+    };
     // A new file for the demo server starts from its scaffold.
     let is_new = !args.file.exists() && args.servers.is_empty() && args.url.is_none();
     let editor = match editor::Editor::open(&args.file, dirs.data.as_deref()) {
-        Ok(e) => e,
+        Ok(mut e) => {
+            // Before the first validation starts (on a later tick).
+            e.set_load_options(load.clone());
+            e
+        }
         Err(e) => {
             eprintln!("error: cannot open {}: {e}", args.file.display());
             return exit::INVALID;
@@ -157,6 +164,8 @@ pub async fn edit(args: EditArgs) -> u8 {
         timeout,
         restate,
         judge: crate::engine::eval::JudgeFlags::from_env(),
+        settings,
+        load: load.clone(),
     };
     let mut app = app::App::new(opts, dirs, cfg, editor);
     if is_new && !app.editor.recovery_pending() {

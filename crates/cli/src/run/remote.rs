@@ -35,6 +35,10 @@ pub struct Report<'a> {
     pub save: bool,
     pub otlp: Option<&'a std::path::Path>,
     pub otlp_endpoint: Option<&'a str>,
+    /// Fibe's caps, to show the run in the file's own steps.
+    pub fibe: crate::engine::file::import::FibeLimits,
+    /// `PIPEWRIGHT_MAX_RUNS` as the driver's settings give it.
+    pub max_runs: Option<usize>,
 }
 
 /// The exit code of a run that could not be followed to its trace.
@@ -153,10 +157,12 @@ pub async fn follow(
     let name = file.map_or_else(|| trace.file.clone(), |f| f.0.to_owned());
     if report.save {
         match file {
-            Some((_, source, p)) => {
-                crate::report::keep(&trace, Some(&store::KeptSource::of(source, p)))
-            }
-            None => crate::report::keep(&trace, None),
+            Some((_, source, p)) => crate::report::keep(
+                &trace,
+                Some(&store::KeptSource::of(source, p)),
+                report.max_runs,
+            ),
+            None => crate::report::keep(&trace, None, report.max_runs),
         }
     }
     let traces = [trace];
@@ -164,7 +170,14 @@ pub async fn follow(
         report.format,
         &traces,
         &name,
-        file.map(|(_, source, p)| (p, source, crate::engine::file::import::Dialect::Auto)),
+        file.map(|(_, source, p)| {
+            (
+                p,
+                source,
+                crate::engine::file::import::Dialect::Auto,
+                report.fibe,
+            )
+        }),
     );
     if let Some(code) = crate::output::export_otlp(&traces, report.otlp, report.otlp_endpoint).await
     {

@@ -16,6 +16,8 @@ use std::{cmp::Reverse, collections::BinaryHeap, sync::LazyLock};
 use regex::Regex;
 use serde_json::Value;
 
+// Allowed process-wide: immutable tables built into the binary and a
+// compiled regex, not settings.
 static TOKENS: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/o200k_tokens.bin"));
 static OFFSETS: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/o200k_offsets.bin"));
 static TABLE: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/o200k_table.bin"));

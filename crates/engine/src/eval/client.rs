@@ -18,11 +18,11 @@ pub const DEFAULT_MAX_REPLY_KB: usize = 1024;
 /// The longest wait a `Retry-After` is obeyed for.
 const MAX_RETRY_WAIT: Duration = Duration::from_secs(30);
 
-/// The most bytes of an answer read: `PIPEWRIGHT_JUDGE_MAX_REPLY_KB`, else
+/// The most bytes of an answer read: `PIPEWRIGHT_JUDGE_MAX_REPLY_KB` as
+/// the driver's settings give it (`max_reply_kb`), else
 /// [`DEFAULT_MAX_REPLY_KB`].
-pub fn max_reply_bytes() -> usize {
-    crate::settings::get()
-        .judge_max_reply_kb
+pub fn max_reply_bytes(max_reply_kb: Option<usize>) -> usize {
+    max_reply_kb
         .unwrap_or(DEFAULT_MAX_REPLY_KB)
         .saturating_mul(1024)
 }
@@ -38,7 +38,7 @@ pub struct Answer {
 
 /// POSTs `request` to the judge; `Err` is why there is no answer.
 pub async fn post(
-    client: &reqwest::Client,
+    (client, max_reply_kb): (&reqwest::Client, Option<usize>),
     endpoint: &Endpoint,
     request: &Value,
 ) -> Result<Answer, String> {
@@ -76,7 +76,7 @@ pub async fn post(
             .and_then(|v| v.to_str().ok())
             .and_then(|v| v.trim().parse::<u64>().ok())
             .map(Duration::from_secs);
-        let body = read_bounded(resp, endpoint).await;
+        let body = read_bounded(resp, endpoint, max_reply_kb).await;
         if status.is_success() {
             let body = body?;
             return Ok(Answer {
@@ -119,8 +119,12 @@ pub async fn post(
 }
 
 /// The body, read up to the limit and checked before parsing.
-async fn read_bounded(resp: reqwest::Response, endpoint: &Endpoint) -> Result<Value, String> {
-    let limit = max_reply_bytes();
+async fn read_bounded(
+    resp: reqwest::Response,
+    endpoint: &Endpoint,
+    max_reply_kb: Option<usize>,
+) -> Result<Value, String> {
+    let limit = max_reply_bytes(max_reply_kb);
     let mut buf: Vec<u8> = Vec::new();
     let mut stream = resp.bytes_stream();
     while let Some(chunk) = stream.next().await {

@@ -59,6 +59,8 @@ pub struct Bench {
     record: Option<Sink>,
     models: IndexMap<String, ModelPrice>,
     redactor: Redactor,
+    /// `PIPEWRIGHT_JUDGE_MAX_REPLY_KB` as the driver's settings give it.
+    max_reply_kb: Option<usize>,
 }
 
 impl Bench {
@@ -78,7 +80,15 @@ impl Bench {
             record,
             models: pricing.models.clone(),
             redactor,
+            max_reply_kb: None,
         }
+    }
+
+    /// The same bench, reading a judge's answer up to `max_reply_kb` KiB
+    /// (`None`: the default).
+    pub fn with_max_reply_kb(mut self, max_reply_kb: Option<usize>) -> Bench {
+        self.max_reply_kb = max_reply_kb;
+        self
     }
 
     /// The price of `model`: its entry, else the longest entry it starts
@@ -231,7 +241,7 @@ impl Judge {
         let Some(endpoint) = &self.endpoint else {
             return Err(super::provider::NO_JUDGE.into());
         };
-        let a = client::post(&b.client, endpoint, &req.body).await?;
+        let a = client::post((&b.client, b.max_reply_kb), endpoint, &req.body).await?;
         if let Some(sink) = &b.record {
             sink(JudgeEntry {
                 metric: metric.to_owned(),

@@ -13,7 +13,7 @@ pub mod emit;
 mod fibe;
 mod shared;
 
-pub use fibe::{FibeLimits, fibe_limits, set_fibe_limits};
+pub use fibe::FibeLimits;
 pub use shared::ImportedStep;
 use shared::{Cx, walk_strings};
 
@@ -156,22 +156,28 @@ impl Conversion {
     }
 }
 
-/// Translates an imported file (`dialect` Fibe or Discord; `Auto` detects).
-/// `None` when the text is not YAML/JSON at all or is a native file.
-pub fn convert(source: &str, dialect: Dialect) -> Result<Conversion, Diagnostic> {
+/// Translates an imported file (`dialect` Fibe or Discord; `Auto` detects)
+/// within Fibe's caps `fibe`. `None` when the text is not YAML/JSON at all
+/// or is a native file.
+pub fn convert(source: &str, dialect: Dialect, fibe: FibeLimits) -> Result<Conversion, Diagnostic> {
     let root = yaml::parse(source)?;
     let dialect = match dialect {
         Dialect::Auto => detect(&root),
         d => d,
     };
-    Ok(convert_tree(source, &root, dialect))
+    Ok(convert_tree(source, &root, dialect, fibe))
 }
 
-pub(crate) fn convert_tree(source: &str, root: &YNode, dialect: Dialect) -> Conversion {
+pub(crate) fn convert_tree(
+    source: &str,
+    root: &YNode,
+    dialect: Dialect,
+    fibe: FibeLimits,
+) -> Conversion {
     let mut cx = Cx::new(source);
     let plan = match dialect {
         Dialect::Discord => discord::translate(&mut cx, root),
-        _ => fibe::translate(&mut cx, root),
+        _ => fibe::translate(&mut cx, root, fibe),
     };
     let emitted = plan.as_ref().map(emit::emit).unwrap_or_default();
     let mut diagnostics = cx.diags;

@@ -27,7 +27,7 @@ use crate::file::model::{
     Mock, Need, Node, OnError, OutputSpec, Pipeline, RefSite, ServerDecl, ServerSource, When,
 };
 use crate::file::yaml::{self, YKind, YNode};
-use crate::lang::jq::JqProgram;
+use crate::lang::jq::{JqLimits, JqProgram};
 use crate::lang::reference::{self, Part, Root};
 
 /// The result of loading: the model when it could be built, and every
@@ -63,8 +63,19 @@ impl Loaded {
 
 /// Loads native pipeline YAML or JSON text (no import detection).
 pub fn load_native_str(source: &str) -> Loaded {
-    match yaml::parse(source) {
-        Ok(root) => load_tree(source, &root),
+    load_native_with(source, None, (&[], JqLimits::default()))
+}
+
+/// [`load_native_str`] with the alias limit `max_alias_mb`, the servers
+/// the command line adds and the jq programs' limits (see
+/// [`load_tree_with`]).
+pub fn load_native_with(
+    source: &str,
+    max_alias_mb: Option<usize>,
+    given: (&[String], JqLimits),
+) -> Loaded {
+    match yaml::parse_limited(source, max_alias_mb) {
+        Ok(root) => load_tree_with(source, &root, given),
         Err(d) => Loaded {
             pipeline: None,
             diagnostics: vec![d],
@@ -74,8 +85,22 @@ pub fn load_native_str(source: &str) -> Loaded {
 
 /// Loads an already parsed native document.
 pub fn load_tree(source: &str, root: &YNode) -> Loaded {
+    load_tree_with(source, root, (&[], JqLimits::default()))
+}
+
+/// [`load_tree`] knowing the servers the command line adds
+/// (`--server NAME=…`, `--servers-from`): nodes may name them, and a node
+/// that names none is an error when that makes the choice ambiguous; and
+/// with what each of its jq programs may spend (`jq`).
+pub fn load_tree_with(
+    source: &str,
+    root: &YNode,
+    (cli_servers, jq): (&[String], JqLimits),
+) -> Loaded {
     let mut loader = Loader {
         src: source,
+        cli_servers,
+        jq,
         diags: Vec::new(),
         scratch: Vec::new(),
         programs: HashMap::new(),
@@ -91,6 +116,10 @@ pub fn load_tree(source: &str, root: &YNode) -> Loaded {
 
 struct Loader<'s> {
     src: &'s str,
+    /// Servers the command line adds that nodes may name.
+    cli_servers: &'s [String],
+    /// What each jq program compiled here may spend.
+    jq: JqLimits,
     diags: Vec<Diagnostic>,
     /// Room for each node's canonical text while it is hashed.
     scratch: Vec<u8>,
@@ -105,7 +134,7 @@ struct FileScope<'a> {
     vars: &'a IndexMap<String, Value>,
     /// Servers added on the command line (`--server`, `--servers-from`)
     /// that the file does not declare.
-    cli: Vec<&'static str>,
+    cli: Vec<&'a str>,
 }
 
 impl FileScope<'_> {
@@ -125,16 +154,6 @@ impl FileScope<'_> {
     fn ambiguous(&self) -> bool {
         self.servers.len() != 1 && self.servers.len() + self.cli.len() > 1
     }
-}
-
-static CLI_SERVERS: std::sync::OnceLock<Vec<String>> = std::sync::OnceLock::new();
-
-/// Names the servers the command line adds (`--server NAME=…`,
-/// `--servers-from`), so nodes may name them and a node that names none is
-/// an error at load when that makes the choice ambiguous. Set once per
-/// process, before any file is loaded.
-pub fn set_cli_servers(names: Vec<String>) {
-    let _ = CLI_SERVERS.set(names);
 }
 
 impl<'s> Loader<'s> {
@@ -431,16 +450,12 @@ impl<'s> Loader<'s> {
             }
         });
         let sampling = get("sampling").and_then(|(_, v)| self.sampling(v));
-        let cli = CLI_SERVERS
-            .get()
-            .map(|names| {
-                names
-                    .iter()
-                    .filter(|n| !servers.contains_key(n.as_str()))
-                    .map(String::as_str)
-                    .collect()
-            })
-            .unwrap_or_default();
+        let cli = self
+            .cli_servers
+            .iter()
+            .filter(|n| !servers.contains_key(n.as_str()))
+            .map(String::as_str)
+            .collect();
         let scope = FileScope {
             servers: &servers,
             vars: &vars,

@@ -6,28 +6,47 @@
 use std::path::Path;
 
 use crate::diag::{Diagnostic, Pos, Span};
-use crate::file::import::{self, Dialect};
+use crate::file::import::{self, Dialect, FibeLimits};
 use crate::file::loader::{self, Loaded};
 use crate::file::yaml;
+use crate::lang::jq::JqLimits;
 
-/// Reads and loads a file (any dialect, detected from its content); an
-/// unreadable file is an error diagnostic too.
+/// How files are loaded, as the driver's settings and command line say;
+/// the default is every limit at its default and no command-line server.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct LoadOptions {
+    /// `PIPEWRIGHT_MAX_FILE_MB` (`None`: [`DEFAULT_MAX_FILE_MB`]).
+    pub max_file_mb: Option<u64>,
+    /// `PIPEWRIGHT_MAX_ALIAS_MB` (`None`: the YAML reader's default).
+    pub max_alias_mb: Option<usize>,
+    /// `--fibe-max-steps` / `--fibe-max-iterations`: Fibe's caps.
+    pub fibe: FibeLimits,
+    /// The servers the command line adds (`--server NAME=…`,
+    /// `--servers-from`): nodes may name them.
+    pub cli_servers: Vec<String>,
+    /// What each jq program of the file may spend.
+    pub jq: JqLimits,
+}
+
+impl LoadOptions {
+    /// The size limit in force, in bytes.
+    pub fn max_file_bytes(&self) -> u64 {
+        self.max_file_mb
+            .unwrap_or(DEFAULT_MAX_FILE_MB)
+            .saturating_mul(1024 * 1024)
+    }
+}
+
+/// Reads and loads a file (any dialect, detected from its content) with
+/// the default options; an unreadable file is an error diagnostic too.
 pub fn load_file(path: &Path) -> (String, Loaded) {
-    load_file_as(path, Dialect::Auto)
+    load_file_with(path, Dialect::Auto, &LoadOptions::default())
 }
 
 /// Pipeline files (and inline pipelines sent to `serve`) larger than this
 /// many MiB are refused before they are parsed; `PIPEWRIGHT_MAX_FILE_MB`
 /// raises it.
 pub const DEFAULT_MAX_FILE_MB: u64 = 8;
-
-/// The size limit in force, in bytes.
-pub fn max_file_bytes() -> u64 {
-    crate::settings::get()
-        .max_file_mb
-        .unwrap_or(DEFAULT_MAX_FILE_MB)
-        .saturating_mul(1024 * 1024)
-}
 
 /// The error for a text of `len` bytes over the limit.
 fn too_large(what: &str, len: u64, limit: u64) -> Loaded {
@@ -48,9 +67,16 @@ fn too_large(what: &str, len: u64, limit: u64) -> Loaded {
     }
 }
 
-/// Reads and loads a file written in `dialect` (`Auto` detects it).
+/// Reads and loads a file written in `dialect` (`Auto` detects it), with
+/// the default options.
 pub fn load_file_as(path: &Path, dialect: Dialect) -> (String, Loaded) {
-    let limit = max_file_bytes();
+    load_file_with(path, dialect, &LoadOptions::default())
+}
+
+/// Reads and loads a file written in `dialect` (`Auto` detects it) as
+/// `opts` say.
+pub fn load_file_with(path: &Path, dialect: Dialect, opts: &LoadOptions) -> (String, Loaded) {
+    let limit = opts.max_file_bytes();
     // Refused before it is read: a huge file costs neither time nor memory.
     if let Ok(meta) = std::fs::metadata(path)
         && meta.is_file()
@@ -72,7 +98,7 @@ pub fn load_file_as(path: &Path, dialect: Dialect) -> (String, Loaded) {
             (String::new(), too_large(&what, source.len() as u64, limit))
         }
         Ok(source) => {
-            let loaded = load_str_as(&source, dialect);
+            let loaded = load_str_with(&source, dialect, opts);
             (source, loaded)
         }
         Err(e) => (
@@ -89,19 +115,26 @@ pub fn load_file_as(path: &Path, dialect: Dialect) -> (String, Loaded) {
 }
 
 /// Loads a pipeline from YAML or JSON text: a native file, or a Fibe or
-/// Discord pipeline detected from its content (see [`import`]).
+/// Discord pipeline detected from its content (see [`import`]), with the
+/// default options.
 pub fn load_str(source: &str) -> Loaded {
-    load_str_as(source, Dialect::Auto)
+    load_str_with(source, Dialect::Auto, &LoadOptions::default())
 }
 
-/// Loads any pipeline file: native files go to the native loader, imports
-/// are converted first and their diagnostics and spans mapped back.
+/// [`load_str_with`] with the default options.
 pub fn load_str_as(source: &str, dialect: Dialect) -> Loaded {
-    let limit = max_file_bytes();
+    load_str_with(source, dialect, &LoadOptions::default())
+}
+
+/// Loads any pipeline file as `opts` say: native files go to the native
+/// loader, imports are converted first and their diagnostics and spans
+/// mapped back.
+pub fn load_str_with(source: &str, dialect: Dialect, opts: &LoadOptions) -> Loaded {
+    let limit = opts.max_file_bytes();
     if source.len() as u64 > limit {
         return too_large("the pipeline text", source.len() as u64, limit);
     }
-    let root = match yaml::parse(source) {
+    let root = match yaml::parse_limited(source, opts.max_alias_mb) {
         Ok(root) => root,
         Err(d) => {
             return Loaded {
@@ -115,16 +148,17 @@ pub fn load_str_as(source: &str, dialect: Dialect) -> Loaded {
         d => d,
     };
     if dialect == Dialect::Native {
-        return loader::load_tree(source, &root);
+        return loader::load_tree_with(source, &root, (&opts.cli_servers, opts.jq));
     }
-    let conv = import::convert_tree(source, &root, dialect);
+    let conv = import::convert_tree(source, &root, dialect, opts.fibe);
     if conv.has_errors() || conv.yaml.is_empty() {
         return Loaded {
             pipeline: None,
             diagnostics: conv.diagnostics,
         };
     }
-    let native = loader::load_native_str(&conv.yaml);
+    let native =
+        loader::load_native_with(&conv.yaml, opts.max_alias_mb, (&opts.cli_servers, opts.jq));
     let mut diagnostics = conv.diagnostics.clone();
     for d in native.diagnostics {
         // Order-only parents are how steps are sequenced; not a problem here.

@@ -192,8 +192,15 @@ fn span_of(s: &YSpan) -> Span {
 
 /// Parses one YAML or JSON document. An empty document is `null`. A syntax
 /// error comes back as a diagnostic at the place the parser stopped.
+/// Anchors and aliases copy at most [`DEFAULT_MAX_ALIAS_MB`].
 pub fn parse(source: &str) -> Result<YNode, Diagnostic> {
-    parse_within(source, max_alias_bytes())
+    parse_within(source, max_alias_bytes(None))
+}
+
+/// [`parse`] with the alias limit `PIPEWRIGHT_MAX_ALIAS_MB` sets (`None`:
+/// the default).
+pub fn parse_limited(source: &str, max_alias_mb: Option<usize>) -> Result<YNode, Diagnostic> {
+    parse_within(source, max_alias_bytes(max_alias_mb))
 }
 
 /// [`parse`] with copies made for anchors and aliases limited to
@@ -231,10 +238,9 @@ pub const MAX_ALIAS_NODES: usize = 100_000;
 /// times is 2,000 nodes but 6 GB of text.
 pub const DEFAULT_MAX_ALIAS_MB: usize = 16;
 
-/// The alias limit in force, in bytes.
-fn max_alias_bytes() -> usize {
-    crate::settings::get()
-        .max_alias_mb
+/// The alias limit of `max_alias_mb` (else the default), in bytes.
+fn max_alias_bytes(max_alias_mb: Option<usize>) -> usize {
+    max_alias_mb
         .unwrap_or(DEFAULT_MAX_ALIAS_MB)
         .saturating_mul(1024 * 1024)
 }

@@ -28,6 +28,7 @@ use problems::{check_depth, check_nesting, load_errors, undefined_problem};
 /// The data kind jaq runs our filters with: plain JSON values, no global data.
 type Data = data::JustLut<Val>;
 
+pub use limits::JqLimits;
 /// How deeply nested a value may be when it crosses the jq boundary: as
 /// deeply as jaq lets a program nest one (see [`limits::MAX_DEPTH`]).
 /// Conversion recurses once per level.
@@ -44,6 +45,8 @@ const MAX_MESSAGE_LEN: usize = 500;
 #[derive(Clone)]
 pub struct JqProgram {
     inner: Arc<Compiled>,
+    /// What one evaluation may spend ([`JqProgram::with_limits`]).
+    limits: JqLimits,
 }
 
 struct Compiled {
@@ -130,7 +133,15 @@ impl JqProgram {
                 filter,
                 depth,
             }),
+            limits: JqLimits::default(),
         })
+    }
+
+    /// The same program, evaluated within `limits` (the driver's
+    /// settings) instead of the defaults.
+    pub fn with_limits(mut self, limits: JqLimits) -> JqProgram {
+        self.limits = limits;
+        self
     }
 
     /// The program text, as given to [`JqProgram::compile`].
@@ -144,7 +155,11 @@ impl JqProgram {
     /// that would never stop (`repeat(.)`), run too long or recurse past the
     /// stack is stopped with an error (see [`limits`]).
     pub fn run(&self, input: &Value) -> Result<Vec<Value>, JqRunError> {
-        limits::guarded(self.inner.depth, || self.run_all(input), JqRunError::new)
+        limits::guarded(
+            (self.inner.depth, self.limits),
+            || self.run_all(input),
+            JqRunError::new,
+        )
     }
 
     fn run_all(&self, input: &Value) -> Result<Vec<Value>, JqRunError> {
@@ -183,7 +198,11 @@ impl JqProgram {
 
     /// The first output, if any, without running the program any further.
     fn first(&self, input: &Value) -> Result<Option<Value>, JqRunError> {
-        limits::guarded(self.inner.depth, || self.run_first(input), JqRunError::new)
+        limits::guarded(
+            (self.inner.depth, self.limits),
+            || self.run_first(input),
+            JqRunError::new,
+        )
     }
 
     fn run_first(&self, input: &Value) -> Result<Option<Value>, JqRunError> {
@@ -232,6 +251,7 @@ struct Library {
 }
 
 fn library() -> &'static Library {
+    // Allowed process-wide: jaq's definitions, compiled once, never changed.
     static LIBRARY: std::sync::OnceLock<Library> = std::sync::OnceLock::new();
     LIBRARY.get_or_init(|| {
         let defs: Vec<_> = prelude().collect();
@@ -293,6 +313,7 @@ fn reachable_prelude(src: &str) -> Vec<load::parse::Def<&'static str>> {
 /// library definitions and natives, without the internal `_` ones. What
 /// completion offers in `transform:` and `when:`.
 pub fn builtins() -> &'static [(String, usize)] {
+    // Allowed process-wide: a cache of the immutable library's names.
     static NAMES: std::sync::OnceLock<Vec<(String, usize)>> = std::sync::OnceLock::new();
     NAMES.get_or_init(|| {
         let mut out: Vec<(String, usize)> = library()
@@ -323,6 +344,8 @@ fn natives() -> impl Iterator<Item = jaq_core::native::Fun<Data>> {
 /// `stderr` natives write to its standard error.
 const UNTRUSTED_OFF: &[&str] = &["env", "halt", "debug_empty", "stderr_empty"];
 
+// Allowed: whether the compilation running on this thread is inside a
+// `sandboxed` call (set and restored around it), not configuration.
 thread_local! {
     static SANDBOXED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
 }

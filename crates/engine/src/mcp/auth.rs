@@ -20,30 +20,22 @@ mod reauth;
 mod store;
 mod tls;
 
-use std::{
-    collections::HashSet,
-    sync::{Mutex, PoisonError},
-    time::Duration,
-};
+use std::time::Duration;
 
 use oauth2::TokenResponse;
 use rmcp::service::ClientInitializeError;
 use rmcp::transport::streamable_http_client::StreamableHttpError;
 
 pub use bearer::BearerClient;
-pub use config::{AuthConfig, declare, declared};
+pub use config::AuthConfig;
 pub use credentials::client_credentials;
 pub use error::OAuthError;
 pub use flow::{Browser, LoginOptions, login};
-pub use prompt::{Prompt, prompt, set_prompt};
+pub use prompt::{Logins, Prompt, Say};
 pub use store::{TokenRecord, TokenStore, canonical_url, default_dir};
 
 use super::error::McpError;
 use encode::form_encode;
-
-/// Servers logged in by a connection of this process: a second 401 from
-/// one of them is an error, not another login.
-static LOGGED_IN: Mutex<Option<HashSet<String>>> = Mutex::new(None);
 
 /// What `auth status` shows of one server: never a token.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -199,12 +191,18 @@ pub(crate) fn wants_login(e: &ClientInitializeError) -> bool {
 }
 
 /// A connection to `server` at `url` was refused for want of a login: log
-/// in as [`prompt`] allows (or by the client-credentials grant, when the
+/// in as `logins` allows (or by the client-credentials grant, when the
 /// server is set up for it), or say how to. `Ok` means tokens are stored
 /// and the caller should connect afresh, once: the login took the user's
-/// time, not the connect timeout's. A second refusal of the same server
-/// in this process is an error, never another login.
-pub(crate) async fn login_for_connect(server: &str, url: &str) -> Result<(), McpError> {
+/// time, not the connect timeout's. A second refusal of a server these
+/// `logins` logged in to is an error, never another login. `declared` is
+/// the server's `auth:` block.
+pub(crate) async fn login_for_connect(
+    server: &str,
+    url: &str,
+    declared: Option<&AuthConfig>,
+    logins: &Logins,
+) -> Result<(), McpError> {
     let shown = canonical_url(url).unwrap_or_else(|_| url.to_owned());
     let failed = |reason: String| McpError::Connect {
         server: server.to_owned(),
@@ -212,28 +210,28 @@ pub(crate) async fn login_for_connect(server: &str, url: &str) -> Result<(), Mcp
         reason,
     };
     let how = format!("run `pipewright auth login {shown}`");
-    let again = LOGGED_IN
-        .lock()
-        .unwrap_or_else(PoisonError::into_inner)
-        .get_or_insert_with(HashSet::new)
-        .contains(&shown);
-    if again {
+    if logins.made(&shown) {
         return Err(failed(format!(
             "it refused the token of the login just made (HTTP 401); check the scopes, or {how}"
         )));
     }
     let store = TokenStore::open_default().map_err(|e| failed(e.to_string()))?;
     let previous = store.load(&shown).ok().flatten();
-    if !reauth::is_unattended(url, previous.as_ref()) && prompt() == Prompt::Never {
+    if !reauth::is_unattended(declared, previous.as_ref()) && logins.prompt() == Prompt::Never {
         return Err(failed(format!("it needs a login (HTTP 401): {how}")));
     }
-    match reauth::reauthorize(server, url, &store, None, Vec::new(), previous.as_ref()).await {
+    let login = reauth::reauthorize(
+        server,
+        url,
+        &store,
+        None,
+        Vec::new(),
+        previous.as_ref(),
+        (declared, logins),
+    );
+    match login.await {
         Ok(_) => {
-            LOGGED_IN
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner)
-                .get_or_insert_with(HashSet::new)
-                .insert(shown.clone());
+            logins.note(&shown);
             Ok(())
         }
         Err(e) => Err(failed(format!(

@@ -7,7 +7,7 @@
 //! transport is dropped, so no server outlives pipewright.
 
 use std::collections::BTreeSet;
-use std::sync::{Arc, Mutex, OnceLock, PoisonError};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use rmcp::{
@@ -22,29 +22,16 @@ use tokio::sync::Mutex as AsyncMutex;
 
 use super::log::ServerLog;
 use super::reply::{self, Read, Replies};
-use super::stdout::{LineReader, Stdout, StdoutNotes, max_message_bytes};
+use super::stdout::{LineReader, Stdout, StdoutNotes};
 
 /// How long a stdio server gets to exit after its stdin closes, and again
-/// after SIGTERM, unless `--shutdown-grace` says otherwise.
+/// after SIGTERM, unless `--shutdown-grace` says otherwise (the driver puts
+/// it in `ConnectOptions::shutdown_grace`).
 pub const DEFAULT_SHUTDOWN_GRACE: Duration = Duration::from_millis(100);
 
-static SHUTDOWN_GRACE: OnceLock<Duration> = OnceLock::new();
-
-/// Sets the grace for the whole process (the `--shutdown-grace` flag);
-/// only the first call counts.
-pub fn set_shutdown_grace(grace: Duration) {
-    let _ = SHUTDOWN_GRACE.set(grace);
-}
-
-/// The grace new connections get: `--shutdown-grace`, else the default.
-pub fn shutdown_grace() -> Duration {
-    SHUTDOWN_GRACE
-        .get()
-        .copied()
-        .unwrap_or(DEFAULT_SHUTDOWN_GRACE)
-}
-
-/// The process groups of the stdio servers running now.
+/// The process groups of the stdio servers running now. Allowed to be
+/// process-wide: it is a fact of the process (the children alive), not a
+/// setting, and a second Ctrl-C must reach every one of them.
 static GROUPS: Mutex<BTreeSet<u32>> = Mutex::new(BTreeSet::new());
 
 fn groups() -> std::sync::MutexGuard<'static, BTreeSet<u32>> {
@@ -153,7 +140,12 @@ impl StdioChild {
         let notes = StdoutNotes::default();
         Ok(StdioChild {
             io: Io {
-                stdout: LineReader::new(stdout, max_message_bytes(), notes.clone(), log),
+                stdout: LineReader::new(
+                    stdout,
+                    replies.limits().max_message_bytes(),
+                    notes.clone(),
+                    log,
+                ),
                 stdin: Arc::new(AsyncMutex::new(Some(stdin))),
                 replies,
             },

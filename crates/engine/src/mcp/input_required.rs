@@ -75,7 +75,8 @@ async fn follow(
         meta.0.0.remove("progressToken");
         meta.0.0
     });
-    let meta = log_meta(meta, conn.protocol_version()).map(|m| RequestMetaObject(MetaObject(m)));
+    let meta = log_meta(meta, conn.protocol_version(), conn.inner.log_level)
+        .map(|m| RequestMetaObject(MetaObject(m)));
     let limit = Limit {
         deadline: timeout.and_then(|t| started.checked_add(t)),
         timeout,

@@ -1,19 +1,11 @@
 //! `--log-level`: the level servers are asked to log at
-//! (`logging/setLevel`), set once for every connection of the process.
+//! (`logging/setLevel`), as `ConnectOptions::log_level` says.
 
 use rmcp::{Peer, RoleClient};
 use serde_json::Value;
 use tokio::time::Instant;
 
 use super::log::ServerLog;
-
-pub(super) static LOG_LEVEL: std::sync::OnceLock<LogLevel> = std::sync::OnceLock::new();
-
-/// Sets the level every later connection asks its server to log at
-/// (`--log-level`); the first call wins.
-pub fn set_log_level(level: LogLevel) {
-    let _ = LOG_LEVEL.set(level);
-}
 
 /// A level of `logging/setLevel` (RFC 5424 names, lowest first).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]

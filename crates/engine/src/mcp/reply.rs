@@ -30,7 +30,7 @@ use serde::Deserialize;
 use serde_json::Value;
 use serde_json::value::RawValue;
 
-use super::stdout::max_message_bytes;
+use super::stdout::DEFAULT_MAX_MESSAGE_MB;
 use crate::json::{Json, scan};
 
 /// The error code of a stand-in error for an answer that cannot be read
@@ -48,10 +48,44 @@ const NEAR_BYTES: usize = 60;
 
 /// The `tools/call` requests of one connection waiting for an answer, and
 /// the answers read for them, until the call takes its own. Shared by the
-/// transport (which reads) and the connection (which calls).
+/// transport (which reads) and the connection (which calls), with the
+/// limits of what it reads (`ConnectOptions::limits`).
 #[derive(Clone, Default)]
 pub(crate) struct Replies {
     inner: Arc<Mutex<Waiting>>,
+    limits: MessageLimits,
+}
+
+/// How big a server's whole tool list may be, in MiB, unless
+/// `PIPEWRIGHT_MAX_TOOL_LIST_MB` says otherwise: the definitions as JSON,
+/// every page together.
+pub const DEFAULT_MAX_TOOL_LIST_MB: usize = 16;
+
+/// How much one server may send: one message, and its whole tool list;
+/// `None` is the default ([`DEFAULT_MAX_MESSAGE_MB`],
+/// [`DEFAULT_MAX_TOOL_LIST_MB`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct MessageLimits {
+    /// `PIPEWRIGHT_MAX_MESSAGE_MB`.
+    pub max_message_mb: Option<usize>,
+    /// `PIPEWRIGHT_MAX_TOOL_LIST_MB`.
+    pub max_tool_list_mb: Option<usize>,
+}
+
+impl MessageLimits {
+    /// The largest message, in bytes.
+    pub fn max_message_bytes(self) -> usize {
+        self.max_message_mb
+            .unwrap_or(DEFAULT_MAX_MESSAGE_MB)
+            .saturating_mul(1024 * 1024)
+    }
+
+    /// The largest tool list, in bytes.
+    pub fn max_tool_list_bytes(self) -> usize {
+        self.max_tool_list_mb
+            .unwrap_or(DEFAULT_MAX_TOOL_LIST_MB)
+            .saturating_mul(1024 * 1024)
+    }
 }
 
 #[derive(Default)]
@@ -74,6 +108,19 @@ struct Waiting {
 const KEPT_TOOLS: usize = 10_000;
 
 impl Replies {
+    /// No call waiting yet, reading within `limits`.
+    pub(crate) fn within(limits: MessageLimits) -> Replies {
+        Replies {
+            limits,
+            ..Replies::default()
+        }
+    }
+
+    /// The limits of what the connection reads.
+    pub(crate) fn limits(&self) -> MessageLimits {
+        self.limits
+    }
+
     fn lock(&self) -> MutexGuard<'_, Waiting> {
         self.inner.lock().unwrap_or_else(PoisonError::into_inner)
     }
@@ -471,7 +518,7 @@ pub(crate) fn watch_post(
                         ErrorCode(TOO_LARGE_CODE),
                         format!(
                             "it sent a message larger than {} MiB (one event of its event stream), so pipewright stopped reading it; raise the limit with PIPEWRIGHT_MAX_MESSAGE_MB=N",
-                            max_message_bytes() / (1024 * 1024)
+                            replies.limits.max_message_bytes() / (1024 * 1024)
                         ),
                         Some(serde_json::json!({ TOO_LARGE_KEY: true })),
                     ),

@@ -18,8 +18,6 @@ use rmcp::{
     transport::IntoTransport,
 };
 
-static PROTOCOL: std::sync::OnceLock<Choices> = std::sync::OnceLock::new();
-
 /// What the command line chose: one revision for every server, and one
 /// per server named (`--protocol NAME=REVISION`).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -44,17 +42,6 @@ impl Choices {
         }
         out
     }
-}
-
-/// Sets the revisions every later connection of the process negotiates
-/// (`--protocol`, `PIPEWRIGHT_PROTOCOL`); the first call wins.
-pub fn set_protocol(choices: Choices) {
-    let _ = PROTOCOL.set(choices);
-}
-
-/// The choices set by [`set_protocol`], else `auto` for every server.
-pub(super) fn default_protocol() -> Choices {
-    PROTOCOL.get().cloned().unwrap_or_default()
 }
 
 /// One `--protocol` value: `REVISION` for every server, or
@@ -287,11 +274,12 @@ const LOG_LEVEL_KEY: &str = "io.modelcontextprotocol/logLevel";
 pub(super) fn log_meta(
     meta: Option<Map<String, Value>>,
     revision: &str,
+    level: Option<super::level::LogLevel>,
 ) -> Option<Map<String, Value>> {
     if revision != Protocol::Modern.name() {
         return meta;
     }
-    let level = super::level::LOG_LEVEL.get().map_or("debug", |l| l.name());
+    let level = level.map_or("debug", |l| l.name());
     let mut meta = meta.unwrap_or_default();
     meta.entry(LOG_LEVEL_KEY)
         .or_insert_with(|| Value::from(level));

@@ -88,6 +88,7 @@ fn spec_from_arg(value: &str) -> Result<ServerSpec, String> {
         return Ok(ServerSpec::Http {
             url: value.to_owned(),
             headers: BTreeMap::new(),
+            auth: None,
             protocol: None,
         });
     }
@@ -176,26 +177,27 @@ pub fn resolve(
             }
             other => other.clone(),
         };
-        if let (Some(a), ServerSource::Http { url, .. }) = (&decl.auth, &source) {
-            let url = text(url, false).map_err(|e| format!("server `{name}`: {e}"))?;
-            let opt = |v: &Option<String>, secret: bool| {
-                v.as_deref()
-                    .map(|s| text(s, secret))
-                    .transpose()
-                    .map_err(|e| format!("server `{name}`: `auth`: {e}"))
-            };
-            crate::mcp::auth::declare(
-                &url,
-                crate::mcp::auth::AuthConfig {
+        // The `auth:` block goes with this file's spec of the server, so
+        // another file served by the same process keeps its own.
+        let auth = match (&decl.auth, &source) {
+            (Some(a), ServerSource::Http { .. }) => {
+                let opt = |v: &Option<String>, secret: bool| {
+                    v.as_deref()
+                        .map(|s| text(s, secret))
+                        .transpose()
+                        .map_err(|e| format!("server `{name}`: `auth`: {e}"))
+                };
+                Some(crate::mcp::auth::AuthConfig {
                     client_id: opt(&a.client_id, false)?,
                     client_secret: opt(&a.client_secret, true)?,
                     client_id_url: opt(&a.client_id_url, false)?,
                     client_credentials: a.client_credentials,
                     private_key: opt(&a.private_key, true)?,
                     scopes: a.scopes.clone(),
-                },
-            );
-        }
+                })
+            }
+            _ => None,
+        };
         let protocol = match decl.protocol.as_deref() {
             Some(p) => Some(Protocol::parse(p).ok_or_else(|| {
                 format!("server `{name}`: `protocol: {p}` is not an MCP revision pipewright speaks")
@@ -205,6 +207,7 @@ pub fn resolve(
         let spec = match &source {
             ServerSource::Http { url, headers } => ServerSpec::Http {
                 protocol,
+                auth,
                 url: text(url, false).map_err(|e| format!("server `{name}`: {e}"))?,
                 headers: headers
                     .iter()
@@ -301,12 +304,12 @@ pub fn only_declared(pipeline: &Pipeline) -> Option<String> {
         .flatten()
 }
 
-/// Tells the loader which servers the command line adds (`--server`,
-/// every `--servers-from` file), before any file is loaded.
-pub fn announce_cli_servers(
+/// The names of the servers the command line adds (`--server`, every
+/// `--servers-from` file), for the loader (`LoadOptions::cli_servers`).
+pub fn cli_server_names(
     servers: &[ServerArg],
     from: &[std::path::PathBuf],
-) -> Result<(), String> {
+) -> Result<Vec<String>, String> {
     let mut names: Vec<String> = servers.iter().map(|s| s.name.clone()).collect();
     for path in from {
         for f in crate::mcp::client_config::read(path)? {
@@ -315,8 +318,7 @@ pub fn announce_cli_servers(
             }
         }
     }
-    crate::file::loader::set_cli_servers(names);
-    Ok(())
+    Ok(names)
 }
 
 /// The names of the servers `comp` calls (mocked nodes call nothing).
@@ -499,5 +501,53 @@ mod tests {
         let a: ServerArg = "mem=npx -y x".parse().unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(a.name, "mem");
         assert!("novalue".parse::<ServerArg>().is_err());
+    }
+
+    #[test]
+    fn each_file_keeps_its_own_auth_block_for_a_shared_url() {
+        // Two files one `serve` serves, naming the same server URL with
+        // different client ids and scopes: each resolves to its own block
+        // (one process-wide map used to let the last file win for both).
+        let file = |client: &str, scope: &str| {
+            let text = format!(
+                "servers:\n  api:\n    url: http://127.0.0.1:9/mcp\n    auth:\n      client_id: {client}\n      scopes: [{scope}]\npipe:\n  - id: e\n    tool: echo\n"
+            );
+            let loaded = crate::file::open::load_str(&text);
+            let pipeline = loaded
+                .pipeline
+                .unwrap_or_else(|| panic!("loads: {:?}", loaded.diagnostics));
+            resolve(&pipeline, &[], None, &pipeline.vars, &Redactor::default())
+                .unwrap_or_else(|e| panic!("{e}"))
+        };
+        let first = file("client-a", "read");
+        let second = file("client-b", "write");
+        let auth_of = |specs: &IndexMap<String, ServerSpec>| match specs.get("api") {
+            Some(ServerSpec::Http { auth: Some(a), .. }) => {
+                (a.client_id.clone().unwrap_or_default(), a.scopes.clone())
+            }
+            other => panic!("an HTTP server with an auth block, got {other:?}"),
+        };
+        assert_eq!(
+            auth_of(&first),
+            ("client-a".to_owned(), vec!["read".to_owned()])
+        );
+        assert_eq!(
+            auth_of(&second),
+            ("client-b".to_owned(), vec!["write".to_owned()])
+        );
+        let plain = resolve(
+            &crate::file::open::load_str("servers:\n  api:\n    url: http://127.0.0.1:9/mcp\npipe:\n  - id: e\n    tool: echo\n")
+                .pipeline
+                .expect("loads"),
+            &[],
+            None,
+            &IndexMap::new(),
+            &Redactor::default(),
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        assert!(matches!(
+            plain.get("api"),
+            Some(ServerSpec::Http { auth: None, .. })
+        ));
     }
 }

@@ -26,14 +26,6 @@ const CHECKED_LINE: usize = 4 * 1024;
 /// Characters of an ignored line quoted in an error.
 const QUOTED: usize = 120;
 
-/// The message size limit in force, in bytes.
-pub fn max_message_bytes() -> usize {
-    crate::settings::get()
-        .max_message_mb
-        .unwrap_or(DEFAULT_MAX_MESSAGE_MB)
-        .saturating_mul(1024 * 1024)
-}
-
 /// What the reader saw that rmcp does not report, shared with the
 /// connection so its errors can say it.
 #[derive(Clone, Default)]

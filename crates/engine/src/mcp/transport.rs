@@ -15,13 +15,12 @@ use rmcp::{
     },
 };
 
-use super::auth::BearerClient;
+use super::auth::{AuthConfig, BearerClient, Logins};
 use super::child::StdioChild;
 use super::error::{McpError, chain_message};
 use super::log::ServerLog;
 use super::reply::Replies;
 use super::revision::{self, Protocol};
-use super::stdout::max_message_bytes;
 
 /// Ordinary HTTP POSTs in flight at once on one HTTP connection.
 const HTTP_CONCURRENCY: usize = 64;
@@ -100,11 +99,12 @@ pub(super) fn spawn_stdio(
 
 /// The Streamable HTTP transport for `url`, with `headers` on every request
 /// and, unless they carry their own `Authorization`, the stored OAuth token
-/// (see [`BearerClient`]).
+/// (see [`BearerClient`]), got as the server's `auth:` block says.
 pub(super) fn http_transport(
     server: &str,
     url: &str,
     headers: &BTreeMap<String, String>,
+    (auth, logins): (Option<&AuthConfig>, &Logins),
     replies: &Replies,
 ) -> Result<StreamableHttpClientTransport<BearerClient>, McpError> {
     let invalid = |reason: String| McpError::InvalidSpec {
@@ -140,9 +140,10 @@ pub(super) fn http_transport(
     let config = StreamableHttpClientTransportConfig::with_uri(url)
         .custom_headers(custom)
         .max_concurrent_requests(HTTP_CONCURRENCY)
-        .max_sse_event_size(max_message_bytes());
+        .max_sse_event_size(replies.limits().max_message_bytes());
     Ok(StreamableHttpClientTransport::with_client(
-        BearerClient::new(url, oauth).with_replies(replies.clone()),
+        BearerClient::new(url, oauth, (auth.cloned(), logins.clone()))
+            .with_replies(replies.clone()),
         config,
     ))
 }
@@ -336,14 +337,25 @@ mod tests {
     #[test]
     fn bad_headers_are_refused_without_their_values() {
         let headers = BTreeMap::from([("X-Key".into(), "line\nbreak-s3cret".into())]);
-        let Err(e) = http_transport("s", "http://127.0.0.1:1/mcp", &headers, &Replies::default())
-        else {
+        let Err(e) = http_transport(
+            "s",
+            "http://127.0.0.1:1/mcp",
+            &headers,
+            (None, &Logins::default()),
+            &Replies::default(),
+        ) else {
             panic!("a header value with a newline must be refused");
         };
         assert!(!e.to_string().contains("s3cret"), "{e}");
         let headers = BTreeMap::from([("Mcp-Session-Id".into(), "x".into())]);
         assert!(matches!(
-            http_transport("s", "http://127.0.0.1:1/mcp", &headers, &Replies::default()),
+            http_transport(
+                "s",
+                "http://127.0.0.1:1/mcp",
+                &headers,
+                (None, &Logins::default()),
+                &Replies::default()
+            ),
             Err(McpError::InvalidSpec { .. })
         ));
         assert!(matches!(
@@ -351,6 +363,7 @@ mod tests {
                 "s",
                 "ftp://example.com",
                 &BTreeMap::new(),
+                (None, &Logins::default()),
                 &Replies::default()
             ),
             Err(McpError::InvalidSpec { .. })

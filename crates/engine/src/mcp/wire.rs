@@ -19,19 +19,6 @@ use super::tools::ToolInfo;
 /// A server that pages `tools/list` more often than this is looping.
 const MAX_TOOL_PAGES: usize = 1000;
 
-/// How big a server's whole tool list may be, in MiB, unless
-/// `PIPEWRIGHT_MAX_TOOL_LIST_MB` says otherwise: the definitions as JSON,
-/// every page together.
-pub const DEFAULT_MAX_TOOL_LIST_MB: usize = 16;
-
-/// The tool list size limit in force, in bytes.
-fn max_tool_list_bytes() -> usize {
-    crate::settings::get()
-        .max_tool_list_mb
-        .unwrap_or(DEFAULT_MAX_TOOL_LIST_MB)
-        .saturating_mul(1024 * 1024)
-}
-
 /// Sends `notifications/cancelled` when a call's future is dropped while it
 /// still waits for its answer.
 pub(super) struct AbandonGuard {
@@ -116,7 +103,7 @@ pub(super) async fn list_tools(
     let mut cursor: Option<String> = None;
     let mut seen = HashSet::new();
     let mut ttl_ms: Option<u64> = None;
-    let limit = max_tool_list_bytes();
+    let limit = replies.limits().max_tool_list_bytes();
     let mut bytes = 0usize;
     for pages in 1..=MAX_TOOL_PAGES {
         let page = peer

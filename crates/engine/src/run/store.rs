@@ -193,10 +193,12 @@ impl KeptSource {
         KeptSource(masked_source(text, pipeline))
     }
 
-    /// `text` loaded to learn its secrets, for a caller that holds no
-    /// loaded pipeline; a text that does not load is kept as it is.
-    pub fn parse(text: &str) -> KeptSource {
-        match crate::file::open::load_str(text).pipeline {
+    /// `text` loaded (as `load` says, the way the driver loaded it) to
+    /// learn its secrets, for a caller that holds no loaded pipeline; a
+    /// text that does not load is kept as it is.
+    pub fn parse(text: &str, load: &crate::file::open::LoadOptions) -> KeptSource {
+        let dialect = crate::file::import::Dialect::Auto;
+        match crate::file::open::load_str_with(text, dialect, load).pipeline {
             Some(p) => KeptSource::of(text, &p),
             None => KeptSource(text.to_owned()),
         }
@@ -232,6 +234,9 @@ fn masked_source(text: &str, p: &Pipeline) -> String {
 #[derive(Debug, Clone)]
 pub struct Runs {
     pub dir: PathBuf,
+    /// Saved runs kept (`PIPEWRIGHT_MAX_RUNS` as the driver's settings
+    /// give it; `None`: [`DEFAULT_MAX_RUNS`]; 0: no cap).
+    pub max_runs: Option<usize>,
 }
 
 impl Runs {
@@ -241,7 +246,10 @@ impl Runs {
     }
 
     pub fn at(dir: PathBuf) -> Runs {
-        Runs { dir }
+        Runs {
+            dir,
+            max_runs: None,
+        }
     }
 
     /// The newest saved trace of `file`'s composition `comp` (and case), as
@@ -291,24 +299,32 @@ impl Runs {
             .collect()
     }
 
+    /// The same store, keeping at most `max_runs` saved runs (`None`:
+    /// [`DEFAULT_MAX_RUNS`]; 0: no cap).
+    pub fn capped(mut self, max_runs: Option<usize>) -> Runs {
+        self.max_runs = max_runs;
+        self
+    }
+
     /// Writes the trace and its index line, then keeps the directory under
-    /// its cap (`PIPEWRIGHT_MAX_RUNS`, else [`DEFAULT_MAX_RUNS`]); returns
-    /// the trace's path.
+    /// its cap ([`Runs::max_runs`]); returns the trace's path.
     pub fn save(&self, trace: &Trace) -> std::io::Result<PathBuf> {
-        let cap = crate::settings::get().max_runs.unwrap_or(DEFAULT_MAX_RUNS);
+        let cap = self.max_runs.unwrap_or(DEFAULT_MAX_RUNS);
         self.save_capped(trace, cap)
     }
 
     /// [`Runs::save`], with the text of the file the run ran kept beside it
     /// (header and `env:` values masked), so History can show the run on
     /// its own DAG after the file changed. The text is loaded again to
-    /// learn its secrets: [`Runs::save_with_kept_source`] takes it masked.
+    /// learn its secrets, as the driver's `LoadOptions` say:
+    /// [`Runs::save_with_kept_source`] takes it masked.
     pub fn save_with_source(
         &self,
         trace: &Trace,
-        source: Option<&str>,
+        source: Option<(&str, &crate::file::open::LoadOptions)>,
     ) -> std::io::Result<PathBuf> {
-        self.save_with_kept_source(trace, source.map(KeptSource::parse).as_ref())
+        let kept = source.map(|(text, load)| KeptSource::parse(text, load));
+        self.save_with_kept_source(trace, kept.as_ref())
     }
 
     /// [`Runs::save_with_source`] with the text already masked.
@@ -570,12 +586,65 @@ mod tests {
     }
 
     #[test]
+    fn a_kept_file_is_loaded_as_the_driver_loads_it() {
+        // 1.5 MiB of comment: within the default file limit, over a 1 MiB
+        // one. The driver's options decide whether the text loads (and so
+        // whether its header value can be masked).
+        let text = format!(
+            "# {}\nservers:\n  api:\n    url: http://127.0.0.1:9/mcp\n    headers: {{ X-Key: sk-literal-123 }}\npipe:\n  - {{id: a, server: extra, tool: echo}}\n",
+            "x".repeat(1536 * 1024)
+        );
+        let load = crate::file::open::LoadOptions {
+            cli_servers: vec!["extra".into()],
+            ..Default::default()
+        };
+        assert!(
+            !KeptSource::parse(&text, &load)
+                .as_str()
+                .contains("sk-literal-123")
+        );
+        let small = crate::file::open::LoadOptions {
+            max_file_mb: Some(1),
+            ..load
+        };
+        assert_eq!(
+            KeptSource::parse(&text, &small).as_str(),
+            text,
+            "not loaded: kept as it is"
+        );
+    }
+
+    #[test]
+    fn the_cap_is_the_stores_own_not_the_environments() {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let runs = Runs::at(dir.path().join("runs")).capped(Some(1));
+        runs.save(&run("20261125-100000-aaaa"))
+            .unwrap_or_else(|e| panic!("{e}"));
+        runs.save(&run("20261125-100001-bbbb"))
+            .unwrap_or_else(|e| panic!("{e}"));
+        let ids: Vec<String> = runs.entries().into_iter().map(|e| e.id).collect();
+        assert_eq!(ids, ["20261125-100001-bbbb"]);
+        // Uncapped by the caller: the default keeps both.
+        let other = Runs::at(dir.path().join("other"));
+        other
+            .save(&run("20261125-100000-aaaa"))
+            .unwrap_or_else(|e| panic!("{e}"));
+        other
+            .save(&run("20261125-100001-bbbb"))
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(other.entries().len(), 2);
+    }
+
+    #[test]
     fn a_run_keeps_its_file_with_secrets_masked_and_old_runs_have_none() {
         let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
         let runs = Runs::at(dir.path().join("runs"));
         let text = "servers:\n  api:\n    url: http://127.0.0.1:9/mcp\n    headers: { X-Key: sk-literal-123 }\npipe:\n  - id: a\n    tool: echo\n";
-        runs.save_with_source(&run("20261125-100000-aaaa"), Some(text))
-            .unwrap_or_else(|e| panic!("{e}"));
+        runs.save_with_source(
+            &run("20261125-100000-aaaa"),
+            Some((text, &Default::default())),
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
         runs.save(&run("20261125-100001-bbbb"))
             .unwrap_or_else(|e| panic!("{e}"));
         let entries = runs.entries();
@@ -606,7 +675,7 @@ mod tests {
             .pipeline
             .unwrap_or_else(|| panic!("{:?}", loaded.diagnostics));
         let kept = KeptSource::of(text, &p);
-        assert_eq!(kept, KeptSource::parse(text));
+        assert_eq!(kept, KeptSource::parse(text, &Default::default()));
         let kept = kept.as_str();
         for secret in ["sk-literal-123", "sk-sampling-9", "tok-4567"] {
             assert!(!kept.contains(secret), "{secret} in {kept}");
@@ -615,7 +684,10 @@ mod tests {
             kept.contains("${env.KEY}") && kept.contains("X-Short: abc"),
             "{kept}"
         );
-        assert_eq!(KeptSource::parse("pipe: [").as_str(), "pipe: [");
+        assert_eq!(
+            KeptSource::parse("pipe: [", &Default::default()).as_str(),
+            "pipe: ["
+        );
     }
 
     #[test]

@@ -1,6 +1,8 @@
 //! The MCP side of `serve`: listing the served compositions, and running
 //! one per `tools/call` in its own session.
 
+use crate::engine::file::import::Dialect;
+use crate::engine::settings::Settings;
 use std::sync::Arc;
 
 use anyhow::Context as _;
@@ -50,6 +52,8 @@ pub struct PipelineServer {
     eval: Option<Arc<super::judged::Evaluator>>,
     /// Runs waiting for a 2026-07-28 agent's answers, over every session.
     pub(super) parked: Arc<super::parked::Parking>,
+    /// The driver's settings (its flags and `PIPEWRIGHT_*`).
+    pub(super) settings: Arc<Settings>,
 }
 
 /// What `serve`'s flags ask of the server.
@@ -62,6 +66,8 @@ pub struct Flags {
     pub allow_env: Vec<String>,
     /// `--on restate://…`: where calls run, durably.
     pub remote: Option<super::exec::Remote>,
+    /// The driver's settings (its flags and `PIPEWRIGHT_*`).
+    pub settings: Settings,
 }
 
 impl PipelineServer {
@@ -80,6 +86,7 @@ impl PipelineServer {
             remote: flags.remote.map(Arc::new),
             eval: None,
             parked: Arc::default(),
+            settings: Arc::new(flags.settings),
         }
     }
 
@@ -318,7 +325,7 @@ impl PipelineServer {
             super::judged::Evaluator::mark(&mut trace);
         }
         if self.save {
-            crate::report::keep(&trace, None);
+            crate::report::keep(&trace, None, self.settings.max_runs);
         }
         let answer = result(&trace);
         if let Some(e) = judged {
@@ -673,8 +680,10 @@ impl PipelineServer {
         };
         // The caller is not trusted: its jq programs compile without `env`
         // and `halt`, and what it may refer to is checked below.
-        let loaded =
-            crate::engine::lang::jq::sandboxed(|| crate::engine::file::open::load_str(text));
+        let opts = server.settings.load_options(Vec::new());
+        let loaded = crate::engine::lang::jq::sandboxed(|| {
+            crate::engine::file::open::load_str_with(text, Dialect::Auto, &opts)
+        });
         let errors: Vec<String> = loaded
             .diagnostics
             .iter()

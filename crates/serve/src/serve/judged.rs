@@ -43,6 +43,7 @@ impl Evaluator {
         args: &JudgeArgs,
         served: &[Served],
         upstreams: &[Arc<Upstream>],
+        max_reply_kb: Option<usize>,
     ) -> Result<Evaluator, String> {
         let mut entries = HashMap::new();
         for s in served.iter().filter(|s| !s.comp.eval.is_empty()) {
@@ -51,7 +52,15 @@ impl Evaluator {
                 .find(|u| Arc::ptr_eq(&u.pricing, &s.pricing))
                 .map(|u| u.tools.clone())
                 .unwrap_or_default();
-            let g = grader(args, &s.pipeline, &s.pricing.table, &s.redactor, None, None)?;
+            let g = grader(
+                args,
+                &s.pipeline,
+                &s.pricing.table,
+                &s.redactor,
+                None,
+                None,
+                max_reply_kb,
+            )?;
             entries.insert(
                 (s.file.clone(), s.comp.name.clone()),
                 Entry {

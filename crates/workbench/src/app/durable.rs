@@ -168,7 +168,7 @@ impl App {
             );
             return;
         };
-        if let Err(e) = runs.save_with_source(&trace, Some(source)) {
+        if let Err(e) = runs.save_with_source(&trace, Some((source, &self.opts.load))) {
             self.say(
                 format!("could not save the run to {}: {e}", runs.dir.display()),
                 true,

@@ -8,8 +8,9 @@ use std::sync::mpsc::{Receiver, Sender, channel};
 use std::time::{Duration, Instant};
 
 use crate::engine::diag::{Diagnostic, Pos, Span};
+use crate::engine::file::import::Dialect;
 use crate::engine::file::loader::Loaded;
-use crate::engine::file::open::load_str;
+use crate::engine::file::open::{LoadOptions, load_str_with};
 
 /// How long after the last edit the buffer is re-validated.
 pub const DEBOUNCE: Duration = Duration::from_millis(250);
@@ -26,6 +27,8 @@ pub struct Validator {
     delivered: u64,
     tx: Sender<(u64, Arc<Loaded>)>,
     rx: Receiver<(u64, Arc<Loaded>)>,
+    /// How the text is loaded (the driver's limits, its `--server` names).
+    pub options: Arc<LoadOptions>,
 }
 
 impl Default for Validator {
@@ -36,6 +39,7 @@ impl Default for Validator {
             in_flight: None,
             generation: 0,
             delivered: 0,
+            options: Arc::default(),
             tx,
             rx,
         }
@@ -92,10 +96,11 @@ impl Validator {
         let generation = self.generation;
         self.in_flight = Some(generation);
         let tx = self.tx.clone();
+        let options = self.options.clone();
         let spawned = std::thread::Builder::new()
             .name("pipewright-validate".into())
             .spawn(move || {
-                let _ = tx.send((generation, Arc::new(load(&source))));
+                let _ = tx.send((generation, Arc::new(load(&source, &options))));
             });
         if spawned.is_err() {
             // No thread to spare: try again on a later tick.
@@ -105,9 +110,11 @@ impl Validator {
     }
 }
 
-/// Loads `source`; a panic in the loader is an error at 1:1, never a crash.
-pub fn load(source: &str) -> Loaded {
-    std::panic::catch_unwind(AssertUnwindSafe(|| load_str(source))).unwrap_or_else(|_| Loaded {
+/// Loads `source` as `options` say; a panic in the loader is an error at
+/// 1:1, never a crash.
+pub fn load(source: &str, options: &LoadOptions) -> Loaded {
+    let load = || load_str_with(source, Dialect::Auto, options);
+    std::panic::catch_unwind(AssertUnwindSafe(load)).unwrap_or_else(|_| Loaded {
         pipeline: None,
         diagnostics: vec![Diagnostic::error(
             Span::at(Pos::new(1, 1)),

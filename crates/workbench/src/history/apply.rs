@@ -18,9 +18,20 @@ use super::{HistoryEffect, HistoryView, Stash, Viewing};
 
 /// The plan a saved run is drawn on: its saved file text's composition,
 /// else a pipe of its nodes in the order they ran (tool names kept).
-fn run_plan(source: Option<&str>, trace: &Trace) -> Option<(Arc<Pipeline>, Arc<Composition>)> {
+fn run_plan(
+    source: Option<&str>,
+    trace: &Trace,
+    load: &crate::engine::file::open::LoadOptions,
+) -> Option<(Arc<Pipeline>, Arc<Composition>)> {
     let name = &trace.composition.name;
-    if let Some(p) = source.and_then(|s| crate::engine::file::open::load_str(s).pipeline)
+    let loaded = |s: &str| {
+        crate::engine::file::open::load_str_with(
+            s,
+            crate::engine::file::import::Dialect::Auto,
+            load,
+        )
+    };
+    if let Some(p) = source.and_then(|s| loaded(s).pipeline)
         && let Some(c) = p.composition(name).cloned()
     {
         return Some((Arc::new(p), Arc::new(c)));
@@ -45,7 +56,10 @@ fn run_plan(source: Option<&str>, trace: &Trace) -> Option<(Arc<Pipeline>, Arc<C
 
 impl App {
     pub(crate) fn runs(&self) -> Option<Runs> {
-        self.dirs.data.as_ref().map(|d| Runs::at(d.join("runs")))
+        self.dirs
+            .data
+            .as_ref()
+            .map(|d| Runs::at(d.join("runs")).capped(self.opts.settings.max_runs))
     }
 
     /// The run on screen: the one opened read-only, else the last finished.
@@ -132,7 +146,7 @@ impl App {
         };
         let source = self.runs().and_then(|r| r.source(&entry));
         let from_snapshot = source.is_some();
-        let Some((pipeline, comp)) = run_plan(source.as_deref(), &trace) else {
+        let Some((pipeline, comp)) = run_plan(source.as_deref(), &trace, &self.opts.load) else {
             self.say(
                 format!(
                     "run {} cannot be drawn: its nodes do not form a plan",

@@ -22,6 +22,9 @@ impl App {
             data: self.dirs.data.clone(),
             config: self.dirs.config.clone(),
             judge: self.opts.judge.clone(),
+            max_reply_kb: self.opts.settings.judge_max_reply_kb,
+            max_runs: self.opts.settings.max_runs,
+            load: self.opts.load.clone(),
             tools: IndexMap::new(),
         })))
     }

@@ -16,7 +16,7 @@ mod for_each;
 mod limits;
 mod paths;
 
-pub use limits::{FibeLimits, fibe_limits, set_fibe_limits};
+pub use limits::FibeLimits;
 
 use super::emit::{NativePlan, Output, Step, quoted};
 use super::shared::{Cx, jq_path, literal, map_strings, native_ref};
@@ -74,7 +74,7 @@ struct Fibe<'a, 'c> {
 }
 
 /// Translates a Fibe pipeline; diagnostics go to `cx`.
-pub fn translate(cx: &mut Cx, root: &YNode) -> Option<NativePlan> {
+pub fn translate(cx: &mut Cx, root: &YNode, limits: FibeLimits) -> Option<NativePlan> {
     if !cx.keys(root, TOP_KEYS, "a Fibe pipeline") {
         return None;
     }
@@ -100,7 +100,6 @@ pub fn translate(cx: &mut Cx, root: &YNode) -> Option<NativePlan> {
         );
         return None;
     }
-    let limits = fibe_limits();
     if steps.len() > limits.max_steps {
         cx.err_hint(
             steps_node.span,

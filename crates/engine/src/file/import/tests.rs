@@ -29,7 +29,7 @@ fn one_error(src: &str, dialect: Dialect, line: u32, needle: &str) {
 }
 
 fn yaml_of(src: &str) -> String {
-    let c = convert(src, Dialect::Auto).expect("parses");
+    let c = convert(src, Dialect::Auto, FibeLimits::default()).expect("parses");
     assert!(!c.has_errors(), "{:?}", c.diagnostics);
     c.yaml
 }
@@ -476,6 +476,7 @@ fn a_forced_dialect_wins_over_detection() {
     let y = convert(
         r#"{"steps":[{"tool":"echo","args":{"message":"{{x}}"}}]}"#,
         Dialect::Fibe,
+        FibeLimits::default(),
     )
     .expect("parses");
     assert_eq!(y.dialect, Dialect::Fibe);

@@ -350,7 +350,7 @@ impl<'s> Loader<'s> {
         if let Some(p) = self.programs.get(text) {
             return Some(p.clone());
         }
-        match JqProgram::compile(text) {
+        match JqProgram::compile(text).map(|p| p.with_limits(self.jq)) {
             Ok(p) => {
                 self.programs.insert(text.to_owned(), p.clone());
                 Some(p)

@@ -78,6 +78,17 @@ const STACK_BASE: usize = 1024 * 1024;
 /// from a `halt_error` the program raised itself.
 pub const HALT_CODE: i32 = 0x7077_6a71;
 
+/// What one program may spend, as the driver's settings say
+/// (`PIPEWRIGHT_JQ_STEPS`, `PIPEWRIGHT_JQ_SECONDS`,
+/// `PIPEWRIGHT_JQ_MEMORY_MB`); `None` is the default. The loader gives
+/// them to each program it compiles (`JqProgram::with_limits`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct JqLimits {
+    pub steps: Option<u64>,
+    pub seconds: Option<u64>,
+    pub memory_mb: Option<u64>,
+}
+
 /// Why a program was stopped.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Stop {
@@ -97,9 +108,12 @@ struct Budget {
     stop: Option<Stop>,
 }
 
+// The budget of the program being evaluated on this thread (set from the
+// program's own limits by `guarded`, restored after): not configuration,
+// so it may be thread-local.
 thread_local! {
     static BUDGET: Cell<Option<Budget>> = const { Cell::new(None) };
-    /// Limits a test sets for its own thread, instead of the environment's.
+    /// Limits a test sets for its own thread, over the program's.
     #[cfg(test)]
     static TEST_LIMITS: Cell<Option<(u64, Duration)>> = const { Cell::new(None) };
     /// The memory limit a test sets for its own thread, in bytes.
@@ -111,30 +125,25 @@ thread_local! {
     static LAST_COUNT: Cell<Option<(usize, usize)>> = const { Cell::new(None) };
 }
 
-/// The limits in force (`PIPEWRIGHT_JQ_STEPS` and `PIPEWRIGHT_JQ_SECONDS`
-/// as the binary read them, else the defaults).
-fn limits() -> (u64, Duration) {
+/// The steps and time of `given` (else the defaults).
+fn limits(given: JqLimits) -> (u64, Duration) {
     #[cfg(test)]
     if let Some(limits) = TEST_LIMITS.with(Cell::get) {
         return limits;
     }
-    let s = crate::settings::get();
     (
-        s.jq_steps.unwrap_or(DEFAULT_STEPS),
-        Duration::from_secs(s.jq_seconds.unwrap_or(DEFAULT_SECONDS)),
+        given.steps.unwrap_or(DEFAULT_STEPS),
+        Duration::from_secs(given.seconds.unwrap_or(DEFAULT_SECONDS)),
     )
 }
 
-/// The memory limit in force, in bytes (`PIPEWRIGHT_JQ_MEMORY_MB` as the
-/// binary read it, else the default).
-fn memory_limit() -> usize {
+/// The memory limit of `given` (else the default), in bytes.
+fn memory_limit(given: JqLimits) -> usize {
     #[cfg(test)]
     if let Some(bytes) = TEST_MEMORY.with(Cell::get) {
         return bytes;
     }
-    let mb = crate::settings::get()
-        .jq_memory_mb
-        .unwrap_or(DEFAULT_MEMORY_MB);
+    let mb = given.memory_mb.unwrap_or(DEFAULT_MEMORY_MB);
     usize::try_from(mb.saturating_mul(1 << 20)).unwrap_or(usize::MAX)
 }
 
@@ -164,13 +173,13 @@ fn hook() -> Option<i32> {
 }
 
 /// Runs `f` (one evaluation of a program whose syntax tree is `depth`
-/// deep) under the limits, on a stack with room for it. When a limit
+/// deep) under the limits `given`, on a stack with room for it. When a limit
 /// stopped the program, `stopped` of its message replaces what `f`
 /// returned: a refusal of memory fails one operation, which the program may
 /// have caught, and halts the program only at its next step, which it may
 /// not have taken.
 pub fn guarded<T, E>(
-    depth: usize,
+    (depth, given): (usize, JqLimits),
     f: impl FnOnce() -> Result<T, E>,
     stopped: impl FnOnce(String) -> E,
 ) -> Result<T, E> {
@@ -181,7 +190,7 @@ pub fn guarded<T, E>(
             jaq_core::step::set_hook(self.1);
         }
     }
-    let (steps, time) = limits();
+    let (steps, time) = limits(given);
     let budget = Budget {
         steps_left: steps,
         steps,
@@ -193,7 +202,7 @@ pub fn guarded<T, E>(
         BUDGET.with(|cell| cell.replace(Some(budget))),
         jaq_core::step::set_hook(Some(hook)),
     );
-    let _memory = jaq_core::mem::arm(memory_limit(), MAX_DEPTH);
+    let _memory = jaq_core::mem::arm(memory_limit(given), MAX_DEPTH);
     let out = with_stack(depth, f);
     #[cfg(test)]
     LAST_COUNT.with(|c| c.set(jaq_core::mem::used()));

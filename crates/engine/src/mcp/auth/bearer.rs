@@ -28,7 +28,9 @@ use sse_stream::Sse;
 use tokio::sync::Mutex;
 
 use super::super::reply::{Replies, watch_post};
+use super::config::AuthConfig;
 use super::error::OAuthError;
+use super::prompt::Logins;
 use super::reauth::{STEP_UP_LIMIT, is_unattended, reauthorize, union};
 use super::store::{TokenRecord, TokenStore, canonical_url, now_secs};
 use super::tls::ensure_tls;
@@ -58,6 +60,10 @@ impl std::fmt::Debug for BearerClient {
 struct Tokens {
     url: String,
     store: TokenStore,
+    /// The server's `auth:` block, from the file that declares it.
+    declared: Option<AuthConfig>,
+    /// How the driver lets a connection log in.
+    prompting: Logins,
     /// `None` until read from the store; then the record, if logged in
     /// (read again while not, so a login elsewhere is picked up).
     record: Mutex<Option<Option<TokenRecord>>>,
@@ -74,8 +80,13 @@ const MAX_LOGINS: usize = 1 + STEP_UP_LIMIT as usize;
 impl BearerClient {
     /// A client for the server at `url`. With `oauth` false (the server's
     /// headers carry their own `Authorization`, or the URL is unusable) it
-    /// is rmcp's plain client.
-    pub fn new(url: &str, oauth: bool) -> Self {
+    /// is rmcp's plain client. `declared` is the server's `auth:` block,
+    /// `prompting` how the driver lets it log in.
+    pub fn new(
+        url: &str,
+        oauth: bool,
+        (declared, prompting): (Option<AuthConfig>, Logins),
+    ) -> Self {
         ensure_tls();
         let http = reqwest::Client::builder()
             .pool_max_idle_per_host(0)
@@ -90,6 +101,8 @@ impl BearerClient {
                 Arc::new(Tokens {
                     url,
                     store,
+                    declared,
+                    prompting,
                     record: Mutex::new(None),
                     login: Mutex::new(()),
                     logins: Default::default(),
@@ -179,7 +192,7 @@ impl Tokens {
     /// True when new tokens need no user (client credentials).
     async fn unattended(&self) -> bool {
         let stored = self.store.load(&self.url).ok().flatten();
-        is_unattended(&self.url, stored.as_ref())
+        is_unattended(self.declared.as_ref(), stored.as_ref())
     }
 
     /// New tokens after the server refused `sent` with `challenge`:
@@ -223,6 +236,7 @@ impl Tokens {
             Some(challenge),
             scopes,
             stored.as_ref(),
+            (self.declared.as_ref(), &self.prompting),
         )
         .await?;
         let token = record.access_token().map(str::to_owned);
@@ -509,6 +523,8 @@ mod tests {
         Tokens {
             url: url.to_owned(),
             store: store.clone(),
+            declared: None,
+            prompting: Logins::default(),
             record: Mutex::new(None),
             login: Mutex::new(()),
             logins: Default::default(),
@@ -551,10 +567,14 @@ mod tests {
     #[test]
     fn a_server_with_its_own_authorization_header_gets_no_token() {
         assert!(
-            BearerClient::new("http://127.0.0.1:9/mcp", false)
+            BearerClient::new("http://127.0.0.1:9/mcp", false, (None, Logins::default()))
                 .tokens
                 .is_none()
         );
-        assert!(BearerClient::new("not a url", true).tokens.is_none());
+        assert!(
+            BearerClient::new("not a url", true, (None, Logins::default()))
+                .tokens
+                .is_none()
+        );
     }
 }

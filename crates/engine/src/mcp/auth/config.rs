@@ -1,16 +1,10 @@
 //! How pipewright identifies itself to a server's authorization server, as
 //! a pipeline file's `auth:` block or `auth login`'s flags say: a client id
 //! registered out of band (with its secret), a Client ID Metadata Document
-//! URL, or the client-credentials grant (a secret or a private key). The
-//! servers of a loaded file declare theirs here, by canonical URL, so every
-//! connection to that URL (and its re-authorizations) uses it.
-
-use std::{
-    collections::HashMap,
-    sync::{Mutex, PoisonError},
-};
-
-use super::store::canonical_url;
+//! URL, or the client-credentials grant (a secret or a private key). A
+//! server's block travels with its spec (`ServerSpec::Http::auth`), so a
+//! connection and its re-authorizations use the block of the file that
+//! declares the server, whatever other files one process loads.
 
 /// The client identity of one server. `Debug` shows no secret.
 #[derive(Clone, Default, PartialEq, Eq)]
@@ -45,45 +39,24 @@ impl std::fmt::Debug for AuthConfig {
     }
 }
 
-static DECLARED: Mutex<Option<HashMap<String, AuthConfig>>> = Mutex::new(None);
-
-/// Records the `auth:` block of the server at `url` for this process.
-pub fn declare(url: &str, config: AuthConfig) {
-    let Ok(key) = canonical_url(url) else { return };
-    DECLARED
-        .lock()
-        .unwrap_or_else(PoisonError::into_inner)
-        .get_or_insert_with(HashMap::new)
-        .insert(key, config);
-}
-
-/// The `auth:` block declared for the server at `url`, if any.
-pub fn declared(url: &str) -> Option<AuthConfig> {
-    let key = canonical_url(url).ok()?;
-    DECLARED
-        .lock()
-        .unwrap_or_else(PoisonError::into_inner)
-        .as_ref()?
-        .get(&key)
-        .cloned()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
-    fn a_declaration_is_found_by_any_spelling_of_its_url_and_hides_secrets() {
+    fn debug_hides_the_secret_and_the_key() {
         let config = AuthConfig {
             client_id: Some("ci".into()),
             client_secret: Some("cs-SECRET".into()),
             client_credentials: true,
+            private_key: Some("KEY-PEM".into()),
             ..AuthConfig::default()
         };
-        declare("http://127.0.0.1:7/declared/", config.clone());
-        assert_eq!(declared("HTTP://127.0.0.1:7/declared"), Some(config));
-        assert_eq!(declared("http://127.0.0.1:7/other"), None);
-        let shown = format!("{:?}", declared("http://127.0.0.1:7/declared"));
-        assert!(!shown.contains("SECRET"), "{shown}");
+        let shown = format!("{config:?}");
+        assert!(shown.contains("ci"), "{shown}");
+        assert!(
+            !shown.contains("SECRET") && !shown.contains("KEY-PEM"),
+            "{shown}"
+        );
     }
 }

@@ -1,9 +1,13 @@
-//! What a connection does when a server wants a login: the process-wide
-//! setting (`PIPEWRIGHT_AUTH_PROMPT`, else as the driver set it, else
-//! [`Prompt::Never`]), and where the authorization URL is told (the
-//! driver's `say`; the engine writes to no terminal).
+//! What a connection does when a server wants a login ([`Prompt`]: the
+//! driver's choice, unless `PIPEWRIGHT_AUTH_PROMPT` in its settings says
+//! otherwise), and where the authorization URL is told (the driver's
+//! `say`; the engine writes to no terminal). Both travel in [`Logins`],
+//! which `ConnectOptions` carries.
 
-use std::sync::{Mutex, PoisonError};
+use std::{
+    collections::HashSet,
+    sync::{Arc, Mutex, PoisonError},
+};
 
 /// What a connection does when a server wants a login.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -20,40 +24,100 @@ pub enum Prompt {
     BrowserOnly,
 }
 
-/// Where a login's messages go: the authorization URL to open, then that
-/// it succeeded.
-pub type Say = fn(&str);
-
-static PROMPT: Mutex<Option<(Prompt, Say)>> = Mutex::new(None);
-
-/// Sets what connections of this process do when a server wants a login,
-/// and where [`Prompt::Terminal`] and [`Prompt::Print`] tell the user.
-pub fn set_prompt(prompt: Prompt, say: Say) {
-    *PROMPT.lock().unwrap_or_else(PoisonError::into_inner) = Some((prompt, say));
-}
-
-/// Tells the user `text` where the driver said; nothing if it said nowhere.
-pub(super) fn say(text: &str) {
-    if let Some((_, say)) = *PROMPT.lock().unwrap_or_else(PoisonError::into_inner) {
-        say(text);
-    }
-}
-
-/// The prompt in force: `PIPEWRIGHT_AUTH_PROMPT` (`never`, `terminal`,
-/// `print`, `browser`), else as set, else [`Prompt::Never`].
-pub fn prompt() -> Prompt {
-    let from_env = crate::settings::get().auth_prompt.as_deref().and_then(|v| {
-        match v.trim().to_ascii_lowercase().as_str() {
+impl Prompt {
+    /// The prompt `PIPEWRIGHT_AUTH_PROMPT` names (`never`, `terminal`,
+    /// `print`, `browser`, any case), if it names one.
+    pub fn from_setting(value: &str) -> Option<Prompt> {
+        match value.trim().to_ascii_lowercase().as_str() {
             "never" => Some(Prompt::Never),
             "terminal" => Some(Prompt::Terminal),
             "print" => Some(Prompt::Print),
             "browser" => Some(Prompt::BrowserOnly),
             _ => None,
         }
-    });
-    let set = PROMPT
-        .lock()
-        .unwrap_or_else(PoisonError::into_inner)
-        .map(|(p, _)| p);
-    from_env.or(set).unwrap_or(Prompt::Never)
+    }
+}
+
+/// Where a login's messages go: the authorization URL to open, then that
+/// it succeeded.
+pub type Say = fn(&str);
+
+/// How the connections of one driver log in: the [`Prompt`], where it tells
+/// the user, and the servers already logged in by them (a second 401 from
+/// one of those is an error, not another login). Clones share that set.
+#[derive(Clone)]
+pub struct Logins {
+    prompt: Prompt,
+    say: Say,
+    made: Arc<Mutex<HashSet<String>>>,
+}
+
+impl Logins {
+    /// Logins as `prompt` allows, told through `say`.
+    pub fn new(prompt: Prompt, say: Say) -> Logins {
+        Logins {
+            prompt,
+            say,
+            made: Arc::default(),
+        }
+    }
+
+    /// The prompt in force.
+    pub fn prompt(&self) -> Prompt {
+        self.prompt
+    }
+
+    /// Tells the user `text` where the driver said.
+    pub(super) fn say(&self, text: &str) {
+        (self.say)(text);
+    }
+
+    /// True when a connection with these logins logged in to `url` already.
+    pub(super) fn made(&self, url: &str) -> bool {
+        self.made
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .contains(url)
+    }
+
+    /// Notes that a connection logged in to `url`.
+    pub(super) fn note(&self, url: &str) {
+        self.made
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(url.to_owned());
+    }
+}
+
+impl Default for Logins {
+    /// No login prompt ([`Prompt::Never`]), nothing told.
+    fn default() -> Logins {
+        Logins::new(Prompt::Never, |_| {})
+    }
+}
+
+impl std::fmt::Debug for Logins {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Logins")
+            .field("prompt", &self.prompt)
+            .finish_non_exhaustive()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_setting_names_a_prompt_in_any_case_and_clones_share_the_logins() {
+        assert_eq!(Prompt::from_setting(" Browser "), Some(Prompt::BrowserOnly));
+        assert_eq!(Prompt::from_setting("NEVER"), Some(Prompt::Never));
+        assert_eq!(Prompt::from_setting("sometimes"), None);
+        let logins = Logins::new(Prompt::Print, |_| {});
+        let clone = logins.clone();
+        clone.note("http://127.0.0.1:9/mcp");
+        assert!(logins.made("http://127.0.0.1:9/mcp"));
+        assert!(!Logins::default().made("http://127.0.0.1:9/mcp"));
+        assert_eq!(Logins::default().prompt(), Prompt::Never);
+    }
 }

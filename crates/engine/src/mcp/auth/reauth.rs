@@ -1,14 +1,14 @@
 //! New tokens for a server that refused a request: by the client-credentials
 //! grant when the server's `auth:` block (or its stored login) says so,
-//! else by a login as [`prompt`] allows. A step-up (HTTP 403
+//! else by a login as the driver's [`Logins`] allow. A step-up (HTTP 403
 //! `insufficient_scope`) asks for the scopes already granted plus the ones
 //! the server names.
 
-use super::config::{AuthConfig, declared};
+use super::config::AuthConfig;
 use super::credentials::client_credentials;
 use super::error::OAuthError;
 use super::flow::{Browser, LoginOptions, login};
-use super::prompt::{Prompt, prompt};
+use super::prompt::{Logins, Prompt};
 use super::store::{TokenRecord, TokenStore, canonical_url};
 
 /// How many times one request may re-authorize for more scope before its
@@ -26,13 +26,16 @@ pub(crate) fn union(granted: &[String], wanted: Option<&str>) -> Vec<String> {
     out
 }
 
-/// The client-credentials settings for `url`: its declaration (whose
-/// secret stays out of the store), else what a `--client-credentials`
-/// login stored (a secret; a key is never stored); and whether to store
-/// the secret again.
-fn unattended(url: &str, previous: Option<&TokenRecord>) -> Option<(AuthConfig, bool)> {
-    if let Some(config) = declared(url).filter(|c| c.client_credentials) {
-        return Some((config, false));
+/// The client-credentials settings of a server: its `auth:` block
+/// `declared` (whose secret stays out of the store), else what a
+/// `--client-credentials` login stored (a secret; a key is never stored);
+/// and whether to store the secret again.
+fn unattended(
+    declared: Option<&AuthConfig>,
+    previous: Option<&TokenRecord>,
+) -> Option<(AuthConfig, bool)> {
+    if let Some(config) = declared.filter(|c| c.client_credentials) {
+        return Some((config.clone(), false));
     }
     let record = previous.filter(|r| r.client_credentials && r.client_secret.is_some())?;
     let config = AuthConfig {
@@ -44,14 +47,16 @@ fn unattended(url: &str, previous: Option<&TokenRecord>) -> Option<(AuthConfig, 
     Some((config, true))
 }
 
-/// True when new tokens for `url` need no user.
-pub(crate) fn is_unattended(url: &str, previous: Option<&TokenRecord>) -> bool {
-    unattended(url, previous).is_some()
+/// True when new tokens for a server (its `auth:` block `declared`) need
+/// no user.
+pub(crate) fn is_unattended(declared: Option<&AuthConfig>, previous: Option<&TokenRecord>) -> bool {
+    unattended(declared, previous).is_some()
 }
 
 /// Obtains and stores new tokens for the server at `url`, which answered
-/// with `challenge`. `scopes` (when not empty) are asked for; `server`
-/// names it in what is printed.
+/// with `challenge`; `declared` is its `auth:` block, `logins` how the
+/// driver lets it log in. `scopes` (when not empty) are asked for;
+/// `server` names it in what is printed.
 pub(crate) async fn reauthorize(
     server: &str,
     url: &str,
@@ -59,16 +64,17 @@ pub(crate) async fn reauthorize(
     challenge: Option<String>,
     scopes: Vec<String>,
     previous: Option<&TokenRecord>,
+    (declared, logins): (Option<&AuthConfig>, &Logins),
 ) -> Result<TokenRecord, OAuthError> {
-    if let Some((config, keep_secret)) = unattended(url, previous) {
+    if let Some((config, keep_secret)) = unattended(declared, previous) {
         return client_credentials(url, store, &config, keep_secret, challenge, &scopes).await;
     }
     let shown = canonical_url(url)?;
-    let prompt = prompt();
+    let prompt = logins.prompt();
     if prompt == Prompt::Never {
         return Err(OAuthError::NeedsLogin { url: shown, scopes });
     }
-    let config = declared(url).unwrap_or_default();
+    let config = declared.cloned().unwrap_or_default();
     let opts = LoginOptions {
         client_id: config.client_id.clone(),
         client_secret: config.client_secret.clone(),
@@ -93,14 +99,14 @@ pub(crate) async fn reauthorize(
     let secs = opts.timeout.as_secs();
     let show = |authorize_url: &str| {
         if printing {
-            super::prompt::say(&format!(
+            logins.say(&format!(
                 "Server `{server}` needs a login. Open this URL in a browser (waiting {secs} s):\n{authorize_url}"
             ));
         }
     };
     let record = login(url, store, &opts, &show).await?;
     if printing {
-        super::prompt::say(&format!("Logged in to {shown}."));
+        logins.say(&format!("Logged in to {shown}."));
     }
     Ok(record)
 }
