@@ -109,9 +109,7 @@ impl Protocol {
 
     /// The revision named `name` (`auto`, `2026-07-28`, `2025-11-25`).
     pub fn parse(name: &str) -> Option<Protocol> {
-        [Protocol::Auto, Protocol::Modern, Protocol::Legacy]
-            .into_iter()
-            .find(|p| p.name() == name)
+        Protocol::ALL.iter().copied().find(|p| p.name() == name)
     }
 
     /// The handshake that went unanswered within `within`, in words.
