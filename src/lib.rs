@@ -9,8 +9,6 @@
 //! built-in MCP server every example runs against. This crate is the
 //! binary; its library only names those crates for the tests and benches.
 
-#![forbid(unsafe_code)]
-
 pub use pipewright_cli as cli;
 pub use pipewright_demo as demo_server;
 pub use pipewright_engine as engine;

@@ -34,9 +34,9 @@ fn root() -> PathBuf {
 /// `crate::engine::run` here, as the binary's crate re-exports it.
 /// (Cargo keeps each crate from importing what it does not depend on;
 /// this test checks the files inside them.)
-/// A crate reads another by the name it has here (`use pipewright_engine
-/// as engine;` in its root), so `crate::engine::…` is the engine in every
-/// crate.
+/// A crate names another by its real name (`pipewright_engine::…`, no
+/// renaming aliases), read here as the module path the binary's crate
+/// re-exports it under.
 const CRATES: &[(&str, &str)] = &[
     ("src", "crate"),
     ("crates/engine/src", "crate::engine"),
@@ -46,6 +46,17 @@ const CRATES: &[(&str, &str)] = &[
     ("crates/cli/src", "crate::cli"),
     ("crates/lsp/src", "crate::lsp"),
 ];
+
+/// The module path a crate of the workspace is read under, by its
+/// package name's last part.
+fn crate_prefix(name: &str) -> &'static str {
+    let package = format!("crates/{name}/src");
+    CRATES
+        .iter()
+        .find(|(dir, _)| *dir == package)
+        .map(|(_, prefix)| *prefix)
+        .expect("a crate of the workspace")
+}
 
 fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
     for entry in std::fs::read_dir(dir).expect("readable src/").flatten() {
@@ -111,21 +122,13 @@ fn strip_comments(code: &str) -> String {
 fn load_modules() -> Vec<Module> {
     let decl = Regex::new(r"(?m)^\s*(?:pub(?:\([^)]*\))?\s+)?mod\s+([a-z_0-9]+)\s*;").unwrap();
     let crate_path = Regex::new(r"\bcrate::([A-Za-z_][A-Za-z_0-9]*)").unwrap();
-    let alias =
-        Regex::new(r"(?m)^\s*(?:pub\s+)?use\s+pipewright_[a-z_]+\s+as\s+([a-z_]+)\s*;").unwrap();
+    let other_crate = Regex::new(r"\bpipewright_(engine|demo|workbench|serve|cli|lsp)\b").unwrap();
     let mut modules = Vec::new();
     for (dir, prefix) in CRATES {
         let mut files = Vec::new();
         rust_files(&root().join(dir), &mut files);
         files.sort();
         let inside = format!("{prefix}::");
-        // The other crates this one names in its root, by the names the
-        // module paths here give them.
-        let root_text = std::fs::read_to_string(root().join(dir).join("lib.rs")).expect("lib.rs");
-        let others: BTreeSet<String> = alias
-            .captures_iter(&root_text)
-            .map(|c| c[1].to_string())
-            .collect();
         for file in files {
             if file.file_name().is_some_and(|n| n == "tests.rs") {
                 continue;
@@ -133,13 +136,12 @@ fn load_modules() -> Vec<Module> {
             let text = std::fs::read_to_string(&file).expect("readable source");
             let code = strip_comments(&strip_tests(&text));
             let code = crate_path
-                .replace_all(&code, |c: &regex::Captures| {
-                    if others.contains(&c[1]) {
-                        c[0].to_string()
-                    } else {
-                        format!("{inside}{}", &c[1])
-                    }
-                })
+                .replace_all(&code, |c: &regex::Captures| format!("{inside}{}", &c[1]))
+                .into_owned();
+            // Another crate, by its real name, is the module the binary's
+            // crate re-exports it as.
+            let code = other_crate
+                .replace_all(&code, |c: &regex::Captures| crate_prefix(&c[1]).to_string())
                 .into_owned();
             let children = decl
                 .captures_iter(&code)
@@ -458,5 +460,26 @@ fn no_source_file_is_longer_than_the_limit() {
         long.is_empty(),
         "over {MAX_LINES} lines:\n{}",
         long.join("\n")
+    );
+}
+
+#[test]
+fn no_crate_renames_another() {
+    let alias = Regex::new(r"(?m)^\s*(?:pub(?:\([^)]*\))?\s+)?use\s+(pipewright_[a-z_]+)(?:::[A-Za-z_:]+)?\s+as\s+[a-z_]+\s*;").unwrap();
+    let mut found = Vec::new();
+    for (dir, _) in CRATES.iter().filter(|(d, _)| *d != "src") {
+        let mut files = Vec::new();
+        rust_files(&root().join(dir), &mut files);
+        for file in files {
+            let text = std::fs::read_to_string(&file).expect("readable source");
+            for c in alias.captures_iter(&text) {
+                found.push(format!("{}: {}", file.display(), c[0].trim()));
+            }
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "a path must say which crate it crosses into (no renaming aliases):\n{}",
+        found.join("\n")
     );
 }

@@ -9,8 +9,8 @@ use std::sync::Arc;
 use futures::future::BoxFuture;
 use serde_json::{Map, Value};
 
-use crate::engine::mcp::human::provider::{Provider, messages_of};
-use crate::engine::mcp::human::{
+use pipewright_engine::mcp::human::provider::{Provider, messages_of};
+use pipewright_engine::mcp::human::{
     Answer, Ask, Field, FieldKind, Question, Reply, Responder, Source, check_reply, field_value,
     fields, form_errors,
 };

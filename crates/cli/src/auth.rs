@@ -8,16 +8,16 @@ use std::path::PathBuf;
 use clap::{Args, Subcommand};
 use serde_json::json;
 
-use crate::engine::file::import::Dialect;
-use crate::engine::file::open::load_file_with;
-use crate::engine::mcp::ServerSpec;
-use crate::engine::mcp::auth::{
+use pipewright_engine::file::import::Dialect;
+use pipewright_engine::file::open::load_file_with;
+use pipewright_engine::mcp::ServerSpec;
+use pipewright_engine::mcp::auth::{
     self, AuthConfig, Browser, LoginOptions, OAuthError, Status, TokenStore, canonical_url,
 };
-use crate::engine::mcp::servers;
-use crate::engine::options::{duration_flag, exit};
-use crate::engine::redact::Redactor;
-use crate::engine::settings::Settings;
+use pipewright_engine::mcp::servers;
+use pipewright_engine::options::{duration_flag, exit};
+use pipewright_engine::redact::Redactor;
+use pipewright_engine::settings::Settings;
 
 /// The `auth` subcommands.
 #[derive(Debug, Subcommand)]

@@ -4,10 +4,10 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use crate::engine::file::import::Dialect;
-use crate::engine::file::open::load_file_with;
-use crate::engine::options::exit;
-use crate::engine::settings::Settings;
+use pipewright_engine::file::import::Dialect;
+use pipewright_engine::file::open::load_file_with;
+use pipewright_engine::options::exit;
+use pipewright_engine::settings::Settings;
 
 /// Arguments of `check`.
 #[derive(Debug, Args)]

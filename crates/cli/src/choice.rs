@@ -14,7 +14,7 @@ pub trait Named: Copy + Send + Sync + 'static {
     }
 }
 
-impl Named for crate::engine::file::import::Dialect {
+impl Named for pipewright_engine::file::import::Dialect {
     const ALL: &'static [Self] = Self::ALL;
     fn name(self) -> &'static str {
         self.name()
@@ -24,7 +24,7 @@ impl Named for crate::engine::file::import::Dialect {
     }
 }
 
-impl Named for crate::engine::mcp::Protocol {
+impl Named for pipewright_engine::mcp::Protocol {
     const ALL: &'static [Self] = Self::ALL;
     fn name(self) -> &'static str {
         self.name()
@@ -34,7 +34,7 @@ impl Named for crate::engine::mcp::Protocol {
     }
 }
 
-impl Named for crate::engine::mcp::LogLevel {
+impl Named for pipewright_engine::mcp::LogLevel {
     const ALL: &'static [Self] = Self::ALL;
     fn name(self) -> &'static str {
         self.name()

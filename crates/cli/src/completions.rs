@@ -15,5 +15,5 @@ pub struct CompletionsArgs {
 /// stdout.
 pub fn completions(args: &CompletionsArgs, mut cmd: clap::Command) -> u8 {
     clap_complete::generate(args.shell, &mut cmd, "pipewright", &mut std::io::stdout());
-    crate::engine::options::exit::OK
+    pipewright_engine::options::exit::OK
 }

@@ -1,13 +1,13 @@
 //! `pipewright convert FILE`: print the native YAML of a Fibe or Discord
 //! pipeline file.
 
-use crate::engine::settings::Settings;
+use pipewright_engine::settings::Settings;
 use std::path::PathBuf;
 
 use clap::Args;
 
-use crate::engine::file::import::{self, Dialect};
-use crate::engine::options::exit;
+use pipewright_engine::file::import::{self, Dialect};
+use pipewright_engine::options::exit;
 
 /// Arguments of `convert`.
 #[derive(Debug, Args)]
@@ -43,7 +43,7 @@ pub fn convert(args: &ConvertArgs, settings: &Settings) -> u8 {
     }
     // Load through the importer so problems the native loader finds are
     // shown at their place in the original file too.
-    let loaded = crate::engine::file::open::load_str_with(
+    let loaded = pipewright_engine::file::open::load_str_with(
         &source,
         conv.dialect,
         &settings.load_options(Vec::new()),

@@ -4,8 +4,8 @@ use std::net::SocketAddr;
 
 use clap::Args;
 
-use crate::demo_server::{self, DemoServerOptions};
-use crate::engine::options::exit;
+use pipewright_demo::{self, DemoServerOptions};
+use pipewright_engine::options::exit;
 
 /// Arguments of `demo-server`.
 #[derive(Debug, Args)]
@@ -28,8 +28,8 @@ pub async fn demo(args: DemoArgs) -> u8 {
         ..DemoServerOptions::default()
     };
     let res = match args.http {
-        Some(addr) => demo_server::serve_http(addr, opts).await,
-        None => demo_server::serve_stdio(opts).await,
+        Some(addr) => pipewright_demo::serve_http(addr, opts).await,
+        None => pipewright_demo::serve_stdio(opts).await,
     };
     match res {
         Ok(()) => exit::OK,

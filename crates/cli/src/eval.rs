@@ -6,23 +6,23 @@
 //! changes. `--dry-run` prints the prompts the judge would get and what
 //! they would cost, and asks nothing.
 
-use crate::engine::settings::Settings;
+use pipewright_engine::settings::Settings;
 use std::path::{Path, PathBuf};
 
 use clap::Args;
 
 use super::output::{Format, print};
 use super::report::usage;
-use crate::engine::eval::estimate;
-use crate::engine::eval::judge::request;
-use crate::engine::eval::material::Subject;
-use crate::engine::eval::metrics::{self, Prepared};
-use crate::engine::file::import::Dialect;
-use crate::engine::file::model::Pipeline;
-use crate::engine::options::exit;
-use crate::engine::redact::Redactor;
-use crate::engine::run::store::{self, Runs};
-use crate::engine::run::trace::{RunStatus, Trace};
+use pipewright_engine::eval::estimate;
+use pipewright_engine::eval::judge::request;
+use pipewright_engine::eval::material::Subject;
+use pipewright_engine::eval::metrics::{self, Prepared};
+use pipewright_engine::file::import::Dialect;
+use pipewright_engine::file::model::Pipeline;
+use pipewright_engine::options::exit;
+use pipewright_engine::redact::Redactor;
+use pipewright_engine::run::store::{self, Runs};
+use pipewright_engine::run::trace::{RunStatus, Trace};
 
 /// Arguments of `eval`.
 #[derive(Debug, Args)]
@@ -47,7 +47,7 @@ pub struct EvalArgs {
     #[arg(long, value_name = "PATH")]
     pub pricing_table: Option<PathBuf>,
     #[command(flatten)]
-    pub judge: crate::serve::judge::JudgeArgs,
+    pub judge: pipewright_serve::judge::JudgeArgs,
 }
 
 /// Judges a saved run again; returns the exit code.
@@ -71,7 +71,7 @@ pub async fn eval(args: EvalArgs, settings: &Settings) -> u8 {
         Ok(x) => x,
         Err(e) => return fail(e),
     };
-    let loaded = crate::engine::file::open::load_str_with(
+    let loaded = pipewright_engine::file::open::load_str_with(
         &source,
         Dialect::Auto,
         &settings.load_options(Vec::new()),
@@ -104,7 +104,7 @@ pub async fn eval(args: EvalArgs, settings: &Settings) -> u8 {
         Err(e) => return usage(e),
     };
     let redactor = Redactor::default();
-    let grader = match crate::serve::judge::grader(
+    let grader = match pipewright_serve::judge::grader(
         &args.judge,
         &pipeline,
         &table,
@@ -122,7 +122,7 @@ pub async fn eval(args: EvalArgs, settings: &Settings) -> u8 {
         print_prompts(&old, comp, &judge, &table, &pipeline);
         return exit::OK;
     }
-    let t = crate::engine::eval::regrade(&old, comp, judge, budget).await;
+    let t = pipewright_engine::eval::regrade(&old, comp, judge, budget).await;
     if !args.no_save {
         let load = settings.load_options(Vec::new());
         if let Some(r) = Runs::open().map(|r| r.capped(settings.max_runs))
@@ -186,9 +186,9 @@ fn file_of(
 /// `--dry-run`: each prompt as the judge would get it, with its cost.
 fn print_prompts(
     t: &Trace,
-    comp: &crate::engine::file::model::Composition,
-    judge: &Result<crate::engine::eval::Judge, String>,
-    table: &crate::engine::cost::pricing::PricingTable,
+    comp: &pipewright_engine::file::model::Composition,
+    judge: &Result<pipewright_engine::eval::Judge, String>,
+    table: &pipewright_engine::cost::pricing::PricingTable,
     _pipeline: &Pipeline,
 ) {
     let endpoint = match judge {

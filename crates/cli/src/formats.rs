@@ -14,9 +14,9 @@
 
 use serde_json::{Map, Value, json};
 
-use crate::engine::file::import::ImportedStep;
-use crate::engine::file::model::Composition;
-use crate::engine::run::trace::{NodeStatus, RunStatus, Trace};
+use pipewright_engine::file::import::ImportedStep;
+use pipewright_engine::file::model::Composition;
+use pipewright_engine::run::trace::{NodeStatus, RunStatus, Trace};
 
 /// What the envelope printers need to know of the file besides the trace.
 #[derive(Debug, Clone, Default)]
@@ -250,7 +250,7 @@ fn discord_executor(trace: &Trace, shape: &Shape) -> Value {
 
 /// A failed step's `error`: its code (`INTERPOLATION_FAILED`, `TOOL_ERROR`
 /// or the server's own), message, and status when the server gave one.
-fn error_object(rec: &crate::engine::run::trace::NodeRecord) -> Value {
+fn error_object(rec: &pipewright_engine::run::trace::NodeRecord) -> Value {
     let mut e = Map::new();
     e.insert(
         "code".into(),
@@ -289,15 +289,15 @@ pub fn print(traces: &[Trace], shapes: &[Shape], envelope: fn(&Trace, &Shape) ->
 /// (`fibe` true) or Discord envelope.
 pub fn print_run(
     traces: &[Trace],
-    pipeline: &crate::engine::file::model::Pipeline,
+    pipeline: &pipewright_engine::file::model::Pipeline,
     (source, dialect, limits): (
         &str,
-        crate::engine::file::import::Dialect,
-        crate::engine::file::import::FibeLimits,
+        pipewright_engine::file::import::Dialect,
+        pipewright_engine::file::import::FibeLimits,
     ),
     fibe_envelope: bool,
 ) {
-    use crate::engine::file::import::{self, Dialect};
+    use pipewright_engine::file::import::{self, Dialect};
     let conv = import::convert(source, dialect, limits)
         .ok()
         .filter(|c| c.dialect != Dialect::Native && !c.has_errors());

@@ -3,8 +3,6 @@
 //! workbench crate, `serve` and `worker` to the serve crate, `lsp` to the
 //! language server's crate.
 
-#![forbid(unsafe_code)]
-
 pub mod ask;
 pub mod auth;
 pub mod check;
@@ -31,18 +29,11 @@ pub mod spend;
 pub mod step;
 pub mod tools;
 
-// The crates this one drives, by the names every crate of the workspace
-// reads them by.
-use pipewright_demo as demo_server;
-use pipewright_engine as engine;
-use pipewright_serve as serve;
-use pipewright_workbench as ui;
-
 use std::process::ExitCode;
 
 use clap::{CommandFactory, Parser, Subcommand};
 
-use crate::engine::options::exit;
+use pipewright_engine::options::exit;
 
 /// A terminal workbench and CLI for MCP tool-call pipelines.
 #[derive(Debug, Parser)]
@@ -93,11 +84,11 @@ pub struct Cli {
     #[arg(
         long,
         global = true,
-        value_parser = crate::choice::choice::<crate::engine::mcp::LogLevel>(),
+        value_parser = crate::choice::choice::<pipewright_engine::mcp::LogLevel>(),
         value_name = "LEVEL",
         env = "PIPEWRIGHT_LOG_LEVEL"
     )]
-    pub log_level: Option<crate::engine::mcp::LogLevel>,
+    pub log_level: Option<pipewright_engine::mcp::LogLevel>,
     /// The MCP revision to speak to servers (auto, 2026-07-28,
     /// 2025-11-25), or to one server: NAME=REVISION (repeatable,
     /// comma-separated in the variable). `auto` sends `initialize`
@@ -111,14 +102,14 @@ pub struct Cli {
         env = "PIPEWRIGHT_PROTOCOL",
         value_delimiter = ','
     )]
-    pub protocol: Vec<crate::engine::mcp::ProtocolArg>,
+    pub protocol: Vec<pipewright_engine::mcp::ProtocolArg>,
 }
 
 /// The subcommands.
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Open the workbench: editor, live DAG and trace inspector.
-    Edit(crate::ui::EditArgs),
+    Edit(pipewright_workbench::EditArgs),
     /// Write a new pipeline file from the servers' tools: one node per
     /// `--tool`, its required arguments as placeholders.
     New(new::NewArgs),
@@ -145,11 +136,11 @@ pub enum Command {
     Auth(auth::AuthCommand),
     /// Serve pipelines to agents: each composition of each FILE is one MCP
     /// tool (stdio, or Streamable HTTP with --http).
-    Serve(serve::serve::ServeArgs),
+    Serve(pipewright_serve::serve::ServeArgs),
     /// Run compositions as durable Restate workflows (`run --on
     /// restate://…`): a service endpoint that registers with Restate.
     #[cfg(feature = "durable")]
-    Worker(serve::worker::WorkerArgs),
+    Worker(pipewright_serve::worker::WorkerArgs),
     /// Serve the built-in demo MCP server (stdio, or Streamable HTTP).
     DemoServer(demo::DemoArgs),
     /// Serve the language server over stdio, for editors: diagnostics with
@@ -210,15 +201,15 @@ pub fn main() -> ExitCode {
     // The limits the environment sets are read here, once, and the flags'
     // values join them: this one value is what every command hands the
     // engine (which keeps no settings of its own).
-    let mut settings = crate::engine::settings::Settings::from_env();
+    let mut settings = pipewright_engine::settings::Settings::from_env();
     let cli = Cli::parse_from(mcptest_argv(std::env::args_os().collect()));
     settings.log_level = cli.log_level;
-    settings.protocol = crate::engine::mcp::Choices::of(&cli.protocol);
-    match crate::engine::options::duration_flag("shutdown-grace", Some(&cli.shutdown_grace)) {
+    settings.protocol = pipewright_engine::mcp::Choices::of(&cli.protocol);
+    match pipewright_engine::options::duration_flag("shutdown-grace", Some(&cli.shutdown_grace)) {
         Ok(grace) => settings.shutdown_grace = grace,
         Err(e) => return ExitCode::from(crate::report::usage(e)),
     }
-    settings.fibe = crate::engine::file::import::FibeLimits {
+    settings.fibe = pipewright_engine::file::import::FibeLimits {
         max_steps: cli.fibe_max_steps,
         max_iterations: cli.fibe_max_iterations,
     };
@@ -237,7 +228,7 @@ pub fn main() -> ExitCode {
     let code = runtime.block_on(async {
         let command = match (cli.command, cli.file) {
             (Some(c), _) => c,
-            (None, Some(file)) => Command::Edit(crate::ui::EditArgs::from_file(file)),
+            (None, Some(file)) => Command::Edit(pipewright_workbench::EditArgs::from_file(file)),
             (None, None) => return exit::INVALID,
         };
         // The workbench owns the terminal: its events go to a file.
@@ -247,7 +238,7 @@ pub fn main() -> ExitCode {
             log::Sink::Stderr
         });
         {
-            use crate::engine::mcp::auth::Prompt;
+            use pipewright_engine::mcp::auth::Prompt;
             use std::io::IsTerminal;
             settings.prompt = Some(if matches!(command, Command::Edit(_)) {
                 // The workbench owns the screen: a login opens a browser only.
@@ -264,7 +255,7 @@ pub fn main() -> ExitCode {
         }
         let settings = &settings;
         match command {
-            Command::Edit(args) => crate::ui::edit(args, settings.clone()).await,
+            Command::Edit(args) => pipewright_workbench::edit(args, settings.clone()).await,
             Command::Run(args) if run::plans_only(&args) => plan::plan(args, settings).await,
             Command::Run(args) => match run::load(&args, settings) {
                 Err(code) => code,
@@ -286,9 +277,9 @@ pub fn main() -> ExitCode {
             Command::Eval(args) => eval::eval(args, settings).await,
             Command::DemoServer(args) => demo::demo(args).await,
             Command::Lsp(args) => lsp::lsp(args, settings.clone()).await,
-            Command::Serve(args) => serve::serve::serve(args, settings.clone()).await,
+            Command::Serve(args) => pipewright_serve::serve::serve(args, settings.clone()).await,
             #[cfg(feature = "durable")]
-            Command::Worker(args) => serve::worker::worker(args, settings.clone()).await,
+            Command::Worker(args) => pipewright_serve::worker::worker(args, settings.clone()).await,
             Command::Convert(args) => convert::convert(&args, settings),
             Command::Servers(cmd) => servers::servers(&cmd),
             Command::Schema => schema::schema(),

@@ -63,7 +63,7 @@ pub fn install(sink: Sink) {
 
 /// Where the workbench logs: [`WORKBENCH_LOG`] in the data directory.
 pub fn workbench_log_path() -> Option<PathBuf> {
-    crate::engine::dirs::data_dir().map(|d| d.join(WORKBENCH_LOG))
+    pipewright_engine::dirs::data_dir().map(|d| d.join(WORKBENCH_LOG))
 }
 
 /// The filter `PIPEWRIGHT_LOG` names, or the default and why it was not

@@ -22,7 +22,7 @@ pub struct LspArgs {
 /// Runs the server until the editor says `exit` or closes stdin; returns
 /// the exit code. Fetches still under way get a moment to close their
 /// servers, then are dropped (which stops them).
-pub async fn lsp(args: LspArgs, settings: crate::engine::settings::Settings) -> u8 {
+pub async fn lsp(args: LspArgs, settings: pipewright_engine::settings::Settings) -> u8 {
     let options = pipewright_lsp::Options {
         connect: !args.no_connect,
         settings,

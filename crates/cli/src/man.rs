@@ -49,7 +49,7 @@ pub fn man(args: &ManArgs, cmd: clap::Command) -> u8 {
             });
             if let Err(e) = res {
                 eprintln!("error: cannot write the pages to {}: {e}", dir.display());
-                return crate::engine::options::exit::FAILED;
+                return pipewright_engine::options::exit::FAILED;
             }
             eprintln!("wrote {} page(s) to {}", pages.len(), dir.display());
         }
@@ -60,5 +60,5 @@ pub fn man(args: &ManArgs, cmd: clap::Command) -> u8 {
             }
         }
     }
-    crate::engine::options::exit::OK
+    pipewright_engine::options::exit::OK
 }

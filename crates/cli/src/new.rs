@@ -7,13 +7,13 @@ use std::path::PathBuf;
 use clap::Args;
 use indexmap::IndexMap;
 
-use crate::engine::file::model::Pipeline;
-use crate::engine::file::scaffold::{self, Request, ServerEntry, ToolDef};
-use crate::engine::mcp::servers::{self, ServerArg};
-use crate::engine::mcp::{Connection, client_config};
-use crate::engine::options::exit;
-use crate::engine::redact::Redactor;
-use crate::engine::settings::Settings;
+use pipewright_engine::file::model::Pipeline;
+use pipewright_engine::file::scaffold::{self, Request, ServerEntry, ToolDef};
+use pipewright_engine::mcp::servers::{self, ServerArg};
+use pipewright_engine::mcp::{Connection, client_config};
+use pipewright_engine::options::exit;
+use pipewright_engine::redact::Redactor;
+use pipewright_engine::settings::Settings;
 
 /// Arguments of `new`.
 #[derive(Debug, Args)]
@@ -193,7 +193,7 @@ fn by_name(names: &[String], tools: &[ToolDef<'_>]) -> Result<Vec<usize>, String
         .iter()
         .map(|n| {
             tools.iter().position(|t| t.name == n).ok_or_else(|| {
-                let hint = crate::engine::diag::suggest(n, tools.iter().map(|t| t.name))
+                let hint = pipewright_engine::diag::suggest(n, tools.iter().map(|t| t.name))
                     .map(|s| format!("; did you mean `{s}`?"))
                     .unwrap_or_default();
                 format!(

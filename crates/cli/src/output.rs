@@ -1,16 +1,16 @@
 //! How runs are printed (`run --format`, `runs show --format`) and
 //! exported (`--otlp`, `--otlp-endpoint`).
 
-use crate::engine::file::import::FibeLimits;
+use pipewright_engine::file::import::FibeLimits;
 use std::path::Path;
 
 use clap::ValueEnum;
 
-use crate::engine::file::import::Dialect;
-use crate::engine::file::model::Pipeline;
-use crate::engine::options::exit;
-use crate::engine::run::store;
-use crate::engine::run::trace::{RunStatus, Trace};
+use pipewright_engine::file::import::Dialect;
+use pipewright_engine::file::model::Pipeline;
+use pipewright_engine::options::exit;
+use pipewright_engine::run::store;
+use pipewright_engine::run::trace::{RunStatus, Trace};
 
 /// Output formats of `run`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -79,7 +79,7 @@ pub async fn export_otlp(
     if file.is_none() && endpoint.is_none() {
         return None;
     }
-    let body = crate::engine::run::otlp::export(traces);
+    let body = pipewright_engine::run::otlp::export(traces);
     let text = crate::json::pretty(&body);
     if let Some(path) = file {
         let written = if path == Path::new("-") {
@@ -136,7 +136,7 @@ pub fn print_text(traces: &[Trace]) {
         println!("  run {}", t.run_id);
         if let Some(d) = &t.durable {
             println!("  durable on {}", d.restate);
-            for line in crate::engine::run::durable::attempt_lines(&d.attempts) {
+            for line in pipewright_engine::run::durable::attempt_lines(&d.attempts) {
                 println!("    {}", printable(&line));
             }
         }
@@ -178,20 +178,21 @@ pub fn print_text(traces: &[Trace]) {
             }
         }
         for row in &t.eval {
-            for line in crate::engine::eval::text::row_lines(row) {
+            for line in pipewright_engine::eval::text::row_lines(row) {
                 println!("{}", printable(&line));
             }
         }
-        if let Some(hint) = crate::engine::eval::text::deferred_hint(&t.eval) {
+        if let Some(hint) = pipewright_engine::eval::text::deferred_hint(&t.eval) {
             println!("{hint}");
         }
         let last_of_comp = traces
             .get(i + 1)
             .is_none_or(|n| n.composition.name != t.composition.name);
         if last_of_comp {
-            for line in
-                crate::engine::eval::text::aggregate_lines(&t.composition.name, &t.eval_aggregate)
-            {
+            for line in pipewright_engine::eval::text::aggregate_lines(
+                &t.composition.name,
+                &t.eval_aggregate,
+            ) {
                 println!("{}", printable(&line));
             }
         }
@@ -203,7 +204,7 @@ pub fn print_text(traces: &[Trace]) {
     );
 }
 
-pub use crate::engine::eval::aggregate_cases;
+pub use pipewright_engine::eval::aggregate_cases;
 
-pub(crate) use crate::engine::diag::printable;
-pub use crate::engine::eval::junit::{junit, junit_case, junit_properties};
+pub(crate) use pipewright_engine::diag::printable;
+pub use pipewright_engine::eval::junit::{junit, junit_case, junit_properties};

@@ -10,14 +10,14 @@
 
 use super::report::usage;
 use super::run::{Format, OnBudget, RunArgs, Servers, config, servers_of};
-use crate::engine::cost::pricing::Pricing;
-use crate::engine::file::loader::Loaded;
-use crate::engine::file::model::{Case, Composition};
-use crate::engine::mcp::servers;
-use crate::engine::options::exit;
-use crate::engine::plan::dry_run::{Plan, plan_composition, recorded_figures};
-use crate::engine::redact::Redactor;
-use crate::engine::settings::Settings;
+use pipewright_engine::cost::pricing::Pricing;
+use pipewright_engine::file::loader::Loaded;
+use pipewright_engine::file::model::{Case, Composition};
+use pipewright_engine::mcp::servers;
+use pipewright_engine::options::exit;
+use pipewright_engine::plan::dry_run::{Plan, plan_composition, recorded_figures};
+use pipewright_engine::redact::Redactor;
+use pipewright_engine::settings::Settings;
 
 /// Plans the file; returns the exit code.
 pub async fn plan(args: RunArgs, settings: &Settings) -> u8 {
@@ -25,7 +25,7 @@ pub async fn plan(args: RunArgs, settings: &Settings) -> u8 {
         Ok(names) => names,
         Err(e) => return usage(e),
     };
-    let (source, loaded) = crate::engine::file::open::load_file_with(
+    let (source, loaded) = pipewright_engine::file::open::load_file_with(
         &args.file,
         args.dialect,
         &settings.load_options(names),
@@ -112,7 +112,7 @@ pub async fn plan_loaded(args: RunArgs, source: String, loaded: Loaded, settings
             return code;
         }
     };
-    let grader = match crate::serve::judge::grader(
+    let grader = match pipewright_serve::judge::grader(
         &args.judge,
         &pipeline,
         &prepared.pricing.table,
@@ -143,7 +143,7 @@ pub async fn plan_loaded(args: RunArgs, source: String, loaded: Loaded, settings
                 &pipeline, comp, row, &cli_vars, cli_budget, &args, &name, None,
             );
             let mut pricing: Pricing = (*prepared.pricing).clone();
-            let last = crate::engine::run::store::Runs::open()
+            let last = pipewright_engine::run::store::Runs::open()
                 .and_then(|r| r.latest_of(&name, &comp.name, cfg.case.as_deref()));
             if args.spend.replay.is_none()
                 && let Some(t) = &last
@@ -160,12 +160,12 @@ pub async fn plan_loaded(args: RunArgs, source: String, loaded: Loaded, settings
                 &redactor,
             );
             let judge = grader.judge_for(comp, &cfg.vars, &redactor);
-            let last: Option<crate::engine::run::trace::Trace> =
+            let last: Option<pipewright_engine::run::trace::Trace> =
                 last.and_then(|v| serde_json::from_value(v).ok());
-            let projected = crate::engine::eval::estimate::project(
+            let projected = pipewright_engine::eval::estimate::project(
                 comp,
                 &cfg.vars,
-                crate::engine::eval::Judge::projected(&judge)
+                pipewright_engine::eval::Judge::projected(&judge)
                     .as_ref()
                     .map_err(String::as_str)
                     .copied(),
@@ -173,7 +173,7 @@ pub async fn plan_loaded(args: RunArgs, source: String, loaded: Loaded, settings
                 &prepared.tools,
                 last.as_ref(),
             );
-            crate::engine::plan::judging::add(&mut plan, projected, cfg.budget);
+            pipewright_engine::plan::judging::add(&mut plan, projected, cfg.budget);
             plans.push(plan);
         }
     }
@@ -201,7 +201,7 @@ fn register_env_secrets(comps: &[&Composition], redactor: &Redactor) {
     for comp in comps {
         for node in &comp.nodes {
             for site in node.refs() {
-                if let crate::engine::lang::reference::Root::Env(name) = &site.reference.root
+                if let pipewright_engine::lang::reference::Root::Env(name) = &site.reference.root
                     && let Ok(v) = std::env::var(name)
                 {
                     redactor.add(v);
@@ -215,7 +215,7 @@ fn register_env_secrets(comps: &[&Composition], redactor: &Redactor) {
 pub fn render(plan: &Plan) -> String {
     let mut out = String::new();
     for c in &plan.compositions {
-        out.push_str(&crate::engine::plan::text::composition(&plan.file, c));
+        out.push_str(&pipewright_engine::plan::text::composition(&plan.file, c));
     }
     let p = &plan.preflight;
     out.push_str(&format!("preflight: {} problem(s)", p.problems.len()));

@@ -7,9 +7,9 @@
 use std::io::Write;
 use std::time::{Duration, Instant};
 
-use crate::engine::run::events::Event;
-use crate::engine::run::trace::NodeStatus;
-use crate::ui::theme::SPINNER;
+use pipewright_engine::run::events::Event;
+use pipewright_engine::run::trace::NodeStatus;
+use pipewright_workbench::theme::SPINNER;
 
 /// Erase the current terminal line and go to its start.
 const CLEAR_LINE: &str = "\r\x1b[K";
@@ -287,7 +287,7 @@ pub fn plain_line(ev: &Event) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::run::trace::NodeRecord;
+    use pipewright_engine::run::trace::NodeRecord;
     use std::sync::{Arc, Mutex};
 
     /// A writer tests can read back.

@@ -2,11 +2,11 @@
 //! diagnostics and a trace it could not save are reported as `serve`
 //! reports them (`pipewright_serve::report`).
 
-pub use crate::serve::report::{keep, report_diagnostics};
+pub use pipewright_serve::report::{keep, report_diagnostics};
 
-use crate::engine::mcp::ConnectOptions;
-use crate::engine::options::exit;
-use crate::engine::settings::Settings;
+use pipewright_engine::mcp::ConnectOptions;
+use pipewright_engine::options::exit;
+use pipewright_engine::settings::Settings;
 
 /// Prints a usage error and gives its exit code.
 pub(crate) fn usage(msg: impl std::fmt::Display) -> u8 {

@@ -11,24 +11,24 @@ use serde_json::Value;
 use super::progress::Progress;
 use super::report::usage;
 use super::step::{self, Input, Stepping};
-use crate::engine::file::import::Dialect;
-use crate::engine::file::loader::Loaded;
-use crate::engine::file::model::{Budget, Composition, Pipeline};
-use crate::engine::file::open::load_file_with;
-use crate::engine::mcp::caller::Caller;
-use crate::engine::mcp::human::Human;
-use crate::engine::mcp::human::answers::Answers;
-use crate::engine::mcp::human::chain::Chain;
-use crate::engine::mcp::human::provider::Provider;
-use crate::engine::mcp::servers::{self, ServerArg};
-use crate::engine::options::exit;
-use crate::engine::options::parse_vars;
-use crate::engine::redact::Redactor;
-use crate::engine::run::events::Event;
-use crate::engine::run::session::{self, BudgetMode, Command, SessionConfig};
-use crate::engine::run::store;
-use crate::engine::run::trace::{RunStatus, Trace};
-use crate::engine::settings::Settings;
+use pipewright_engine::file::import::Dialect;
+use pipewright_engine::file::loader::Loaded;
+use pipewright_engine::file::model::{Budget, Composition, Pipeline};
+use pipewright_engine::file::open::load_file_with;
+use pipewright_engine::mcp::caller::Caller;
+use pipewright_engine::mcp::human::Human;
+use pipewright_engine::mcp::human::answers::Answers;
+use pipewright_engine::mcp::human::chain::Chain;
+use pipewright_engine::mcp::human::provider::Provider;
+use pipewright_engine::mcp::servers::{self, ServerArg};
+use pipewright_engine::options::exit;
+use pipewright_engine::options::parse_vars;
+use pipewright_engine::redact::Redactor;
+use pipewright_engine::run::events::Event;
+use pipewright_engine::run::session::{self, BudgetMode, Command, SessionConfig};
+use pipewright_engine::run::store;
+use pipewright_engine::run::trace::{RunStatus, Trace};
+use pipewright_engine::settings::Settings;
 
 pub use super::output::Format;
 
@@ -134,7 +134,7 @@ pub struct RunArgs {
     #[command(flatten)]
     pub spend: super::spend::SpendArgs,
     #[command(flatten)]
-    pub judge: crate::serve::judge::JudgeArgs,
+    pub judge: pipewright_serve::judge::JudgeArgs,
 }
 
 /// Who answers the servers' questions in `run`: `--answers`, then the
@@ -159,7 +159,8 @@ pub(crate) fn human_of(
     let interactive =
         !stepping && std::io::stdin().is_terminal() && std::io::stderr().is_terminal();
     let person = interactive.then(|| {
-        super::ask::Terminal::new(provider.clone()) as Arc<dyn crate::engine::mcp::human::Responder>
+        super::ask::Terminal::new(provider.clone())
+            as Arc<dyn pipewright_engine::mcp::human::Responder>
     });
     Ok(Human(Some(Arc::new(Chain {
         answers,
@@ -174,7 +175,7 @@ pub(crate) fn cli_budget(args: &RunArgs) -> Result<Budget, String> {
     Ok(Budget {
         max_cost_usd: args.max_cost,
         max_tokens: args.max_tokens,
-        max_duration: crate::engine::options::duration_flag(
+        max_duration: pipewright_engine::options::duration_flag(
             "max-duration",
             args.max_duration.as_deref(),
         )?,
@@ -193,7 +194,7 @@ pub fn plans_only(args: &RunArgs) -> bool {
 pub(crate) struct Servers {
     pub cli_vars: IndexMap<String, Value>,
     pub redactor: Redactor,
-    pub specs: IndexMap<String, crate::engine::mcp::ServerSpec>,
+    pub specs: IndexMap<String, pipewright_engine::mcp::ServerSpec>,
 }
 
 /// Adds `--servers-from` files to the pipeline's servers, resolves them
@@ -202,7 +203,7 @@ pub(crate) struct Servers {
 pub(crate) fn servers_of(args: &RunArgs, pipeline: &mut Pipeline) -> Result<Servers, String> {
     let file_only = servers::only_declared(pipeline);
     for p in &args.servers_from {
-        crate::engine::mcp::client_config::add_to(pipeline, p)?;
+        pipewright_engine::mcp::client_config::add_to(pipeline, p)?;
     }
     let cli_vars = parse_vars(&args.vars)?;
     let redactor = Redactor::default();
@@ -286,10 +287,11 @@ pub async fn run(args: RunArgs, source: String, loaded: Loaded, settings: &Setti
             "no case named `{case}` in the selected compositions"
         ));
     }
-    let timeout = match crate::engine::options::duration_flag("timeout", args.timeout.as_deref()) {
-        Ok(d) => d,
-        Err(e) => return usage(e),
-    };
+    let timeout =
+        match pipewright_engine::options::duration_flag("timeout", args.timeout.as_deref()) {
+            Ok(d) => d,
+            Err(e) => return usage(e),
+        };
     let cli_budget = match cli_budget(&args) {
         Ok(b) => b,
         Err(e) => return usage(e),
@@ -345,7 +347,7 @@ pub async fn run(args: RunArgs, source: String, loaded: Loaded, settings: &Setti
         return code;
     }
 
-    let grader = match crate::serve::judge::grader(
+    let grader = match pipewright_serve::judge::grader(
         &args.judge,
         &pipeline,
         &prepared.pricing.table,
@@ -378,7 +380,7 @@ pub async fn run(args: RunArgs, source: String, loaded: Loaded, settings: &Setti
     let mut traces: Vec<Trace> = Vec::new();
     let mut cancelled = false;
     'runs: for comp in comps {
-        let rows: Vec<Option<&crate::engine::file::model::Case>> = if comp.cases.is_empty() {
+        let rows: Vec<Option<&pipewright_engine::file::model::Case>> = if comp.cases.is_empty() {
             vec![None]
         } else {
             comp.cases
@@ -415,7 +417,7 @@ pub async fn run(args: RunArgs, source: String, loaded: Loaded, settings: &Setti
             }
             let mut stop = trace.composition.status == RunStatus::Cancelled;
             if !comp.eval.is_empty() && !stop {
-                let grading = crate::engine::eval::Grading {
+                let grading = pipewright_engine::eval::Grading {
                     comp,
                     judge,
                     tools: Some(&prepared.tools),
@@ -423,7 +425,7 @@ pub async fn run(args: RunArgs, source: String, loaded: Loaded, settings: &Setti
                     on_budget,
                 };
                 tokio::select! {
-                    () = crate::engine::eval::grade(&mut trace, grading) => {}
+                    () = pipewright_engine::eval::grade(&mut trace, grading) => {}
                     signal = watch.signals.next() => {
                         eprintln!("{}", signal.notice());
                         stop = true;
@@ -561,7 +563,7 @@ async fn on_restate(
         .file_stem()
         .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_else(|| "pipeline".into());
-    let tool = crate::engine::run::durable::client::tool_name(
+    let tool = pipewright_engine::run::durable::client::tool_name(
         comp,
         pipeline.compositions.len() == 1,
         &stem,
@@ -591,7 +593,7 @@ async fn on_restate(
 pub(crate) fn config(
     pipeline: &Pipeline,
     comp: &Composition,
-    row: Option<&crate::engine::file::model::Case>,
+    row: Option<&pipewright_engine::file::model::Case>,
     cli_vars: &IndexMap<String, Value>,
     cli_budget: Budget,
     args: &RunArgs,
@@ -603,7 +605,7 @@ pub(crate) fn config(
         vars.extend(r.vars.clone());
     }
     vars.extend(cli_vars.clone());
-    let expect = crate::engine::file::model::Case::expectations(row, comp);
+    let expect = pipewright_engine::file::model::Case::expectations(row, comp);
     SessionConfig {
         file: file.to_owned(),
         case: row.map(|r| r.name.clone()),
@@ -692,9 +694,9 @@ async fn close(prepared: super::spend::Prepared, signals: &mut Signals) -> Optio
 
 fn empty_trace(comp: &Composition) -> Trace {
     Trace {
-        run_id: crate::engine::run::trace::new_run_id(),
+        run_id: pipewright_engine::run::trace::new_run_id(),
         file: String::new(),
-        composition: crate::engine::run::trace::RunSummary {
+        composition: pipewright_engine::run::trace::RunSummary {
             name: comp.name.clone(),
             started_at: None,
             case: None,
@@ -713,7 +715,7 @@ fn empty_trace(comp: &Composition) -> Trace {
         nodes: IndexMap::new(),
         completed_step_ids: Vec::new(),
         failed_step: None,
-        output: crate::engine::json::Json::null(),
+        output: pipewright_engine::json::Json::null(),
         expect: Vec::new(),
         compensations: Vec::new(),
         eval: Vec::new(),

@@ -1,6 +1,6 @@
 //! `pipewright runs list|show|diff|export|prune`: the saved runs, read back.
 
-use crate::engine::settings::Settings;
+use pipewright_engine::settings::Settings;
 use std::path::PathBuf;
 
 use clap::{Args, Subcommand, ValueEnum};
@@ -8,10 +8,10 @@ use serde_json::json;
 
 use super::output::{Format, print};
 use super::report::usage;
-use crate::engine::options::exit;
-use crate::engine::run::diff;
-use crate::engine::run::store::{Entry, Runs};
-use crate::engine::run::trace::Trace;
+use pipewright_engine::options::exit;
+use pipewright_engine::run::diff;
+use pipewright_engine::run::store::{Entry, Runs};
+use pipewright_engine::run::trace::Trace;
 
 mod answer;
 
@@ -148,9 +148,9 @@ pub async fn runs(cmd: RunsCommand, settings: &Settings) -> u8 {
         RunsCommand::List(a) => list(&runs, &a),
         RunsCommand::Show(a) => match load(&runs, &a.id) {
             Ok((_, t)) => {
-                let pipeline = crate::engine::file::open::load_file_with(
+                let pipeline = pipewright_engine::file::open::load_file_with(
                     std::path::Path::new(&t.file),
-                    crate::engine::file::import::Dialect::Auto,
+                    pipewright_engine::file::import::Dialect::Auto,
                     &settings.load_options(Vec::new()),
                 );
                 let valid = pipeline
@@ -162,7 +162,7 @@ pub async fn runs(cmd: RunsCommand, settings: &Settings) -> u8 {
                     (
                         p,
                         pipeline.0.as_str(),
-                        crate::engine::file::import::Dialect::Auto,
+                        pipewright_engine::file::import::Dialect::Auto,
                         settings.fibe,
                     )
                 });
@@ -205,7 +205,7 @@ pub async fn runs(cmd: RunsCommand, settings: &Settings) -> u8 {
 
 /// `runs export --cassette`: writes the run's calls to `path`.
 fn export_cassette(t: &Trace, path: PathBuf) -> u8 {
-    let c = crate::engine::run::cassette::export::from_trace(t);
+    let c = pipewright_engine::run::cassette::export::from_trace(t);
     match c.save(&path) {
         Ok(()) => {
             eprintln!(
@@ -379,7 +379,7 @@ fn parse_age(s: &str) -> Result<std::time::Duration, String> {
     {
         return Ok(std::time::Duration::from_secs(n.saturating_mul(86_400)));
     }
-    use crate::engine::file::loader::{DurationError, parse_duration};
+    use pipewright_engine::file::loader::{DurationError, parse_duration};
     match parse_duration(s) {
         Ok(d) => Ok(d),
         Err(DurationError::TooLong) => Ok(std::time::Duration::MAX),

@@ -3,6 +3,6 @@
 /// Prints the schema; the repository keeps the same text in
 /// `schema/pipewright.schema.json`.
 pub fn schema() -> u8 {
-    print!("{}", crate::engine::file::schema::json_schema());
-    crate::engine::options::exit::OK
+    print!("{}", pipewright_engine::file::schema::json_schema());
+    pipewright_engine::options::exit::OK
 }

@@ -9,11 +9,11 @@ use serde_json::{Value, json};
 
 use indexmap::IndexMap;
 
-use crate::engine::file::model::ServerSource;
-use crate::engine::mcp::client_config::{self, FoundServer};
-use crate::engine::mcp::{ConnectOptions, Connection, ServerSpec};
-use crate::engine::options::exit;
-use crate::engine::redact::Redactor;
+use pipewright_engine::file::model::ServerSource;
+use pipewright_engine::mcp::client_config::{self, FoundServer};
+use pipewright_engine::mcp::{ConnectOptions, Connection, ServerSpec};
+use pipewright_engine::options::exit;
+use pipewright_engine::redact::Redactor;
 
 /// Connects every server of `specs`, in order. On the first that fails it
 /// says why on stderr (masked), closes the ones already open and gives the

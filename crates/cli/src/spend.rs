@@ -9,15 +9,15 @@ use clap::Args;
 use indexmap::IndexMap;
 use serde_json::Value;
 
-use crate::engine::cost::pricing::{FreeCalls, Pricing, PricingTable};
-use crate::engine::file::model::{Composition, Pipeline};
-use crate::engine::mcp::caller::Caller;
-use crate::engine::mcp::servers::ServerPool;
-use crate::engine::mcp::{ConnectOptions, ServerSpec, ToolInfo};
-use crate::engine::options::exit;
-use crate::engine::plan::preflight::{self, Preflight, ToolLists};
-use crate::engine::redact::Redactor;
-use crate::engine::run::cassette::{Cassette, Recorder, Replayer};
+use pipewright_engine::cost::pricing::{FreeCalls, Pricing, PricingTable};
+use pipewright_engine::file::model::{Composition, Pipeline};
+use pipewright_engine::mcp::caller::Caller;
+use pipewright_engine::mcp::servers::ServerPool;
+use pipewright_engine::mcp::{ConnectOptions, ServerSpec, ToolInfo};
+use pipewright_engine::options::exit;
+use pipewright_engine::plan::preflight::{self, Preflight, ToolLists};
+use pipewright_engine::redact::Redactor;
+use pipewright_engine::run::cassette::{Cassette, Recorder, Replayer};
 
 /// Flags about pricing, cassettes and preflight (flattened into `run`).
 #[derive(Debug, Clone, Default, Args)]
@@ -74,7 +74,7 @@ pub struct Prepared {
     /// What each server listed (live, or recorded in the cassette).
     pub tools: ToolLists,
     /// The judge calls of the cassette replayed (`--replay`), for `eval:`.
-    pub judge_replay: Option<crate::engine::eval::Replay>,
+    pub judge_replay: Option<pipewright_engine::eval::Replay>,
 }
 
 /// Connects (unless a cassette answers everything), wraps the caller for
@@ -87,7 +87,7 @@ pub async fn prepare(
     needed: &[String],
     (redactor, connect): (&Redactor, &ConnectOptions),
 ) -> Result<Prepared, u8> {
-    let default = crate::engine::mcp::servers::default_server(specs);
+    let default = pipewright_engine::mcp::servers::default_server(specs);
     let mut pricing = Pricing::new(table, default.clone());
     let cassette = match &spend.replay {
         Some(path) => Some(Cassette::load(path).map_err(|e| fail(exit::INVALID, &e))?),
@@ -113,7 +113,7 @@ pub async fn prepare(
         .as_ref()
         .zip(spend.replay.as_ref())
         .map(|(c, path)| {
-            crate::engine::eval::Replay::new(
+            pipewright_engine::eval::Replay::new(
                 path.display().to_string(),
                 c.judge.clone(),
                 spend.replay_fallthrough,

@@ -15,10 +15,10 @@ use tokio::io::{AsyncBufReadExt, BufReader, Lines, Stdin};
 
 use super::progress::Progress;
 use super::run::watch::{Signals, Watch};
-use crate::engine::file::model::{Composition, Kind};
-use crate::engine::run::events::{Event, PauseReason};
-use crate::engine::run::session::{Command, Session};
-use crate::engine::run::trace::{NodeStatus, Trace};
+use pipewright_engine::file::model::{Composition, Kind};
+use pipewright_engine::run::events::{Event, PauseReason};
+use pipewright_engine::run::session::{Command, Session};
+use pipewright_engine::run::trace::{NodeStatus, Trace};
 
 /// How often the live progress line is redrawn.
 const TICK: Duration = Duration::from_millis(100);

@@ -8,17 +8,17 @@ use indexmap::IndexMap;
 use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
-use crate::engine::cost::pricing::PricingTable;
-use crate::engine::file::import::Dialect;
-use crate::engine::file::model::Pipeline;
-use crate::engine::file::open::load_file_with;
-use crate::engine::json::Json;
-use crate::engine::lang::reference;
-use crate::engine::mcp::servers::{self, ServerArg};
-use crate::engine::mcp::{Connection, ServerSpec, TaskSupport};
-use crate::engine::options::exit;
-use crate::engine::redact::Redactor;
-use crate::engine::settings::Settings;
+use pipewright_engine::cost::pricing::PricingTable;
+use pipewright_engine::file::import::Dialect;
+use pipewright_engine::file::model::Pipeline;
+use pipewright_engine::file::open::load_file_with;
+use pipewright_engine::json::Json;
+use pipewright_engine::lang::reference;
+use pipewright_engine::mcp::servers::{self, ServerArg};
+use pipewright_engine::mcp::{Connection, ServerSpec, TaskSupport};
+use pipewright_engine::options::exit;
+use pipewright_engine::redact::Redactor;
+use pipewright_engine::settings::Settings;
 
 /// The `tools` subcommands.
 #[derive(Debug, Subcommand)]
@@ -321,7 +321,7 @@ struct CallCx<'a> {
     yes: bool,
     spend: Spend,
     /// Answers the server's questions during the call.
-    scope: crate::engine::mcp::human::CallScope,
+    scope: pipewright_engine::mcp::human::CallScope,
 }
 
 impl CallCx<'_> {
@@ -364,11 +364,14 @@ impl CallCx<'_> {
         {
             Ok(out) => {
                 let output = out.output();
-                let meta = crate::engine::mcp::meta_of(&out.result);
+                let meta = pipewright_engine::mcp::meta_of(&out.result);
                 self.spend
                     .spent(conn.name(), tool, &args, meta.as_ref(), &output);
                 if out.is_error {
-                    Err((exit::FAILED, crate::engine::mcp::error_text(&out.result)))
+                    Err((
+                        exit::FAILED,
+                        pipewright_engine::mcp::error_text(&out.result),
+                    ))
                 } else {
                     Ok(output.into_value())
                 }
@@ -429,7 +432,7 @@ async fn call(a: CallArgs, settings: &Settings) -> u8 {
             return exit::INVALID;
         }
     };
-    let timeout = match crate::engine::options::duration_flag("timeout", a.timeout.as_deref()) {
+    let timeout = match pipewright_engine::options::duration_flag("timeout", a.timeout.as_deref()) {
         Ok(t) => t,
         Err(e) => {
             eprintln!("error: {e}");
@@ -457,12 +460,12 @@ async fn call(a: CallArgs, settings: &Settings) -> u8 {
         yes: a.yes,
         // On a terminal, a server's question is asked there; off one, it
         // is declined.
-        scope: crate::engine::mcp::human::CallScope {
+        scope: pipewright_engine::mcp::human::CallScope {
             responder: {
                 use std::io::IsTerminal;
                 (std::io::stdin().is_terminal() && std::io::stderr().is_terminal()).then(|| {
                     super::ask::Terminal::new(None)
-                        as std::sync::Arc<dyn crate::engine::mcp::human::Responder>
+                        as std::sync::Arc<dyn pipewright_engine::mcp::human::Responder>
                 })
             },
             ..Default::default()

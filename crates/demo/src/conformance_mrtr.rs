@@ -17,7 +17,7 @@ use rmcp::{
 };
 use serde_json::{Value, json};
 
-use crate::engine::mac::{hmac_sha256, random_bytes, same};
+use pipewright_engine::mac::{hmac_sha256, random_bytes, same};
 
 use super::conformance_parts::{complete, declared, text, typed};
 

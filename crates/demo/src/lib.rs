@@ -57,8 +57,6 @@
 //! not call it on a server started in-process with [`spawn_http`] unless the
 //! test means to end.
 
-#![forbid(unsafe_code)]
-
 use std::{net::SocketAddr, sync::Arc, time::Duration};
 
 use anyhow::Context as _;
@@ -89,9 +87,6 @@ mod tools;
 mod written;
 
 pub mod http;
-
-// The engine under the name every crate of the workspace reads it by.
-use pipewright_engine as engine;
 
 use catalog::DemoTool;
 

@@ -1,4 +1,3 @@
-#![forbid(unsafe_code)]
 //! The execution engine, one room per stage of the flow. No terminal code
 //! lives here; the CLI and the workbench are two drivers of it.
 //!

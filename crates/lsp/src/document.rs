@@ -8,13 +8,13 @@ use std::sync::Arc;
 
 use lsp_types::TextDocumentContentChangeEvent;
 
-use crate::engine::author::fix::preflight_marks;
-use crate::engine::diag::{Diagnostic, Severity};
-use crate::engine::file::import::Dialect;
-use crate::engine::file::model::Pipeline;
-use crate::engine::file::open::{LoadOptions, load_str_with};
-use crate::engine::json::Json;
-use crate::engine::plan::preflight;
+use pipewright_engine::author::fix::preflight_marks;
+use pipewright_engine::diag::{Diagnostic, Severity};
+use pipewright_engine::file::import::Dialect;
+use pipewright_engine::file::model::Pipeline;
+use pipewright_engine::file::open::{LoadOptions, load_str_with};
+use pipewright_engine::json::Json;
+use pipewright_engine::plan::preflight;
 
 use super::position::Lines;
 use super::tools::{self, Fetched};
@@ -64,7 +64,7 @@ impl Document {
     /// `file:` URI; nothing for others or without a data directory).
     pub fn read_recorded(&mut self, uri: &str) {
         self.recorded = file_path(uri)
-            .zip(crate::engine::run::store::Runs::open())
+            .zip(pipewright_engine::run::store::Runs::open())
             .map(|(path, runs)| runs.latest_outputs(&path))
             .unwrap_or_default();
     }

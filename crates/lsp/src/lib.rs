@@ -6,9 +6,7 @@
 //! workbench's editor uses. Bad input is answered with an error, never a
 //! panic; the server ends on `exit` or when stdin closes.
 
-#![forbid(unsafe_code)]
-
-use crate::engine::file::open::LoadOptions;
+use pipewright_engine::file::open::LoadOptions;
 use std::collections::HashMap;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
@@ -35,9 +33,6 @@ mod requests;
 mod tools;
 mod transport;
 
-// The engine under the name every crate of the workspace reads it by.
-use pipewright_engine as engine;
-
 use document::Document;
 use position::Lines;
 use tools::Tools;
@@ -50,7 +45,7 @@ pub struct Options {
     /// turns it off: no server process is started, no preflight).
     pub connect: bool,
     /// The driver's settings (its flags and `PIPEWRIGHT_*`).
-    pub settings: crate::engine::settings::Settings,
+    pub settings: pipewright_engine::settings::Settings,
 }
 
 /// How a session with the editor ended.
@@ -314,7 +309,7 @@ impl Server {
     fn at(
         &self,
         p: &TextDocumentPositionParams,
-    ) -> Result<(&Document, crate::engine::diag::Pos), Failure> {
+    ) -> Result<(&Document, pipewright_engine::diag::Pos), Failure> {
         let doc = self.doc(&p.text_document.uri)?;
         Ok((doc, Lines::new(&doc.text).pos(p.position)))
     }

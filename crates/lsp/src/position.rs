@@ -5,7 +5,7 @@
 
 use lsp_types::{Position, Range};
 
-use crate::engine::diag::{Pos, Span};
+use pipewright_engine::diag::{Pos, Span};
 
 /// A text's lines (without line ends) and where each starts, for
 /// converting places.

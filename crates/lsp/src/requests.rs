@@ -12,12 +12,12 @@ use lsp_types::{
     WorkspaceEdit,
 };
 
-use crate::engine::author::complete::{self, Kind};
-use crate::engine::author::fix::{fix_span, suggestion};
-use crate::engine::author::{Knowledge, navigate};
-use crate::engine::diag::Pos;
-use crate::engine::json::Json;
-use crate::engine::plan::preflight::ToolLists;
+use pipewright_engine::author::complete::{self, Kind};
+use pipewright_engine::author::fix::{fix_span, suggestion};
+use pipewright_engine::author::{Knowledge, navigate};
+use pipewright_engine::diag::Pos;
+use pipewright_engine::json::Json;
+use pipewright_engine::plan::preflight::ToolLists;
 
 use super::document::{Document, diagnostic};
 use super::position::Lines;

@@ -12,11 +12,11 @@ use crossbeam_channel::{Receiver, Sender, unbounded};
 use tokio::runtime::Handle;
 use tokio::task::JoinHandle;
 
-use crate::engine::file::model::Pipeline;
-use crate::engine::mcp::ConnectOptions;
-use crate::engine::mcp::servers::{self, ServerPool};
-use crate::engine::plan::preflight::ToolLists;
-use crate::engine::redact::Redactor;
+use pipewright_engine::file::model::Pipeline;
+use pipewright_engine::mcp::ConnectOptions;
+use pipewright_engine::mcp::servers::{self, ServerPool};
+use pipewright_engine::plan::preflight::ToolLists;
+use pipewright_engine::redact::Redactor;
 
 /// What a fetch brought: each server's tools, and the server of nodes that
 /// name none.

@@ -5,11 +5,11 @@ use std::sync::Arc;
 
 use clap::Args;
 
-use crate::engine::cost::pricing::PricingTable;
-use crate::engine::eval::{Bench, Grader, JudgeFlags, Replay, Sources};
-use crate::engine::file::model::Pipeline;
-use crate::engine::redact::Redactor;
-use crate::engine::run::cassette::{JudgeEntry, Recorder};
+use pipewright_engine::cost::pricing::PricingTable;
+use pipewright_engine::eval::{Bench, Grader, JudgeFlags, Replay, Sources};
+use pipewright_engine::file::model::Pipeline;
+use pipewright_engine::redact::Redactor;
+use pipewright_engine::run::cassette::{JudgeEntry, Recorder};
 
 /// Who grades `eval:` (see the book's "Judged eval").
 #[derive(Debug, Clone, Default, Args)]
@@ -55,10 +55,11 @@ pub fn grader(
     recorder: Option<Arc<Recorder>>,
     max_reply_kb: Option<usize>,
 ) -> Result<Grader, String> {
-    let config = crate::engine::dirs::config_dir();
+    let config = pipewright_engine::dirs::config_dir();
     let sources = Sources::of(args.flags(), pipeline, config.as_deref())?;
-    let record = recorder
-        .map(|r| Arc::new(move |e: JudgeEntry| r.add_judge(e)) as crate::engine::eval::judge::Sink);
+    let record = recorder.map(|r| {
+        Arc::new(move |e: JudgeEntry| r.add_judge(e)) as pipewright_engine::eval::judge::Sink
+    });
     Ok(Grader {
         sources,
         bench: Arc::new(

@@ -5,16 +5,9 @@
 //! its stop signals, how it reports a load and keeps a trace, and the
 //! judge flags.
 
-#![forbid(unsafe_code)]
-
 pub mod judge;
 pub mod report;
 pub mod serve;
 pub mod signals;
 #[cfg(feature = "durable")]
 pub mod worker;
-
-// The crates this one reads, by the names every crate of the workspace
-// reads them by.
-use pipewright_demo as demo_server;
-use pipewright_engine as engine;

@@ -1,7 +1,7 @@
 //! How a headless command reports on stderr: a load's diagnostics,
 //! compiler style, and a trace it could not save.
 
-use crate::engine::file::loader::Loaded;
+use pipewright_engine::file::loader::Loaded;
 
 /// Prints every diagnostic of a load to stderr; true when there were errors.
 pub fn report_diagnostics(file: &str, source: &str, loaded: &Loaded) -> bool {
@@ -16,11 +16,11 @@ pub fn report_diagnostics(file: &str, source: &str, loaded: &Loaded) -> bool {
 /// only a warning on stderr.
 /// `max_runs` is `PIPEWRIGHT_MAX_RUNS` as the driver's settings give it.
 pub fn keep(
-    trace: &crate::engine::run::trace::Trace,
-    source: Option<&crate::engine::run::store::KeptSource>,
+    trace: &pipewright_engine::run::trace::Trace,
+    source: Option<&pipewright_engine::run::store::KeptSource>,
     max_runs: Option<usize>,
 ) {
-    let Some(runs) = crate::engine::run::store::Runs::open() else {
+    let Some(runs) = pipewright_engine::run::store::Runs::open() else {
         return;
     };
     let runs = runs.capped(max_runs);

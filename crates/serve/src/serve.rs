@@ -18,18 +18,18 @@ use clap::Args;
 use indexmap::IndexMap;
 use serde_json::{Map, Value, json};
 
-use crate::engine::cost::pricing::{Pricing, PricingTable};
-use crate::engine::file::import::Dialect;
-use crate::engine::file::model::{Composition, Pipeline};
-use crate::engine::file::open::load_file_with;
-use crate::engine::lang::reference::Root;
-use crate::engine::mcp::caller::Caller;
-use crate::engine::mcp::servers::{self, ServerPool};
-use crate::engine::mcp::{ConnectOptions, ToolInfo};
-use crate::engine::options::exit;
-use crate::engine::plan::preflight;
-use crate::engine::redact::Redactor;
-use crate::engine::settings::Settings;
+use pipewright_engine::cost::pricing::{Pricing, PricingTable};
+use pipewright_engine::file::import::Dialect;
+use pipewright_engine::file::model::{Composition, Pipeline};
+use pipewright_engine::file::open::load_file_with;
+use pipewright_engine::lang::reference::Root;
+use pipewright_engine::mcp::caller::Caller;
+use pipewright_engine::mcp::servers::{self, ServerPool};
+use pipewright_engine::mcp::{ConnectOptions, ToolInfo};
+use pipewright_engine::options::exit;
+use pipewright_engine::plan::preflight;
+use pipewright_engine::redact::Redactor;
+use pipewright_engine::settings::Settings;
 
 mod agent;
 pub(crate) mod exec;
@@ -130,7 +130,7 @@ pub async fn serve(args: ServeArgs, settings: Settings) -> u8 {
     };
     let restate = match &args.on {
         Some(on) => {
-            match crate::engine::run::durable::client::Restate::parse(
+            match pipewright_engine::run::durable::client::Restate::parse(
                 on,
                 args.restate_admin.as_deref(),
             ) {
@@ -291,7 +291,7 @@ async fn load_and_connect(
 ) -> Result<(Vec<Served>, Arc<Upstream>), u8> {
     let name = path.display().to_string();
     let (source, loaded) = load_file_with(path, Dialect::Auto, &settings.load_options(Vec::new()));
-    let file_sha256 = crate::engine::run::durable::client::file_hash(source.as_bytes());
+    let file_sha256 = pipewright_engine::run::durable::client::file_hash(source.as_bytes());
     if super::report::report_diagnostics(&name, &source, &loaded) {
         eprintln!("{name}: not served: the file has errors");
         return Err(exit::INVALID);
@@ -406,9 +406,9 @@ async fn load_and_connect(
 }
 
 /// The tool name of a composition (see
-/// [`durable::client::tool_name`](crate::engine::run::durable::client::tool_name)).
+/// [`durable::client::tool_name`](pipewright_engine::run::durable::client::tool_name)).
 pub(crate) fn tool_name(comp: &Composition, single: bool, stem: &str) -> String {
-    crate::engine::run::durable::client::tool_name(comp, single, stem)
+    pipewright_engine::run::durable::client::tool_name(comp, single, stem)
 }
 
 /// Every `${var.X}` the composition reads, in order of first use.

@@ -7,7 +7,7 @@
 //! stay for the whole command: a signal that comes between two waits is
 //! kept for the next one rather than lost.
 
-use crate::engine::options::exit;
+use pipewright_engine::options::exit;
 
 /// A signal that stops a run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -79,7 +79,7 @@ impl Signals {
     pub async fn next(&mut self) -> Stop {
         let stop = self.recv().await;
         if self.first.is_some() {
-            crate::engine::mcp::kill_all_servers();
+            pipewright_engine::mcp::kill_all_servers();
             std::process::exit(i32::from(stop.code()));
         }
         self.first = Some(stop);

@@ -5,7 +5,7 @@
 //! checked as `serve` does; each composition is then a run that Restate
 //! starts, and starts again on a worker after a crash. Inside, the run is
 //! an ordinary session whose calls go through a
-//! [`DurableCaller`](crate::engine::run::durable::DurableCaller): every
+//! [`DurableCaller`](pipewright_engine::run::durable::DurableCaller): every
 //! outcome is written into the workflow's journal before the run sees it,
 //! and a resumed run is answered from the journal (see [`journal`]).
 
@@ -18,8 +18,8 @@ use std::time::Duration;
 use clap::Args;
 
 use super::serve::handler::{Flags, PipelineServer};
-use crate::engine::options::exit;
-use crate::engine::settings::Settings;
+use pipewright_engine::options::exit;
+use pipewright_engine::settings::Settings;
 
 mod journal;
 mod listen;

@@ -13,15 +13,15 @@ use indexmap::IndexMap;
 use ratatui::layout::{Position, Rect};
 use serde_json::Value;
 
-use crate::engine::cost::pricing::{Pricing, PricingTable};
-use crate::engine::file::loader::Loaded;
-use crate::engine::file::model::{Budget, Composition, Pipeline};
-use crate::engine::lang::snapshot::{Seen, Snapshot};
-use crate::engine::mcp::servers::ServerArg;
-use crate::engine::plan::preflight::Preflight;
-use crate::engine::run::events::{Event, PauseReason};
-use crate::engine::run::session::{Command, SessionConfig};
-use crate::engine::run::trace::{NodeRecord, NodeStatus, RunStatus, Trace};
+use pipewright_engine::cost::pricing::{Pricing, PricingTable};
+use pipewright_engine::file::loader::Loaded;
+use pipewright_engine::file::model::{Budget, Composition, Pipeline};
+use pipewright_engine::lang::snapshot::{Seen, Snapshot};
+use pipewright_engine::mcp::servers::ServerArg;
+use pipewright_engine::plan::preflight::Preflight;
+use pipewright_engine::run::events::{Event, PauseReason};
+use pipewright_engine::run::session::{Command, SessionConfig};
+use pipewright_engine::run::trace::{NodeRecord, NodeStatus, RunStatus, Trace};
 
 use super::ask::Asks;
 use super::config::{Config, Dirs};
@@ -61,14 +61,14 @@ pub struct Options {
     pub timeout: Option<Duration>,
     /// `--on restate://…`: the palette can run the composition durably
     /// there.
-    pub restate: Option<crate::engine::run::durable::client::Restate>,
+    pub restate: Option<pipewright_engine::run::durable::client::Restate>,
     /// The judge `PIPEWRIGHT_JUDGE_*` declares, over the file's and
     /// config.yaml's.
-    pub judge: crate::engine::eval::JudgeFlags,
+    pub judge: pipewright_engine::eval::JudgeFlags,
     /// The driver's settings (its flags and `PIPEWRIGHT_*`).
-    pub settings: crate::engine::settings::Settings,
+    pub settings: pipewright_engine::settings::Settings,
     /// How files are loaded: the settings' limits, the `--server` names.
-    pub load: crate::engine::file::open::LoadOptions,
+    pub load: pipewright_engine::file::open::LoadOptions,
 }
 
 /// The pane with the keyboard focus.
@@ -122,7 +122,7 @@ pub enum Effect {
     /// its answer comes back as a message.
     AskProvider {
         ticket: u64,
-        provider: Box<crate::engine::mcp::human::provider::Provider>,
+        provider: Box<pipewright_engine::mcp::human::provider::Provider>,
         request: Value,
     },
     /// Grade a run's `eval:` off the loop (see `ui::judging`); the graded
@@ -144,8 +144,8 @@ pub enum Effect {
     /// Submit a durable run to Restate and follow it; `source` is the
     /// file's text it runs.
     Durable {
-        restate: Box<crate::engine::run::durable::client::Restate>,
-        request: Box<crate::engine::run::durable::client::RunRequest>,
+        restate: Box<pipewright_engine::run::durable::client::Restate>,
+        request: Box<pipewright_engine::run::durable::client::RunRequest>,
         source: String,
         /// Cancelled by `x` while the run is followed: Restate cancels the
         /// invocation, the worker compensates, the trace still comes.
@@ -216,7 +216,7 @@ pub struct App {
     /// Servers' questions waiting for the person; the first is shown.
     pub asks: Asks,
     /// config.yaml's `sampling:` provider (the file's wins).
-    pub sampling: Option<crate::engine::mcp::human::provider::Provider>,
+    pub sampling: Option<pipewright_engine::mcp::human::provider::Provider>,
     /// Each composition and case run since the workbench opened, latest
     /// verdict each (the Results view), and the cases still to run.
     pub results: super::results::Results,
@@ -291,7 +291,7 @@ impl App {
     /// Adopts a validation result: errors keep the last good plan; a good
     /// plan replaces it (and the session's, keeping valid outputs).
     pub fn on_validated(&mut self, loaded: &Loaded) -> Vec<Effect> {
-        use crate::engine::diag::Severity;
+        use pipewright_engine::diag::Severity;
         self.errors = loaded
             .diagnostics
             .iter()
@@ -575,7 +575,7 @@ impl App {
             .filter_map(|r| r.reference.root.node_id())
             .collect();
         let scope = self.scope(comp, Some(&wanted));
-        crate::engine::run::exec::preview_args(node, &scope)
+        pipewright_engine::run::exec::preview_args(node, &scope)
     }
 
     /// What references see now: the recorded outputs of the nodes in
@@ -714,7 +714,7 @@ pub(crate) fn session_key(p: &Pipeline, c: &Composition) -> String {
 
 /// The servers as declared, without where they are in the file: moving a
 /// declaration is not a change.
-fn server_sources(p: &Pipeline) -> Vec<(&str, &crate::engine::file::model::ServerSource)> {
+fn server_sources(p: &Pipeline) -> Vec<(&str, &pipewright_engine::file::model::ServerSource)> {
     p.servers
         .iter()
         .map(|(name, d)| (name.as_str(), &d.source))

@@ -20,7 +20,7 @@ use crossterm::event::KeyEvent;
 use serde_json::Value;
 use tokio::sync::oneshot;
 
-use crate::engine::mcp::human::{Answer, Ask, Question, Reply, Source};
+use pipewright_engine::mcp::human::{Answer, Ask, Question, Reply, Source};
 
 use super::keys::{Action, Keymap};
 use form::Form;

@@ -13,7 +13,7 @@ use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Clear, Paragraph, Widget, Wrap};
 
-use crate::engine::author::complete::{Completion, Item, Kind};
+use pipewright_engine::author::complete::{Completion, Item, Kind};
 
 use super::theme::Theme;
 

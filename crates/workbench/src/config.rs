@@ -23,7 +23,7 @@ use serde::Deserialize;
 
 use super::keys::Keymap;
 use super::theme::Theme;
-use crate::engine::mcp::human::provider::Provider;
+use pipewright_engine::mcp::human::provider::Provider;
 
 /// Where config, themes and data live.
 #[derive(Debug, Clone, Default)]
@@ -37,8 +37,8 @@ impl Dirs {
     /// `PIPEWRIGHT_DATA_DIR` override them (tests and portable setups).
     pub fn locate() -> Dirs {
         Dirs {
-            config: crate::engine::dirs::config_dir(),
-            data: crate::engine::dirs::data_dir(),
+            config: pipewright_engine::dirs::config_dir(),
+            data: pipewright_engine::dirs::data_dir(),
         }
     }
 }
@@ -53,7 +53,7 @@ struct ConfigFile {
     /// Read where judges are chosen (`engine::eval::provider`); checked
     /// here so a typo in it is named when the workbench starts.
     #[allow(dead_code)]
-    judge: Option<crate::engine::eval::provider::JudgeFile>,
+    judge: Option<pipewright_engine::eval::provider::JudgeFile>,
 }
 
 /// The settings the workbench starts with.

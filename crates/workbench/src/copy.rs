@@ -8,8 +8,8 @@
 //! a terminal that ignores it copies nothing, which the status line cannot
 //! know.
 
-use crate::engine::mcp::auth::encode::base64;
 use crate::inspector::json_tree::Seg;
+use pipewright_engine::mcp::auth::encode::base64;
 
 mod apply;
 

@@ -16,10 +16,10 @@ use ratatui::widgets::{Block, BorderType, Borders, StatefulWidget, Widget};
 
 pub use layout::{DagLayout, Slot};
 
-use crate::engine::file::model::Composition;
-use crate::engine::run::trace::NodeStatus;
 use crate::state::NodeVisual;
 use crate::theme::{Theme, status_glyph};
+use pipewright_engine::file::model::Composition;
+use pipewright_engine::run::trace::NodeStatus;
 
 /// Selection and scroll of the DAG pane, kept by the app between frames.
 #[derive(Debug, Default, Clone)]

@@ -11,12 +11,12 @@ use std::time::Duration;
 
 use tokio::sync::mpsc;
 
-use crate::engine::mcp::ConnectOptions;
-use crate::engine::mcp::servers::{self, ServerPool};
-use crate::engine::plan::preflight::{self, Preflight, ToolLists};
-use crate::engine::redact::Redactor;
-use crate::engine::run::events::Event;
-use crate::engine::run::session::{self, Command, Session};
+use pipewright_engine::mcp::ConnectOptions;
+use pipewright_engine::mcp::servers::{self, ServerPool};
+use pipewright_engine::plan::preflight::{self, Preflight, ToolLists};
+use pipewright_engine::redact::Redactor;
+use pipewright_engine::run::events::Event;
+use pipewright_engine::run::session::{self, Command, Session};
 
 use super::app::{App, Effect, Preflighted};
 use super::ask::responder::{self, Asker};
@@ -186,7 +186,7 @@ impl Driver {
                     let tx = self.msg_tx.clone();
                     tokio::spawn(async move {
                         let lines = tx.clone();
-                        let mut on_call = move |c: crate::engine::run::durable::Recorded| {
+                        let mut on_call = move |c: pipewright_engine::run::durable::Recorded| {
                             let ok = matches!(&c.outcome, Ok(o) if !o.is_error);
                             let line = format!(
                                 "durable: {} {} · {} · journaled by {}",
@@ -216,7 +216,7 @@ impl Driver {
                                 Box::pin(async move { sent.is_ok() })
                                     as futures::future::BoxFuture<'static, bool>
                             };
-                            crate::engine::run::durable::client::relay(
+                            pipewright_engine::run::durable::client::relay(
                                 &there,
                                 id,
                                 q,
@@ -227,7 +227,7 @@ impl Driver {
                         };
                         // The run belongs to Restate: closing the workbench
                         // stops following it, not the run; `x` cancels it.
-                        let result = crate::engine::run::durable::client::run_quiet(
+                        let result = pipewright_engine::run::durable::client::run_quiet(
                             &restate,
                             &request,
                             &cancel,
@@ -414,12 +414,12 @@ impl Driver {
 /// Keeps a finished run where History reads (the workbench's data
 /// directory, `pipewright run`'s too); a failure is said on the status line,
 /// never printed over the screen.
-fn save_trace(app: &mut App, trace: &crate::engine::run::trace::Trace) {
+fn save_trace(app: &mut App, trace: &pipewright_engine::run::trace::Trace) {
     let Some(dir) = app.dirs.data.as_ref() else {
         return;
     };
-    let runs =
-        crate::engine::run::store::Runs::at(dir.join("runs")).capped(app.opts.settings.max_runs);
+    let runs = pipewright_engine::run::store::Runs::at(dir.join("runs"))
+        .capped(app.opts.settings.max_runs);
     if let Err(e) = runs.save_with_source(
         trace,
         app.run_source.as_deref().map(|s| (s, &app.opts.load)),
@@ -443,14 +443,14 @@ async fn recv(rx: Option<&mut mpsc::Receiver<Event>>) -> Option<Event> {
 /// workbench's `--server`/`--url`, `vars` for their settings) and
 /// connected; an error in words, secrets masked.
 async fn connect(
-    pipeline: &crate::engine::file::model::Pipeline,
-    comp: &crate::engine::file::model::Composition,
+    pipeline: &pipewright_engine::file::model::Pipeline,
+    comp: &pipewright_engine::file::model::Composition,
     opts: &super::app::Options,
     vars: &indexmap::IndexMap<String, serde_json::Value>,
     redactor: &Redactor,
 ) -> Result<
     (
-        indexmap::IndexMap<String, crate::engine::mcp::ServerSpec>,
+        indexmap::IndexMap<String, pipewright_engine::mcp::ServerSpec>,
         ServerPool,
     ),
     String,

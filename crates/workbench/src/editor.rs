@@ -21,8 +21,8 @@ use std::time::{Duration, Instant};
 
 use ratatui_textarea::{CursorMove, TextArea};
 
-use crate::engine::diag::{Diagnostic, Severity};
-use crate::engine::file::loader::Loaded;
+use pipewright_engine::diag::{Diagnostic, Severity};
+use pipewright_engine::file::loader::Loaded;
 
 use highlight::HighlightCache;
 use recovery::{DiskStamp, Recovered, Recovery};
@@ -318,7 +318,7 @@ impl Editor {
 
     /// How the text is loaded from now on: the driver's limits and the
     /// servers its command line adds.
-    pub fn set_load_options(&mut self, options: crate::engine::file::open::LoadOptions) {
+    pub fn set_load_options(&mut self, options: pipewright_engine::file::open::LoadOptions) {
         self.validator.options = Arc::new(options);
     }
 

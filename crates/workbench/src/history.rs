@@ -10,11 +10,11 @@
 use crossterm::event::{KeyCode, KeyEvent};
 
 use crate::dag::DagLayout;
-use crate::engine::file::model::{Composition, Pipeline};
-use crate::engine::run::store::Entry;
-use crate::engine::run::trace::Trace;
 use crate::keys::Action;
 use crate::state::NodeVisual;
+use pipewright_engine::file::model::{Composition, Pipeline};
+use pipewright_engine::run::store::Entry;
+use pipewright_engine::run::trace::Trace;
 
 mod apply;
 pub(crate) mod export;
@@ -24,10 +24,10 @@ mod view;
 
 /// A saved run on screen instead of the live one (History, Enter).
 pub struct Viewing {
-    pub entry: crate::engine::run::store::Entry,
+    pub entry: pipewright_engine::run::store::Entry,
     pub trace: Trace,
     /// Keeps the run from being pruned while it is open.
-    pub(crate) _hold: Option<crate::engine::run::store::Hold>,
+    pub(crate) _hold: Option<pipewright_engine::run::store::Hold>,
     /// The live workbench, put back on Esc (and kept up to date meanwhile).
     pub(crate) stash: Stash,
     /// The run's DAG comes from the file text saved with it (not from a

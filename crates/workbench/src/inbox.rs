@@ -4,7 +4,7 @@
 
 use tokio::sync::oneshot;
 
-use crate::engine::mcp::human::{Answer, Question};
+use pipewright_engine::mcp::human::{Answer, Question};
 
 /// Something a background task tells the app loop.
 #[derive(Debug)]
@@ -35,7 +35,7 @@ pub enum Message {
     /// the run just finished, or as a new run when judged again), or why
     /// it could not be.
     Judged {
-        result: Result<Box<crate::engine::run::trace::Trace>, String>,
+        result: Result<Box<pipewright_engine::run::trace::Trace>, String>,
         /// Judged again (a new run), not the run that just finished.
         again: bool,
     },
@@ -49,13 +49,13 @@ pub enum Message {
     /// A durable run ended: its trace (with the file's text it ran), or
     /// why it could not be followed.
     DurableDone {
-        result: Result<Box<crate::engine::run::trace::Trace>, String>,
+        result: Result<Box<pipewright_engine::run::trace::Trace>, String>,
         source: String,
     },
     /// The tool lists of the servers `key` names, fetched for preflight as
     /// you type, or why they could not be.
     Tools {
         key: String,
-        result: Result<crate::engine::plan::preflight::ToolLists, String>,
+        result: Result<pipewright_engine::plan::preflight::ToolLists, String>,
     },
 }

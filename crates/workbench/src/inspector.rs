@@ -31,8 +31,8 @@ use crossterm::event::{
 use ratatui::layout::Rect;
 use serde_json::Value;
 
-use crate::engine::file::model::Node;
-use crate::engine::run::trace::{IterationRecord, NodeRecord, NodeStatus};
+use pipewright_engine::file::model::Node;
+use pipewright_engine::run::trace::{IterationRecord, NodeRecord, NodeStatus};
 
 use filter::{Edit, FilterBox, FilterDone};
 use iterations::IterationsView;
@@ -626,7 +626,7 @@ impl Inspector {
             // were kept, its one exchange as it was.
             let text = match text::raw_text(&rec) {
                 Some(t) => PrettyText::from_text(t),
-                None => PrettyText::of(&crate::engine::run::trace::wire_messages(&rec)),
+                None => PrettyText::of(&pipewright_engine::run::trace::wire_messages(&rec)),
             };
             let _ = tx.send(Done::Pretty { generation, text });
         });

@@ -13,14 +13,14 @@ use indexmap::IndexMap;
 use tokio::sync::mpsc;
 
 use super::inbox::Message;
-use crate::engine::cost::pricing::PricingTable;
-use crate::engine::eval::{Bench, Grader, Grading, JudgeFlags, Sources};
-use crate::engine::file::model::Pipeline;
-use crate::engine::mcp::ToolInfo;
-use crate::engine::redact::Redactor;
-use crate::engine::run::session::BudgetMode;
-use crate::engine::run::store::Runs;
-use crate::engine::run::trace::Trace;
+use pipewright_engine::cost::pricing::PricingTable;
+use pipewright_engine::eval::{Bench, Grader, Grading, JudgeFlags, Sources};
+use pipewright_engine::file::model::Pipeline;
+use pipewright_engine::mcp::ToolInfo;
+use pipewright_engine::redact::Redactor;
+use pipewright_engine::run::session::BudgetMode;
+use pipewright_engine::run::store::Runs;
+use pipewright_engine::run::trace::Trace;
 
 mod apply;
 
@@ -51,7 +51,7 @@ pub struct Job {
     pub max_reply_kb: Option<usize>,
     pub max_runs: Option<usize>,
     /// How the file's text is loaded to mask its secrets when kept.
-    pub load: crate::engine::file::open::LoadOptions,
+    pub load: pipewright_engine::file::open::LoadOptions,
     /// The servers' tool lists, when a session is connected.
     pub tools: IndexMap<String, Vec<ToolInfo>>,
 }
@@ -109,7 +109,7 @@ async fn judge(job: Job) -> Result<Trace, String> {
     match runs {
         None => Err("no data directory: runs are not kept".into()),
         Some(runs) if again => {
-            let t = crate::engine::eval::regrade(&trace, comp, judge, budget).await;
+            let t = pipewright_engine::eval::regrade(&trace, comp, judge, budget).await;
             runs.save_with_source(&t, job.source.as_deref().map(|s| (s, &job.load)))
                 .map_err(|e| format!("could not save the judged run: {e}"))?;
             Ok(t)
@@ -123,7 +123,7 @@ async fn judge(job: Job) -> Result<Trace, String> {
                 budget,
                 on_budget: BudgetMode::Stop,
             };
-            crate::engine::eval::grade(&mut t, grading).await;
+            pipewright_engine::eval::grade(&mut t, grading).await;
             runs.replace(&t)
                 .map_err(|e| format!("could not save the judged run: {e}"))?;
             Ok(t)

@@ -2,8 +2,6 @@
 //! editor with a live DAG view and a per-node trace inspector, driving the
 //! engine's session. Nothing here is needed by the engine.
 
-#![forbid(unsafe_code)]
-
 pub mod app;
 pub mod ask;
 pub mod complete;
@@ -32,18 +30,13 @@ pub mod theme;
 pub mod timeline;
 pub mod view;
 
-// The crates this one reads, by the names every crate of the workspace
-// reads them by.
-use pipewright_demo as demo_server;
-use pipewright_engine as engine;
-
 use std::path::PathBuf;
 
 use clap::Args;
 use std::io::IsTerminal;
 
-use crate::engine::mcp::servers::ServerArg;
-use crate::engine::options::exit;
+use pipewright_engine::mcp::servers::ServerArg;
+use pipewright_engine::options::exit;
 
 /// Arguments of `edit`.
 #[derive(Debug, Args)]
@@ -83,7 +76,7 @@ pub struct EditArgs {
 }
 
 /// Opens the workbench; returns the exit code.
-pub async fn edit(args: EditArgs, settings: crate::engine::settings::Settings) -> u8 {
+pub async fn edit(args: EditArgs, settings: pipewright_engine::settings::Settings) -> u8 {
     if !std::io::stdout().is_terminal() || !std::io::stdin().is_terminal() {
         eprintln!(
             "pipewright edit: needs a terminal (use `pipewright run {}` in scripts and CI)",
@@ -91,22 +84,23 @@ pub async fn edit(args: EditArgs, settings: crate::engine::settings::Settings) -
         );
         return exit::INVALID;
     }
-    let vars = match crate::engine::options::parse_vars(&args.vars) {
+    let vars = match pipewright_engine::options::parse_vars(&args.vars) {
         Ok(v) => v,
         Err(e) => {
             eprintln!("error: {e}");
             return exit::INVALID;
         }
     };
-    let timeout = match crate::engine::options::duration_flag("timeout", args.timeout.as_deref()) {
-        Ok(d) => d,
-        Err(e) => {
-            eprintln!("error: {e}");
-            return exit::INVALID;
-        }
-    };
+    let timeout =
+        match pipewright_engine::options::duration_flag("timeout", args.timeout.as_deref()) {
+            Ok(d) => d,
+            Err(e) => {
+                eprintln!("error: {e}");
+                return exit::INVALID;
+            }
+        };
     let restate = match &args.on {
-        Some(on) => match crate::engine::run::durable::client::Restate::parse(
+        Some(on) => match pipewright_engine::run::durable::client::Restate::parse(
             on,
             args.restate_admin.as_deref(),
         ) {
@@ -133,7 +127,7 @@ pub async fn edit(args: EditArgs, settings: crate::engine::settings::Settings) -
         cfg.theme = cfg.theme.monochrome();
     }
     // Nodes may name the servers `--server` adds.
-    let load = match crate::engine::mcp::servers::cli_server_names(&args.servers, &[]) {
+    let load = match pipewright_engine::mcp::servers::cli_server_names(&args.servers, &[]) {
         Ok(names) => settings.load_options(names),
         Err(e) => {
             eprintln!("error: {e}");
@@ -163,7 +157,7 @@ pub async fn edit(args: EditArgs, settings: crate::engine::settings::Settings) -
         theme: args.theme,
         timeout,
         restate,
-        judge: crate::engine::eval::JudgeFlags::from_env(),
+        judge: pipewright_engine::eval::JudgeFlags::from_env(),
         settings,
         load: load.clone(),
     };
@@ -188,14 +182,14 @@ pub async fn edit(args: EditArgs, settings: crate::engine::settings::Settings) -
 /// demo server's tools, none chosen, and the 1-based line of its commented
 /// example node.
 pub fn new_file_text() -> (String, usize) {
-    use crate::engine::file::scaffold::{Request, ToolDef, scaffold};
-    let defs = crate::demo_server::tool_definitions();
+    use pipewright_engine::file::scaffold::{Request, ToolDef, scaffold};
+    let defs = pipewright_demo::tool_definitions();
     let none = serde_json::Value::Null;
     let tools: Vec<ToolDef<'_>> = defs
         .iter()
         .filter_map(|d| {
             Some(ToolDef {
-                server: crate::engine::mcp::servers::DEMO,
+                server: pipewright_engine::mcp::servers::DEMO,
                 name: d.get("name")?.as_str()?,
                 description: d.get("description").and_then(serde_json::Value::as_str),
                 input_schema: d.get("inputSchema").unwrap_or(&none),

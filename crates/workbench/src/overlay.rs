@@ -1,8 +1,8 @@
 //! Windows drawn over the panes: the help, the command palette, the dry-run
 //! plan, a text viewer (pinned mocks) and the unsaved-changes question.
 
-use crate::engine::plan::dry_run::CompositionPlan;
 use crossterm::event::{KeyCode, KeyEvent};
+use pipewright_engine::plan::dry_run::CompositionPlan;
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::style::{Modifier, Style};
@@ -136,7 +136,7 @@ pub struct PlanView {
 impl PlanView {
     /// The view of `plan` for `file`.
     pub fn new(file: &str, plan: CompositionPlan, estimate: bool) -> PlanView {
-        use crate::engine::plan::text::{View, composition_as};
+        use pipewright_engine::plan::text::{View, composition_as};
         let view = if estimate {
             View::Estimate
         } else {

@@ -5,7 +5,7 @@
 
 use std::time::Duration;
 
-use crate::engine::plan::preflight::{Preflight, ToolLists};
+use pipewright_engine::plan::preflight::{Preflight, ToolLists};
 
 mod apply;
 

@@ -4,8 +4,8 @@
 //! recording a verdict, choosing the case and composition the next run
 //! uses, and the Results overlay.
 
-use crate::engine::json::Json;
-use crate::engine::run::trace::{EvalRow, ExpectResult, RunStatus};
+use pipewright_engine::json::Json;
+use pipewright_engine::run::trace::{EvalRow, ExpectResult, RunStatus};
 
 mod apply;
 

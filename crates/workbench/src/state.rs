@@ -1,7 +1,7 @@
 //! What the panes draw from: a view of each node's state, kept up to date by
 //! the app from session events. Panes never talk to the session themselves.
 
-use crate::engine::run::trace::{IterationRecord, NodeRecord, NodeStatus};
+use pipewright_engine::run::trace::{IterationRecord, NodeRecord, NodeStatus};
 
 /// One node as the DAG pane and the status bar see it, indexed like
 /// `Composition::nodes`.
@@ -27,7 +27,7 @@ pub struct NodeVisual {
     /// It differs from the run it was compared with (History `D`).
     pub changed: bool,
     /// The server's last progress report for its call (live).
-    pub note: Option<crate::engine::mcp::human::ProgressNote>,
+    pub note: Option<pipewright_engine::mcp::human::ProgressNote>,
     /// What its server logged during its call, as it came (live; the
     /// record keeps them too).
     pub logs: Vec<String>,
@@ -35,10 +35,10 @@ pub struct NodeVisual {
     pub asking: bool,
     /// The arguments its call in flight was made with (masked), until its
     /// record arrives.
-    pub live_args: Option<crate::engine::json::Json>,
+    pub live_args: Option<pipewright_engine::json::Json>,
     /// The task its call in flight runs as (the latest, for a fan-out), as
     /// its statuses come (live; the record keeps them too).
-    pub task: Option<crate::engine::mcp::human::TaskRecord>,
+    pub task: Option<pipewright_engine::mcp::human::TaskRecord>,
     /// Its fan-out iterations as they start and end (live, until its
     /// record arrives).
     pub iterations: Vec<LiveIteration>,

@@ -7,8 +7,8 @@ use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Paragraph, Widget};
 
-use crate::engine::run::events::PauseReason;
-use crate::engine::run::trace::RunStatus;
+use pipewright_engine::run::events::PauseReason;
+use pipewright_engine::run::trace::RunStatus;
 
 use super::app::{App, Mode, RunState};
 use super::inspector::Tab;
@@ -155,7 +155,7 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
     let stale = app
         .visuals
         .iter()
-        .filter(|v| v.status == crate::engine::run::trace::NodeStatus::Stale)
+        .filter(|v| v.status == pipewright_engine::run::trace::NodeStatus::Stale)
         .count();
     if stale > 0 {
         spans.push(sep());

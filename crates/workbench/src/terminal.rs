@@ -258,7 +258,7 @@ fn external_editor(app: &mut App, term: &mut Term) -> Result<(), String> {
     let program = std::env::var("VISUAL")
         .or_else(|_| std::env::var("EDITOR"))
         .unwrap_or_else(|_| "vi".into());
-    let words = crate::engine::mcp::servers::split_command(&program)
+    let words = pipewright_engine::mcp::servers::split_command(&program)
         .map_err(|e| format!("$EDITOR: {e}"))?;
     let Some((cmd, args)) = words.split_first() else {
         return Err("$EDITOR is empty".into());

@@ -10,7 +10,7 @@ use std::path::Path;
 use ratatui::style::{Color, Modifier, Style};
 use serde::Deserialize;
 
-use crate::engine::run::trace::NodeStatus;
+use pipewright_engine::run::trace::NodeStatus;
 
 /// The themes compiled into the binary, by name.
 pub const BUILTIN: &[(&str, &str)] = &[

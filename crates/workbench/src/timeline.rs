@@ -13,8 +13,8 @@ use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Paragraph, Widget};
 
-use crate::engine::file::model::Composition;
-use crate::engine::run::trace::NodeStatus;
+use pipewright_engine::file::model::Composition;
+use pipewright_engine::run::trace::NodeStatus;
 
 use super::state::NodeVisual;
 
@@ -407,12 +407,12 @@ fn human_ms(ms: u64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::run::trace::NodeRecord;
+    use pipewright_engine::run::trace::NodeRecord;
     use std::sync::Arc;
 
     #[test]
     fn bars_follow_recorded_times_and_the_critical_path_ends_last() {
-        let loaded = crate::engine::file::open::load_str(
+        let loaded = pipewright_engine::file::open::load_str(
             "compositions:\n  - name: c\n    nodes:\n      - {id: a, tool: t}\n      - {id: fast, tool: t, needs: [a], args: {x: \"${a}\"}}\n      - {id: slow, tool: t, needs: [a], args: {x: \"${a}\"}}\n      - {id: end, tool: t, needs: [fast, slow], args: {x: \"${fast}${slow}\"}}\n",
         );
         let comp = loaded.valid().expect("valid").compositions[0].clone();

@@ -11,14 +11,14 @@
 
 use serde_json::Value;
 
-use crate::engine::file::model::Pipeline;
-use crate::engine::options::exit;
-use crate::engine::run::durable::Entry;
-pub use crate::engine::run::durable::client::{
+use pipewright_engine::file::model::Pipeline;
+use pipewright_engine::options::exit;
+use pipewright_engine::run::durable::Entry;
+pub use pipewright_engine::run::durable::client::{
     Failure, Journal, Restate, RunRequest, attach, file_hash, start, ticker, valid_id,
 };
-use crate::engine::run::store;
-use crate::engine::run::trace::RunStatus;
+use pipewright_engine::run::store;
+use pipewright_engine::run::trace::RunStatus;
 
 /// What `run --on` submits, after the file was checked.
 pub struct Submission<'a> {
@@ -36,7 +36,7 @@ pub struct Report<'a> {
     pub otlp: Option<&'a std::path::Path>,
     pub otlp_endpoint: Option<&'a str>,
     /// Fibe's caps, to show the run in the file's own steps.
-    pub fibe: crate::engine::file::import::FibeLimits,
+    pub fibe: pipewright_engine::file::import::FibeLimits,
     /// `PIPEWRIGHT_MAX_RUNS` as the driver's settings give it.
     pub max_runs: Option<usize>,
 }
@@ -111,7 +111,12 @@ pub async fn follow(
                     }));
                 }
             }
-            (j, e) = async { polling.as_mut().expect("guarded").await }, if polling.is_some() => {
+            (j, e) = async {
+                match polling.as_mut() {
+                    Some(p) => p.await,
+                    None => std::future::pending().await,
+                }
+            }, if polling.is_some() => {
                 polling = None;
                 polled = true;
                 show(e, id, &r.on);
@@ -174,7 +179,7 @@ pub async fn follow(
             (
                 p,
                 source,
-                crate::engine::file::import::Dialect::Auto,
+                pipewright_engine::file::import::Dialect::Auto,
                 report.fibe,
             )
         }),
@@ -198,13 +203,13 @@ fn show(entries: Vec<Entry>, id: &str, on: &str) {
         match e {
             Entry::Question { question: q } => {
                 let what = match q.request["message"].as_str() {
-                    Some(m) => format!(": {}", crate::engine::diag::printable(m)),
+                    Some(m) => format!(": {}", pipewright_engine::diag::printable(m)),
                     None => String::new(),
                 };
                 eprintln!(
                     "? {} · {} asks ({}){what}\n  the run waits for an answer: `pipewright runs answer {id} --on {on}`",
                     q.node.as_deref().unwrap_or("-"),
-                    crate::engine::diag::printable(&q.server),
+                    pipewright_engine::diag::printable(&q.server),
                     q.kind,
                 );
             }

@@ -12,12 +12,12 @@
 //! The signals themselves are [`Signals`] (`pipewright_serve::signals`),
 //! which `serve` and `worker` listen to as well.
 
-pub use crate::serve::signals::{Signals, Stop};
+pub use pipewright_serve::signals::{Signals, Stop};
 
-use crate::engine::file::model::Composition;
-use crate::engine::run::events::Event;
-use crate::engine::run::store::{self, live::Live};
-use crate::engine::run::trace::{RunSummary, Trace, new_run_id};
+use pipewright_engine::file::model::Composition;
+use pipewright_engine::run::events::Event;
+use pipewright_engine::run::store::{self, live::Live};
+use pipewright_engine::run::trace::{RunSummary, Trace, new_run_id};
 
 /// What watches a run from outside the engine: the stop signals, and the
 /// record of the run in progress that a SIGKILL leaves behind.
@@ -38,7 +38,7 @@ impl Watch {
             composition: RunSummary {
                 name: comp.name.clone(),
                 case: case.map(str::to_owned),
-                started_at: Some(crate::engine::run::exec::now_rfc3339()),
+                started_at: Some(pipewright_engine::run::exec::now_rfc3339()),
                 ..Default::default()
             },
             ..Trace::default()

@@ -11,10 +11,10 @@ use std::io::IsTerminal;
 use clap::Args;
 use serde_json::Value;
 
-use crate::engine::mcp::human::{Ask, Reply, Responder, Source};
-use crate::engine::options::exit;
-use crate::engine::run::durable::ask::{Asked, Given};
-use crate::engine::run::durable::client::{self, Failure, Journal, Restate, valid_id};
+use pipewright_engine::mcp::human::{Ask, Reply, Responder, Source};
+use pipewright_engine::options::exit;
+use pipewright_engine::run::durable::ask::{Asked, Given};
+use pipewright_engine::run::durable::client::{self, Failure, Journal, Restate, valid_id};
 
 /// Arguments of `runs answer`.
 #[derive(Debug, Args)]
@@ -53,7 +53,7 @@ pub struct AnswerArgs {
 /// `runs answer`: the exit code.
 pub async fn answer(a: &AnswerArgs) -> u8 {
     let fail = |code: u8, why: String| {
-        eprintln!("error: {}", crate::engine::diag::printable(&why));
+        eprintln!("error: {}", pipewright_engine::diag::printable(&why));
         code
     };
     if !valid_id(&a.id) {
@@ -139,7 +139,7 @@ async fn known(r: &Restate, id: &str) -> bool {
 
 /// Says which question is answered, server text shown safely.
 fn show(q: &Asked, of: usize) {
-    let p = |s: &str| crate::engine::diag::printable(s).into_owned();
+    let p = |s: &str| pipewright_engine::diag::printable(s).into_owned();
     let who = q
         .node
         .as_deref()

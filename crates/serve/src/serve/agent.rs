@@ -19,8 +19,8 @@ use rmcp::model::ClientCapabilities;
 use serde_json::{Value, json};
 use tokio::sync::{mpsc, oneshot};
 
-use crate::engine::mcp::human::provider::message_text;
-use crate::engine::mcp::human::{Answer, Ask, Nobody, Question, Reply, Responder, Source};
+use pipewright_engine::mcp::human::provider::message_text;
+use pipewright_engine::mcp::human::{Answer, Ask, Nobody, Question, Reply, Responder, Source};
 
 /// The largest answer taken from an agent, as JSON text.
 pub const MAX_ANSWER_BYTES: usize = 256 * 1024;

@@ -13,14 +13,13 @@ use tokio_util::sync::CancellationToken;
 
 use super::agent::{Asked, Can};
 use super::logging::RunLog;
-use crate::engine::file::model::Composition;
-use crate::engine::mcp::caller::Caller;
-use crate::engine::redact::Redactor;
-use crate::engine::run::durable::client as remote;
-use crate::engine::run::durable::{ask, client};
-use crate::engine::run::events::Event;
-use crate::engine::run::session::{self, Command, SessionConfig};
-use crate::engine::run::trace::{NodeStatus, Trace};
+use pipewright_engine::file::model::Composition;
+use pipewright_engine::mcp::caller::Caller;
+use pipewright_engine::redact::Redactor;
+use pipewright_engine::run::durable::{ask, client};
+use pipewright_engine::run::events::Event;
+use pipewright_engine::run::session::{self, Command, SessionConfig};
+use pipewright_engine::run::trace::{NodeStatus, Trace};
 
 /// Whether the request's client declared the tasks extension (in its
 /// `initialize` capabilities or the request's `_meta`).
@@ -44,7 +43,7 @@ pub struct Job {
 /// of each served tool's file (a worker runs a composition only for a
 /// client holding the same file).
 pub struct Remote {
-    pub restate: remote::Restate,
+    pub restate: client::Restate,
     pub hashes: std::collections::HashMap<String, String>,
 }
 
@@ -54,8 +53,8 @@ impl Remote {
         &self,
         name: &str,
         args: &serde_json::Map<String, serde_json::Value>,
-    ) -> remote::RunRequest {
-        remote::RunRequest {
+    ) -> client::RunRequest {
+        client::RunRequest {
             tool: name.to_owned(),
             args: args.clone(),
             file_sha256: self.hashes.get(name).cloned().unwrap_or_default(),
@@ -66,7 +65,7 @@ impl Remote {
 /// One call's durable run.
 pub struct RemoteJob {
     pub remote: Arc<Remote>,
-    pub request: remote::RunRequest,
+    pub request: client::RunRequest,
     /// Where the run's questions go when the calling agent answers them.
     pub agent: Option<ToAgent>,
 }
@@ -86,7 +85,7 @@ impl ToAgent {
     /// agent's, or `cancel` when it let the question expire) back to the
     /// run. A question the agent does not answer, or whose call ends
     /// first, keeps waiting in Restate for `pipewright runs answer`.
-    fn forward(&self, r: &remote::Restate, id: &str, q: ask::Asked, over: &CancellationToken) {
+    fn forward(&self, r: &client::Restate, id: &str, q: ask::Asked, over: &CancellationToken) {
         if !self.can.answers(&q.ask()) {
             return;
         }
@@ -112,7 +111,7 @@ pub async fn run_job(job: Job, hooks: Hooks) -> Result<Trace, String> {
     let peer = hooks.peer.clone();
     let progress = hooks.progress.clone();
     let mut on_call =
-        move |c: crate::engine::run::durable::Recorded| -> futures::future::BoxFuture<'static, ()> {
+        move |c: pipewright_engine::run::durable::Recorded| -> futures::future::BoxFuture<'static, ()> {
             done += 1;
             let (peer, progress) = (peer.clone(), progress.clone());
             Box::pin(async move {
@@ -132,7 +131,7 @@ pub async fn run_job(job: Job, hooks: Hooks) -> Result<Trace, String> {
             a.forward(&restate, id, q, &over);
         }
     };
-    let got = remote::run_quiet(
+    let got = client::run_quiet(
         &rj.remote.restate,
         &rj.request,
         &hooks.cancel,

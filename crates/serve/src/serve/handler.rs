@@ -1,8 +1,8 @@
 //! The MCP side of `serve`: listing the served compositions, and running
 //! one per `tools/call` in its own session.
 
-use crate::engine::file::import::Dialect;
-use crate::engine::settings::Settings;
+use pipewright_engine::file::import::Dialect;
+use pipewright_engine::settings::Settings;
 use std::sync::Arc;
 
 use anyhow::Context as _;
@@ -22,9 +22,9 @@ use tokio_util::sync::CancellationToken;
 use super::exec::{Hooks, Job, run, wants_task};
 use super::logging::SessionLevel;
 use super::model::{Served, Upstream, json_type};
-use crate::engine::options::exit;
-use crate::engine::run::session::SessionConfig;
-use crate::engine::run::trace::{RunStatus, Trace};
+use pipewright_engine::options::exit;
+use pipewright_engine::run::session::SessionConfig;
+use pipewright_engine::run::trace::{RunStatus, Trace};
 
 const META_TOOL: &str = "run_pipeline";
 
@@ -379,7 +379,7 @@ fn arguments(
                     } else {
                         "a"
                     },
-                    crate::engine::run::trace::type_name(v)
+                    pipewright_engine::run::trace::type_name(v)
                 ),
                 None,
             ));
@@ -401,8 +401,11 @@ fn arguments(
 /// `${env.X}` (the server's environment), declared servers (processes to
 /// start, files to import) or a sampling provider (keys). `None` when it
 /// only uses the upstream servers and its own variables.
-fn untrusted_reach(p: &crate::engine::file::model::Pipeline, allowed: &[String]) -> Option<String> {
-    use crate::engine::lang::reference::Root;
+fn untrusted_reach(
+    p: &pipewright_engine::file::model::Pipeline,
+    allowed: &[String],
+) -> Option<String> {
+    use pipewright_engine::lang::reference::Root;
     if let Some(decl) = p.servers.values().next() {
         return Some(format!(
             "{}:{}: an inline pipeline may not declare servers (`{}`); it runs against this server's upstream servers",
@@ -588,7 +591,7 @@ pub async fn serve_http(
     let service = StreamableHttpService::new(
         move || Ok(server.for_session()),
         sessions,
-        crate::demo_server::http::http_config(cancel.child_token(), opts.token.is_some()),
+        pipewright_demo::http::http_config(cancel.child_token(), opts.token.is_some()),
     );
     let router = axum::Router::new()
         .nest_service("/mcp", service)
@@ -681,8 +684,8 @@ impl PipelineServer {
         // The caller is not trusted: its jq programs compile without `env`
         // and `halt`, and what it may refer to is checked below.
         let opts = server.settings.load_options(Vec::new());
-        let loaded = crate::engine::lang::jq::sandboxed(|| {
-            crate::engine::file::open::load_str_with(text, Dialect::Auto, &opts)
+        let loaded = pipewright_engine::lang::jq::sandboxed(|| {
+            pipewright_engine::file::open::load_str_with(text, Dialect::Auto, &opts)
         });
         let errors: Vec<String> = loaded
             .diagnostics
@@ -708,7 +711,7 @@ impl PipelineServer {
         let mut all = pipeline.vars.clone();
         all.extend(vars);
         let default = up.pricing.default_server.clone();
-        let report = crate::engine::plan::preflight::check(
+        let report = pipewright_engine::plan::preflight::check(
             &[(&comp, all.clone())],
             &up.tools,
             default.as_deref(),
@@ -738,7 +741,7 @@ impl PipelineServer {
             expect: comp.expect.clone(),
             ..SessionConfig::default()
         };
-        let caller = up.pool.clone() as std::sync::Arc<dyn crate::engine::mcp::caller::Caller>;
+        let caller = up.pool.clone() as std::sync::Arc<dyn pipewright_engine::mcp::caller::Caller>;
         let level = self.level.for_request(&context);
         let trace = run(
             std::sync::Arc::new(comp),

@@ -11,13 +11,13 @@ use std::sync::{Arc, Mutex};
 use indexmap::IndexMap;
 
 use super::model::{Served, Upstream};
-use crate::engine::eval::{Grader, Grading};
-use crate::engine::file::model::{Budget, Composition};
-use crate::engine::mcp::ToolInfo;
-use crate::engine::redact::Redactor;
-use crate::engine::run::session::BudgetMode;
-use crate::engine::run::trace::{EvalStatus, Trace};
 use crate::judge::{JudgeArgs, grader};
+use pipewright_engine::eval::{Grader, Grading};
+use pipewright_engine::file::model::{Budget, Composition};
+use pipewright_engine::mcp::ToolInfo;
+use pipewright_engine::redact::Redactor;
+use pipewright_engine::run::session::BudgetMode;
+use pipewright_engine::run::trace::{EvalStatus, Trace};
 
 /// What grading one served composition takes.
 struct Entry {
@@ -112,8 +112,8 @@ impl Evaluator {
                 budget: e.budget,
                 on_budget: BudgetMode::Stop,
             };
-            crate::engine::eval::grade(&mut trace, grading).await;
-            let saved = crate::engine::run::store::Runs::open().map(|r| r.replace(&trace));
+            pipewright_engine::eval::grade(&mut trace, grading).await;
+            let saved = pipewright_engine::run::store::Runs::open().map(|r| r.replace(&trace));
             if let Some(Err(err)) = saved {
                 tracing::warn!(run = %trace.run_id, "could not save the judged run: {err}");
             }

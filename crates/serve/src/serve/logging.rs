@@ -13,8 +13,8 @@ use rmcp::model::{LoggingLevel, LoggingMessageNotificationParam};
 use rmcp::service::{Peer, RequestContext};
 use serde_json::{Value, json};
 
-use crate::engine::run::events::Event;
-use crate::engine::run::trace::NodeStatus;
+use pipewright_engine::run::events::Event;
+use pipewright_engine::run::trace::NodeStatus;
 
 /// A log level (`debug` … `emergency`).
 pub type Level = LoggingLevel;

@@ -6,12 +6,12 @@ use std::sync::Arc;
 use indexmap::IndexMap;
 use serde_json::Value;
 
-use crate::engine::cost::pricing::Pricing;
-use crate::engine::file::model::{Composition, Pipeline};
-use crate::engine::mcp::ToolInfo;
-use crate::engine::mcp::caller::Caller;
-use crate::engine::mcp::servers::ServerPool;
-use crate::engine::redact::Redactor;
+use pipewright_engine::cost::pricing::Pricing;
+use pipewright_engine::file::model::{Composition, Pipeline};
+use pipewright_engine::mcp::ToolInfo;
+use pipewright_engine::mcp::caller::Caller;
+use pipewright_engine::mcp::servers::ServerPool;
+use pipewright_engine::redact::Redactor;
 
 /// A variable a served tool takes as an argument.
 #[derive(Debug, Clone)]

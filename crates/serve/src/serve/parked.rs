@@ -16,7 +16,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::agent::Asked;
 use super::seal::{Refused, Sealer};
-use crate::engine::run::trace::Trace;
+use pipewright_engine::run::trace::Trace;
 
 /// How long a parked run waits for its agent.
 pub const PARK_TTL: Duration = Duration::from_secs(10 * 60);
@@ -42,7 +42,7 @@ impl Live {
         cancel: CancellationToken,
     ) -> Self {
         Live {
-            id: hex::encode(crate::engine::mac::random_bytes::<16>()),
+            id: hex::encode(pipewright_engine::mac::random_bytes::<16>()),
             round: 0,
             questions,
             run,

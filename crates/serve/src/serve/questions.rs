@@ -31,8 +31,8 @@ use super::exec::{Hooks, Job, ToAgent, run_job};
 use super::handler::PipelineServer;
 use super::logging::Level;
 use super::parked::{Live, Parked};
-use crate::engine::mcp::human::{Answer, Ask, Human, Reply, Source};
-use crate::engine::run::trace::Trace;
+use pipewright_engine::mcp::human::{Answer, Ask, Human, Reply, Source};
+use pipewright_engine::run::trace::Trace;
 
 /// The most questions returned in one input-required result; more wait
 /// for the next round.

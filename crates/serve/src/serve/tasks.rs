@@ -15,7 +15,7 @@ use tokio_util::sync::CancellationToken;
 use super::exec::{Hooks, Job, run_job};
 use super::handler::PipelineServer;
 use super::logging::{Level, RunLog};
-use crate::engine::run::trace::RunStatus;
+use pipewright_engine::run::trace::RunStatus;
 
 /// How long a task and its result are kept: an hour from its start.
 const TTL_MS: u64 = 60 * 60 * 1000;

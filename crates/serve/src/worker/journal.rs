@@ -22,13 +22,13 @@ use tokio::sync::{mpsc, oneshot};
 
 use super::questions::{self, Questions};
 use super::shared::Shared;
-use crate::engine::run::durable::ask::{AskRequest, Asked};
-use crate::engine::run::durable::client::{RunOutput, RunRequest};
-use crate::engine::run::durable::{Attempt, DurableCaller, Entry, Pending, Recorded, Replay};
-use crate::engine::run::events::Event;
-use crate::engine::run::exec::now_rfc3339;
-use crate::engine::run::session::{self, Command};
-use crate::engine::run::trace::{Durable, Trace};
+use pipewright_engine::run::durable::ask::{AskRequest, Asked};
+use pipewright_engine::run::durable::client::{RunOutput, RunRequest};
+use pipewright_engine::run::durable::{Attempt, DurableCaller, Entry, Pending, Recorded, Replay};
+use pipewright_engine::run::events::Event;
+use pipewright_engine::run::exec::now_rfc3339;
+use pipewright_engine::run::session::{self, Command};
+use pipewright_engine::run::trace::{Durable, Trace};
 
 /// The workflow; Restate names it after the struct.
 pub(crate) struct Pipewright(Arc<Shared>);
@@ -174,8 +174,15 @@ impl Pipewright {
                         s.handle.send(Command::Cancel);
                     }
                 }
-                r = async { writing.as_mut().map(|w| w.0.as_mut()).expect("guarded").await }, if writing.is_some() => {
-                    let (_, batch, dones, replayed, question) = writing.take().expect("guarded");
+                r = async {
+                    match writing.as_mut() {
+                        Some(w) => w.0.as_mut().await,
+                        None => std::future::pending().await,
+                    }
+                }, if writing.is_some() => {
+                    let Some((_, batch, dones, replayed, question)) = writing.take() else {
+                        continue;
+                    };
                     match (r, question) {
                         // Listed and awaited right after its entry, before
                         // anything else is written.
@@ -307,6 +314,6 @@ fn is_cancel(e: &TerminalError) -> bool {
 
 /// A value no other execution will pick.
 fn nonce() -> String {
-    use crate::engine::run::trace::random_u64;
+    use pipewright_engine::run::trace::random_u64;
     format!("{:016x}{:016x}", random_u64(), random_u64())
 }

@@ -1,5 +1,5 @@
 //! The questions of a durable run (see
-//! [`durable::ask`](crate::engine::run::durable::ask)): each new one is
+//! [`durable::ask`](pipewright_engine::run::durable::ask)): each new one is
 //! journaled, listed in the workflow's state for `runs answer` to find, and
 //! waits on a durable promise that the workflow's `answer` handler
 //! resolves. A worker that takes the run over reads the questions back
@@ -12,10 +12,10 @@ use restate_sdk::context::{DurableFuture, DurableFuturesUnordered};
 use restate_sdk::prelude::*;
 use tokio::sync::oneshot;
 
-use crate::engine::mcp::human::{Answer, Reply, Source};
-use crate::engine::redact::Redactor;
-use crate::engine::run::durable::ask::{AskRequest, Asked, Given, MAX_QUESTIONS};
-use crate::engine::run::exec::now_rfc3339;
+use pipewright_engine::mcp::human::{Answer, Reply, Source};
+use pipewright_engine::redact::Redactor;
+use pipewright_engine::run::durable::ask::{AskRequest, Asked, Given, MAX_QUESTIONS};
+use pipewright_engine::run::exec::now_rfc3339;
 
 /// The workflow state key listing every question the run asked.
 pub const STATE: &str = "questions";

@@ -3,9 +3,9 @@
 
 use std::collections::HashMap;
 
-use crate::engine::run::durable::client::RunRequest;
 use crate::serve::exec::Job;
 use crate::serve::handler::PipelineServer;
+use pipewright_engine::run::durable::client::RunRequest;
 
 /// Everything a run needs, shared by every run of this worker.
 pub(crate) struct Shared {

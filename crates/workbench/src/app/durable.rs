@@ -5,7 +5,7 @@
 //! Timeline showing where a worker picked it up again.
 
 use super::*;
-use crate::engine::run::durable::client::{RunRequest, file_hash, tool_name};
+use pipewright_engine::run::durable::client::{RunRequest, file_hash, tool_name};
 
 impl App {
     /// Submits the composition on screen to Restate.

@@ -330,7 +330,7 @@ impl App {
             Event::ServerLog { id, line } => {
                 if let Some(i) = idx(self, &id) {
                     let logs = &mut self.visuals[i].logs;
-                    if logs.len() >= crate::engine::mcp::human::MAX_KEPT {
+                    if logs.len() >= pipewright_engine::mcp::human::MAX_KEPT {
                         logs.remove(0);
                     }
                     logs.push(line);

@@ -447,7 +447,7 @@ impl App {
 
     /// "the file has 2 error(s); the first, at 7:12: …", for refusals.
     pub(super) fn errors_sentence(&self) -> String {
-        use crate::engine::diag::Severity;
+        use pipewright_engine::diag::Severity;
         let first = self
             .editor
             .diagnostics()

@@ -9,7 +9,7 @@ impl App {
     pub(crate) fn case_row<'c>(
         &self,
         comp: &'c Composition,
-    ) -> Option<&'c crate::engine::file::model::Case> {
+    ) -> Option<&'c pipewright_engine::file::model::Case> {
         match &self.opts.case {
             Some(name) => comp.cases.iter().find(|c| &c.name == name),
             None => comp.cases.first(),
@@ -29,7 +29,7 @@ impl App {
     pub(super) fn session_config(&self, pipeline: &Pipeline, comp: &Composition) -> SessionConfig {
         let row = self.case_row(comp);
         let vars = self.vars(pipeline, comp);
-        let expect = crate::engine::file::model::Case::expectations(row, comp);
+        let expect = pipewright_engine::file::model::Case::expectations(row, comp);
         SessionConfig {
             pricing: Arc::new(self.pricing(pipeline, comp)),
             file: self.opts.file.display().to_string(),
@@ -53,56 +53,56 @@ impl App {
             _ => base,
         };
         let vars = self.vars(pipeline, comp);
-        let default = crate::engine::mcp::servers::resolve(
+        let default = pipewright_engine::mcp::servers::resolve(
             pipeline,
             &self.opts.servers,
             self.opts.url.as_deref(),
             &vars,
-            &crate::engine::redact::Redactor::default(),
+            &pipewright_engine::redact::Redactor::default(),
         )
         .ok()
-        .and_then(|specs| crate::engine::mcp::servers::default_server(&specs));
+        .and_then(|specs| pipewright_engine::mcp::servers::default_server(&specs));
         Pricing::new(table, default)
     }
 
     /// What `pipewright plan` says of the composition and case on screen:
     /// the same function on the same inputs (prices, the recorded figures
     /// of this file's latest saved run, the vars, the budget in force).
-    pub fn plan_model(&self) -> Option<crate::engine::plan::dry_run::CompositionPlan> {
+    pub fn plan_model(&self) -> Option<pipewright_engine::plan::dry_run::CompositionPlan> {
         let (p, c) = (self.pipeline.as_deref()?, self.comp.as_deref()?);
         let mut pricing = self.pricing(p, c);
         let case = self.case_row(c).map(|r| r.name.clone());
         let file = self.opts.file.display().to_string();
         let last = self.dirs.data.as_ref().and_then(|d| {
-            crate::engine::run::store::Runs::at(d.join("runs")).latest_of(
+            pipewright_engine::run::store::Runs::at(d.join("runs")).latest_of(
                 &file,
                 &c.name,
                 case.as_deref(),
             )
         });
         if let Some(t) = &last {
-            pricing.recorded = crate::engine::plan::dry_run::recorded_figures(t);
+            pricing.recorded = pipewright_engine::plan::dry_run::recorded_figures(t);
         }
         let vars = self.vars(p, c);
-        let mut plan = crate::engine::plan::dry_run::plan_composition(
+        let mut plan = pipewright_engine::plan::dry_run::plan_composition(
             c,
             case,
             &vars,
             self.budget(),
             None,
             &pricing,
-            &crate::engine::redact::Redactor::default(),
+            &pipewright_engine::redact::Redactor::default(),
         );
         if !c.eval.is_empty() {
             let last: Option<Trace> = last.and_then(|v| serde_json::from_value(v).ok());
-            let endpoint = crate::engine::eval::Sources::of(
+            let endpoint = pipewright_engine::eval::Sources::of(
                 self.opts.judge.clone(),
                 p,
                 self.dirs.config.as_deref(),
             )
-            .and_then(|s| s.endpoint(c, &vars, &crate::engine::redact::Redactor::default()))
+            .and_then(|s| s.endpoint(c, &vars, &pipewright_engine::redact::Redactor::default()))
             .map_err(|e| format!("deferred: {e}"));
-            let judge = crate::engine::eval::estimate::project(
+            let judge = pipewright_engine::eval::estimate::project(
                 c,
                 &vars,
                 endpoint.as_ref().map_err(String::as_str),
@@ -110,7 +110,7 @@ impl App {
                 &IndexMap::new(),
                 last.as_ref(),
             );
-            crate::engine::plan::judging::add(&mut plan, judge, self.budget());
+            pipewright_engine::plan::judging::add(&mut plan, judge, self.budget());
         }
         Some(plan)
     }

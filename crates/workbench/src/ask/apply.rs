@@ -7,9 +7,9 @@ use crossterm::event::KeyEvent;
 use indexmap::IndexMap;
 
 use crate::app::{App, Effect};
-use crate::engine::file::model::Sampling;
-use crate::engine::mcp::human::provider::Provider;
-use crate::engine::redact::Redactor;
+use pipewright_engine::file::model::Sampling;
+use pipewright_engine::mcp::human::provider::Provider;
+use pipewright_engine::redact::Redactor;
 
 use super::Outcome;
 

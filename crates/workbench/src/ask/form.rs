@@ -6,7 +6,7 @@
 
 use serde_json::{Map, Value};
 
-use crate::engine::mcp::human::{self, Ask, Field, FieldKind, Reply};
+use pipewright_engine::mcp::human::{self, Ask, Field, FieldKind, Reply};
 
 use super::text::TextInput;
 

@@ -8,9 +8,9 @@ use std::sync::Arc;
 use futures::future::BoxFuture;
 use tokio::sync::{mpsc, oneshot};
 
-use crate::engine::mcp::human::chain::Chain;
-use crate::engine::mcp::human::{Answer, Human, Question, Reply, Responder, Source};
 use crate::inbox::Message;
+use pipewright_engine::mcp::human::chain::Chain;
+use pipewright_engine::mcp::human::{Answer, Human, Question, Reply, Responder, Source};
 
 /// Sends questions to the workbench's loop.
 pub struct Asker {
@@ -66,7 +66,7 @@ impl Responder for Asker {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::mcp::human::Ask;
+    use pipewright_engine::mcp::human::Ask;
     use serde_json::json;
 
     fn question() -> Question {

@@ -5,8 +5,8 @@
 
 use serde_json::Value;
 
-use crate::engine::mcp::human::provider::messages_of;
-use crate::engine::mcp::human::{Answer, Reply, Source};
+use pipewright_engine::mcp::human::provider::messages_of;
+use pipewright_engine::mcp::human::{Answer, Reply, Source};
 
 use super::text::TextInput;
 

@@ -8,10 +8,10 @@ use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Clear, Paragraph, Widget, Wrap};
 
-use crate::engine::mcp::human::{Ask, FieldKind};
 use crate::keys::{Action, Keymap};
 use crate::overlay::centred;
 use crate::theme::Theme;
+use pipewright_engine::mcp::human::{Ask, FieldKind};
 
 use super::form::{Form, Input};
 use super::sample::Sample;

@@ -10,18 +10,18 @@ use std::sync::Arc;
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
 use crate::app::{App, Effect, Focus, session_key};
-use crate::engine::run::trace::NodeStatus;
 use crate::keys::Action;
 use crate::overlay::Overlay;
+use pipewright_engine::run::trace::NodeStatus;
 
 use super::{Outcome, Popup};
-use crate::engine::author::complete::{Completion, complete, tool_doc, tool_of};
-use crate::engine::author::{Knowledge, place};
-use crate::engine::diag::Pos;
-use crate::engine::file::scaffold::{self, ToolDef};
-use crate::engine::json::Json;
-use crate::engine::plan::preflight::ToolLists;
 use crate::overlay::scaffold::{Chosen, Offered, ScaffoldChooser};
+use pipewright_engine::author::complete::{Completion, complete, tool_doc, tool_of};
+use pipewright_engine::author::{Knowledge, place};
+use pipewright_engine::diag::Pos;
+use pipewright_engine::file::scaffold::{self, ToolDef};
+use pipewright_engine::json::Json;
+use pipewright_engine::plan::preflight::ToolLists;
 
 impl App {
     /// What the engine offers at the editor's cursor now.
@@ -58,7 +58,7 @@ impl App {
     /// the text the inspector shows under the arguments.
     pub(crate) fn tool_doc(
         &self,
-        node: &crate::engine::file::model::Node,
+        node: &pipewright_engine::file::model::Node,
     ) -> Option<(String, String)> {
         let (_, lists, default) = self.tools.lists.as_ref()?;
         let none = |_: &str| None;
@@ -211,7 +211,7 @@ impl App {
             }
         }
         probe.push_str("pipe:\n  - id: probe\n    tool: probe\n");
-        let loaded = crate::engine::file::loader::load_native_str(&probe);
+        let loaded = pipewright_engine::file::loader::load_native_str(&probe);
         let Some(p) = loaded.pipeline else {
             return Vec::new();
         };

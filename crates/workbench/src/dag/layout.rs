@@ -4,7 +4,7 @@
 //! are routed into box-drawing cells kept per row so a frame only touches
 //! what it shows.
 
-use crate::engine::file::model::Composition;
+use pipewright_engine::file::model::Composition;
 
 /// Edge-cell directions; a cell's glyph follows from the union of its bits.
 pub(crate) const LEFT: u8 = 1;

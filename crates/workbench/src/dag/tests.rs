@@ -5,7 +5,7 @@ use ratatui::backend::TestBackend;
 use ratatui::layout::Rect;
 
 use super::*;
-use crate::engine::file::open::load_str;
+use pipewright_engine::file::open::load_str;
 
 fn load(yaml: &str) -> Composition {
     let loaded = load_str(yaml);

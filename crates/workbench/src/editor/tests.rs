@@ -11,8 +11,8 @@ use ratatui::style::Modifier;
 
 use super::undo::Kind;
 use super::*;
-use crate::engine::diag::{Pos, Span};
 use crate::theme::Theme;
+use pipewright_engine::diag::{Pos, Span};
 
 const PIPE: &str = "pipe:
   - id: find

@@ -7,10 +7,10 @@ use std::sync::Arc;
 use std::sync::mpsc::{Receiver, Sender, channel};
 use std::time::{Duration, Instant};
 
-use crate::engine::diag::{Diagnostic, Pos, Span};
-use crate::engine::file::import::Dialect;
-use crate::engine::file::loader::Loaded;
-use crate::engine::file::open::{LoadOptions, load_str_with};
+use pipewright_engine::diag::{Diagnostic, Pos, Span};
+use pipewright_engine::file::import::Dialect;
+use pipewright_engine::file::loader::Loaded;
+use pipewright_engine::file::open::{LoadOptions, load_str_with};
 
 /// How long after the last edit the buffer is re-validated.
 pub const DEBOUNCE: Duration = Duration::from_millis(250);

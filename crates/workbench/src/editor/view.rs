@@ -13,8 +13,8 @@ use ratatui::widgets::{Block, Widget};
 use super::highlight::HighlightCache;
 use super::recovery::format_time;
 use super::{Editor, Prompt, ScreenRow};
-use crate::engine::diag::Severity;
 use crate::theme::Theme;
+use pipewright_engine::diag::Severity;
 
 /// Display width of a tab character.
 const TAB_WIDTH: usize = 4;

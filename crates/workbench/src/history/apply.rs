@@ -8,11 +8,11 @@ use crossterm::event::KeyEvent;
 
 use crate::app::{App, Effect, Focus};
 use crate::dag::DagLayout;
-use crate::engine::file::model::{Composition, Pipeline};
-use crate::engine::run::store::{Entry, Runs};
-use crate::engine::run::trace::Trace;
 use crate::overlay::Overlay;
 use crate::state::NodeVisual;
+use pipewright_engine::file::model::{Composition, Pipeline};
+use pipewright_engine::run::store::{Entry, Runs};
+use pipewright_engine::run::trace::Trace;
 
 use super::{HistoryEffect, HistoryView, Stash, Viewing};
 
@@ -21,13 +21,13 @@ use super::{HistoryEffect, HistoryView, Stash, Viewing};
 fn run_plan(
     source: Option<&str>,
     trace: &Trace,
-    load: &crate::engine::file::open::LoadOptions,
+    load: &pipewright_engine::file::open::LoadOptions,
 ) -> Option<(Arc<Pipeline>, Arc<Composition>)> {
     let name = &trace.composition.name;
     let loaded = |s: &str| {
-        crate::engine::file::open::load_str_with(
+        pipewright_engine::file::open::load_str_with(
             s,
-            crate::engine::file::import::Dialect::Auto,
+            pipewright_engine::file::import::Dialect::Auto,
             load,
         )
     };
@@ -49,7 +49,7 @@ fn run_plan(
             serde_json::to_string(tool).ok()?
         ));
     }
-    let p = crate::engine::file::open::load_str(&text).pipeline?;
+    let p = pipewright_engine::file::open::load_str(&text).pipeline?;
     let c = p.compositions.first().cloned()?;
     Some((Arc::new(p), Arc::new(c)))
 }
@@ -239,7 +239,7 @@ impl App {
             return;
         };
         let base_id = base.run_id.clone();
-        let changes = crate::engine::run::diff::diff(&other, base, false);
+        let changes = pipewright_engine::run::diff::diff(&other, base, false);
         // Each run's file text as it was kept (masked the same way), so the
         // edit that made the difference shows beside it.
         let runs = self.runs();
@@ -248,7 +248,7 @@ impl App {
             let e = r.entries().into_iter().find(|e| e.id == id)?;
             r.source(&e)
         };
-        let file = crate::engine::run::diff::source::text(
+        let file = pipewright_engine::run::diff::source::text(
             kept(&entry.id).as_deref(),
             kept(&base_id).as_deref(),
         );
@@ -264,7 +264,7 @@ impl App {
         }
         self.overlay = Some(Overlay::Text {
             title: format!("diff {} → {base_id}", entry.id),
-            body: crate::engine::run::diff::report(&entry.id, &base_id, &changes, &file)
+            body: pipewright_engine::run::diff::report(&entry.id, &base_id, &changes, &file)
                 .lines()
                 .map(str::to_owned)
                 .collect(),

@@ -4,8 +4,8 @@
 //! edit), or restored and run (the run key, F5).
 
 use crate::app::{App, Effect, Focus};
-use crate::engine::run::session::Command;
-use crate::engine::run::store::Entry;
+use pipewright_engine::run::session::Command;
+use pipewright_engine::run::store::Entry;
 
 /// What `E` writes a saved run as.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -56,15 +56,15 @@ impl App {
         };
         let text = match what {
             ExportFormat::Json => serde_json::to_string_pretty(&trace.as_sent()),
-            ExportFormat::Otlp => serde_json::to_string_pretty(&crate::engine::run::otlp::export(
-                std::slice::from_ref(&trace),
-            )),
-            ExportFormat::Junit => Ok(crate::engine::eval::junit::junit(
+            ExportFormat::Otlp => serde_json::to_string_pretty(
+                &pipewright_engine::run::otlp::export(std::slice::from_ref(&trace)),
+            ),
+            ExportFormat::Junit => Ok(pipewright_engine::eval::junit::junit(
                 &trace.file,
                 std::slice::from_ref(&trace),
             )),
             ExportFormat::Cassette => {
-                let c = crate::engine::run::cassette::export::from_trace(&trace);
+                let c = pipewright_engine::run::cassette::export::from_trace(&trace);
                 let path = self.export_path(entry, what);
                 return match c.save(&path) {
                     Ok(()) => self.say(

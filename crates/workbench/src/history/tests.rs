@@ -1,8 +1,8 @@
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
 use super::{HistoryEffect, HistoryView};
-use crate::engine::run::store::Entry;
 use crate::keys::Action;
+use pipewright_engine::run::store::Entry;
 
 fn key(c: KeyCode) -> KeyEvent {
     KeyEvent::new(c, KeyModifiers::NONE)

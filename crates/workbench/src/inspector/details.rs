@@ -6,8 +6,8 @@ use ratatui::text::{Line, Span};
 
 use super::Shown;
 use super::text::{self, cost_text, count_text, duration_text};
-use crate::engine::run::trace::NodeStatus;
 use crate::theme::{Theme, status_glyph};
+use pipewright_engine::run::trace::NodeStatus;
 
 /// The lines of the Error tab; the caller wraps them.
 pub fn error_lines(shown: &Shown, start_error: Option<&str>, theme: &Theme) -> Vec<Line<'static>> {

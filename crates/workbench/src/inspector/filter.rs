@@ -7,7 +7,7 @@ use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use serde_json::Value;
 
 use super::shared::SharedValue;
-use crate::engine::lang::jq::{JqCompileError, JqProgram};
+use pipewright_engine::lang::jq::{JqCompileError, JqProgram};
 
 /// Where the filter is at.
 #[derive(Debug, Clone, PartialEq, Eq)]

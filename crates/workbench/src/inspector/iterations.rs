@@ -11,8 +11,8 @@ use serde_json::json;
 
 use super::json_tree::JsonTree;
 use super::text::{duration_text, one_line};
-use crate::engine::run::trace::IterationRecord;
 use crate::theme::{Theme, status_glyph};
+use pipewright_engine::run::trace::IterationRecord;
 
 /// Selection, scroll and the opened element of the Iterations tab.
 #[derive(Debug, Default)]

@@ -7,10 +7,10 @@ use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 use serde_json::Value;
 
-use crate::engine::mcp::human::provider::message_text;
-use crate::engine::mcp::human::{Interaction, ProgressNote};
-use crate::engine::run::trace::NodeRecord;
 use crate::theme::Theme;
+use pipewright_engine::mcp::human::provider::message_text;
+use pipewright_engine::mcp::human::{Interaction, ProgressNote};
+use pipewright_engine::run::trace::NodeRecord;
 
 /// What the app knows of a node while it runs (the record comes at its end).
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -31,12 +31,12 @@ pub struct Live {
     /// server's stderr): why this node did not run.
     pub start_error: Option<String>,
     /// The task its call runs as, so far (Timing tab's Task block).
-    pub task: Option<crate::engine::mcp::human::TaskRecord>,
+    pub task: Option<pipewright_engine::mcp::human::TaskRecord>,
     /// The MCP revision its server negotiated (`2026-07-28`), when known.
     pub protocol: Option<String>,
     /// Its fan-out iterations so far, while it runs: those started, each
     /// with its status and its time (still going for a running one).
-    pub iterations: Vec<crate::engine::run::trace::IterationRecord>,
+    pub iterations: Vec<pipewright_engine::run::trace::IterationRecord>,
     /// The animation tick (the DAG's), for the running spinner.
     pub tick: u64,
 }

@@ -10,8 +10,8 @@ use ratatui::widgets::{Block, BorderType, Paragraph, Widget, Wrap};
 use super::filter::{self, FilterState};
 use super::json_tree::JsonTree;
 use super::{ArgsSource, Inspector, RawText, Tab, details, logs, text};
-use crate::engine::run::trace::NodeStatus;
 use crate::theme::{Theme, status_glyph};
+use pipewright_engine::run::trace::NodeStatus;
 
 mod task;
 

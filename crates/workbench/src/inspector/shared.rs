@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use crate::engine::run::trace::NodeRecord;
+use pipewright_engine::run::trace::NodeRecord;
 
 /// A shared JSON value; cloning it is cheap.
 #[derive(Debug, Clone)]

@@ -9,9 +9,9 @@ use serde_json::json;
 
 use super::filter::FilterState;
 use super::*;
-use crate::engine::json::Json;
-use crate::engine::run::trace::IterationRecord;
 use crate::theme::Theme;
+use pipewright_engine::json::Json;
+use pipewright_engine::run::trace::IterationRecord;
 
 const PIPE: &str = r#"
 compositions:
@@ -28,7 +28,7 @@ compositions:
 "#;
 
 fn nodes() -> Vec<Node> {
-    let loaded = crate::engine::file::open::load_str(PIPE);
+    let loaded = pipewright_engine::file::open::load_str(PIPE);
     let p = loaded
         .pipeline
         .unwrap_or_else(|| panic!("fixture pipeline: {:?}", loaded.diagnostics));

@@ -45,7 +45,10 @@ pub fn one_line(s: &str) -> String {
 
 /// Which call an attempt was: `iteration 2/4 · attempt 1/3`, or
 /// `attempt 1/3` for a node's own call.
-pub fn attempt_name(call: &crate::engine::run::trace::AttemptRecord, iterations: usize) -> String {
+pub fn attempt_name(
+    call: &pipewright_engine::run::trace::AttemptRecord,
+    iterations: usize,
+) -> String {
     let attempt = format!("attempt {}/{}", call.attempt, call.of.max(call.attempt));
     match call.iteration {
         Some(i) => format!("iteration {}/{} · {attempt}", i + 1, iterations.max(i + 1)),
@@ -69,7 +72,7 @@ pub fn time_of_day(stamp: &str) -> String {
 }
 
 /// How an attempt ended, in a line: `ok`, `failed: TIMEOUT: …`.
-pub fn attempt_outcome(call: &crate::engine::run::trace::AttemptRecord) -> String {
+pub fn attempt_outcome(call: &pipewright_engine::run::trace::AttemptRecord) -> String {
     let mut out = call.status.as_str().to_owned();
     if let Some(code) = &call.error_code {
         out.push_str(&format!(": {code}"));
@@ -82,7 +85,10 @@ pub fn attempt_outcome(call: &crate::engine::run::trace::AttemptRecord) -> Strin
 
 /// The label of an attempt's exchange in the Raw tab:
 /// `── iteration 2/4 · attempt 1/3 · started 12:00:01.234 · 1.50 s · ok ──`.
-pub fn attempt_label(call: &crate::engine::run::trace::AttemptRecord, iterations: usize) -> String {
+pub fn attempt_label(
+    call: &pipewright_engine::run::trace::AttemptRecord,
+    iterations: usize,
+) -> String {
     let started = call
         .started_at
         .as_deref()
@@ -99,7 +105,7 @@ pub fn attempt_label(call: &crate::engine::run::trace::AttemptRecord, iterations
 /// The Raw tab's text: each attempt's exchange under a line that says
 /// which call and attempt it was, when it started, how long it took and
 /// how it ended; none for a run saved before attempts were kept.
-pub fn raw_text(rec: &crate::engine::run::trace::NodeRecord) -> Option<String> {
+pub fn raw_text(rec: &pipewright_engine::run::trace::NodeRecord) -> Option<String> {
     if rec.calls.is_empty() {
         return None;
     }
@@ -110,7 +116,7 @@ pub fn raw_text(rec: &crate::engine::run::trace::NodeRecord) -> Option<String> {
         }
         out.push_str(&attempt_label(call, rec.iterations.len()));
         out.push('\n');
-        let wire = crate::engine::run::trace::attempt_messages(rec, call);
+        let wire = pipewright_engine::run::trace::attempt_messages(rec, call);
         out.push_str(&serde_json::to_string_pretty(&wire).unwrap_or_else(|e| e.to_string()));
     }
     Some(out)

@@ -8,7 +8,7 @@ use indexmap::IndexMap;
 
 use super::{Job, Subject};
 use crate::app::{App, Effect};
-use crate::engine::run::trace::{RunStatus, Trace};
+use pipewright_engine::run::trace::{RunStatus, Trace};
 
 impl App {
     /// The judging of `subject` with the file on screen, if its composition

@@ -6,7 +6,7 @@ use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Clear, Widget};
 
-use crate::engine::diag::{Diagnostic, Severity};
+use pipewright_engine::diag::{Diagnostic, Severity};
 
 use super::LogEntry;
 use crate::overlay::{centred, scrolled_lines};

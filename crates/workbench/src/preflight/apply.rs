@@ -9,10 +9,10 @@
 use std::time::Instant;
 
 use crate::app::{App, Effect, session_key};
-use crate::engine::author::fix::{preflight_marks, replaced, suggestion};
-use crate::engine::diag::Diagnostic;
-use crate::engine::plan::preflight::{self, ToolLists};
 use crate::overlay;
+use pipewright_engine::author::fix::{preflight_marks, replaced, suggestion};
+use pipewright_engine::diag::Diagnostic;
+use pipewright_engine::plan::preflight::{self, ToolLists};
 
 impl App {
     /// After a plan is adopted: preflight it against the lists kept, or

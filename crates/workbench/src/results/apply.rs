@@ -6,10 +6,10 @@
 use serde_json::Value;
 
 use crate::app::{App, Effect};
-use crate::engine::run::session::Command;
-use crate::engine::run::trace::{RunStatus, Trace};
 use crate::keys::Action;
 use crate::overlay::Overlay;
+use pipewright_engine::run::session::Command;
+use pipewright_engine::run::trace::{RunStatus, Trace};
 
 use super::CaseResult;
 
@@ -196,7 +196,7 @@ impl App {
                 body.push(line);
             }
             for row in &r.eval {
-                for line in crate::engine::eval::text::row_lines(row) {
+                for line in pipewright_engine::eval::text::row_lines(row) {
                     body.push(format!("  {line}"));
                 }
             }

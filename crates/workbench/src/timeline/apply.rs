@@ -58,7 +58,7 @@ impl App {
                         let (before, last) =
                             (d.attempts.get(n.checked_sub(2)?)?, d.attempts.last()?);
                         let from = before.last_at.as_deref().unwrap_or(&before.at);
-                        let gap = crate::engine::run::durable::gap_ms(from, &last.at)?;
+                        let gap = pipewright_engine::run::durable::gap_ms(from, &last.at)?;
                         Some(format!(
                             "resumed on {} after {:.1} s · ",
                             last.worker,

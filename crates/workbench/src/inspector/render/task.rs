@@ -6,10 +6,10 @@
 use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 
-use crate::engine::mcp::human::TaskRecord;
-use crate::engine::run::trace::NodeRecord;
 use crate::inspector::Live;
 use crate::theme::Theme;
+use pipewright_engine::mcp::human::TaskRecord;
+use pipewright_engine::run::trace::NodeRecord;
 
 /// At most this many statuses of a task's history are listed.
 const SHOWN_STEPS: usize = 8;
@@ -126,11 +126,11 @@ mod tests {
     use ratatui::Terminal;
     use ratatui::backend::TestBackend;
 
-    use crate::engine::mcp::human::TaskRecord;
-    use crate::engine::mcp::task::record::TaskStep;
-    use crate::engine::run::trace::{NodeRecord, NodeStatus};
     use crate::inspector::{Inspector, Live, Tab};
     use crate::theme::Theme;
+    use pipewright_engine::mcp::human::TaskRecord;
+    use pipewright_engine::mcp::task::record::TaskStep;
+    use pipewright_engine::run::trace::{NodeRecord, NodeStatus};
 
     const PIPE: &str = "
 servers:
@@ -160,7 +160,7 @@ pipe:
     }
 
     fn inspector(record: Option<&NodeRecord>, live: Live) -> Inspector {
-        let loaded = crate::engine::file::open::load_str(PIPE);
+        let loaded = pipewright_engine::file::open::load_str(PIPE);
         let p = loaded
             .pipeline
             .unwrap_or_else(|| panic!("fixture pipeline: {:?}", loaded.diagnostics));
@@ -218,7 +218,7 @@ pipe:
     #[test]
     fn a_running_task_shows_its_current_status_and_a_plain_call_no_block() {
         let mut live_task = TaskRecord::default();
-        live_task.note(&crate::engine::mcp::human::TaskNote {
+        live_task.note(&pipewright_engine::mcp::human::TaskNote {
             task: "task-9".into(),
             status: "input_required".into(),
             message: Some("Need a date".into()),
