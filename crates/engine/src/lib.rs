@@ -17,6 +17,8 @@
 //!   `pipewright lsp` alike.
 //! - [`eval`]: a finished trace in, its judged `eval:` rows out (an LLM
 //!   judge grades the run; no tool is called).
+//! - [`record`]: a live MCP session between an agent and a server, as
+//!   `pipewright record` keeps it, in; the calls it made out.
 //! - [`run`]: a session that a driver commands, events and the trace out.
 //! - [`cost`]: what a call costs and how many tokens it uses.
 //! - [`mcp`]: which servers a run talks to, and the MCP client that talks.
@@ -28,7 +30,7 @@
 //!   [`options`]: what every driver reads from a user (`--var` values,
 //!   durations) and the exit codes.
 //!
-//! Dependencies run one way: `author → plan → eval → run → mcp → file →
+//! Dependencies run one way: `record → author → plan → eval → run → mcp → file →
 //! lang`, with `cost`, `diag`, `dirs`, `json`, `mac` and `redact` as
 //! leaves, `options` over `file` and `settings` above the rooms
 //! (`tests/architecture.rs` checks that no two import each other).
@@ -45,6 +47,7 @@ pub mod mac;
 pub mod mcp;
 pub mod options;
 pub mod plan;
+pub mod record;
 pub mod redact;
 pub mod run;
 pub mod settings;

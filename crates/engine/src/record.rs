@@ -1,0 +1,10 @@
+//! What an agent did, kept and read back: a live MCP session between a
+//! client and a server, as `pipewright record` saves it, in, and the calls
+//! it made out (the front half of `pipewright new --from`).
+//!
+//! - [`session`]: the session file (JSON Lines, versioned): its header,
+//!   one line per message each way with its time, the server's stderr, and
+//!   how the session ended; a writer that masks secrets and streams to
+//!   disk, and a reader that checks every line and says where one is bad.
+
+pub mod session;
