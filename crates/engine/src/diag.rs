@@ -78,6 +78,10 @@ pub struct Diagnostic {
     /// A suggestion such as "did you mean `needs`?".
     #[serde(skip_serializing_if = "Option::is_none")]
     pub hint: Option<String>,
+    /// The span holds a secret (a key written into the file): the source
+    /// line is quoted with the span masked, so the error never echoes it.
+    #[serde(skip)]
+    pub secret: bool,
 }
 
 impl Diagnostic {
@@ -87,6 +91,7 @@ impl Diagnostic {
             span,
             message: message.into(),
             hint: None,
+            secret: false,
         }
     }
 
@@ -96,7 +101,15 @@ impl Diagnostic {
             span,
             message: message.into(),
             hint: None,
+            secret: false,
         }
+    }
+
+    /// Marks the span as a secret's: it is masked wherever the line is
+    /// quoted.
+    pub fn secret(mut self) -> Self {
+        self.secret = true;
+        self
     }
 
     pub fn with_hint(mut self, hint: impl Into<String>) -> Self {
@@ -127,17 +140,34 @@ impl Diagnostic {
                 .nth(self.span.start.line.saturating_sub(1) as usize)
         }) {
             // A tab is one column to the caret but up to eight on screen.
-            let line = visible(line).replace('\t', " ");
+            let mut line = visible(line).replace('\t', " ");
             let num = self.span.start.line.to_string();
             let pad = " ".repeat(num.len());
             let caret_at = self.span.start.col.saturating_sub(1) as usize;
-            let width = if self.span.end.line == self.span.start.line
+            let mut width = if self.span.end.line == self.span.start.line
                 && self.span.end.col > self.span.start.col
             {
                 (self.span.end.col - self.span.start.col) as usize
             } else {
                 1
             };
+            if self.secret {
+                // The secret's characters, to the span's end or the line's
+                // (a value that goes on past the line is cut there).
+                let chars: Vec<char> = line.chars().collect();
+                let end = if self.span.end.line == self.span.start.line {
+                    (caret_at + width).min(chars.len())
+                } else {
+                    chars.len()
+                };
+                let start = caret_at.min(end);
+                line = chars[..start]
+                    .iter()
+                    .chain(crate::redact::MASK.chars().collect::<Vec<_>>().iter())
+                    .chain(chars[end..].iter())
+                    .collect();
+                width = crate::redact::MASK.len();
+            }
             out.push_str(&format!(
                 "\n {pad} |\n {num} | {line}\n {pad} | {}{}",
                 " ".repeat(caret_at),

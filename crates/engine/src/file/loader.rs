@@ -166,6 +166,13 @@ impl<'s> Loader<'s> {
             .push(Diagnostic::error(span, msg).with_hint(hint));
     }
 
+    /// An error at a secret written into the file: the quoted line shows
+    /// the value masked.
+    fn err_secret(&mut self, span: Span, msg: impl Into<String>, hint: impl Into<String>) {
+        self.diags
+            .push(Diagnostic::error(span, msg).with_hint(hint).secret());
+    }
+
     fn warn(&mut self, span: Span, msg: impl Into<String>) {
         self.diags.push(Diagnostic::warning(span, msg));
     }

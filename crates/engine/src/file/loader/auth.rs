@@ -45,7 +45,7 @@ impl<'s> Loader<'s> {
                 "client_secret" | "private_key" => {
                     let text = self.string(val, &field);
                     if text.as_deref().is_some_and(|t| !t.contains("${")) {
-                        self.err_hint(
+                        self.err_secret(
                             val.span,
                             format!("{field} must be a reference such as `${{env.CLIENT_SECRET}}`"),
                             "a secret written in the file would be committed and shared with it",

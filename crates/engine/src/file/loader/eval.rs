@@ -361,7 +361,7 @@ impl Loader<'_> {
                 "api_key" => {
                     let text = self.string(val, &field)?;
                     if !is_env_reference(&text) {
-                        self.err_hint(
+                        self.err_secret(
                             val.span,
                             format!(
                                 "{field} must be a reference such as `${{env.OPENAI_API_KEY}}`"
