@@ -787,6 +787,109 @@ fn a_server_that_cannot_be_reached_does_not_show_the_secret_in_its_url() {
     );
 }
 
+/// A key typed into the file where only a reference is taken (a judge's
+/// `api_key`, an OAuth `client_secret`) is refused at its place, and the
+/// error quotes the line with the key masked (the second review's item
+/// 19): `check`, `run`, `plan` and the JSON diagnostics.
+#[test]
+fn a_key_typed_where_a_reference_belongs_is_refused_without_echoing_it() {
+    let mut home = Home::new();
+    let file = home.write(
+        "typed.yml",
+        &format!(
+            "servers:\n  far: {{url: \"https://example.com/mcp\", auth: {{client_id: x, client_secret: \"{LITERAL_HEADER}\"}}}}\ncompositions:\n  - name: c\n    nodes:\n      - {{id: a, server: far, tool: echo}}\n    eval:\n      provider: {{url: \"http://127.0.0.1:9/v1\", model: m, api_key: {LITERAL_KEY}}}\n      mcp_task_completion: {{}}\n"
+        ),
+    );
+    let f = file.to_str().expect("path");
+    let mut refused = String::new();
+    for args in [
+        &["check", f][..],
+        &["check", f, "--format", "json"],
+        &["run", f],
+        &["plan", f],
+    ] {
+        let (code, out) = home.pw(args);
+        assert_eq!(code, 2, "{args:?}: {out}");
+    }
+    for (label, bytes) in &home.outputs {
+        if label.starts_with("stderr of check") {
+            refused.push_str(&String::from_utf8_lossy(bytes));
+        }
+    }
+    assert!(
+        refused.contains("`auth.client_secret` must be a reference"),
+        "{refused}"
+    );
+    assert!(
+        refused.contains("api_key` must be a reference"),
+        "{refused}"
+    );
+    assert!(
+        refused.contains("client_secret: ***"),
+        "the line is quoted, masked: {refused}"
+    );
+    let scan = scan_all(&home, &[]);
+    report(&scan, "typed where a reference belongs");
+    assert!(
+        scan.leaks.is_empty(),
+        "secrets leaked:\n{}",
+        scan.leaks.join("\n")
+    );
+}
+
+/// A server that hands a secret back encoded (base64, base64url, hex,
+/// URL-encoded, reversed, base64 of `user:SECRET`) has every form masked
+/// in the run, `runs show` and `tools call` (the second review's item 21).
+#[test]
+fn a_secret_a_server_hands_back_encoded_is_masked_in_every_form() {
+    let mut home = Home::new();
+    let py = python().display().to_string();
+    let script = root().join("tests/interop/secret_server.py");
+    let file = home.write(
+        "encoded.yml",
+        &format!(
+            "servers:\n  local: {{command: {py}, args: [{}], env: {{PW_SWEEP_SERVER_ENV: \"${{env.PW_SWEEP_URLKEY}}\"}}}}\npipe:\n  - {{id: coded, tool: encode, args: {{text: \"${{env.PW_SWEEP_NODE_ARG}}\"}}}}\n",
+            script.display()
+        ),
+    );
+    let f = file.to_str().expect("path");
+    let (code, out) = home.pw(&["run", f, "--format", "json"]);
+    assert_eq!(code, 0, "{out}");
+    let trace: Value = serde_json::from_str(&out).expect("a trace");
+    let output = &trace["nodes"]["coded"]["output"];
+    for key in [
+        "base64",
+        "base64url",
+        "hex",
+        "url",
+        "url_plus",
+        "reversed",
+        "basic",
+    ] {
+        assert!(
+            output[key].as_str().is_some_and(|v| v.contains("***")),
+            "{key} is not masked: {output:#}"
+        );
+    }
+    for args in [
+        &["run", f][..],
+        &["runs", "show", "latest"],
+        &["runs", "show", "latest", "--format", "json"],
+        // The server's own variable this time, a secret of its `env:`.
+        &["tools", "call", "encode", "--file", f],
+    ] {
+        let (code, out) = home.pw(args);
+        assert_eq!(code, 0, "{args:?}: {out}");
+    }
+    let scan = scan_all(&home, &[]);
+    report(&scan, "encoded by the server");
+    assert!(
+        scan.leaks.is_empty(),
+        "secrets leaked:\n{}",
+        scan.leaks.join("\n")
+    );
+}
+
 /// The search finds what it claims to: a secret inside a longer base64
 /// text at each alignment, percent-encoded, reversed, upper-cased.
 #[test]

@@ -1,7 +1,8 @@
 """An MCP server built with the official Python SDK that hands back every
 secret it was given, through every channel a server has: its results, its
 tool errors, its log messages, its progress messages, its sampling
-requests and, when it dies, its stderr. tests/sweep_secrets.rs runs a
+requests and, when it dies, its stderr; and `encode` hands a value back
+in every form a server trivially makes of it. tests/sweep_secrets.rs runs a
 pipeline against it and checks that none of those values is written
 anywhere by pipewright.
 
@@ -73,6 +74,28 @@ async def die(text: str) -> str:
     """Writes `text` to stderr and exits mid-call."""
     print(f"dying with {text}", file=sys.stderr, flush=True)
     os._exit(3)
+
+
+@server.tool()
+async def encode(text: str = "") -> dict:
+    """Hands `text` (else its environment variable) back in every form a
+    server trivially makes of a value: base64, base64url, hex,
+    URL-encoded, reversed, and the base64 of `user:text` (a Basic
+    credential)."""
+    import base64
+    import urllib.parse
+
+    text = text or os.environ.get(ENV_NAME, "")
+    raw = text.encode()
+    return {
+        "base64": base64.b64encode(raw).decode(),
+        "base64url": base64.urlsafe_b64encode(raw).decode().rstrip("="),
+        "hex": raw.hex(),
+        "url": urllib.parse.quote(text),
+        "url_plus": urllib.parse.quote_plus(text),
+        "reversed": text[::-1],
+        "basic": "Basic " + base64.b64encode(b"user:" + raw).decode(),
+    }
 
 
 @server.tool()
