@@ -337,6 +337,33 @@ fn schema_checks_and_expected_tools_are_decided_without_the_judge() {
     );
 }
 
+/// A run that failed before it gave an output scores 0 on
+/// `mcp_task_completion` unasked, as the docs say, so a judge's 0.9 cannot
+/// make it pass (the second review's item 20).
+#[test]
+fn a_failed_run_with_no_output_scores_zero_without_the_judge() {
+    let h = Home::new();
+    let j = Judge::start();
+    let f = h.file(
+        "f.yml",
+        "compositions:\n  - name: c\n    cases: [{name: one}]\n    nodes:\n      - {id: a, tool: echo, args: {message: hi}}\n      - {id: b, needs: [a], tool: fail, args: {message: no}}\n    output: b\n    eval:\n      mcp_task_completion: { threshold: 0.5 }\n",
+    );
+    let out = run(&h, &f, &["--format", "json"], Some(&j));
+    assert_eq!(out.code, 1, "{}\n{}", out.stdout, out.stderr);
+    let t = out.json();
+    let done = row(&t, "mcp_task_completion");
+    assert_eq!(done["score"], 0.0, "{done:#}");
+    assert_eq!(done["parts"][0]["by"], "pipewright", "{done:#}");
+    assert_eq!(done["status"], "fail", "{done:#}");
+    assert!(
+        j.seen().iter().all(|s| s.metric != "mcp_task_completion"),
+        "the judge was asked: {:?}",
+        j.seen()
+    );
+    let text = run(&h, &f, &[], Some(&j));
+    assert!(!text.stdout.contains("1 passed"), "{}", text.stdout);
+}
+
 /// A reply that is not a verdict, a refusal, a timeout and a 429 are each
 /// an `error` row saying why, and the run fails: an error is not a pass.
 #[test]

@@ -123,6 +123,7 @@ fn sketch(comp: &Composition, vars: &IndexMap<String, Value>) -> Trace {
     let mut t = Trace::default();
     t.composition.name = comp.name.clone();
     t.composition.ran = true;
+    t.composition.status = crate::run::trace::RunStatus::Completed;
     t.vars = vars.clone();
     for n in &comp.nodes {
         t.nodes.insert(

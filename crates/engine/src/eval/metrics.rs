@@ -85,7 +85,11 @@ pub fn prepare(metric: &MetricSpec, s: &Subject<'_>) -> Prepared {
             ask(prompts::RUBRIC_TREE, m, Reading::Tree(tree.clone()))
         }
         MetricKind::TaskCompletion { task } => {
-            if s.trace.output.is_null() && !s.trace.composition.ran {
+            // No output: nothing ran, or the run failed before its output
+            // node gave one. (A run that ended well with `null` for its
+            // output is the judge's to grade.)
+            let failed = s.trace.composition.status != crate::run::trace::RunStatus::Completed;
+            if s.trace.output.is_null() && (!s.trace.composition.ran || failed) {
                 return Prepared::Decided(decided(
                     metric,
                     0.0,
