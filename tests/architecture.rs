@@ -483,3 +483,84 @@ fn no_crate_renames_another() {
         found.join("\n")
     );
 }
+
+/// Every integration test file of the workspace: the root's tests/ and
+/// each crate's tests/.
+fn test_sources() -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    rust_files(&root().join("tests"), &mut files);
+    for entry in std::fs::read_dir(root().join("crates"))
+        .expect("crates/")
+        .flatten()
+    {
+        let dir = entry.path().join("tests");
+        if dir.is_dir() {
+            rust_files(&dir, &mut files);
+        }
+    }
+    files.sort();
+    files
+}
+
+/// Where a test file skips without `common::skipped`: an `if` on a missing
+/// tool that returns early without it, or a line of its own that says it
+/// skips.
+fn own_skips(code: &str) -> Vec<String> {
+    let tool_check =
+        Regex::new(r"(?s)\bif\s+(?P<cond>[^{;]{0,300}?)\{(?P<body>[^{}]{0,800}?)\}").unwrap();
+    let missing_tool =
+        Regex::new(r"which\(|tmux|haproxy|python|pygls|venv|\bnode\b|npx|installed|-V\b|--version")
+            .unwrap();
+    let own_line = Regex::new(r#"(?i)(eprintln|println)!\(\s*"[^"]*(skip|not installed)"#).unwrap();
+    let code = strip_comments(code);
+    let mut found = Vec::new();
+    for c in tool_check.captures_iter(&code) {
+        let body = &c["body"];
+        if missing_tool.is_match(&c["cond"])
+            && body.contains("return")
+            && !body.contains("skipped(")
+            && !body.contains("panic!")
+        {
+            found.push(format!(
+                "returns early on `{}` without common::skipped",
+                c["cond"].trim()
+            ));
+        }
+    }
+    for m in own_line.find_iter(&code) {
+        found.push(format!("says it skips on its own: {}", m.as_str()));
+    }
+    found
+}
+
+/// A test that cannot run for a missing tool says so through
+/// `common::skipped`, the one helper that counts it at the end of the test
+/// command and fails it under CI. A test that printed its own line and
+/// returned passed silently (the second review's item 23).
+#[test]
+fn a_test_skips_only_through_the_one_helper() {
+    let mut wrong = Vec::new();
+    for file in test_sources() {
+        if file.ends_with("tests/common/mod.rs") || file.ends_with("tests/architecture.rs") {
+            continue;
+        }
+        let text = std::fs::read_to_string(&file).expect("readable");
+        for problem in own_skips(&text) {
+            wrong.push(format!("{}: {problem}", file.display()));
+        }
+    }
+    assert!(
+        wrong.is_empty(),
+        "skips the count would miss:\n{}",
+        wrong.join("\n")
+    );
+}
+
+#[test]
+fn the_skip_check_finds_an_early_return_and_an_own_line() {
+    let planted = "fn t() {\n    if which(\"haproxy\").is_none() {\n        eprintln!(\"haproxy is not installed; skipped\");\n        return;\n    }\n}\n";
+    let found = own_skips(planted);
+    assert_eq!(found.len(), 2, "{found:?}");
+    let through_the_helper = "fn t() {\n    if which(\"haproxy\").is_none() {\n        common::skipped(\"t\", \"haproxy is not installed\");\n        return;\n    }\n}\n";
+    assert!(own_skips(through_the_helper).is_empty());
+}
