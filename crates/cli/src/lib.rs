@@ -10,6 +10,7 @@ pub mod choice;
 pub mod completions;
 pub mod convert;
 pub mod demo;
+pub mod edit;
 pub mod eval;
 pub mod formats;
 pub mod json;
@@ -109,7 +110,7 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Open the workbench: editor, live DAG and trace inspector.
-    Edit(pipewright_workbench::EditArgs),
+    Edit(edit::EditArgs),
     /// Write a new pipeline file from the servers' tools: one node per
     /// `--tool`, its required arguments as placeholders.
     New(new::NewArgs),
@@ -228,7 +229,7 @@ pub fn main() -> ExitCode {
     let code = runtime.block_on(async {
         let command = match (cli.command, cli.file) {
             (Some(c), _) => c,
-            (None, Some(file)) => Command::Edit(pipewright_workbench::EditArgs::from_file(file)),
+            (None, Some(file)) => Command::Edit(edit::EditArgs::from_file(file)),
             (None, None) => return exit::INVALID,
         };
         // The workbench owns the terminal: its events go to a file.
@@ -255,7 +256,7 @@ pub fn main() -> ExitCode {
         }
         let settings = &settings;
         match command {
-            Command::Edit(args) => pipewright_workbench::edit(args, settings.clone()).await,
+            Command::Edit(args) => edit::edit(args, settings.clone()).await,
             Command::Run(args) if run::plans_only(&args) => plan::plan(args, settings).await,
             Command::Run(args) => match run::load(&args, settings) {
                 Err(code) => code,

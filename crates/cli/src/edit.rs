@@ -1,0 +1,126 @@
+//! `pipewright edit FILE` (and `pipewright FILE`): the flags of the
+//! workbench, read and checked here, and the workbench's outcome turned
+//! into an exit code. The workbench crate takes the values and knows no
+//! command line.
+
+use std::io::IsTerminal;
+use std::path::PathBuf;
+
+use clap::Args;
+
+use pipewright_engine::mcp::servers::ServerArg;
+use pipewright_engine::options::exit;
+use pipewright_engine::settings::Settings;
+use pipewright_workbench::{EditError, EditOptions};
+
+/// Arguments of `edit`.
+#[derive(Debug, Args)]
+pub struct EditArgs {
+    /// The pipeline file to open (created on the first save if missing).
+    pub file: PathBuf,
+    /// Show and run this composition (the palette switches).
+    #[arg(long, value_name = "NAME")]
+    pub composition: Option<String>,
+    /// Run with this case row's vars (default: the first row).
+    #[arg(long, value_name = "NAME")]
+    pub case: Option<String>,
+    /// A `${var.NAME}` value: NAME=VALUE. Repeatable.
+    #[arg(long = "var", value_name = "NAME=VALUE")]
+    pub vars: Vec<String>,
+    /// The server URL when the file declares none.
+    #[arg(long)]
+    pub url: Option<String>,
+    /// Add or override a server: NAME=URL or NAME='COMMAND ARGS'.
+    #[arg(long = "server", value_name = "NAME=URL|CMD")]
+    pub servers: Vec<ServerArg>,
+    /// Timeout for every call whose node sets none (e.g. 30s).
+    #[arg(long, value_name = "DURATION")]
+    pub timeout: Option<String>,
+    /// Colour theme: dark, light, high-contrast, or a file in the config
+    /// directory's themes/.
+    #[arg(long, value_name = "NAME")]
+    pub theme: Option<String>,
+    /// Offer "durable run" in the palette: run the saved file on Restate
+    /// (its ingress at `restate://HOST:PORT`), where a `pipewright worker`
+    /// holds it.
+    #[arg(long, value_name = "restate://HOST:PORT")]
+    pub on: Option<String>,
+    /// With --on: Restate's admin API (default port 9070 of the --on host).
+    #[arg(long, value_name = "URL", env = "PIPEWRIGHT_RESTATE_ADMIN")]
+    pub restate_admin: Option<String>,
+}
+
+impl EditArgs {
+    /// `pipewright FILE`: the workbench with every option at its default.
+    pub fn from_file(file: PathBuf) -> EditArgs {
+        EditArgs {
+            file,
+            composition: None,
+            case: None,
+            vars: Vec::new(),
+            url: None,
+            servers: Vec::new(),
+            timeout: None,
+            theme: None,
+            on: None,
+            restate_admin: None,
+        }
+    }
+
+    /// The workbench's options: `Err` is a usage error, said in a sentence.
+    fn options(self) -> Result<EditOptions, String> {
+        let vars = pipewright_engine::options::parse_vars(&self.vars)?;
+        let timeout =
+            pipewright_engine::options::duration_flag("timeout", self.timeout.as_deref())?;
+        let restate = self
+            .on
+            .as_deref()
+            .map(|on| {
+                pipewright_engine::run::durable::client::Restate::parse(
+                    on,
+                    self.restate_admin.as_deref(),
+                )
+            })
+            .transpose()?;
+        Ok(EditOptions {
+            file: self.file,
+            composition: self.composition,
+            case: self.case,
+            vars,
+            url: self.url,
+            servers: self.servers,
+            timeout,
+            theme: self.theme,
+            restate,
+        })
+    }
+}
+
+/// Opens the workbench; returns the exit code.
+pub async fn edit(args: EditArgs, settings: Settings) -> u8 {
+    if !std::io::stdout().is_terminal() || !std::io::stdin().is_terminal() {
+        eprintln!(
+            "pipewright edit: needs a terminal (use `pipewright run {}` in scripts and CI)",
+            args.file.display()
+        );
+        return exit::INVALID;
+    }
+    let options = match args.options() {
+        Ok(o) => o,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return exit::INVALID;
+        }
+    };
+    match pipewright_workbench::edit(options, settings).await {
+        Ok(code) => code,
+        Err(EditError::Invalid(e)) => {
+            eprintln!("error: {e}");
+            exit::INVALID
+        }
+        Err(e @ EditError::Terminal(_)) => {
+            eprintln!("pipewright edit: {e}");
+            exit::FAILED
+        }
+    }
+}
