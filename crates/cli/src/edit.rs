@@ -92,6 +92,8 @@ impl EditArgs {
             timeout,
             theme: self.theme,
             restate,
+            // A new file starts from the built-in demo server's tools.
+            scaffold_tools: pipewright_demo::tool_definitions(),
         })
     }
 }

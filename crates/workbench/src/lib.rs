@@ -60,6 +60,10 @@ pub struct EditOptions {
     pub theme: Option<String>,
     /// Where the palette's "durable run" runs the saved file.
     pub restate: Option<pipewright_engine::run::durable::client::Restate>,
+    /// The tools a new file's scaffold lists (`tools/list` entries: the
+    /// built-in demo server's), when FILE does not exist and no server is
+    /// given.
+    pub scaffold_tools: Vec<Value>,
 }
 
 /// Why the workbench did not open, or stopped.
@@ -108,6 +112,7 @@ pub async fn edit(
             )));
         }
     };
+    let scaffold_tools = opts.scaffold_tools;
     let opts = app::Options {
         file: opts.file,
         composition: opts.composition,
@@ -125,7 +130,7 @@ pub async fn edit(
     let mut app = app::App::new(opts, dirs, cfg, editor);
     if is_new && !app.editor.recovery_pending() {
         // After the app chose the editor for an empty file.
-        let (text, line) = new_file_text();
+        let (text, line) = new_file_text(&scaffold_tools);
         app.editor.start_new(&text);
         app.editor.goto(line, 7);
     }
@@ -133,12 +138,11 @@ pub async fn edit(
     Ok(terminal::run(app).await?)
 }
 
-/// The text a new file starts with: the engine's scaffold for the built-in
-/// demo server's tools, none chosen, and the 1-based line of its commented
-/// example node.
-pub fn new_file_text() -> (String, usize) {
+/// The text a new file starts with: the engine's scaffold for `defs` (the
+/// built-in demo server's tools, as `tools/list` gives them), none chosen,
+/// and the 1-based line of its commented example node.
+pub fn new_file_text(defs: &[Value]) -> (String, usize) {
     use pipewright_engine::file::scaffold::{Request, ToolDef, scaffold};
-    let defs = pipewright_demo::tool_definitions();
     let none = Value::Null;
     let tools: Vec<ToolDef<'_>> = defs
         .iter()
