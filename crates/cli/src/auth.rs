@@ -132,7 +132,7 @@ fn resolve(
         )));
     };
     let (source, loaded) = load_file_with(path, Dialect::Auto, &settings.load_options(Vec::new()));
-    if crate::report::report_diagnostics(&path.display().to_string(), &source, &loaded) {
+    if pipewright_headless::report_diagnostics(&path.display().to_string(), &source, &loaded) {
         return Err(exit::INVALID);
     }
     let pipeline = loaded.pipeline.ok_or(exit::INVALID)?;

@@ -27,7 +27,7 @@ pub fn check(args: &CheckArgs, settings: &Settings) -> u8 {
         let name = path.display().to_string();
         let (source, loaded) =
             load_file_with(path, args.dialect, &settings.load_options(Vec::new()));
-        let errors = super::report::report_diagnostics(&name, &source, &loaded);
+        let errors = pipewright_headless::report_diagnostics(&name, &source, &loaded);
         let warnings = loaded.warnings().count();
         if errors {
             bad = true;

@@ -48,7 +48,7 @@ pub fn convert(args: &ConvertArgs, settings: &Settings) -> u8 {
         conv.dialect,
         &settings.load_options(Vec::new()),
     );
-    if super::report::report_diagnostics(&name, &source, &loaded) {
+    if pipewright_headless::report_diagnostics(&name, &source, &loaded) {
         eprintln!("{name}: not converted: the file has errors");
         return exit::INVALID;
     }

@@ -14,6 +14,7 @@ pub mod edit;
 pub mod eval;
 pub mod formats;
 pub mod json;
+pub mod judge;
 pub mod log;
 pub mod lsp;
 pub mod man;
@@ -25,10 +26,13 @@ pub mod report;
 pub mod run;
 pub mod runs;
 pub mod schema;
+pub mod serve;
 pub mod servers;
 pub mod spend;
 pub mod step;
 pub mod tools;
+#[cfg(feature = "durable")]
+pub mod worker;
 
 use std::process::ExitCode;
 
@@ -137,11 +141,11 @@ pub enum Command {
     Auth(auth::AuthCommand),
     /// Serve pipelines to agents: each composition of each FILE is one MCP
     /// tool (stdio, or Streamable HTTP with --http).
-    Serve(pipewright_serve::serve::ServeArgs),
+    Serve(serve::ServeArgs),
     /// Run compositions as durable Restate workflows (`run --on
     /// restate://…`): a service endpoint that registers with Restate.
     #[cfg(feature = "durable")]
-    Worker(pipewright_serve::worker::WorkerArgs),
+    Worker(worker::WorkerArgs),
     /// Serve the built-in demo MCP server (stdio, or Streamable HTTP).
     DemoServer(demo::DemoArgs),
     /// Serve the language server over stdio, for editors: diagnostics with
@@ -278,9 +282,9 @@ pub fn main() -> ExitCode {
             Command::Eval(args) => eval::eval(args, settings).await,
             Command::DemoServer(args) => demo::demo(args).await,
             Command::Lsp(args) => lsp::lsp(args, settings.clone()).await,
-            Command::Serve(args) => pipewright_serve::serve::serve(args, settings.clone()).await,
+            Command::Serve(args) => serve::serve(args, settings.clone()).await,
             #[cfg(feature = "durable")]
-            Command::Worker(args) => pipewright_serve::worker::worker(args, settings.clone()).await,
+            Command::Worker(args) => worker::worker(args, settings.clone()).await,
             Command::Convert(args) => convert::convert(&args, settings),
             Command::Servers(cmd) => servers::servers(&cmd),
             Command::Schema => schema::schema(),

@@ -37,7 +37,7 @@ pub async fn plan(args: RunArgs, settings: &Settings) -> u8 {
 /// true`), with the command line's servers announced.
 pub async fn plan_loaded(args: RunArgs, source: String, loaded: Loaded, settings: &Settings) -> u8 {
     let name = args.file.display().to_string();
-    if super::report::report_diagnostics(&name, &source, &loaded) {
+    if pipewright_headless::report_diagnostics(&name, &source, &loaded) {
         eprintln!("{name}: not planned: the file has errors");
         return exit::INVALID;
     }
@@ -91,7 +91,7 @@ pub async fn plan_loaded(args: RunArgs, source: String, loaded: Loaded, settings
         table,
         &specs,
         &needed,
-        (&redactor, &super::report::connect_options(settings)),
+        (&redactor, &pipewright_headless::connect_options(settings)),
     )
     .await
     {
@@ -112,8 +112,8 @@ pub async fn plan_loaded(args: RunArgs, source: String, loaded: Loaded, settings
             return code;
         }
     };
-    let grader = match pipewright_serve::judge::grader(
-        &args.judge,
+    let grader = match pipewright_headless::grader(
+        args.judge.flags(),
         &pipeline,
         &prepared.pricing.table,
         &redactor,

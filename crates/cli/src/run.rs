@@ -35,7 +35,8 @@ pub use super::output::Format;
 pub(crate) mod remote;
 pub(crate) mod watch;
 
-use watch::{Signals, Stop, Watch};
+use pipewright_headless::{Signals, Stop};
+use watch::Watch;
 
 /// What to do when a budget cap fires.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -134,7 +135,7 @@ pub struct RunArgs {
     #[command(flatten)]
     pub spend: super::spend::SpendArgs,
     #[command(flatten)]
-    pub judge: pipewright_serve::judge::JudgeArgs,
+    pub judge: super::judge::JudgeArgs,
 }
 
 /// Who answers the servers' questions in `run`: `--answers`, then the
@@ -240,7 +241,7 @@ pub fn file_plans_only(loaded: &Loaded) -> bool {
 /// Runs the loaded file; returns the exit code.
 pub async fn run(args: RunArgs, source: String, loaded: Loaded, settings: &Settings) -> u8 {
     let name = args.file.display().to_string();
-    if super::report::report_diagnostics(&name, &source, &loaded) {
+    if pipewright_headless::report_diagnostics(&name, &source, &loaded) {
         eprintln!("{name}: not run: the file has errors");
         return exit::INVALID;
     }
@@ -321,7 +322,7 @@ pub async fn run(args: RunArgs, source: String, loaded: Loaded, settings: &Setti
         live: None,
         id: None,
     };
-    let connect = super::report::connect_options(settings);
+    let connect = pipewright_headless::connect_options(settings);
     let prepared = tokio::select! {
         p = super::spend::prepare(&args.spend, table, &specs, &needed, (&redactor, &connect)) => p,
         // Dropping the half-made connections kills the servers started.
@@ -347,8 +348,8 @@ pub async fn run(args: RunArgs, source: String, loaded: Loaded, settings: &Setti
         return code;
     }
 
-    let grader = match pipewright_serve::judge::grader(
-        &args.judge,
+    let grader = match pipewright_headless::grader(
+        args.judge.flags(),
         &pipeline,
         &prepared.pricing.table,
         &redactor,
@@ -438,7 +439,7 @@ pub async fn run(args: RunArgs, source: String, loaded: Loaded, settings: &Setti
                 }
             }
             if let Some(kept) = &kept {
-                super::report::keep(&trace, Some(kept), settings.max_runs);
+                pipewright_headless::keep(&trace, Some(kept), settings.max_runs);
             }
             // Saved: the record of the run in progress goes.
             watch.live = None;

@@ -131,7 +131,11 @@ async fn connect_all(
         Some(path) => {
             let (source, loaded) =
                 load_file_with(path, Dialect::Auto, &settings.load_options(Vec::new()));
-            if super::report::report_diagnostics(&path.display().to_string(), &source, &loaded) {
+            if pipewright_headless::report_diagnostics(
+                &path.display().to_string(),
+                &source,
+                &loaded,
+            ) {
                 return Err(exit::INVALID);
             }
             loaded.pipeline.ok_or(exit::INVALID)?
@@ -150,7 +154,7 @@ async fn connect_all(
         eprintln!("error: {e}");
         exit::INVALID
     })?;
-    let connect = super::report::connect_options(settings);
+    let connect = pipewright_headless::connect_options(settings);
     let conns = super::servers::connect_each(&specs, &redactor, &connect).await?;
     Ok((conns, redactor))
 }

@@ -325,7 +325,7 @@ impl PipelineServer {
             super::judged::Evaluator::mark(&mut trace);
         }
         if self.save {
-            crate::report::keep(&trace, None, self.settings.max_runs);
+            pipewright_headless::keep(&trace, None, self.settings.max_runs);
         }
         let answer = result(&trace);
         if let Some(e) = judged {
