@@ -8,7 +8,7 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use pipewright_engine::mcp::servers::ServerArg;
+use super::flags::FileFlags;
 use pipewright_engine::options::exit;
 use pipewright_engine::settings::Settings;
 use pipewright_workbench::{EditError, EditOptions};
@@ -18,24 +18,8 @@ use pipewright_workbench::{EditError, EditOptions};
 pub struct EditArgs {
     /// The pipeline file to open (created on the first save if missing).
     pub file: PathBuf,
-    /// Show and run this composition (the palette switches).
-    #[arg(long, value_name = "NAME")]
-    pub composition: Option<String>,
-    /// Run with this case row's vars (default: the first row).
-    #[arg(long, value_name = "NAME")]
-    pub case: Option<String>,
-    /// A `${var.NAME}` value: NAME=VALUE. Repeatable.
-    #[arg(long = "var", value_name = "NAME=VALUE")]
-    pub vars: Vec<String>,
-    /// The server URL when the file declares none.
-    #[arg(long)]
-    pub url: Option<String>,
-    /// Add or override a server: NAME=URL or NAME='COMMAND ARGS'.
-    #[arg(long = "server", value_name = "NAME=URL|CMD")]
-    pub servers: Vec<ServerArg>,
-    /// Timeout for every call whose node sets none (e.g. 30s).
-    #[arg(long, value_name = "DURATION")]
-    pub timeout: Option<String>,
+    #[command(flatten)]
+    pub flags: FileFlags,
     /// Colour theme: dark, light, high-contrast, or a file in the config
     /// directory's themes/.
     #[arg(long, value_name = "NAME")]
@@ -55,12 +39,7 @@ impl EditArgs {
     pub fn from_file(file: PathBuf) -> EditArgs {
         EditArgs {
             file,
-            composition: None,
-            case: None,
-            vars: Vec::new(),
-            url: None,
-            servers: Vec::new(),
-            timeout: None,
+            flags: FileFlags::default(),
             theme: None,
             on: None,
             restate_admin: None,
@@ -69,9 +48,10 @@ impl EditArgs {
 
     /// The workbench's options: `Err` is a usage error, said in a sentence.
     fn options(self) -> Result<EditOptions, String> {
-        let vars = pipewright_engine::options::parse_vars(&self.vars)?;
+        let flags = self.flags;
+        let vars = pipewright_engine::options::parse_vars(&flags.vars)?;
         let timeout =
-            pipewright_engine::options::duration_flag("timeout", self.timeout.as_deref())?;
+            pipewright_engine::options::duration_flag("timeout", flags.timeout.as_deref())?;
         let restate = self
             .on
             .as_deref()
@@ -84,11 +64,11 @@ impl EditArgs {
             .transpose()?;
         Ok(EditOptions {
             file: self.file,
-            composition: self.composition,
-            case: self.case,
+            composition: flags.composition,
+            case: flags.case,
             vars,
-            url: self.url,
-            servers: self.servers,
+            url: flags.server.url,
+            servers: flags.server.servers,
             timeout,
             theme: self.theme,
             restate,

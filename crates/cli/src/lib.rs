@@ -12,6 +12,7 @@ pub mod convert;
 pub mod demo;
 pub mod edit;
 pub mod eval;
+pub mod flags;
 pub mod formats;
 pub mod json;
 pub mod judge;

@@ -21,7 +21,7 @@ use pipewright_engine::settings::Settings;
 
 /// Plans the file; returns the exit code.
 pub async fn plan(args: RunArgs, settings: &Settings) -> u8 {
-    let names = match servers::cli_server_names(&args.servers, &args.servers_from) {
+    let names = match servers::cli_server_names(&args.flags.server.servers, &args.servers_from) {
         Ok(names) => names,
         Err(e) => return usage(e),
     };
@@ -58,12 +58,12 @@ pub async fn plan_loaded(args: RunArgs, source: String, loaded: Loaded, settings
     let comps: Vec<&Composition> = pipeline
         .compositions
         .iter()
-        .filter(|c| args.composition.as_ref().is_none_or(|n| &c.name == n))
+        .filter(|c| args.flags.composition.as_ref().is_none_or(|n| &c.name == n))
         .collect();
     if comps.is_empty() {
         return usage(format!(
             "no composition named `{}`",
-            args.composition.clone().unwrap_or_default()
+            args.flags.composition.clone().unwrap_or_default()
         ));
     }
     let cli_budget = match super::run::cli_budget(&args) {
@@ -101,7 +101,7 @@ pub async fn plan_loaded(args: RunArgs, source: String, loaded: Loaded, settings
     let preflight = match super::spend::preflight(
         &name,
         &source,
-        &super::spend::runs_of(&pipeline, &comps, args.case.as_deref(), &cli_vars),
+        &super::spend::runs_of(&pipeline, &comps, args.flags.case.as_deref(), &cli_vars),
         &prepared,
         true,
         false,
@@ -134,7 +134,7 @@ pub async fn plan_loaded(args: RunArgs, source: String, loaded: Loaded, settings
         } else {
             comp.cases
                 .iter()
-                .filter(|k| args.case.as_ref().is_none_or(|n| &k.name == n))
+                .filter(|k| args.flags.case.as_ref().is_none_or(|n| &k.name == n))
                 .map(Some)
                 .collect()
         };

@@ -8,6 +8,7 @@ use clap::{Args, ValueEnum};
 use indexmap::IndexMap;
 use serde_json::Value;
 
+use super::flags::FileFlags;
 use super::progress::Progress;
 use super::report::usage;
 use super::step::{self, Input, Stepping};
@@ -20,7 +21,7 @@ use pipewright_engine::mcp::human::Human;
 use pipewright_engine::mcp::human::answers::Answers;
 use pipewright_engine::mcp::human::chain::Chain;
 use pipewright_engine::mcp::human::provider::Provider;
-use pipewright_engine::mcp::servers::{self, ServerArg};
+use pipewright_engine::mcp::servers;
 use pipewright_engine::options::exit;
 use pipewright_engine::options::parse_vars;
 use pipewright_engine::redact::Redactor;
@@ -63,29 +64,11 @@ pub struct RunArgs {
     /// `http://127.0.0.1:4318/v1/traces`.
     #[arg(long, value_name = "URL")]
     pub otlp_endpoint: Option<String>,
-    /// A `${var.NAME}` value: NAME=VALUE (VALUE is JSON when it parses as
-    /// JSON, else text). Repeatable; wins over `vars:` and case rows.
-    #[arg(long = "var", value_name = "NAME=VALUE")]
-    pub vars: Vec<String>,
-    /// Run only this composition.
-    #[arg(long, value_name = "NAME")]
-    pub composition: Option<String>,
-    /// Run only this case row.
-    #[arg(long, value_name = "NAME")]
-    pub case: Option<String>,
+    #[command(flatten)]
+    pub flags: FileFlags,
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub format: Format,
-    /// The server URL when the file declares none (or exactly one, which it
-    /// replaces).
-    #[arg(long)]
-    pub url: Option<String>,
-    /// Add or override a server: NAME=URL or NAME='COMMAND ARGS'. Repeatable.
-    #[arg(long = "server", value_name = "NAME=URL|CMD")]
-    pub servers: Vec<ServerArg>,
-    /// Timeout for every call whose node sets none (e.g. 30s).
-    #[arg(long, value_name = "DURATION")]
-    pub timeout: Option<String>,
     /// Aggregate USD ceiling across every call.
     #[arg(long, value_name = "USD")]
     pub max_cost: Option<f64>,
@@ -206,14 +189,14 @@ pub(crate) fn servers_of(args: &RunArgs, pipeline: &mut Pipeline) -> Result<Serv
     for p in &args.servers_from {
         pipewright_engine::mcp::client_config::add_to(pipeline, p)?;
     }
-    let cli_vars = parse_vars(&args.vars)?;
+    let cli_vars = parse_vars(&args.flags.vars)?;
     let redactor = Redactor::default();
     let mut file_vars = pipeline.vars.clone();
     file_vars.extend(cli_vars.clone());
     let specs = servers::resolve(
         pipeline,
-        &args.servers,
-        args.url.as_deref(),
+        &args.flags.server.servers,
+        args.flags.server.url.as_deref(),
         &file_vars,
         &redactor,
     )?;
@@ -228,7 +211,8 @@ pub(crate) fn servers_of(args: &RunArgs, pipeline: &mut Pipeline) -> Result<Serv
 /// The file `run` was given, loaded once: `Err` is the exit code of a
 /// usage mistake.
 pub fn load(args: &RunArgs, settings: &Settings) -> Result<(String, Loaded), u8> {
-    let names = servers::cli_server_names(&args.servers, &args.servers_from).map_err(usage)?;
+    let names =
+        servers::cli_server_names(&args.flags.server.servers, &args.servers_from).map_err(usage)?;
     let opts = settings.load_options(names);
     Ok(load_file_with(&args.file, args.dialect, &opts))
 }
@@ -265,7 +249,7 @@ pub async fn run(args: RunArgs, source: String, loaded: Loaded, settings: &Setti
     let comps: Vec<&Composition> = pipeline
         .compositions
         .iter()
-        .filter(|c| args.composition.as_ref().is_none_or(|n| &c.name == n))
+        .filter(|c| args.flags.composition.as_ref().is_none_or(|n| &c.name == n))
         .collect();
     if comps.is_empty() {
         let names: Vec<&str> = pipeline
@@ -275,11 +259,11 @@ pub async fn run(args: RunArgs, source: String, loaded: Loaded, settings: &Setti
             .collect();
         return usage(format!(
             "no composition named `{}`; the file has: {}",
-            args.composition.unwrap_or_default(),
+            args.flags.composition.unwrap_or_default(),
             names.join(", ")
         ));
     }
-    if let Some(case) = &args.case
+    if let Some(case) = &args.flags.case
         && !comps
             .iter()
             .any(|c| c.cases.iter().any(|k| &k.name == case))
@@ -289,7 +273,7 @@ pub async fn run(args: RunArgs, source: String, loaded: Loaded, settings: &Setti
         ));
     }
     let timeout =
-        match pipewright_engine::options::duration_flag("timeout", args.timeout.as_deref()) {
+        match pipewright_engine::options::duration_flag("timeout", args.flags.timeout.as_deref()) {
             Ok(d) => d,
             Err(e) => return usage(e),
         };
@@ -338,7 +322,7 @@ pub async fn run(args: RunArgs, source: String, loaded: Loaded, settings: &Setti
     let checked = super::spend::preflight(
         &name,
         &source,
-        &super::spend::runs_of(&pipeline, &comps, args.case.as_deref(), &cli_vars),
+        &super::spend::runs_of(&pipeline, &comps, args.flags.case.as_deref(), &cli_vars),
         &prepared,
         args.spend.yes,
         true,
@@ -386,7 +370,7 @@ pub async fn run(args: RunArgs, source: String, loaded: Loaded, settings: &Setti
         } else {
             comp.cases
                 .iter()
-                .filter(|k| args.case.as_ref().is_none_or(|n| &k.name == n))
+                .filter(|k| args.flags.case.as_ref().is_none_or(|n| &k.name == n))
                 .map(Some)
                 .collect()
         };
@@ -515,12 +499,12 @@ async fn on_restate(
     let local_only = [
         (args.step, "--step"),
         (!args.breaks.is_empty(), "--break"),
-        (!args.servers.is_empty(), "--server"),
-        (args.url.is_some(), "--url"),
+        (!args.flags.server.servers.is_empty(), "--server"),
+        (args.flags.server.url.is_some(), "--url"),
         (!args.servers_from.is_empty(), "--servers-from"),
         (args.answers.is_some(), "--answers"),
-        (args.case.is_some(), "--case"),
-        (args.timeout.is_some(), "--timeout"),
+        (args.flags.case.is_some(), "--case"),
+        (args.flags.timeout.is_some(), "--timeout"),
         (args.max_cost.is_some(), "--max-cost"),
         (args.max_tokens.is_some(), "--max-tokens"),
         (args.max_duration.is_some(), "--max-duration"),
@@ -535,14 +519,14 @@ async fn on_restate(
     let comps: Vec<&Composition> = pipeline
         .compositions
         .iter()
-        .filter(|c| args.composition.as_ref().is_none_or(|n| &c.name == n))
+        .filter(|c| args.flags.composition.as_ref().is_none_or(|n| &c.name == n))
         .collect();
     let comp = match comps.as_slice() {
         [c] => *c,
         [] => {
             return usage(format!(
                 "no composition named `{}`",
-                args.composition.clone().unwrap_or_default()
+                args.flags.composition.clone().unwrap_or_default()
             ));
         }
         _ => {
@@ -555,7 +539,7 @@ async fn on_restate(
             comp.name
         ));
     }
-    let vars = match parse_vars(&args.vars) {
+    let vars = match parse_vars(&args.flags.vars) {
         Ok(v) => v,
         Err(e) => return usage(e),
     };

@@ -8,13 +8,14 @@ use indexmap::IndexMap;
 use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
+use super::flags::ServerFlags;
 use pipewright_engine::cost::pricing::PricingTable;
 use pipewright_engine::file::import::Dialect;
 use pipewright_engine::file::model::Pipeline;
 use pipewright_engine::file::open::load_file_with;
 use pipewright_engine::json::Json;
 use pipewright_engine::lang::reference;
-use pipewright_engine::mcp::servers::{self, ServerArg};
+use pipewright_engine::mcp::servers;
 use pipewright_engine::mcp::{Connection, ServerSpec, TaskSupport};
 use pipewright_engine::options::exit;
 use pipewright_engine::redact::Redactor;
@@ -35,12 +36,8 @@ pub struct ServerOpts {
     /// Take the servers from this pipeline file.
     #[arg(long, value_name = "FILE")]
     pub file: Option<PathBuf>,
-    /// A Streamable HTTP URL (or the only server of the file, replaced).
-    #[arg(long)]
-    pub url: Option<String>,
-    /// NAME=URL or NAME='COMMAND ARGS'. Repeatable.
-    #[arg(long = "server", value_name = "NAME=URL|CMD")]
-    pub servers: Vec<ServerArg>,
+    #[command(flatten)]
+    pub server: ServerFlags,
 }
 
 /// Arguments of `tools list`.
@@ -145,8 +142,8 @@ async fn connect_all(
     let redactor = Redactor::default();
     let specs: IndexMap<String, ServerSpec> = servers::resolve(
         &pipeline,
-        &opts.servers,
-        opts.url.as_deref(),
+        &opts.server.servers,
+        opts.server.url.as_deref(),
         &pipeline.vars,
         &redactor,
     )
