@@ -22,6 +22,7 @@ pub mod man;
 pub mod new;
 pub mod output;
 pub mod plan;
+pub mod prepare;
 pub mod progress;
 pub mod report;
 pub mod run;
@@ -262,18 +263,7 @@ pub fn main() -> ExitCode {
         let settings = &settings;
         match command {
             Command::Edit(args) => edit::edit(args, settings.clone()).await,
-            Command::Run(args) if run::plans_only(&args) => plan::plan(args, settings).await,
-            Command::Run(args) => match run::load(&args, settings) {
-                Err(code) => code,
-                Ok((source, loaded)) if run::file_plans_only(&loaded) => {
-                    eprintln!(
-                        "{}: `dry_run: true`: planning only, nothing is called (remove it to run)",
-                        args.file.display()
-                    );
-                    plan::plan_loaded(args, source, loaded, settings).await
-                }
-                Ok((source, loaded)) => run::run(args, source, loaded, settings).await,
-            },
+            Command::Run(args) => run::run(args, settings).await,
             Command::Plan(args) => plan::plan(args, settings).await,
             Command::New(args) => new::new(args, settings).await,
             Command::Check(args) => check::check(&args, settings),
