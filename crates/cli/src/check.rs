@@ -18,6 +18,8 @@ pub struct CheckArgs {
     /// Read the files as this dialect instead of detecting it.
     #[arg(long, value_parser = crate::choice::choice::<Dialect>(), default_value = "auto")]
     pub dialect: Dialect,
+    #[command(flatten)]
+    pub fibe: crate::flags::FibeFlags,
 }
 
 /// Exit 0 when every file is valid (warnings allowed), 2 otherwise.

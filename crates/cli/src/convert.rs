@@ -17,6 +17,8 @@ pub struct ConvertArgs {
     /// Read the file as this dialect instead of detecting it.
     #[arg(long, value_parser = crate::choice::choice::<Dialect>(), default_value = "auto")]
     pub dialect: Dialect,
+    #[command(flatten)]
+    pub fibe: crate::flags::FibeFlags,
 }
 
 /// Prints the native YAML on stdout; exit 2 with diagnostics when the file

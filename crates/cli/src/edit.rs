@@ -32,13 +32,24 @@ pub struct EditArgs {
     /// With --on: Restate's admin API (default port 9070 of the --on host).
     #[arg(long, value_name = "URL", env = "PIPEWRIGHT_RESTATE_ADMIN")]
     pub restate_admin: Option<String>,
+    #[command(flatten)]
+    pub fibe: crate::flags::FibeFlags,
+    #[command(flatten)]
+    pub connect: crate::flags::ConnectFlags,
 }
 
 impl EditArgs {
-    /// `pipewright FILE`: the workbench with every option at its default.
-    pub fn from_file(file: PathBuf) -> EditArgs {
+    /// `pipewright FILE`: the workbench with Fibe's caps and the servers'
+    /// flags as given, every other option at its default.
+    pub fn from_file(
+        file: PathBuf,
+        fibe: crate::flags::FibeFlags,
+        connect: crate::flags::ConnectFlags,
+    ) -> EditArgs {
         EditArgs {
             file,
+            fibe,
+            connect,
             flags: FileFlags::default(),
             theme: None,
             on: None,

@@ -48,6 +48,8 @@ pub struct EvalArgs {
     pub pricing_table: Option<PathBuf>,
     #[command(flatten)]
     pub judge: super::judge::JudgeArgs,
+    #[command(flatten)]
+    pub fibe: crate::flags::FibeFlags,
 }
 
 /// Judges a saved run again; returns the exit code.

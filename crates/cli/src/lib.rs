@@ -56,60 +56,12 @@ pub struct Cli {
     /// A pipeline file: `pipewright FILE` is `pipewright edit FILE`.
     #[arg(value_name = "FILE", required = true)]
     pub file: Option<std::path::PathBuf>,
-    /// How long a stdio server gets to exit after its stdin closes, and
-    /// again after SIGTERM, before it is killed (e.g. `100ms`, `2s`).
-    #[arg(
-        long,
-        global = true,
-        value_name = "DURATION",
-        env = "PIPEWRIGHT_SHUTDOWN_GRACE",
-        default_value = "100ms"
-    )]
-    pub shutdown_grace: String,
-    /// Most top-level steps a Fibe pipeline may have (Fibe's default: 25).
-    #[arg(
-        long,
-        global = true,
-        value_name = "N",
-        env = "FIBE_MCP_PIPELINE_MAX_STEPS",
-        default_value_t = 25
-    )]
-    pub fibe_max_steps: usize,
-    /// Most `for_each` iterations a Fibe pipeline may make in one run,
-    /// counted across the pipeline (Fibe's default: 50).
-    #[arg(
-        long,
-        global = true,
-        value_name = "N",
-        env = "FIBE_MCP_PIPELINE_MAX_ITERATIONS",
-        default_value_t = 50
-    )]
-    pub fibe_max_iterations: u64,
-    /// Ask servers to log at this level and above (`logging/setLevel`);
-    /// their log lines are kept per node in the trace and shown in the
-    /// workbench's Logs tab.
-    #[arg(
-        long,
-        global = true,
-        value_parser = crate::choice::choice::<pipewright_engine::mcp::LogLevel>(),
-        value_name = "LEVEL",
-        env = "PIPEWRIGHT_LOG_LEVEL"
-    )]
-    pub log_level: Option<pipewright_engine::mcp::LogLevel>,
-    /// The MCP revision to speak to servers (auto, 2026-07-28,
-    /// 2025-11-25), or to one server: NAME=REVISION (repeatable,
-    /// comma-separated in the variable). `auto` sends `initialize`
-    /// (2025-11-25) and `server/discover` (2026-07-28) only to a server
-    /// that refuses it. A server's `protocol:` in the file wins over a
-    /// REVISION for every server; NAME=REVISION wins over both.
-    #[arg(
-        long,
-        global = true,
-        value_name = "[NAME=]REVISION",
-        env = "PIPEWRIGHT_PROTOCOL",
-        value_delimiter = ','
-    )]
-    pub protocol: Vec<pipewright_engine::mcp::ProtocolArg>,
+    /// `pipewright FILE`'s: Fibe's caps.
+    #[command(flatten)]
+    pub fibe: flags::FibeFlags,
+    /// `pipewright FILE`'s: how servers are spoken to.
+    #[command(flatten)]
+    pub connect: flags::ConnectFlags,
 }
 
 /// The subcommands.
@@ -167,6 +119,38 @@ pub enum Command {
     Man(man::ManArgs),
 }
 
+impl Command {
+    /// This command's flags that join the settings: Fibe's caps (the
+    /// commands that read pipeline files) and how servers are spoken to
+    /// (the commands that connect them).
+    fn settings_flags(&self) -> (Option<&flags::FibeFlags>, Option<&flags::ConnectFlags>) {
+        use runs::RunsCommand;
+        use tools::ToolsCommand;
+        match self {
+            Command::Edit(a) => (Some(&a.fibe), Some(&a.connect)),
+            Command::New(a) => (None, Some(&a.connect)),
+            Command::Run(a) | Command::Plan(a) => (Some(&a.fibe), Some(&a.connect)),
+            Command::Check(a) => (Some(&a.fibe), None),
+            Command::Runs(RunsCommand::Show(a)) => (Some(&a.fibe), None),
+            Command::Eval(a) => (Some(&a.fibe), None),
+            Command::Tools(ToolsCommand::List(a)) => (Some(&a.fibe), Some(&a.connect)),
+            Command::Tools(ToolsCommand::Call(a)) => (Some(&a.fibe), Some(&a.connect)),
+            Command::Auth(a) => (Some(a.fibe()), None),
+            Command::Serve(a) => (Some(&a.fibe), Some(&a.connect)),
+            #[cfg(feature = "durable")]
+            Command::Worker(a) => (Some(&a.fibe), Some(&a.connect)),
+            Command::Lsp(a) => (Some(&a.fibe), Some(&a.connect)),
+            Command::Convert(a) => (Some(&a.fibe), None),
+            Command::Runs(_)
+            | Command::DemoServer(_)
+            | Command::Servers(_)
+            | Command::Schema
+            | Command::Completions(_)
+            | Command::Man(_) => (None, None),
+        }
+    }
+}
+
 /// mcptest names the file of `run` with `--config FILE`: the same command
 /// line works here, the flag read as the file.
 fn mcptest_argv(args: Vec<std::ffi::OsString>) -> Vec<std::ffi::OsString> {
@@ -209,17 +193,25 @@ pub fn main() -> ExitCode {
     // values join them: this one value is what every command hands the
     // engine (which keeps no settings of its own).
     let mut settings = pipewright_engine::settings::Settings::from_env();
-    let cli = Cli::parse_from(mcptest_argv(std::env::args_os().collect()));
-    settings.log_level = cli.log_level;
-    settings.protocol = pipewright_engine::mcp::Choices::of(&cli.protocol);
-    match pipewright_engine::options::duration_flag("shutdown-grace", Some(&cli.shutdown_grace)) {
-        Ok(grace) => settings.shutdown_grace = grace,
-        Err(e) => return ExitCode::from(crate::report::usage(e)),
-    }
-    settings.fibe = pipewright_engine::file::import::FibeLimits {
-        max_steps: cli.fibe_max_steps,
-        max_iterations: cli.fibe_max_iterations,
+    let subcommands: Vec<String> = Cli::command()
+        .get_subcommands()
+        .flat_map(|c| std::iter::once(c.get_name()).chain(c.get_all_aliases()))
+        .map(str::to_owned)
+        .collect();
+    let argv = flags::after_the_subcommand(std::env::args_os().collect(), &subcommands);
+    let cli = Cli::parse_from(mcptest_argv(argv));
+    let command = match (cli.command, cli.file) {
+        (Some(c), _) => c,
+        (None, Some(file)) => Command::Edit(edit::EditArgs::from_file(file, cli.fibe, cli.connect)),
+        (None, None) => return ExitCode::from(exit::INVALID),
     };
+    let (fibe, connect) = command.settings_flags();
+    if let Some(fibe) = fibe {
+        settings.fibe = fibe.limits();
+    }
+    if let Some(Err(e)) = connect.map(|c| c.apply(&mut settings)) {
+        return ExitCode::from(crate::report::usage(e));
+    }
     // reqwest is built without a default TLS provider; ring serves https.
     let _ = rustls::crypto::ring::default_provider().install_default();
     let runtime = match tokio::runtime::Builder::new_current_thread()
@@ -233,11 +225,6 @@ pub fn main() -> ExitCode {
         }
     };
     let code = runtime.block_on(async {
-        let command = match (cli.command, cli.file) {
-            (Some(c), _) => c,
-            (None, Some(file)) => Command::Edit(edit::EditArgs::from_file(file)),
-            (None, None) => return exit::INVALID,
-        };
         // The workbench owns the terminal: its events go to a file.
         log::install(if matches!(command, Command::Edit(_)) {
             log::Sink::WorkbenchFile

@@ -41,6 +41,8 @@ pub struct NewArgs {
     /// Overwrite FILE if it exists.
     #[arg(long)]
     pub force: bool,
+    #[command(flatten)]
+    pub connect: crate::flags::ConnectFlags,
 }
 
 /// Runs `new`; returns the exit code.

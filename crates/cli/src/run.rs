@@ -120,6 +120,10 @@ pub struct RunArgs {
     pub spend: super::spend::SpendArgs,
     #[command(flatten)]
     pub judge: super::judge::JudgeArgs,
+    #[command(flatten)]
+    pub fibe: crate::flags::FibeFlags,
+    #[command(flatten)]
+    pub connect: crate::flags::ConnectFlags,
 }
 
 /// Who answers the servers' questions in `run`: `--answers`, then the

@@ -66,6 +66,10 @@ pub struct ServeArgs {
     pub eval: bool,
     #[command(flatten)]
     pub judge: super::judge::JudgeArgs,
+    #[command(flatten)]
+    pub fibe: crate::flags::FibeFlags,
+    #[command(flatten)]
+    pub connect: crate::flags::ConnectFlags,
 }
 
 /// `serve`: returns the exit code.

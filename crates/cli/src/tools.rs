@@ -48,6 +48,10 @@ pub struct ListArgs {
     /// Print the tools as JSON.
     #[arg(long)]
     pub json: bool,
+    #[command(flatten)]
+    pub fibe: crate::flags::FibeFlags,
+    #[command(flatten)]
+    pub connect: crate::flags::ConnectFlags,
 }
 
 /// Arguments of `tools call`.
@@ -107,6 +111,10 @@ pub struct CallArgs {
     /// Allow calling tools annotated `destructiveHint: true`.
     #[arg(long, short = 'y')]
     pub yes: bool,
+    #[command(flatten)]
+    pub fibe: crate::flags::FibeFlags,
+    #[command(flatten)]
+    pub connect: crate::flags::ConnectFlags,
 }
 
 /// Runs a `tools` subcommand; returns the exit code.

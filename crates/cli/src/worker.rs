@@ -41,6 +41,10 @@ pub struct WorkerArgs {
     /// Also run compositions that call tools marked destructive.
     #[arg(long, short = 'y')]
     pub yes: bool,
+    #[command(flatten)]
+    pub fibe: crate::flags::FibeFlags,
+    #[command(flatten)]
+    pub connect: crate::flags::ConnectFlags,
 }
 
 /// `worker`: returns the exit code.
