@@ -2,39 +2,42 @@
 //! of the engine. Exit codes follow SPEC §4. `edit` hands over to the
 //! workbench crate, `serve` and `worker` to the serve crate, `lsp` to the
 //! language server's crate.
+//!
+//! Its API is [`main`], which the binary calls, and [`Cli`], the parser
+//! (the tests walk its `--help`); every module is private.
 
-pub mod ask;
-pub mod auth;
-pub mod check;
-pub mod choice;
-pub mod completions;
-pub mod convert;
-pub mod demo;
-pub mod edit;
-pub mod eval;
-pub mod flags;
-pub mod formats;
-pub mod json;
-pub mod judge;
-pub mod log;
-pub mod lsp;
-pub mod man;
-pub mod new;
-pub mod output;
-pub mod plan;
-pub mod prepare;
-pub mod progress;
-pub mod report;
-pub mod run;
-pub mod runs;
-pub mod schema;
-pub mod serve;
-pub mod servers;
-pub mod spend;
-pub mod step;
-pub mod tools;
+mod ask;
+mod auth;
+mod check;
+mod choice;
+mod completions;
+mod convert;
+mod demo;
+mod edit;
+mod eval;
+mod flags;
+mod formats;
+mod json;
+mod judge;
+mod log;
+mod lsp;
+mod man;
+mod new;
+mod output;
+mod plan;
+mod prepare;
+mod progress;
+mod report;
+mod run;
+mod runs;
+mod schema;
+mod serve;
+mod servers;
+mod spend;
+mod step;
+mod tools;
 #[cfg(feature = "durable")]
-pub mod worker;
+mod worker;
 
 use std::process::ExitCode;
 
@@ -52,21 +55,21 @@ use pipewright_engine::options::exit;
 )]
 pub struct Cli {
     #[command(subcommand)]
-    pub command: Option<Command>,
+    command: Option<Command>,
     /// A pipeline file: `pipewright FILE` is `pipewright edit FILE`.
     #[arg(value_name = "FILE", required = true)]
-    pub file: Option<std::path::PathBuf>,
+    file: Option<std::path::PathBuf>,
     /// `pipewright FILE`'s: Fibe's caps.
     #[command(flatten)]
-    pub fibe: flags::FibeFlags,
+    fibe: flags::FibeFlags,
     /// `pipewright FILE`'s: how servers are spoken to.
     #[command(flatten)]
-    pub connect: flags::ConnectFlags,
+    connect: flags::ConnectFlags,
 }
 
 /// The subcommands.
 #[derive(Debug, Subcommand)]
-pub enum Command {
+enum Command {
     /// Open the workbench: editor, live DAG and trace inspector.
     Edit(edit::EditArgs),
     /// Write a new pipeline file from the servers' tools: one node per

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use clap::Args;
 
 use pipewright_engine::settings::Settings;
-use pipewright_serve::serve::ServeOptions;
+use pipewright_serve::ServeOptions;
 
 /// Arguments of `serve`.
 #[derive(Debug, Args)]
@@ -42,15 +42,15 @@ pub struct ServeArgs {
     pub token_env: Option<String>,
     /// With --http: the largest request body taken, in bytes (a larger one
     /// is answered 413 unread).
-    #[arg(long, value_name = "BYTES", default_value_t = pipewright_serve::serve::DEFAULT_MAX_BODY)]
+    #[arg(long, value_name = "BYTES", default_value_t = pipewright_serve::DEFAULT_MAX_BODY)]
     pub max_body: usize,
     /// With --http: the most sessions open at once (one more `initialize`
     /// is answered 503 until a client closes its session).
-    #[arg(long, value_name = "N", default_value_t = pipewright_serve::serve::DEFAULT_MAX_SESSIONS)]
+    #[arg(long, value_name = "N", default_value_t = pipewright_serve::DEFAULT_MAX_SESSIONS)]
     pub max_sessions: usize,
     /// With --http: the most requests in flight in one session (one more is
     /// answered 429 until one ends).
-    #[arg(long, value_name = "N", default_value_t = pipewright_serve::serve::DEFAULT_MAX_CALLS)]
+    #[arg(long, value_name = "N", default_value_t = pipewright_serve::DEFAULT_MAX_CALLS)]
     pub max_calls_per_session: usize,
     /// Run each call durably on Restate (its ingress at
     /// `restate://HOST:PORT`), where `pipewright worker` runs the same
@@ -90,5 +90,5 @@ pub async fn serve(args: ServeArgs, settings: Settings) -> u8 {
         eval: args.eval,
         judge: args.judge.flags(),
     };
-    pipewright_serve::serve::serve(options, settings).await
+    pipewright_serve::serve(options, settings).await
 }

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use clap::Args;
 
 use pipewright_engine::settings::Settings;
-use pipewright_serve::worker::WorkerOptions;
+use pipewright_serve::WorkerOptions;
 
 /// Arguments of `worker`.
 #[derive(Debug, Args)]
@@ -58,5 +58,5 @@ pub async fn worker(args: WorkerArgs, settings: Settings) -> u8 {
         name: args.name,
         yes: args.yes,
     };
-    pipewright_serve::worker::worker(options, settings).await
+    pipewright_serve::worker(options, settings).await
 }

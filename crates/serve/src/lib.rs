@@ -5,6 +5,10 @@
 //! the flags); what they share with the command line's own commands —
 //! stop signals, reports on stderr, the judge — is `pipewright_headless`.
 
-pub mod serve;
+mod serve;
 #[cfg(feature = "durable")]
-pub mod worker;
+mod worker;
+
+pub use serve::{DEFAULT_MAX_BODY, DEFAULT_MAX_CALLS, DEFAULT_MAX_SESSIONS, ServeOptions, serve};
+#[cfg(feature = "durable")]
+pub use worker::{WorkerOptions, worker};

@@ -591,7 +591,7 @@ pub async fn serve_http(
     let service = StreamableHttpService::new(
         move || Ok(server.for_session()),
         sessions,
-        pipewright_demo::http::http_config(cancel.child_token(), opts.token.is_some()),
+        pipewright_demo::http_config(cancel.child_token(), opts.token.is_some()),
     );
     let router = axum::Router::new()
         .nest_service("/mcp", service)
