@@ -12,6 +12,7 @@ use clap::Args;
 use pipewright_engine::file::import::FibeLimits;
 use pipewright_engine::mcp::servers::ServerArg;
 use pipewright_engine::mcp::{Choices, LogLevel, ProtocolArg};
+use pipewright_engine::run::session::BudgetMode;
 use pipewright_engine::settings::Settings;
 
 /// The servers the command line adds to a file's, or names without one.
@@ -48,6 +49,26 @@ pub struct FileFlags {
     /// Timeout for every call whose node sets none (e.g. 30s).
     #[arg(long, value_name = "DURATION")]
     pub timeout: Option<String>,
+}
+
+/// What a tripped budget does (`--on-budget-exceeded` of `run`, `plan`
+/// and `tools call`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum OnBudget {
+    Stop,
+    Continue,
+    Warn,
+}
+
+impl OnBudget {
+    /// The engine's budget mode for this choice.
+    pub fn mode(self) -> BudgetMode {
+        match self {
+            OnBudget::Stop => BudgetMode::Stop,
+            OnBudget::Continue => BudgetMode::Continue,
+            OnBudget::Warn => BudgetMode::Warn,
+        }
+    }
 }
 
 /// Fibe's caps, for the commands that read pipeline files (a Fibe

@@ -77,11 +77,11 @@ enum Command {
     New(new::NewArgs),
     /// Run a pipeline file (every composition and case) and report.
     #[command(alias = "pipe")]
-    Run(run::RunArgs),
+    Run(run::args::RunArgs),
     /// Show what a run would do and cost, calling nothing: order and waves,
     /// resolved arguments, projected cost and tokens, budget verdict and
     /// preflight checks (same as `run --dry-run --estimate-cost`).
-    Plan(run::RunArgs),
+    Plan(run::args::RunArgs),
     /// Validate pipeline files and print their diagnostics like a compiler.
     Check(check::CheckArgs),
     /// List, show, compare, export and prune saved runs.

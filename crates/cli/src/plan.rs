@@ -8,9 +8,11 @@
 //! failed preflight, 3 the projection exceeds a budget cap (unless
 //! `--on-budget-exceeded warn`), 4 a server could not be reached.
 
+use super::flags::OnBudget;
+use super::output::Format;
 use super::prepare::Setup;
 use super::report::usage;
-use super::run::{Format, OnBudget, RunArgs};
+use super::run::args::RunArgs;
 use super::spend::Prepared;
 use pipewright_engine::cost::pricing::Pricing;
 use pipewright_engine::eval::Grader;

@@ -8,7 +8,7 @@ use indexmap::IndexMap;
 use serde_json::Value;
 
 use super::report::usage;
-use super::run::{OnBudget, RunArgs};
+use super::run::args::RunArgs;
 use super::spend::{Prepared, SpendArgs};
 use pipewright_engine::file::loader::Loaded;
 use pipewright_engine::file::model::{Budget, Case, Composition, Pipeline};
@@ -86,11 +86,7 @@ pub(crate) fn prepare(args: &RunArgs, mut pipeline: Pipeline) -> Result<Setup, u
         specs,
         needed: Vec::new(),
         budget: Budget::default(),
-        on_budget: match args.on_budget_exceeded {
-            OnBudget::Stop => BudgetMode::Stop,
-            OnBudget::Continue => BudgetMode::Continue,
-            OnBudget::Warn => BudgetMode::Warn,
-        },
+        on_budget: args.on_budget_exceeded.mode(),
         composition: args.flags.composition.clone(),
         case: args.flags.case.clone(),
     };

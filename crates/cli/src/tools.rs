@@ -103,8 +103,8 @@ pub struct CallArgs {
     pub max_cost_per_call: Option<f64>,
     /// `stop` (default) makes no call past a cap; `continue` makes the
     /// calls and exits 3; `warn` makes them and exits 0 with a warning.
-    #[arg(long, value_enum, default_value_t = super::run::OnBudget::Stop)]
-    pub on_budget_exceeded: super::run::OnBudget,
+    #[arg(long, value_enum, default_value_t = super::flags::OnBudget::Stop)]
+    pub on_budget_exceeded: super::flags::OnBudget,
     /// Replace the bundled pricing.yaml with this table.
     #[arg(long, value_name = "PATH")]
     pub pricing_table: Option<PathBuf>,
@@ -248,7 +248,7 @@ struct Spend {
     max_cost: Option<f64>,
     max_tokens: Option<u64>,
     max_cost_per_call: Option<f64>,
-    mode: super::run::OnBudget,
+    mode: super::flags::OnBudget,
     cost: f64,
     tokens: u64,
     /// The first cap that fired, with why.
@@ -261,7 +261,7 @@ impl Spend {
         if self.tripped.is_none() {
             self.tripped = Some(why);
         }
-        self.mode == super::run::OnBudget::Stop
+        self.mode == super::flags::OnBudget::Stop
     }
 
     /// Checks a call's projected figures against the caps before it is made.
@@ -543,7 +543,7 @@ async fn call(a: CallArgs, settings: &Settings) -> u8 {
                 other => println!("{}", crate::json::pretty(&other)),
             }
             match (tripped, mode) {
-                (Some(why), super::run::OnBudget::Warn) => {
+                (Some(why), super::flags::OnBudget::Warn) => {
                     eprintln!("warning: budget exceeded: {why}");
                     exit::OK
                 }
