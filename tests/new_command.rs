@@ -151,7 +151,7 @@ fn an_unknown_tool_is_refused_with_the_closest_name() {
 
 #[test]
 fn a_new_file_in_the_workbench_starts_from_the_demo_scaffold() {
-    let (text, line) = pipewright::ui::new_file_text();
+    let (text, line) = pipewright::ui::new_file_text(&pipewright::demo_server::tool_definitions());
     assert!(text.contains("# demo's tools: search_users"), "{text}");
     let example = text.lines().nth(line - 1).unwrap();
     assert_eq!(example, "      # - id: search_users", "{text}");

@@ -190,6 +190,7 @@ impl<'a> Console<'a> {
     }
 
     /// A console reading `input` and writing to `output` (tests).
+    #[cfg(test)]
     pub fn new(input: impl BufRead + Send + 'a, output: impl Write + Send + 'a) -> Console<'a> {
         let mut input = input;
         Console {

@@ -27,7 +27,7 @@ pub enum AuthCommand {
     Login(LoginArgs),
     /// Forget a server's tokens (revoking them where the authorization
     /// server allows).
-    Logout(Target),
+    Logout(LogoutArgs),
     /// Show whether a server is logged in, as which client, until when,
     /// with which scopes; without SERVER, every stored login.
     Status(StatusArgs),
@@ -41,6 +41,15 @@ pub struct Target {
     /// The pipeline file that declares SERVER.
     #[arg(long, short = 'f', value_name = "FILE")]
     pub file: Option<PathBuf>,
+}
+
+/// Arguments of `auth logout`.
+#[derive(Debug, Args)]
+pub struct LogoutArgs {
+    #[command(flatten)]
+    pub target: Target,
+    #[command(flatten)]
+    pub fibe: crate::flags::FibeFlags,
 }
 
 /// Arguments of `auth login`.
@@ -84,6 +93,8 @@ pub struct LoginArgs {
     /// How long to wait for the browser to come back (e.g. 90s, 5m).
     #[arg(long, value_name = "DURATION", default_value = "5m")]
     pub timeout: String,
+    #[command(flatten)]
+    pub fibe: crate::flags::FibeFlags,
 }
 
 /// Arguments of `auth status`.
@@ -98,6 +109,19 @@ pub struct StatusArgs {
     /// Print JSON instead of text.
     #[arg(long)]
     pub json: bool,
+    #[command(flatten)]
+    pub fibe: crate::flags::FibeFlags,
+}
+
+impl AuthCommand {
+    /// Fibe's caps, for the file that declares the server.
+    pub fn fibe(&self) -> &crate::flags::FibeFlags {
+        match self {
+            AuthCommand::Login(a) => &a.fibe,
+            AuthCommand::Logout(a) => &a.fibe,
+            AuthCommand::Status(a) => &a.fibe,
+        }
+    }
 }
 
 /// Runs an `auth` subcommand; returns the exit code.
@@ -108,7 +132,7 @@ pub async fn auth(cmd: AuthCommand, settings: &Settings) -> u8 {
     };
     match cmd {
         AuthCommand::Login(args) => login(args, &store, settings).await,
-        AuthCommand::Logout(target) => logout(&target, &store, settings).await,
+        AuthCommand::Logout(args) => logout(&args.target, &store, settings).await,
         AuthCommand::Status(args) => status(args, &store, settings),
     }
 }
@@ -132,7 +156,7 @@ fn resolve(
         )));
     };
     let (source, loaded) = load_file_with(path, Dialect::Auto, &settings.load_options(Vec::new()));
-    if crate::report::report_diagnostics(&path.display().to_string(), &source, &loaded) {
+    if pipewright_headless::report_diagnostics(&path.display().to_string(), &source, &loaded) {
         return Err(exit::INVALID);
     }
     let pipeline = loaded.pipeline.ok_or(exit::INVALID)?;

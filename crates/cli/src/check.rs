@@ -18,6 +18,8 @@ pub struct CheckArgs {
     /// Read the files as this dialect instead of detecting it.
     #[arg(long, value_parser = crate::choice::choice::<Dialect>(), default_value = "auto")]
     pub dialect: Dialect,
+    #[command(flatten)]
+    pub fibe: crate::flags::FibeFlags,
 }
 
 /// Exit 0 when every file is valid (warnings allowed), 2 otherwise.
@@ -27,7 +29,7 @@ pub fn check(args: &CheckArgs, settings: &Settings) -> u8 {
         let name = path.display().to_string();
         let (source, loaded) =
             load_file_with(path, args.dialect, &settings.load_options(Vec::new()));
-        let errors = super::report::report_diagnostics(&name, &source, &loaded);
+        let errors = pipewright_headless::report_diagnostics(&name, &source, &loaded);
         let warnings = loaded.warnings().count();
         if errors {
             bad = true;

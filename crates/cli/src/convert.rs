@@ -17,6 +17,8 @@ pub struct ConvertArgs {
     /// Read the file as this dialect instead of detecting it.
     #[arg(long, value_parser = crate::choice::choice::<Dialect>(), default_value = "auto")]
     pub dialect: Dialect,
+    #[command(flatten)]
+    pub fibe: crate::flags::FibeFlags,
 }
 
 /// Prints the native YAML on stdout; exit 2 with diagnostics when the file
@@ -48,7 +50,7 @@ pub fn convert(args: &ConvertArgs, settings: &Settings) -> u8 {
         conv.dialect,
         &settings.load_options(Vec::new()),
     );
-    if super::report::report_diagnostics(&name, &source, &loaded) {
+    if pipewright_headless::report_diagnostics(&name, &source, &loaded) {
         eprintln!("{name}: not converted: the file has errors");
         return exit::INVALID;
     }

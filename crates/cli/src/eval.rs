@@ -47,7 +47,9 @@ pub struct EvalArgs {
     #[arg(long, value_name = "PATH")]
     pub pricing_table: Option<PathBuf>,
     #[command(flatten)]
-    pub judge: pipewright_serve::judge::JudgeArgs,
+    pub judge: super::judge::JudgeArgs,
+    #[command(flatten)]
+    pub fibe: crate::flags::FibeFlags,
 }
 
 /// Judges a saved run again; returns the exit code.
@@ -76,7 +78,7 @@ pub async fn eval(args: EvalArgs, settings: &Settings) -> u8 {
         Dialect::Auto,
         &settings.load_options(Vec::new()),
     );
-    if super::report::report_diagnostics(&file, &source, &loaded) {
+    if pipewright_headless::report_diagnostics(&file, &source, &loaded) {
         eprintln!("{file}: not judged: the file has errors");
         return exit::INVALID;
     }
@@ -104,8 +106,8 @@ pub async fn eval(args: EvalArgs, settings: &Settings) -> u8 {
         Err(e) => return usage(e),
     };
     let redactor = Redactor::default();
-    let grader = match pipewright_serve::judge::grader(
-        &args.judge,
+    let grader = match pipewright_headless::grader(
+        args.judge.flags(),
         &pipeline,
         &table,
         &redactor,

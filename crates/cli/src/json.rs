@@ -7,7 +7,7 @@ use std::borrow::Cow;
 use std::io::{self, Write};
 
 use serde::Serialize;
-use serde_json::ser::{CharEscape, CompactFormatter, Formatter, PrettyFormatter};
+use serde_json::ser::{CharEscape, Formatter, PrettyFormatter};
 
 /// `value` as indented JSON, every control character escaped.
 pub fn pretty<T: Serialize + ?Sized>(value: &T) -> String {
@@ -24,11 +24,6 @@ pub fn print_pretty<T: Serialize + ?Sized>(value: &T) {
         let _ = out.write_all(b"\n");
     }
     let _ = out.flush();
-}
-
-/// `value` as one line of JSON, every control character escaped.
-pub fn compact<T: Serialize + ?Sized>(value: &T) -> String {
-    to_string(value, Inert(CompactFormatter))
 }
 
 fn to_string<T: Serialize + ?Sized, F: Formatter>(value: &T, formatter: F) -> String {
@@ -138,6 +133,12 @@ impl<F: Formatter> Formatter for Inert<F> {
 mod tests {
     use super::*;
     use serde_json::json;
+    use serde_json::ser::CompactFormatter;
+
+    /// `value` as one line of JSON, every control character escaped.
+    fn compact<T: Serialize + ?Sized>(value: &T) -> String {
+        to_string(value, Inert(CompactFormatter))
+    }
 
     #[test]
     fn c1_controls_and_del_are_escaped_and_the_json_means_the_same() {

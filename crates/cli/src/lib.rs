@@ -2,32 +2,42 @@
 //! of the engine. Exit codes follow SPEC §4. `edit` hands over to the
 //! workbench crate, `serve` and `worker` to the serve crate, `lsp` to the
 //! language server's crate.
+//!
+//! Its API is [`main`], which the binary calls, and [`Cli`], the parser
+//! (the tests walk its `--help`); every module is private.
 
-pub mod ask;
-pub mod auth;
-pub mod check;
-pub mod choice;
-pub mod completions;
-pub mod convert;
-pub mod demo;
-pub mod eval;
-pub mod formats;
-pub mod json;
-pub mod log;
-pub mod lsp;
-pub mod man;
-pub mod new;
-pub mod output;
-pub mod plan;
-pub mod progress;
-pub mod report;
-pub mod run;
-pub mod runs;
-pub mod schema;
-pub mod servers;
-pub mod spend;
-pub mod step;
-pub mod tools;
+mod ask;
+mod auth;
+mod check;
+mod choice;
+mod completions;
+mod convert;
+mod demo;
+mod edit;
+mod eval;
+mod flags;
+mod formats;
+mod json;
+mod judge;
+mod log;
+mod lsp;
+mod man;
+mod new;
+mod output;
+mod plan;
+mod prepare;
+mod progress;
+mod report;
+mod run;
+mod runs;
+mod schema;
+mod serve;
+mod servers;
+mod spend;
+mod step;
+mod tools;
+#[cfg(feature = "durable")]
+mod worker;
 
 use std::process::ExitCode;
 
@@ -45,81 +55,33 @@ use pipewright_engine::options::exit;
 )]
 pub struct Cli {
     #[command(subcommand)]
-    pub command: Option<Command>,
+    command: Option<Command>,
     /// A pipeline file: `pipewright FILE` is `pipewright edit FILE`.
     #[arg(value_name = "FILE", required = true)]
-    pub file: Option<std::path::PathBuf>,
-    /// How long a stdio server gets to exit after its stdin closes, and
-    /// again after SIGTERM, before it is killed (e.g. `100ms`, `2s`).
-    #[arg(
-        long,
-        global = true,
-        value_name = "DURATION",
-        env = "PIPEWRIGHT_SHUTDOWN_GRACE",
-        default_value = "100ms"
-    )]
-    pub shutdown_grace: String,
-    /// Most top-level steps a Fibe pipeline may have (Fibe's default: 25).
-    #[arg(
-        long,
-        global = true,
-        value_name = "N",
-        env = "FIBE_MCP_PIPELINE_MAX_STEPS",
-        default_value_t = 25
-    )]
-    pub fibe_max_steps: usize,
-    /// Most `for_each` iterations a Fibe pipeline may make in one run,
-    /// counted across the pipeline (Fibe's default: 50).
-    #[arg(
-        long,
-        global = true,
-        value_name = "N",
-        env = "FIBE_MCP_PIPELINE_MAX_ITERATIONS",
-        default_value_t = 50
-    )]
-    pub fibe_max_iterations: u64,
-    /// Ask servers to log at this level and above (`logging/setLevel`);
-    /// their log lines are kept per node in the trace and shown in the
-    /// workbench's Logs tab.
-    #[arg(
-        long,
-        global = true,
-        value_parser = crate::choice::choice::<pipewright_engine::mcp::LogLevel>(),
-        value_name = "LEVEL",
-        env = "PIPEWRIGHT_LOG_LEVEL"
-    )]
-    pub log_level: Option<pipewright_engine::mcp::LogLevel>,
-    /// The MCP revision to speak to servers (auto, 2026-07-28,
-    /// 2025-11-25), or to one server: NAME=REVISION (repeatable,
-    /// comma-separated in the variable). `auto` sends `initialize`
-    /// (2025-11-25) and `server/discover` (2026-07-28) only to a server
-    /// that refuses it. A server's `protocol:` in the file wins over a
-    /// REVISION for every server; NAME=REVISION wins over both.
-    #[arg(
-        long,
-        global = true,
-        value_name = "[NAME=]REVISION",
-        env = "PIPEWRIGHT_PROTOCOL",
-        value_delimiter = ','
-    )]
-    pub protocol: Vec<pipewright_engine::mcp::ProtocolArg>,
+    file: Option<std::path::PathBuf>,
+    /// `pipewright FILE`'s: Fibe's caps.
+    #[command(flatten)]
+    fibe: flags::FibeFlags,
+    /// `pipewright FILE`'s: how servers are spoken to.
+    #[command(flatten)]
+    connect: flags::ConnectFlags,
 }
 
 /// The subcommands.
 #[derive(Debug, Subcommand)]
-pub enum Command {
+enum Command {
     /// Open the workbench: editor, live DAG and trace inspector.
-    Edit(pipewright_workbench::EditArgs),
+    Edit(edit::EditArgs),
     /// Write a new pipeline file from the servers' tools: one node per
     /// `--tool`, its required arguments as placeholders.
     New(new::NewArgs),
     /// Run a pipeline file (every composition and case) and report.
     #[command(alias = "pipe")]
-    Run(run::RunArgs),
+    Run(run::args::RunArgs),
     /// Show what a run would do and cost, calling nothing: order and waves,
     /// resolved arguments, projected cost and tokens, budget verdict and
     /// preflight checks (same as `run --dry-run --estimate-cost`).
-    Plan(run::RunArgs),
+    Plan(run::args::RunArgs),
     /// Validate pipeline files and print their diagnostics like a compiler.
     Check(check::CheckArgs),
     /// List, show, compare, export and prune saved runs.
@@ -136,11 +98,11 @@ pub enum Command {
     Auth(auth::AuthCommand),
     /// Serve pipelines to agents: each composition of each FILE is one MCP
     /// tool (stdio, or Streamable HTTP with --http).
-    Serve(pipewright_serve::serve::ServeArgs),
+    Serve(serve::ServeArgs),
     /// Run compositions as durable Restate workflows (`run --on
     /// restate://…`): a service endpoint that registers with Restate.
     #[cfg(feature = "durable")]
-    Worker(pipewright_serve::worker::WorkerArgs),
+    Worker(worker::WorkerArgs),
     /// Serve the built-in demo MCP server (stdio, or Streamable HTTP).
     DemoServer(demo::DemoArgs),
     /// Serve the language server over stdio, for editors: diagnostics with
@@ -158,6 +120,38 @@ pub enum Command {
     Completions(completions::CompletionsArgs),
     /// Print the manual pages (roff), or write them to a directory.
     Man(man::ManArgs),
+}
+
+impl Command {
+    /// This command's flags that join the settings: Fibe's caps (the
+    /// commands that read pipeline files) and how servers are spoken to
+    /// (the commands that connect them).
+    fn settings_flags(&self) -> (Option<&flags::FibeFlags>, Option<&flags::ConnectFlags>) {
+        use runs::RunsCommand;
+        use tools::ToolsCommand;
+        match self {
+            Command::Edit(a) => (Some(&a.fibe), Some(&a.connect)),
+            Command::New(a) => (None, Some(&a.connect)),
+            Command::Run(a) | Command::Plan(a) => (Some(&a.fibe), Some(&a.connect)),
+            Command::Check(a) => (Some(&a.fibe), None),
+            Command::Runs(RunsCommand::Show(a)) => (Some(&a.fibe), None),
+            Command::Eval(a) => (Some(&a.fibe), None),
+            Command::Tools(ToolsCommand::List(a)) => (Some(&a.fibe), Some(&a.connect)),
+            Command::Tools(ToolsCommand::Call(a)) => (Some(&a.fibe), Some(&a.connect)),
+            Command::Auth(a) => (Some(a.fibe()), None),
+            Command::Serve(a) => (Some(&a.fibe), Some(&a.connect)),
+            #[cfg(feature = "durable")]
+            Command::Worker(a) => (Some(&a.fibe), Some(&a.connect)),
+            Command::Lsp(a) => (Some(&a.fibe), Some(&a.connect)),
+            Command::Convert(a) => (Some(&a.fibe), None),
+            Command::Runs(_)
+            | Command::DemoServer(_)
+            | Command::Servers(_)
+            | Command::Schema
+            | Command::Completions(_)
+            | Command::Man(_) => (None, None),
+        }
+    }
 }
 
 /// mcptest names the file of `run` with `--config FILE`: the same command
@@ -202,17 +196,25 @@ pub fn main() -> ExitCode {
     // values join them: this one value is what every command hands the
     // engine (which keeps no settings of its own).
     let mut settings = pipewright_engine::settings::Settings::from_env();
-    let cli = Cli::parse_from(mcptest_argv(std::env::args_os().collect()));
-    settings.log_level = cli.log_level;
-    settings.protocol = pipewright_engine::mcp::Choices::of(&cli.protocol);
-    match pipewright_engine::options::duration_flag("shutdown-grace", Some(&cli.shutdown_grace)) {
-        Ok(grace) => settings.shutdown_grace = grace,
-        Err(e) => return ExitCode::from(crate::report::usage(e)),
-    }
-    settings.fibe = pipewright_engine::file::import::FibeLimits {
-        max_steps: cli.fibe_max_steps,
-        max_iterations: cli.fibe_max_iterations,
+    let subcommands: Vec<String> = Cli::command()
+        .get_subcommands()
+        .flat_map(|c| std::iter::once(c.get_name()).chain(c.get_all_aliases()))
+        .map(str::to_owned)
+        .collect();
+    let argv = flags::after_the_subcommand(std::env::args_os().collect(), &subcommands);
+    let cli = Cli::parse_from(mcptest_argv(argv));
+    let command = match (cli.command, cli.file) {
+        (Some(c), _) => c,
+        (None, Some(file)) => Command::Edit(edit::EditArgs::from_file(file, cli.fibe, cli.connect)),
+        (None, None) => return ExitCode::from(exit::INVALID),
     };
+    let (fibe, connect) = command.settings_flags();
+    if let Some(fibe) = fibe {
+        settings.fibe = fibe.limits();
+    }
+    if let Some(Err(e)) = connect.map(|c| c.apply(&mut settings)) {
+        return ExitCode::from(crate::report::usage(e));
+    }
     // reqwest is built without a default TLS provider; ring serves https.
     let _ = rustls::crypto::ring::default_provider().install_default();
     let runtime = match tokio::runtime::Builder::new_current_thread()
@@ -226,11 +228,6 @@ pub fn main() -> ExitCode {
         }
     };
     let code = runtime.block_on(async {
-        let command = match (cli.command, cli.file) {
-            (Some(c), _) => c,
-            (None, Some(file)) => Command::Edit(pipewright_workbench::EditArgs::from_file(file)),
-            (None, None) => return exit::INVALID,
-        };
         // The workbench owns the terminal: its events go to a file.
         log::install(if matches!(command, Command::Edit(_)) {
             log::Sink::WorkbenchFile
@@ -255,19 +252,8 @@ pub fn main() -> ExitCode {
         }
         let settings = &settings;
         match command {
-            Command::Edit(args) => pipewright_workbench::edit(args, settings.clone()).await,
-            Command::Run(args) if run::plans_only(&args) => plan::plan(args, settings).await,
-            Command::Run(args) => match run::load(&args, settings) {
-                Err(code) => code,
-                Ok((source, loaded)) if run::file_plans_only(&loaded) => {
-                    eprintln!(
-                        "{}: `dry_run: true`: planning only, nothing is called (remove it to run)",
-                        args.file.display()
-                    );
-                    plan::plan_loaded(args, source, loaded, settings).await
-                }
-                Ok((source, loaded)) => run::run(args, source, loaded, settings).await,
-            },
+            Command::Edit(args) => edit::edit(args, settings.clone()).await,
+            Command::Run(args) => run::run(args, settings).await,
             Command::Plan(args) => plan::plan(args, settings).await,
             Command::New(args) => new::new(args, settings).await,
             Command::Check(args) => check::check(&args, settings),
@@ -277,9 +263,9 @@ pub fn main() -> ExitCode {
             Command::Eval(args) => eval::eval(args, settings).await,
             Command::DemoServer(args) => demo::demo(args).await,
             Command::Lsp(args) => lsp::lsp(args, settings.clone()).await,
-            Command::Serve(args) => pipewright_serve::serve::serve(args, settings.clone()).await,
+            Command::Serve(args) => serve::serve(args, settings.clone()).await,
             #[cfg(feature = "durable")]
-            Command::Worker(args) => pipewright_serve::worker::worker(args, settings.clone()).await,
+            Command::Worker(args) => worker::worker(args, settings.clone()).await,
             Command::Convert(args) => convert::convert(&args, settings),
             Command::Servers(cmd) => servers::servers(&cmd),
             Command::Schema => schema::schema(),

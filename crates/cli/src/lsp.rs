@@ -17,6 +17,10 @@ pub struct LspArgs {
     /// diagnostics and no tool completion, and no server process started.
     #[arg(long)]
     pub no_connect: bool,
+    #[command(flatten)]
+    pub fibe: crate::flags::FibeFlags,
+    #[command(flatten)]
+    pub connect: crate::flags::ConnectFlags,
 }
 
 /// Runs the server until the editor says `exit` or closes stdin; returns

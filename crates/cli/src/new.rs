@@ -41,6 +41,8 @@ pub struct NewArgs {
     /// Overwrite FILE if it exists.
     #[arg(long)]
     pub force: bool,
+    #[command(flatten)]
+    pub connect: crate::flags::ConnectFlags,
 }
 
 /// Runs `new`; returns the exit code.
@@ -181,7 +183,7 @@ async fn connect(args: &NewArgs, settings: &Settings) -> Result<Vec<Connection>,
         &redactor,
     )
     .map_err(super::report::usage)?;
-    let connect = super::report::connect_options(settings);
+    let connect = pipewright_headless::connect_options(settings);
     let conns = super::servers::connect_each(&specs, &redactor, &connect).await?;
     Ok(conns)
 }

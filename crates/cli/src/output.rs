@@ -207,4 +207,4 @@ pub fn print_text(traces: &[Trace]) {
 pub use pipewright_engine::eval::aggregate_cases;
 
 pub(crate) use pipewright_engine::diag::printable;
-pub use pipewright_engine::eval::junit::{junit, junit_case, junit_properties};
+pub use pipewright_engine::eval::junit::junit;

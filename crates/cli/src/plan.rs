@@ -8,100 +8,62 @@
 //! failed preflight, 3 the projection exceeds a budget cap (unless
 //! `--on-budget-exceeded warn`), 4 a server could not be reached.
 
+use super::flags::OnBudget;
+use super::output::Format;
+use super::prepare::Setup;
 use super::report::usage;
-use super::run::{Format, OnBudget, RunArgs, Servers, config, servers_of};
+use super::run::args::RunArgs;
+use super::spend::Prepared;
 use pipewright_engine::cost::pricing::Pricing;
+use pipewright_engine::eval::Grader;
 use pipewright_engine::file::loader::Loaded;
 use pipewright_engine::file::model::{Case, Composition};
-use pipewright_engine::mcp::servers;
 use pipewright_engine::options::exit;
-use pipewright_engine::plan::dry_run::{Plan, plan_composition, recorded_figures};
+use pipewright_engine::plan::dry_run::{CompositionPlan, Plan, plan_composition, recorded_figures};
 use pipewright_engine::redact::Redactor;
 use pipewright_engine::settings::Settings;
 
 /// Plans the file; returns the exit code.
 pub async fn plan(args: RunArgs, settings: &Settings) -> u8 {
-    let names = match servers::cli_server_names(&args.servers, &args.servers_from) {
-        Ok(names) => names,
-        Err(e) => return usage(e),
-    };
-    let (source, loaded) = pipewright_engine::file::open::load_file_with(
-        &args.file,
-        args.dialect,
-        &settings.load_options(names),
-    );
-    plan_loaded(args, source, loaded, settings).await
+    match super::prepare::load(&args, settings) {
+        Ok((source, loaded)) => plan_loaded(args, source, loaded, settings).await,
+        Err(code) => code,
+    }
 }
 
 /// [`plan`] of the file `run` loaded already (one that says `dry_run:
 /// true`), with the command line's servers announced.
 pub async fn plan_loaded(args: RunArgs, source: String, loaded: Loaded, settings: &Settings) -> u8 {
     let name = args.file.display().to_string();
-    if super::report::report_diagnostics(&name, &source, &loaded) {
-        eprintln!("{name}: not planned: the file has errors");
-        return exit::INVALID;
-    }
-    let Some(mut pipeline) = loaded.pipeline else {
-        return exit::INVALID;
+    let pipeline = match super::prepare::checked(&name, &source, loaded, "planned") {
+        Ok(p) => p,
+        Err(code) => return code,
     };
     if args.format == Format::Junit {
         return usage("plan prints text or json, not junit");
     }
-    let Servers {
-        cli_vars,
-        redactor,
-        specs,
-    } = match servers_of(&args, &mut pipeline) {
+    let setup = match super::prepare::prepare(&args, pipeline) {
         Ok(s) => s,
-        Err(e) => return usage(e),
+        Err(code) => return code,
     };
-    let comps: Vec<&Composition> = pipeline
-        .compositions
-        .iter()
-        .filter(|c| args.composition.as_ref().is_none_or(|n| &c.name == n))
-        .collect();
-    if comps.is_empty() {
-        return usage(format!(
-            "no composition named `{}`",
-            args.composition.clone().unwrap_or_default()
-        ));
-    }
-    let cli_budget = match super::run::cli_budget(&args) {
-        Ok(b) => b,
-        Err(e) => return usage(e),
-    };
-    register_env_secrets(&comps, &redactor);
-    let mut needed: Vec<String> = Vec::new();
-    for c in &comps {
-        for n in servers::needed(c, &specs) {
-            if !needed.contains(&n) {
-                needed.push(n);
-            }
-        }
-    }
-    let table = match super::spend::pricing_table(&args.spend, &pipeline) {
-        Ok(t) => t,
-        Err(e) => return usage(e),
-    };
+    register_env_secrets(&setup.comps(), &setup.redactor);
     // A plan never records: it calls nothing.
     let mut spend = args.spend.clone();
     spend.record = None;
-    let prepared = match super::spend::prepare(
-        &spend,
-        table,
-        &specs,
-        &needed,
-        (&redactor, &super::report::connect_options(settings)),
-    )
-    .await
-    {
+    let connect = pipewright_headless::connect_options(settings);
+    let prepared = match setup.connect(&spend, &connect).await {
         Ok(p) => p,
         Err(code) => return code,
     };
     let preflight = match super::spend::preflight(
         &name,
         &source,
-        &super::spend::runs_of(&pipeline, &comps, args.case.as_deref(), &cli_vars),
+        &super::spend::runs_of(
+            &setup.pipeline,
+            &setup.comps(),
+            setup.case(),
+            &setup.cli_vars,
+        ),
         &prepared,
         true,
         false,
@@ -112,11 +74,11 @@ pub async fn plan_loaded(args: RunArgs, source: String, loaded: Loaded, settings
             return code;
         }
     };
-    let grader = match pipewright_serve::judge::grader(
-        &args.judge,
-        &pipeline,
+    let grader = match pipewright_headless::grader(
+        args.judge.flags(),
+        &setup.pipeline,
         &prepared.pricing.table,
-        &redactor,
+        &setup.redactor,
         prepared.judge_replay.clone(),
         None,
         settings.judge_max_reply_kb,
@@ -128,53 +90,9 @@ pub async fn plan_loaded(args: RunArgs, source: String, loaded: Loaded, settings
         }
     };
     let mut plans = Vec::new();
-    for comp in &comps {
-        let rows: Vec<Option<&Case>> = if comp.cases.is_empty() {
-            vec![None]
-        } else {
-            comp.cases
-                .iter()
-                .filter(|k| args.case.as_ref().is_none_or(|n| &k.name == n))
-                .map(Some)
-                .collect()
-        };
-        for row in rows {
-            let cfg = config(
-                &pipeline, comp, row, &cli_vars, cli_budget, &args, &name, None,
-            );
-            let mut pricing: Pricing = (*prepared.pricing).clone();
-            let last = pipewright_engine::run::store::Runs::open()
-                .and_then(|r| r.latest_of(&name, &comp.name, cfg.case.as_deref()));
-            if args.spend.replay.is_none()
-                && let Some(t) = &last
-            {
-                pricing.recorded = recorded_figures(t);
-            }
-            let mut plan = plan_composition(
-                comp,
-                cfg.case.clone(),
-                &cfg.vars,
-                cfg.budget,
-                args.spend.max_cost_per_call,
-                &pricing,
-                &redactor,
-            );
-            let judge = grader.judge_for(comp, &cfg.vars, &redactor);
-            let last: Option<pipewright_engine::run::trace::Trace> =
-                last.and_then(|v| serde_json::from_value(v).ok());
-            let projected = pipewright_engine::eval::estimate::project(
-                comp,
-                &cfg.vars,
-                pipewright_engine::eval::Judge::projected(&judge)
-                    .as_ref()
-                    .map_err(String::as_str)
-                    .copied(),
-                &prepared.pricing.table.models,
-                &prepared.tools,
-                last.as_ref(),
-            );
-            pipewright_engine::plan::judging::add(&mut plan, projected, cfg.budget);
-            plans.push(plan);
+    for comp in setup.comps() {
+        for row in setup.rows(comp) {
+            plans.push(plan_one(&args, &setup, &prepared, &grader, (comp, row)));
         }
     }
     super::spend::close(prepared).await;
@@ -194,6 +112,52 @@ pub async fn plan_loaded(args: RunArgs, source: String, loaded: Loaded, settings
     } else {
         exit::BUDGET
     }
+}
+
+/// The plan of one composition and case row: projected from the cassette,
+/// else the latest saved run of it, else the pricing table; the judge's
+/// projection added.
+fn plan_one(
+    args: &RunArgs,
+    setup: &Setup,
+    prepared: &Prepared,
+    grader: &Grader,
+    (comp, row): (&Composition, Option<&Case>),
+) -> CompositionPlan {
+    let cfg = setup.config(comp, row, None);
+    let mut pricing: Pricing = (*prepared.pricing).clone();
+    let last = pipewright_engine::run::store::Runs::open()
+        .and_then(|r| r.latest_of(&setup.name, &comp.name, cfg.case.as_deref()));
+    if args.spend.replay.is_none()
+        && let Some(t) = &last
+    {
+        pricing.recorded = recorded_figures(t);
+    }
+    let mut plan = plan_composition(
+        comp,
+        cfg.case.clone(),
+        &cfg.vars,
+        cfg.budget,
+        args.spend.max_cost_per_call,
+        &pricing,
+        &setup.redactor,
+    );
+    let judge = grader.judge_for(comp, &cfg.vars, &setup.redactor);
+    let last: Option<pipewright_engine::run::trace::Trace> =
+        last.and_then(|v| serde_json::from_value(v).ok());
+    let projected = pipewright_engine::eval::estimate::project(
+        comp,
+        &cfg.vars,
+        pipewright_engine::eval::Judge::projected(&judge)
+            .as_ref()
+            .map_err(String::as_str)
+            .copied(),
+        &prepared.pricing.table.models,
+        &prepared.tools,
+        last.as_ref(),
+    );
+    pipewright_engine::plan::judging::add(&mut plan, projected, cfg.budget);
+    plan
 }
 
 /// Every `${env.X}` value the plan could show is masked.

@@ -1,141 +1,42 @@
 //! `pipewright run FILE` (alias `pipe`): run every composition and case of
 //! a file headlessly, print progress and a report, exit with SPEC §4 codes.
 
-use std::path::PathBuf;
 use std::sync::Arc;
 
-use clap::{Args, ValueEnum};
 use indexmap::IndexMap;
 use serde_json::Value;
 
+use super::prepare::{self, Setup};
 use super::progress::Progress;
 use super::report::usage;
+use super::spend::Prepared;
 use super::step::{self, Input, Stepping};
-use pipewright_engine::file::import::Dialect;
+use pipewright_engine::eval::Grader;
 use pipewright_engine::file::loader::Loaded;
-use pipewright_engine::file::model::{Budget, Composition, Pipeline};
-use pipewright_engine::file::open::load_file_with;
+use pipewright_engine::file::model::{Case, Composition, Pipeline};
 use pipewright_engine::mcp::caller::Caller;
 use pipewright_engine::mcp::human::Human;
 use pipewright_engine::mcp::human::answers::Answers;
 use pipewright_engine::mcp::human::chain::Chain;
 use pipewright_engine::mcp::human::provider::Provider;
-use pipewright_engine::mcp::servers::{self, ServerArg};
 use pipewright_engine::options::exit;
 use pipewright_engine::options::parse_vars;
 use pipewright_engine::redact::Redactor;
 use pipewright_engine::run::events::Event;
-use pipewright_engine::run::session::{self, BudgetMode, Command, SessionConfig};
+use pipewright_engine::run::session::{self, Command, SessionConfig};
 use pipewright_engine::run::store;
 use pipewright_engine::run::trace::{RunStatus, Trace};
 use pipewright_engine::settings::Settings;
 
-pub use super::output::Format;
+use super::output::Format;
 
+pub(crate) mod args;
 pub(crate) mod remote;
 pub(crate) mod watch;
 
-use watch::{Signals, Stop, Watch};
-
-/// What to do when a budget cap fires.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum OnBudget {
-    Stop,
-    Continue,
-    Warn,
-}
-
-/// Arguments of `run`.
-#[derive(Debug, Args)]
-pub struct RunArgs {
-    /// The pipeline file (YAML or JSON).
-    pub file: PathBuf,
-    /// The pipeline file, as mcptest spells it (`run --config FILE`); the
-    /// command line is read with `--config FILE` as FILE.
-    #[arg(long, value_name = "FILE")]
-    pub config: Option<PathBuf>,
-    /// Also write the run(s) as OpenTelemetry traces (OTLP/JSON) to FILE
-    /// (`-` for stdout).
-    #[arg(long, value_name = "FILE")]
-    pub otlp: Option<PathBuf>,
-    /// Also POST the OTLP/JSON export to a collector, e.g.
-    /// `http://127.0.0.1:4318/v1/traces`.
-    #[arg(long, value_name = "URL")]
-    pub otlp_endpoint: Option<String>,
-    /// A `${var.NAME}` value: NAME=VALUE (VALUE is JSON when it parses as
-    /// JSON, else text). Repeatable; wins over `vars:` and case rows.
-    #[arg(long = "var", value_name = "NAME=VALUE")]
-    pub vars: Vec<String>,
-    /// Run only this composition.
-    #[arg(long, value_name = "NAME")]
-    pub composition: Option<String>,
-    /// Run only this case row.
-    #[arg(long, value_name = "NAME")]
-    pub case: Option<String>,
-    /// Output format.
-    #[arg(long, value_enum, default_value_t = Format::Text)]
-    pub format: Format,
-    /// The server URL when the file declares none (or exactly one, which it
-    /// replaces).
-    #[arg(long)]
-    pub url: Option<String>,
-    /// Add or override a server: NAME=URL or NAME='COMMAND ARGS'. Repeatable.
-    #[arg(long = "server", value_name = "NAME=URL|CMD")]
-    pub servers: Vec<ServerArg>,
-    /// Timeout for every call whose node sets none (e.g. 30s).
-    #[arg(long, value_name = "DURATION")]
-    pub timeout: Option<String>,
-    /// Aggregate USD ceiling across every call.
-    #[arg(long, value_name = "USD")]
-    pub max_cost: Option<f64>,
-    /// Aggregate token ceiling.
-    #[arg(long, value_name = "N")]
-    pub max_tokens: Option<u64>,
-    /// Wall-clock ceiling of each run (e.g. 2m).
-    #[arg(long, value_name = "DURATION")]
-    pub max_duration: Option<String>,
-    /// What a tripped budget does.
-    #[arg(long, value_enum, default_value_t = OnBudget::Stop)]
-    pub on_budget_exceeded: OnBudget,
-    /// Do not keep a copy of the trace in the user data directory.
-    #[arg(long)]
-    pub no_save: bool,
-    // -- Stepping (see cli::step) --
-    /// Pause after each node and read a line from stdin: Enter continues,
-    /// `r` re-runs the node, `s` skips the next node, `q` cancels.
-    #[arg(long)]
-    pub step: bool,
-    /// Pause before NODE (repeatable), then ask as `--step` does.
-    #[arg(long = "break", value_name = "NODE")]
-    pub breaks: Vec<String>,
-    /// Read the file as this dialect instead of detecting it.
-    #[arg(long, value_parser = crate::choice::choice::<Dialect>(), default_value = "auto")]
-    pub dialect: Dialect,
-    /// Also use every server of this client config file (Claude Desktop,
-    /// Cursor, `.mcp.json`, VS Code `mcp.json`); the file's own win, then
-    /// earlier files'. Repeatable. Nodes may name these servers.
-    #[arg(long, value_name = "PATH")]
-    pub servers_from: Vec<PathBuf>,
-    /// Replies to the servers' questions (forms, URLs, sampling), per node
-    /// id or `*`, in order (see the book's "Servers that ask questions"). Used before
-    /// asking on the terminal; off a terminal, questions it does not answer
-    /// are declined.
-    #[arg(long, value_name = "FILE")]
-    pub answers: Option<PathBuf>,
-    /// Run durably on Restate: submit to its ingress at
-    /// `restate://HOST:PORT`, where a `pipewright worker` holding the same
-    /// file runs it; follow it here (see the book's "Durable runs").
-    #[arg(long, value_name = "restate://HOST:PORT")]
-    pub on: Option<String>,
-    /// With --on: Restate's admin API, read to follow the run (default
-    /// port 9070 of the --on host).
-    #[arg(long, value_name = "URL", env = "PIPEWRIGHT_RESTATE_ADMIN")]
-    pub restate_admin: Option<String>,
-    #[command(flatten)]
-    pub spend: super::spend::SpendArgs,
-    #[command(flatten)]
-    pub judge: pipewright_serve::judge::JudgeArgs,
-}
+use args::RunArgs;
+use pipewright_headless::{Signals, Stop};
+use watch::Watch;
 
 /// Who answers the servers' questions in `run`: `--answers`, then the
 /// person at the terminal (when stdin and stderr are one), then the
@@ -169,150 +70,59 @@ pub(crate) fn human_of(
     }))))
 }
 
-/// The budget the flags set (`--max-cost`, `--max-tokens`,
-/// `--max-duration`); it wins over the file's.
-pub(crate) fn cli_budget(args: &RunArgs) -> Result<Budget, String> {
-    Ok(Budget {
-        max_cost_usd: args.max_cost,
-        max_tokens: args.max_tokens,
-        max_duration: pipewright_engine::options::duration_flag(
-            "max-duration",
-            args.max_duration.as_deref(),
-        )?,
-        max_iterations: None,
-    })
-}
-
 /// True when `run` must only plan: `--dry-run` or `--estimate-cost`. A
 /// file that says `dry_run: true` (Fibe's) is planned too, which [`run`]
 /// finds once it has loaded the file.
-pub fn plans_only(args: &RunArgs) -> bool {
+fn plans_only(args: &RunArgs) -> bool {
     args.spend.dry_run || args.spend.estimate_cost
 }
 
-/// The servers a run of `pipeline` talks to, with what resolving them used.
-pub(crate) struct Servers {
-    pub cli_vars: IndexMap<String, Value>,
-    pub redactor: Redactor,
-    pub specs: IndexMap<String, pipewright_engine::mcp::ServerSpec>,
-}
-
-/// Adds `--servers-from` files to the pipeline's servers, resolves them
-/// with `--server` and `--url` (and the vars they use), and points nodes
-/// that name no server at the one they call.
-pub(crate) fn servers_of(args: &RunArgs, pipeline: &mut Pipeline) -> Result<Servers, String> {
-    let file_only = servers::only_declared(pipeline);
-    for p in &args.servers_from {
-        pipewright_engine::mcp::client_config::add_to(pipeline, p)?;
-    }
-    let cli_vars = parse_vars(&args.vars)?;
-    let redactor = Redactor::default();
-    let mut file_vars = pipeline.vars.clone();
-    file_vars.extend(cli_vars.clone());
-    let specs = servers::resolve(
-        pipeline,
-        &args.servers,
-        args.url.as_deref(),
-        &file_vars,
-        &redactor,
-    )?;
-    servers::assign_default(pipeline, file_only, &specs);
-    Ok(Servers {
-        cli_vars,
-        redactor,
-        specs,
-    })
-}
-
-/// The file `run` was given, loaded once: `Err` is the exit code of a
-/// usage mistake.
-pub fn load(args: &RunArgs, settings: &Settings) -> Result<(String, Loaded), u8> {
-    let names = servers::cli_server_names(&args.servers, &args.servers_from).map_err(usage)?;
-    let opts = settings.load_options(names);
-    Ok(load_file_with(&args.file, args.dialect, &opts))
-}
-
 /// Whether the loaded file asks to be planned, not run (`dry_run: true`).
-pub fn file_plans_only(loaded: &Loaded) -> bool {
+fn file_plans_only(loaded: &Loaded) -> bool {
     loaded.pipeline.as_ref().is_some_and(|p| p.dry_run)
 }
 
-/// Runs the loaded file; returns the exit code.
-pub async fn run(args: RunArgs, source: String, loaded: Loaded, settings: &Settings) -> u8 {
+/// `run FILE`: runs the file here, or plans it (`--dry-run`,
+/// `--estimate-cost`, a file that says `dry_run: true`), or has a worker
+/// run it (`--on`); returns the exit code.
+pub async fn run(args: RunArgs, settings: &Settings) -> u8 {
+    if plans_only(&args) {
+        return super::plan::plan(args, settings).await;
+    }
+    let (source, loaded) = match prepare::load(&args, settings) {
+        Ok(l) => l,
+        Err(code) => return code,
+    };
+    if file_plans_only(&loaded) {
+        eprintln!(
+            "{}: `dry_run: true`: planning only, nothing is called (remove it to run)",
+            args.file.display()
+        );
+        return super::plan::plan_loaded(args, source, loaded, settings).await;
+    }
     let name = args.file.display().to_string();
-    if super::report::report_diagnostics(&name, &source, &loaded) {
-        eprintln!("{name}: not run: the file has errors");
-        return exit::INVALID;
-    }
-    let Some(mut pipeline) = loaded.pipeline else {
-        return exit::INVALID;
+    let pipeline = match prepare::checked(&name, &source, loaded, "run") {
+        Ok(p) => p,
+        Err(code) => return code,
     };
-    if let Some(on) = &args.on {
-        return on_restate(&args, on, (&name, &source, &pipeline), settings).await;
+    match &args.on {
+        Some(on) => on_restate(&args, on, (&name, &source, &pipeline), settings).await,
+        None => local(&args, &source, pipeline, settings).await,
     }
-    // Masked now, from the file's own servers (`--servers-from` adds more
-    // below): the copy kept beside each saved run.
-    let kept = (!args.no_save).then(|| store::KeptSource::of(&source, &pipeline));
-    let Servers {
-        cli_vars,
-        redactor,
-        specs,
-    } = match servers_of(&args, &mut pipeline) {
-        Ok(s) => s,
-        Err(e) => return usage(e),
-    };
-    let comps: Vec<&Composition> = pipeline
-        .compositions
-        .iter()
-        .filter(|c| args.composition.as_ref().is_none_or(|n| &c.name == n))
-        .collect();
-    if comps.is_empty() {
-        let names: Vec<&str> = pipeline
-            .compositions
-            .iter()
-            .map(|c| c.name.as_str())
-            .collect();
-        return usage(format!(
-            "no composition named `{}`; the file has: {}",
-            args.composition.unwrap_or_default(),
-            names.join(", ")
-        ));
-    }
-    if let Some(case) = &args.case
-        && !comps
-            .iter()
-            .any(|c| c.cases.iter().any(|k| &k.name == case))
-    {
-        return usage(format!(
-            "no case named `{case}` in the selected compositions"
-        ));
-    }
-    let timeout =
-        match pipewright_engine::options::duration_flag("timeout", args.timeout.as_deref()) {
-            Ok(d) => d,
-            Err(e) => return usage(e),
-        };
-    let cli_budget = match cli_budget(&args) {
-        Ok(b) => b,
-        Err(e) => return usage(e),
-    };
-    let mut file_vars = pipeline.vars.clone();
-    file_vars.extend(cli_vars.clone());
-    let human = match human_of(&args, &pipeline, &file_vars, &redactor) {
-        Ok(h) => h,
-        Err(e) => return usage(e),
-    };
+}
 
-    let mut needed: Vec<String> = Vec::new();
-    for c in &comps {
-        for n in servers::needed(c, &specs) {
-            if !needed.contains(&n) {
-                needed.push(n);
-            }
-        }
-    }
-    let table = match super::spend::pricing_table(&args.spend, &pipeline) {
-        Ok(t) => t,
+/// Runs every chosen composition and case here, one session each, and
+/// reports them: set up, connect and check, run, report.
+async fn local(args: &RunArgs, source: &str, pipeline: Pipeline, settings: &Settings) -> u8 {
+    // Masked now, from the file's own servers (`--servers-from` adds more
+    // in `prepare`): the copy kept beside each saved run.
+    let kept = (!args.no_save).then(|| store::KeptSource::of(source, &pipeline));
+    let setup = match prepare::prepare(args, pipeline) {
+        Ok(s) => s,
+        Err(code) => return code,
+    };
+    let (timeout, human) = match run_options(args, &setup) {
+        Ok(o) => o,
         Err(e) => return usage(e),
     };
     // From here on a signal cancels rather than kills: servers are started.
@@ -321,37 +131,15 @@ pub async fn run(args: RunArgs, source: String, loaded: Loaded, settings: &Setti
         live: None,
         id: None,
     };
-    let connect = super::report::connect_options(settings);
-    let prepared = tokio::select! {
-        p = super::spend::prepare(&args.spend, table, &specs, &needed, (&redactor, &connect)) => p,
-        // Dropping the half-made connections kills the servers started.
-        stop = watch.signals.next() => {
-            eprintln!("stopped before the run began");
-            return stop.code();
-        }
-    };
-    let prepared = match prepared {
+    let prepared = match connect(args, &setup, source, settings, &mut watch.signals).await {
         Ok(p) => p,
         Err(code) => return code,
     };
-    let checked = super::spend::preflight(
-        &name,
-        &source,
-        &super::spend::runs_of(&pipeline, &comps, args.case.as_deref(), &cli_vars),
-        &prepared,
-        args.spend.yes,
-        true,
-    );
-    if let Err(code) = checked {
-        close(prepared, &mut watch.signals).await;
-        return code;
-    }
-
-    let grader = match pipewright_serve::judge::grader(
-        &args.judge,
-        &pipeline,
+    let grader = match pipewright_headless::grader(
+        args.judge.flags(),
+        &setup.pipeline,
         &prepared.pricing.table,
-        &redactor,
+        &setup.redactor,
         prepared.judge_replay.clone(),
         prepared.recorder.clone(),
         settings.judge_max_reply_kb,
@@ -362,136 +150,256 @@ pub async fn run(args: RunArgs, source: String, loaded: Loaded, settings: &Setti
             return usage(e);
         }
     };
-    let progress = args.format == Format::Text;
-    let stepping = Stepping {
-        step: args.step,
-        breaks: args.breaks.clone(),
-    };
     if let Some(b) = args
         .breaks
         .iter()
-        .find(|b| comps.iter().all(|c| c.index_of(b).is_none()))
+        .find(|b| setup.comps().iter().all(|c| c.index_of(b).is_none()))
     {
         return usage(format!(
             "--break `{b}`: no selected composition has a node `{b}`"
         ));
     }
-    let mut input = stepping.active().then(Input::stdin);
-    let mut traces: Vec<Trace> = Vec::new();
-    let mut cancelled = false;
-    'runs: for comp in comps {
-        let rows: Vec<Option<&pipewright_engine::file::model::Case>> = if comp.cases.is_empty() {
-            vec![None]
-        } else {
-            comp.cases
-                .iter()
-                .filter(|k| args.case.as_ref().is_none_or(|n| &k.name == n))
-                .map(Some)
-                .collect()
+    let local = Local {
+        args,
+        setup,
+        prepared,
+        grader,
+        human,
+        timeout,
+        kept,
+        max_runs: settings.max_runs,
+    };
+    let (mut traces, cancelled) = local.run_each(&mut watch).await;
+    super::output::aggregate_cases(&mut traces);
+    local
+        .report(source, traces, cancelled, settings, watch)
+        .await
+}
+
+/// What only a local run takes beside the set-up, checked before any
+/// server starts: the case `--case` names, `--timeout`, and who answers
+/// the servers' questions. `Err` is a usage mistake.
+fn run_options(
+    args: &RunArgs,
+    setup: &Setup,
+) -> Result<(Option<std::time::Duration>, Human), String> {
+    if let Some(case) = setup.case()
+        && !setup
+            .comps()
+            .iter()
+            .any(|c| c.cases.iter().any(|k| k.name == case))
+    {
+        return Err(format!(
+            "no case named `{case}` in the selected compositions"
+        ));
+    }
+    let timeout =
+        pipewright_engine::options::duration_flag("timeout", args.flags.timeout.as_deref())?;
+    let human = human_of(args, &setup.pipeline, &setup.file_vars(), &setup.redactor)?;
+    Ok((timeout, human))
+}
+
+/// Connects the servers (a stop signal first stops the set-up) and runs
+/// preflight on every session to come: `Err` is the exit code, the
+/// reason printed and the servers closed.
+async fn connect(
+    args: &RunArgs,
+    setup: &Setup,
+    source: &str,
+    settings: &Settings,
+    signals: &mut Signals,
+) -> Result<Prepared, u8> {
+    let connect = pipewright_headless::connect_options(settings);
+    let prepared = tokio::select! {
+        p = setup.connect(&args.spend, &connect) => p?,
+        // Dropping the half-made connections kills the servers started.
+        stop = signals.next() => {
+            eprintln!("stopped before the run began");
+            return Err(stop.code());
+        }
+    };
+    let runs = super::spend::runs_of(
+        &setup.pipeline,
+        &setup.comps(),
+        setup.case(),
+        &setup.cli_vars,
+    );
+    let checked =
+        super::spend::preflight(&setup.name, source, &runs, &prepared, args.spend.yes, true);
+    if let Err(code) = checked {
+        close(prepared, signals).await;
+        return Err(code);
+    }
+    Ok(prepared)
+}
+
+/// A local run under way: the set-up, the connections and what every
+/// session of it shares.
+struct Local<'a> {
+    args: &'a RunArgs,
+    setup: Setup,
+    prepared: Prepared,
+    grader: Grader,
+    /// Who answers the servers' questions.
+    human: Human,
+    /// `--timeout`.
+    timeout: Option<std::time::Duration>,
+    /// The file's text kept beside each saved run (`None`: `--no-save`).
+    kept: Option<store::KeptSource>,
+    /// `PIPEWRIGHT_MAX_RUNS`.
+    max_runs: Option<usize>,
+}
+
+impl Local<'_> {
+    /// Runs every chosen composition and case in turn: their traces, and
+    /// whether a stop signal cancelled the rest.
+    async fn run_each(&self, watch: &mut Watch) -> (Vec<Trace>, bool) {
+        let stepping = Stepping {
+            step: self.args.step,
+            breaks: self.args.breaks.clone(),
         };
-        for row in rows {
-            let mut cfg = config(
-                &pipeline, comp, row, &cli_vars, cli_budget, &args, &name, timeout,
-            );
-            cfg.pricing = prepared.pricing.clone();
-            cfg.max_cost_per_call_usd = args.spend.max_cost_per_call;
-            cfg.human = human.clone();
-            if !args.no_save {
-                watch.begin(comp, row.map(|r| r.name.as_str()), &name);
-            }
-            // Resolved before the run: the judge's key is a secret of it.
-            let judge = grader.judge_for(comp, &cfg.vars, &redactor);
-            let (budget, on_budget) = (cfg.budget, cfg.on_budget);
-            let mut trace = drive(
-                comp,
-                prepared.caller.clone(),
-                cfg,
-                redactor.clone(),
-                progress,
-                (&stepping, input.as_mut()),
-                &mut watch,
-            )
-            .await;
-            if let Some(id) = watch.id.take() {
-                trace.run_id = id;
-            }
-            let mut stop = trace.composition.status == RunStatus::Cancelled;
-            if !comp.eval.is_empty() && !stop {
-                let grading = pipewright_engine::eval::Grading {
-                    comp,
-                    judge,
-                    tools: Some(&prepared.tools),
-                    budget,
-                    on_budget,
-                };
-                tokio::select! {
-                    () = pipewright_engine::eval::grade(&mut trace, grading) => {}
-                    signal = watch.signals.next() => {
-                        eprintln!("{}", signal.notice());
-                        stop = true;
-                    }
-                }
+        let mut input = stepping.active().then(Input::stdin);
+        let mut traces: Vec<Trace> = Vec::new();
+        for comp in self.setup.comps() {
+            for row in self.setup.rows(comp) {
+                let (trace, stop) = self
+                    .run_one(comp, row, (&stepping, input.as_mut()), watch)
+                    .await;
+                traces.push(trace);
                 if stop {
-                    for r in &mut trace.eval {
-                        r.reason = "not judged: cancelled while the judge was asked".into();
-                    }
+                    return (traces, true);
                 }
-            }
-            if let Some(kept) = &kept {
-                super::report::keep(&trace, Some(kept), settings.max_runs);
-            }
-            // Saved: the record of the run in progress goes.
-            watch.live = None;
-            traces.push(trace);
-            if stop {
-                cancelled = true;
-                break 'runs;
             }
         }
-    }
-    super::output::aggregate_cases(&mut traces);
-    let saved = super::spend::save_cassette(&args.spend, &prepared);
-    if let Err(code) = saved {
-        close(prepared, &mut watch.signals).await;
-        return code;
+        (traces, false)
     }
 
-    super::output::print(
-        args.format,
-        &traces,
-        &name,
-        Some((&pipeline, source.as_str(), args.dialect, settings.fibe)),
-    );
-    if let Some(code) =
-        super::output::export_otlp(&traces, args.otlp.as_deref(), args.otlp_endpoint.as_deref())
-            .await
-    {
-        close(prepared, &mut watch.signals).await;
-        return code;
-    }
-    // The report is out and the traces saved before the servers get their
-    // shutdown grace.
-    let stopped = close(prepared, &mut watch.signals).await;
-    for t in &traces {
-        if let Some(cap) = &t.composition.budget_tripped
-            && t.composition.status != RunStatus::BudgetExceeded
-        {
-            eprintln!(
-                "warning: budget `{cap}` was exceeded in {} (--on-budget-exceeded warn)",
-                store::label(t)
-            );
+    /// One session: runs `comp` with `row`'s vars, grades its `eval:`,
+    /// saves the trace; the trace, and whether a stop signal came.
+    async fn run_one(
+        &self,
+        comp: &Composition,
+        row: Option<&Case>,
+        stepping: (&Stepping, Option<&mut Input>),
+        watch: &mut Watch,
+    ) -> (Trace, bool) {
+        let args = self.args;
+        let redactor = &self.setup.redactor;
+        let mut cfg = self.setup.config(comp, row, self.timeout);
+        cfg.pricing = self.prepared.pricing.clone();
+        cfg.max_cost_per_call_usd = args.spend.max_cost_per_call;
+        cfg.human = self.human.clone();
+        if !args.no_save {
+            watch.begin(comp, row.map(|r| r.name.as_str()), &self.setup.name);
         }
+        // Resolved before the run: the judge's key is a secret of it.
+        let judge = self.grader.judge_for(comp, &cfg.vars, redactor);
+        let (budget, on_budget) = (cfg.budget, cfg.on_budget);
+        let mut trace = drive(
+            comp,
+            self.prepared.caller.clone(),
+            cfg,
+            redactor.clone(),
+            args.format == Format::Text,
+            stepping,
+            watch,
+        )
+        .await;
+        if let Some(id) = watch.id.take() {
+            trace.run_id = id;
+        }
+        let mut stop = trace.composition.status == RunStatus::Cancelled;
+        if !comp.eval.is_empty() && !stop {
+            let grading = pipewright_engine::eval::Grading {
+                comp,
+                judge,
+                tools: Some(&self.prepared.tools),
+                budget,
+                on_budget,
+            };
+            tokio::select! {
+                () = pipewright_engine::eval::grade(&mut trace, grading) => {}
+                signal = watch.signals.next() => {
+                    eprintln!("{}", signal.notice());
+                    stop = true;
+                }
+            }
+            if stop {
+                for r in &mut trace.eval {
+                    r.reason = "not judged: cancelled while the judge was asked".into();
+                }
+            }
+        }
+        if let Some(kept) = &self.kept {
+            pipewright_headless::keep(&trace, Some(kept), self.max_runs);
+        }
+        // Saved: the record of the run in progress goes.
+        watch.live = None;
+        (trace, stop)
     }
-    if cancelled || stopped.is_some() {
-        return watch.signals.first().map_or(exit::CANCELLED, Stop::code);
+
+    /// Saves the cassette, prints the report, exports OTLP, closes the
+    /// servers and gives the exit code of the whole command.
+    async fn report(
+        self,
+        source: &str,
+        traces: Vec<Trace>,
+        cancelled: bool,
+        settings: &Settings,
+        mut watch: Watch,
+    ) -> u8 {
+        let Local {
+            args,
+            setup,
+            prepared,
+            ..
+        } = self;
+        if let Err(code) = super::spend::save_cassette(&args.spend, &prepared) {
+            close(prepared, &mut watch.signals).await;
+            return code;
+        }
+        super::output::print(
+            args.format,
+            &traces,
+            &setup.name,
+            Some((&setup.pipeline, source, args.dialect, settings.fibe)),
+        );
+        if let Some(code) =
+            super::output::export_otlp(&traces, args.otlp.as_deref(), args.otlp_endpoint.as_deref())
+                .await
+        {
+            close(prepared, &mut watch.signals).await;
+            return code;
+        }
+        // The report is out and the traces saved before the servers get
+        // their shutdown grace.
+        let stopped = close(prepared, &mut watch.signals).await;
+        for t in &traces {
+            if let Some(cap) = &t.composition.budget_tripped
+                && t.composition.status != RunStatus::BudgetExceeded
+            {
+                eprintln!(
+                    "warning: budget `{cap}` was exceeded in {} (--on-budget-exceeded warn)",
+                    store::label(t)
+                );
+            }
+        }
+        if cancelled || stopped.is_some() {
+            return watch.signals.first().map_or(exit::CANCELLED, Stop::code);
+        }
+        exit_code(&traces)
     }
+}
+
+/// The exit code of runs that were not cancelled: 3 when one went over
+/// its budget, 0 when every one passed, else 1.
+fn exit_code(traces: &[Trace]) -> u8 {
     let over_budget = traces
         .iter()
         .any(|t| t.composition.status == RunStatus::BudgetExceeded);
     if over_budget {
-        return exit::BUDGET;
-    }
-    if traces.iter().all(Trace::passed) {
+        exit::BUDGET
+    } else if traces.iter().all(Trace::passed) {
         exit::OK
     } else {
         exit::FAILED
@@ -514,12 +422,12 @@ async fn on_restate(
     let local_only = [
         (args.step, "--step"),
         (!args.breaks.is_empty(), "--break"),
-        (!args.servers.is_empty(), "--server"),
-        (args.url.is_some(), "--url"),
+        (!args.flags.server.servers.is_empty(), "--server"),
+        (args.flags.server.url.is_some(), "--url"),
         (!args.servers_from.is_empty(), "--servers-from"),
         (args.answers.is_some(), "--answers"),
-        (args.case.is_some(), "--case"),
-        (args.timeout.is_some(), "--timeout"),
+        (args.flags.case.is_some(), "--case"),
+        (args.flags.timeout.is_some(), "--timeout"),
         (args.max_cost.is_some(), "--max-cost"),
         (args.max_tokens.is_some(), "--max-tokens"),
         (args.max_duration.is_some(), "--max-duration"),
@@ -534,14 +442,14 @@ async fn on_restate(
     let comps: Vec<&Composition> = pipeline
         .compositions
         .iter()
-        .filter(|c| args.composition.as_ref().is_none_or(|n| &c.name == n))
+        .filter(|c| args.flags.composition.as_ref().is_none_or(|n| &c.name == n))
         .collect();
     let comp = match comps.as_slice() {
         [c] => *c,
         [] => {
             return usage(format!(
                 "no composition named `{}`",
-                args.composition.clone().unwrap_or_default()
+                args.flags.composition.clone().unwrap_or_default()
             ));
         }
         _ => {
@@ -554,7 +462,7 @@ async fn on_restate(
             comp.name
         ));
     }
-    let vars = match parse_vars(&args.vars) {
+    let vars = match parse_vars(&args.flags.vars) {
         Ok(v) => v,
         Err(e) => return usage(e),
     };
@@ -587,39 +495,6 @@ async fn on_restate(
         },
     )
     .await
-}
-
-#[allow(clippy::too_many_arguments)]
-pub(crate) fn config(
-    pipeline: &Pipeline,
-    comp: &Composition,
-    row: Option<&pipewright_engine::file::model::Case>,
-    cli_vars: &IndexMap<String, Value>,
-    cli_budget: Budget,
-    args: &RunArgs,
-    file: &str,
-    timeout: Option<std::time::Duration>,
-) -> SessionConfig {
-    let mut vars = pipeline.vars.clone();
-    if let Some(r) = row {
-        vars.extend(r.vars.clone());
-    }
-    vars.extend(cli_vars.clone());
-    let expect = pipewright_engine::file::model::Case::expectations(row, comp);
-    SessionConfig {
-        file: file.to_owned(),
-        case: row.map(|r| r.name.clone()),
-        vars,
-        budget: cli_budget.or(comp.budget).or(pipeline.budget),
-        on_budget: match args.on_budget_exceeded {
-            OnBudget::Stop => BudgetMode::Stop,
-            OnBudget::Continue => BudgetMode::Continue,
-            OnBudget::Warn => BudgetMode::Warn,
-        },
-        default_timeout: timeout,
-        expect,
-        ..SessionConfig::default()
-    }
 }
 
 /// Drives one session to the end of its run, printing progress to stderr
@@ -685,7 +560,7 @@ async fn drive(
 /// one (the run was not cancelled) ends the wait and is returned. Either
 /// way the connections are dropped and with them each server's process
 /// group.
-async fn close(prepared: super::spend::Prepared, signals: &mut Signals) -> Option<Stop> {
+async fn close(prepared: Prepared, signals: &mut Signals) -> Option<Stop> {
     tokio::select! {
         () = super::spend::close(prepared) => None,
         stop = signals.next() => Some(stop),

@@ -70,6 +70,8 @@ pub struct ShowArgs {
     /// As `run --format` prints: text, json, junit, fibe or discord.
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub format: Format,
+    #[command(flatten)]
+    pub fibe: crate::flags::FibeFlags,
 }
 
 /// Arguments of `runs diff`.

@@ -14,11 +14,12 @@ use std::time::Duration;
 use tokio::io::{AsyncBufReadExt, BufReader, Lines, Stdin};
 
 use super::progress::Progress;
-use super::run::watch::{Signals, Watch};
+use super::run::watch::Watch;
 use pipewright_engine::file::model::{Composition, Kind};
 use pipewright_engine::run::events::{Event, PauseReason};
 use pipewright_engine::run::session::{Command, Session};
 use pipewright_engine::run::trace::{NodeStatus, Trace};
+use pipewright_headless::Signals;
 
 /// How often the live progress line is redrawn.
 const TICK: Duration = Duration::from_millis(100);

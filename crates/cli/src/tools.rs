@@ -8,13 +8,14 @@ use indexmap::IndexMap;
 use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
+use super::flags::ServerFlags;
 use pipewright_engine::cost::pricing::PricingTable;
 use pipewright_engine::file::import::Dialect;
 use pipewright_engine::file::model::Pipeline;
 use pipewright_engine::file::open::load_file_with;
 use pipewright_engine::json::Json;
 use pipewright_engine::lang::reference;
-use pipewright_engine::mcp::servers::{self, ServerArg};
+use pipewright_engine::mcp::servers;
 use pipewright_engine::mcp::{Connection, ServerSpec, TaskSupport};
 use pipewright_engine::options::exit;
 use pipewright_engine::redact::Redactor;
@@ -35,12 +36,8 @@ pub struct ServerOpts {
     /// Take the servers from this pipeline file.
     #[arg(long, value_name = "FILE")]
     pub file: Option<PathBuf>,
-    /// A Streamable HTTP URL (or the only server of the file, replaced).
-    #[arg(long)]
-    pub url: Option<String>,
-    /// NAME=URL or NAME='COMMAND ARGS'. Repeatable.
-    #[arg(long = "server", value_name = "NAME=URL|CMD")]
-    pub servers: Vec<ServerArg>,
+    #[command(flatten)]
+    pub server: ServerFlags,
 }
 
 /// Arguments of `tools list`.
@@ -51,6 +48,10 @@ pub struct ListArgs {
     /// Print the tools as JSON.
     #[arg(long)]
     pub json: bool,
+    #[command(flatten)]
+    pub fibe: crate::flags::FibeFlags,
+    #[command(flatten)]
+    pub connect: crate::flags::ConnectFlags,
 }
 
 /// Arguments of `tools call`.
@@ -102,14 +103,18 @@ pub struct CallArgs {
     pub max_cost_per_call: Option<f64>,
     /// `stop` (default) makes no call past a cap; `continue` makes the
     /// calls and exits 3; `warn` makes them and exits 0 with a warning.
-    #[arg(long, value_enum, default_value_t = super::run::OnBudget::Stop)]
-    pub on_budget_exceeded: super::run::OnBudget,
+    #[arg(long, value_enum, default_value_t = super::flags::OnBudget::Stop)]
+    pub on_budget_exceeded: super::flags::OnBudget,
     /// Replace the bundled pricing.yaml with this table.
     #[arg(long, value_name = "PATH")]
     pub pricing_table: Option<PathBuf>,
     /// Allow calling tools annotated `destructiveHint: true`.
     #[arg(long, short = 'y')]
     pub yes: bool,
+    #[command(flatten)]
+    pub fibe: crate::flags::FibeFlags,
+    #[command(flatten)]
+    pub connect: crate::flags::ConnectFlags,
 }
 
 /// Runs a `tools` subcommand; returns the exit code.
@@ -131,7 +136,11 @@ async fn connect_all(
         Some(path) => {
             let (source, loaded) =
                 load_file_with(path, Dialect::Auto, &settings.load_options(Vec::new()));
-            if super::report::report_diagnostics(&path.display().to_string(), &source, &loaded) {
+            if pipewright_headless::report_diagnostics(
+                &path.display().to_string(),
+                &source,
+                &loaded,
+            ) {
                 return Err(exit::INVALID);
             }
             loaded.pipeline.ok_or(exit::INVALID)?
@@ -141,8 +150,8 @@ async fn connect_all(
     let redactor = Redactor::default();
     let specs: IndexMap<String, ServerSpec> = servers::resolve(
         &pipeline,
-        &opts.servers,
-        opts.url.as_deref(),
+        &opts.server.servers,
+        opts.server.url.as_deref(),
         &pipeline.vars,
         &redactor,
     )
@@ -150,7 +159,7 @@ async fn connect_all(
         eprintln!("error: {e}");
         exit::INVALID
     })?;
-    let connect = super::report::connect_options(settings);
+    let connect = pipewright_headless::connect_options(settings);
     let conns = super::servers::connect_each(&specs, &redactor, &connect).await?;
     Ok((conns, redactor))
 }
@@ -239,7 +248,7 @@ struct Spend {
     max_cost: Option<f64>,
     max_tokens: Option<u64>,
     max_cost_per_call: Option<f64>,
-    mode: super::run::OnBudget,
+    mode: super::flags::OnBudget,
     cost: f64,
     tokens: u64,
     /// The first cap that fired, with why.
@@ -252,7 +261,7 @@ impl Spend {
         if self.tripped.is_none() {
             self.tripped = Some(why);
         }
-        self.mode == super::run::OnBudget::Stop
+        self.mode == super::flags::OnBudget::Stop
     }
 
     /// Checks a call's projected figures against the caps before it is made.
@@ -534,7 +543,7 @@ async fn call(a: CallArgs, settings: &Settings) -> u8 {
                 other => println!("{}", crate::json::pretty(&other)),
             }
             match (tripped, mode) {
-                (Some(why), super::run::OnBudget::Warn) => {
+                (Some(why), super::flags::OnBudget::Warn) => {
                     eprintln!("warning: budget exceeded: {why}");
                     exit::OK
                 }

@@ -83,10 +83,11 @@ mod conformance_content;
 mod conformance_mrtr;
 mod conformance_parts;
 mod data;
+mod http;
 mod tools;
 mod written;
 
-pub mod http;
+pub use http::http_config;
 
 use catalog::DemoTool;
 

@@ -1,13 +1,14 @@
 //! pipewright's servers: `pipewright serve`, compositions as MCP tools for
 //! agents (locally or with `--on restate://…`), and `pipewright worker`,
 //! which runs durable runs for Restate (the `durable` feature, on by
-//! default). Beside them, what every headless command shares with them:
-//! its stop signals, how it reports a load and keeps a trace, and the
-//! judge flags.
+//! default). Both take their options as values (the command line owns
+//! the flags); what they share with the command line's own commands —
+//! stop signals, reports on stderr, the judge — is `pipewright_headless`.
 
-pub mod judge;
-pub mod report;
-pub mod serve;
-pub mod signals;
+mod serve;
 #[cfg(feature = "durable")]
-pub mod worker;
+mod worker;
+
+pub use serve::{DEFAULT_MAX_BODY, DEFAULT_MAX_CALLS, DEFAULT_MAX_SESSIONS, ServeOptions, serve};
+#[cfg(feature = "durable")]
+pub use worker::{WorkerOptions, worker};

@@ -14,11 +14,11 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use clap::Args;
 use indexmap::IndexMap;
 use serde_json::{Map, Value, json};
 
 use pipewright_engine::cost::pricing::{Pricing, PricingTable};
+use pipewright_engine::eval::JudgeFlags;
 use pipewright_engine::file::import::Dialect;
 use pipewright_engine::file::model::{Composition, Pipeline};
 use pipewright_engine::file::open::load_file_with;
@@ -47,68 +47,53 @@ mod tasks_2025;
 
 use model::{Param, Served, Upstream, json_type};
 
-/// Arguments of `serve`.
-#[derive(Debug, Args)]
-pub struct ServeArgs {
+/// What `serve` serves and how: the command line's values.
+#[derive(Debug)]
+pub struct ServeOptions {
     /// Pipeline files; each composition is one tool (a `pipe:` file is one
     /// tool named after the file).
-    #[arg(required = true, value_name = "FILE")]
     pub files: Vec<PathBuf>,
-    /// Serve Streamable HTTP at ADDR (e.g. `127.0.0.1:8808`; path `/mcp`)
-    /// instead of stdio.
-    #[arg(long, value_name = "ADDR")]
+    /// Serve Streamable HTTP at this address (path `/mcp`) instead of
+    /// stdio.
     pub http: Option<String>,
     /// Also serve compositions that call tools marked destructive.
-    #[arg(long, short = 'y')]
     pub yes: bool,
-    /// Also serve `run_pipeline`, which runs an inline pipeline (native,
-    /// Fibe or Discord) against the same servers. Off by default: it lets
-    /// the caller call any upstream tool.
-    #[arg(long)]
+    /// Also serve `run_pipeline`, which runs an inline pipeline against
+    /// the same servers.
     pub meta_tool: bool,
     /// Do not save the runs callers make.
-    #[arg(long)]
     pub no_save: bool,
-    /// Let `run_pipeline`'s inline pipelines read this environment variable
-    /// as `${env.NAME}` (repeatable). None by default: a caller reads
-    /// nothing of the server's environment. jq's `env` stays off.
-    #[arg(long, value_name = "NAME")]
+    /// The environment variables `run_pipeline`'s inline pipelines may
+    /// read as `${env.NAME}`.
     pub allow_env: Vec<String>,
-    /// With --http: every request must carry `Authorization: Bearer TOKEN`,
-    /// TOKEN being the value of the environment variable NAME. Required to
-    /// listen on an address other than loopback.
-    #[arg(long, value_name = "NAME")]
+    /// With `http`: the environment variable whose value every request
+    /// must carry as its bearer token.
     pub token_env: Option<String>,
-    /// With --http: the largest request body taken, in bytes (a larger one
-    /// is answered 413 unread).
-    #[arg(long, value_name = "BYTES", default_value_t = handler::DEFAULT_MAX_BODY)]
+    /// With `http`: the largest request body taken, in bytes
+    /// ([`DEFAULT_MAX_BODY`]).
     pub max_body: usize,
-    /// With --http: the most sessions open at once (one more `initialize`
-    /// is answered 503 until a client closes its session).
-    #[arg(long, value_name = "N", default_value_t = limits::DEFAULT_MAX_SESSIONS)]
+    /// With `http`: the most sessions open at once
+    /// ([`DEFAULT_MAX_SESSIONS`]).
     pub max_sessions: usize,
-    /// With --http: the most requests in flight in one session (one more is
-    /// answered 429 until one ends).
-    #[arg(long, value_name = "N", default_value_t = limits::DEFAULT_MAX_CALLS)]
+    /// With `http`: the most requests in flight in one session
+    /// ([`DEFAULT_MAX_CALLS`]).
     pub max_calls_per_session: usize,
-    /// Run each call durably on Restate (its ingress at
-    /// `restate://HOST:PORT`), where `pipewright worker` runs the same
-    /// files: a call survives the worker dying mid-run.
-    #[arg(long, value_name = "restate://HOST:PORT")]
+    /// Run each call durably on Restate, its ingress at
+    /// `restate://HOST:PORT`.
     pub on: Option<String>,
-    /// With --on: Restate's admin API (default port 9070 of the --on host).
-    #[arg(long, value_name = "URL", env = "PIPEWRIGHT_RESTATE_ADMIN")]
+    /// With `on`: Restate's admin API (default port 9070 of the `on` host).
     pub restate_admin: Option<String>,
-    /// Grade each served composition's `eval:` after it answers (off the
-    /// agent's path) and write the judged rows into its saved run.
-    #[arg(long)]
+    /// Grade each served composition's `eval:` after it answers.
     pub eval: bool,
-    #[command(flatten)]
-    pub judge: super::judge::JudgeArgs,
+    /// Who grades `eval:`, as the command line says.
+    pub judge: JudgeFlags,
 }
 
+pub use handler::DEFAULT_MAX_BODY;
+pub use limits::{DEFAULT_MAX_CALLS, DEFAULT_MAX_SESSIONS};
+
 /// `serve`: returns the exit code.
-pub async fn serve(args: ServeArgs, settings: Settings) -> u8 {
+pub async fn serve(args: ServeOptions, settings: Settings) -> u8 {
     // What --http needs is checked before any upstream server starts.
     let http = match &args.http {
         Some(addr) => match http_options(addr, &args).await {
@@ -220,7 +205,7 @@ pub async fn serve(args: ServeArgs, settings: Settings) -> u8 {
 
 /// The token (from `--token-env`), body, session and call limits for
 /// `--http ADDR`; an address off loopback without a token is refused.
-async fn http_options(addr: &str, args: &ServeArgs) -> Result<handler::HttpOptions, String> {
+async fn http_options(addr: &str, args: &ServeOptions) -> Result<handler::HttpOptions, String> {
     let token = match &args.token_env {
         Some(name) => match std::env::var(name) {
             Ok(v) if !v.trim().is_empty() => Some(v.trim().to_owned()),
@@ -292,7 +277,7 @@ async fn load_and_connect(
     let name = path.display().to_string();
     let (source, loaded) = load_file_with(path, Dialect::Auto, &settings.load_options(Vec::new()));
     let file_sha256 = pipewright_engine::run::durable::client::file_hash(source.as_bytes());
-    if super::report::report_diagnostics(&name, &source, &loaded) {
+    if pipewright_headless::report_diagnostics(&name, &source, &loaded) {
         eprintln!("{name}: not served: the file has errors");
         return Err(exit::INVALID);
     }
@@ -316,7 +301,7 @@ async fn load_and_connect(
     // changes.
     let opts = ConnectOptions {
         listen: true,
-        ..settings.connect_options(|text| eprintln!("{text}"))
+        ..pipewright_headless::connect_options(settings)
     };
     let pool = ServerPool::connect(&specs, &needed, &opts)
         .await

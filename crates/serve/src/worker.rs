@@ -15,8 +15,6 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use clap::Args;
-
 use super::serve::handler::{Flags, PipelineServer};
 use pipewright_engine::options::exit;
 use pipewright_engine::settings::Settings;
@@ -29,42 +27,27 @@ mod shared;
 
 use shared::Shared;
 
-/// Arguments of `worker`.
-#[derive(Debug, Args)]
-pub struct WorkerArgs {
-    /// Pipeline files whose compositions this worker runs; a client names
-    /// one by the tool name `serve` would give it, and must hold the same
-    /// file (checked by hash).
-    #[arg(required = true, value_name = "FILE")]
+/// What `worker` runs and where: the command line's values.
+#[derive(Debug)]
+pub struct WorkerOptions {
+    /// Pipeline files whose compositions this worker runs.
     pub files: Vec<PathBuf>,
     /// Where Restate reaches this worker (HTTP/2 without TLS).
-    #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:9080")]
     pub listen: SocketAddr,
     /// Restate's admin API, where the worker registers itself.
-    #[arg(
-        long,
-        value_name = "URL",
-        env = "PIPEWRIGHT_RESTATE_ADMIN",
-        default_value = "http://127.0.0.1:9070"
-    )]
     pub restate: String,
-    /// The URL to register instead of `http://ADDR` (a load balancer in
-    /// front of several workers, say).
-    #[arg(long, value_name = "URL")]
+    /// The URL to register instead of `http://ADDR`.
     pub advertise: Option<String>,
     /// Do not register; print the command that does.
-    #[arg(long)]
     pub no_register: bool,
     /// This worker's name in traces and history (default `worker@ADDR`).
-    #[arg(long, value_name = "NAME")]
     pub name: Option<String>,
     /// Also run compositions that call tools marked destructive.
-    #[arg(long, short = 'y')]
     pub yes: bool,
 }
 
 /// `worker`: returns the exit code.
-pub async fn worker(args: WorkerArgs, settings: Settings) -> u8 {
+pub async fn worker(args: WorkerOptions, settings: Settings) -> u8 {
     let name = args
         .name
         .clone()
@@ -115,7 +98,7 @@ pub async fn worker(args: WorkerArgs, settings: Settings) -> u8 {
     let endpoint = restate_sdk::endpoint::Endpoint::builder()
         .bind(journal::definition(shared))
         .build();
-    let mut signals = crate::signals::Signals::listen();
+    let mut signals = pipewright_headless::Signals::listen();
     let serving = listen::serve(listener, endpoint, async move {
         signals.next().await;
     });

@@ -86,7 +86,7 @@ pub async fn follow(
     file: Option<(&str, &str, &Pipeline)>,
     report: Report<'_>,
 ) -> u8 {
-    let mut signals = super::watch::Signals::listen();
+    let mut signals = pipewright_headless::Signals::listen();
     // Progress lines go with the text report, as `run` prints them.
     let progress = report.format == crate::output::Format::Text;
     let mut journal = Some(Journal {
@@ -162,12 +162,12 @@ pub async fn follow(
     let name = file.map_or_else(|| trace.file.clone(), |f| f.0.to_owned());
     if report.save {
         match file {
-            Some((_, source, p)) => crate::report::keep(
+            Some((_, source, p)) => pipewright_headless::keep(
                 &trace,
                 Some(&store::KeptSource::of(source, p)),
                 report.max_runs,
             ),
-            None => crate::report::keep(&trace, None, report.max_runs),
+            None => pipewright_headless::keep(&trace, None, report.max_runs),
         }
     }
     let traces = [trace];

@@ -9,10 +9,10 @@
 //! are in their own process groups: a signal to pipewright never reaches
 //! them). A second signal quits at once.
 //!
-//! The signals themselves are [`Signals`] (`pipewright_serve::signals`),
-//! which `serve` and `worker` listen to as well.
+//! The signals themselves are [`Signals`] (`pipewright_headless`), which
+//! `serve` and `worker` listen to as well.
 
-pub use pipewright_serve::signals::{Signals, Stop};
+use pipewright_headless::Signals;
 
 use pipewright_engine::file::model::Composition;
 use pipewright_engine::run::events::Event;

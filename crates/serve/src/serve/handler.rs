@@ -325,7 +325,7 @@ impl PipelineServer {
             super::judged::Evaluator::mark(&mut trace);
         }
         if self.save {
-            crate::report::keep(&trace, None, self.settings.max_runs);
+            pipewright_headless::keep(&trace, None, self.settings.max_runs);
         }
         let answer = result(&trace);
         if let Some(e) = judged {
@@ -591,7 +591,7 @@ pub async fn serve_http(
     let service = StreamableHttpService::new(
         move || Ok(server.for_session()),
         sessions,
-        pipewright_demo::http::http_config(cancel.child_token(), opts.token.is_some()),
+        pipewright_demo::http_config(cancel.child_token(), opts.token.is_some()),
     );
     let router = axum::Router::new()
         .nest_service("/mcp", service)

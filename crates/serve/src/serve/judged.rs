@@ -11,8 +11,7 @@ use std::sync::{Arc, Mutex};
 use indexmap::IndexMap;
 
 use super::model::{Served, Upstream};
-use crate::judge::{JudgeArgs, grader};
-use pipewright_engine::eval::{Grader, Grading};
+use pipewright_engine::eval::{Grader, Grading, JudgeFlags};
 use pipewright_engine::file::model::{Budget, Composition};
 use pipewright_engine::mcp::ToolInfo;
 use pipewright_engine::redact::Redactor;
@@ -40,7 +39,7 @@ impl Evaluator {
     /// The graders of `served` (each with its file's upstream tool lists);
     /// `Err` is a usage error (a half-given judge flag, a bad config.yaml).
     pub fn new(
-        args: &JudgeArgs,
+        flags: &JudgeFlags,
         served: &[Served],
         upstreams: &[Arc<Upstream>],
         max_reply_kb: Option<usize>,
@@ -52,8 +51,8 @@ impl Evaluator {
                 .find(|u| Arc::ptr_eq(&u.pricing, &s.pricing))
                 .map(|u| u.tools.clone())
                 .unwrap_or_default();
-            let g = grader(
-                args,
+            let g = pipewright_headless::grader(
+                flags.clone(),
                 &s.pipeline,
                 &s.pricing.table,
                 &s.redactor,

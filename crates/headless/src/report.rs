@@ -1,7 +1,9 @@
 //! How a headless command reports on stderr: a load's diagnostics,
-//! compiler style, and a trace it could not save.
+//! compiler style, a trace it could not save, and a login's messages.
 
 use pipewright_engine::file::loader::Loaded;
+use pipewright_engine::mcp::ConnectOptions;
+use pipewright_engine::settings::Settings;
 
 /// Prints every diagnostic of a load to stderr; true when there were errors.
 pub fn report_diagnostics(file: &str, source: &str, loaded: &Loaded) -> bool {
@@ -30,4 +32,10 @@ pub fn keep(
             runs.dir.display()
         );
     }
+}
+
+/// The options of a headless command's connections: as `settings` say, a
+/// login's messages on stderr.
+pub fn connect_options(settings: &Settings) -> ConnectOptions {
+    settings.connect_options(|text| eprintln!("{text}"))
 }
