@@ -38,12 +38,24 @@ use super::state::NodeVisual;
 use super::theme::Theme;
 use super::timeline::Timeline;
 
+mod completion;
 mod durable;
 mod events;
+mod export;
 pub(crate) mod gate;
+mod history;
 mod input;
+mod judging;
+mod mode;
+mod overlay_find;
+mod palette;
 mod pin;
 mod plan;
+mod preflight;
+mod questions;
+mod results;
+mod timeline;
+mod yank;
 
 pub use super::mode::Mode;
 
@@ -228,7 +240,7 @@ pub struct App {
     /// Whether the first validation has come in.
     validated_once: bool,
     /// The servers' tool lists and preflight's verdict as you type.
-    pub tools: super::preflight::LiveTools,
+    pub tools: preflight::LiveTools,
     /// A durable run being followed: what cancels it.
     pub durable: Option<tokio_util::sync::CancellationToken>,
     /// The search in the help or the Messages pane (`/`).
@@ -280,7 +292,7 @@ impl App {
             zoom: false,
             start_error: None,
             validated_once: false,
-            tools: super::preflight::LiveTools::default(),
+            tools: preflight::LiveTools::default(),
             overlay_find: None,
             durable: None,
         }

@@ -4,10 +4,9 @@
 //! call waits on. Keys come in as the keymap's `ask-*` actions (editing keys
 //! go to the focused text); an answer leaves only once it fits the question.
 //!
-//! The queue turns keys into an [`Outcome`] the app carries out (`apply`);
+//! The queue turns keys into an [`Outcome`] the app carries out (`app/questions.rs`);
 //! `view` draws the modal.
 
-mod apply;
 pub mod form;
 pub mod responder;
 pub mod sample;

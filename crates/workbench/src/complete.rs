@@ -2,7 +2,7 @@
 //! offers at the cursor, filtered as you type, and beside them what the
 //! chosen one is (a tool's description and arguments, an argument's type).
 //! It owns its state and turns keys into what the app does next; the app
-//! asks the engine again after every edit (`apply`: the app's side, which
+//! asks the engine again after every edit (`app/completion.rs`, which
 //! also offers the palette's new-pipeline scaffold from the same tool
 //! lists).
 
@@ -16,8 +16,6 @@ use ratatui::widgets::{Block, Clear, Paragraph, Widget, Wrap};
 use pipewright_engine::author::complete::{Completion, Item, Kind};
 
 use super::theme::Theme;
-
-mod apply;
 
 /// Rows of items shown at once.
 const ROWS: usize = 8;

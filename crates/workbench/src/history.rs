@@ -4,7 +4,7 @@
 //! it again with the file's `eval:` (a new run; no tool is called).
 //!
 //! The component owns the list and its selection and turns keys into a
-//! [`HistoryEffect`]; the app carries the effect out (`apply`: opening a
+//! [`HistoryEffect`]; the app carries the effect out (`app/history.rs`: opening a
 //! run read-only, diffing, exporting, judging), and `view` draws it.
 
 use crossterm::event::{KeyCode, KeyEvent};
@@ -16,7 +16,6 @@ use pipewright_engine::file::model::{Composition, Pipeline};
 use pipewright_engine::run::store::Entry;
 use pipewright_engine::run::trace::Trace;
 
-mod apply;
 pub(crate) mod export;
 #[cfg(test)]
 mod tests;

@@ -20,7 +20,6 @@ pub mod messages;
 pub mod mode;
 pub mod overlay;
 pub mod palette;
-pub mod preflight;
 pub mod results;
 pub mod session;
 pub mod state;
@@ -29,6 +28,7 @@ pub mod terminal;
 pub mod theme;
 pub mod timeline;
 pub mod view;
+mod window;
 
 use std::path::PathBuf;
 

@@ -137,7 +137,7 @@ pub fn pane_key(scroll: u16, wrap: bool, key: KeyEvent, action: Option<Action>) 
         };
     }
     PaneKey::Show {
-        scroll: crate::overlay::scrolled(scroll, key),
+        scroll: crate::window::scrolled(scroll, key),
         wrap,
     }
 }

@@ -1,7 +1,7 @@
 //! Windows drawn over the panes: the help, the command palette, the dry-run
 //! plan, a text viewer (pinned mocks) and the unsaved-changes question.
 
-use crossterm::event::{KeyCode, KeyEvent};
+use crossterm::event::KeyEvent;
 use pipewright_engine::plan::dry_run::CompositionPlan;
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
@@ -11,10 +11,11 @@ use ratatui::widgets::{Block, Clear, Paragraph, Widget, Wrap};
 
 use super::keys::{Action, Keymap};
 use super::theme::Theme;
+use crate::window::{centred, frame, scrolled, scrolled_lines, wrap_words};
 
 pub mod scaffold;
 
-use crate::palette::{Palette, PaletteItem, fit};
+use crate::palette::Palette;
 
 /// An open overlay.
 #[derive(Debug, Clone)]
@@ -106,20 +107,6 @@ impl Overlay {
     }
 }
 
-/// A scroll offset after a scrolling key (any other key leaves it).
-pub fn scrolled(scroll: u16, key: KeyEvent) -> u16 {
-    let delta: i32 = match key.code {
-        KeyCode::Down | KeyCode::Char('j') => 1,
-        KeyCode::Up | KeyCode::Char('k') => -1,
-        KeyCode::PageDown | KeyCode::Char(' ') => 10,
-        KeyCode::PageUp => -10,
-        KeyCode::Home | KeyCode::Char('g') => -100_000,
-        KeyCode::End | KeyCode::Char('G') => 100_000,
-        _ => 0,
-    };
-    (scroll as i32 + delta).clamp(0, u16::MAX as i32) as u16
-}
-
 /// The dry-run plan and cost estimate (`d`, `e`): the engine's plan of the
 /// composition and case on screen, in the words `pipewright plan` prints.
 #[derive(Debug, Clone, PartialEq)]
@@ -153,116 +140,6 @@ impl PlanView {
             scroll: 0,
         }
     }
-}
-
-/// A centred rectangle `pw`% wide and `ph`% tall, at least 3 rows.
-pub(crate) fn centred(area: Rect, pw: u16, ph: u16) -> Rect {
-    let w = (area.width * pw / 100).max(20).min(area.width);
-    let h = (area.height * ph / 100).max(3).min(area.height);
-    Rect::new(
-        area.x + (area.width - w) / 2,
-        area.y + (area.height - h) / 2,
-        w,
-        h,
-    )
-}
-
-pub(crate) fn frame<'a>(title: String, theme: &Theme) -> Block<'a> {
-    frame_at(title, theme, None)
-}
-
-/// An overlay's frame with where the view is (` 12–40 of 60 `) in its
-/// bottom border, beside how to close it.
-pub(crate) fn frame_at<'a>(title: String, theme: &Theme, at: Option<String>) -> Block<'a> {
-    let mut b = Block::bordered()
-        .title(Span::styled(
-            format!(" {title} "),
-            Style::default()
-                .fg(theme.accent)
-                .add_modifier(Modifier::BOLD),
-        ))
-        .title_bottom(
-            Line::from(Span::styled(" Esc close ", Style::default().fg(theme.dim))).right_aligned(),
-        )
-        .border_style(theme.border_style(true))
-        .style(theme.base());
-    if let Some(at) = at {
-        b = b.title_bottom(
-            Line::from(Span::styled(at, Style::default().fg(theme.dim))).left_aligned(),
-        );
-    }
-    b
-}
-
-/// ` 1–20 of 64 ↓ `: which lines of `total` show in `rows` from `top`,
-/// and which way there is more.
-pub(crate) fn position(top: usize, rows: usize, total: usize) -> Option<String> {
-    if total <= rows {
-        return None;
-    }
-    let last = (top + rows).min(total);
-    let up = if top > 0 { "↑" } else { "" };
-    let down = if last < total { "↓" } else { "" };
-    Some(format!(" {}–{last} of {total} {up}{down} ", top + 1))
-}
-
-/// Scrolls `lines` in a frame: the scroll is clamped to the content, the
-/// frame says where the view is. Returns the clamped scroll.
-pub(crate) fn scrolled_lines(
-    lines: Vec<Line<'_>>,
-    title: String,
-    t: &Theme,
-    r: Rect,
-    scroll: u16,
-    wrap: bool,
-    buf: &mut Buffer,
-) -> u16 {
-    let inner = Block::bordered().inner(r);
-    let width = inner.width.max(1) as usize;
-    // Rows the text takes: wrapped lines take more than one.
-    let heights: Vec<usize> = lines
-        .iter()
-        .map(|l| {
-            if wrap {
-                l.width().div_ceil(width).max(1)
-            } else {
-                1
-            }
-        })
-        .collect();
-    let total: usize = heights.iter().sum();
-    let rows = inner.height as usize;
-    let max = total.saturating_sub(rows);
-    let top = (scroll as usize).min(max);
-    let block = frame_at(title, t, position(top, rows, total));
-    let mut p = Paragraph::new(lines).block(block);
-    if wrap {
-        p = p.wrap(Wrap { trim: false });
-    }
-    p.scroll((u16::try_from(top).unwrap_or(u16::MAX), 0))
-        .render(r, buf);
-    u16::try_from(top).unwrap_or(u16::MAX)
-}
-
-/// Breaks `text` into lines of at most `width` columns at spaces (a word
-/// longer than a line is cut).
-pub(crate) fn wrap_words(text: &str, width: usize) -> Vec<String> {
-    use unicode_width::UnicodeWidthStr;
-    let width = width.max(8);
-    let mut out = Vec::new();
-    let mut line = String::new();
-    for word in text.split(' ') {
-        let need = if line.is_empty() { 0 } else { 1 } + word.width();
-        if !line.is_empty() && line.width() + need > width {
-            out.push(std::mem::take(&mut line));
-        }
-        if !line.is_empty() {
-            line.push(' ');
-        }
-        line.push_str(word);
-    }
-    out.push(line);
-    out
 }
 
 /// The help: a table generated from the keymap, its columns as wide as
@@ -466,43 +343,7 @@ pub fn render(
         Overlay::Palette(p) => {
             let r = centred(area, 60, 60);
             Clear.render(r, buf);
-            let mut lines = vec![
-                Line::from(vec![
-                    Span::styled("> ", Style::default().fg(t.accent)),
-                    Span::styled(p.input.clone(), Style::default().fg(t.fg)),
-                    Span::styled("█", Style::default().fg(t.accent)),
-                ]),
-                Line::default(),
-            ];
-            let room = r.height.saturating_sub(4) as usize;
-            let skip = p.first_drawn(room);
-            let key_of = |item: &PaletteItem| match item {
-                PaletteItem::Action(_, k) => k.clone(),
-                _ => String::new(),
-            };
-            // The key column keeps its room; the text is cut to what is
-            // left, so a key never runs out of the frame.
-            let key_w = p
-                .shown()
-                .map(|it| unicode_width::UnicodeWidthStr::width(key_of(it).as_str()))
-                .max()
-                .unwrap_or(0);
-            let inner = usize::from(r.width.saturating_sub(2));
-            let text_w = inner.saturating_sub(key_w + 3).max(8);
-            for (i, item) in p.shown().enumerate().skip(skip).take(room) {
-                let style = if i == p.selected {
-                    Style::default().fg(t.fg).patch(t.selected())
-                } else {
-                    Style::default().fg(t.fg)
-                };
-                lines.push(Line::from(vec![
-                    Span::styled(format!(" {}", fit(&item.text(), text_w)), style),
-                    Span::styled(format!(" {}", key_of(item)), Style::default().fg(t.dim)),
-                ]));
-            }
-            Paragraph::new(lines)
-                .block(frame("command".into(), t))
-                .render(r, buf);
+            p.render(t, r, buf);
         }
         Overlay::Plan(plan) => {
             let r = centred(area, 90, 85);
@@ -656,7 +497,7 @@ pub fn empty_dag(area: Rect, buf: &mut Buffer, t: &Theme, errors: usize, focused
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crossterm::event::KeyModifiers;
+    use crossterm::event::{KeyCode, KeyModifiers};
 
     #[test]
     fn scrolling_stays_in_range() {

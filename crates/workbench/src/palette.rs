@@ -1,13 +1,13 @@
 //! The command palette: every action, theme, composition, case and node,
 //! found by typing. It owns its input and selection and turns keys into a
-//! [`PaletteEffect`]; `apply` is the app's side (the list, what a row
-//! does); the overlay draws it.
+//! [`PaletteEffect`]; the app builds its list and does what a row says
+//! (`app/palette.rs`); `view` draws it.
 
 use crossterm::event::{KeyCode, KeyEvent};
 
 use crate::keys::Action;
 
-mod apply;
+mod view;
 
 /// What a key in the palette asks the app to do.
 #[derive(Debug, Clone, PartialEq)]

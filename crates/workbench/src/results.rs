@@ -1,13 +1,11 @@
 //! A finished run's verdict as the Results view lists it: each composition
 //! and case, PASS or FAIL, its expectations, its judged metrics and its
-//! output; and the cases still to run (`A`). `apply` is the app's side:
+//! output; and the cases still to run (`A`). `app/results.rs` is the app's side:
 //! recording a verdict, choosing the case and composition the next run
 //! uses, and the Results overlay.
 
 use pipewright_engine::json::Json;
 use pipewright_engine::run::trace::{EvalRow, ExpectResult, RunStatus};
-
-mod apply;
 
 /// One finished run of a composition and case, as the Results view lists
 /// it.

@@ -18,8 +18,6 @@ use pipewright_engine::run::trace::NodeStatus;
 
 use super::state::NodeVisual;
 
-mod apply;
-
 /// The Timeline view's state (`T` shows it in the DAG's place) and the
 /// live run's clock its bars are drawn against.
 #[derive(Debug, Default)]

@@ -9,8 +9,8 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Clear, Paragraph, Widget, Wrap};
 
 use crate::keys::{Action, Keymap};
-use crate::overlay::centred;
 use crate::theme::Theme;
+use crate::window::centred;
 use pipewright_engine::mcp::human::{Ask, FieldKind};
 
 use super::form::{Form, Input};

@@ -9,8 +9,8 @@ use ratatui::widgets::{Clear, Widget};
 use pipewright_engine::diag::{Diagnostic, Severity};
 
 use super::LogEntry;
-use crate::overlay::{centred, scrolled_lines};
 use crate::theme::Theme;
+use crate::window::{centred, scrolled_lines};
 
 /// `14:03:27` (UTC) for seconds since the Unix epoch.
 pub fn clock(secs: u64) -> String {

@@ -3,7 +3,7 @@
 
 use crossterm::event::{KeyCode, KeyEvent};
 
-use crate::app::{App, RunState};
+use super::{App, RunState};
 use crate::timeline::{Bar, bars_expanded};
 
 impl App {

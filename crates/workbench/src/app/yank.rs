@@ -2,8 +2,8 @@
 //! (an [`Effect::Copy`] the loop writes as OSC 52), and the status line
 //! says what was copied and how many bytes.
 
-use super::tools_call_line;
-use crate::app::{App, Effect, Focus};
+use super::{App, Effect, Focus};
+use crate::copy::tools_call_line;
 use crate::keys::Action;
 
 impl App {

@@ -2,9 +2,8 @@
 //! things: the status line and the Messages pane are
 //! [`crate::messages::Messages`]'s.
 
-use crate::app::{App, Focus};
-
-use super::Mode;
+use super::{App, Focus};
+use crate::mode::Mode;
 
 impl App {
     /// What the keys do now.

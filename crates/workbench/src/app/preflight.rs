@@ -6,13 +6,31 @@
 //! run keys call nothing while there are any, and a did-you-mean is one
 //! key away.
 
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
-use crate::app::{App, Effect, session_key};
+use super::{App, Effect, session_key};
 use crate::overlay;
 use pipewright_engine::author::fix::{preflight_marks, replaced, suggestion};
 use pipewright_engine::diag::Diagnostic;
-use pipewright_engine::plan::preflight::{self, ToolLists};
+use pipewright_engine::plan::preflight::{self, Preflight, ToolLists};
+
+/// The tool lists kept for preflight as you type, and its latest verdict.
+#[derive(Debug, Default)]
+pub struct LiveTools {
+    /// The lists, for the plan's servers as the key names them, and the
+    /// server of nodes that name none.
+    pub lists: Option<(String, ToolLists, Option<String>)>,
+    /// The key a fetch was asked for (under way, or failed: not asked
+    /// again until the servers change).
+    pub asked: Option<String>,
+    /// What preflight found on the plan adopted last (`None`: the lists
+    /// have not come yet).
+    pub report: Option<Preflight>,
+    /// How long that check took.
+    pub took: Option<Duration>,
+    /// Completion was asked for before the lists came.
+    pub want_completion: bool,
+}
 
 impl App {
     /// After a plan is adopted: preflight it against the lists kept, or

@@ -5,10 +5,10 @@
 
 use crossterm::event::{KeyCode, KeyEvent};
 
-use crate::app::App;
+use super::App;
 use crate::overlay::{self, Overlay};
 
-use super::{Find, FindKey};
+use crate::find::{Find, FindKey};
 
 impl App {
     /// The text of the help, the Messages pane, a text view (History's

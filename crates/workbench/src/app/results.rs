@@ -5,13 +5,13 @@
 
 use serde_json::Value;
 
-use crate::app::{App, Effect};
+use super::{App, Effect};
 use crate::keys::Action;
 use crate::overlay::Overlay;
 use pipewright_engine::run::session::Command;
 use pipewright_engine::run::trace::{RunStatus, Trace};
 
-use super::CaseResult;
+use crate::results::CaseResult;
 
 impl App {
     /// Keeps a finished run's verdict (replacing the last one of the same

@@ -6,8 +6,8 @@
 
 use indexmap::IndexMap;
 
-use super::{Job, Subject};
-use crate::app::{App, Effect};
+use super::{App, Effect};
+use crate::judging::{Job, Subject};
 use pipewright_engine::run::trace::{RunStatus, Trace};
 
 impl App {

@@ -9,12 +9,12 @@ use std::sync::Arc;
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
-use crate::app::{App, Effect, Focus, session_key};
+use super::{App, Effect, Focus, session_key};
 use crate::keys::Action;
 use crate::overlay::Overlay;
 use pipewright_engine::run::trace::NodeStatus;
 
-use super::{Outcome, Popup};
+use crate::complete::{Outcome, Popup};
 use crate::overlay::scaffold::{Chosen, Offered, ScaffoldChooser};
 use pipewright_engine::author::complete::{Completion, complete, tool_doc, tool_of};
 use pipewright_engine::author::{Knowledge, place};

@@ -6,12 +6,12 @@
 use crossterm::event::KeyEvent;
 use indexmap::IndexMap;
 
-use crate::app::{App, Effect};
+use super::{App, Effect};
 use pipewright_engine::file::model::Sampling;
 use pipewright_engine::mcp::human::provider::Provider;
 use pipewright_engine::redact::Redactor;
 
-use super::Outcome;
+use crate::ask::Outcome;
 
 impl App {
     pub(crate) fn node_index(&self, id: Option<&str>) -> Option<usize> {

@@ -3,12 +3,12 @@
 
 use crossterm::event::KeyEvent;
 
-use crate::app::{App, Effect};
+use super::{App, Effect};
 use crate::keys::Action;
 use crate::overlay::Overlay;
 use crate::theme::Theme;
 
-use super::{Palette, PaletteEffect, PaletteItem};
+use crate::palette::{Palette, PaletteEffect, PaletteItem};
 
 impl App {
     /// A key in the open palette: the list reacts, a chosen row runs.

@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use crossterm::event::KeyEvent;
 
-use crate::app::{App, Effect, Focus};
+use super::{App, Effect, Focus};
 use crate::dag::DagLayout;
 use crate::overlay::Overlay;
 use crate::state::NodeVisual;
@@ -14,7 +14,7 @@ use pipewright_engine::file::model::{Composition, Pipeline};
 use pipewright_engine::run::store::{Entry, Runs};
 use pipewright_engine::run::trace::Trace;
 
-use super::{HistoryEffect, HistoryView, Stash, Viewing};
+use crate::history::{HistoryEffect, HistoryView, Stash, Viewing};
 
 /// The plan a saved run is drawn on: its saved file text's composition,
 /// else a pipe of its nodes in the order they ran (tool names kept).
@@ -90,7 +90,7 @@ impl App {
     /// A key in the History overlay: the list reacts, the app carries out
     /// what it asks for.
     pub(crate) fn history_key(&mut self, mut h: HistoryView, key: KeyEvent) -> Vec<Effect> {
-        use super::export::ExportFormat;
+        use crate::history::export::ExportFormat;
         let action = self.keymap.action(&key, false);
         match h.on_key(key, action) {
             HistoryEffect::Stay => {}
