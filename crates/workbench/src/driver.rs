@@ -415,7 +415,7 @@ impl Driver {
 /// directory, `pipewright run`'s too); a failure is said on the status line,
 /// never printed over the screen.
 fn save_trace(app: &mut App, trace: &pipewright_engine::run::trace::Trace) {
-    let Some(dir) = app.dirs.data.as_ref() else {
+    let Some(dir) = app.dirs.data() else {
         return;
     };
     let runs = pipewright_engine::run::store::Runs::at(dir.join("runs"))

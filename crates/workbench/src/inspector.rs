@@ -13,7 +13,7 @@ mod filter;
 mod find;
 mod iterations;
 pub mod json_tree;
-pub mod keys;
+mod keys;
 mod logs;
 mod navigation;
 mod pretty;
@@ -257,12 +257,12 @@ pub struct Inspector {
     wrap: bool,
     /// How much the tab names are cut to fit the pane (set at each draw):
     /// 0 whole, 1 short, 2 the active tab's name and the others' keys.
-    pub(crate) compact: u8,
+    compact: u8,
     /// Whether the pane had the focus at the last draw (its title's mark).
     focused: bool,
     /// The shown node's tool as its server lists it (Args tab, below the
     /// arguments): description and argument schema.
-    pub tool_doc: Option<(String, String)>,
+    tool_doc: Option<(String, String)>,
     /// Bumped whenever the shown node or record changes.
     generation: u64,
     done_tx: Sender<Done>,
@@ -397,6 +397,12 @@ impl Inspector {
         if self.tab == Tab::Raw {
             self.start_raw();
         }
+    }
+
+    /// What the shown node's tool is, as its server lists it (the Args
+    /// tab shows it under the arguments): its title and text.
+    pub(crate) fn set_tool_doc(&mut self, doc: Option<(String, String)>) {
+        self.tool_doc = doc;
     }
 
     /// Shows nothing.

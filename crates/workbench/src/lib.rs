@@ -5,6 +5,7 @@
 pub mod app;
 pub mod ask;
 pub mod complete;
+mod component;
 pub mod config;
 pub mod copy;
 pub mod dag;
@@ -18,17 +19,19 @@ pub mod judging;
 pub mod keys;
 pub mod messages;
 pub mod mode;
+mod msg;
 pub mod overlay;
 pub mod palette;
 pub mod results;
 pub mod session;
 pub mod state;
-pub mod status;
 pub mod terminal;
 pub mod theme;
 pub mod timeline;
-pub mod view;
 mod window;
+
+#[cfg(test)]
+mod tests;
 
 use std::path::PathBuf;
 

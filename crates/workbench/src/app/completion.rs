@@ -10,18 +10,16 @@ use std::sync::Arc;
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
 use super::{App, Effect, Focus, session_key};
+use crate::complete::Popup;
+use crate::component::{Component, Handled, Queue};
 use crate::keys::Action;
-use crate::overlay::Overlay;
-use pipewright_engine::run::trace::NodeStatus;
-
-use crate::complete::{Outcome, Popup};
-use crate::overlay::scaffold::{Chosen, Offered, ScaffoldChooser};
+use pipewright_engine::author::Knowledge;
 use pipewright_engine::author::complete::{Completion, complete, tool_doc, tool_of};
-use pipewright_engine::author::{Knowledge, place};
+use pipewright_engine::author::place;
 use pipewright_engine::diag::Pos;
-use pipewright_engine::file::scaffold::{self, ToolDef};
 use pipewright_engine::json::Json;
 use pipewright_engine::plan::preflight::ToolLists;
+use pipewright_engine::run::trace::NodeStatus;
 
 impl App {
     /// What the engine offers at the editor's cursor now.
@@ -29,8 +27,8 @@ impl App {
         let text = self.editor.text();
         let (line, col) = self.editor.cursor();
         let none = ToolLists::new();
-        let (tools, default) = match &self.tools.lists {
-            Some((_, lists, default)) => (lists, default.as_deref()),
+        let (tools, default) = match self.tools.lists() {
+            Some((_, lists, default)) => (lists, default),
             None => (&none, None),
         };
         let output = |id: &str| -> Option<Json> {
@@ -60,12 +58,12 @@ impl App {
         &self,
         node: &pipewright_engine::file::model::Node,
     ) -> Option<(String, String)> {
-        let (_, lists, default) = self.tools.lists.as_ref()?;
+        let (_, lists, default) = self.tools.lists()?;
         let none = |_: &str| None;
         let k = Knowledge {
             pipeline: None,
             tools: lists,
-            default_server: default.as_deref(),
+            default_server: default,
             output: &none,
         };
         let tool = tool_of(&k, node.server.as_deref(), &node.tool)?;
@@ -80,23 +78,17 @@ impl App {
     /// it: the popup's keys while it is open, and the keys that open it.
     /// `None`: not a completion key.
     pub(crate) fn completion_key(&mut self, key: KeyEvent) -> Option<Vec<Effect>> {
-        if let Some(popup) = self.editor.completion.as_mut() {
-            match popup.key(key) {
-                Outcome::Moved => return Some(Vec::new()),
-                Outcome::Close => {
-                    self.editor.completion = None;
-                    return Some(Vec::new());
-                }
-                Outcome::Accept(item) => {
-                    // The popup follows every edit, so its range is the
-                    // word at the cursor now.
-                    let from = popup.completion.from.saturating_sub(1) as usize;
-                    self.editor.completion = None;
-                    self.editor.replace_before_cursor(from, &item.insert);
-                    return Some(self.follow_editor_cursor());
-                }
-                Outcome::Pass => return None,
+        if self.completion.is_some() {
+            let ctx = ctx!(self);
+            let mut queue = Queue::default();
+            let handled = self
+                .completion
+                .as_mut()
+                .map(|p| p.on_key(key, None, &ctx, &mut queue));
+            if handled == Some(Handled::Taken) {
+                return Some(self.apply(queue));
             }
+            return None;
         }
         let action = self.keymap.action(&key, true);
         let tab = key.code == KeyCode::Tab && key.modifiers.is_empty();
@@ -122,10 +114,10 @@ impl App {
     pub(crate) fn open_completion(&mut self, tab: bool) -> Option<Vec<Effect>> {
         let mut effects = self.ask_tools_for_text();
         match self.completion_here() {
-            Some(c) => self.editor.completion = Some(Popup::new(c)),
+            Some(c) => self.completion = Some(Popup::new(c)),
             // The lists are on their way: the popup opens when they come.
-            None if self.tools.lists.is_none() && self.tools.asked.is_some() => {
-                self.tools.want_completion = true;
+            None if self.tools.lists().is_none() && self.tools.asked().is_some() => {
+                self.tools.want_completion();
                 self.say(
                     "fetching the servers' tool lists: completion opens when they come",
                     false,
@@ -143,13 +135,13 @@ impl App {
     /// The tool lists came: a completion asked for while they were on
     /// their way opens now, if the cursor is still in the editor.
     pub(crate) fn completion_after_tools(&mut self) {
-        if std::mem::take(&mut self.tools.want_completion)
+        if self.tools.take_want_completion()
             && self.focus == Focus::Editor
-            && self.editor.completion.is_none()
+            && self.completion.is_none()
             && let Some(c) = self.completion_here()
         {
-            self.editor.completion = Some(Popup::new(c));
-            self.messages.status = None;
+            self.completion = Some(Popup::new(c));
+            self.messages.clear_status();
         }
     }
 
@@ -161,7 +153,7 @@ impl App {
             KeyCode::Char(c) if !key.modifiers.contains(KeyModifiers::CONTROL) => Some(c),
             _ => None,
         };
-        if self.editor.completion.is_none() {
+        if self.completion.is_none() {
             // Only these keys open it by themselves: the text is read for
             // them alone, not on every keystroke.
             if !matches!(typed, Some('{' | '.' | '[')) {
@@ -188,11 +180,11 @@ impl App {
         let moved_or_typed =
             typed.is_some() || matches!(key.code, KeyCode::Backspace | KeyCode::Delete);
         match self.completion_here() {
-            Some(c) if moved_or_typed => match self.editor.completion.as_mut() {
+            Some(c) if moved_or_typed => match self.completion.as_mut() {
                 Some(p) => p.update(c),
-                None => self.editor.completion = Some(Popup::new(c)),
+                None => self.completion = Some(Popup::new(c)),
             },
-            _ => self.editor.completion = None,
+            _ => self.completion = None,
         }
     }
 
@@ -200,7 +192,7 @@ impl App {
     /// version of the file has loaded yet (a new file being written):
     /// completion needs them before preflight does.
     pub(crate) fn ask_tools_for_text(&mut self) -> Vec<Effect> {
-        if self.tools.lists.is_some() || self.tools.asked.is_some() || self.pipeline.is_some() {
+        if self.tools.lists().is_some() || self.tools.asked().is_some() || self.pipeline.is_some() {
             return Vec::new();
         }
         let text = self.editor.text();
@@ -220,7 +212,7 @@ impl App {
         };
         let (p, c) = (Arc::new(p), Arc::new(c));
         let key = session_key(&p, &c);
-        self.tools.asked = Some(key.clone());
+        self.tools.asking(key.clone());
         let vars = self.vars(&p, &c);
         vec![Effect::FetchTools {
             key,
@@ -228,91 +220,5 @@ impl App {
             comp: c,
             vars,
         }]
-    }
-
-    /// The palette's "new pipeline": the chooser over every tool the
-    /// servers listed (asked for first when they are not known yet).
-    pub(crate) fn open_scaffold(&mut self) -> Vec<Effect> {
-        let effects = self.ask_tools_for_text();
-        let Some((_, lists, _)) = &self.tools.lists else {
-            self.say(
-                "new pipeline: the servers' tool lists are not here yet; try again in a moment",
-                false,
-            );
-            return effects;
-        };
-        let tools: Vec<Offered> = lists
-            .iter()
-            .flat_map(|(server, list)| {
-                list.iter().map(move |t| Offered {
-                    server: server.clone(),
-                    name: t.name.clone(),
-                    description: t.description.clone(),
-                })
-            })
-            .collect();
-        self.overlay = Some(Overlay::Scaffold(ScaffoldChooser::new(tools)));
-        effects
-    }
-
-    pub(crate) fn scaffold_key(&mut self, mut c: ScaffoldChooser, key: KeyEvent) -> Vec<Effect> {
-        match c.key(key) {
-            Chosen::Open => self.overlay = Some(Overlay::Scaffold(c)),
-            Chosen::Close => {}
-            Chosen::Write(chosen) => self.write_scaffold(&c, &chosen),
-        }
-        Vec::new()
-    }
-
-    /// The buffer becomes the scaffold of the chosen tools, as one edit:
-    /// the servers the text declares are kept as written.
-    fn write_scaffold(&mut self, c: &ScaffoldChooser, chosen: &[usize]) {
-        let Some((_, lists, _)) = &self.tools.lists else {
-            return;
-        };
-        let defs: Vec<ToolDef<'_>> = c
-            .tools
-            .iter()
-            .map(|o| ToolDef {
-                server: &o.server,
-                name: &o.name,
-                description: o.description.as_deref(),
-                input_schema: lists
-                    .get(&o.server)
-                    .and_then(|l| l.iter().find(|t| t.name == o.name))
-                    .map_or(&serde_json::Value::Null, |t| &t.input_schema),
-            })
-            .collect();
-        let name = self
-            .comp
-            .as_ref()
-            .map_or("main".to_owned(), |c| c.name.clone());
-        let mut text = scaffold::scaffold(&scaffold::Request {
-            name: &name,
-            servers: &[],
-            tools: &defs,
-            chosen,
-        });
-        // The file's own `servers:` block, as written, before the nodes.
-        if let Some(servers) = place::section(&self.editor.text(), "servers") {
-            let at = text
-                .find("\nvars:")
-                .or_else(|| text.find("\ncompositions:"))
-                .map_or(text.len(), |i| i + 1);
-            text.insert_str(at, &servers);
-        }
-        self.editor.set_text(&text);
-        self.focus = Focus::Editor;
-        let names: Vec<&str> = chosen
-            .iter()
-            .filter_map(|&i| c.tools.get(i).map(|t| t.name.as_str()))
-            .collect();
-        self.say(
-            format!(
-                "new pipeline: a node for {} written into the buffer (Ctrl-Z takes it back; Ctrl-S saves)",
-                names.join(", ")
-            ),
-            false,
-        );
     }
 }

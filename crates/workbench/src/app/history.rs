@@ -1,64 +1,18 @@
-//! The app's side of the History overlay: what its effects do (a run
-//! opened read-only, the diff marks it can put on the DAG, an export, a
-//! judging), and where the saved runs are.
+//! The app's side of the History overlay: where the saved runs are, the
+//! overlay opened on this file's, and the diff marks it can put on the DAG.
+//! (A run opened read-only is `viewing.rs`'s; exports and restores are
+//! `export.rs`'s.)
 
-use std::sync::Arc;
-
-use crossterm::event::KeyEvent;
-
-use super::{App, Effect, Focus};
-use crate::dag::DagLayout;
+use super::App;
+use crate::history::HistoryView;
 use crate::overlay::Overlay;
-use crate::state::NodeVisual;
-use pipewright_engine::file::model::{Composition, Pipeline};
 use pipewright_engine::run::store::{Entry, Runs};
 use pipewright_engine::run::trace::Trace;
-
-use crate::history::{HistoryEffect, HistoryView, Stash, Viewing};
-
-/// The plan a saved run is drawn on: its saved file text's composition,
-/// else a pipe of its nodes in the order they ran (tool names kept).
-fn run_plan(
-    source: Option<&str>,
-    trace: &Trace,
-    load: &pipewright_engine::file::open::LoadOptions,
-) -> Option<(Arc<Pipeline>, Arc<Composition>)> {
-    let name = &trace.composition.name;
-    let loaded = |s: &str| {
-        pipewright_engine::file::open::load_str_with(
-            s,
-            pipewright_engine::file::import::Dialect::Auto,
-            load,
-        )
-    };
-    if let Some(p) = source.and_then(|s| loaded(s).pipeline)
-        && let Some(c) = p.composition(name).cloned()
-    {
-        return Some((Arc::new(p), Arc::new(c)));
-    }
-    let mut text = String::from("pipe:\n");
-    for (id, rec) in &trace.nodes {
-        let tool = if rec.tool.is_empty() {
-            "unknown"
-        } else {
-            &rec.tool
-        };
-        text.push_str(&format!(
-            "  - id: {}\n    tool: {}\n",
-            serde_json::to_string(id).ok()?,
-            serde_json::to_string(tool).ok()?
-        ));
-    }
-    let p = pipewright_engine::file::open::load_str(&text).pipeline?;
-    let c = p.compositions.first().cloned()?;
-    Some((Arc::new(p), Arc::new(c)))
-}
 
 impl App {
     pub(crate) fn runs(&self) -> Option<Runs> {
         self.dirs
-            .data
-            .as_ref()
+            .data()
             .map(|d| Runs::at(d.join("runs")).capped(self.opts.settings.max_runs))
     }
 
@@ -87,45 +41,7 @@ impl App {
         self.overlay = Some(Overlay::History(HistoryView::new(entries, current)));
     }
 
-    /// A key in the History overlay: the list reacts, the app carries out
-    /// what it asks for.
-    pub(crate) fn history_key(&mut self, mut h: HistoryView, key: KeyEvent) -> Vec<Effect> {
-        use crate::history::export::ExportFormat;
-        let action = self.keymap.action(&key, false);
-        match h.on_key(key, action) {
-            HistoryEffect::Stay => {}
-            HistoryEffect::Close => return Vec::new(),
-            HistoryEffect::Status(text) => self.say(text, false),
-            HistoryEffect::Export { entry, format } => {
-                match (format.and_then(ExportFormat::of_key), entry) {
-                    (Some(what), Some(e)) => self.export_saved(&e, what),
-                    _ => self.say("not exported", false),
-                }
-            }
-            HistoryEffect::Rerun(e) => return self.rerun_saved(&e),
-            HistoryEffect::Judge(id) => {
-                self.overlay = Some(Overlay::History(h));
-                return self.judge_saved(id.into_iter().collect());
-            }
-            HistoryEffect::Open(e) => {
-                self.open_run(e);
-                return Vec::new();
-            }
-            HistoryEffect::Restore(e) => {
-                if self.restore_saved(&e) {
-                    return Vec::new();
-                }
-            }
-            HistoryEffect::Diff(e) => {
-                self.mark_diff(&e);
-                return Vec::new();
-            }
-        }
-        self.overlay = Some(Overlay::History(h));
-        Vec::new()
-    }
-
-    fn load(&mut self, entry: &Entry) -> Option<Trace> {
+    pub(super) fn load(&mut self, entry: &Entry) -> Option<Trace> {
         let runs = self.runs()?;
         match runs.load(entry) {
             Ok(t) => Some(t),
@@ -136,98 +52,9 @@ impl App {
         }
     }
 
-    /// Shows a saved run read-only, as it was: the DAG of the file it ran
-    /// (kept beside the run; for a run saved without it, its nodes in the
-    /// order they ran), every node's record, its real timeline. The live
-    /// workbench waits behind it, kept current, until Esc.
-    pub fn open_run(&mut self, entry: Entry) {
-        let Some(trace) = self.load(&entry) else {
-            return;
-        };
-        let source = self.runs().and_then(|r| r.source(&entry));
-        let from_snapshot = source.is_some();
-        let Some((pipeline, comp)) = run_plan(source.as_deref(), &trace, &self.opts.load) else {
-            self.say(
-                format!(
-                    "run {} cannot be drawn: its nodes do not form a plan",
-                    entry.id
-                ),
-                true,
-            );
-            return;
-        };
-        let hold = self.runs().and_then(|r| r.hold(&entry.id).ok());
-        // Back to the live state first when another run is open.
-        let mut stash = match self.viewing.take() {
-            Some(mut v) => {
-                self.swap_stash(&mut v.stash);
-                Stash::default()
-            }
-            None => Stash::default(),
-        };
-        stash.pipeline = Some(pipeline);
-        stash.layout = Some(DagLayout::new(&comp));
-        stash.visuals = comp
-            .nodes
-            .iter()
-            .map(|n| {
-                let mut v = NodeVisual {
-                    mocked: n.mock.is_some(),
-                    ..NodeVisual::default()
-                };
-                if let Some(rec) = trace.nodes.get(&n.id) {
-                    v.status = rec.status;
-                    v.progress = crate::state::fan_out_progress(rec);
-                    v.failed_iterations = crate::state::failed_iterations(rec);
-                    v.record = Some(Arc::new(rec.clone()));
-                }
-                v
-            })
-            .collect();
-        stash.selected = trace
-            .failed_step
-            .as_deref()
-            .and_then(|f| comp.index_of(f))
-            .or(if comp.nodes.is_empty() { None } else { Some(0) });
-        stash.comp = Some(comp);
-        // The run goes on screen; the live state goes into the stash.
-        self.swap_stash(&mut stash);
-        let mut note = format!(
-            "run {} ({}, {} ms) open read-only · Esc in the DAG returns",
-            entry.id, entry.status, trace.composition.duration_ms
-        );
-        if !from_snapshot {
-            note.push_str(" · saved without its file: its nodes in run order");
-        }
-        self.say(note, false);
-        self.inspector.set_context(&entry.id);
-        self.viewing = Some(Viewing {
-            entry,
-            trace,
-            _hold: hold,
-            stash,
-            from_snapshot,
-            source,
-        });
-        self.focus = Focus::Dag;
-        let sel = self.dag.selected;
-        self.select(sel, false);
-    }
-
-    /// Back to the live workbench, as it is now.
-    pub(crate) fn leave_viewing(&mut self) {
-        if let Some(mut v) = self.viewing.take() {
-            self.swap_stash(&mut v.stash);
-            self.inspector.set_context("");
-            self.say("back to the live workbench", false);
-            let sel = self.dag.selected;
-            self.select(sel, false);
-        }
-    }
-
     /// Marks the nodes whose run differs between `entry` and the run on
     /// screen.
-    fn mark_diff(&mut self, entry: &Entry) {
+    pub(super) fn mark_diff(&mut self, entry: &Entry) {
         let Some(other) = self.load(entry) else {
             return;
         };
@@ -262,14 +89,13 @@ impl App {
                 .map(|n| n.id.as_str());
             v.changed = id.is_some_and(|id| nodes.iter().any(|n| n == id));
         }
-        self.overlay = Some(Overlay::Text {
-            title: format!("diff {} → {base_id}", entry.id),
-            body: pipewright_engine::run::diff::report(&entry.id, &base_id, &changes, &file)
+        self.overlay = Some(Overlay::text(
+            format!("diff {} → {base_id}", entry.id),
+            pipewright_engine::run::diff::report(&entry.id, &base_id, &changes, &file)
                 .lines()
                 .map(str::to_owned)
                 .collect(),
-            scroll: 0,
-        });
+        ));
         let file_note = file.lines().next().unwrap_or_default().to_owned();
         if changes.is_empty() {
             self.say(

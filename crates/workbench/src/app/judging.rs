@@ -19,8 +19,8 @@ impl App {
             subject,
             pipeline,
             source: self.plan_source.clone(),
-            data: self.dirs.data.clone(),
-            config: self.dirs.config.clone(),
+            data: self.dirs.data().map(std::path::Path::to_path_buf),
+            config: self.dirs.config().map(std::path::Path::to_path_buf),
             judge: self.opts.judge.clone(),
             max_reply_kb: self.opts.settings.judge_max_reply_kb,
             max_runs: self.opts.settings.max_runs,
@@ -69,7 +69,7 @@ impl App {
             self.say("no run to judge", true);
             return Vec::new();
         }
-        if self.dirs.data.is_none() {
+        if self.dirs.data().is_none() {
             self.say(
                 "no data directory: runs are not kept, so none can be judged again",
                 true,
@@ -113,15 +113,7 @@ impl App {
         };
         let failed = trace.eval.iter().any(|r| !r.holds());
         self.say(format!("{what}: {}", verdicts.join(", ")), failed);
-        if let Some(r) =
-            self.results.rows.iter_mut().find(|r| {
-                r.composition == trace.composition.name && r.case == trace.composition.case
-            })
-        {
-            r.eval.clone_from(&trace.eval);
-            r.passed = trace.passed();
-            r.run_id.clone_from(&trace.run_id);
-        }
+        self.results.judged(&trace);
         if !again
             && let Some(t) = &mut self.trace
             && t.run_id == trace.run_id

@@ -1,59 +1,51 @@
-//! `/` in the help, the Messages pane, History and its diff view: the
-//! overlay's search (see [`crate::find`]); its count is the status
-//! line's, kept out of the Messages log it searches. In History `n`/`N`
-//! select the run that matches.
+//! `/` in the help, the Messages pane, History and a text (a diff): the
+//! overlay's search (see [`crate::find`]); its count is the status line's,
+//! kept out of the Messages log it searches. In History `n`/`N` select the
+//! run that matches.
 
 use crossterm::event::{KeyCode, KeyEvent};
 
 use super::App;
-use crate::overlay::{self, Overlay};
-
+use crate::component::Ctx;
 use crate::find::{Find, FindKey};
+use crate::overlay::Overlay;
 
 impl App {
-    /// The text of the help, the Messages pane, a text view (History's
-    /// diff) or History's runs, a line each (`None` for the overlays that
-    /// are not searched).
-    pub fn overlay_text(&self, ov: &Overlay) -> Option<Vec<String>> {
-        let text = |lines: Vec<ratatui::text::Line<'_>>| {
-            lines
-                .iter()
-                .map(|l| l.spans.iter().map(|s| s.content.as_ref()).collect())
-                .collect()
+    /// The open overlay's text as `/` searches it, a line each (`None`
+    /// when it is not searched).
+    pub(crate) fn overlay_lines(&self) -> Option<Vec<String>> {
+        let ctx = Ctx {
+            log: self.messages.log(),
+            diagnostics: self.editor.diagnostics(),
+            ..ctx!(self)
         };
-        match ov {
-            Overlay::Help { .. } => {
-                let width = self.areas.overlay.width;
-                Some(text(overlay::help_lines(&self.keymap, &self.theme, width)))
-            }
-            Overlay::Messages { .. } => Some(text(crate::messages::view::lines(
-                &self.messages.log,
-                self.editor.diagnostics(),
-                &self.theme,
-            ))),
-            Overlay::Text { body, .. } => Some(body.clone()),
-            Overlay::History(h) => Some(text(h.rows(&self.theme, self.areas.overlay.width))),
-            _ => None,
-        }
+        self.overlay.as_ref()?.lines(&ctx, self.areas.overlay.width)
     }
 
-    /// A search key in the help or the Messages pane; `None` when the key
-    /// is not the search's (it scrolls, or closes the overlay).
-    pub(crate) fn overlay_find_key(&mut self, ov: &mut Overlay, key: KeyEvent) -> Option<()> {
-        let lines = self.overlay_text(ov)?;
+    /// A search key in the open overlay; false when the key is not the
+    /// search's (it scrolls, or closes the overlay).
+    pub(crate) fn overlay_find_key(&mut self, key: KeyEvent) -> bool {
+        let Some(lines) = self.overlay_lines() else {
+            return false;
+        };
+        let Some(ov) = self.overlay.as_mut() else {
+            return false;
+        };
         let typing = self.overlay_find.as_ref().is_some_and(|f| f.typing);
         if !typing && key.code == KeyCode::Char('/') && key.modifiers.is_empty() {
             self.overlay_find = Some(Find::open());
         } else {
-            let top = match &mut *ov {
+            let top = match &*ov {
                 Overlay::History(h) => h.skip(self.areas.overlay.height),
-                other => other.scroll_mut().map_or(0, |s| *s as usize),
+                _ => ov.scroll_mut().map_or(0, |s| *s as usize),
             };
-            let f = self.overlay_find.as_mut()?;
+            let Some(f) = self.overlay_find.as_mut() else {
+                return false;
+            };
             match f.key(key, &lines, top) {
                 FindKey::Used => {
                     if let (Overlay::History(h), Some((line, _))) = (&mut *ov, f.at) {
-                        h.selected = line;
+                        h.select_row(line);
                     }
                     let page = self.areas.overlay.height.saturating_sub(2) as usize;
                     let to = f.scrolled(top, page);
@@ -63,15 +55,15 @@ impl App {
                 }
                 FindKey::Cleared => {
                     self.overlay_find = None;
-                    return Some(());
+                    return true;
                 }
-                FindKey::Ignored => return None,
+                FindKey::Ignored => return false,
             }
         }
         if let Some(f) = &self.overlay_find {
             // Said without the Messages log, which is what is searched.
             self.messages.show(f.status(&lines), false);
         }
-        Some(())
+        true
     }
 }

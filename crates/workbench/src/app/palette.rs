@@ -1,28 +1,16 @@
 //! The app's side of the command palette: its list (every action, theme,
-//! composition, case and node) and what choosing a row does.
+//! composition, case and node); what a chosen row does is a message
+//! (`update.rs`), a theme chosen is here.
 
-use crossterm::event::KeyEvent;
-
-use super::{App, Effect};
+use super::App;
 use crate::keys::Action;
-use crate::overlay::Overlay;
+use crate::palette::PaletteItem;
 use crate::theme::Theme;
 
-use crate::palette::{Palette, PaletteEffect, PaletteItem};
-
 impl App {
-    /// A key in the open palette: the list reacts, a chosen row runs.
-    pub(crate) fn palette_key(&mut self, mut p: Palette, key: KeyEvent) -> Vec<Effect> {
-        match p.on_key(key) {
-            PaletteEffect::Close => Vec::new(),
-            PaletteEffect::Run(item) => self.run_palette_item(item),
-            PaletteEffect::Stay => {
-                self.overlay = Some(Overlay::Palette(p));
-                Vec::new()
-            }
-        }
-    }
-
+    /// The palette's rows: every action (its key beside it), every theme,
+    /// durable run (with `--on`), a new pipeline, and each composition,
+    /// case and node of the file.
     pub(crate) fn palette_items(&self) -> Vec<PaletteItem> {
         let mut items: Vec<PaletteItem> = Action::ALL
             .iter()
@@ -54,33 +42,15 @@ impl App {
         items
     }
 
-    pub(crate) fn run_palette_item(&mut self, item: PaletteItem) -> Vec<Effect> {
-        match item {
-            PaletteItem::Action(a, _) => self.act(a),
-            PaletteItem::Theme(name) => {
-                match Theme::load(&name, self.dirs.config.as_deref()) {
-                    Ok(t) => {
-                        // NO_COLOR stays in force whatever the theme.
-                        self.theme = if self.theme.mono { t.monochrome() } else { t };
-                        self.say(format!("theme {name}"), false);
-                    }
-                    Err(e) => self.say(e.to_string(), true),
-                }
-                Vec::new()
+    /// Uses the colour theme `name` (NO_COLOR stays in force whatever the
+    /// theme).
+    pub(crate) fn use_theme(&mut self, name: &str) {
+        match Theme::load(name, self.dirs.config()) {
+            Ok(t) => {
+                self.theme = if self.theme.mono { t.monochrome() } else { t };
+                self.say(format!("theme {name}"), false);
             }
-            PaletteItem::Composition(name) => {
-                let mut effects = self.fresh_session();
-                effects.extend(self.choose_composition(&name));
-                effects
-            }
-            PaletteItem::Case(name) => self.choose_case(&name),
-            PaletteItem::Durable(_) => self.start_durable(),
-            PaletteItem::Scaffold => self.open_scaffold(),
-            PaletteItem::Node(id) => {
-                let i = self.comp.as_ref().and_then(|c| c.index_of(&id));
-                self.select(i, true);
-                Vec::new()
-            }
+            Err(e) => self.say(e.to_string(), true),
         }
     }
 }

@@ -6,30 +6,80 @@
 //! run keys call nothing while there are any, and a did-you-mean is one
 //! key away.
 
-use std::time::{Duration, Instant};
-
 use super::{App, Effect, session_key};
-use crate::overlay;
 use pipewright_engine::author::fix::{preflight_marks, replaced, suggestion};
 use pipewright_engine::diag::Diagnostic;
 use pipewright_engine::plan::preflight::{self, Preflight, ToolLists};
 
 /// The tool lists kept for preflight as you type, and its latest verdict.
 #[derive(Debug, Default)]
-pub struct LiveTools {
+pub(crate) struct LiveTools {
     /// The lists, for the plan's servers as the key names them, and the
     /// server of nodes that name none.
-    pub lists: Option<(String, ToolLists, Option<String>)>,
+    lists: Option<(String, ToolLists, Option<String>)>,
     /// The key a fetch was asked for (under way, or failed: not asked
     /// again until the servers change).
-    pub asked: Option<String>,
+    asked: Option<String>,
     /// What preflight found on the plan adopted last (`None`: the lists
     /// have not come yet).
-    pub report: Option<Preflight>,
-    /// How long that check took.
-    pub took: Option<Duration>,
+    report: Option<Preflight>,
     /// Completion was asked for before the lists came.
-    pub want_completion: bool,
+    want_completion: bool,
+}
+
+impl LiveTools {
+    /// The lists kept: the key of the servers they are for, the lists by
+    /// server, and the server of nodes that name none.
+    pub(crate) fn lists(&self) -> Option<(&str, &ToolLists, Option<&str>)> {
+        self.lists
+            .as_ref()
+            .map(|(k, l, d)| (k.as_str(), l, d.as_deref()))
+    }
+
+    /// The key a fetch was asked for, if one was.
+    pub(crate) fn asked(&self) -> Option<&str> {
+        self.asked.as_deref()
+    }
+
+    /// A fetch of the lists of the servers `key` names is under way.
+    pub(crate) fn asking(&mut self, key: String) {
+        self.asked = Some(key);
+    }
+
+    /// What preflight found on the plan adopted last (`None`: the lists
+    /// have not come yet).
+    pub(crate) fn report(&self) -> Option<&Preflight> {
+        self.report.as_ref()
+    }
+
+    /// The lists for the servers `key` names came; `default` serves the
+    /// nodes that name none.
+    pub(crate) fn got(&mut self, key: String, lists: ToolLists, default: Option<String>) {
+        self.lists = Some((key, lists, default));
+    }
+
+    /// Preflight checked the plan adopted last (`None`: no lists for it
+    /// yet).
+    pub(crate) fn checked(&mut self, report: Option<Preflight>) {
+        self.report = report;
+    }
+
+    /// The servers' lists changed: they are fetched again.
+    pub(crate) fn forget(&mut self) {
+        self.lists = None;
+        self.asked = None;
+    }
+
+    /// Completion was asked for before the lists came: it opens when they
+    /// do.
+    pub(crate) fn want_completion(&mut self) {
+        self.want_completion = true;
+    }
+
+    /// Whether completion was waiting for the lists (no longer after).
+    pub(crate) fn take_want_completion(&mut self) -> bool {
+        std::mem::take(&mut self.want_completion)
+    }
 }
 
 impl App {
@@ -40,13 +90,12 @@ impl App {
             return Vec::new();
         };
         let key = session_key(&p, &c);
-        let Some((_, lists, default)) = self.tools.lists.as_ref().filter(|(k, ..)| *k == key)
-        else {
-            self.tools.report = None;
-            if self.tools.asked.as_deref() == Some(key.as_str()) {
+        let Some((_, lists, default)) = self.tools.lists().filter(|(k, ..)| *k == key) else {
+            self.tools.checked(None);
+            if self.tools.asked() == Some(key.as_str()) {
                 return Vec::new();
             }
-            self.tools.asked = Some(key.clone());
+            self.tools.asking(key.clone());
             let vars = self.vars(&p, &c);
             return vec![Effect::FetchTools {
                 key,
@@ -56,10 +105,8 @@ impl App {
             }];
         };
         // Lists fetched before the file loaded know no default server.
-        let default = default.clone().or_else(|| self.default_server());
-        let started = Instant::now();
+        let default = default.map(str::to_owned).or_else(|| self.default_server());
         let report = preflight::check(&[(&*c, self.vars(&p, &c))], lists, default.as_deref());
-        self.tools.took = Some(started.elapsed());
         let mut diags = self.editor.diagnostics().to_vec();
         for d in preflight_marks(&c, &report) {
             if !diags.contains(&d) {
@@ -67,7 +114,7 @@ impl App {
             }
         }
         self.editor.set_diagnostics(diags);
-        self.tools.report = Some(report);
+        self.tools.checked(Some(report));
         Vec::new()
     }
 
@@ -82,7 +129,7 @@ impl App {
         // declares (for completion) are the current ones.
         let current = match (&self.pipeline, &self.comp) {
             (Some(p), Some(c)) => Some(session_key(p, c)),
-            _ => self.tools.asked.clone(),
+            _ => self.tools.asked().map(str::to_owned),
         };
         if current.as_deref() != Some(key.as_str()) {
             return Vec::new();
@@ -90,7 +137,7 @@ impl App {
         match result {
             Ok(lists) => {
                 let default = self.default_server();
-                self.tools.lists = Some((key, lists, default));
+                self.tools.got(key, lists, default);
                 self.completion_after_tools();
                 self.refresh_inspector();
                 if self.errors == 0 {
@@ -108,15 +155,15 @@ impl App {
     pub fn on_session_tools(&mut self, lists: ToolLists) {
         if let (Some(p), Some(c)) = (&self.pipeline, &self.comp) {
             let key = session_key(p, c);
-            self.tools.asked = Some(key.clone());
-            self.tools.lists = Some((key, lists, self.default_server()));
+            self.tools.asking(key.clone());
+            let default = self.default_server();
+            self.tools.got(key, lists, default);
         }
     }
 
     /// A server said its tool list changed: fetch the lists again.
     pub(crate) fn tools_changed(&mut self) -> Vec<Effect> {
-        self.tools.lists = None;
-        self.tools.asked = None;
+        self.tools.forget();
         self.live_preflight()
     }
 
@@ -132,7 +179,7 @@ impl App {
     /// The run keys call nothing while preflight (as you type) found a
     /// problem: says so, as `run` does, and returns true.
     pub(crate) fn preflight_refuses(&mut self) -> bool {
-        let n = match &self.tools.report {
+        let n = match self.tools.report() {
             Some(r) if !r.ok() && self.errors == 0 && self.viewing.is_none() => r.problems.len(),
             _ => return false,
         };
@@ -141,54 +188,6 @@ impl App {
             true,
         );
         true
-    }
-
-    /// The dry run (`d`, `e`) with preflight's verdict, as `plan` gives it:
-    /// with problems, they come first and the plan is not "within budget".
-    pub(crate) fn plan_with_preflight(&self, view: &mut overlay::PlanView) {
-        // Without the lists (not come yet, or a server not reached) F5
-        // checks after connecting, as before.
-        let Some(report) = &self.tools.report else {
-            return;
-        };
-        if report.ok() {
-            let destructive: Vec<String> = report
-                .destructive
-                .iter()
-                .map(|d| format!("{} ({})", d.node, d.tool))
-                .collect();
-            view.lines.push(if destructive.is_empty() {
-                "preflight: 0 problem(s); no destructive tools".into()
-            } else {
-                format!(
-                    "preflight: 0 problem(s); destructive, the run asks first: {}",
-                    destructive.join(", ")
-                )
-            });
-            return;
-        }
-        let n = report.problems.len();
-        let file = self.opts.file.display().to_string();
-        let source = self.plan_source.clone();
-        let mut lines = vec![format!(
-            "preflight failed: {n} problem(s); nothing would be called"
-        )];
-        for d in &report.problems {
-            lines.extend(
-                d.render(&file, source.as_deref())
-                    .lines()
-                    .map(str::to_owned),
-            );
-            lines.push(String::new());
-        }
-        for l in &mut view.lines {
-            if let Some(at) = l.find("→ within budget") {
-                l.truncate(at);
-                l.push_str(&format!("→ not run: preflight found {n} problem(s)"));
-            }
-        }
-        lines.append(&mut view.lines);
-        view.lines = lines;
     }
 
     /// A did-you-mean on the editor's cursor line, with the names.

@@ -1,17 +1,14 @@
 //! The app's side of a server's questions: they arrive as messages from
-//! the session's responder, wait in the modal (their node shows `?`), take
-//! the keys while open, and go back answered — or cancelled when the
-//! session is dropped or the workbench quits.
+//! the session's responder, wait in the modal (their node shows `?`), and
+//! go back answered — or cancelled when the session is dropped or the
+//! workbench quits; a sampling question can ask the provider.
 
-use crossterm::event::KeyEvent;
 use indexmap::IndexMap;
 
 use super::{App, Effect};
 use pipewright_engine::file::model::Sampling;
 use pipewright_engine::mcp::human::provider::Provider;
 use pipewright_engine::redact::Redactor;
-
-use crate::ask::Outcome;
 
 impl App {
     pub(crate) fn node_index(&self, id: Option<&str>) -> Option<usize> {
@@ -27,42 +24,36 @@ impl App {
         }
     }
 
-    /// A key while a question is open: the modal takes every key.
-    pub(crate) fn ask_key(&mut self, key: KeyEvent) -> Vec<Effect> {
-        let provider = self.sampling_provider().is_some();
-        match self.asks.key(&self.keymap, key, provider) {
-            Outcome::Nothing => Vec::new(),
-            Outcome::Answered { node, action } => {
-                self.update_asking(node.as_deref());
-                let who = node.map(|n| format!("{n}: ")).unwrap_or_default();
-                self.say(format!("{who}answered {action}"), false);
+    /// Asks the sampling provider to write question `ticket`'s reply
+    /// (its settings resolved with the run's vars, secrets masked in an
+    /// error).
+    pub(crate) fn ask_provider(&mut self, ticket: u64, request: serde_json::Value) -> Vec<Effect> {
+        let redactor = Redactor::default();
+        let vars = match (&self.pipeline, &self.comp) {
+            (Some(p), Some(c)) => self.vars(p, c),
+            _ => IndexMap::new(),
+        };
+        let resolved = self
+            .sampling_provider()
+            .map(|p| Provider::resolved(&p, &vars, &redactor));
+        match resolved {
+            Some(Ok(provider)) => vec![Effect::AskProvider {
+                ticket,
+                provider: Box::new(provider),
+                request,
+            }],
+            Some(Err(e)) => {
+                self.asks.provided(ticket, Err(redactor.text(&e)));
                 Vec::new()
             }
-            Outcome::OpenUrl(url) => vec![Effect::OpenUrl(url)],
-            Outcome::CopyUrl(url) => self.copy(url, "the link"),
-            Outcome::AskProvider { ticket, request } => {
-                let redactor = Redactor::default();
-                let vars = match (&self.pipeline, &self.comp) {
-                    (Some(p), Some(c)) => self.vars(p, c),
-                    _ => IndexMap::new(),
-                };
-                let resolved = self
-                    .sampling_provider()
-                    .map(|p| Provider::resolved(&p, &vars, &redactor));
-                match resolved {
-                    Some(Ok(provider)) => vec![Effect::AskProvider {
-                        ticket,
-                        provider: Box::new(provider),
-                        request,
-                    }],
-                    Some(Err(e)) => {
-                        self.asks.provided(ticket, Err(redactor.text(&e)));
-                        Vec::new()
-                    }
-                    None => Vec::new(),
-                }
-            }
+            None => Vec::new(),
         }
+    }
+
+    /// The model of the sampling provider, when one is configured (the
+    /// question modal names it).
+    pub(crate) fn sampling_model(&self) -> Option<String> {
+        self.sampling_provider().map(|p| p.model)
     }
 
     /// The sampling provider: the file's `sampling:`, else config.yaml's.

@@ -7,7 +7,7 @@ use serde_json::Value;
 
 use super::{App, Effect};
 use crate::keys::Action;
-use crate::overlay::Overlay;
+use crate::overlay::{Overlay, TextView};
 use pipewright_engine::run::session::Command;
 use pipewright_engine::run::trace::{RunStatus, Trace};
 
@@ -29,7 +29,7 @@ impl App {
         };
         self.results.record(result);
         if trace.composition.status == RunStatus::Cancelled {
-            self.results.queue.clear();
+            self.results.clear_queue();
         }
         match self.results.next_queued() {
             Some(next) => {
@@ -100,7 +100,7 @@ impl App {
         }
         let mut names: Vec<String> = comp.cases.iter().map(|c| c.name.clone()).collect();
         let first = names.remove(0);
-        self.results.queue = names;
+        self.results.queue(names);
         effects.extend(self.choose_case(&first));
         effects.extend(self.command(Command::Run, true));
         effects
@@ -157,16 +157,16 @@ impl App {
     /// prints them), each expectation under it, and the output.
     pub(crate) fn results_overlay(&self) -> Overlay {
         let mut body = Vec::new();
-        if self.results.rows.is_empty() {
+        if self.results.rows().is_empty() {
             body.push("nothing has run yet: F5 runs the case on screen, A runs every case".into());
-        } else if self.results.rows.iter().any(|r| !r.eval.is_empty()) {
+        } else if self.results.rows().iter().any(|r| !r.eval.is_empty()) {
             body.push(format!(
                 "{} judges every run listed again with the file on screen (no tool is called)",
                 self.keymap.label(Action::Judge)
             ));
             body.push(String::new());
         }
-        for r in &self.results.rows {
+        for r in self.results.rows() {
             let case = r
                 .case
                 .as_ref()
@@ -203,16 +203,12 @@ impl App {
             body.push(format!("    output {}", compact(r.output.tree(), 200)));
             body.push(String::new());
         }
-        let passed = self.results.rows.iter().filter(|r| r.passed).count();
+        let passed = self.results.rows().iter().filter(|r| r.passed).count();
         let title = format!(
             "results: {passed} passed, {} failed",
-            self.results.rows.len() - passed
+            self.results.rows().len() - passed
         );
-        Overlay::Text {
-            title,
-            body,
-            scroll: 0,
-        }
+        Overlay::Text(TextView::results(title, body))
     }
 }
 

@@ -20,7 +20,7 @@ use super::{Asks, Pending, State};
 
 /// Draws the shown question over the screen. `provider` names the sampling
 /// provider's model when one is configured.
-pub fn render(
+pub(super) fn render(
     asks: &Asks,
     provider: Option<&str>,
     t: &Theme,
