@@ -45,7 +45,8 @@ use crate::session::SessionHandle;
 use crate::state::NodeVisual;
 use crate::theme::Theme;
 use crate::timeline::Timeline;
-use viewing::Viewing;
+use crate::tools::LiveTools;
+use crate::viewing::Viewing;
 
 /// A [`Ctx`](crate::component::Ctx) of the app's shared state for a
 /// component call: borrowed field by field, because a method would borrow
@@ -106,7 +107,6 @@ mod yank;
 
 pub(crate) use crate::mode::Mode;
 pub(crate) use crate::state::{Focus, RunState};
-pub(crate) use adopt::session_key;
 
 /// What `pipewright edit` was started with.
 #[derive(Debug, Clone, Default)]
@@ -274,7 +274,7 @@ pub struct App {
     /// Whether the first validation has come in.
     validated_once: bool,
     /// The servers' tool lists and preflight's verdict as you type.
-    pub(crate) tools: preflight::LiveTools,
+    pub(crate) tools: LiveTools,
     /// A durable run being followed: what cancels it.
     pub(crate) durable: Option<tokio_util::sync::CancellationToken>,
 }
@@ -325,9 +325,43 @@ impl App {
             results: Results::default(),
             start_error: None,
             validated_once: false,
-            tools: preflight::LiveTools::default(),
+            tools: LiveTools::default(),
             durable: None,
         }
+    }
+
+    /// The composition on screen, once a plan has loaded.
+    pub fn composition(&self) -> Option<&Composition> {
+        self.comp.as_deref()
+    }
+
+    /// The editor pane.
+    pub fn editor(&self) -> &Editor {
+        &self.editor
+    }
+
+    /// The editor pane, to type into or move in (benches and tests drive
+    /// it as a person would).
+    pub fn editor_mut(&mut self) -> &mut Editor {
+        &mut self.editor
+    }
+
+    /// The inspector pane, to choose its tab and take in its background
+    /// work (benches draw it as the loop would).
+    pub fn inspector_mut(&mut self) -> &mut Inspector {
+        &mut self.inspector
+    }
+
+    /// What preflight as you type found on the plan adopted last (`None`:
+    /// the servers' tool lists have not come).
+    pub fn preflight(&self) -> Option<&Preflight> {
+        self.tools.report()
+    }
+
+    /// Turns the spinners a step, as a tick does, without the rest of one
+    /// (the render bench draws frame after frame).
+    pub fn turn(&mut self) {
+        self.tick = self.tick.wrapping_add(1);
     }
 
     /// Whether a run is starting, running or paused.
@@ -337,4 +371,38 @@ impl App {
             RunState::Connecting | RunState::Running | RunState::Paused { .. }
         )
     }
+}
+
+/// The nodes of `comp` whose server's declaration differs between `old`
+/// and `new`, and their descendants (indices into `comp.nodes`).
+pub(crate) fn stale_by_servers(old: &Pipeline, new: &Pipeline, comp: &Composition) -> Vec<usize> {
+    let source = |p: &Pipeline, n: &str| p.servers.get(n).map(|d| d.source.clone());
+    let changed = |name: Option<&String>| match name {
+        Some(n) => source(old, n) != source(new, n),
+        // The default server: any change of the declarations may move it.
+        None => server_sources(old) != server_sources(new),
+    };
+    let mut out: BTreeSet<usize> = BTreeSet::new();
+    for (i, n) in comp.nodes.iter().enumerate() {
+        if n.mock.is_none() && changed(n.server.as_ref()) {
+            out.insert(i);
+            out.extend(comp.descendants(i));
+        }
+    }
+    out.into_iter().collect()
+}
+
+/// What a session depends on besides the plan: the composition chosen and
+/// the server declarations.
+pub(crate) fn session_key(p: &Pipeline, c: &Composition) -> String {
+    format!("{}\u{0}{:?}", c.name, server_sources(p))
+}
+
+/// The servers as declared, without where they are in the file: moving a
+/// declaration is not a change.
+fn server_sources(p: &Pipeline) -> Vec<(&str, &pipewright_engine::file::model::ServerSource)> {
+    p.servers
+        .iter()
+        .map(|(name, d)| (name.as_str(), &d.source))
+        .collect()
 }

@@ -4,14 +4,14 @@
 //! call waits on. Keys come in as the keymap's `ask-*` actions (editing keys
 //! go to the focused text); an answer leaves only once it fits the question.
 //!
-//! The queue turns keys into an [`Outcome`] the app carries out (`app/questions.rs`);
-//! `view` draws the modal.
+//! [`Asks`] is the modal as a component: the queue turns keys into
+//! messages the app carries out (`app/questions.rs`); `view` draws it.
 
-pub mod form;
-pub mod responder;
-pub mod sample;
-pub mod text;
-pub mod view;
+mod form;
+pub(crate) mod responder;
+mod sample;
+mod text;
+mod view;
 
 use std::collections::VecDeque;
 
@@ -413,7 +413,7 @@ impl Component for Asks {
 
     /// The shown question over the whole screen.
     fn draw(&mut self, area: Rect, buf: &mut Buffer, ctx: &Ctx<'_>) {
-        view::render(self, ctx.provider, ctx.theme, ctx.keymap, area, buf);
+        self.render(ctx.provider, ctx.theme, ctx.keymap, area, buf);
     }
 }
 

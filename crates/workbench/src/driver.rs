@@ -373,11 +373,6 @@ impl Driver {
         effects
     }
 
-    /// Whether a run of the live session is under way (the app's view).
-    pub fn has_live(&self) -> bool {
-        self.live.is_some()
-    }
-
     /// Closes the workbench's engine side: open questions are answered
     /// cancel, a run under way is cancelled and waited for (up to `grace`)
     /// so its trace is saved, then the servers are shut down.

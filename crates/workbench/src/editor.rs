@@ -5,7 +5,7 @@
 
 mod highlight;
 mod keys;
-pub mod recovery;
+pub(crate) mod recovery;
 pub(crate) mod search;
 mod undo;
 mod validate;
@@ -29,7 +29,6 @@ use recovery::{DiskStamp, Recovered, Recovery};
 use validate::Validator;
 
 pub use recovery::atomic_write;
-pub use validate::DEBOUNCE as VALIDATE_DEBOUNCE;
 
 /// How long after the last edit the recovery copy is written.
 pub const RECOVERY_DEBOUNCE: Duration = Duration::from_millis(1000);

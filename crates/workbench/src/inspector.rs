@@ -12,7 +12,7 @@ mod details;
 mod filter;
 mod find;
 mod iterations;
-pub mod json_tree;
+mod json_tree;
 mod keys;
 mod logs;
 mod navigation;
@@ -41,26 +41,6 @@ pub use logs::Live;
 use navigation::{scroll_text, tree_click, tree_key};
 use pretty::{PrettyText, TextView};
 use shared::SharedValue;
-
-/// The inspector's keys, for the help overlay: (keys, what they do).
-pub const HELP: &[(&str, &str)] = &[
-    (
-        "←/→ 1-7",
-        "switch tab (Args Output Error Timing Iterations Raw Logs)",
-    ),
-    ("↑/↓ PgUp/PgDn Home/End", "move in the tree, table or text"),
-    (
-        "Enter/Space",
-        "fold or unfold a JSON node; open an iteration",
-    ),
-    ("+ / -", "expand all / collapse all"),
-    (
-        "/ or f",
-        "jq filter on the output (Enter/Esc leave the box, Ctrl-U clears)",
-    ),
-    ("/ n N", "Raw: search, next and previous match (Esc clears)"),
-    ("Esc", "back from an iteration to the table"),
-];
 
 /// The inspector's tabs, in display order.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]

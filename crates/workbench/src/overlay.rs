@@ -25,7 +25,7 @@ pub(crate) use help::Help;
 pub(crate) use messages::MessagesPane;
 pub(crate) use plan::PlanView;
 pub(crate) use scaffold::ScaffoldChooser;
-pub(crate) use text::TextView;
+pub(crate) use text::TextWindow;
 
 /// An open overlay.
 #[derive(Debug, Clone)]
@@ -37,7 +37,7 @@ pub(crate) enum Overlay {
     /// The dry run or the cost estimate (`d`, `e`).
     Plan(Box<PlanView>),
     /// A text: a pinned mock to paste, a diff, the Results view.
-    Text(TextView),
+    Text(TextWindow),
     /// `q` with unsaved edits or a run in progress.
     ConfirmQuit(ConfirmQuit),
     /// Preflight found destructive calls: run them?
@@ -54,7 +54,7 @@ pub(crate) enum Overlay {
 impl Overlay {
     /// A text under `title`.
     pub(crate) fn text(title: String, body: Vec<String>) -> Overlay {
-        Overlay::Text(TextView::new(title, body))
+        Overlay::Text(TextWindow::new(title, body))
     }
 
     fn component(&mut self) -> &mut dyn Component {
@@ -105,7 +105,7 @@ impl Overlay {
             Overlay::Help(_) => Help::rect(area),
             Overlay::Palette(_) => Palette::rect(area),
             Overlay::Plan(_) => PlanView::rect(area),
-            Overlay::Text(_) => TextView::rect(area),
+            Overlay::Text(_) => TextWindow::rect(area),
             Overlay::Messages(_) => MessagesPane::rect(area),
             Overlay::ConfirmDestructive(_) => ConfirmDestructive::rect(area),
             Overlay::Scaffold(_) => ScaffoldChooser::rect(area),

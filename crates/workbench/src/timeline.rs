@@ -289,7 +289,8 @@ fn offset_ms(a: &str, b: &str) -> Option<u64> {
 
 /// The rows, in topological order. `run_start` is the run's start (RFC
 /// 3339); `now_ms` how long the run has gone on, for nodes still running.
-pub fn bars(
+#[cfg(test)]
+fn bars(
     comp: &Composition,
     visuals: &[NodeVisual],
     run_start: Option<&str>,

@@ -148,37 +148,3 @@ impl App {
         self.adopt(p)
     }
 }
-
-/// The nodes of `comp` whose server's declaration differs between `old`
-/// and `new`, and their descendants (indices into `comp.nodes`).
-fn stale_by_servers(old: &Pipeline, new: &Pipeline, comp: &Composition) -> Vec<usize> {
-    let source = |p: &Pipeline, n: &str| p.servers.get(n).map(|d| d.source.clone());
-    let changed = |name: Option<&String>| match name {
-        Some(n) => source(old, n) != source(new, n),
-        // The default server: any change of the declarations may move it.
-        None => server_sources(old) != server_sources(new),
-    };
-    let mut out: BTreeSet<usize> = BTreeSet::new();
-    for (i, n) in comp.nodes.iter().enumerate() {
-        if n.mock.is_none() && changed(n.server.as_ref()) {
-            out.insert(i);
-            out.extend(comp.descendants(i));
-        }
-    }
-    out.into_iter().collect()
-}
-
-/// What a session depends on besides the plan: the composition chosen and
-/// the server declarations.
-pub(crate) fn session_key(p: &Pipeline, c: &Composition) -> String {
-    format!("{}\u{0}{:?}", c.name, server_sources(p))
-}
-
-/// The servers as declared, without where they are in the file: moving a
-/// declaration is not a change.
-fn server_sources(p: &Pipeline) -> Vec<(&str, &pipewright_engine::file::model::ServerSource)> {
-    p.servers
-        .iter()
-        .map(|(name, d)| (name.as_str(), &d.source))
-        .collect()
-}

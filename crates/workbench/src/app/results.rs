@@ -7,7 +7,7 @@ use serde_json::Value;
 
 use super::{App, Effect};
 use crate::keys::Action;
-use crate::overlay::{Overlay, TextView};
+use crate::overlay::{Overlay, TextWindow};
 use pipewright_engine::run::session::Command;
 use pipewright_engine::run::trace::{RunStatus, Trace};
 
@@ -208,7 +208,7 @@ impl App {
             "results: {passed} passed, {} failed",
             self.results.rows().len() - passed
         );
-        Overlay::Text(TextView::results(title, body))
+        Overlay::Text(TextWindow::results(title, body))
     }
 }
 

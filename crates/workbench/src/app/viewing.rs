@@ -1,75 +1,15 @@
-//! A saved run on screen (History, Enter): drawn read-only as it was, on
-//! the plan of the file text kept beside it, while the live workbench waits
-//! in a stash, kept current, until Esc brings it back.
+//! The app's side of a saved run on screen (History, Enter): drawn
+//! read-only as it was, on the plan of the file text kept beside it, while
+//! the live workbench waits in a stash, kept current, until Esc brings it
+//! back.
 
 use std::sync::Arc;
 
 use super::{App, Focus};
 use crate::dag::DagLayout;
 use crate::state::NodeVisual;
-use pipewright_engine::file::model::{Composition, Pipeline};
+use crate::viewing::{Stash, Viewing, run_plan};
 use pipewright_engine::run::store::Entry;
-use pipewright_engine::run::trace::Trace;
-
-/// A saved run on screen instead of the live one (History, Enter).
-pub(crate) struct Viewing {
-    pub(crate) entry: Entry,
-    pub(crate) trace: Trace,
-    /// Keeps the run from being pruned while it is open.
-    _hold: Option<pipewright_engine::run::store::Hold>,
-    /// The live workbench, put back on Esc (and kept up to date meanwhile).
-    stash: Stash,
-    /// The file text it ran, shown in the editor's place (read-only).
-    pub(crate) source: Option<String>,
-}
-
-/// What the screen shows of a plan: swapped out while a saved run is open.
-#[derive(Default)]
-pub(crate) struct Stash {
-    pipeline: Option<Arc<Pipeline>>,
-    comp: Option<Arc<Composition>>,
-    layout: Option<DagLayout>,
-    visuals: Vec<NodeVisual>,
-    selected: Option<usize>,
-}
-
-/// The plan a saved run is drawn on: its saved file text's composition,
-/// else a pipe of its nodes in the order they ran (tool names kept).
-fn run_plan(
-    source: Option<&str>,
-    trace: &Trace,
-    load: &pipewright_engine::file::open::LoadOptions,
-) -> Option<(Arc<Pipeline>, Arc<Composition>)> {
-    let name = &trace.composition.name;
-    let loaded = |s: &str| {
-        pipewright_engine::file::open::load_str_with(
-            s,
-            pipewright_engine::file::import::Dialect::Auto,
-            load,
-        )
-    };
-    if let Some(p) = source.and_then(|s| loaded(s).pipeline)
-        && let Some(c) = p.composition(name).cloned()
-    {
-        return Some((Arc::new(p), Arc::new(c)));
-    }
-    let mut text = String::from("pipe:\n");
-    for (id, rec) in &trace.nodes {
-        let tool = if rec.tool.is_empty() {
-            "unknown"
-        } else {
-            &rec.tool
-        };
-        text.push_str(&format!(
-            "  - id: {}\n    tool: {}\n",
-            serde_json::to_string(id).ok()?,
-            serde_json::to_string(tool).ok()?
-        ));
-    }
-    let p = pipewright_engine::file::open::load_str(&text).pipeline?;
-    let c = p.compositions.first().cloned()?;
-    Some((Arc::new(p), Arc::new(c)))
-}
 
 impl App {
     /// Runs `f` on the live workbench: when a saved run is on screen, the

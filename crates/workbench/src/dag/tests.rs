@@ -7,6 +7,7 @@ use ratatui::layout::Rect;
 use super::*;
 use crate::state::NodeVisual;
 use crate::theme::Theme;
+use layout::Slot;
 use pipewright_engine::file::open::load_str;
 use pipewright_engine::run::trace::NodeStatus;
 

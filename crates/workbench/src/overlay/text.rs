@@ -16,7 +16,7 @@ use crate::window::{centred, scrolled, scrolled_lines};
 
 /// A titled text and how far it is scrolled.
 #[derive(Debug, Clone)]
-pub(crate) struct TextView {
+pub(crate) struct TextWindow {
     title: String,
     body: Vec<String>,
     scroll: u16,
@@ -25,10 +25,10 @@ pub(crate) struct TextView {
     results: bool,
 }
 
-impl TextView {
+impl TextWindow {
     /// `body` under `title`, at its top.
-    pub(crate) fn new(title: String, body: Vec<String>) -> TextView {
-        TextView {
+    pub(crate) fn new(title: String, body: Vec<String>) -> TextWindow {
+        TextWindow {
             title,
             body,
             scroll: 0,
@@ -37,10 +37,10 @@ impl TextView {
     }
 
     /// The Results view: its judge key judges the runs it lists again.
-    pub(crate) fn results(title: String, body: Vec<String>) -> TextView {
-        TextView {
+    pub(crate) fn results(title: String, body: Vec<String>) -> TextWindow {
+        TextWindow {
             results: true,
-            ..TextView::new(title, body)
+            ..TextWindow::new(title, body)
         }
     }
 
@@ -66,7 +66,7 @@ impl TextView {
     }
 }
 
-impl Component for TextView {
+impl Component for TextWindow {
     /// Esc, `q`, Enter or the help key close it; the others scroll. In
     /// the Results view the judge key judges its runs again.
     fn on_key(
