@@ -23,11 +23,7 @@ use pipewright::engine::diag::Pos;
 use pipewright::engine::file::loader::load_native_str;
 use pipewright::engine::mcp::ToolInfo;
 use pipewright::engine::plan::preflight::{self, ToolLists};
-use pipewright::ui::app::{App, Options};
-use pipewright::ui::config::{Config, Dirs};
-use pipewright::ui::editor::Editor;
-use pipewright::ui::keys::Keymap;
-use pipewright::ui::theme::Theme;
+use pipewright::ui::{App, Config, Dirs, Editor, Keymap, Options, Theme};
 
 const TOOLS: usize = 200;
 
@@ -147,25 +143,25 @@ fn preflight_as_you_type(c: &mut Criterion) {
         file: path.clone(),
         ..Options::default()
     };
-    let dirs = Dirs {
-        config: Some(dir.path().join("config")),
-        data: Some(dir.path().join("data")),
-    };
+    let dirs = Dirs::new(
+        Some(dir.path().join("config")),
+        Some(dir.path().join("data")),
+    );
     let mut app = App::new(opts, dirs, config, editor);
-    let first = app.editor.validate_now().expect("validates");
+    let first = app.editor_mut().validate_now().expect("validates");
     app.on_validated(&first);
     app.on_session_tools(lists.clone());
     app.on_validated(&first);
     assert!(
-        app.tools.report.is_some(),
+        app.preflight().is_some(),
         "preflight ran on the 2,000-node plan"
     );
     app.on_key(KeyEvent::new(KeyCode::Char('i'), KeyModifiers::NONE));
     // Into the last node's note.
-    app.editor.goto(text.lines().count() - 1, 30);
+    app.editor_mut().goto(text.lines().count() - 1, 30);
     let typed = |app: &mut App, c: char| {
         app.on_key(KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE));
-        let loaded = app.editor.validate_now().expect("validates");
+        let loaded = app.editor_mut().validate_now().expect("validates");
         app.on_validated(&loaded);
     };
     c.bench_function("workbench: keystroke alone, 2,000 nodes", |b| {
@@ -182,7 +178,7 @@ fn preflight_as_you_type(c: &mut Criterion) {
     });
     // What the UI thread does when the editor's background validation
     // comes back: adopt the plan and run preflight on it.
-    let loaded = app.editor.validate_now().expect("validates");
+    let loaded = app.editor_mut().validate_now().expect("validates");
     c.bench_function(
         "workbench: a validation adopted + preflight (UI thread), 2,000 nodes",
         |b| b.iter(|| app.on_validated(&loaded)),
@@ -197,7 +193,7 @@ fn preflight_as_you_type(c: &mut Criterion) {
                     typed(&mut app, 'x');
                 } else {
                     app.on_key(KeyEvent::new(KeyCode::Backspace, KeyModifiers::NONE));
-                    let loaded = app.editor.validate_now().expect("validates");
+                    let loaded = app.editor_mut().validate_now().expect("validates");
                     app.on_validated(&loaded);
                 }
             })
@@ -206,7 +202,7 @@ fn preflight_as_you_type(c: &mut Criterion) {
 
     // No keystroke dropped: 200 keys, each followed by validation and
     // preflight, all in the buffer and in the plan preflight checked.
-    let before = app.editor.text();
+    let before = app.editor().text();
     let mut worst = Duration::ZERO;
     let word: String = (0..200).map(|i| (b'a' + (i % 26) as u8) as char).collect();
     for ch in word.chars() {
@@ -214,13 +210,13 @@ fn preflight_as_you_type(c: &mut Criterion) {
         typed(&mut app, ch);
         worst = worst.max(t.elapsed());
     }
-    let after = app.editor.text();
+    let after = app.editor().text();
     assert_eq!(after.len(), before.len() + 200, "a keystroke was dropped");
     assert!(
         after.contains(&word),
         "the keys are not in order in the buffer"
     );
-    assert!(app.tools.report.is_some());
+    assert!(app.preflight().is_some());
     println!(
         "workbench: 200 keys typed into a 2,000-node file, each validated and preflighted: none dropped, slowest {worst:?}"
     );

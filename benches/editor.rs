@@ -5,8 +5,7 @@ use std::fmt::Write as _;
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
-use pipewright::ui::editor::Editor;
-use pipewright::ui::theme::Theme;
+use pipewright::ui::{Editor, Theme};
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 

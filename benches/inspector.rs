@@ -4,8 +4,7 @@
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use pipewright::engine::run::trace::{NodeRecord, NodeStatus};
-use pipewright::ui::inspector::{Inspector, Tab};
-use pipewright::ui::theme::Theme;
+use pipewright::ui::{Inspector, Tab, Theme};
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use serde_json::{Value, json};

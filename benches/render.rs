@@ -13,12 +13,7 @@ use serde_json::{Value, json};
 
 use pipewright::engine::run::events::Event;
 use pipewright::engine::run::trace::{NodeRecord, NodeStatus};
-use pipewright::ui::app::{App, Options};
-use pipewright::ui::config::{Config, Dirs};
-use pipewright::ui::editor::Editor;
-use pipewright::ui::inspector::Tab;
-use pipewright::ui::keys::Keymap;
-use pipewright::ui::theme::Theme;
+use pipewright::ui::{App, Config, Dirs, Editor, Keymap, Options, Tab, Theme};
 
 /// 300 nodes in layers of 12; each needs one or two nodes of the layer
 /// before it.
@@ -76,12 +71,15 @@ fn app() -> (tempfile::TempDir, App) {
     let mut app = App::new(opts, Dirs::default(), config, editor);
     let deadline = Instant::now() + Duration::from_secs(30);
     let mut now = Instant::now();
-    while app.comp.is_none() && Instant::now() < deadline {
+    while app.composition().is_none() && Instant::now() < deadline {
         now += Duration::from_millis(400);
         app.on_tick(now);
         std::thread::sleep(Duration::from_millis(5));
     }
-    let comp = app.comp.clone().expect("the generated file validates");
+    let comp = app
+        .composition()
+        .cloned()
+        .expect("the generated file validates");
     // Half the nodes ran, one is running, the selected one has 5 MB.
     for (i, n) in comp.nodes.iter().enumerate().take(150) {
         let output = if i == 149 {
@@ -105,10 +103,10 @@ fn app() -> (tempfile::TempDir, App) {
         args: None,
     });
     app.select(Some(149), true);
-    app.inspector.set_tab(Tab::Output);
+    app.inspector_mut().set_tab(Tab::Output);
     // Let background work (pretty-printing, indexing) finish first.
     for _ in 0..200 {
-        app.inspector.poll();
+        app.inspector_mut().poll();
         std::thread::sleep(Duration::from_millis(5));
     }
     (dir, app)
@@ -119,18 +117,15 @@ fn bench(c: &mut Criterion) {
     let mut term = Terminal::new(TestBackend::new(200, 60)).expect("terminal");
     c.bench_function("frame_300_nodes_5mb_output_200x60", |b| {
         b.iter(|| {
-            app.tick += 1;
-            term.draw(|f| pipewright::ui::view::draw(&mut app, f))
-                .expect("draw");
+            app.turn();
+            term.draw(|f| app.draw(f)).expect("draw");
         })
     });
     let mut small = Terminal::new(TestBackend::new(80, 24)).expect("terminal");
     c.bench_function("frame_300_nodes_5mb_output_80x24", |b| {
         b.iter(|| {
-            app.tick += 1;
-            small
-                .draw(|f| pipewright::ui::view::draw(&mut app, f))
-                .expect("draw");
+            app.turn();
+            small.draw(|f| app.draw(f)).expect("draw");
         })
     });
 }

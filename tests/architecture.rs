@@ -3,7 +3,10 @@
 //! test modules left out), no circles between files or between the rooms of
 //! the engine, the drivers' directions (the engine imports no driver, the
 //! workbench does not import the command line, the language server
-//! imports neither), and no source file longer than the limit.
+//! imports neither), no circles between the workbench's rooms, no source
+//! file longer than the limit, and the workbench's components keeping
+//! their fields to themselves (none public, none written from outside the
+//! component's own folder).
 
 use std::{
     collections::{BTreeMap, BTreeSet},
@@ -120,6 +123,18 @@ fn strip_comments(code: &str) -> String {
         .join("\n")
 }
 
+/// Test code: a `tests.rs` file, or any file under a `tests/` folder of a
+/// crate's source (the workbench's whole-app tests, `src/tests/`).
+fn is_test_file(file: &Path) -> bool {
+    file.file_name().is_some_and(|n| n == "tests.rs")
+        || file
+            .strip_prefix(root())
+            .unwrap_or(file)
+            .components()
+            .skip_while(|c| c.as_os_str() != "src")
+            .any(|c| c.as_os_str() == "tests")
+}
+
 fn load_modules() -> Vec<Module> {
     let decl = Regex::new(r"(?m)^\s*(?:pub(?:\([^)]*\))?\s+)?mod\s+([a-z_0-9]+)\s*;").unwrap();
     let crate_path = Regex::new(r"\bcrate::([A-Za-z_][A-Za-z_0-9]*)").unwrap();
@@ -132,7 +147,7 @@ fn load_modules() -> Vec<Module> {
         files.sort();
         let inside = format!("{prefix}::");
         for file in files {
-            if file.file_name().is_some_and(|n| n == "tests.rs") {
+            if is_test_file(&file) {
                 continue;
             }
             let text = std::fs::read_to_string(&file).expect("readable source");
@@ -568,4 +583,217 @@ fn the_skip_check_finds_an_early_return_and_an_own_line() {
     assert_eq!(found.len(), 2, "{found:?}");
     let through_the_helper = "fn t() {\n    if which(\"haproxy\").is_none() {\n        common::skipped(\"t\", \"haproxy is not installed\");\n        return;\n    }\n}\n";
     assert!(own_skips(through_the_helper).is_empty());
+}
+
+#[test]
+fn the_workbench_rooms_form_no_circles() {
+    let graph = import_graph(&load_modules());
+    let rooms = folded(&graph, "crate::ui::", 2);
+    let found = circles(&rooms);
+    assert!(
+        found.is_empty(),
+        "circles between the workbench's rooms:\n{}",
+        describe(&found)
+    );
+}
+
+/// A struct of the workbench: its name, its fields (name, whether declared
+/// with any `pub`), and the file it is defined in.
+struct Struct {
+    name: String,
+    fields: Vec<(String, bool)>,
+    file: PathBuf,
+}
+
+/// The structs `code` defines with named fields.
+fn structs_in(code: &str, file: &Path) -> Vec<Struct> {
+    let head = Regex::new(
+        r"(?m)^\s*(?:pub(?:\([^)]*\))?\s+)?struct\s+([A-Z][A-Za-z0-9_]*)(?:<[^>{]*>)?\s*\{",
+    )
+    .unwrap();
+    let field = Regex::new(r"^\s*(pub(?:\([^)]*\))?\s+)?(r#)?([a-z_][a-z0-9_]*)\s*:").unwrap();
+    let mut out = Vec::new();
+    for m in head.captures_iter(code) {
+        let Some(whole) = m.get(0) else { continue };
+        let mut depth = 0usize;
+        let mut fields = Vec::new();
+        let mut line = String::new();
+        for ch in code[whole.end()..].chars() {
+            match ch {
+                '{' | '(' | '<' | '[' => depth += 1,
+                '}' if depth == 0 => break,
+                '}' | ')' | '>' | ']' => depth = depth.saturating_sub(1),
+                _ => {}
+            }
+            if ch == '\n' {
+                if let Some(f) = field.captures(&line).filter(|_| depth == 0) {
+                    fields.push((f[3].to_string(), f.get(1).is_some()));
+                }
+                line.clear();
+            } else {
+                line.push(ch);
+            }
+        }
+        out.push(Struct {
+            name: m[1].to_string(),
+            fields,
+            file: file.to_path_buf(),
+        });
+    }
+    out
+}
+
+/// The workbench's product files and their code (comments and test
+/// modules left out).
+fn workbench_code() -> Vec<(PathBuf, String)> {
+    let mut files = Vec::new();
+    rust_files(&root().join("crates/workbench/src"), &mut files);
+    files.sort();
+    files
+        .into_iter()
+        .filter(|f| !is_test_file(f))
+        .map(|f| {
+            let text = std::fs::read_to_string(&f).expect("readable source");
+            let code = strip_comments(&strip_tests(&text));
+            (f, code)
+        })
+        .collect()
+}
+
+/// The workbench's components: the structs that implement `Component`.
+fn components(code: &[(PathBuf, String)]) -> Vec<Struct> {
+    let implemented =
+        Regex::new(r"impl(?:<[^>]*>)?\s+Component\s+for\s+([A-Z][A-Za-z0-9_]*)").unwrap();
+    let names: BTreeSet<String> = code
+        .iter()
+        .flat_map(|(_, c)| implemented.captures_iter(c).map(|m| m[1].to_string()))
+        .collect();
+    code.iter()
+        .flat_map(|(f, c)| structs_in(c, f))
+        .filter(|s| names.contains(&s.name))
+        .collect()
+}
+
+/// The fields of components declared with any `pub`.
+fn public_fields(components: &[Struct]) -> Vec<String> {
+    components
+        .iter()
+        .flat_map(|s| {
+            s.fields
+                .iter()
+                .filter(|(_, public)| *public)
+                .map(move |(f, _)| format!("{}: {}.{f}", s.file.display(), s.name))
+        })
+        .collect()
+}
+
+/// Assignments to a component's field from outside the component's folder:
+/// `x.FIELD.F = …` (or `+=`, …) where the app's field `FIELD` holds the
+/// component and `F` is one of its fields.
+fn outside_writes(
+    app: &Struct,
+    app_types: &BTreeMap<String, String>,
+    components: &[Struct],
+    code: &[(PathBuf, String)],
+) -> Vec<String> {
+    let mut found = Vec::new();
+    let word = Regex::new(r"[A-Z][A-Za-z0-9_]*").unwrap();
+    for (held, ty) in app_types {
+        let Some(comp) = word
+            .find_iter(ty)
+            .find_map(|w| components.iter().find(|c| c.name == w.as_str()))
+        else {
+            continue;
+        };
+        let folder = comp.file.with_extension("");
+        let write = Regex::new(&format!(
+            r"\.{held}(?:\s*\.\s*(?:as_mut\(\)|unwrap\(\)|expect\([^)]*\)))?\s*\.\s*([a-z_][a-z0-9_]*)\s*(?:[-+*/|&^]?=)[^=]"
+        ))
+        .unwrap();
+        for (file, c) in code {
+            if *file == comp.file || file.starts_with(&folder) {
+                continue;
+            }
+            for m in write.captures_iter(c) {
+                if comp.fields.iter().any(|(f, _)| *f == m[1]) {
+                    found.push(format!(
+                        "{}: {}.{held}.{} = …",
+                        file.display(),
+                        app.name,
+                        &m[1]
+                    ));
+                }
+            }
+        }
+    }
+    found
+}
+
+/// The app's fields and their types, from its struct's text.
+fn app_fields(code: &[(PathBuf, String)]) -> (Struct, BTreeMap<String, String>) {
+    let (file, text) = code
+        .iter()
+        .find(|(f, _)| f.ends_with("crates/workbench/src/app.rs"))
+        .expect("app.rs");
+    let app = structs_in(text, file)
+        .into_iter()
+        .find(|s| s.name == "App")
+        .expect("struct App");
+    let start = text.find("pub struct App {").expect("struct App");
+    let body = &text[start..];
+    let typed =
+        Regex::new(r"(?m)^\s*(?:pub(?:\([^)]*\))?\s+)?([a-z_][a-z0-9_]*)\s*:\s*([^\n]+),\s*$")
+            .unwrap();
+    let types = typed
+        .captures_iter(&body[..body.find("\n}").unwrap_or(body.len())])
+        .map(|c| (c[1].to_string(), c[2].to_string()))
+        .collect();
+    (app, types)
+}
+
+#[test]
+fn workbench_components_keep_their_fields() {
+    let code = workbench_code();
+    let comps = components(&code);
+    assert!(
+        comps.iter().any(|c| c.name == "Dag") && comps.iter().any(|c| c.name == "Editor"),
+        "the checker found no components: {:?}",
+        comps.iter().map(|c| &c.name).collect::<Vec<_>>()
+    );
+    let public = public_fields(&comps);
+    let (app, types) = app_fields(&code);
+    let writes = outside_writes(&app, &types, &comps, &code);
+    assert!(
+        public.is_empty() && writes.is_empty(),
+        "a component's fields are its own (private; methods for the rest):\n{}\n\
+         written from outside the component's folder:\n{}",
+        public.join("\n"),
+        writes.join("\n")
+    );
+}
+
+#[test]
+fn the_field_checker_sees_a_public_field_and_a_write_from_outside() {
+    let dir = root().join("crates/workbench/src");
+    let pane = "pub(crate) struct Pane {\n    shown: bool,\n    pub(crate) rows: Vec<String>,\n}\nimpl Component for Pane {}\n";
+    let app = "pub struct App {\n    pub(crate) pane: Pane,\n    pub(crate) quit: bool,\n}\n";
+    let elsewhere = "fn f(app: &mut App) {\n    app.pane.shown = true;\n    app.pane.rows.push(String::new());\n    app.quit = app.pane.shown == false;\n}\n";
+    let code = vec![
+        (dir.join("pane.rs"), pane.to_string()),
+        (dir.join("app.rs"), app.to_string()),
+        (dir.join("app/input.rs"), elsewhere.to_string()),
+        (
+            dir.join("pane/keys.rs"),
+            "fn g(p: &mut Pane) { p.pane.shown = false; }".to_string(),
+        ),
+    ];
+    let comps = components(&code);
+    assert_eq!(public_fields(&comps).len(), 1, "rows is pub(crate)");
+    let (app, types) = app_fields(&code);
+    let writes = outside_writes(&app, &types, &comps, &code);
+    assert_eq!(writes.len(), 1, "{writes:?}");
+    assert!(
+        writes[0].contains("app/input.rs: App.pane.shown"),
+        "{writes:?}"
+    );
 }

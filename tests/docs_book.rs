@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 
 use clap::CommandFactory;
 use pipewright::cli::Cli;
-use pipewright::ui::keys::{Action, Keymap};
+use pipewright::ui::{Action, Keymap};
 use regex::Regex;
 
 fn root() -> PathBuf {

@@ -9,11 +9,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use pipewright::ui::app::{App, Options};
-use pipewright::ui::config::{Config, Dirs};
-use pipewright::ui::editor::Editor;
-use pipewright::ui::keys::Keymap;
-use pipewright::ui::theme::Theme;
+use pipewright::ui::{App, Config, Dirs, Editor, Keymap, Options, Theme};
 
 mod common;
 
@@ -32,14 +28,11 @@ fn workbench_plan(file: &Path, data: &Path) -> Value {
         file: file.to_path_buf(),
         ..Options::default()
     };
-    let dirs = Dirs {
-        config: None,
-        data: Some(data.to_path_buf()),
-    };
+    let dirs = Dirs::new(None, Some(data.to_path_buf()));
     let mut app = App::new(opts, dirs, config, editor);
     let until = Instant::now() + Duration::from_secs(20);
     let mut now = Instant::now();
-    while app.comp.is_none() && Instant::now() < until {
+    while app.composition().is_none() && Instant::now() < until {
         now += Duration::from_millis(400);
         app.on_tick(now);
         std::thread::sleep(Duration::from_millis(5));

@@ -640,12 +640,12 @@ fn run_every_way(home: &mut Home, file: &Path, collector: &str) {
 /// The workbench's recovery copy of an edited buffer, written the way the
 /// editor writes it (its debounce passed), into the same data directory.
 fn write_recovery_copy(home: &Home, file: &Path) -> PathBuf {
-    use pipewright::ui::editor::{Editor, RECOVERY_DEBOUNCE};
+    use pipewright::ui::{Editor, RECOVERY_DEBOUNCE, Recovery};
     let data = home.path("data");
     let mut editor = Editor::open(file, Some(&data)).expect("open");
     editor.set_text(&format!("{}# edited\n", editor.text()));
     editor.tick(Instant::now() + RECOVERY_DEBOUNCE + Duration::from_millis(50));
-    let copy = pipewright::ui::editor::recovery::Recovery::for_file(file, &data);
+    let copy = Recovery::for_file(file, &data);
     assert!(copy.text_path().exists(), "no recovery copy was written");
     copy.text_path().to_path_buf()
 }

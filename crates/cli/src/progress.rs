@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use pipewright_engine::run::events::Event;
 use pipewright_engine::run::trace::NodeStatus;
-use pipewright_workbench::theme::SPINNER;
+use pipewright_workbench::SPINNER;
 
 /// Erase the current terminal line and go to its start.
 const CLEAR_LINE: &str = "\r\x1b[K";

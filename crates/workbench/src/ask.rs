@@ -4,31 +4,34 @@
 //! call waits on. Keys come in as the keymap's `ask-*` actions (editing keys
 //! go to the focused text); an answer leaves only once it fits the question.
 //!
-//! The queue turns keys into an [`Outcome`] the app carries out (`apply`);
-//! `view` draws the modal.
+//! [`Asks`] is the modal as a component: the queue turns keys into
+//! messages the app carries out (`app/questions.rs`); `view` draws it.
 
-mod apply;
-pub mod form;
-pub mod responder;
-pub mod sample;
-pub mod text;
-pub mod view;
+mod form;
+pub(crate) mod responder;
+mod sample;
+mod text;
+mod view;
 
 use std::collections::VecDeque;
 
 use crossterm::event::KeyEvent;
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
 use serde_json::Value;
 use tokio::sync::oneshot;
 
 use pipewright_engine::mcp::human::{Answer, Ask, Question, Reply, Source};
 
-use super::keys::{Action, Keymap};
+use crate::component::{Component, Ctx, Handled, Queue};
+use crate::keys::{Action, Keymap};
+use crate::msg::Msg;
 use form::Form;
 use sample::Sample;
 
 /// What the modal holds for one question.
 #[derive(Debug, Clone, PartialEq)]
-pub enum State {
+pub(crate) enum State {
     /// A form to fill in.
     Form(Form),
     /// A link to open, and what became of asking the browser to.
@@ -40,7 +43,7 @@ pub enum State {
 /// What became of asking the browser to open a question's link: the
 /// modal says what really happened, as the status line does.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Opened {
+pub(crate) enum Opened {
     /// Not asked yet.
     No,
     /// Asked; the opener has not been started yet.
@@ -53,15 +56,27 @@ pub enum Opened {
 
 /// One open question.
 #[derive(Debug)]
-pub struct Pending {
-    pub question: Question,
-    pub state: State,
+pub(crate) struct Pending {
+    question: Question,
+    state: State,
     /// Names this question to the provider's answer.
-    pub ticket: u64,
+    ticket: u64,
     reply: Option<oneshot::Sender<Answer>>,
 }
 
 impl Pending {
+    /// What the server asks.
+    #[cfg(test)]
+    pub(crate) fn question(&self) -> &Question {
+        &self.question
+    }
+
+    /// What the modal holds for it.
+    #[cfg(test)]
+    pub(crate) fn state(&self) -> &State {
+        &self.state
+    }
+
     /// Whether the call still waits for the answer.
     fn waiting(&self) -> bool {
         self.reply.as_ref().is_some_and(|r| !r.is_closed())
@@ -70,7 +85,7 @@ impl Pending {
 
 /// What a key in the modal asks the app to do.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Outcome {
+pub(crate) enum Outcome {
     /// Nothing beyond redrawing.
     Nothing,
     /// The question of node `node` was answered with `action`.
@@ -88,17 +103,38 @@ pub enum Outcome {
 
 /// The questions waiting for the person, oldest first.
 #[derive(Debug, Default)]
-pub struct Asks {
+pub(crate) struct Asks {
     queue: VecDeque<Pending>,
     next_ticket: u64,
     /// A question waits but its modal is hidden (F2), so the person can
     /// look at the nodes before answering.
-    pub hidden: bool,
+    hidden: bool,
 }
 
 impl Asks {
+    /// Whether the modal is hidden (F2): a question may wait behind it.
+    pub(crate) fn is_hidden(&self) -> bool {
+        self.hidden
+    }
+
+    /// Hides the modal so the person can look at the nodes first.
+    pub(crate) fn hide(&mut self) {
+        self.hidden = true;
+    }
+
+    /// Shows the modal again (when a question waits).
+    pub(crate) fn unhide(&mut self) {
+        self.hidden = false;
+    }
+
+    /// Whether the shown question asks for a model's reply (Enter breaks
+    /// its lines; another key sends it).
+    pub(crate) fn sampling(&self) -> bool {
+        matches!(self.current().map(|p| &p.state), Some(State::Sample(_)))
+    }
+
     /// Queues a question; its call waits on `reply`.
-    pub fn push(&mut self, question: Question, reply: oneshot::Sender<Answer>) {
+    pub(crate) fn push(&mut self, question: Question, reply: oneshot::Sender<Answer>) {
         let state = match &question.ask {
             Ask::Form { schema, .. } => State::Form(Form::new(schema)),
             Ask::Url { .. } => State::Url { opened: Opened::No },
@@ -115,18 +151,18 @@ impl Asks {
 
     /// Whether the modal is on screen: a question waits and is not
     /// hidden. It then takes the keys.
-    pub fn shown(&self) -> bool {
+    pub(crate) fn shown(&self) -> bool {
         !self.is_empty() && !self.hidden
     }
 
     /// The question shown in the modal.
-    pub fn current(&self) -> Option<&Pending> {
+    pub(crate) fn current(&self) -> Option<&Pending> {
         self.queue.front()
     }
 
     /// The first question's link was (or could not be) handed to the
     /// browser.
-    pub fn url_opened(&mut self, result: Result<String, String>) {
+    pub(crate) fn url_opened(&mut self, result: Result<String, String>) {
         if let Some(State::Url { opened }) = self.queue.front_mut().map(|p| &mut p.state) {
             *opened = match result {
                 Ok(opener) => Opened::Started(opener),
@@ -136,16 +172,16 @@ impl Asks {
     }
 
     /// How many questions wait (the shown one included).
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.queue.len()
     }
 
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.queue.is_empty()
     }
 
     /// Whether a question of node `id` waits.
-    pub fn asks_node(&self, id: &str) -> bool {
+    pub(crate) fn asks_node(&self, id: &str) -> bool {
         self.queue
             .iter()
             .any(|p| p.question.node.as_deref() == Some(id))
@@ -170,7 +206,7 @@ impl Asks {
 
     /// Answers every waiting question `cancel` (the session is dropped or
     /// the workbench quits); the nodes that were asking.
-    pub fn cancel_all(&mut self, why: &str) -> Vec<String> {
+    pub(crate) fn cancel_all(&mut self, why: &str) -> Vec<String> {
         let mut nodes = Vec::new();
         while let Some(mut p) = self.queue.pop_front() {
             if let Some(tx) = p.reply.take() {
@@ -183,7 +219,7 @@ impl Asks {
 
     /// Drops the questions whose call stopped waiting (it timed out or was
     /// cancelled); the nodes they were for.
-    pub fn prune(&mut self) -> Vec<String> {
+    pub(crate) fn prune(&mut self) -> Vec<String> {
         let mut gone = Vec::new();
         self.queue.retain(|p| {
             let keep = p.waiting();
@@ -199,7 +235,7 @@ impl Asks {
     /// named no call and was filed under it moves to the first other node
     /// that may be asking, as the engine files its answer; the nodes whose
     /// `?` may have changed.
-    pub fn node_ended(&mut self, id: &str) -> Vec<String> {
+    pub(crate) fn node_ended(&mut self, id: &str) -> Vec<String> {
         let mut moved = Vec::new();
         for p in &mut self.queue {
             let q = &mut p.question;
@@ -218,7 +254,7 @@ impl Asks {
     }
 
     /// The provider answered question `ticket`.
-    pub fn provided(&mut self, ticket: u64, result: Result<(String, String), String>) {
+    pub(crate) fn provided(&mut self, ticket: u64, result: Result<(String, String), String>) {
         if let Some(p) = self.queue.iter_mut().find(|p| p.ticket == ticket)
             && let State::Sample(s) = &mut p.state
         {
@@ -236,7 +272,7 @@ impl Asks {
     }
 
     /// Text pasted while the modal is open: into the focused input.
-    pub fn paste(&mut self, text: &str) {
+    pub(crate) fn paste(&mut self, text: &str) {
         match self.queue.front_mut().map(|p| &mut p.state) {
             Some(State::Form(f)) => f.paste(text),
             Some(State::Sample(s)) => s.reply.insert(text),
@@ -246,7 +282,7 @@ impl Asks {
 
     /// A key while the modal is open. `provider` says whether a sampling
     /// provider is configured.
-    pub fn key(&mut self, keymap: &Keymap, key: KeyEvent, provider: bool) -> Outcome {
+    pub(crate) fn key(&mut self, keymap: &Keymap, key: KeyEvent, provider: bool) -> Outcome {
         let action = keymap.modal_action(&key, self.typing());
         match action {
             Some(Action::AskCancel) => {
@@ -327,6 +363,57 @@ impl Asks {
                 }
             },
         }
+    }
+}
+
+impl Component for Asks {
+    /// Every key while the modal is shown, but the two that leave it: the
+    /// hide key (to look at the nodes first) and the quit chord.
+    fn on_key(
+        &mut self,
+        key: KeyEvent,
+        _action: Option<Action>,
+        ctx: &Ctx<'_>,
+        queue: &mut Queue,
+    ) -> Handled {
+        if ctx.keymap.modal_action(&key, false) == Some(Action::AskHide) {
+            self.hide();
+            let k = ctx.keymap.label(Action::Questions);
+            queue.push(Msg::Say {
+                text: format!("the question waits (its node shows ?): {k} brings it back"),
+                error: false,
+            });
+            return Handled::Taken;
+        }
+        if ctx.keymap.action(&key, true) == Some(Action::Quit) {
+            self.hide();
+            queue.push(Msg::Act(Action::Quit));
+            return Handled::Taken;
+        }
+        match self.key(ctx.keymap, key, ctx.provider.is_some()) {
+            Outcome::Nothing => {}
+            Outcome::Answered { node, action } => queue.push(Msg::Answered { node, action }),
+            Outcome::OpenUrl(url) => queue.push(Msg::OpenUrl(url)),
+            Outcome::CopyUrl(url) => queue.push(Msg::Copy {
+                text: url,
+                what: "the link".into(),
+            }),
+            Outcome::AskProvider { ticket, request } => {
+                queue.push(Msg::AskProvider { ticket, request })
+            }
+        }
+        Handled::Taken
+    }
+
+    /// Pasted text goes into the focused input.
+    fn on_paste(&mut self, text: &str, _queue: &mut Queue) -> Handled {
+        self.paste(text);
+        Handled::Taken
+    }
+
+    /// The shown question over the whole screen.
+    fn draw(&mut self, area: Rect, buf: &mut Buffer, ctx: &Ctx<'_>) {
+        self.render(ctx.provider, ctx.theme, ctx.keymap, area, buf);
     }
 }
 

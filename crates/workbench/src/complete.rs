@@ -1,10 +1,8 @@
 //! The editor's completion popup: the items `engine::author::complete`
 //! offers at the cursor, filtered as you type, and beside them what the
 //! chosen one is (a tool's description and arguments, an argument's type).
-//! It owns its state and turns keys into what the app does next; the app
-//! asks the engine again after every edit (`apply`: the app's side, which
-//! also offers the palette's new-pipeline scaffold from the same tool
-//! lists).
+//! It owns its state and turns keys into messages; the app asks the engine
+//! again after every edit (`app/completion.rs`).
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ratatui::buffer::Buffer;
@@ -15,9 +13,10 @@ use ratatui::widgets::{Block, Clear, Paragraph, Widget, Wrap};
 
 use pipewright_engine::author::complete::{Completion, Item, Kind};
 
-use super::theme::Theme;
-
-mod apply;
+use crate::component::{Component, Ctx, Handled, Queue};
+use crate::keys::Action;
+use crate::msg::Msg;
+use crate::theme::Theme;
 
 /// Rows of items shown at once.
 const ROWS: usize = 8;
@@ -26,17 +25,18 @@ const MAX_WIDTH: usize = 56;
 
 /// An open popup.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Popup {
-    pub completion: Completion,
+pub(crate) struct Popup {
+    /// What the engine offers, and where the word it completes starts.
+    completion: Completion,
     /// The chosen item.
-    pub selected: usize,
+    selected: usize,
     /// The first item shown.
     top: usize,
 }
 
 /// What a key did to the popup.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Outcome {
+enum Outcome {
     /// It moved the choice.
     Moved,
     /// Write this item (Enter or Tab).
@@ -48,7 +48,7 @@ pub enum Outcome {
 }
 
 impl Popup {
-    pub fn new(completion: Completion) -> Self {
+    pub(crate) fn new(completion: Completion) -> Self {
         Self {
             completion,
             selected: 0,
@@ -58,7 +58,7 @@ impl Popup {
 
     /// New items for the same place: the choice stays on the same label
     /// when it is still offered.
-    pub fn update(&mut self, completion: Completion) {
+    pub(crate) fn update(&mut self, completion: Completion) {
         let label = self.item().map(|i| i.label.clone());
         self.selected = label
             .and_then(|l| completion.items.iter().position(|i| i.label == l))
@@ -67,11 +67,11 @@ impl Popup {
         self.scroll();
     }
 
-    pub fn item(&self) -> Option<&Item> {
+    fn item(&self) -> Option<&Item> {
         self.completion.items.get(self.selected)
     }
 
-    pub fn key(&mut self, key: KeyEvent) -> Outcome {
+    fn key(&mut self, key: KeyEvent) -> Outcome {
         let n = self.completion.items.len();
         let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
         match key.code {
@@ -104,7 +104,7 @@ impl Popup {
     /// Draws the list under the cursor at `at` (above it when there is no
     /// room below), inside `bounds`, and the chosen item's description
     /// beside it.
-    pub fn render(&self, at: Position, bounds: Rect, buf: &mut Buffer, theme: &Theme) {
+    fn render(&self, at: Position, bounds: Rect, buf: &mut Buffer, theme: &Theme) {
         let items = &self.completion.items;
         let shown = items.len().min(ROWS);
         let label_w = items
@@ -219,6 +219,38 @@ impl Popup {
             .block(block)
             .wrap(Wrap { trim: true })
             .render(area, buf);
+    }
+}
+
+impl Component for Popup {
+    /// The popup's keys while it is open: arrows choose, Enter or Tab
+    /// write the choice, Esc closes it; any other key is the editor's.
+    fn on_key(
+        &mut self,
+        key: KeyEvent,
+        _action: Option<Action>,
+        _ctx: &Ctx<'_>,
+        queue: &mut Queue,
+    ) -> Handled {
+        match self.key(key) {
+            Outcome::Moved => {}
+            Outcome::Close => queue.push(Msg::CloseCompletion),
+            // The popup follows every edit, so its range is the word at
+            // the cursor now.
+            Outcome::Accept(item) => queue.push(Msg::Complete {
+                from: self.completion.from.saturating_sub(1) as usize,
+                text: item.insert,
+            }),
+            Outcome::Pass => return Handled::Ignored,
+        }
+        Handled::Taken
+    }
+
+    /// Drawn under the editor's cursor, within `area`.
+    fn draw(&mut self, area: Rect, buf: &mut Buffer, ctx: &Ctx<'_>) {
+        if let Some(at) = ctx.cursor {
+            self.render(at, area, buf, ctx.theme);
+        }
     }
 }
 

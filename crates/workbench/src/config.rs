@@ -28,11 +28,27 @@ use pipewright_engine::mcp::human::provider::Provider;
 /// Where config, themes and data live.
 #[derive(Debug, Clone, Default)]
 pub struct Dirs {
-    pub config: Option<PathBuf>,
-    pub data: Option<PathBuf>,
+    pub(crate) config: Option<PathBuf>,
+    pub(crate) data: Option<PathBuf>,
 }
 
 impl Dirs {
+    /// Config (`config.yaml`, `themes/`) in `config`, recovery copies and
+    /// runs in `data`; none: not kept.
+    pub fn new(config: Option<PathBuf>, data: Option<PathBuf>) -> Dirs {
+        Dirs { config, data }
+    }
+
+    /// The config directory, if there is one.
+    pub fn config(&self) -> Option<&Path> {
+        self.config.as_deref()
+    }
+
+    /// The data directory, if there is one.
+    pub fn data(&self) -> Option<&Path> {
+        self.data.as_deref()
+    }
+
     /// The platform's directories; `PIPEWRIGHT_CONFIG_DIR` and
     /// `PIPEWRIGHT_DATA_DIR` override them (tests and portable setups).
     pub fn locate() -> Dirs {

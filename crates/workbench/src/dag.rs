@@ -1,37 +1,161 @@
 //! The DAG pane: a composition drawn left to right as glyph rows
 //! (`✓ find ─▶ ● details`) with status colours, fan-out progress,
 //! breakpoints and the selection; scrolls to keep the selection in view and
-//! draws only the cells it shows. The layout is computed in [`layout`].
-//! [`DagState`] owns the selection and scroll and turns keys into a
-//! [`DagEffect`] the app applies.
+//! draws only the cells it shows. The layout is computed in [`layout`] and
+//! drawn by [`DagView`]. [`Dag`] is the pane as a component: it owns the
+//! plan's layout, the selection and the scroll, and turns keys and clicks
+//! into messages.
 
-pub mod layout;
+mod layout;
 
-use crossterm::event::{KeyCode, KeyEvent};
+use crossterm::event::{KeyCode, KeyEvent, MouseButton, MouseEvent, MouseEventKind};
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::style::{Modifier, Style};
-use ratatui::text::Line;
-use ratatui::widgets::{Block, BorderType, Borders, StatefulWidget, Widget};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, BorderType, Borders, Paragraph, StatefulWidget, Widget, Wrap};
 
-pub use layout::{DagLayout, Slot};
+pub use layout::DagLayout;
 
-use crate::state::NodeVisual;
+use crate::component::{Component, Ctx, Handled, Queue};
+use crate::keys::Action;
+use crate::msg::Msg;
+use crate::state::{Focus, NodeVisual};
 use crate::theme::{Theme, status_glyph};
 use pipewright_engine::file::model::Composition;
 use pipewright_engine::run::trace::NodeStatus;
 
-/// Selection and scroll of the DAG pane, kept by the app between frames.
+/// The DAG pane: the layout of the composition on screen, and where the
+/// pane's selection and scroll are.
+#[derive(Debug, Default)]
+pub(crate) struct Dag {
+    /// The layout of the composition on screen (`None` before a plan
+    /// loaded).
+    layout: Option<DagLayout>,
+    /// The selection and scroll.
+    state: DagState,
+    /// The selected node's id: selected again when the plan changes.
+    selected_id: Option<String>,
+}
+
+impl Dag {
+    /// Lays out `comp`, the composition now on screen.
+    pub(crate) fn show(&mut self, comp: &Composition) {
+        self.layout = Some(DagLayout::new(comp));
+    }
+
+    /// Exchanges the layout and selection with a stashed plan's (a saved
+    /// run goes on screen, or the live plan comes back).
+    pub(crate) fn swap_plan(
+        &mut self,
+        layout: &mut Option<DagLayout>,
+        selected: &mut Option<usize>,
+    ) {
+        std::mem::swap(&mut self.layout, layout);
+        let was = self.state.selected;
+        self.state.select(*selected);
+        *selected = was;
+    }
+
+    /// The selected node, indexed like the composition's nodes.
+    pub(crate) fn selected(&self) -> Option<usize> {
+        self.state.selected
+    }
+
+    /// Selects node `i` (or nothing); the next frame scrolls it into view.
+    pub(crate) fn select(&mut self, i: Option<usize>) {
+        self.state.select(i);
+    }
+
+    /// The id of the node last selected, kept so that a new plan selects
+    /// it again.
+    pub(crate) fn selected_id(&self) -> Option<&str> {
+        self.selected_id.as_deref()
+    }
+
+    /// Remembers the selected node's id (none: nothing to select again).
+    pub(crate) fn remember(&mut self, id: Option<String>) {
+        self.selected_id = id;
+    }
+}
+
+impl Component for Dag {
+    fn on_key(
+        &mut self,
+        key: KeyEvent,
+        _action: Option<Action>,
+        ctx: &Ctx<'_>,
+        queue: &mut Queue,
+    ) -> Handled {
+        match self.state.on_key(key, self.layout.as_ref()) {
+            DagEffect::Ignored => return Handled::Ignored,
+            DagEffect::Stay => {}
+            DagEffect::Select(sel) => queue.push(Msg::Select(sel)),
+            DagEffect::Edit => queue.push(Msg::Focus(Focus::Editor)),
+            DagEffect::Inspect => queue.push(Msg::Focus(Focus::Inspector)),
+            DagEffect::NoPlan => {
+                let k = ctx.keymap.label(Action::Help);
+                queue.push(Msg::Say {
+                    text: format!("no plan yet: i (or Enter) edits the file; {k} lists the keys"),
+                    error: false,
+                });
+            }
+        }
+        Handled::Taken
+    }
+
+    /// A click selects the node under it; the wheel scrolls.
+    fn on_mouse(
+        &mut self,
+        ev: MouseEvent,
+        _area: Rect,
+        _ctx: &Ctx<'_>,
+        queue: &mut Queue,
+    ) -> Handled {
+        match ev.kind {
+            MouseEventKind::Down(MouseButton::Left) => {
+                if let Some(layout) = &self.layout
+                    && let Some(i) = self.state.hit(layout, ev.column, ev.row)
+                {
+                    queue.push(Msg::Select(Some(i)));
+                }
+            }
+            MouseEventKind::ScrollDown => self.state.scroll_by(0, 2),
+            MouseEventKind::ScrollUp => self.state.scroll_by(0, -2),
+            MouseEventKind::ScrollRight => self.state.scroll_by(4, 0),
+            MouseEventKind::ScrollLeft => self.state.scroll_by(-4, 0),
+            _ => return Handled::Ignored,
+        }
+        Handled::Taken
+    }
+
+    fn draw(&mut self, area: Rect, buf: &mut Buffer, ctx: &Ctx<'_>) {
+        match (ctx.comp, &self.layout) {
+            (Some(comp), Some(layout)) => {
+                let view = DagView {
+                    comp,
+                    layout,
+                    nodes: ctx.visuals,
+                    theme: ctx.theme,
+                    tick: ctx.tick,
+                    focused: ctx.focused,
+                };
+                view.render(area, buf, &mut self.state);
+            }
+            _ => empty(area, buf, ctx.theme, ctx.errors, ctx.focused),
+        }
+    }
+}
+
+/// Selection and scroll of the DAG pane, kept between frames.
 #[derive(Debug, Default, Clone)]
 pub struct DagState {
     /// The selected node, indexed like `Composition::nodes`.
-    pub selected: Option<usize>,
-    /// The selected node's id: selected again when the plan changes.
-    pub selected_id: Option<String>,
+    selected: Option<usize>,
     /// Content column shown at the pane's left edge.
-    pub scroll_x: usize,
+    scroll_x: usize,
     /// Content row shown at the pane's top edge.
-    pub scroll_y: usize,
+    scroll_y: usize,
     /// The inner area of the last render; `hit` maps cells through it.
     area: Rect,
     /// Content size seen at the last render, to clamp `scroll_by`.
@@ -41,9 +165,9 @@ pub struct DagState {
     revealed: Option<usize>,
 }
 
-/// What a key in the DAG pane asks the app to do.
+/// What a key in the DAG pane does beyond moving its selection.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum DagEffect {
+enum DagEffect {
     /// Not a DAG key: the app says what it would do elsewhere.
     Ignored,
     /// Taken; nothing else changes.
@@ -62,7 +186,7 @@ pub enum DagEffect {
 impl DagState {
     /// What a key does in the pane over `layout` (none for a new or
     /// broken file).
-    pub fn on_key(&mut self, key: KeyEvent, layout: Option<&DagLayout>) -> DagEffect {
+    fn on_key(&mut self, key: KeyEvent, layout: Option<&DagLayout>) -> DagEffect {
         // `i` always reaches the editor, and Enter does too while there is
         // no graph to inspect (a new or broken file).
         if key.code == KeyCode::Char('i') && key.modifiers.is_empty()
@@ -161,7 +285,7 @@ impl DagState {
 
     /// Node under terminal cell (col,row), given the area the view was last
     /// rendered in.
-    pub fn hit(&self, l: &DagLayout, col: u16, row: u16) -> Option<usize> {
+    fn hit(&self, l: &DagLayout, col: u16, row: u16) -> Option<usize> {
         let a = self.area;
         if col < a.x || row < a.y || col >= a.right() || row >= a.bottom() {
             return None;
@@ -173,7 +297,7 @@ impl DagState {
 
     /// Scrolls by whole cells (mouse wheel, drag); stops at the content's
     /// edges as last rendered.
-    pub fn scroll_by(&mut self, dx: i32, dy: i32) {
+    fn scroll_by(&mut self, dx: i32, dy: i32) {
         let max_x = self.content.0.saturating_sub(self.area.width as usize);
         let max_y = self.content.1.saturating_sub(self.area.height as usize);
         self.scroll_x = shift(self.scroll_x, dx, max_x);
@@ -527,6 +651,24 @@ fn heavy_glyph(light: &str) -> &'static str {
         "▶" => "▶",
         _ => "━",
     }
+}
+
+/// The DAG pane before any plan loaded.
+fn empty(area: Rect, buf: &mut Buffer, t: &Theme, errors: usize, focused: bool) {
+    let text = if errors > 0 {
+        format!("no plan: the file has {errors} error(s); see the editor (i edits, m lists them)")
+    } else {
+        "no plan yet: i (or Enter) edits the file".to_owned()
+    };
+    Paragraph::new(Span::styled(text, Style::default().fg(t.dim)))
+        .wrap(Wrap { trim: true })
+        .block(
+            Block::bordered()
+                .title(t.pane_title("DAG", focused))
+                .border_style(t.border_style(focused))
+                .style(t.base()),
+        )
+        .render(area, buf);
 }
 
 #[cfg(test)]

@@ -373,11 +373,6 @@ impl Driver {
         effects
     }
 
-    /// Whether a run of the live session is under way (the app's view).
-    pub fn has_live(&self) -> bool {
-        self.live.is_some()
-    }
-
     /// Closes the workbench's engine side: open questions are answered
     /// cancel, a run under way is cancelled and waited for (up to `grace`)
     /// so its trace is saved, then the servers are shut down.
@@ -415,7 +410,7 @@ impl Driver {
 /// directory, `pipewright run`'s too); a failure is said on the status line,
 /// never printed over the screen.
 fn save_trace(app: &mut App, trace: &pipewright_engine::run::trace::Trace) {
-    let Some(dir) = app.dirs.data.as_ref() else {
+    let Some(dir) = app.dirs.data() else {
         return;
     };
     let runs = pipewright_engine::run::store::Runs::at(dir.join("runs"))

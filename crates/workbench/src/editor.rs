@@ -4,8 +4,8 @@
 //! copy so typed text survives a crash or a kill.
 
 mod highlight;
-pub mod keys;
-pub mod recovery;
+mod keys;
+pub(crate) mod recovery;
 pub(crate) mod search;
 mod undo;
 mod validate;
@@ -29,7 +29,6 @@ use recovery::{DiskStamp, Recovered, Recovery};
 use validate::Validator;
 
 pub use recovery::atomic_write;
-pub use validate::DEBOUNCE as VALIDATE_DEBOUNCE;
 
 /// How long after the last edit the recovery copy is written.
 pub const RECOVERY_DEBOUNCE: Duration = Duration::from_millis(1000);
@@ -130,9 +129,6 @@ pub struct Editor {
     steps: undo::Steps,
     /// The cursor line (1-based) the app last followed into its node.
     followed_line: usize,
-    /// The completion popup, while it is open (the app fills it from
-    /// `engine::author`).
-    pub completion: Option<crate::complete::Popup>,
 }
 
 /// A hash of a buffer's lines.
@@ -241,7 +237,6 @@ impl Editor {
             drag_from: None,
             steps: undo::Steps::default(),
             followed_line: 0,
-            completion: None,
         })
     }
 
@@ -541,6 +536,20 @@ impl Editor {
         let x = text.x.saturating_add(u16::try_from(x).ok()?);
         let y = text.y.saturating_add(u16::try_from(i).ok()?);
         (x < text.right() && y < text.bottom()).then_some(ratatui::layout::Position::new(x, y))
+    }
+
+    /// [`Editor::tick`], with what happened since put in `queue` as the
+    /// app's messages.
+    pub(crate) fn tick_into(&mut self, now: Instant, queue: &mut crate::component::Queue) {
+        use crate::msg::Msg;
+        for ev in self.tick(now) {
+            queue.push(match ev {
+                EditorEvent::Validated { loaded, .. } => Msg::Validated(loaded),
+                EditorEvent::Saved(p) => Msg::Saved(p),
+                EditorEvent::ExternalChange { dirty } => Msg::ExternalChange { dirty },
+                EditorEvent::Message(text) => Msg::Say { text, error: false },
+            });
+        }
     }
 
     /// Call every tick: starts a debounced re-validation off this thread,

@@ -3,7 +3,7 @@
 //! view), Esc to clear, and `match 3/12` or `no match`. Matching is the
 //! editor's: plain text, case-insensitive unless the query has a capital.
 //! The same search serves the overlays (help, Messages, History, a diff):
-//! `apply` is the app's side of it.
+//! the app's side of it is `app/overlay_find.rs`.
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ratatui::buffer::Buffer;
@@ -12,8 +12,6 @@ use ratatui::style::{Modifier, Style};
 
 use crate::editor::search::Needle;
 use crate::theme::Theme;
-
-mod apply;
 
 /// One search over a view's lines.
 #[derive(Debug, Clone, Default)]

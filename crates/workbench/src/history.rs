@@ -3,64 +3,42 @@
 //! DAG the nodes that differ between it and the run on screen; `J` judges
 //! it again with the file's `eval:` (a new run; no tool is called).
 //!
-//! The component owns the list and its selection and turns keys into a
-//! [`HistoryEffect`]; the app carries the effect out (`apply`: opening a
-//! run read-only, diffing, exporting, judging), and `view` draws it.
+//! The component owns the list and its selection and turns keys into
+//! messages; the app carries them out (`app/history.rs` and
+//! `app/viewing.rs`: opening a run read-only, diffing, exporting,
+//! judging), and `view` draws it.
 
 use crossterm::event::{KeyCode, KeyEvent};
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::widgets::{Clear, Widget};
 
-use crate::dag::DagLayout;
+use crate::component::{Component, Ctx, Handled, Queue};
 use crate::keys::Action;
-use crate::state::NodeVisual;
-use pipewright_engine::file::model::{Composition, Pipeline};
+use crate::msg::Msg;
+use crate::window::{centred, frame};
 use pipewright_engine::run::store::Entry;
-use pipewright_engine::run::trace::Trace;
 
-mod apply;
 pub(crate) mod export;
 #[cfg(test)]
 mod tests;
 mod view;
 
-/// A saved run on screen instead of the live one (History, Enter).
-pub struct Viewing {
-    pub entry: pipewright_engine::run::store::Entry,
-    pub trace: Trace,
-    /// Keeps the run from being pruned while it is open.
-    pub(crate) _hold: Option<pipewright_engine::run::store::Hold>,
-    /// The live workbench, put back on Esc (and kept up to date meanwhile).
-    pub(crate) stash: Stash,
-    /// The run's DAG comes from the file text saved with it (not from a
-    /// rebuild of its node list).
-    pub from_snapshot: bool,
-    /// The file text it ran, shown in the editor's place (read-only).
-    pub source: Option<String>,
-}
-
-/// What the screen shows of a plan: swapped out while a saved run is open.
-#[derive(Default)]
-pub(crate) struct Stash {
-    pub(crate) pipeline: Option<std::sync::Arc<Pipeline>>,
-    pub(crate) comp: Option<std::sync::Arc<Composition>>,
-    pub(crate) layout: Option<DagLayout>,
-    pub(crate) visuals: Vec<NodeVisual>,
-    pub(crate) selected: Option<usize>,
-}
-
 /// The list of runs and which one is selected.
 #[derive(Debug, Clone, PartialEq)]
-pub struct HistoryView {
+pub(crate) struct HistoryView {
     /// Newest first.
-    pub entries: Vec<Entry>,
-    pub selected: usize,
+    entries: Vec<Entry>,
+    selected: usize,
     /// The id of the run on screen (marked in the list), if any.
-    pub current: Option<String>,
+    current: Option<String>,
     /// `E` was pressed: the next key picks the export's format.
-    pub exporting: bool,
+    exporting: bool,
 }
 
 impl HistoryView {
-    pub fn new(entries: Vec<Entry>, current: Option<String>) -> HistoryView {
+    /// The list of `entries` (newest first), `current` marked.
+    pub(crate) fn new(entries: Vec<Entry>, current: Option<String>) -> HistoryView {
         HistoryView {
             entries,
             selected: 0,
@@ -69,29 +47,29 @@ impl HistoryView {
         }
     }
 
-    pub fn chosen(&self) -> Option<&Entry> {
+    fn chosen(&self) -> Option<&Entry> {
         self.entries.get(self.selected)
     }
 
     /// Moves the selection by `delta` rows.
-    pub fn step(&mut self, delta: i32) {
+    fn step(&mut self, delta: i32) {
         let last = self.entries.len().saturating_sub(1) as i32;
         self.selected = (self.selected as i32 + delta).clamp(0, last.max(0)) as usize;
     }
 
     /// The title of its frame.
-    pub const TITLE: &'static str = "history · Enter open read-only · D diff · J judge again";
+    const TITLE: &'static str = "history · Enter open read-only · D diff · J judge again";
 
     /// The first run drawn in a frame `height` rows high (the selection
     /// kept in view).
-    pub fn skip(&self, height: u16) -> usize {
+    pub(crate) fn skip(&self, height: u16) -> usize {
         let room = height.saturating_sub(4) as usize;
         (self.selected + 1).saturating_sub(room)
     }
 
     /// What a key does in the overlay. `action` is the key's command
     /// binding (the run and judge keys act on the chosen run).
-    pub fn on_key(&mut self, key: KeyEvent, action: Option<Action>) -> HistoryEffect {
+    fn key_effect(&mut self, key: KeyEvent, action: Option<Action>) -> HistoryEffect {
         if std::mem::take(&mut self.exporting) {
             let format = match key.code {
                 KeyCode::Char(c) => Some(c),
@@ -144,9 +122,82 @@ impl HistoryView {
     }
 }
 
+impl HistoryView {
+    /// Where it is drawn on a screen of `area`.
+    pub(crate) fn rect(area: Rect) -> Rect {
+        // Its columns need the whole width of a narrow screen.
+        if area.width < 100 {
+            centred(area, 100, 70)
+        } else {
+            centred(area, 90, 70)
+        }
+    }
+
+    /// Selects the run on row `row` (a search's match).
+    pub(crate) fn select_row(&mut self, row: usize) {
+        self.selected = row;
+    }
+
+    /// Whether the next key picks an export's format.
+    pub(crate) fn exporting(&self) -> bool {
+        self.exporting
+    }
+
+    /// The runs listed, newest first.
+    #[cfg(test)]
+    pub(crate) fn entries(&self) -> &[Entry] {
+        &self.entries
+    }
+}
+
+impl Component for HistoryView {
+    /// Moving, opening, diffing, exporting, restoring, running and
+    /// judging the chosen run; `action` is the key's command binding (the
+    /// run and judge keys act on the chosen run).
+    fn on_key(
+        &mut self,
+        key: KeyEvent,
+        action: Option<Action>,
+        _ctx: &Ctx<'_>,
+        queue: &mut Queue,
+    ) -> Handled {
+        match self.key_effect(key, action) {
+            HistoryEffect::Stay => {}
+            HistoryEffect::Close => queue.push(Msg::CloseOverlay),
+            HistoryEffect::Status(text) => queue.push(Msg::Say {
+                text: text.into(),
+                error: false,
+            }),
+            HistoryEffect::Export { entry, format } => queue.push(Msg::Export { entry, format }),
+            HistoryEffect::Rerun(e) => {
+                queue.push(Msg::CloseOverlay);
+                queue.push(Msg::RerunSaved(e));
+            }
+            HistoryEffect::Judge(id) => queue.push(Msg::JudgeSaved(id.into_iter().collect())),
+            HistoryEffect::Open(e) => {
+                queue.push(Msg::CloseOverlay);
+                queue.push(Msg::OpenRun(e));
+            }
+            HistoryEffect::Restore(e) => queue.push(Msg::RestoreRun(e)),
+            HistoryEffect::Diff(e) => {
+                queue.push(Msg::CloseOverlay);
+                queue.push(Msg::DiffRun(e));
+            }
+        }
+        Handled::Taken
+    }
+
+    fn draw(&mut self, area: Rect, buf: &mut Buffer, ctx: &Ctx<'_>) {
+        let r = Self::rect(area);
+        Clear.render(r, buf);
+        let t = ctx.theme;
+        self.render(t, r, frame(Self::TITLE.into(), t), buf);
+    }
+}
+
 /// What a key in the History overlay asks the app to do.
 #[derive(Debug, Clone, PartialEq)]
-pub enum HistoryEffect {
+enum HistoryEffect {
     /// Nothing beyond the list's own change: the overlay stays open.
     Stay,
     /// Close the overlay.

@@ -12,8 +12,8 @@ mod details;
 mod filter;
 mod find;
 mod iterations;
-pub mod json_tree;
-pub mod keys;
+mod json_tree;
+mod keys;
 mod logs;
 mod navigation;
 mod pretty;
@@ -41,26 +41,6 @@ pub use logs::Live;
 use navigation::{scroll_text, tree_click, tree_key};
 use pretty::{PrettyText, TextView};
 use shared::SharedValue;
-
-/// The inspector's keys, for the help overlay: (keys, what they do).
-pub const HELP: &[(&str, &str)] = &[
-    (
-        "←/→ 1-7",
-        "switch tab (Args Output Error Timing Iterations Raw Logs)",
-    ),
-    ("↑/↓ PgUp/PgDn Home/End", "move in the tree, table or text"),
-    (
-        "Enter/Space",
-        "fold or unfold a JSON node; open an iteration",
-    ),
-    ("+ / -", "expand all / collapse all"),
-    (
-        "/ or f",
-        "jq filter on the output (Enter/Esc leave the box, Ctrl-U clears)",
-    ),
-    ("/ n N", "Raw: search, next and previous match (Esc clears)"),
-    ("Esc", "back from an iteration to the table"),
-];
 
 /// The inspector's tabs, in display order.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -257,12 +237,12 @@ pub struct Inspector {
     wrap: bool,
     /// How much the tab names are cut to fit the pane (set at each draw):
     /// 0 whole, 1 short, 2 the active tab's name and the others' keys.
-    pub(crate) compact: u8,
+    compact: u8,
     /// Whether the pane had the focus at the last draw (its title's mark).
     focused: bool,
     /// The shown node's tool as its server lists it (Args tab, below the
     /// arguments): description and argument schema.
-    pub tool_doc: Option<(String, String)>,
+    tool_doc: Option<(String, String)>,
     /// Bumped whenever the shown node or record changes.
     generation: u64,
     done_tx: Sender<Done>,
@@ -397,6 +377,12 @@ impl Inspector {
         if self.tab == Tab::Raw {
             self.start_raw();
         }
+    }
+
+    /// What the shown node's tool is, as its server lists it (the Args
+    /// tab shows it under the arguments): its title and text.
+    pub(crate) fn set_tool_doc(&mut self, doc: Option<(String, String)>) {
+        self.tool_doc = doc;
     }
 
     /// Shows nothing.

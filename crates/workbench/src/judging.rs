@@ -1,4 +1,4 @@
-//! Judging in the workbench (`apply` is the app's side: what starts a
+//! Judging in the workbench (`app/judging.rs` is the app's side: what starts a
 //! judging, and the graded run coming back), off the loop: a finished run's `eval:` graded
 //! (its saved run written over with the graded rows), or a run judged
 //! again with the file on screen (saved as a new run, `judged_from` the
@@ -21,8 +21,6 @@ use pipewright_engine::redact::Redactor;
 use pipewright_engine::run::session::BudgetMode;
 use pipewright_engine::run::store::Runs;
 use pipewright_engine::run::trace::Trace;
-
-mod apply;
 
 /// The run to judge.
 #[derive(Debug, Clone)]

@@ -2,33 +2,57 @@
 //! editor with a live DAG view and a per-node trace inspector, driving the
 //! engine's session. Nothing here is needed by the engine.
 
-pub mod app;
-pub mod ask;
-pub mod complete;
-pub mod config;
-pub mod copy;
-pub mod dag;
-pub mod driver;
-pub mod editor;
-pub mod find;
-pub mod history;
-pub mod inbox;
-pub mod inspector;
-pub mod judging;
-pub mod keys;
-pub mod messages;
-pub mod mode;
-pub mod overlay;
-pub mod palette;
-pub mod preflight;
-pub mod results;
-pub mod session;
-pub mod state;
-pub mod status;
-pub mod terminal;
-pub mod theme;
-pub mod timeline;
-pub mod view;
+mod app;
+mod ask;
+mod complete;
+mod component;
+mod config;
+mod copy;
+mod dag;
+mod driver;
+mod editor;
+mod find;
+mod history;
+mod inbox;
+mod inspector;
+mod judging;
+mod keys;
+mod messages;
+mod mode;
+mod msg;
+mod overlay;
+mod palette;
+mod results;
+mod session;
+mod state;
+mod terminal;
+mod theme;
+mod timeline;
+mod tools;
+mod viewing;
+mod window;
+
+#[cfg(test)]
+mod tests;
+
+// The crate's API. What the command line calls: `edit` with its
+// arguments (below), and the spinner its progress line turns with.
+pub use theme::SPINNER;
+
+// The workbench without a terminal, for the benches at the root
+// (benches/render.rs, authoring.rs, dag.rs, editor.rs, inspector.rs) and
+// the root tests that compare it with the binary (plan_parity.rs) or read
+// what it writes (sweep_secrets.rs: the recovery copy) and shows
+// (docs_book.rs: the keymap's keys page).
+pub use app::{App, Options};
+pub use config::{Config, Dirs};
+pub use dag::{DagLayout, DagState, DagView};
+pub use editor::recovery::Recovery;
+pub use editor::{Editor, RECOVERY_DEBOUNCE};
+pub use inspector::{Inspector, Tab};
+pub use keys::{Action, Keymap};
+pub use state::NodeVisual;
+pub use theme::Theme;
 
 use std::path::PathBuf;
 use std::time::Duration;

@@ -4,20 +4,16 @@
 //! and the file's diagnostics with their positions. Like lazygit's
 //! command log or k9s's events: nothing shown for a moment is lost.
 //!
-//! [`Messages`] owns both; the pane's keys turn into a [`PaneKey`] the app
-//! applies; `view` draws the pane.
+//! [`Messages`] owns both; `view` lays out the pane's lines, which the
+//! Messages overlay (`overlay/messages.rs`) scrolls and draws.
 
 use std::time::{Duration, Instant};
 
-use crossterm::event::{KeyCode, KeyEvent};
-
-use crate::keys::Action;
-
-pub mod view;
+pub(crate) mod view;
 
 /// The status line's message: it fades after a few seconds.
 #[derive(Debug, Clone)]
-pub struct Message {
+pub(crate) struct Message {
     pub text: String,
     pub error: bool,
     pub at: Instant,
@@ -30,7 +26,7 @@ pub struct Message {
 /// One line of the Messages pane: a status message, a server's error in
 /// full, a refusal; kept for the whole session.
 #[derive(Debug, Clone)]
-pub struct LogEntry {
+pub(crate) struct LogEntry {
     /// Seconds since the Unix epoch.
     pub at: u64,
     pub text: String,
@@ -38,30 +34,59 @@ pub struct LogEntry {
 }
 
 /// The Messages pane keeps this many entries (the oldest go first).
-pub const LOG_CAP: usize = 2000;
+pub(crate) const LOG_CAP: usize = 2000;
 
 /// How long the status line's message stays.
 const FADE: Duration = Duration::from_secs(6);
 
 /// The status line's message and the session's log.
 #[derive(Debug, Default)]
-pub struct Messages {
+pub(crate) struct Messages {
     /// What the status line shows now.
-    pub status: Option<Message>,
+    status: Option<Message>,
     /// Every message of the session, in full (the Messages pane).
-    pub log: Vec<LogEntry>,
+    log: Vec<LogEntry>,
 }
 
 impl Messages {
+    /// What the status line shows now.
+    pub(crate) fn status(&self) -> Option<&Message> {
+        self.status.as_ref()
+    }
+
+    /// Every message of the session, oldest first.
+    pub(crate) fn log(&self) -> &[LogEntry] {
+        &self.log
+    }
+
+    /// The text of the latest message logged.
+    pub(crate) fn last_logged(&self) -> Option<&str> {
+        self.log.last().map(|e| e.text.as_str())
+    }
+
+    /// Forgets the status line's message and the log (a test's screen
+    /// starts from none).
+    #[cfg(test)]
+    pub(crate) fn forget(&mut self) {
+        self.status = None;
+        self.log.clear();
+    }
+
+    /// The status line goes blank (the next key makes its message no
+    /// longer true).
+    pub(crate) fn clear_status(&mut self) {
+        self.status = None;
+    }
+
     /// Shows a message on the status line; the whole text goes to the
     /// log.
-    pub fn say(&mut self, text: String, error: bool) {
+    pub(crate) fn say(&mut self, text: String, error: bool) {
         self.log_line(text.clone(), error);
         self.show(text, error);
     }
 
     /// Shows a message on the status line without logging it.
-    pub fn show(&mut self, text: String, error: bool) {
+    pub(crate) fn show(&mut self, text: String, error: bool) {
         self.status = Some(Message {
             text,
             error,
@@ -72,7 +97,7 @@ impl Messages {
 
     /// Marks the status line's message as about node `id`'s call in
     /// flight.
-    pub fn about(&mut self, id: &str) {
+    pub(crate) fn about(&mut self, id: &str) {
         if let Some(m) = &mut self.status {
             m.about = Some(id.to_owned());
         }
@@ -80,7 +105,7 @@ impl Messages {
 
     /// Drops the status message about `id`'s call in flight (any node's,
     /// with `None`).
-    pub fn drop_about(&mut self, id: Option<&str>) {
+    pub(crate) fn drop_about(&mut self, id: Option<&str>) {
         if let Some(about) = self.status.as_ref().and_then(|m| m.about.as_deref())
             && id.is_none_or(|id| id == about)
         {
@@ -90,7 +115,7 @@ impl Messages {
 
     /// The status line's message fades once it is older than a few
     /// seconds at `now`.
-    pub fn fade(&mut self, now: Instant) {
+    pub(crate) fn fade(&mut self, now: Instant) {
         if self
             .status
             .as_ref()
@@ -102,7 +127,7 @@ impl Messages {
 
     /// Keeps `text` in the log only, the oldest lines going past
     /// [`LOG_CAP`].
-    pub fn log_line(&mut self, text: String, error: bool) {
+    pub(crate) fn log_line(&mut self, text: String, error: bool) {
         let at = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_secs());
@@ -111,34 +136,6 @@ impl Messages {
             let extra = self.log.len() - LOG_CAP;
             self.log.drain(..extra);
         }
-    }
-}
-
-/// What a key does in the open Messages pane.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum PaneKey {
-    /// Close the pane.
-    Close,
-    /// Keep it open, scrolled and wrapped so.
-    Show { scroll: u16, wrap: bool },
-}
-
-/// A key in the Messages pane scrolled to `scroll`, wrapping or not;
-/// `action` is the key's command binding (the pane's own key and Esc
-/// close it, the wrap key switches wrapping).
-pub fn pane_key(scroll: u16, wrap: bool, key: KeyEvent, action: Option<Action>) -> PaneKey {
-    if matches!(key.code, KeyCode::Esc | KeyCode::Char('q')) || action == Some(Action::Messages) {
-        return PaneKey::Close;
-    }
-    if action == Some(Action::Wrap) {
-        return PaneKey::Show {
-            scroll,
-            wrap: !wrap,
-        };
-    }
-    PaneKey::Show {
-        scroll: crate::overlay::scrolled(scroll, key),
-        wrap,
     }
 }
 

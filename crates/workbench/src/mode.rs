@@ -1,7 +1,5 @@
-//! What the keys do now: the mode the status bar leads with (`apply`
+//! What the keys do now: the mode the status bar leads with (`app/mode.rs`
 //! reads it off the app).
-
-mod apply;
 
 /// What the keys do now, shown first in the status bar and in the footer
 /// (which lists that mode's keys).

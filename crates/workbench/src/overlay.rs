@@ -1,669 +1,237 @@
-//! Windows drawn over the panes: the help, the command palette, the dry-run
-//! plan, a text viewer (pinned mocks) and the unsaved-changes question.
+//! Windows drawn over the panes. [`Overlay`] lists them: the help, the
+//! command palette, the dry-run plan, a text (a pinned mock, a diff, the
+//! Results view), the two questions asked before acting, History, the
+//! Messages pane and the new-pipeline chooser. Each is a component of its
+//! own module; a new overlay is a module and a variant here.
 
-use crossterm::event::{KeyCode, KeyEvent};
-use pipewright_engine::plan::dry_run::CompositionPlan;
+use crossterm::event::KeyEvent;
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
-use ratatui::style::{Modifier, Style};
-use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Clear, Paragraph, Widget, Wrap};
 
-use super::keys::{Action, Keymap};
-use super::theme::Theme;
+use crate::component::{Component, Ctx, Handled, Queue};
+use crate::history::HistoryView;
+use crate::keys::{Action, Keymap};
+use crate::palette::Palette;
 
-pub mod scaffold;
+mod confirm;
+mod help;
+mod messages;
+mod plan;
+mod scaffold;
+mod text;
 
-use crate::palette::{Palette, PaletteItem, fit};
+pub(crate) use confirm::{ConfirmDestructive, ConfirmQuit};
+pub(crate) use help::Help;
+pub(crate) use messages::MessagesPane;
+pub(crate) use plan::PlanView;
+pub(crate) use scaffold::ScaffoldChooser;
+pub(crate) use text::TextWindow;
 
 /// An open overlay.
 #[derive(Debug, Clone)]
-pub enum Overlay {
-    Help {
-        scroll: u16,
-    },
+pub(crate) enum Overlay {
+    /// Every key, from the keymap (`?`).
+    Help(Help),
+    /// Every action, theme, composition, case and node (`:`).
     Palette(Palette),
+    /// The dry run or the cost estimate (`d`, `e`).
     Plan(Box<PlanView>),
-    Text {
-        title: String,
-        body: Vec<String>,
-        scroll: u16,
-    },
+    /// A text: a pinned mock to paste, a diff, the Results view.
+    Text(TextWindow),
     /// `q` with unsaved edits or a run in progress.
-    ConfirmQuit {
-        unsaved: bool,
-        running: bool,
-    },
-    /// Preflight found destructive calls; `calls` are asked about.
-    ConfirmDestructive {
-        calls: Vec<String>,
-        body: Vec<String>,
-    },
+    ConfirmQuit(ConfirmQuit),
+    /// Preflight found destructive calls: run them?
+    ConfirmDestructive(ConfirmDestructive),
     /// The saved runs of this file.
-    History(super::history::HistoryView),
+    History(HistoryView),
     /// Every message of the session in full, the file's diagnostics, and
     /// the last server error with its stderr (`m`).
-    Messages {
-        scroll: u16,
-        wrap: bool,
-    },
+    Messages(MessagesPane),
     /// The palette's "new pipeline": tools to scaffold a node each.
-    Scaffold(scaffold::ScaffoldChooser),
+    Scaffold(ScaffoldChooser),
 }
 
 impl Overlay {
-    /// The overlay after a scrolling key.
-    pub fn scrolled(self, key: KeyEvent) -> Overlay {
-        let mv = |s: u16| scrolled(s, key);
+    /// A text under `title`.
+    pub(crate) fn text(title: String, body: Vec<String>) -> Overlay {
+        Overlay::Text(TextWindow::new(title, body))
+    }
+
+    fn component(&mut self) -> &mut dyn Component {
         match self {
-            Overlay::Help { scroll } => Overlay::Help { scroll: mv(scroll) },
-            Overlay::Messages { scroll, wrap } => Overlay::Messages {
-                scroll: mv(scroll),
-                wrap,
-            },
-            Overlay::Plan(mut p) => {
-                p.scroll = mv(p.scroll);
-                Overlay::Plan(p)
-            }
-            Overlay::Text {
-                title,
-                body,
-                scroll,
-            } => Overlay::Text {
-                title,
-                body,
-                scroll: mv(scroll),
-            },
-            other => other,
+            Overlay::Help(o) => o,
+            Overlay::Palette(o) => o,
+            Overlay::Plan(o) => o.as_mut(),
+            Overlay::Text(o) => o,
+            Overlay::ConfirmQuit(o) => o,
+            Overlay::ConfirmDestructive(o) => o,
+            Overlay::History(o) => o,
+            Overlay::Messages(o) => o,
+            Overlay::Scaffold(o) => o,
         }
     }
 
     /// The scroll offset of a scrolling overlay.
-    pub fn scroll_mut(&mut self) -> Option<&mut u16> {
+    pub(crate) fn scroll_mut(&mut self) -> Option<&mut u16> {
         match self {
-            Overlay::Help { scroll }
-            | Overlay::Messages { scroll, .. }
-            | Overlay::Text { scroll, .. } => Some(scroll),
-            Overlay::Plan(p) => Some(&mut p.scroll),
+            Overlay::Help(o) => Some(o.scroll_mut()),
+            Overlay::Messages(o) => Some(o.scroll_mut()),
+            Overlay::Text(o) => Some(o.scroll_mut()),
+            Overlay::Plan(o) => Some(o.scroll_mut()),
             _ => None,
         }
     }
 
     /// The word the status bar shows for it.
-    pub fn name(&self) -> &'static str {
+    pub(crate) fn name(&self) -> &'static str {
         match self {
-            Overlay::Help { .. } => "help",
+            Overlay::Help(_) => "help",
             Overlay::Palette(_) => "palette",
-            Overlay::Plan(p) if p.estimate => "estimate",
+            Overlay::Plan(p) if p.estimate() => "estimate",
             Overlay::Plan(_) => "dry run",
-            Overlay::Text { .. } => "text",
-            Overlay::ConfirmQuit { .. } => "quit?",
-            Overlay::ConfirmDestructive { .. } => "destructive?",
+            Overlay::Text(_) => "text",
+            Overlay::ConfirmQuit(_) => "quit?",
+            Overlay::ConfirmDestructive(_) => "destructive?",
             Overlay::History(_) => "history",
-            Overlay::Messages { .. } => "messages",
+            Overlay::Messages(_) => "messages",
             Overlay::Scaffold(_) => "new pipeline",
         }
     }
-}
 
-/// A scroll offset after a scrolling key (any other key leaves it).
-pub fn scrolled(scroll: u16, key: KeyEvent) -> u16 {
-    let delta: i32 = match key.code {
-        KeyCode::Down | KeyCode::Char('j') => 1,
-        KeyCode::Up | KeyCode::Char('k') => -1,
-        KeyCode::PageDown | KeyCode::Char(' ') => 10,
-        KeyCode::PageUp => -10,
-        KeyCode::Home | KeyCode::Char('g') => -100_000,
-        KeyCode::End | KeyCode::Char('G') => 100_000,
-        _ => 0,
-    };
-    (scroll as i32 + delta).clamp(0, u16::MAX as i32) as u16
-}
-
-/// The dry-run plan and cost estimate (`d`, `e`): the engine's plan of the
-/// composition and case on screen, in the words `pipewright plan` prints.
-#[derive(Debug, Clone, PartialEq)]
-pub struct PlanView {
-    /// Opened as the cost estimate (`e`) rather than the dry run (`d`).
-    pub estimate: bool,
-    /// What `plan` computes for the same file, composition and case.
-    pub plan: CompositionPlan,
-    /// `plan`'s text of it, a line each.
-    pub lines: Vec<String>,
-    pub scroll: u16,
-}
-
-impl PlanView {
-    /// The view of `plan` for `file`.
-    pub fn new(file: &str, plan: CompositionPlan, estimate: bool) -> PlanView {
-        use pipewright_engine::plan::text::{View, composition_as};
-        let view = if estimate {
-            View::Estimate
-        } else {
-            View::DryRun
-        };
-        let lines = composition_as(file, &plan, view)
-            .lines()
-            .map(str::to_owned)
-            .collect();
-        PlanView {
-            estimate,
-            plan,
-            lines,
-            scroll: 0,
+    /// Where it is drawn on a screen of `area` (for the mouse).
+    pub(crate) fn rect(&self, area: Rect) -> Rect {
+        match self {
+            Overlay::History(_) => HistoryView::rect(area),
+            Overlay::Help(_) => Help::rect(area),
+            Overlay::Palette(_) => Palette::rect(area),
+            Overlay::Plan(_) => PlanView::rect(area),
+            Overlay::Text(_) => TextWindow::rect(area),
+            Overlay::Messages(_) => MessagesPane::rect(area),
+            Overlay::ConfirmDestructive(_) => ConfirmDestructive::rect(area),
+            Overlay::Scaffold(_) => ScaffoldChooser::rect(area),
+            Overlay::ConfirmQuit(_) => ConfirmQuit::rect(area),
         }
     }
-}
 
-/// A centred rectangle `pw`% wide and `ph`% tall, at least 3 rows.
-pub(crate) fn centred(area: Rect, pw: u16, ph: u16) -> Rect {
-    let w = (area.width * pw / 100).max(20).min(area.width);
-    let h = (area.height * ph / 100).max(3).min(area.height);
-    Rect::new(
-        area.x + (area.width - w) / 2,
-        area.y + (area.height - h) / 2,
-        w,
-        h,
-    )
-}
-
-pub(crate) fn frame<'a>(title: String, theme: &Theme) -> Block<'a> {
-    frame_at(title, theme, None)
-}
-
-/// An overlay's frame with where the view is (` 12–40 of 60 `) in its
-/// bottom border, beside how to close it.
-pub(crate) fn frame_at<'a>(title: String, theme: &Theme, at: Option<String>) -> Block<'a> {
-    let mut b = Block::bordered()
-        .title(Span::styled(
-            format!(" {title} "),
-            Style::default()
-                .fg(theme.accent)
-                .add_modifier(Modifier::BOLD),
-        ))
-        .title_bottom(
-            Line::from(Span::styled(" Esc close ", Style::default().fg(theme.dim))).right_aligned(),
-        )
-        .border_style(theme.border_style(true))
-        .style(theme.base());
-    if let Some(at) = at {
-        b = b.title_bottom(
-            Line::from(Span::styled(at, Style::default().fg(theme.dim))).left_aligned(),
-        );
-    }
-    b
-}
-
-/// ` 1–20 of 64 ↓ `: which lines of `total` show in `rows` from `top`,
-/// and which way there is more.
-pub(crate) fn position(top: usize, rows: usize, total: usize) -> Option<String> {
-    if total <= rows {
-        return None;
-    }
-    let last = (top + rows).min(total);
-    let up = if top > 0 { "↑" } else { "" };
-    let down = if last < total { "↓" } else { "" };
-    Some(format!(" {}–{last} of {total} {up}{down} ", top + 1))
-}
-
-/// Scrolls `lines` in a frame: the scroll is clamped to the content, the
-/// frame says where the view is. Returns the clamped scroll.
-pub(crate) fn scrolled_lines(
-    lines: Vec<Line<'_>>,
-    title: String,
-    t: &Theme,
-    r: Rect,
-    scroll: u16,
-    wrap: bool,
-    buf: &mut Buffer,
-) -> u16 {
-    let inner = Block::bordered().inner(r);
-    let width = inner.width.max(1) as usize;
-    // Rows the text takes: wrapped lines take more than one.
-    let heights: Vec<usize> = lines
-        .iter()
-        .map(|l| {
-            if wrap {
-                l.width().div_ceil(width).max(1)
-            } else {
-                1
-            }
-        })
-        .collect();
-    let total: usize = heights.iter().sum();
-    let rows = inner.height as usize;
-    let max = total.saturating_sub(rows);
-    let top = (scroll as usize).min(max);
-    let block = frame_at(title, t, position(top, rows, total));
-    let mut p = Paragraph::new(lines).block(block);
-    if wrap {
-        p = p.wrap(Wrap { trim: false });
-    }
-    p.scroll((u16::try_from(top).unwrap_or(u16::MAX), 0))
-        .render(r, buf);
-    u16::try_from(top).unwrap_or(u16::MAX)
-}
-
-/// Breaks `text` into lines of at most `width` columns at spaces (a word
-/// longer than a line is cut).
-pub(crate) fn wrap_words(text: &str, width: usize) -> Vec<String> {
-    use unicode_width::UnicodeWidthStr;
-    let width = width.max(8);
-    let mut out = Vec::new();
-    let mut line = String::new();
-    for word in text.split(' ') {
-        let need = if line.is_empty() { 0 } else { 1 } + word.width();
-        if !line.is_empty() && line.width() + need > width {
-            out.push(std::mem::take(&mut line));
-        }
-        if !line.is_empty() {
-            line.push(' ');
-        }
-        line.push_str(word);
-    }
-    out.push(line);
-    out
-}
-
-/// The help: a table generated from the keymap, its columns as wide as
-/// their longest entry, descriptions wrapped under their own column.
-pub fn help_lines(keymap: &Keymap, t: &Theme, width: u16) -> Vec<Line<'static>> {
-    use unicode_width::UnicodeWidthStr;
-    let keys_of = |a: Action| -> String {
-        keymap
-            .keys(a)
-            .iter()
-            .map(ToString::to_string)
-            .collect::<Vec<_>>()
-            .join(" ")
-    };
-    let extra: &[(&str, &str)] = &[
-        (
-            "← ↓ ↑ → h j k l",
-            "DAG: move (left: parents, right: children)",
-        ),
-        ("Enter", "DAG: to the inspector; a row: open or fold it"),
-        ("i", "DAG: to the editor (also on an empty or broken file)"),
-        ("Esc", "back: editor, inspector and overlays to the DAG"),
-        ("1-7  [ ]", "inspector: the tabs"),
-        ("/", "inspector Output: filter with jq (Enter keeps it)"),
-        (
-            "E R F5 /",
-            "History: export the run, restore its file, restore and run it, search",
-        ),
-        (
-            "Ctrl-Z Ctrl-Y",
-            "editor: undo, redo (a pin or reload is one step)",
-        ),
-        ("Ctrl-F  Ctrl-G", "editor: find, go to line"),
-        (
-            "mouse",
-            "click selects or focuses; the wheel scrolls; overlays too",
-        ),
-    ];
-    let global: Vec<Action> = Action::ALL
-        .iter()
-        .copied()
-        .filter(|a| !a.is_modal())
-        .collect();
-    let modal: Vec<Action> = Action::ALL
-        .iter()
-        .copied()
-        .filter(|a| a.is_modal())
-        .collect();
-    let key_w = global
-        .iter()
-        .chain(&modal)
-        .map(|a| keys_of(*a).width())
-        .chain(extra.iter().map(|(k, _)| k.width()))
-        .max()
-        .unwrap_or(8)
-        + 2;
-    let name_w = Action::ALL
-        .iter()
-        .map(|a| a.name().len())
-        .max()
-        .unwrap_or(8)
-        + 2;
-    let inner = width.saturating_sub(2) as usize;
-    // On a narrow screen the description goes under the key.
-    let narrow = inner < key_w + name_w + 24;
-    let desc_at = if narrow { 4 } else { key_w + name_w };
-    let desc_w = inner.saturating_sub(desc_at).max(16);
-    let bold = Style::default().add_modifier(Modifier::BOLD);
-    let mut lines = vec![
-        Line::from(Span::styled(
-            "Keys, from the keymap (rebind them in config.yaml under keys:)",
-            bold,
-        )),
-        Line::from(Span::styled(
-            "Plain keys act in the DAG and the inspector; in the editor they are text.",
-            Style::default().fg(t.dim),
-        )),
-        Line::default(),
-    ];
-    let row = |lines: &mut Vec<Line<'static>>, keys: String, name: &str, what: &str| {
-        let parts = wrap_words(what, desc_w);
-        let mut first = vec![Span::styled(
-            format!("{keys:<key_w$}"),
-            Style::default().fg(t.accent).add_modifier(Modifier::BOLD),
-        )];
-        if narrow {
-            first.push(Span::styled(name.to_owned(), Style::default().fg(t.fg)));
-            lines.push(Line::from(first));
-            for p in parts {
-                lines.push(Line::from(Span::styled(
-                    format!("{:desc_at$}{p}", ""),
-                    Style::default().fg(t.dim),
-                )));
-            }
-            return;
-        }
-        first.push(Span::styled(
-            format!("{name:<name_w$}"),
-            Style::default().fg(t.fg),
-        ));
-        let mut parts = parts.into_iter();
-        first.push(Span::styled(
-            parts.next().unwrap_or_default(),
-            Style::default().fg(t.dim),
-        ));
-        lines.push(Line::from(first));
-        for p in parts {
-            lines.push(Line::from(Span::styled(
-                format!("{:desc_at$}{p}", ""),
-                Style::default().fg(t.dim),
-            )));
-        }
-    };
-    for a in &global {
-        row(&mut lines, keys_of(*a), a.name(), a.describe());
-    }
-    lines.push(Line::default());
-    lines.push(Line::from(Span::styled("Moving around", bold)));
-    for (k, what) in extra {
-        row(&mut lines, (*k).to_owned(), "", what);
-    }
-    lines.push(Line::default());
-    lines.push(Line::from(Span::styled(
-        "When a server asks (the modal has the keys; Ctrl-Q still quits):",
-        bold,
-    )));
-    for a in &modal {
-        row(&mut lines, keys_of(*a), a.name(), a.describe());
-    }
-    lines.push(Line::default());
-    lines.push(Line::from(Span::styled("What the glyphs mean", bold)));
-    let glyph_w = super::theme::GLYPHS
-        .iter()
-        .map(|(g, _)| g.width())
-        .max()
-        .unwrap_or(1)
-        + 2;
-    for (glyph, what) in super::theme::GLYPHS {
-        let pad = glyph_w.saturating_sub(glyph.width());
-        for (i, part) in wrap_words(what, inner.saturating_sub(glyph_w).max(16))
-            .into_iter()
-            .enumerate()
-        {
-            let head = if i == 0 {
-                format!("{glyph}{:pad$}", "")
-            } else {
-                format!("{:glyph_w$}", "")
-            };
-            lines.push(Line::from(vec![
-                Span::styled(
-                    head,
-                    Style::default().fg(t.accent).add_modifier(Modifier::BOLD),
-                ),
-                Span::styled(part, Style::default().fg(t.dim)),
-            ]));
-        }
-    }
-    lines
-}
-
-/// Draws an overlay over the screen: help lists `keymap`. Returns the
-/// scroll offset clamped to what there is to see (for the caller to keep).
-pub fn render(
-    ov: &Overlay,
-    t: &Theme,
-    keymap: &Keymap,
-    area: Rect,
-    buf: &mut Buffer,
-) -> Option<u16> {
-    match ov {
-        Overlay::Scaffold(c) => {
-            let r = rect_of(ov, area);
-            Clear.render(r, buf);
-            c.render(t, r, frame("new pipeline: a node per tool".into(), t), buf);
-        }
-        Overlay::History(h) => {
-            let r = rect_of(ov, area);
-            Clear.render(r, buf);
-            h.render(
-                t,
-                r,
-                frame(super::history::HistoryView::TITLE.into(), t),
-                buf,
-            );
-        }
-        Overlay::Help { scroll } => {
-            let r = centred(area, 80, 90);
-            Clear.render(r, buf);
-            let lines = help_lines(keymap, t, r.width);
-            return Some(scrolled_lines(
-                lines,
-                "help".into(),
-                t,
-                r,
-                *scroll,
-                false,
-                buf,
-            ));
-        }
-        Overlay::Messages { .. } => {}
-        Overlay::Palette(p) => {
-            let r = centred(area, 60, 60);
-            Clear.render(r, buf);
-            let mut lines = vec![
-                Line::from(vec![
-                    Span::styled("> ", Style::default().fg(t.accent)),
-                    Span::styled(p.input.clone(), Style::default().fg(t.fg)),
-                    Span::styled("█", Style::default().fg(t.accent)),
-                ]),
-                Line::default(),
-            ];
-            let room = r.height.saturating_sub(4) as usize;
-            let skip = p.first_drawn(room);
-            let key_of = |item: &PaletteItem| match item {
-                PaletteItem::Action(_, k) => k.clone(),
-                _ => String::new(),
-            };
-            // The key column keeps its room; the text is cut to what is
-            // left, so a key never runs out of the frame.
-            let key_w = p
-                .shown()
-                .map(|it| unicode_width::UnicodeWidthStr::width(key_of(it).as_str()))
-                .max()
-                .unwrap_or(0);
-            let inner = usize::from(r.width.saturating_sub(2));
-            let text_w = inner.saturating_sub(key_w + 3).max(8);
-            for (i, item) in p.shown().enumerate().skip(skip).take(room) {
-                let style = if i == p.selected {
-                    Style::default().fg(t.fg).patch(t.selected())
-                } else {
-                    Style::default().fg(t.fg)
-                };
-                lines.push(Line::from(vec![
-                    Span::styled(format!(" {}", fit(&item.text(), text_w)), style),
-                    Span::styled(format!(" {}", key_of(item)), Style::default().fg(t.dim)),
-                ]));
-            }
-            Paragraph::new(lines)
-                .block(frame("command".into(), t))
-                .render(r, buf);
-        }
-        Overlay::Plan(plan) => {
-            let r = centred(area, 90, 85);
-            Clear.render(r, buf);
-            let (title, note) = if plan.estimate {
-                (
-                    "cost estimate",
-                    "nothing is called · each call's projected cost, the totals, the budget · d: waves and args",
-                )
-            } else {
-                (
-                    "dry run",
-                    "nothing is called · waves and args; <from x.y> waits on a node not run yet · e: cost",
-                )
-            };
-            let mut lines = vec![Line::from(Span::styled(note, Style::default().fg(t.dim)))];
-            for l in &plan.lines {
-                let style = if l.contains("OVER BUDGET") || l.contains(" trips at ") {
-                    Style::default().fg(t.failed).add_modifier(Modifier::BOLD)
-                } else if l.contains("within budget") {
-                    Style::default().fg(t.ok)
-                } else if l.starts_with("plan ") || l.trim_start().starts_with("total ") {
-                    Style::default().fg(t.accent).add_modifier(Modifier::BOLD)
-                } else if l.trim_start().starts_with("args ") {
-                    Style::default().fg(t.dim)
-                } else if l.trim_start().starts_with('!') {
-                    Style::default().fg(t.error)
-                } else {
-                    Style::default().fg(t.fg)
-                };
-                lines.push(Line::from(Span::styled(l.clone(), style)));
-            }
-            return Some(scrolled_lines(
-                lines,
-                title.into(),
-                t,
-                r,
-                plan.scroll,
-                false,
-                buf,
-            ));
-        }
-        Overlay::Text {
-            title,
-            body,
-            scroll,
-        } => {
-            let r = centred(area, 70, 70);
-            Clear.render(r, buf);
-            let lines: Vec<Line> = body.iter().map(|l| Line::from(l.clone())).collect();
-            return Some(scrolled_lines(
-                lines,
-                title.clone(),
-                t,
-                r,
-                *scroll,
-                true,
-                buf,
-            ));
-        }
-        Overlay::ConfirmDestructive { body, .. } => {
-            let r = centred(area, 70, 40);
-            Clear.render(r, buf);
-            let lines: Vec<Line> = body
+    /// Its text, a line each, as `/` searches it (`None` for the overlays
+    /// that are not searched): the help, the Messages pane, a text, or
+    /// History's runs, as drawn in a window `width` wide.
+    pub(crate) fn lines(&self, ctx: &Ctx<'_>, width: u16) -> Option<Vec<String>> {
+        let text = |lines: Vec<ratatui::text::Line<'_>>| {
+            lines
                 .iter()
-                .map(|l| Line::from(Span::styled(l.clone(), Style::default().fg(t.fg))))
-                .collect();
-            Paragraph::new(lines)
-                .block(
-                    frame("destructive tools".into(), t)
-                        .border_style(Style::default().fg(t.failed)),
-                )
-                .wrap(Wrap { trim: false })
-                .render(r, buf);
-        }
-        Overlay::ConfirmQuit { unsaved, running } => {
-            let r = centred(area, 50, 20);
-            let r = Rect::new(r.x, r.y, r.width, r.height.max(6));
-            Clear.render(r, buf);
-            let key = |k: &'static str| {
-                Span::styled(
-                    k,
-                    Style::default().fg(t.accent).add_modifier(Modifier::BOLD),
-                )
-            };
-            let mut lines = Vec::new();
-            if *running {
-                lines.push(Line::from(
-                    "A run is in progress: quitting cancels it and saves its trace.",
-                ));
-            }
-            if *unsaved {
-                lines.push(Line::from("The buffer has unsaved edits."));
-            }
-            let mut keys = Vec::new();
-            if *unsaved {
-                keys.extend([key("s"), Span::raw(" save and quit   ")]);
-                keys.extend([key("q"), Span::raw(" quit without saving   ")]);
-            } else {
-                keys.extend([key("q"), Span::raw(" cancel the run and quit   ")]);
-            }
-            keys.extend([key("Esc"), Span::raw(" stay")]);
-            lines.push(Line::from(keys));
-            Paragraph::new(lines)
-                .wrap(Wrap { trim: true })
-                .block(frame("quit?".into(), t))
-                .render(r, buf);
+                .map(|l| l.spans.iter().map(|s| s.content.as_ref()).collect())
+                .collect()
+        };
+        match self {
+            Overlay::Help(_) => Some(text(help::help_lines(ctx.keymap, ctx.theme, width))),
+            Overlay::Messages(_) => Some(text(crate::messages::view::lines(
+                ctx.log,
+                ctx.diagnostics,
+                ctx.theme,
+            ))),
+            Overlay::Text(t) => Some(t.body().to_vec()),
+            Overlay::History(h) => Some(text(h.rows(ctx.theme, width))),
+            _ => None,
         }
     }
-    None
-}
 
-/// Where an overlay is drawn on a screen of `area` (for the mouse).
-pub fn rect_of(ov: &Overlay, area: Rect) -> Rect {
-    match ov {
-        // Its columns need the whole width of a narrow screen.
-        Overlay::History(_) if area.width < 100 => centred(area, 100, 70),
-        Overlay::History(_) => centred(area, 90, 70),
-        Overlay::Help { .. } => centred(area, 80, 90),
-        Overlay::Palette(_) => centred(area, 60, 60),
-        Overlay::Plan(_) => centred(area, 90, 85),
-        Overlay::Text { .. } => centred(area, 70, 70),
-        Overlay::Messages { .. } => centred(area, 90, 85),
-        Overlay::ConfirmDestructive { .. } => centred(area, 70, 40),
-        Overlay::Scaffold(_) => centred(area, 80, 70),
-        Overlay::ConfirmQuit { .. } => {
-            let r = centred(area, 50, 20);
-            Rect::new(r.x, r.y, r.width, r.height.max(6))
-        }
+    /// Whether it is a list the wheel moves through a row at a time (the
+    /// others scroll their text).
+    pub(crate) fn is_list(&self) -> bool {
+        matches!(self, Overlay::Palette(_) | Overlay::History(_))
     }
-}
 
-/// The DAG pane before any plan loaded.
-pub fn empty_dag(area: Rect, buf: &mut Buffer, t: &Theme, errors: usize, focused: bool) {
-    let text = if errors > 0 {
-        format!("no plan: the file has {errors} error(s); see the editor (i edits, m lists them)")
-    } else {
-        "no plan yet: i (or Enter) edits the file".to_owned()
-    };
-    Paragraph::new(Span::styled(text, Style::default().fg(t.dim)))
-        .wrap(Wrap { trim: true })
-        .block(
-            Block::bordered()
-                .title(t.pane_title("DAG", focused))
-                .border_style(t.border_style(focused))
-                .style(t.base()),
+    /// Whether it asks a question a click outside does not answer.
+    pub(crate) fn asks(&self) -> bool {
+        matches!(
+            self,
+            Overlay::ConfirmQuit(_) | Overlay::ConfirmDestructive(_)
         )
-        .render(area, buf);
+    }
+
+    /// The keys it takes, most useful first, for the footer.
+    pub(crate) fn keys(&self, keymap: &Keymap) -> Vec<(String, &'static str)> {
+        let mut out: Vec<(String, &'static str)> = Vec::new();
+        match self {
+            Overlay::Palette(_) => {
+                out.push(("type".into(), "filter"));
+                out.push(("↑↓".into(), "choose"));
+                out.push(("Enter".into(), "do it"));
+                out.push(("Ctrl-U".into(), "clear"));
+                out.push(("Esc".into(), "close"));
+            }
+            Overlay::History(h) if h.exporting() => {
+                out.push(("j".into(), "JSON trace"));
+                out.push(("u".into(), "JUnit XML"));
+                out.push(("o".into(), "OTLP/JSON"));
+                out.push(("any other key".into(), "no export"));
+            }
+            Overlay::History(_) => {
+                out.push(("↑↓".into(), "choose"));
+                out.push(("Enter".into(), "open"));
+                out.push(("D".into(), "diff"));
+                out.push(("E".into(), "export"));
+                out.push(("R".into(), "restore file"));
+                out.push((keymap.label(Action::Run), "run its file"));
+                out.push(("/".into(), "search"));
+                out.push(("Esc".into(), "close"));
+            }
+            Overlay::ConfirmQuit(q) => {
+                if q.unsaved() {
+                    out.push(("s".into(), "save and quit"));
+                }
+                let what = match (q.unsaved(), q.running()) {
+                    (true, _) => "quit without saving",
+                    (false, true) => "cancel the run and quit",
+                    (false, false) => "quit",
+                };
+                out.push(("q y".into(), what));
+                out.push(("Esc".into(), "stay"));
+            }
+            Overlay::ConfirmDestructive(_) => {
+                out.push(("y".into(), "run them"));
+                out.push(("any other key".into(), "do not run"));
+            }
+            Overlay::Scaffold(_) => {
+                out.push(("type".into(), "narrow"));
+                out.push(("Space".into(), "mark"));
+                out.push(("Enter".into(), "write"));
+                out.push(("Esc".into(), "close"));
+            }
+            Overlay::Messages(_) => {
+                out.push(("↑↓ PgUp PgDn".into(), "scroll"));
+                out.push(("/".into(), "search"));
+                out.push(("g G".into(), "first, last"));
+                out.push((keymap.label(Action::Wrap), "wrap"));
+                out.push(("Esc".into(), "close"));
+            }
+            other => {
+                out.push(("↑↓ PgUp PgDn".into(), "scroll"));
+                if matches!(other, Overlay::Help(_)) {
+                    out.push(("/".into(), "search"));
+                }
+                out.push(("g G".into(), "top, end"));
+                out.push(("Esc".into(), "close"));
+            }
+        }
+        out
+    }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crossterm::event::KeyModifiers;
+impl Component for Overlay {
+    fn on_key(
+        &mut self,
+        key: KeyEvent,
+        action: Option<Action>,
+        ctx: &Ctx<'_>,
+        queue: &mut Queue,
+    ) -> Handled {
+        self.component().on_key(key, action, ctx, queue)
+    }
 
-    #[test]
-    fn scrolling_stays_in_range() {
-        let ov = Overlay::Help { scroll: 0 };
-        let ov = ov.scrolled(KeyEvent::new(KeyCode::Up, KeyModifiers::NONE));
-        assert!(matches!(ov, Overlay::Help { scroll: 0 }));
-        let ov = ov.scrolled(KeyEvent::new(KeyCode::PageDown, KeyModifiers::NONE));
-        assert!(matches!(ov, Overlay::Help { scroll: 10 }));
+    /// Drawn over the screen, `area`, where [`Overlay::rect`] says.
+    fn draw(&mut self, area: Rect, buf: &mut Buffer, ctx: &Ctx<'_>) {
+        self.component().draw(area, buf, ctx);
     }
 }

@@ -1,17 +1,23 @@
 //! The command palette: every action, theme, composition, case and node,
 //! found by typing. It owns its input and selection and turns keys into a
-//! [`PaletteEffect`]; `apply` is the app's side (the list, what a row
-//! does); the overlay draws it.
+//! [`PaletteEffect`]; the app builds its list and does what a row says
+//! (`app/palette.rs`); `view` draws it.
 
 use crossterm::event::{KeyCode, KeyEvent};
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::widgets::{Clear, Widget};
 
+use crate::component::{Component, Ctx, Handled, Queue};
 use crate::keys::Action;
+use crate::msg::Msg;
+use crate::window::centred;
 
-mod apply;
+mod view;
 
-/// What a key in the palette asks the app to do.
+/// What a key in the palette does.
 #[derive(Debug, Clone, PartialEq)]
-pub enum PaletteEffect {
+enum PaletteEffect {
     /// Keep it open (the input or the selection changed, or nothing).
     Stay,
     /// Close it.
@@ -22,7 +28,7 @@ pub enum PaletteEffect {
 
 /// One thing the palette can do.
 #[derive(Debug, Clone, PartialEq)]
-pub enum PaletteItem {
+pub(crate) enum PaletteItem {
     /// An action and its key label.
     Action(Action, String),
     Theme(String),
@@ -70,15 +76,19 @@ impl PaletteItem {
 
 /// The command palette: type to filter, arrows to choose, Enter to do.
 #[derive(Debug, Clone)]
-pub struct Palette {
-    pub input: String,
+pub(crate) struct Palette {
+    /// What was typed to find a row.
+    input: String,
     items: Vec<PaletteItem>,
+    /// The rows the input lets through, best first (indices into
+    /// `items`).
     shown: Vec<usize>,
-    pub selected: usize,
+    /// The highlighted row, among the shown ones.
+    selected: usize,
 }
 
 impl Palette {
-    pub fn new(items: Vec<PaletteItem>) -> Palette {
+    pub(crate) fn new(items: Vec<PaletteItem>) -> Palette {
         let mut p = Palette {
             input: String::new(),
             shown: Vec::new(),
@@ -110,7 +120,7 @@ impl Palette {
 
     /// What a key does in the open palette: Esc closes it, Enter runs the
     /// highlighted row (closes when none is left), others type and move.
-    pub fn on_key(&mut self, key: KeyEvent) -> PaletteEffect {
+    fn key_effect(&mut self, key: KeyEvent) -> PaletteEffect {
         match key.code {
             KeyCode::Esc => PaletteEffect::Close,
             KeyCode::Enter => match self.chosen() {
@@ -125,7 +135,7 @@ impl Palette {
     }
 
     /// Typing and moving in the list.
-    pub fn key(&mut self, key: KeyEvent) {
+    fn key(&mut self, key: KeyEvent) {
         use crossterm::event::KeyModifiers;
         if key
             .modifiers
@@ -164,12 +174,12 @@ impl Palette {
     }
 
     /// The highlighted item.
-    pub fn chosen(&self) -> Option<&PaletteItem> {
+    fn chosen(&self) -> Option<&PaletteItem> {
         self.shown.get(self.selected).map(|&i| &self.items[i])
     }
 
     /// Makes the `row`-th item shown the highlighted one (a click).
-    pub fn select_shown(&mut self, row: usize) -> bool {
+    pub(crate) fn select_shown(&mut self, row: usize) -> bool {
         if row < self.shown.len() {
             self.selected = row;
             true
@@ -179,13 +189,62 @@ impl Palette {
     }
 
     /// The first item drawn when `room` rows show items.
-    pub fn first_drawn(&self, room: usize) -> usize {
+    pub(crate) fn first_drawn(&self, room: usize) -> usize {
         self.selected.saturating_sub(room.saturating_sub(1))
     }
 
     /// The items shown now, in order.
-    pub fn shown(&self) -> impl Iterator<Item = &PaletteItem> {
+    fn shown(&self) -> impl Iterator<Item = &PaletteItem> {
         self.shown.iter().map(|&i| &self.items[i])
+    }
+}
+
+impl Palette {
+    /// Where it is drawn on a screen of `area`.
+    pub(crate) fn rect(area: Rect) -> Rect {
+        centred(area, 60, 60)
+    }
+
+    /// What was typed.
+    #[cfg(test)]
+    pub(crate) fn input(&self) -> &str {
+        &self.input
+    }
+}
+
+impl Component for Palette {
+    /// Esc closes it; Enter closes it and does what the highlighted row
+    /// says; other keys type and move.
+    fn on_key(
+        &mut self,
+        key: KeyEvent,
+        _action: Option<Action>,
+        _ctx: &Ctx<'_>,
+        queue: &mut Queue,
+    ) -> Handled {
+        match self.key_effect(key) {
+            PaletteEffect::Stay => {}
+            PaletteEffect::Close => queue.push(Msg::CloseOverlay),
+            PaletteEffect::Run(item) => {
+                queue.push(Msg::CloseOverlay);
+                queue.push(match item {
+                    PaletteItem::Action(a, _) => Msg::Act(a),
+                    PaletteItem::Theme(name) => Msg::Theme(name),
+                    PaletteItem::Composition(name) => Msg::Composition(name),
+                    PaletteItem::Case(name) => Msg::Case(name),
+                    PaletteItem::Durable(_) => Msg::Durable,
+                    PaletteItem::Scaffold => Msg::OpenScaffold,
+                    PaletteItem::Node(id) => Msg::SelectNode(id),
+                });
+            }
+        }
+        Handled::Taken
+    }
+
+    fn draw(&mut self, area: Rect, buf: &mut Buffer, ctx: &Ctx<'_>) {
+        let r = Self::rect(area);
+        Clear.render(r, buf);
+        self.render(ctx.theme, r, buf);
     }
 }
 
@@ -358,15 +417,15 @@ mod tests {
             PaletteItem::Action(Action::Run, "F5".into()),
             PaletteItem::Theme("light".into()),
         ]);
-        assert_eq!(p.on_key(key(KeyCode::Down)), PaletteEffect::Stay);
+        assert_eq!(p.key_effect(key(KeyCode::Down)), PaletteEffect::Stay);
         assert_eq!(
-            p.on_key(key(KeyCode::Enter)),
+            p.key_effect(key(KeyCode::Enter)),
             PaletteEffect::Run(PaletteItem::Theme("light".into()))
         );
-        assert_eq!(p.on_key(key(KeyCode::Esc)), PaletteEffect::Close);
+        assert_eq!(p.key_effect(key(KeyCode::Esc)), PaletteEffect::Close);
         for c in "zzz".chars() {
-            assert_eq!(p.on_key(key(KeyCode::Char(c))), PaletteEffect::Stay);
+            assert_eq!(p.key_effect(key(KeyCode::Char(c))), PaletteEffect::Stay);
         }
-        assert_eq!(p.on_key(key(KeyCode::Enter)), PaletteEffect::Close);
+        assert_eq!(p.key_effect(key(KeyCode::Enter)), PaletteEffect::Close);
     }
 }

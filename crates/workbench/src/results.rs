@@ -1,18 +1,16 @@
 //! A finished run's verdict as the Results view lists it: each composition
 //! and case, PASS or FAIL, its expectations, its judged metrics and its
-//! output; and the cases still to run (`A`). `apply` is the app's side:
-//! recording a verdict, choosing the case and composition the next run
-//! uses, and the Results overlay.
+//! output; and the cases still to run (`A`). `app/results.rs` is the app's
+//! side: recording a verdict, choosing the case and composition the next
+//! run uses, and the Results overlay.
 
 use pipewright_engine::json::Json;
-use pipewright_engine::run::trace::{EvalRow, ExpectResult, RunStatus};
-
-mod apply;
+use pipewright_engine::run::trace::{EvalRow, ExpectResult, RunStatus, Trace};
 
 /// One finished run of a composition and case, as the Results view lists
 /// it.
 #[derive(Debug, Clone, PartialEq)]
-pub struct CaseResult {
+pub(crate) struct CaseResult {
     pub composition: String,
     pub case: Option<String>,
     /// What `pipewright run` counts as passed: completed (or partial with
@@ -30,17 +28,52 @@ pub struct CaseResult {
 /// Each composition and case run since the workbench opened, and the cases
 /// still to run.
 #[derive(Debug, Default)]
-pub struct Results {
+pub(crate) struct Results {
     /// The latest verdict of each composition and case (the Results view).
-    pub rows: Vec<CaseResult>,
+    rows: Vec<CaseResult>,
     /// Cases still to run after this one (`A`).
-    pub queue: Vec<String>,
+    queue: Vec<String>,
 }
 
 impl Results {
+    /// The latest verdict of each composition and case, in the order they
+    /// first ran.
+    pub(crate) fn rows(&self) -> &[CaseResult] {
+        &self.rows
+    }
+
+    /// The ids of the runs listed (the Results view judges them again).
+    pub(crate) fn run_ids(&self) -> Vec<String> {
+        self.rows.iter().map(|r| r.run_id.clone()).collect()
+    }
+
+    /// These cases run one after another after this one (`A`).
+    pub(crate) fn queue(&mut self, cases: Vec<String>) {
+        self.queue = cases;
+    }
+
+    /// No case runs after this one (the run was cancelled).
+    pub(crate) fn clear_queue(&mut self) {
+        self.queue.clear();
+    }
+
+    /// A run was judged: its composition and case's row takes the graded
+    /// rows, the verdict and the run's id.
+    pub(crate) fn judged(&mut self, trace: &Trace) {
+        if let Some(r) = self
+            .rows
+            .iter_mut()
+            .find(|r| r.composition == trace.composition.name && r.case == trace.composition.case)
+        {
+            r.eval.clone_from(&trace.eval);
+            r.passed = trace.passed();
+            r.run_id.clone_from(&trace.run_id);
+        }
+    }
+
     /// Keeps `result`, replacing the last one of the same composition and
     /// case.
-    pub fn record(&mut self, result: CaseResult) {
+    pub(crate) fn record(&mut self, result: CaseResult) {
         match self
             .rows
             .iter_mut()
@@ -52,7 +85,7 @@ impl Results {
     }
 
     /// The next queued case, taken off the queue.
-    pub fn next_queued(&mut self) -> Option<String> {
+    pub(crate) fn next_queued(&mut self) -> Option<String> {
         (!self.queue.is_empty()).then(|| self.queue.remove(0))
     }
 }

@@ -7,33 +7,48 @@ use std::collections::BTreeSet;
 
 /// What the app knows of its session.
 #[derive(Debug, Default)]
-pub struct SessionHandle {
+pub(crate) struct SessionHandle {
     /// A session exists (or is being started) for the current plan.
-    pub open: bool,
+    open: bool,
     /// The servers and composition the session was started for; a change
     /// means a new session.
-    pub key: Option<String>,
+    key: Option<String>,
     /// The destructive calls the user allowed, as `node→tool` (asked again
     /// when the plan calls another one).
-    pub allowed_destructive: BTreeSet<String>,
+    allowed_destructive: BTreeSet<String>,
 }
 
 impl SessionHandle {
+    /// Whether a session exists (or is being started).
+    pub(crate) fn is_open(&self) -> bool {
+        self.open
+    }
+
+    /// Whether the person allowed the destructive call `node→tool`.
+    pub(crate) fn allows(&self, call: &str) -> bool {
+        self.allowed_destructive.contains(call)
+    }
+
+    /// The person allowed these destructive calls (`node→tool`).
+    pub(crate) fn allow(&mut self, calls: Vec<String>) {
+        self.allowed_destructive.extend(calls);
+    }
+
     /// A session is being started for `key`.
-    pub fn started(&mut self, key: String) {
+    pub(crate) fn started(&mut self, key: String) {
         self.open = true;
         self.key = Some(key);
     }
 
     /// The session is gone (dropped, or it failed to start); true when one
     /// was open, so the loop must be told to drop it.
-    pub fn close(&mut self) -> bool {
+    pub(crate) fn close(&mut self) -> bool {
         self.key = None;
         std::mem::take(&mut self.open)
     }
 
     /// Whether the open session was started for `key`.
-    pub fn is_for(&self, key: &str) -> bool {
+    pub(crate) fn is_for(&self, key: &str) -> bool {
         self.open && self.key.as_deref() == Some(key)
     }
 }

@@ -1,7 +1,32 @@
 //! What the panes draw from: a view of each node's state, kept up to date by
-//! the app from session events. Panes never talk to the session themselves.
+//! the app from session events, where the run is, and which pane has the
+//! keys. Panes never talk to the session themselves.
 
-use pipewright_engine::run::trace::{IterationRecord, NodeRecord, NodeStatus};
+use pipewright_engine::run::events::PauseReason;
+use pipewright_engine::run::trace::{IterationRecord, NodeRecord, NodeStatus, RunStatus};
+
+/// The pane with the keyboard focus.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Focus {
+    Editor,
+    Dag,
+    Inspector,
+}
+
+/// Where the run is, as the status bar says it.
+#[derive(Debug, Clone, PartialEq)]
+pub enum RunState {
+    /// Nothing has run since the workbench opened.
+    Idle,
+    /// Starting and handshaking with the servers.
+    Connecting,
+    Running,
+    Paused {
+        reason: PauseReason,
+        before: Option<String>,
+    },
+    Finished(RunStatus),
+}
 
 /// One node as the DAG pane and the status bar see it, indexed like
 /// `Composition::nodes`.

@@ -102,7 +102,7 @@ pub async fn run(mut app: App) -> io::Result<u8> {
     let mut code = 0;
 
     let mut pending = app.on_tick(Instant::now());
-    term.draw(|f| super::view::draw(&mut app, f))?;
+    term.draw(|f| app.draw(f))?;
     loop {
         // Carry out what the last reactions asked for; the driver leaves
         // what needs the terminal.
@@ -154,7 +154,7 @@ pub async fn run(mut app: App) -> io::Result<u8> {
             break;
         }
         pending.extend(driver.drain(&mut app, 4096));
-        term.draw(|f| super::view::draw(&mut app, f))?;
+        term.draw(|f| app.draw(f))?;
     }
     // A run under way is cancelled and its trace saved; no server is left
     // waiting on a question nobody will see. A signal meanwhile (a second

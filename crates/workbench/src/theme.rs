@@ -3,7 +3,7 @@
 //! directory under `themes/NAME.yaml`. A theme also names the syntect theme
 //! the editor colours YAML with, so the two always agree.
 
-pub mod contrast;
+pub(crate) mod contrast;
 
 use std::path::Path;
 

@@ -2,11 +2,14 @@
 //! fan-out iterations as sub-bars under their node, coloured by status, and
 //! the critical path (the chain of nodes that ended last) marked with `★`.
 //! It is drawn from the same node visuals as the DAG, so it moves while a
-//! run goes on; the selected node's row is highlighted.
+//! run goes on; the selected node's row is highlighted. [`Timeline`] is the
+//! view as a component (it shows in the DAG's place, `T`), and keeps the
+//! live run's clock its bars are drawn against.
 
 use std::collections::BTreeSet;
 use std::time::Instant;
 
+use crossterm::event::{KeyCode, KeyEvent, MouseButton, MouseEvent, MouseEventKind};
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::style::{Modifier, Style};
@@ -16,63 +19,65 @@ use ratatui::widgets::{Block, Borders, Paragraph, Widget};
 use pipewright_engine::file::model::Composition;
 use pipewright_engine::run::trace::NodeStatus;
 
-use super::state::NodeVisual;
-
-mod apply;
+use crate::component::{Component, Ctx, Handled, Queue};
+use crate::keys::Action;
+use crate::msg::Msg;
+use crate::state::{NodeVisual, RunState};
+use crate::theme::Theme;
 
 /// The Timeline view's state (`T` shows it in the DAG's place) and the
 /// live run's clock its bars are drawn against.
 #[derive(Debug, Default)]
-pub struct Timeline {
+pub(crate) struct Timeline {
     /// The DAG pane shows the timeline instead of the graph.
-    pub shown: bool,
+    shown: bool,
     /// Fan-out nodes whose every iteration the timeline shows.
-    pub open: BTreeSet<usize>,
+    open: BTreeSet<usize>,
     /// When the current run started (for live timeline bars).
-    pub clock: Option<Instant>,
+    clock: Option<Instant>,
     /// The live run's pauses: when each began (ms from its start) and, once
     /// it ended, how long it lasted (the timeline labels the gaps).
-    pub pauses: Vec<(u64, Option<u64>)>,
+    pauses: Vec<(u64, Option<u64>)>,
     /// A fixed "now" (ms into the run) for the timeline, instead of the
     /// clock: screenshots of a live run are drawn with it.
-    pub frozen_ms: Option<u64>,
+    frozen_ms: Option<u64>,
 }
 
 impl Timeline {
     /// A run started now: its clock starts, no pause yet.
-    pub fn start(&mut self) {
+    pub(crate) fn start(&mut self) {
         self.clock = Some(Instant::now());
         self.pauses.clear();
     }
 
     /// Milliseconds since the run started, by the clock.
-    pub fn elapsed_ms(&self) -> Option<u64> {
+    pub(crate) fn elapsed_ms(&self) -> Option<u64> {
         self.clock.map(|c| c.elapsed().as_millis() as u64)
     }
 
     /// Milliseconds since the current run started (the frozen time in
     /// screenshots).
-    pub fn now_ms(&self) -> u64 {
+    pub(crate) fn now_ms(&self) -> u64 {
         self.frozen_ms
             .unwrap_or_else(|| self.elapsed_ms().unwrap_or(0))
     }
 
     /// The run paused now.
-    pub fn paused(&mut self) {
+    pub(crate) fn paused(&mut self) {
         if let Some(at) = self.elapsed_ms() {
             self.pauses.push((at, None));
         }
     }
 
     /// The run went on: the last pause ends now.
-    pub fn resumed(&mut self) {
+    pub(crate) fn resumed(&mut self) {
         if let (Some(now), Some((at, end @ None))) = (self.elapsed_ms(), self.pauses.last_mut()) {
             *end = Some(now.saturating_sub(*at));
         }
     }
 
     /// The live run's pauses so far, one still going reaching now.
-    pub fn live_pauses(&self) -> Vec<(u64, u64)> {
+    fn live_pauses(&self) -> Vec<(u64, u64)> {
         let now = self.now_ms();
         self.pauses
             .iter()
@@ -81,14 +86,180 @@ impl Timeline {
     }
 
     /// Shows fan-out node `i`'s every iteration, or folds them again.
-    pub fn toggle_open(&mut self, i: usize) {
+    fn toggle_open(&mut self, i: usize) {
         if !self.open.remove(&i) {
             self.open.insert(i);
         }
     }
+
+    /// Whether the timeline shows in the DAG's place.
+    pub(crate) fn shown(&self) -> bool {
+        self.shown
+    }
+
+    /// Shows the timeline in the DAG's place, or the DAG again (`T`).
+    pub(crate) fn toggle(&mut self) {
+        self.shown = !self.shown;
+    }
+
+    /// Draws the live run as if `ms` milliseconds of it had gone
+    /// (screenshots of a live run).
+    #[cfg(test)]
+    pub(crate) fn freeze(&mut self, ms: u64) {
+        self.frozen_ms = Some(ms);
+    }
+
+    /// Starts the live run's clock `ago` before now (tests of a live run).
+    #[cfg(test)]
+    pub(crate) fn started_ago(&mut self, ago: std::time::Duration) {
+        self.clock = Instant::now().checked_sub(ago);
+    }
+
+    /// The rows for what is on screen: the saved run's or the last
+    /// finished run's recorded times, or the live run's against the clock.
+    pub(crate) fn bars(&self, ctx: &Ctx<'_>) -> Vec<Bar> {
+        let Some(comp) = ctx.comp else {
+            return Vec::new();
+        };
+        let run_start = ctx
+            .trace
+            .filter(|_| ctx.viewing.is_some() || *ctx.run != RunState::Running)
+            .and_then(|t| t.composition.started_at.as_deref());
+        let now = match (ctx.run, ctx.viewing.is_some()) {
+            (RunState::Running | RunState::Paused { .. }, false) => self.now_ms(),
+            _ => 0,
+        };
+        let open = &self.open;
+        bars_expanded(comp, ctx.visuals, run_start, now, &|i| open.contains(&i))
+    }
+
+    /// The pauses the timeline labels: the saved or finished run's, or the
+    /// live run's so far (one still going reaches now).
+    fn pauses_shown(&self, ctx: &Ctx<'_>) -> Vec<(u64, u64)> {
+        let live =
+            ctx.viewing.is_none() && matches!(ctx.run, RunState::Running | RunState::Paused { .. });
+        if live {
+            return self.live_pauses();
+        }
+        ctx.trace
+            .map(|t| {
+                t.composition
+                    .pauses
+                    .iter()
+                    .map(|p| (p.at_ms, p.ms))
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
+    /// The pane's title.
+    pub(crate) fn title(ctx: &Ctx<'_>) -> String {
+        match (ctx.viewing, ctx.trace) {
+            (Some(id), Some(trace)) => {
+                // A durable run picked up again after its worker died:
+                // the gap on the axis is the time no worker held it.
+                let resumed = trace
+                    .durable
+                    .as_ref()
+                    .and_then(|d| {
+                        let n = d.attempts.len();
+                        let (before, last) =
+                            (d.attempts.get(n.checked_sub(2)?)?, d.attempts.last()?);
+                        let from = before.last_at.as_deref().unwrap_or(&before.at);
+                        let gap = pipewright_engine::run::durable::gap_ms(from, &last.at)?;
+                        Some(format!(
+                            "resumed on {} after {:.1} s · ",
+                            last.worker,
+                            gap as f64 / 1000.0
+                        ))
+                    })
+                    .unwrap_or_default();
+                format!(
+                    " timeline · run {id} (read-only, {} ms) · {resumed}T: DAG ",
+                    trace.composition.duration_ms
+                )
+            }
+            _ => " timeline · T: DAG · Enter: all iterations ".to_owned(),
+        }
+    }
 }
 
-use super::theme::Theme;
+impl Component for Timeline {
+    /// Up and Down walk the node rows; Enter shows a fan-out's every
+    /// iteration (and folds them again). Other keys are the DAG's.
+    fn on_key(
+        &mut self,
+        key: KeyEvent,
+        _action: Option<Action>,
+        ctx: &Ctx<'_>,
+        queue: &mut Queue,
+    ) -> Handled {
+        let delta: i32 = match key.code {
+            KeyCode::Up | KeyCode::Char('k') => -1,
+            KeyCode::Down | KeyCode::Char('j') => 1,
+            // A fan-out's row shows its first iterations and `+N more`:
+            // Enter shows them all, and folds them again.
+            KeyCode::Enter => {
+                if let Some(i) = ctx.selected {
+                    self.toggle_open(i);
+                }
+                return Handled::Taken;
+            }
+            _ => return Handled::Ignored,
+        };
+        let Some(comp) = ctx.comp else {
+            return Handled::Taken;
+        };
+        let at = ctx
+            .selected
+            .and_then(|s| comp.order.iter().position(|&i| i == s))
+            .unwrap_or(0) as i32;
+        let next = (at + delta).clamp(0, comp.order.len() as i32 - 1) as usize;
+        queue.push(Msg::Select(comp.order.get(next).copied()));
+        Handled::Taken
+    }
+
+    /// A click on a row selects its node.
+    fn on_mouse(
+        &mut self,
+        ev: MouseEvent,
+        area: Rect,
+        ctx: &Ctx<'_>,
+        queue: &mut Queue,
+    ) -> Handled {
+        let MouseEventKind::Down(MouseButton::Left) = ev.kind else {
+            return Handled::Ignored;
+        };
+        // Border, then the axis line.
+        let Some(line) = ev.row.checked_sub(area.y + 2) else {
+            return Handled::Taken;
+        };
+        let bars = self.bars(ctx);
+        let rows = area.height.saturating_sub(3) as usize;
+        let sel_row = bars
+            .iter()
+            .position(|b| !b.sub && Some(b.node) == ctx.selected)
+            .unwrap_or(0);
+        let skip = (sel_row + 1).saturating_sub(rows);
+        if let Some(b) = bars.get(skip + line as usize) {
+            queue.push(Msg::Select(Some(b.node)));
+        }
+        Handled::Taken
+    }
+
+    fn draw(&mut self, area: Rect, buf: &mut Buffer, ctx: &Ctx<'_>) {
+        let bars = self.bars(ctx);
+        let view = TimelineView {
+            bars: &bars,
+            selected: ctx.selected,
+            theme: ctx.theme,
+            focused: ctx.focused,
+            title: Self::title(ctx),
+            pauses: self.pauses_shown(ctx),
+        };
+        view.render(area, buf);
+    }
+}
 
 /// Most iterations drawn under a fanned-out node; the rest are counted.
 const MAX_SUB: usize = 6;
@@ -118,7 +289,8 @@ fn offset_ms(a: &str, b: &str) -> Option<u64> {
 
 /// The rows, in topological order. `run_start` is the run's start (RFC
 /// 3339); `now_ms` how long the run has gone on, for nodes still running.
-pub fn bars(
+#[cfg(test)]
+fn bars(
     comp: &Composition,
     visuals: &[NodeVisual],
     run_start: Option<&str>,

@@ -147,7 +147,7 @@ impl App {
     /// A durable run ended: saved, then opened read-only.
     pub(super) fn durable_done(&mut self, result: Result<Box<Trace>, String>, source: &str) {
         self.durable = None;
-        if self.run == RunState::Running && !self.session.open {
+        if self.run == RunState::Running && !self.session.is_open() {
             self.run = RunState::Idle;
         }
         let trace = match result {

@@ -32,40 +32,15 @@ impl App {
     /// the file, and picks up the inspector's background work.
     pub fn on_tick(&mut self, now: Instant) -> Vec<Effect> {
         self.tick = self.tick.wrapping_add(1);
-        let mut effects = Vec::new();
-        for ev in self.editor.tick(now) {
-            match ev {
-                EditorEvent::Validated { loaded, .. } => {
-                    effects.extend(self.on_validated(&loaded));
-                    // A file that has not loaded yet gets its servers'
-                    // tool lists for completion all the same.
-                    effects.extend(self.ask_tools_for_text());
-                }
-                EditorEvent::Saved(p) => {
-                    // Said once: a save by key was said as it happened.
-                    let text = format!("saved {}", p.display());
-                    if self.messages.log.last().is_none_or(|e| e.text != text) {
-                        self.say(text, false);
-                    }
-                }
-                EditorEvent::ExternalChange { dirty } => {
-                    if dirty {
-                        // The editor asks reload-or-keep; it needs the keys.
-                        self.focus = Focus::Editor;
-                        self.overlay = None;
-                    } else {
-                        self.say("the file changed on disk: reloaded", false);
-                    }
-                }
-                EditorEvent::Message(m) => self.say(m, false),
-            }
-        }
+        let mut queue = Queue::default();
+        self.editor.tick_into(now, &mut queue);
+        let effects = self.apply(queue);
         self.inspector.poll();
         self.prune_questions();
         // The selected node's elapsed time moves while it runs.
         if self
             .dag
-            .selected
+            .selected()
             .and_then(|i| self.visuals.get(i))
             .is_some_and(|v| v.status == NodeStatus::Running)
         {
@@ -103,7 +78,7 @@ impl App {
             .destructive
             .iter()
             .map(|d| format!("{}→{}", d.node, d.tool))
-            .filter(|k| !self.session.allowed_destructive.contains(k))
+            .filter(|k| !self.session.allows(k))
             .collect();
         if new.is_empty() {
             return Preflighted::Go;
@@ -120,7 +95,9 @@ impl App {
         }
         body.push(String::new());
         body.push("y: run them   Esc: do not run".to_owned());
-        self.overlay = Some(Overlay::ConfirmDestructive { calls: new, body });
+        self.overlay = Some(Overlay::ConfirmDestructive(
+            overlay::ConfirmDestructive::new(new, body),
+        ));
         Preflighted::Ask
     }
 
@@ -128,7 +105,7 @@ impl App {
     /// depends on the parents' records).
     fn selected_waits(&self) -> bool {
         self.dag
-            .selected
+            .selected()
             .and_then(|i| self.visuals.get(i))
             .is_some_and(|v| v.record.is_none())
     }
@@ -144,7 +121,7 @@ impl App {
                 .get(i)
                 .is_some_and(|v| v.status == NodeStatus::Failed)
         };
-        if self.dag.selected.is_some_and(failed) {
+        if self.dag.selected().is_some_and(failed) {
             self.inspector.set_tab(crate::inspector::Tab::Error);
             return;
         }
@@ -181,7 +158,7 @@ impl App {
         if self.inspector.tab() != crate::inspector::Tab::Error
             && self
                 .dag
-                .selected
+                .selected()
                 .and_then(|i| self.visuals.get(i))
                 .is_some_and(|v| v.record.is_none())
         {
@@ -243,7 +220,7 @@ impl App {
                             ..NodeRecord::default()
                         }));
                     }
-                    if self.dag.selected == Some(i) {
+                    if self.dag.selected() == Some(i) {
                         self.refresh_inspector();
                     }
                 }
@@ -262,7 +239,7 @@ impl App {
                     if v.started_ms.is_none() {
                         v.started_ms = at;
                     }
-                    if self.dag.selected == Some(i) {
+                    if self.dag.selected() == Some(i) {
                         self.refresh_inspector();
                     }
                 }
@@ -382,7 +359,7 @@ impl App {
                     }
                     let ok = record.status == NodeStatus::Ok;
                     v.record = Some(Arc::from(record));
-                    if self.dag.selected == Some(i) {
+                    if self.dag.selected() == Some(i) {
                         // A node that now succeeded has no error to show.
                         if ok && self.inspector.tab() == crate::inspector::Tab::Error {
                             self.inspector.set_tab(crate::inspector::Tab::Output);

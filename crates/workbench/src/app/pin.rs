@@ -36,11 +36,7 @@ impl App {
                     String::new(),
                 ];
                 body.extend(yaml.lines().map(str::to_owned));
-                self.overlay = Some(Overlay::Text {
-                    title: format!("mock for {id}"),
-                    body,
-                    scroll: 0,
-                });
+                self.overlay = Some(Overlay::text(format!("mock for {id}"), body));
             }
         }
     }

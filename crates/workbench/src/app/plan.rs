@@ -73,7 +73,7 @@ impl App {
         let mut pricing = self.pricing(p, c);
         let case = self.case_row(c).map(|r| r.name.clone());
         let file = self.opts.file.display().to_string();
-        let last = self.dirs.data.as_ref().and_then(|d| {
+        let last = self.dirs.data().and_then(|d| {
             pipewright_engine::run::store::Runs::at(d.join("runs")).latest_of(
                 &file,
                 &c.name,
@@ -98,7 +98,7 @@ impl App {
             let endpoint = pipewright_engine::eval::Sources::of(
                 self.opts.judge.clone(),
                 p,
-                self.dirs.config.as_deref(),
+                self.dirs.config(),
             )
             .and_then(|s| s.endpoint(c, &vars, &pipewright_engine::redact::Redactor::default()))
             .map_err(|e| format!("deferred: {e}"));

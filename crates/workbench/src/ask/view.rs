@@ -9,8 +9,8 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Clear, Paragraph, Widget, Wrap};
 
 use crate::keys::{Action, Keymap};
-use crate::overlay::centred;
 use crate::theme::Theme;
+use crate::window::centred;
 use pipewright_engine::mcp::human::{Ask, FieldKind};
 
 use super::form::{Form, Input};
@@ -18,41 +18,43 @@ use super::sample::Sample;
 use super::text::TextInput;
 use super::{Asks, Pending, State};
 
-/// Draws the shown question over the screen. `provider` names the sampling
-/// provider's model when one is configured.
-pub fn render(
-    asks: &Asks,
-    provider: Option<&str>,
-    t: &Theme,
-    keymap: &Keymap,
-    area: Rect,
-    buf: &mut Buffer,
-) {
-    let Some(p) = asks.current() else { return };
-    let (lines, focus_line) = match &p.state {
-        State::Form(f) => form_lines(p, f, t),
-        State::Url { opened } => (
-            url_lines(p, opened, t, &keymap.label(Action::AskCopyUrl)),
-            0,
-        ),
-        State::Sample(s) => sample_lines(s, provider, t),
-    };
-    let r = centred(area, 76, 85);
-    let want = u16::try_from(lines.len())
-        .unwrap_or(u16::MAX)
-        .saturating_add(2);
-    let h = want.min(r.height).max(5.min(area.height));
-    let r = Rect::new(r.x, area.y + (area.height - h) / 2, r.width, h);
-    Clear.render(r, buf);
-    let inner_h = h.saturating_sub(2) as usize;
-    // Keep the focused field (or the reply's cursor) in view.
-    let scroll = (focus_line + 3).saturating_sub(inner_h);
-    let scroll = scroll.min(lines.len().saturating_sub(inner_h));
-    Paragraph::new(lines)
-        .wrap(Wrap { trim: false })
-        .scroll((u16::try_from(scroll).unwrap_or(u16::MAX), 0))
-        .block(block(asks, p, provider.is_some(), t, keymap))
-        .render(r, buf);
+impl Asks {
+    /// Draws the shown question over the screen. `provider` names the
+    /// sampling provider's model when one is configured.
+    pub(super) fn render(
+        &self,
+        provider: Option<&str>,
+        t: &Theme,
+        keymap: &Keymap,
+        area: Rect,
+        buf: &mut Buffer,
+    ) {
+        let Some(p) = self.current() else { return };
+        let (lines, focus_line) = match &p.state {
+            State::Form(f) => form_lines(p, f, t),
+            State::Url { opened } => (
+                url_lines(p, opened, t, &keymap.label(Action::AskCopyUrl)),
+                0,
+            ),
+            State::Sample(s) => sample_lines(s, provider, t),
+        };
+        let r = centred(area, 76, 85);
+        let want = u16::try_from(lines.len())
+            .unwrap_or(u16::MAX)
+            .saturating_add(2);
+        let h = want.min(r.height).max(5.min(area.height));
+        let r = Rect::new(r.x, area.y + (area.height - h) / 2, r.width, h);
+        Clear.render(r, buf);
+        let inner_h = h.saturating_sub(2) as usize;
+        // Keep the focused field (or the reply's cursor) in view.
+        let scroll = (focus_line + 3).saturating_sub(inner_h);
+        let scroll = scroll.min(lines.len().saturating_sub(inner_h));
+        Paragraph::new(lines)
+            .wrap(Wrap { trim: false })
+            .scroll((u16::try_from(scroll).unwrap_or(u16::MAX), 0))
+            .block(block(self, p, provider.is_some(), t, keymap))
+            .render(r, buf);
+    }
 }
 
 fn block<'a>(asks: &Asks, p: &Pending, provider: bool, t: &Theme, k: &Keymap) -> Block<'a> {

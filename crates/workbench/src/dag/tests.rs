@@ -5,7 +5,11 @@ use ratatui::backend::TestBackend;
 use ratatui::layout::Rect;
 
 use super::*;
+use crate::state::NodeVisual;
+use crate::theme::Theme;
+use layout::Slot;
 use pipewright_engine::file::open::load_str;
+use pipewright_engine::run::trace::NodeStatus;
 
 fn load(yaml: &str) -> Composition {
     let loaded = load_str(yaml);

@@ -1,20 +1,26 @@
 //! What keys and the mouse do in the editor pane: typing and moving through
 //! ratatui-textarea, the editor's own shortcuts, the search and go-to
-//! prompts, and the answers to the ask bars.
+//! prompts, and the answers to the ask bars; and the editor as a component
+//! (what a key, a click or a paste asks of the app).
 
 use crossterm::event::{
     KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseButton, MouseEvent, MouseEventKind,
 };
+use ratatui::buffer::Buffer;
 use ratatui::layout::{Position, Rect};
 use ratatui_textarea::{CursorMove, Input, Key};
 
 use super::search::Needle;
 use super::undo::Kind;
 use super::{Editor, EditorEvent, Prompt, ScreenRow};
+use crate::component::{Component, Ctx, Handled, Queue};
+use crate::keys::Action;
+use crate::msg::Msg;
+use crate::state::Focus;
 
-/// What a key in the editor asks the app to do.
+/// What a key in the editor does besides editing.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum EditorEffect {
+pub(crate) enum EditorEffect {
     /// Esc with nothing of the editor's to close: the DAG takes the keys.
     Leave,
     /// The key went to the buffer or a prompt: the app follows the cursor
@@ -29,8 +35,8 @@ pub enum EditorEffect {
 const WHEEL_LINES: usize = 3;
 
 impl Editor {
-    /// A key while the editor has the focus.
-    pub fn on_key(&mut self, key: KeyEvent) -> EditorEffect {
+    /// What a key does while the editor has the focus.
+    pub(crate) fn key_effect(&mut self, key: KeyEvent) -> EditorEffect {
         let answering = self.recovery_pending();
         if !self.handle_key(key) && key.code == KeyCode::Esc {
             return EditorEffect::Leave;
@@ -450,5 +456,53 @@ fn needle_text(prompt: &Option<Prompt>) -> String {
     match prompt {
         Some(Prompt::Search { query, .. }) => query.clone(),
         _ => String::new(),
+    }
+}
+
+impl Component for Editor {
+    fn on_key(
+        &mut self,
+        key: KeyEvent,
+        _action: Option<Action>,
+        _ctx: &Ctx<'_>,
+        queue: &mut Queue,
+    ) -> Handled {
+        match self.key_effect(key) {
+            EditorEffect::Leave => queue.push(Msg::Focus(Focus::Dag)),
+            EditorEffect::Typed => queue.push(Msg::Edited {
+                key,
+                answered: false,
+            }),
+            EditorEffect::Answered => queue.push(Msg::Edited {
+                key,
+                answered: true,
+            }),
+        }
+        Handled::Taken
+    }
+
+    /// A click moves the cursor (the node under it is selected), a drag
+    /// selects, the wheel scrolls.
+    fn on_mouse(
+        &mut self,
+        ev: MouseEvent,
+        area: Rect,
+        _ctx: &Ctx<'_>,
+        queue: &mut Queue,
+    ) -> Handled {
+        self.handle_mouse(ev, area);
+        queue.push(Msg::CursorMoved);
+        Handled::Taken
+    }
+
+    /// Pasted text goes in as one edit; the cursor moves within it.
+    fn on_paste(&mut self, text: &str, queue: &mut Queue) -> Handled {
+        self.paste_text(text);
+        queue.push(Msg::CursorMoved);
+        Handled::Taken
+    }
+
+    fn draw(&mut self, area: Rect, buf: &mut Buffer, ctx: &Ctx<'_>) {
+        self.render(area, buf, ctx.theme, ctx.focused);
     }
 }

@@ -1049,14 +1049,17 @@ fn keys_turn_into_effects_for_the_app() {
     let mut e = f.open();
     assert!(e.recovery_pending());
     // A key that does not answer the question is still the editor's.
-    assert_eq!(e.on_key(key(KeyCode::Char('x'))), EditorEffect::Typed);
-    assert_eq!(e.on_key(key(KeyCode::Char('r'))), EditorEffect::Answered);
-    assert_eq!(e.on_key(key(KeyCode::Char('a'))), EditorEffect::Typed);
-    assert_eq!(e.on_key(key(KeyCode::Esc)), EditorEffect::Leave);
+    assert_eq!(e.key_effect(key(KeyCode::Char('x'))), EditorEffect::Typed);
+    assert_eq!(
+        e.key_effect(key(KeyCode::Char('r'))),
+        EditorEffect::Answered
+    );
+    assert_eq!(e.key_effect(key(KeyCode::Char('a'))), EditorEffect::Typed);
+    assert_eq!(e.key_effect(key(KeyCode::Esc)), EditorEffect::Leave);
     // Esc that closes the editor's own prompt stays in the editor.
-    e.on_key(ctrl('f'));
-    assert_eq!(e.on_key(key(KeyCode::Esc)), EditorEffect::Typed);
-    assert_eq!(e.on_key(key(KeyCode::Esc)), EditorEffect::Leave);
+    e.key_effect(ctrl('f'));
+    assert_eq!(e.key_effect(key(KeyCode::Esc)), EditorEffect::Typed);
+    assert_eq!(e.key_effect(key(KeyCode::Esc)), EditorEffect::Leave);
 }
 
 #[test]
@@ -1066,9 +1069,9 @@ fn a_move_to_another_line_is_reported_once() {
     let mut e = f.open();
     assert_eq!(e.moved_to_line(), Some(1), "the first line is new");
     assert_eq!(e.moved_to_line(), None);
-    e.on_key(key(KeyCode::Right));
+    e.key_effect(key(KeyCode::Right));
     assert_eq!(e.moved_to_line(), None, "same line");
-    e.on_key(key(KeyCode::Down));
+    e.key_effect(key(KeyCode::Down));
     assert_eq!(e.moved_to_line(), Some(2));
     assert_eq!(e.moved_to_line(), None);
 }

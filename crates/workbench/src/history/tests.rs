@@ -22,43 +22,49 @@ fn runs(ids: &[&str]) -> HistoryView {
 #[test]
 fn keys_move_the_selection_and_ask_for_the_chosen_run() {
     let mut h = runs(&["r3", "r2", "r1"]);
-    assert_eq!(h.on_key(key(KeyCode::Char('j')), None), HistoryEffect::Stay);
+    assert_eq!(
+        h.key_effect(key(KeyCode::Char('j')), None),
+        HistoryEffect::Stay
+    );
     assert_eq!(h.selected, 1);
-    assert_eq!(h.on_key(key(KeyCode::End), None), HistoryEffect::Stay);
+    assert_eq!(h.key_effect(key(KeyCode::End), None), HistoryEffect::Stay);
     assert_eq!(h.selected, 2);
-    assert_eq!(h.on_key(key(KeyCode::Char('k')), None), HistoryEffect::Stay);
+    assert_eq!(
+        h.key_effect(key(KeyCode::Char('k')), None),
+        HistoryEffect::Stay
+    );
     let r2 = h.chosen().cloned().expect("a run is chosen");
     assert_eq!(r2.id, "r2");
     assert_eq!(
-        h.on_key(key(KeyCode::Enter), None),
+        h.key_effect(key(KeyCode::Enter), None),
         HistoryEffect::Open(r2.clone())
     );
     assert_eq!(
-        h.on_key(key(KeyCode::Char('d')), None),
+        h.key_effect(key(KeyCode::Char('d')), None),
         HistoryEffect::Diff(r2.clone())
     );
     assert_eq!(
-        h.on_key(key(KeyCode::F(5)), Some(Action::Run)),
+        h.key_effect(key(KeyCode::F(5)), Some(Action::Run)),
         HistoryEffect::Rerun(r2.clone())
     );
     assert_eq!(
-        h.on_key(key(KeyCode::Char('J')), Some(Action::Judge)),
+        h.key_effect(key(KeyCode::Char('J')), Some(Action::Judge)),
         HistoryEffect::Judge(Some("r2".into()))
     );
-    assert_eq!(h.on_key(key(KeyCode::Esc), None), HistoryEffect::Close);
+    assert_eq!(h.key_effect(key(KeyCode::Esc), None), HistoryEffect::Close);
 }
 
 #[test]
 fn export_takes_the_next_key_as_its_format() {
     let mut h = runs(&["r1"]);
     assert!(matches!(
-        h.on_key(key(KeyCode::Char('E')), None),
+        h.key_effect(key(KeyCode::Char('E')), None),
         HistoryEffect::Status(_)
     ));
     assert!(h.exporting);
     // The format key is not a command: `j` is JSON here, not Down.
     assert_eq!(
-        h.on_key(key(KeyCode::Char('j')), None),
+        h.key_effect(key(KeyCode::Char('j')), None),
         HistoryEffect::Export {
             entry: h.chosen().cloned(),
             format: Some('j'),
@@ -66,13 +72,13 @@ fn export_takes_the_next_key_as_its_format() {
     );
     assert!(!h.exporting);
     assert_eq!(
-        h.on_key(key(KeyCode::Char('E')), None),
+        h.key_effect(key(KeyCode::Char('E')), None),
         HistoryEffect::Status(
             "export as: j JSON trace · u JUnit XML · o OTLP/JSON · c cassette (any other key: no)"
         )
     );
     assert!(matches!(
-        h.on_key(key(KeyCode::Esc), None),
+        h.key_effect(key(KeyCode::Esc), None),
         HistoryEffect::Export { format: None, .. }
     ));
 }
@@ -80,11 +86,17 @@ fn export_takes_the_next_key_as_its_format() {
 #[test]
 fn an_empty_list_closes_on_enter_and_stays_on_export() {
     let mut h = runs(&[]);
-    assert_eq!(h.on_key(key(KeyCode::Char('E')), None), HistoryEffect::Stay);
-    assert!(!h.exporting);
-    assert_eq!(h.on_key(key(KeyCode::Enter), None), HistoryEffect::Close);
     assert_eq!(
-        h.on_key(key(KeyCode::F(5)), Some(Action::Run)),
+        h.key_effect(key(KeyCode::Char('E')), None),
+        HistoryEffect::Stay
+    );
+    assert!(!h.exporting);
+    assert_eq!(
+        h.key_effect(key(KeyCode::Enter), None),
+        HistoryEffect::Close
+    );
+    assert_eq!(
+        h.key_effect(key(KeyCode::F(5)), Some(Action::Run)),
         HistoryEffect::Stay
     );
 }

@@ -20,7 +20,7 @@ impl HistoryView {
     }
 
     /// Every run's row as drawn in a frame `width` wide (what `/` searches).
-    pub fn rows(&self, t: &Theme, width: u16) -> Vec<Line<'static>> {
+    pub(crate) fn rows(&self, t: &Theme, width: u16) -> Vec<Line<'static>> {
         let (wide, time_w, comp_w) = Self::columns(width);
         let comp_col = |text: &str| {
             if wide {
@@ -76,7 +76,7 @@ impl HistoryView {
     }
 
     /// Draws the list in `r` (already cleared) inside `block`.
-    pub fn render(&self, t: &Theme, r: Rect, block: Block<'_>, buf: &mut Buffer) {
+    pub(super) fn render(&self, t: &Theme, r: Rect, block: Block<'_>, buf: &mut Buffer) {
         let dim = Style::default().fg(t.dim);
         let (wide, time_w, comp_w) = Self::columns(r.width);
         let comp_col = |text: &str| {

@@ -1,14 +1,20 @@
-//! What a key in the inspector asks of the app: the inspector takes it
-//! (tabs, the trees, the jq box, the search), hands the focus back (Esc it
-//! had no use for), or leaves it to the app.
+//! The inspector as a component: a key is taken (tabs, the trees, the jq
+//! box, the search), hands the focus back (Esc it had no use for), or is
+//! left to the app; the mouse clicks and scrolls; it draws itself.
 
-use crossterm::event::{KeyCode, KeyEvent};
+use crossterm::event::{KeyCode, KeyEvent, MouseEvent};
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
 
 use super::Inspector;
+use crate::component::{Component, Ctx, Handled, Queue};
+use crate::keys::Action;
+use crate::msg::Msg;
+use crate::state::Focus;
 
-/// What a key in the inspector asks the app to do.
+/// What a key does in the inspector.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum InspectorEffect {
+pub(crate) enum InspectorEffect {
     /// The inspector used it.
     Taken,
     /// Esc with nothing of the inspector's to close: the DAG takes the
@@ -19,8 +25,8 @@ pub enum InspectorEffect {
 }
 
 impl Inspector {
-    /// A key while the inspector has the focus.
-    pub fn on_key(&mut self, key: KeyEvent) -> InspectorEffect {
+    /// What a key does while the inspector has the focus.
+    pub(crate) fn key_effect(&mut self, key: KeyEvent) -> InspectorEffect {
         if self.handle_key(key) {
             InspectorEffect::Taken
         } else if key.code == KeyCode::Esc {
@@ -28,5 +34,42 @@ impl Inspector {
         } else {
             InspectorEffect::Ignored
         }
+    }
+}
+
+impl Component for Inspector {
+    fn on_key(
+        &mut self,
+        key: KeyEvent,
+        _action: Option<Action>,
+        _ctx: &Ctx<'_>,
+        queue: &mut Queue,
+    ) -> Handled {
+        match self.key_effect(key) {
+            InspectorEffect::Taken => Handled::Taken,
+            InspectorEffect::Leave => {
+                queue.push(Msg::Focus(Focus::Dag));
+                Handled::Taken
+            }
+            InspectorEffect::Ignored => Handled::Ignored,
+        }
+    }
+
+    fn on_mouse(
+        &mut self,
+        ev: MouseEvent,
+        area: Rect,
+        _ctx: &Ctx<'_>,
+        _queue: &mut Queue,
+    ) -> Handled {
+        if self.handle_mouse(ev, area) {
+            Handled::Taken
+        } else {
+            Handled::Ignored
+        }
+    }
+
+    fn draw(&mut self, area: Rect, buf: &mut Buffer, ctx: &Ctx<'_>) {
+        self.render(area, buf, ctx.theme, ctx.focused);
     }
 }

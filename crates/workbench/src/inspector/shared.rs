@@ -13,9 +13,6 @@ pub enum SharedValue {
     Own(Arc<Value>),
     /// The record's `output`.
     Output(Arc<NodeRecord>),
-    /// The JSON-RPC exchange of the record (`rpc`), or its raw result
-    /// when the exchange was not kept.
-    Exchange(Arc<NodeRecord>),
 }
 
 impl SharedValue {
@@ -24,8 +21,6 @@ impl SharedValue {
         match self {
             SharedValue::Own(v) => v,
             SharedValue::Output(r) => r.output.tree(),
-            SharedValue::Exchange(r) if r.rpc.is_null() => r.raw.tree(),
-            SharedValue::Exchange(r) => r.rpc.tree(),
         }
     }
 }

@@ -733,9 +733,12 @@ fn a_broken_filter_shows_its_error_not_the_last_result() {
 fn keys_turn_into_effects_for_the_app() {
     use super::keys::InspectorEffect;
     let (mut i, _) = shown(ok_record(), "search");
-    assert_eq!(i.on_key(key(KeyCode::Char('/'))), InspectorEffect::Taken);
+    assert_eq!(
+        i.key_effect(key(KeyCode::Char('/'))),
+        InspectorEffect::Taken
+    );
     // The jq box has the keys: Esc closes it, the inspector keeps them.
-    assert_eq!(i.on_key(key(KeyCode::Esc)), InspectorEffect::Taken);
-    assert_eq!(i.on_key(key(KeyCode::Esc)), InspectorEffect::Leave);
-    assert_eq!(i.on_key(key(KeyCode::F(5))), InspectorEffect::Ignored);
+    assert_eq!(i.key_effect(key(KeyCode::Esc)), InspectorEffect::Taken);
+    assert_eq!(i.key_effect(key(KeyCode::Esc)), InspectorEffect::Leave);
+    assert_eq!(i.key_effect(key(KeyCode::F(5))), InspectorEffect::Ignored);
 }

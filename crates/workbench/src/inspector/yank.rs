@@ -1,9 +1,8 @@
 //! What `y` and `Y` take from the inspector: the selected row of the Args
-//! or Output tree, as JSON or as its path.
+//! or Output tree, as JSON or as its path (jq-style).
 
 use super::json_tree::{JsonTree, Label, RowKind, Seg, value_at};
 use super::{Inspector, Tab};
-use crate::copy::json_path;
 
 impl Inspector {
     /// The selected tree row's value as pretty JSON, or (`path`) its path,
@@ -60,5 +59,60 @@ fn selected_path(t: &JsonTree) -> Option<Vec<Seg>> {
             }
             Some(p)
         }
+    }
+}
+
+/// A jq-style path to a value: `.users[0].name`, `.["odd key"]`; `.` for
+/// the root. Groups of a big container are not steps and are left out.
+pub fn json_path(path: &[Seg]) -> String {
+    let mut out = String::new();
+    for seg in path {
+        match seg {
+            Seg::Key(k) if is_ident(k) => {
+                out.push('.');
+                out.push_str(k);
+            }
+            Seg::Key(k) => {
+                let quoted = serde_json::to_string(k).unwrap_or_default();
+                out.push_str(&format!(".[{quoted}]"));
+            }
+            Seg::Index(i) => {
+                if out.is_empty() {
+                    out.push('.');
+                }
+                out.push_str(&format!("[{i}]"));
+            }
+            Seg::Bucket(..) => {}
+        }
+    }
+    if out.is_empty() {
+        out.push('.');
+    }
+    out
+}
+
+fn is_ident(k: &str) -> bool {
+    let mut chars = k.chars();
+    chars
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn paths_read_like_jq() {
+        let p = [
+            Seg::Key("users".into()),
+            Seg::Bucket(0, 100),
+            Seg::Index(0),
+            Seg::Key("first name".into()),
+        ];
+        assert_eq!(json_path(&p), r#".users[0].["first name"]"#);
+        assert_eq!(json_path(&[]), ".");
+        assert_eq!(json_path(&[Seg::Index(2)]), ".[2]");
     }
 }

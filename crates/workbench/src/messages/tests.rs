@@ -1,13 +1,6 @@
 use std::time::{Duration, Instant};
 
-use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
-
-use super::{LOG_CAP, Messages, PaneKey, pane_key};
-use crate::keys::Action;
-
-fn key(c: KeyCode) -> KeyEvent {
-    KeyEvent::new(c, KeyModifiers::NONE)
-}
+use super::{LOG_CAP, Messages};
 
 #[test]
 fn said_goes_to_the_status_line_and_the_log_noted_only_to_the_log() {
@@ -48,34 +41,4 @@ fn the_log_keeps_its_newest_entries() {
     }
     assert_eq!(m.log.len(), LOG_CAP);
     assert_eq!(m.log[0].text, "line 5");
-}
-
-#[test]
-fn pane_keys_scroll_wrap_and_close() {
-    assert_eq!(
-        pane_key(3, false, key(KeyCode::Char('j')), None),
-        PaneKey::Show {
-            scroll: 4,
-            wrap: false
-        }
-    );
-    assert_eq!(
-        pane_key(0, false, key(KeyCode::Up), None),
-        PaneKey::Show {
-            scroll: 0,
-            wrap: false
-        }
-    );
-    assert_eq!(
-        pane_key(2, false, key(KeyCode::Char('w')), Some(Action::Wrap)),
-        PaneKey::Show {
-            scroll: 2,
-            wrap: true
-        }
-    );
-    assert_eq!(
-        pane_key(2, true, key(KeyCode::Char('m')), Some(Action::Messages)),
-        PaneKey::Close
-    );
-    assert_eq!(pane_key(2, true, key(KeyCode::Esc), None), PaneKey::Close);
 }

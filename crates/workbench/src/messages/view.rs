@@ -1,25 +1,21 @@
-//! How the Messages pane draws: the file's diagnostics, then the log.
+//! The Messages pane's lines: the file's diagnostics, then the log.
 
-use ratatui::buffer::Buffer;
-use ratatui::layout::Rect;
 use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Clear, Widget};
 
 use pipewright_engine::diag::{Diagnostic, Severity};
 
 use super::LogEntry;
-use crate::overlay::{centred, scrolled_lines};
 use crate::theme::Theme;
 
 /// `14:03:27` (UTC) for seconds since the Unix epoch.
-pub fn clock(secs: u64) -> String {
+pub(crate) fn clock(secs: u64) -> String {
     let s = secs % 86_400;
     format!("{:02}:{:02}:{:02}", s / 3600, s / 60 % 60, s % 60)
 }
 
 /// The pane's lines: the diagnostics first, then the log, oldest first.
-pub fn lines(log: &[LogEntry], diags: &[Diagnostic], t: &Theme) -> Vec<Line<'static>> {
+pub(crate) fn lines(log: &[LogEntry], diags: &[Diagnostic], t: &Theme) -> Vec<Line<'static>> {
     let bold = Style::default().add_modifier(Modifier::BOLD);
     let dim = Style::default().fg(t.dim);
     let mut out = Vec::new();
@@ -71,25 +67,4 @@ pub fn lines(log: &[LogEntry], diags: &[Diagnostic], t: &Theme) -> Vec<Line<'sta
         }
     }
     out
-}
-
-/// Draws the pane over the screen; returns the scroll clamped to it.
-#[allow(clippy::too_many_arguments)]
-pub fn render(
-    log: &[LogEntry],
-    diags: &[Diagnostic],
-    scroll: u16,
-    wrap: bool,
-    t: &Theme,
-    area: Rect,
-    buf: &mut Buffer,
-) -> u16 {
-    let r = centred(area, 90, 85);
-    Clear.render(r, buf);
-    let title = if wrap {
-        "messages · w: cut long lines"
-    } else {
-        "messages · w: wrap long lines"
-    };
-    scrolled_lines(lines(log, diags, t), title.into(), t, r, scroll, wrap, buf)
 }

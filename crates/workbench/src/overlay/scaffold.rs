@@ -7,33 +7,29 @@ use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Paragraph, Widget};
+use ratatui::widgets::{Block, Clear, Paragraph, Widget};
 
+use crate::component::{Component, Ctx, Handled, Queue};
+use crate::keys::Action;
+use crate::msg::{Msg, ToolOffer};
 use crate::theme::Theme;
-
-/// One tool offered.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Offered {
-    pub server: String,
-    pub name: String,
-    pub description: Option<String>,
-}
+use crate::window::{centred, frame};
 
 /// The chooser's state.
 #[derive(Debug, Clone, PartialEq)]
-pub struct ScaffoldChooser {
-    pub tools: Vec<Offered>,
+pub(crate) struct ScaffoldChooser {
+    tools: Vec<ToolOffer>,
     /// Indices into `tools`, in the order chosen.
-    pub chosen: Vec<usize>,
+    chosen: Vec<usize>,
     /// Typed to narrow the list.
-    pub filter: String,
+    filter: String,
     /// The row under the cursor, among the shown ones.
-    pub cursor: usize,
+    cursor: usize,
 }
 
 /// What a key did.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Chosen {
+enum Chosen {
     /// Still choosing.
     Open,
     /// Write the scaffold with these tools (indices, in order).
@@ -43,7 +39,13 @@ pub enum Chosen {
 }
 
 impl ScaffoldChooser {
-    pub fn new(tools: Vec<Offered>) -> Self {
+    /// Where it is drawn on a screen of `area`.
+    pub(crate) fn rect(area: Rect) -> Rect {
+        centred(area, 80, 70)
+    }
+
+    /// The chooser over `tools`, nothing chosen.
+    pub(crate) fn new(tools: Vec<ToolOffer>) -> Self {
         Self {
             tools,
             chosen: Vec::new(),
@@ -53,14 +55,14 @@ impl ScaffoldChooser {
     }
 
     /// The tools the filter lets through, as indices.
-    pub fn shown(&self) -> Vec<usize> {
+    fn shown(&self) -> Vec<usize> {
         let f = self.filter.to_lowercase();
         (0..self.tools.len())
             .filter(|&i| f.is_empty() || self.tools[i].name.to_lowercase().contains(&f))
             .collect()
     }
 
-    pub fn key(&mut self, key: KeyEvent) -> Chosen {
+    fn key(&mut self, key: KeyEvent) -> Chosen {
         let shown = self.shown();
         match key.code {
             KeyCode::Esc => return Chosen::Close,
@@ -102,7 +104,7 @@ impl ScaffoldChooser {
         Chosen::Open
     }
 
-    pub fn render(&self, t: &Theme, area: Rect, block: Block<'_>, buf: &mut Buffer) {
+    fn render(&self, t: &Theme, area: Rect, block: Block<'_>, buf: &mut Buffer) {
         let inner = block.inner(area);
         block.render(area, buf);
         let dim = Style::default().fg(t.dim);
@@ -145,5 +147,38 @@ impl ScaffoldChooser {
             lines.push(Line::styled("no tool matches", dim));
         }
         Paragraph::new(lines).render(inner, buf);
+    }
+}
+
+impl Component for ScaffoldChooser {
+    /// Typing narrows the list, Space marks a tool, Enter writes the
+    /// scaffold of those marked (or of the one under the cursor), Esc
+    /// closes it.
+    fn on_key(
+        &mut self,
+        key: KeyEvent,
+        _action: Option<Action>,
+        _ctx: &Ctx<'_>,
+        queue: &mut Queue,
+    ) -> Handled {
+        match self.key(key) {
+            Chosen::Open => {}
+            Chosen::Close => queue.push(Msg::CloseOverlay),
+            Chosen::Write(chosen) => {
+                queue.push(Msg::CloseOverlay);
+                queue.push(Msg::WriteScaffold {
+                    tools: self.tools.clone(),
+                    chosen,
+                });
+            }
+        }
+        Handled::Taken
+    }
+
+    fn draw(&mut self, area: Rect, buf: &mut Buffer, ctx: &Ctx<'_>) {
+        let r = Self::rect(area);
+        Clear.render(r, buf);
+        let t = ctx.theme;
+        self.render(t, r, frame("new pipeline: a node per tool".into(), t), buf);
     }
 }
