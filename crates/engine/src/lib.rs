@@ -26,11 +26,12 @@
 //!   value a driver builds and hands in; [`json`]: a JSON value held once
 //!   and shared by every stage;
 //!   [`options`]: what every driver reads from a user (`--var` values,
-//!   durations) and the exit codes.
+//!   durations) and the exit codes; [`mac`] and [`random`]: sealing state
+//!   handed to a client, and random ids and keys.
 //!
 //! Dependencies run one way: `author → plan → eval → run → mcp → file →
-//! lang`, with `cost`, `diag`, `dirs`, `json`, `mac` and `redact` as
-//! leaves, `options` over `file` and `settings` above the rooms
+//! lang`, with `cost`, `diag`, `dirs`, `json`, `mac`, `random` and
+//! `redact` as leaves, `options` over `file` and `settings` above the rooms
 //! (`tests/architecture.rs` checks that no two import each other).
 
 pub mod author;
@@ -45,6 +46,7 @@ pub mod mac;
 pub mod mcp;
 pub mod options;
 pub mod plan;
+pub mod random;
 pub mod redact;
 pub mod run;
 pub mod settings;
