@@ -8,7 +8,6 @@
 
 mod bearer;
 mod browser;
-mod config;
 mod credentials;
 pub mod encode;
 mod error;
@@ -26,8 +25,8 @@ use oauth2::TokenResponse;
 use rmcp::service::ClientInitializeError;
 use rmcp::transport::streamable_http_client::StreamableHttpError;
 
+pub use crate::file::model::AuthConfig;
 pub use bearer::BearerClient;
-pub use config::AuthConfig;
 pub use credentials::client_credentials;
 pub use error::OAuthError;
 pub use flow::{Browser, LoginOptions, login};

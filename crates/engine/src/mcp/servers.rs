@@ -180,22 +180,10 @@ pub fn resolve(
         // The `auth:` block goes with this file's spec of the server, so
         // another file served by the same process keeps its own.
         let auth = match (&decl.auth, &source) {
-            (Some(a), ServerSource::Http { .. }) => {
-                let opt = |v: &Option<String>, secret: bool| {
-                    v.as_deref()
-                        .map(|s| text(s, secret))
-                        .transpose()
-                        .map_err(|e| format!("server `{name}`: `auth`: {e}"))
-                };
-                Some(crate::mcp::auth::AuthConfig {
-                    client_id: opt(&a.client_id, false)?,
-                    client_secret: opt(&a.client_secret, true)?,
-                    client_id_url: opt(&a.client_id_url, false)?,
-                    client_credentials: a.client_credentials,
-                    private_key: opt(&a.private_key, true)?,
-                    scopes: a.scopes.clone(),
-                })
-            }
+            (Some(a), ServerSource::Http { .. }) => Some(
+                a.resolved(&text)
+                    .map_err(|e| format!("server `{name}`: `auth`: {e}"))?,
+            ),
             _ => None,
         };
         let protocol = match decl.protocol.as_deref() {

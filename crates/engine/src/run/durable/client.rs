@@ -165,7 +165,11 @@ pub async fn send(
 /// with more randomness, since many clients submit to one Restate.
 pub fn new_durable_id() -> String {
     use crate::run::trace::new_run_id;
-    format!("{}{:012x}", new_run_id(), crate::random::number() & 0xffff_ffff_ffff)
+    format!(
+        "{}{:012x}",
+        new_run_id(),
+        crate::random::number() & 0xffff_ffff_ffff
+    )
 }
 
 /// Starts a new run of `req`: its id and invocation. An id Restate
