@@ -4,18 +4,15 @@
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
-use std::time::Duration;
 
 use futures::future::{BoxFuture, join_all};
 use indexmap::IndexMap;
-use serde_json::{Map, Value};
-use tokio_util::sync::CancellationToken;
+use serde_json::Value;
 
 use crate::file::model::{Composition, Pipeline, ServerSource};
 use crate::lang::reference;
 use crate::lang::snapshot::Snapshot;
-use crate::mcp::caller::Caller;
-use crate::mcp::human::CallScope;
+use crate::mcp::caller::{CallRequest, Caller};
 use crate::mcp::{
     CallOutcome, ConnectOptions, Connection, McpError, Protocol, ServerSpec, ToolInfo,
 };
@@ -386,14 +383,17 @@ impl ServerPool {
 impl Caller for ServerPool {
     fn call<'a>(
         &'a self,
-        server: Option<&'a str>,
-        tool: &'a str,
-        args: Map<String, Value>,
-        meta: Option<Map<String, Value>>,
-        timeout: Option<Duration>,
-        cancel: &'a CancellationToken,
-        scope: &'a CallScope,
+        request: CallRequest<'a>,
     ) -> BoxFuture<'a, Result<CallOutcome, McpError>> {
+        let CallRequest {
+            server,
+            tool,
+            args,
+            meta,
+            timeout,
+            cancel,
+            scope,
+        } = request;
         Box::pin(async move {
             let conn = match server {
                 Some(name) => self.conns.get(name),

@@ -16,7 +16,7 @@ use crate::file::model::{Composition, Mock, Node, OnError};
 use crate::json::Json;
 use crate::lang::reference;
 use crate::lang::snapshot::{ItemScope, Snapshot, resolve_args};
-use crate::mcp::caller::Caller;
+use crate::mcp::caller::{CallRequest, Caller};
 use crate::mcp::human::{CallExtras, CallScope, Notice, Responder};
 use crate::mcp::{McpError, error_text, meta_of, output_of};
 use crate::redact::Redactor;
@@ -575,15 +575,15 @@ async fn call_attempts(
         }
         let res = job
             .caller
-            .call(
-                node.server.as_deref(),
-                &node.tool,
-                args.clone(),
-                meta.clone(),
+            .call(CallRequest {
+                server: node.server.as_deref(),
+                tool: &node.tool,
+                args: args.clone(),
+                meta: meta.clone(),
                 timeout,
-                &job.cancel,
+                cancel: &job.cancel,
                 scope,
-            )
+            })
             .await;
         let (retryable, message) = match res {
             Ok(outcome) => {
