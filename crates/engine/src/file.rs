@@ -2,7 +2,8 @@
 //! or Fibe and Discord JSON through [`import`]), the [`loader`] checking
 //! every key of [`keys`] section by section, the validated [`model`] with
 //! its [`graph`] out, and every diagnostic with its line and column; the
-//! [`scaffold`] a new file starts from.
+//! [`scaffold`] a new file starts from, and the MCP revisions a server's
+//! `protocol:` names ([`protocol`]).
 
 pub mod block;
 pub mod graph;
@@ -11,6 +12,7 @@ pub mod keys;
 pub mod loader;
 pub mod model;
 pub mod open;
+pub mod protocol;
 pub mod scaffold;
 pub mod schema;
 pub mod yaml;

@@ -42,8 +42,8 @@ mod parked;
 mod questions;
 mod rename;
 mod seal;
-mod tasks;
-mod tasks_2025;
+mod tasks_2025_11_25;
+mod tasks_2026_07_28;
 
 use model::{Param, Served, Upstream, json_type};
 

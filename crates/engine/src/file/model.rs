@@ -69,9 +69,9 @@ pub struct ServerDecl {
     pub span: Span,
     /// The `auth:` block of an HTTP server.
     pub auth: Option<AuthConfig>,
-    /// `protocol:`, one of [`PROTOCOLS`](crate::file::keys::PROTOCOLS):
-    /// the MCP revision to speak to this server (unset: the command line's).
-    pub protocol: Option<String>,
+    /// `protocol:`: the MCP revision to speak to this server (unset: the
+    /// command line's).
+    pub protocol: Option<crate::file::protocol::Protocol>,
 }
 
 /// Where a server comes from. Strings may hold `${env.X}` / `${var.X}`

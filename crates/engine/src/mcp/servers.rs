@@ -13,9 +13,7 @@ use crate::file::model::{Composition, Pipeline, ServerSource};
 use crate::lang::reference;
 use crate::lang::snapshot::Snapshot;
 use crate::mcp::caller::{CallRequest, Caller};
-use crate::mcp::{
-    CallOutcome, ConnectOptions, Connection, McpError, Protocol, ServerSpec, ToolInfo,
-};
+use crate::mcp::{CallOutcome, ConnectOptions, Connection, McpError, ServerSpec, ToolInfo};
 use crate::redact::Redactor;
 
 /// The name the built-in demo server gets when a file declares no server.
@@ -183,12 +181,7 @@ pub fn resolve(
             ),
             _ => None,
         };
-        let protocol = match decl.protocol.as_deref() {
-            Some(p) => Some(Protocol::parse(p).ok_or_else(|| {
-                format!("server `{name}`: `protocol: {p}` is not an MCP revision pipewright speaks")
-            })?),
-            None => None,
-        };
+        let protocol = decl.protocol;
         let spec = match &source {
             ServerSource::Http { url, headers } => ServerSpec::Http {
                 protocol,
