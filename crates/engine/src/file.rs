@@ -2,10 +2,10 @@
 //! or Fibe and Discord JSON through [`import`]), the [`loader`] checking
 //! every key of [`keys`] section by section, the validated [`model`] with
 //! its [`graph`] out, and every diagnostic with its line and column; the
-//! [`scaffold`] a new file starts from, and the MCP revisions a server's
+//! [`scaffold`] a new file starts from, [`write`], the YAML writer every
+//! file pipewright writes goes through, and the MCP revisions a server's
 //! `protocol:` names ([`protocol`]).
 
-pub mod block;
 pub mod graph;
 pub mod import;
 pub mod keys;
@@ -15,4 +15,5 @@ pub mod open;
 pub mod protocol;
 pub mod scaffold;
 pub mod schema;
+pub mod write;
 pub mod yaml;
