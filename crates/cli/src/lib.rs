@@ -10,6 +10,7 @@ pub mod choice;
 pub mod completions;
 pub mod convert;
 pub mod demo;
+mod environment;
 pub mod eval;
 pub mod formats;
 pub mod json;
@@ -195,10 +196,12 @@ pub fn main() -> ExitCode {
         }
         default_hook(info);
     }));
-    // The limits the environment sets are read here, once, and the flags'
-    // values join them: this one value is what every command hands the
-    // engine (which keeps no settings of its own).
-    let mut settings = pipewright_engine::settings::Settings::from_env();
+    // The environment is read here, once (`environment`), and the flags'
+    // values join what it sets: this one value is what every command
+    // hands the engine (which keeps no settings of its own and reads
+    // nothing from the process).
+    let mut settings =
+        pipewright_engine::settings::Settings::from_environment(environment::of_process());
     let cli = Cli::parse_from(mcptest_argv(std::env::args_os().collect()));
     settings.log_level = cli.log_level;
     settings.protocol = pipewright_engine::mcp::Choices::of(&cli.protocol);
@@ -229,11 +232,14 @@ pub fn main() -> ExitCode {
             (None, None) => return exit::INVALID,
         };
         // The workbench owns the terminal: its events go to a file.
-        log::install(if matches!(command, Command::Edit(_)) {
-            log::Sink::WorkbenchFile
-        } else {
-            log::Sink::Stderr
-        });
+        log::install(
+            if matches!(command, Command::Edit(_)) {
+                log::Sink::WorkbenchFile
+            } else {
+                log::Sink::Stderr
+            },
+            settings.data_dir.as_deref(),
+        );
         {
             use pipewright_engine::mcp::auth::Prompt;
             use std::io::IsTerminal;
@@ -278,7 +284,7 @@ pub fn main() -> ExitCode {
             #[cfg(feature = "durable")]
             Command::Worker(args) => pipewright_serve::worker::worker(args, settings.clone()).await,
             Command::Convert(args) => convert::convert(&args, settings),
-            Command::Servers(cmd) => servers::servers(&cmd),
+            Command::Servers(cmd) => servers::servers(&cmd, &settings.env),
             Command::Schema => schema::schema(),
             Command::Completions(args) => completions::completions(&args, Cli::command()),
             Command::Man(args) => man::man(&args, Cli::command()),

@@ -15,13 +15,13 @@ use pipewright_engine::file::loader::Loaded;
 use pipewright_engine::file::model::{Case, Composition};
 use pipewright_engine::mcp::servers;
 use pipewright_engine::options::exit;
-use pipewright_engine::plan::dry_run::{Plan, plan_composition, recorded_figures};
+use pipewright_engine::plan::dry_run::{Plan, PlannedRun, plan_composition, recorded_figures};
 use pipewright_engine::redact::Redactor;
 use pipewright_engine::settings::Settings;
 
 /// Plans the file; returns the exit code.
 pub async fn plan(args: RunArgs, settings: &Settings) -> u8 {
-    let names = match servers::cli_server_names(&args.servers, &args.servers_from) {
+    let names = match servers::cli_server_names(&args.servers, &args.servers_from, &settings.env) {
         Ok(names) => names,
         Err(e) => return usage(e),
     };
@@ -51,7 +51,7 @@ pub async fn plan_loaded(args: RunArgs, source: String, loaded: Loaded, settings
         cli_vars,
         redactor,
         specs,
-    } = match servers_of(&args, &mut pipeline) {
+    } = match servers_of(&args, &mut pipeline, &settings.env) {
         Ok(s) => s,
         Err(e) => return usage(e),
     };
@@ -103,6 +103,7 @@ pub async fn plan_loaded(args: RunArgs, source: String, loaded: Loaded, settings
         &source,
         &super::spend::runs_of(&pipeline, &comps, args.case.as_deref(), &cli_vars),
         &prepared,
+        &settings.env,
         true,
         false,
     ) {
@@ -119,7 +120,7 @@ pub async fn plan_loaded(args: RunArgs, source: String, loaded: Loaded, settings
         &redactor,
         prepared.judge_replay.clone(),
         None,
-        settings.judge_max_reply_kb,
+        settings,
     ) {
         Ok(g) => g,
         Err(e) => {
@@ -143,22 +144,21 @@ pub async fn plan_loaded(args: RunArgs, source: String, loaded: Loaded, settings
                 &pipeline, comp, row, &cli_vars, cli_budget, &args, &name, None,
             );
             let mut pricing: Pricing = (*prepared.pricing).clone();
-            let last = pipewright_engine::run::store::Runs::open()
+            let last = pipewright_engine::run::store::Runs::open(settings.data_dir.as_deref())
                 .and_then(|r| r.latest_of(&name, &comp.name, cfg.case.as_deref()));
             if args.spend.replay.is_none()
                 && let Some(t) = &last
             {
                 pricing.recorded = recorded_figures(t);
             }
-            let mut plan = plan_composition(
-                comp,
-                cfg.case.clone(),
-                &cfg.vars,
-                cfg.budget,
-                args.spend.max_cost_per_call,
-                &pricing,
-                &redactor,
-            );
+            let run = PlannedRun {
+                case: cfg.case.clone(),
+                vars: &cfg.vars,
+                env: &settings.env,
+                budget: cfg.budget,
+                max_cost_per_call: args.spend.max_cost_per_call,
+            };
+            let mut plan = plan_composition(comp, run, &pricing, &redactor);
             let judge = grader.judge_for(comp, &cfg.vars, &redactor);
             let last: Option<pipewright_engine::run::trace::Trace> =
                 last.and_then(|v| serde_json::from_value(v).ok());

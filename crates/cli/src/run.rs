@@ -11,6 +11,7 @@ use serde_json::Value;
 use super::progress::Progress;
 use super::report::usage;
 use super::step::{self, Input, Stepping};
+use pipewright_engine::environment::Environment;
 use pipewright_engine::file::import::Dialect;
 use pipewright_engine::file::loader::Loaded;
 use pipewright_engine::file::model::{Budget, Composition, Pipeline};
@@ -144,6 +145,7 @@ pub(crate) fn human_of(
     args: &RunArgs,
     pipeline: &Pipeline,
     vars: &IndexMap<String, Value>,
+    env: &Environment,
     redactor: &Redactor,
 ) -> Result<Human, String> {
     use std::io::IsTerminal;
@@ -151,7 +153,7 @@ pub(crate) fn human_of(
     let provider = pipeline
         .sampling
         .as_ref()
-        .map(|p| Provider::resolved(p, vars, redactor))
+        .map(|p| Provider::resolved(p, vars, env, redactor))
         .transpose()?;
     // `--step` and `--break` read stdin themselves: questions then go to
     // the answers file, the provider, or are declined.
@@ -200,10 +202,14 @@ pub(crate) struct Servers {
 /// Adds `--servers-from` files to the pipeline's servers, resolves them
 /// with `--server` and `--url` (and the vars they use), and points nodes
 /// that name no server at the one they call.
-pub(crate) fn servers_of(args: &RunArgs, pipeline: &mut Pipeline) -> Result<Servers, String> {
+pub(crate) fn servers_of(
+    args: &RunArgs,
+    pipeline: &mut Pipeline,
+    env: &Environment,
+) -> Result<Servers, String> {
     let file_only = servers::only_declared(pipeline);
     for p in &args.servers_from {
-        pipewright_engine::mcp::client_config::add_to(pipeline, p)?;
+        pipewright_engine::mcp::client_config::add_to(pipeline, p, env)?;
     }
     let cli_vars = parse_vars(&args.vars)?;
     let redactor = Redactor::default();
@@ -214,6 +220,7 @@ pub(crate) fn servers_of(args: &RunArgs, pipeline: &mut Pipeline) -> Result<Serv
         &args.servers,
         args.url.as_deref(),
         &file_vars,
+        env,
         &redactor,
     )?;
     servers::assign_default(pipeline, file_only, &specs);
@@ -227,7 +234,8 @@ pub(crate) fn servers_of(args: &RunArgs, pipeline: &mut Pipeline) -> Result<Serv
 /// The file `run` was given, loaded once: `Err` is the exit code of a
 /// usage mistake.
 pub fn load(args: &RunArgs, settings: &Settings) -> Result<(String, Loaded), u8> {
-    let names = servers::cli_server_names(&args.servers, &args.servers_from).map_err(usage)?;
+    let names = servers::cli_server_names(&args.servers, &args.servers_from, &settings.env)
+        .map_err(usage)?;
     let opts = settings.load_options(names);
     Ok(load_file_with(&args.file, args.dialect, &opts))
 }
@@ -257,7 +265,7 @@ pub async fn run(args: RunArgs, source: String, loaded: Loaded, settings: &Setti
         cli_vars,
         redactor,
         specs,
-    } = match servers_of(&args, &mut pipeline) {
+    } = match servers_of(&args, &mut pipeline, &settings.env) {
         Ok(s) => s,
         Err(e) => return usage(e),
     };
@@ -298,7 +306,7 @@ pub async fn run(args: RunArgs, source: String, loaded: Loaded, settings: &Setti
     };
     let mut file_vars = pipeline.vars.clone();
     file_vars.extend(cli_vars.clone());
-    let human = match human_of(&args, &pipeline, &file_vars, &redactor) {
+    let human = match human_of(&args, &pipeline, &file_vars, &settings.env, &redactor) {
         Ok(h) => h,
         Err(e) => return usage(e),
     };
@@ -339,6 +347,7 @@ pub async fn run(args: RunArgs, source: String, loaded: Loaded, settings: &Setti
         &source,
         &super::spend::runs_of(&pipeline, &comps, args.case.as_deref(), &cli_vars),
         &prepared,
+        &settings.env,
         args.spend.yes,
         true,
     );
@@ -354,7 +363,7 @@ pub async fn run(args: RunArgs, source: String, loaded: Loaded, settings: &Setti
         &redactor,
         prepared.judge_replay.clone(),
         prepared.recorder.clone(),
-        settings.judge_max_reply_kb,
+        settings,
     ) {
         Ok(g) => g,
         Err(e) => {
@@ -396,8 +405,14 @@ pub async fn run(args: RunArgs, source: String, loaded: Loaded, settings: &Setti
             cfg.pricing = prepared.pricing.clone();
             cfg.max_cost_per_call_usd = args.spend.max_cost_per_call;
             cfg.human = human.clone();
+            cfg.env = settings.env.clone();
             if !args.no_save {
-                watch.begin(comp, row.map(|r| r.name.as_str()), &name);
+                watch.begin(
+                    comp,
+                    row.map(|r| r.name.as_str()),
+                    &name,
+                    settings.data_dir.as_deref(),
+                );
             }
             // Resolved before the run: the judge's key is a secret of it.
             let judge = grader.judge_for(comp, &cfg.vars, &redactor);
@@ -438,7 +453,12 @@ pub async fn run(args: RunArgs, source: String, loaded: Loaded, settings: &Setti
                 }
             }
             if let Some(kept) = &kept {
-                super::report::keep(&trace, Some(kept), settings.max_runs);
+                super::report::keep(
+                    &trace,
+                    Some(kept),
+                    settings.data_dir.as_deref(),
+                    settings.max_runs,
+                );
             }
             // Saved: the record of the run in progress goes.
             watch.live = None;
@@ -583,6 +603,7 @@ async fn on_restate(
             otlp: args.otlp.as_deref(),
             otlp_endpoint: args.otlp_endpoint.as_deref(),
             fibe: settings.fibe,
+            data_dir: settings.data_dir.as_deref(),
             max_runs: settings.max_runs,
         },
     )

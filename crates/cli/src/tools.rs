@@ -144,6 +144,7 @@ async fn connect_all(
         &opts.servers,
         opts.url.as_deref(),
         &pipeline.vars,
+        &settings.env,
         &redactor,
     )
     .map_err(|e| {

@@ -21,8 +21,10 @@
 //! - [`cost`]: what a call costs and how many tokens it uses.
 //! - [`mcp`]: which servers a run talks to, and the MCP client that talks.
 //! - [`diag`] and [`redact`]: positions and diagnostics, and the masking of
-//!   secrets, which every stage uses; [`dirs`]: where data and config live;
-//!   [`settings`]: the limits the environment and the flags set, one
+//!   secrets, which every stage uses; [`environment`]: the process's
+//!   variables, directories and program, as a value the driver builds (the
+//!   engine reads nothing from its process); [`settings`]: the limits the
+//!   environment and the flags set and where data and config live, one
 //!   value a driver builds and hands in; [`json`]: a JSON value held once
 //!   and shared by every stage;
 //!   [`options`]: what every driver reads from a user (`--var` values,
@@ -30,14 +32,14 @@
 //!   handed to a client, and random ids and keys.
 //!
 //! Dependencies run one way: `author → plan → eval → run → mcp → file →
-//! lang`, with `cost`, `diag`, `dirs`, `json`, `mac`, `random` and
-//! `redact` as leaves, `options` over `file` and `settings` above the rooms
+//! lang`, with `cost`, `diag`, `environment`, `json`, `mac`, `random`
+//! and `redact` as leaves, `options` over `file` and `settings` above the rooms
 //! (`tests/architecture.rs` checks that no two import each other).
 
 pub mod author;
 pub mod cost;
 pub mod diag;
-pub mod dirs;
+pub mod environment;
 pub mod eval;
 pub mod file;
 pub mod json;

@@ -200,18 +200,16 @@ impl ConnectOptions {
 }
 
 impl Default for ConnectOptions {
-    /// 30 s to connect, `pipewright` and its version, the current directory
-    /// as the only root, the default shutdown grace, no log level, `auto`
-    /// for every server, no login prompt. A driver sets its flags' values
-    /// (`Settings::connect_options`).
+    /// 30 s to connect, `pipewright` and its version, no roots, the default
+    /// shutdown grace, no log level, `auto` for every server, no login
+    /// prompt and no tokens. A driver sets its working directory as the
+    /// root and its flags' values (`Settings::connect_options`).
     fn default() -> Self {
         Self {
             connect_timeout: Duration::from_secs(30),
             client_name: "pipewright".to_owned(),
             client_version: env!("CARGO_PKG_VERSION").to_owned(),
-            roots: std::env::current_dir()
-                .map(|dir| vec![Root::from_path(&dir)])
-                .unwrap_or_default(),
+            roots: Vec::new(),
             shutdown_grace: DEFAULT_SHUTDOWN_GRACE,
             log_level: None,
             protocol: Choices::default(),

@@ -1,5 +1,5 @@
-//! The workbench's config file and the places it keeps things, located with
-//! the `directories` crate: `config.yaml` and `themes/` in the config
+//! The workbench's config file and the places it keeps things, as the
+//! driver's settings locate them: `config.yaml` and `themes/` in the config
 //! directory, recovery copies and run traces in the data directory.
 //!
 //! ```yaml
@@ -33,12 +33,12 @@ pub struct Dirs {
 }
 
 impl Dirs {
-    /// The platform's directories; `PIPEWRIGHT_CONFIG_DIR` and
-    /// `PIPEWRIGHT_DATA_DIR` override them (tests and portable setups).
-    pub fn locate() -> Dirs {
+    /// The directories the driver's settings name (the platform's, unless
+    /// `PIPEWRIGHT_CONFIG_DIR` and `PIPEWRIGHT_DATA_DIR` say otherwise).
+    pub fn of(settings: &pipewright_engine::settings::Settings) -> Dirs {
         Dirs {
-            config: pipewright_engine::dirs::config_dir(),
-            data: pipewright_engine::dirs::data_dir(),
+            config: settings.config_dir.clone(),
+            data: settings.data_dir.clone(),
         }
     }
 }

@@ -112,7 +112,7 @@ pub async fn edit(args: EditArgs, settings: pipewright_engine::settings::Setting
         },
         None => None,
     };
-    let dirs = config::Dirs::locate();
+    let dirs = config::Dirs::of(&settings);
     let (mut cfg, sampling) = match config::Config::load_with_sampling(&dirs, args.theme.as_deref())
     {
         Ok(c) => c,
@@ -127,7 +127,11 @@ pub async fn edit(args: EditArgs, settings: pipewright_engine::settings::Setting
         cfg.theme = cfg.theme.monochrome();
     }
     // Nodes may name the servers `--server` adds.
-    let load = match pipewright_engine::mcp::servers::cli_server_names(&args.servers, &[]) {
+    let load = match pipewright_engine::mcp::servers::cli_server_names(
+        &args.servers,
+        &[],
+        &settings.env,
+    ) {
         Ok(names) => settings.load_options(names),
         Err(e) => {
             eprintln!("error: {e}");
@@ -157,7 +161,7 @@ pub async fn edit(args: EditArgs, settings: pipewright_engine::settings::Setting
         theme: args.theme,
         timeout,
         restate,
-        judge: pipewright_engine::eval::JudgeFlags::from_env(),
+        judge: pipewright_engine::eval::JudgeFlags::from_environment(&settings.env),
         settings,
         load: load.clone(),
     };

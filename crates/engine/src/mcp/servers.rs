@@ -9,6 +9,7 @@ use futures::future::{BoxFuture, join_all};
 use indexmap::IndexMap;
 use serde_json::Value;
 
+use crate::environment::Environment;
 use crate::file::model::{Composition, Pipeline, ServerSource};
 use crate::lang::reference;
 use crate::lang::snapshot::Snapshot;
@@ -105,11 +106,13 @@ pub fn default_server(specs: &IndexMap<String, ServerSpec>) -> Option<String> {
         .flatten()
 }
 
-/// The built-in demo server: this very executable, over stdio.
-pub fn demo_spec() -> ServerSpec {
-    let command = std::env::current_exe()
+/// The built-in demo server: this very executable (`env`'s program), over
+/// stdio.
+pub fn demo_spec(env: &Environment) -> ServerSpec {
+    let command = env
+        .program()
         .map(|p| p.to_string_lossy().into_owned())
-        .unwrap_or_else(|_| "pipewright".to_owned());
+        .unwrap_or_else(|| "pipewright".to_owned());
     ServerSpec::Stdio {
         command,
         args: vec!["demo-server".to_owned()],
@@ -128,7 +131,7 @@ pub fn setting_text(s: &str, scope: &Snapshot, redactor: &Redactor) -> Result<St
     let t = reference::parse_template(s).map_err(|e| e.to_string())?;
     for r in t.refs() {
         if let reference::Root::Env(name) = &r.root
-            && let Ok(v) = std::env::var(name)
+            && let Some(v) = reference::Scope::env(scope, name)
         {
             redactor.add(v);
         }
@@ -141,18 +144,20 @@ pub fn setting_text(s: &str, scope: &Snapshot, redactor: &Redactor) -> Result<St
     )
 }
 
-/// The servers a run may use, by name. `${env.X}` and `${var.X}` in
-/// declarations are resolved here; header values and every resolved
-/// `${env.X}` become secrets of `redactor`.
+/// The servers a run may use, by name. `${env.X}` (read in `env`) and
+/// `${var.X}` in declarations are resolved here; header values and every
+/// resolved `${env.X}` become secrets of `redactor`.
 pub fn resolve(
     pipeline: &Pipeline,
     overrides: &[ServerArg],
     url: Option<&str>,
     vars: &IndexMap<String, Value>,
+    env: &Environment,
     redactor: &Redactor,
 ) -> Result<IndexMap<String, ServerSpec>, String> {
     let scope = Snapshot {
         vars: Arc::new(vars.clone()),
+        env: env.clone(),
         ..Snapshot::default()
     };
     let text = |s: &str, secret: bool| -> Result<String, String> {
@@ -167,7 +172,7 @@ pub fn resolve(
         // An entry of a client config file stands for the server it names.
         let source = match &decl.source {
             ServerSource::Import { from, name: entry } => {
-                crate::mcp::client_config::lookup(from, entry.as_deref().unwrap_or(name))
+                crate::mcp::client_config::lookup(from, entry.as_deref().unwrap_or(name), env)
                     .map_err(|e| format!("server `{name}`: {e}"))?
             }
             other => other.clone(),
@@ -244,7 +249,7 @@ pub fn resolve(
         }
     }
     if out.is_empty() {
-        out.insert(DEMO.to_owned(), demo_spec());
+        out.insert(DEMO.to_owned(), demo_spec(env));
     }
     Ok(out)
 }
@@ -287,10 +292,11 @@ pub fn only_declared(pipeline: &Pipeline) -> Option<String> {
 pub fn cli_server_names(
     servers: &[ServerArg],
     from: &[std::path::PathBuf],
+    env: &Environment,
 ) -> Result<Vec<String>, String> {
     let mut names: Vec<String> = servers.iter().map(|s| s.name.clone()).collect();
     for path in from {
-        for f in crate::mcp::client_config::read(path)? {
+        for f in crate::mcp::client_config::read(path, env)? {
             if !names.contains(&f.name) {
                 names.push(f.name);
             }
@@ -497,8 +503,15 @@ mod tests {
             let pipeline = loaded
                 .pipeline
                 .unwrap_or_else(|| panic!("loads: {:?}", loaded.diagnostics));
-            resolve(&pipeline, &[], None, &pipeline.vars, &Redactor::default())
-                .unwrap_or_else(|e| panic!("{e}"))
+            resolve(
+                &pipeline,
+                &[],
+                None,
+                &pipeline.vars,
+                &Environment::default(),
+                &Redactor::default(),
+            )
+            .unwrap_or_else(|e| panic!("{e}"))
         };
         let first = file("client-a", "read");
         let second = file("client-b", "write");
@@ -523,6 +536,7 @@ mod tests {
             &[],
             None,
             &IndexMap::new(),
+            &Environment::default(),
             &Redactor::default(),
         )
         .unwrap_or_else(|e| panic!("{e}"));

@@ -40,7 +40,12 @@ impl App {
         // Lists fetched before the file loaded know no default server.
         let default = default.clone().or_else(|| self.default_server());
         let started = Instant::now();
-        let report = preflight::check(&[(&*c, self.vars(&p, &c))], lists, default.as_deref());
+        let report = preflight::check(
+            &[(&*c, self.vars(&p, &c))],
+            lists,
+            default.as_deref(),
+            &self.opts.settings.env,
+        );
         self.tools.took = Some(started.elapsed());
         let mut diags = self.editor.diagnostics().to_vec();
         for d in preflight_marks(&c, &report) {

@@ -96,7 +96,7 @@ impl BearerClient {
         let tokens = oauth
             .then(|| canonical_url(url).ok())
             .flatten()
-            .zip(TokenStore::open_default().ok())
+            .zip(prompting.store().ok())
             .map(|(url, store)| {
                 Arc::new(Tokens {
                     url,

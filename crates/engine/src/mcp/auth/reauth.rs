@@ -93,6 +93,7 @@ pub(crate) async fn reauthorize(
             Prompt::Print => Browser::Skip,
             _ => Browser::Try,
         },
+        browser_command: logins.browser().map(str::to_owned),
         ..LoginOptions::default()
     };
     let printing = matches!(prompt, Prompt::Terminal | Prompt::Print);
