@@ -504,10 +504,10 @@ fn the_engine_reads_nothing_from_the_environment() {
     // its driver (`Environment`, in `Settings`); test modules may build
     // their own and are left out, as comments are.
     let mut found = Vec::new();
-    for m in load_modules()
-        .iter()
-        .filter(|m| m.path.starts_with(&["crate".to_owned(), "engine".to_owned()]))
-    {
+    for m in load_modules().iter().filter(|m| {
+        m.path
+            .starts_with(&["crate".to_owned(), "engine".to_owned()])
+    }) {
         found.extend(environment_reads(&m.file.display().to_string(), &m.code));
     }
     assert!(
@@ -518,7 +518,9 @@ fn the_engine_reads_nothing_from_the_environment() {
     // Nor through a dependency that reads it for it.
     let manifest = std::fs::read_to_string(root().join("crates/engine/Cargo.toml")).unwrap();
     assert!(
-        !manifest.lines().any(|l| l.trim_start().starts_with("directories")),
+        !manifest
+            .lines()
+            .any(|l| l.trim_start().starts_with("directories")),
         "the engine depends on `directories`, which reads HOME and XDG_*: the driver asks it"
     );
 }

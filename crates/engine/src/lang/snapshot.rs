@@ -141,3 +141,24 @@ pub fn resolve_args(args: &Value, scope: &dyn Scope) -> Result<Map<String, Value
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn env_references_read_the_snapshots_environment_only() {
+        let args = json!({"token": "${env.PW_SNAPSHOT_TOKEN}"});
+        let scope = Snapshot {
+            env: Environment::with_vars([("PW_SNAPSHOT_TOKEN", "t-1")]),
+            ..Snapshot::default()
+        };
+        assert_eq!(
+            resolve_args(&args, &scope).map(Value::Object),
+            Ok(json!({"token": "t-1"}))
+        );
+        let err = resolve_args(&args, &Snapshot::default()).expect_err("unset");
+        assert!(err.to_string().contains("is not set"), "{err}");
+    }
+}

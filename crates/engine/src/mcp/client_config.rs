@@ -324,6 +324,26 @@ mod tests {
     }
 
     #[test]
+    fn defaults_and_the_home_come_from_the_drivers_environment() {
+        let ws = Path::new("/proj");
+        let env = Environment::with_vars([("REGION", "eu")]).with_dirs(
+            crate::environment::PlatformDirs {
+                home: Some("/home/u".into()),
+                ..Default::default()
+            },
+        );
+        assert_eq!(
+            substitute("${REGION:-us}/${OTHER:-us}", ws, &env).as_deref(),
+            Ok("${env.REGION}/us")
+        );
+        assert_eq!(
+            substitute("${userHome}/x", ws, &env).as_deref(),
+            Ok("/home/u/x")
+        );
+        assert_eq!(expand_home("~/a.json", &env), Path::new("/home/u/a.json"));
+    }
+
+    #[test]
     fn comments_and_trailing_commas_are_tolerated() {
         let text = "{ // servers\n \"servers\": { \"a\": { \"url\": \"http://x/mcp\", /* c */ }, }, \"note\": \"a // b, }\" }";
         let found = parse(
