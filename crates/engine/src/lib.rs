@@ -31,6 +31,11 @@
 //!   durations) and the exit codes; [`mac`] and [`random`]: sealing state
 //!   handed to a client, and random ids and keys.
 //!
+//! A driver starts by building the two values at the root: the
+//! [`Environment`] it read from its process and the [`Settings`] over it;
+//! inside each room, the modules the drivers use are public and the rest
+//! private to the engine.
+//!
 //! Dependencies run one way: `author → plan → eval → run → mcp → file →
 //! lang`, with `cost`, `diag`, `environment`, `json`, `mac`, `random`
 //! and `redact` as leaves, `options` over `file` and `settings` above the rooms
@@ -52,3 +57,7 @@ pub mod random;
 pub mod redact;
 pub mod run;
 pub mod settings;
+
+// What every driver builds first and hands to the rooms below.
+pub use environment::{Environment, PlatformDirs};
+pub use settings::Settings;

@@ -12,8 +12,8 @@ use crate::diag::{Pos, Span};
 use crate::lang::jq::JqProgram;
 use crate::lang::reference::Reference;
 
-pub mod auth;
-pub mod eval;
+pub(crate) mod auth;
+pub(crate) mod eval;
 
 pub use auth::AuthConfig;
 pub use eval::EvalSpec;

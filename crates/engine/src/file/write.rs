@@ -7,12 +7,12 @@
 //! - [`pipeline`]: a pipeline in native terms ([`NativePlan`]) written out,
 //!   each line remembering where in another file it came from (imports).
 //! - [`block`]: a JSON value as block-style YAML under a key (pins).
-//! - The quoting every writer shares (`quote`): [`quoted`], [`text`],
-//!   [`name`].
+//! - The quoting every writer shares (`quote`): [`quoted`], [`name`], and
+//!   a string bare only where it reads back the same.
 
-pub mod block;
-pub mod pipeline;
+pub(crate) mod block;
+pub(crate) mod pipeline;
 mod quote;
 
-pub use pipeline::{Emitted, NativePlan, Output, Step, emit};
-pub use quote::{name, quoted, text};
+pub use pipeline::{NativePlan, Output, Step, emit};
+pub use quote::{name, quoted};

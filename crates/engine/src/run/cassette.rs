@@ -56,7 +56,7 @@ use crate::mcp::{CallOutcome, McpError, ToolInfo, meta_of, output_of};
 use crate::redact::Redactor;
 
 pub mod export;
-pub mod judge;
+pub(crate) mod judge;
 
 pub use judge::JudgeEntry;
 

@@ -10,7 +10,7 @@ use crate::json::Json;
 use crate::lang::reference::{self, Root};
 use crate::mcp::human::CallExtras;
 
-pub mod eval;
+pub(crate) mod eval;
 
 pub use eval::{EvalAggregate, EvalRow, EvalStatus};
 
