@@ -126,7 +126,14 @@ fn preflight_as_you_type(c: &mut Criterion) {
     let pipeline = loaded.pipeline.expect("loads");
     let comp = &pipeline.compositions[0];
     c.bench_function("preflight: 2,000 nodes, 200 tools", |b| {
-        b.iter(|| preflight::check(&[(comp, pipeline.vars.clone())], &lists, Some("demo")))
+        b.iter(|| {
+            preflight::check(
+                &[(comp, pipeline.vars.clone())],
+                &lists,
+                Some("demo"),
+                &Default::default(),
+            )
+        })
     });
 
     // The workbench's own path: a key, then the validation the editor would

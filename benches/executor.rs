@@ -20,7 +20,7 @@ use futures::StreamExt;
 use indexmap::IndexMap;
 use pipewright::engine::file::model::Composition;
 use pipewright::engine::file::open::load_str;
-use pipewright::engine::mcp::caller::Caller;
+use pipewright::engine::mcp::caller::{CallRequest, Caller};
 use pipewright::engine::mcp::servers::ServerPool;
 use pipewright::engine::mcp::{ConnectOptions, ServerSpec};
 use pipewright::engine::redact::Redactor;
@@ -176,15 +176,15 @@ fn bench(c: &mut Criterion) {
         b.to_async(&rt).iter(|| async {
             for i in 0..STEPS {
                 let out = caller
-                    .call(
-                        Some("everything"),
-                        "echo",
-                        args(i),
-                        None,
-                        None,
-                        &never,
-                        &Default::default(),
-                    )
+                    .call(CallRequest {
+                        server: Some("everything"),
+                        tool: "echo",
+                        args: args(i),
+                        meta: None,
+                        timeout: None,
+                        cancel: &never,
+                        scope: &Default::default(),
+                    })
                     .await;
                 assert!(out.is_ok_and(|o| !o.is_error));
             }

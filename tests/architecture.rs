@@ -797,3 +797,65 @@ fn the_field_checker_sees_a_public_field_and_a_write_from_outside() {
         "{writes:?}"
     );
 }
+
+/// Ways product code reads the process's environment: its variables, its
+/// working directory, its program, its home.
+const ENVIRONMENT_READS: &str = r"\bstd::env\b|\benv::(var|vars|var_os|vars_os|current_dir|current_exe|home_dir|temp_dir|args|args_os)\b|\bcurrent_dir\(\)|\bcurrent_exe\(\)";
+
+/// Each line of `code` that reads the environment, as `file:line: text`.
+fn environment_reads(file: &str, code: &str) -> Vec<String> {
+    let read = Regex::new(ENVIRONMENT_READS).unwrap();
+    code.lines()
+        .enumerate()
+        .filter(|(_, line)| read.is_match(line))
+        .map(|(i, line)| format!("{file}:{}: {}", i + 1, line.trim()))
+        .collect()
+}
+
+#[test]
+fn the_engine_reads_nothing_from_the_environment() {
+    // Every value the process was started with reaches the engine from
+    // its driver (`Environment`, in `Settings`); test modules may build
+    // their own and are left out, as comments are.
+    let mut found = Vec::new();
+    for m in load_modules().iter().filter(|m| {
+        m.path
+            .starts_with(&["crate".to_owned(), "engine".to_owned()])
+    }) {
+        found.extend(environment_reads(&m.file.display().to_string(), &m.code));
+    }
+    assert!(
+        found.is_empty(),
+        "the engine reads the process's environment (take it from the driver's `Environment`):\n{}",
+        found.join("\n")
+    );
+    // Nor through a dependency that reads it for it.
+    let manifest = std::fs::read_to_string(root().join("crates/engine/Cargo.toml")).unwrap();
+    assert!(
+        !manifest
+            .lines()
+            .any(|l| l.trim_start().starts_with("directories")),
+        "the engine depends on `directories`, which reads HOME and XDG_*: the driver asks it"
+    );
+}
+
+#[test]
+fn the_environment_check_sees_a_read_when_there_is_one() {
+    for code in [
+        "let home = std::env::var(\"HOME\");",
+        "use std::env;",
+        "let v = env::var_os(\"X\");",
+        "let dir = current_dir().ok();",
+        "let exe = std::env::current_exe();",
+    ] {
+        assert_eq!(environment_reads("f.rs", code).len(), 1, "{code}");
+    }
+    for code in [
+        "cmd.current_dir(dir);",
+        "let v = env.var(\"X\");",
+        "let v = self.env.var_os(name);",
+        "let version = env!(\"CARGO_PKG_VERSION\");",
+    ] {
+        assert!(environment_reads("f.rs", code).is_empty(), "{code}");
+    }
+}

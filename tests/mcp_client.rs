@@ -1123,7 +1123,7 @@ async fn server_requests_get_roots_and_ping_answered_and_sampling_declined_witho
         url,
         headers: BTreeMap::new(),
         auth: None,
-        protocol: Some(pipewright::engine::mcp::Protocol::Legacy),
+        protocol: Some(pipewright::engine::mcp::Protocol::V2025_11_25),
     };
     let conn = Connection::connect("probe", &spec, &options())
         .await

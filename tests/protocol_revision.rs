@@ -496,7 +496,7 @@ async fn a_listening_connection_reads_a_changed_tool_list_again() {
         ]
         .into(),
         cwd: None,
-        protocol: Some(Protocol::Modern),
+        protocol: Some(Protocol::V2026_07_28),
     };
     let opts = |listen: bool| ConnectOptions {
         listen,

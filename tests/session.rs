@@ -11,7 +11,7 @@ use indexmap::IndexMap;
 use pipewright::demo_server::{self, HttpServerHandle};
 use pipewright::engine::file::model::Composition;
 use pipewright::engine::file::open::load_str;
-use pipewright::engine::mcp::caller::Caller;
+use pipewright::engine::mcp::caller::{CallRequest, Caller};
 use pipewright::engine::mcp::servers::ServerPool;
 use pipewright::engine::mcp::{ConnectOptions, ServerSpec};
 use pipewright::engine::redact::Redactor;
@@ -93,15 +93,15 @@ impl Demo {
         let never = CancellationToken::new();
         let out = self
             .pool
-            .call(
-                Some("demo"),
-                "call_counts",
-                Map::new(),
-                None,
-                None,
-                &never,
-                &Default::default(),
-            )
+            .call(CallRequest {
+                server: Some("demo"),
+                tool: "call_counts",
+                args: Map::new(),
+                meta: None,
+                timeout: None,
+                cancel: &never,
+                scope: &Default::default(),
+            })
             .await
             .unwrap_or_else(|e| panic!("call_counts: {e}"));
         out.output().into_value()

@@ -126,7 +126,7 @@ impl AuthCommand {
 
 /// Runs an `auth` subcommand; returns the exit code.
 pub async fn auth(cmd: AuthCommand, settings: &Settings) -> u8 {
-    let store = match TokenStore::open_default() {
+    let store = match TokenStore::in_data_dir(settings.data_dir.as_deref()) {
         Ok(store) => store,
         Err(e) => return crate::report::usage(e),
     };
@@ -160,8 +160,15 @@ fn resolve(
         return Err(exit::INVALID);
     }
     let pipeline = loaded.pipeline.ok_or(exit::INVALID)?;
-    let specs = servers::resolve(&pipeline, &[], None, &pipeline.vars, &Redactor::default())
-        .map_err(crate::report::usage)?;
+    let specs = servers::resolve(
+        &pipeline,
+        &[],
+        None,
+        &pipeline.vars,
+        &settings.env,
+        &Redactor::default(),
+    )
+    .map_err(crate::report::usage)?;
     match specs.get(server) {
         Some(ServerSpec::Http { url, auth, .. }) => canonical_url(url)
             .map(|url| (url, auth.clone()))
@@ -230,6 +237,7 @@ async fn login(args: LoginArgs, store: &TokenStore, settings: &Settings) -> u8 {
         } else {
             Browser::Try
         },
+        browser_command: settings.env.var("BROWSER").map(str::to_owned),
         timeout,
     };
     let show = |authorize_url: &str| {

@@ -24,21 +24,26 @@ impl Named for pipewright_engine::file::import::Dialect {
     }
 }
 
-impl Named for pipewright_engine::mcp::Protocol {
-    const ALL: &'static [Self] = Self::ALL;
-    fn name(self) -> &'static str {
-        self.name()
-    }
-    fn help(self) -> Option<&'static str> {
-        Some(self.help())
-    }
-}
-
 impl Named for pipewright_engine::mcp::LogLevel {
     const ALL: &'static [Self] = Self::ALL;
     fn name(self) -> &'static str {
         self.name()
     }
+}
+
+/// `--protocol`'s help, naming the revisions as the engine writes them.
+pub fn protocol_help() -> String {
+    use pipewright_engine::mcp::Protocol;
+    let names: Vec<&str> = Protocol::ALL.iter().map(|p| p.name()).collect();
+    format!(
+        "The MCP revision to speak to servers ({}), or to one server: NAME=REVISION \
+         (repeatable, comma-separated in the variable). `auto` sends `initialize` ({}) and \
+         `server/discover` ({}) only to a server that refuses it. A server's `protocol:` in the \
+         file wins over a REVISION for every server; NAME=REVISION wins over both",
+        names.join(", "),
+        Protocol::V2025_11_25,
+        Protocol::V2026_07_28,
+    )
 }
 
 /// The value parser of a [`Named`] flag: its values in `--help` and in

@@ -54,7 +54,7 @@ pub struct EvalArgs {
 
 /// Judges a saved run again; returns the exit code.
 pub async fn eval(args: EvalArgs, settings: &Settings) -> u8 {
-    let Some(runs) = Runs::open() else {
+    let Some(runs) = Runs::open(settings.data_dir.as_deref()) else {
         return usage("no user data directory (set PIPEWRIGHT_DATA_DIR)");
     };
     let fail = |e: String| {
@@ -113,7 +113,7 @@ pub async fn eval(args: EvalArgs, settings: &Settings) -> u8 {
         &redactor,
         None,
         None,
-        settings.judge_max_reply_kb,
+        settings,
     ) {
         Ok(g) => g,
         Err(e) => return usage(e),
@@ -127,7 +127,8 @@ pub async fn eval(args: EvalArgs, settings: &Settings) -> u8 {
     let t = pipewright_engine::eval::regrade(&old, comp, judge, budget).await;
     if !args.no_save {
         let load = settings.load_options(Vec::new());
-        if let Some(r) = Runs::open().map(|r| r.capped(settings.max_runs))
+        if let Some(r) =
+            Runs::open(settings.data_dir.as_deref()).map(|r| r.capped(settings.max_runs))
             && let Err(e) = r.save_with_source(&t, Some((&source, &load)))
         {
             eprintln!("warning: could not save the judged run: {e}");

@@ -126,14 +126,11 @@ pub struct ConnectFlags {
         env = "PIPEWRIGHT_LOG_LEVEL"
     )]
     pub log_level: Option<LogLevel>,
-    /// The MCP revision to speak to servers (auto, 2026-07-28,
-    /// 2025-11-25), or to one server: NAME=REVISION (repeatable,
-    /// comma-separated in the variable). `auto` sends `initialize`
-    /// (2025-11-25) and `server/discover` (2026-07-28) only to a server
-    /// that refuses it. A server's `protocol:` in the file wins over a
-    /// REVISION for every server; NAME=REVISION wins over both.
+    /// The MCP revision to speak to servers, or to one server (the help
+    /// names the revisions: [`crate::choice::protocol_help`]).
     #[arg(
         long,
+        help = crate::choice::protocol_help(),
         value_name = "[NAME=]REVISION",
         env = "PIPEWRIGHT_PROTOCOL",
         value_delimiter = ','

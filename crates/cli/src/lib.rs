@@ -14,6 +14,7 @@ mod completions;
 mod convert;
 mod demo;
 mod edit;
+mod environment;
 mod eval;
 mod flags;
 mod formats;
@@ -195,7 +196,8 @@ pub fn main() -> ExitCode {
     // The limits the environment sets are read here, once, and the flags'
     // values join them: this one value is what every command hands the
     // engine (which keeps no settings of its own).
-    let mut settings = pipewright_engine::settings::Settings::from_env();
+    let mut settings =
+        pipewright_engine::settings::Settings::from_environment(environment::of_process());
     let subcommands: Vec<String> = Cli::command()
         .get_subcommands()
         .flat_map(|c| std::iter::once(c.get_name()).chain(c.get_all_aliases()))
@@ -229,11 +231,14 @@ pub fn main() -> ExitCode {
     };
     let code = runtime.block_on(async {
         // The workbench owns the terminal: its events go to a file.
-        log::install(if matches!(command, Command::Edit(_)) {
-            log::Sink::WorkbenchFile
-        } else {
-            log::Sink::Stderr
-        });
+        log::install(
+            if matches!(command, Command::Edit(_)) {
+                log::Sink::WorkbenchFile
+            } else {
+                log::Sink::Stderr
+            },
+            settings.data_dir.as_deref(),
+        );
         {
             use pipewright_engine::mcp::auth::Prompt;
             use std::io::IsTerminal;
@@ -267,7 +272,7 @@ pub fn main() -> ExitCode {
             #[cfg(feature = "durable")]
             Command::Worker(args) => worker::worker(args, settings.clone()).await,
             Command::Convert(args) => convert::convert(&args, settings),
-            Command::Servers(cmd) => servers::servers(&cmd),
+            Command::Servers(cmd) => servers::servers(&cmd, &settings.env),
             Command::Schema => schema::schema(),
             Command::Completions(args) => completions::completions(&args, Cli::command()),
             Command::Man(args) => man::man(&args, Cli::command()),

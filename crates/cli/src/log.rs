@@ -33,8 +33,8 @@ pub enum Sink {
 }
 
 /// Installs the subscriber for this process (once; a later call does
-/// nothing).
-pub fn install(sink: Sink) {
+/// nothing); `data_dir` is the settings' data directory.
+pub fn install(sink: Sink, data_dir: Option<&std::path::Path>) {
     let (filter, refused) = filter(std::env::var("PIPEWRIGHT_LOG").ok().as_deref());
     let installed = match sink {
         Sink::Stderr => tracing_subscriber::fmt()
@@ -45,7 +45,7 @@ pub fn install(sink: Sink) {
             .try_init()
             .is_ok(),
         Sink::WorkbenchFile => {
-            let Some(file) = workbench_log_path().and_then(|p| open_log(&p)) else {
+            let Some(file) = workbench_log_path(data_dir).and_then(|p| open_log(&p)) else {
                 return;
             };
             tracing_subscriber::fmt()
@@ -62,8 +62,8 @@ pub fn install(sink: Sink) {
 }
 
 /// Where the workbench logs: [`WORKBENCH_LOG`] in the data directory.
-pub fn workbench_log_path() -> Option<PathBuf> {
-    pipewright_engine::dirs::data_dir().map(|d| d.join(WORKBENCH_LOG))
+pub fn workbench_log_path(data_dir: Option<&std::path::Path>) -> Option<PathBuf> {
+    data_dir.map(|d| d.join(WORKBENCH_LOG))
 }
 
 /// The filter `PIPEWRIGHT_LOG` names, or the default and why it was not

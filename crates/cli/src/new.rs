@@ -7,6 +7,7 @@ use std::path::PathBuf;
 use clap::Args;
 use indexmap::IndexMap;
 
+use pipewright_engine::environment::Environment;
 use pipewright_engine::file::model::Pipeline;
 use pipewright_engine::file::scaffold::{self, Request, ServerEntry, ToolDef};
 use pipewright_engine::mcp::servers::{self, ServerArg};
@@ -54,7 +55,7 @@ pub async fn new(args: NewArgs, settings: &Settings) -> u8 {
         );
         return exit::INVALID;
     }
-    let entries = match entries(&args) {
+    let entries = match entries(&args, &settings.env) {
         Ok(e) => e,
         Err(e) => return super::report::usage(e),
     };
@@ -120,11 +121,11 @@ pub async fn new(args: NewArgs, settings: &Settings) -> u8 {
 
 /// The `servers:` the new file declares, in the order `servers::resolve`
 /// reads them; empty for the built-in demo server.
-fn entries(args: &NewArgs) -> Result<Vec<(String, ServerEntry)>, String> {
+fn entries(args: &NewArgs, env: &Environment) -> Result<Vec<(String, ServerEntry)>, String> {
     let mut out: IndexMap<String, ServerEntry> = IndexMap::new();
     for path in &args.servers_from {
         let shown = std::fs::canonicalize(path).unwrap_or_else(|_| path.clone());
-        for found in client_config::read(path)? {
+        for found in client_config::read(path, env)? {
             out.entry(found.name.clone()).or_insert(ServerEntry::From {
                 path: shown.display().to_string(),
                 name: found.name,
@@ -170,7 +171,7 @@ fn entries(args: &NewArgs) -> Result<Vec<(String, ServerEntry)>, String> {
 async fn connect(args: &NewArgs, settings: &Settings) -> Result<Vec<Connection>, u8> {
     let mut pipeline = Pipeline::default();
     for p in &args.servers_from {
-        if let Err(e) = client_config::add_to(&mut pipeline, p) {
+        if let Err(e) = client_config::add_to(&mut pipeline, p, &settings.env) {
             return Err(super::report::usage(e));
         }
     }
@@ -180,6 +181,7 @@ async fn connect(args: &NewArgs, settings: &Settings) -> Result<Vec<Connection>,
         &args.servers,
         args.url.as_deref(),
         &IndexMap::new(),
+        &settings.env,
         &redactor,
     )
     .map_err(super::report::usage)?;

@@ -19,7 +19,9 @@ use pipewright_engine::eval::Grader;
 use pipewright_engine::file::loader::Loaded;
 use pipewright_engine::file::model::{Case, Composition};
 use pipewright_engine::options::exit;
-use pipewright_engine::plan::dry_run::{CompositionPlan, Plan, plan_composition, recorded_figures};
+use pipewright_engine::plan::dry_run::{
+    CompositionPlan, Plan, PlannedRun, plan_composition, recorded_figures,
+};
 use pipewright_engine::redact::Redactor;
 use pipewright_engine::settings::Settings;
 
@@ -42,7 +44,7 @@ pub async fn plan_loaded(args: RunArgs, source: String, loaded: Loaded, settings
     if args.format == Format::Junit {
         return usage("plan prints text or json, not junit");
     }
-    let setup = match super::prepare::prepare(&args, pipeline) {
+    let setup = match super::prepare::prepare(&args, pipeline, settings) {
         Ok(s) => s,
         Err(code) => return code,
     };
@@ -65,6 +67,7 @@ pub async fn plan_loaded(args: RunArgs, source: String, loaded: Loaded, settings
             &setup.cli_vars,
         ),
         &prepared,
+        &setup.env,
         true,
         false,
     ) {
@@ -81,7 +84,7 @@ pub async fn plan_loaded(args: RunArgs, source: String, loaded: Loaded, settings
         &setup.redactor,
         prepared.judge_replay.clone(),
         None,
-        settings.judge_max_reply_kb,
+        settings,
     ) {
         Ok(g) => g,
         Err(e) => {
@@ -126,22 +129,21 @@ fn plan_one(
 ) -> CompositionPlan {
     let cfg = setup.config(comp, row, None);
     let mut pricing: Pricing = (*prepared.pricing).clone();
-    let last = pipewright_engine::run::store::Runs::open()
+    let last = pipewright_engine::run::store::Runs::open(setup.data_dir.as_deref())
         .and_then(|r| r.latest_of(&setup.name, &comp.name, cfg.case.as_deref()));
     if args.spend.replay.is_none()
         && let Some(t) = &last
     {
         pricing.recorded = recorded_figures(t);
     }
-    let mut plan = plan_composition(
-        comp,
-        cfg.case.clone(),
-        &cfg.vars,
-        cfg.budget,
-        args.spend.max_cost_per_call,
-        &pricing,
-        &setup.redactor,
-    );
+    let run = PlannedRun {
+        case: cfg.case.clone(),
+        vars: &cfg.vars,
+        env: &setup.env,
+        budget: cfg.budget,
+        max_cost_per_call: args.spend.max_cost_per_call,
+    };
+    let mut plan = plan_composition(comp, run, &pricing, &setup.redactor);
     let judge = grader.judge_for(comp, &cfg.vars, &setup.redactor);
     let last: Option<pipewright_engine::run::trace::Trace> =
         last.and_then(|v| serde_json::from_value(v).ok());

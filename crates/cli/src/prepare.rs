@@ -10,6 +10,7 @@ use serde_json::Value;
 use super::report::usage;
 use super::run::args::RunArgs;
 use super::spend::{Prepared, SpendArgs};
+use pipewright_engine::environment::Environment;
 use pipewright_engine::file::loader::Loaded;
 use pipewright_engine::file::model::{Budget, Case, Composition, Pipeline};
 use pipewright_engine::file::open::load_file_with;
@@ -23,8 +24,12 @@ use pipewright_engine::settings::Settings;
 /// The file `run` or `plan` was given, loaded once: `Err` is the exit
 /// code of a usage mistake.
 pub fn load(args: &RunArgs, settings: &Settings) -> Result<(String, Loaded), u8> {
-    let names =
-        servers::cli_server_names(&args.flags.server.servers, &args.servers_from).map_err(usage)?;
+    let names = servers::cli_server_names(
+        &args.flags.server.servers,
+        &args.servers_from,
+        &settings.env,
+    )
+    .map_err(usage)?;
     let opts = settings.load_options(names);
     Ok(load_file_with(&args.file, args.dialect, &opts))
 }
@@ -68,16 +73,25 @@ pub(crate) struct Setup {
     composition: Option<String>,
     /// `--case`: only this case row.
     case: Option<String>,
+    /// What `${env.X}` reads: the environment the driver read.
+    pub env: Environment,
+    /// Where runs are kept (the settings' data directory).
+    pub data_dir: Option<std::path::PathBuf>,
 }
 
 /// Sets up `pipeline` (checked, from the file `args` name) for a run or a
 /// plan: `Err` is the exit code, the usage mistake printed.
-pub(crate) fn prepare(args: &RunArgs, mut pipeline: Pipeline) -> Result<Setup, u8> {
+pub(crate) fn prepare(
+    args: &RunArgs,
+    mut pipeline: Pipeline,
+    settings: &Settings,
+) -> Result<Setup, u8> {
+    let env = &settings.env;
     let Servers {
         cli_vars,
         redactor,
         specs,
-    } = servers_of(args, &mut pipeline).map_err(usage)?;
+    } = servers_of(args, &mut pipeline, env).map_err(usage)?;
     let mut setup = Setup {
         name: args.file.display().to_string(),
         pipeline,
@@ -89,6 +103,8 @@ pub(crate) fn prepare(args: &RunArgs, mut pipeline: Pipeline) -> Result<Setup, u
         on_budget: args.on_budget_exceeded.mode(),
         composition: args.flags.composition.clone(),
         case: args.flags.case.clone(),
+        env: env.clone(),
+        data_dir: settings.data_dir.clone(),
     };
     if setup.comps().is_empty() {
         let names: Vec<&str> = setup
@@ -172,6 +188,7 @@ impl Setup {
             on_budget: self.on_budget,
             default_timeout: timeout,
             expect: Case::expectations(row, comp),
+            env: self.env.clone(),
             ..SessionConfig::default()
         }
     }
@@ -206,10 +223,14 @@ struct Servers {
 /// Adds `--servers-from` files to the pipeline's servers, resolves them
 /// with `--server` and `--url` (and the vars they use), and points nodes
 /// that name no server at the one they call.
-fn servers_of(args: &RunArgs, pipeline: &mut Pipeline) -> Result<Servers, String> {
+fn servers_of(
+    args: &RunArgs,
+    pipeline: &mut Pipeline,
+    env: &Environment,
+) -> Result<Servers, String> {
     let file_only = servers::only_declared(pipeline);
     for p in &args.servers_from {
-        pipewright_engine::mcp::client_config::add_to(pipeline, p)?;
+        pipewright_engine::mcp::client_config::add_to(pipeline, p, env)?;
     }
     let cli_vars = parse_vars(&args.flags.vars)?;
     let redactor = Redactor::default();
@@ -220,6 +241,7 @@ fn servers_of(args: &RunArgs, pipeline: &mut Pipeline) -> Result<Servers, String
         &args.flags.server.servers,
         args.flags.server.url.as_deref(),
         &file_vars,
+        env,
         &redactor,
     )?;
     servers::assign_default(pipeline, file_only, &specs);

@@ -45,6 +45,7 @@ pub(crate) fn human_of(
     args: &RunArgs,
     pipeline: &Pipeline,
     vars: &IndexMap<String, Value>,
+    env: &pipewright_engine::environment::Environment,
     redactor: &Redactor,
 ) -> Result<Human, String> {
     use std::io::IsTerminal;
@@ -52,7 +53,7 @@ pub(crate) fn human_of(
     let provider = pipeline
         .sampling
         .as_ref()
-        .map(|p| Provider::resolved(p, vars, redactor))
+        .map(|p| Provider::resolved(p, vars, env, redactor))
         .transpose()?;
     // `--step` and `--break` read stdin themselves: questions then go to
     // the answers file, the provider, or are declined.
@@ -117,7 +118,7 @@ async fn local(args: &RunArgs, source: &str, pipeline: Pipeline, settings: &Sett
     // Masked now, from the file's own servers (`--servers-from` adds more
     // in `prepare`): the copy kept beside each saved run.
     let kept = (!args.no_save).then(|| store::KeptSource::of(source, &pipeline));
-    let setup = match prepare::prepare(args, pipeline) {
+    let setup = match prepare::prepare(args, pipeline, settings) {
         Ok(s) => s,
         Err(code) => return code,
     };
@@ -142,7 +143,7 @@ async fn local(args: &RunArgs, source: &str, pipeline: Pipeline, settings: &Sett
         &setup.redactor,
         prepared.judge_replay.clone(),
         prepared.recorder.clone(),
-        settings.judge_max_reply_kb,
+        settings,
     ) {
         Ok(g) => g,
         Err(e) => {
@@ -167,6 +168,7 @@ async fn local(args: &RunArgs, source: &str, pipeline: Pipeline, settings: &Sett
         human,
         timeout,
         kept,
+        data_dir: settings.data_dir.clone(),
         max_runs: settings.max_runs,
     };
     let (mut traces, cancelled) = local.run_each(&mut watch).await;
@@ -195,7 +197,13 @@ fn run_options(
     }
     let timeout =
         pipewright_engine::options::duration_flag("timeout", args.flags.timeout.as_deref())?;
-    let human = human_of(args, &setup.pipeline, &setup.file_vars(), &setup.redactor)?;
+    let human = human_of(
+        args,
+        &setup.pipeline,
+        &setup.file_vars(),
+        &setup.env,
+        &setup.redactor,
+    )?;
     Ok((timeout, human))
 }
 
@@ -224,8 +232,15 @@ async fn connect(
         setup.case(),
         &setup.cli_vars,
     );
-    let checked =
-        super::spend::preflight(&setup.name, source, &runs, &prepared, args.spend.yes, true);
+    let checked = super::spend::preflight(
+        &setup.name,
+        source,
+        &runs,
+        &prepared,
+        &setup.env,
+        args.spend.yes,
+        true,
+    );
     if let Err(code) = checked {
         close(prepared, signals).await;
         return Err(code);
@@ -246,6 +261,8 @@ struct Local<'a> {
     timeout: Option<std::time::Duration>,
     /// The file's text kept beside each saved run (`None`: `--no-save`).
     kept: Option<store::KeptSource>,
+    /// Where runs are kept.
+    data_dir: Option<std::path::PathBuf>,
     /// `PIPEWRIGHT_MAX_RUNS`.
     max_runs: Option<usize>,
 }
@@ -290,7 +307,12 @@ impl Local<'_> {
         cfg.max_cost_per_call_usd = args.spend.max_cost_per_call;
         cfg.human = self.human.clone();
         if !args.no_save {
-            watch.begin(comp, row.map(|r| r.name.as_str()), &self.setup.name);
+            watch.begin(
+                comp,
+                row.map(|r| r.name.as_str()),
+                &self.setup.name,
+                self.data_dir.as_deref(),
+            );
         }
         // Resolved before the run: the judge's key is a secret of it.
         let judge = self.grader.judge_for(comp, &cfg.vars, redactor);
@@ -331,7 +353,7 @@ impl Local<'_> {
             }
         }
         if let Some(kept) = &self.kept {
-            pipewright_headless::keep(&trace, Some(kept), self.max_runs);
+            pipewright_headless::keep(&trace, Some(kept), self.data_dir.as_deref(), self.max_runs);
         }
         // Saved: the record of the run in progress goes.
         watch.live = None;
@@ -491,6 +513,7 @@ async fn on_restate(
             otlp: args.otlp.as_deref(),
             otlp_endpoint: args.otlp_endpoint.as_deref(),
             fibe: settings.fibe,
+            data_dir: settings.data_dir.as_deref(),
             max_runs: settings.max_runs,
         },
     )

@@ -143,7 +143,7 @@ pub struct PruneArgs {
 
 /// Runs a `runs` subcommand; returns the exit code.
 pub async fn runs(cmd: RunsCommand, settings: &Settings) -> u8 {
-    let Some(runs) = Runs::open() else {
+    let Some(runs) = Runs::open(settings.data_dir.as_deref()) else {
         return usage("no user data directory (set PIPEWRIGHT_DATA_DIR)");
     };
     match cmd {
@@ -200,7 +200,7 @@ pub async fn runs(cmd: RunsCommand, settings: &Settings) -> u8 {
             }
         }
         RunsCommand::Prune(a) => prune(&runs, &a),
-        RunsCommand::Attach(a) => attach(&a, settings.max_runs).await,
+        RunsCommand::Attach(a) => attach(&a, settings).await,
         RunsCommand::Answer(a) => answer::answer(&a).await,
     }
 }
@@ -238,7 +238,7 @@ fn load(runs: &Runs, spec: &str) -> Result<(Entry, Trace), u8> {
 }
 
 /// `runs attach`: follows a durable run, reports it, saves it.
-async fn attach(a: &AttachArgs, max_runs: Option<usize>) -> u8 {
+async fn attach(a: &AttachArgs, settings: &Settings) -> u8 {
     use super::run::remote;
     if !remote::valid_id(&a.id) {
         return usage(format!(
@@ -257,7 +257,8 @@ async fn attach(a: &AttachArgs, max_runs: Option<usize>) -> u8 {
         otlp_endpoint: None,
         // No file is shown in the file's own steps here.
         fibe: Default::default(),
-        max_runs,
+        data_dir: settings.data_dir.as_deref(),
+        max_runs: settings.max_runs,
     };
     remote::follow(&r, &a.id, None, None, report).await
 }

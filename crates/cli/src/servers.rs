@@ -9,6 +9,7 @@ use serde_json::{Value, json};
 
 use indexmap::IndexMap;
 
+use pipewright_engine::environment::Environment;
 use pipewright_engine::file::model::ServerSource;
 use pipewright_engine::mcp::client_config::{self, FoundServer};
 use pipewright_engine::mcp::{ConnectOptions, Connection, ServerSpec};
@@ -65,19 +66,20 @@ pub struct ListArgs {
     pub json: bool,
 }
 
-/// Runs a `servers` subcommand.
-pub fn servers(cmd: &ServersCommand) -> u8 {
+/// Runs a `servers` subcommand; `env` says where the user's client config
+/// files are and what their substitutions read.
+pub fn servers(cmd: &ServersCommand, env: &Environment) -> u8 {
     match cmd {
-        ServersCommand::List(args) => list(args),
+        ServersCommand::List(args) => list(args, env),
     }
 }
 
-fn list(args: &ListArgs) -> u8 {
+fn list(args: &ListArgs, env: &Environment) -> u8 {
     let files: Vec<PathBuf> = match &args.servers_from {
         Some(p) => vec![p.clone()],
         None => {
             let cwd = std::env::current_dir().unwrap_or_default();
-            client_config::default_locations(&cwd)
+            client_config::default_locations(&cwd, env)
                 .into_iter()
                 .filter(|p| p.is_file())
                 .collect()
@@ -86,7 +88,7 @@ fn list(args: &ListArgs) -> u8 {
     if files.is_empty() {
         let cwd = std::env::current_dir().unwrap_or_default();
         eprintln!("no MCP client config found; looked in:");
-        for p in client_config::default_locations(&cwd) {
+        for p in client_config::default_locations(&cwd, env) {
             eprintln!("  {}", p.display());
         }
         return exit::OK;
@@ -94,7 +96,7 @@ fn list(args: &ListArgs) -> u8 {
     let mut code = exit::OK;
     let mut all = Vec::new();
     for file in &files {
-        match client_config::read(file) {
+        match client_config::read(file, env) {
             Ok(found) => {
                 if !args.json {
                     println!("{}", file.display());

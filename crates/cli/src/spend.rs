@@ -194,18 +194,20 @@ fn fail(code: u8, msg: &dyn std::fmt::Display) -> u8 {
     code
 }
 
-/// Runs preflight on `comps` and prints what it found; `Err` is exit code 2
-/// (a problem, or a destructive call without `--yes` when `need_yes`).
+/// Runs preflight on `comps` (their `${env.X}` read in `env`) and prints
+/// what it found; `Err` is exit code 2 (a problem, or a destructive call
+/// without `--yes` when `need_yes`).
 pub fn preflight(
     name: &str,
     source: &str,
     runs: &[(&Composition, IndexMap<String, Value>)],
     prepared: &Prepared,
+    env: &pipewright_engine::environment::Environment,
     yes: bool,
     need_yes: bool,
 ) -> Result<Preflight, u8> {
     let default = prepared.pricing.default_server.as_deref();
-    let report = preflight::check(runs, &prepared.tools, default);
+    let report = preflight::check(runs, &prepared.tools, default, env);
     for d in &report.problems {
         eprintln!("{}\n", d.render(name, Some(source)));
     }

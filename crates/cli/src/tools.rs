@@ -153,6 +153,7 @@ async fn connect_all(
         &opts.server.servers,
         opts.server.url.as_deref(),
         &pipeline.vars,
+        &settings.env,
         &redactor,
     )
     .map_err(|e| {

@@ -17,7 +17,7 @@ use rmcp::{
 };
 use serde_json::{Value, json};
 
-use pipewright_engine::mac::{hmac_sha256, random_bytes, same};
+use pipewright_engine::mac::{hmac_sha256, same};
 
 use super::conformance_parts::{complete, declared, text, typed};
 
@@ -135,7 +135,7 @@ pub(crate) fn reply<'a>(
 /// The process's sealing key, made once from the system's random source.
 fn key() -> &'static [u8; 32] {
     static KEY: OnceLock<[u8; 32]> = OnceLock::new();
-    KEY.get_or_init(random_bytes)
+    KEY.get_or_init(pipewright_engine::random::bytes)
 }
 
 /// HMAC-SHA256 of `tool`, a zero byte and `payload`.

@@ -3,5 +3,5 @@
 //! with a real tokenizer.
 
 pub mod pricing;
-pub mod reported;
+pub(crate) mod reported;
 pub mod tokens;

@@ -22,17 +22,17 @@
 //! With no judge configured every metric is `deferred`, and a run's exit
 //! code is what it was without `eval:`.
 
-pub mod client;
+pub(crate) mod client;
 pub mod estimate;
-pub mod grade;
+pub(crate) mod grade;
 pub mod judge;
 pub mod junit;
 pub mod material;
 pub mod metrics;
-pub mod prompts;
+pub(crate) mod prompts;
 pub mod provider;
 pub mod text;
-pub mod verdict;
+pub(crate) mod verdict;
 
 use std::sync::Arc;
 

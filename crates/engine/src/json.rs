@@ -24,7 +24,7 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::Value;
 use serde_json::value::RawValue;
 
-pub mod scan;
+pub(crate) mod scan;
 
 /// A shared JSON value; cloning it is cheap. See the module's page.
 #[derive(Clone)]

@@ -23,22 +23,31 @@
 //! - [`cost`]: what a call costs and how many tokens it uses.
 //! - [`mcp`]: which servers a run talks to, and the MCP client that talks.
 //! - [`diag`] and [`redact`]: positions and diagnostics, and the masking of
-//!   secrets, which every stage uses; [`dirs`]: where data and config live;
-//!   [`settings`]: the limits the environment and the flags set, one
+//!   secrets, which every stage uses; [`environment`]: the process's
+//!   variables, directories and program, as a value the driver builds (the
+//!   engine reads nothing from its process); [`settings`]: the limits the
+//!   environment and the flags set and where data and config live, one
 //!   value a driver builds and hands in; [`json`]: a JSON value held once
 //!   and shared by every stage;
 //!   [`options`]: what every driver reads from a user (`--var` values,
-//!   durations) and the exit codes.
+//!   durations) and the exit codes; [`mac`] and [`random`]: sealing state
+//!   handed to a client, and random ids and keys.
 //!
-//! Dependencies run one way: `record → author → plan → eval → run → mcp → file →
-//! lang`, with `cost`, `diag`, `dirs`, `json`, `mac` and `redact` as
-//! leaves, `options` over `file` and `settings` above the rooms
+//! A driver starts by building the two values at the root: the
+//! [`Environment`] it read from its process and the [`Settings`] over it;
+//! inside each room, the modules the drivers use are public and the rest
+//! private to the engine.
+//!
+//! Dependencies run one way: `record → author → plan → eval → run → mcp →
+//! file → lang`, with `cost`, `diag`, `environment`, `json`, `mac`,
+//! `random` and `redact` as leaves, `options` over `file` and `settings`
+//! above the rooms
 //! (`tests/architecture.rs` checks that no two import each other).
 
 pub mod author;
 pub mod cost;
 pub mod diag;
-pub mod dirs;
+pub mod environment;
 pub mod eval;
 pub mod file;
 pub mod json;
@@ -47,7 +56,12 @@ pub mod mac;
 pub mod mcp;
 pub mod options;
 pub mod plan;
+pub mod random;
 pub mod record;
 pub mod redact;
 pub mod run;
 pub mod settings;
+
+// What every driver builds first and hands to the rooms below.
+pub use environment::{Environment, PlatformDirs};
+pub use settings::Settings;

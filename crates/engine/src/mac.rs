@@ -1,6 +1,7 @@
 //! Message authentication for state handed to a client that must come
 //! back unchanged (`serve`'s and the demo server's `requestState`):
-//! HMAC-SHA256, a comparison in constant time, and random key bytes.
+//! HMAC-SHA256 and a comparison in constant time (the keys are
+//! [`crate::random::bytes`]).
 
 use sha2::{Digest, Sha256};
 
@@ -28,24 +29,6 @@ pub fn hmac_sha256(key: &[u8], msg: &[u8]) -> [u8; 32] {
 /// they differ.
 pub fn same(a: &[u8], b: &[u8]) -> bool {
     a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
-}
-
-/// `N` random bytes from the system's generator; where it cannot be read,
-/// from std's randomly keyed hasher (itself seeded by the system).
-pub fn random_bytes<const N: usize>() -> [u8; N] {
-    use std::io::Read;
-    let mut out = [0u8; N];
-    let read = std::fs::File::open("/dev/urandom").and_then(|mut f| f.read_exact(&mut out));
-    if read.is_err() {
-        for (i, chunk) in out.chunks_mut(8).enumerate() {
-            use std::hash::{BuildHasher, Hasher};
-            let mut h = std::collections::hash_map::RandomState::new().build_hasher();
-            h.write_usize(i);
-            h.write_u64(crate::run::trace::random_u64());
-            chunk.copy_from_slice(&h.finish().to_le_bytes()[..chunk.len()]);
-        }
-    }
-    out
 }
 
 #[cfg(test)]

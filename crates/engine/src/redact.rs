@@ -263,7 +263,7 @@ mod tests {
     /// Standard base64 with padding, as a server's library writes it.
     fn b64(bytes: &[u8]) -> String {
         let mut s = base64(bytes, B64_STD);
-        while s.len() % 4 != 0 {
+        while !s.len().is_multiple_of(4) {
             s.push('=');
         }
         s

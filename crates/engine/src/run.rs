@@ -3,7 +3,7 @@
 //! [`cassette`] records or replays calls; [`durable`] journals them; [`trace`] is what a run leaves
 //! behind, and [`store`] keeps it in the data directory.
 
-pub mod budget;
+pub(crate) mod budget;
 pub mod cassette;
 pub mod diff;
 pub mod durable;

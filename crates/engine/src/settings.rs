@@ -1,16 +1,20 @@
 //! Everything a driver may change about the engine: the limits of the
-//! `PIPEWRIGHT_*` environment variables and the values of the command
-//! line's flags, in one value the driver builds ([`Settings::from_env`],
-//! then its flags) and hands on: [`Settings::connect_options`] to
-//! connections, and narrower values to the loader, the jq evaluator, the
-//! runs store and the judge. The engine keeps no settings of its own; a
+//! `PIPEWRIGHT_*` environment variables, where data and config live, the
+//! process's [`Environment`] and the values of the command line's flags,
+//! in one value the driver builds ([`Settings::from_environment`] over the
+//! environment it read from its process, then its flags) and hands on:
+//! [`Settings::connect_options`] to connections, and narrower values to
+//! the loader, the jq evaluator, the runs store and the judge. The engine
+//! keeps no settings of its own and reads nothing from its process; a
 //! caller that builds none (a test, a benchmark) gets
-//! [`Settings::default`], nothing set, whatever its environment says. Each
-//! module keeps its own default for a value not set, and says the
-//! variable's name in its errors.
+//! [`Settings::default`], nothing set and an empty environment, whatever
+//! its process's says. Each module keeps its own default for a value not
+//! set, and says the variable's name in its errors.
 
+use std::path::PathBuf;
 use std::time::Duration;
 
+use crate::environment::Environment;
 use crate::file::import::FibeLimits;
 use crate::file::open::LoadOptions;
 use crate::lang::jq::JqLimits;
@@ -53,20 +57,33 @@ pub struct Settings {
     pub shutdown_grace: Option<Duration>,
     /// `--fibe-max-steps` / `--fibe-max-iterations`.
     pub fibe: FibeLimits,
+    /// Where saved runs, OAuth tokens and recovery copies live:
+    /// `PIPEWRIGHT_DATA_DIR`, else the platform's (`None`: nowhere, and
+    /// nothing is kept).
+    pub data_dir: Option<PathBuf>,
+    /// Where `config.yaml` and themes live: `PIPEWRIGHT_CONFIG_DIR`, else
+    /// the platform's.
+    pub config_dir: Option<PathBuf>,
+    /// What the process was started with: what `${env.X}` reads, the
+    /// working directory, the program, the user's directories.
+    pub env: Environment,
 }
 
 impl Settings {
-    /// What the process environment sets.
-    pub fn from_env() -> Settings {
-        Settings::from_lookup(|name| std::env::var(name).ok())
-    }
-
-    /// What `var` (a variable's value by its name) sets: numbers are
-    /// trimmed, and every limit but `PIPEWRIGHT_MAX_RUNS` must be above 0.
-    pub fn from_lookup(var: impl Fn(&str) -> Option<String>) -> Settings {
+    /// What `env` sets: numbers are trimmed, and every limit but
+    /// `PIPEWRIGHT_MAX_RUNS` must be above 0; `PIPEWRIGHT_DATA_DIR` and
+    /// `PIPEWRIGHT_CONFIG_DIR` win over the platform's directories. The
+    /// environment is kept, for everything else that reads it.
+    pub fn from_environment(env: Environment) -> Settings {
+        let var = |name: &str| env.var(name).map(str::to_owned);
         let number = |name: &str| var(name).and_then(|v| v.trim().parse::<u64>().ok());
         let positive = |name: &str| number(name).filter(|n| *n > 0);
         let size = |n: u64| usize::try_from(n).unwrap_or(usize::MAX);
+        let dir = |name: &str, platform: &Option<PathBuf>| {
+            env.var_os(name)
+                .map(PathBuf::from)
+                .or_else(|| platform.clone())
+        };
         Settings {
             max_runs: number("PIPEWRIGHT_MAX_RUNS").map(size),
             max_file_mb: positive("PIPEWRIGHT_MAX_FILE_MB"),
@@ -78,6 +95,9 @@ impl Settings {
             jq_seconds: positive("PIPEWRIGHT_JQ_SECONDS"),
             jq_memory_mb: positive("PIPEWRIGHT_JQ_MEMORY_MB"),
             auth_prompt: var("PIPEWRIGHT_AUTH_PROMPT"),
+            data_dir: dir("PIPEWRIGHT_DATA_DIR", &env.dirs().pipewright_data),
+            config_dir: dir("PIPEWRIGHT_CONFIG_DIR", &env.dirs().pipewright_config),
+            env: env.clone(),
             ..Settings::default()
         }
     }
@@ -104,24 +124,35 @@ impl Settings {
         }
     }
 
-    /// What one jq program may spend.
+    /// What one jq program of the driver's own files may spend (and
+    /// call: every filter; `serve` sandboxes a caller's programs).
     pub fn jq_limits(&self) -> JqLimits {
         JqLimits {
             steps: self.jq_steps,
             seconds: self.jq_seconds,
             memory_mb: self.jq_memory_mb,
+            sandboxed: false,
         }
     }
 
     /// The options of this driver's connections: its flags' revision, log
-    /// level and shutdown grace, and logins as [`Settings::login_prompt`]
-    /// allows, told through `say`; the rest as [`ConnectOptions::default`].
+    /// level and shutdown grace, the working directory as the only root,
+    /// and logins as [`Settings::login_prompt`] allows, told through `say`,
+    /// with tokens kept in the data directory and `$BROWSER` opening the
+    /// URL; the rest as [`ConnectOptions::default`].
     pub fn connect_options(&self, say: Say) -> ConnectOptions {
         ConnectOptions {
             shutdown_grace: self.shutdown_grace.unwrap_or(DEFAULT_SHUTDOWN_GRACE),
             log_level: self.log_level,
             protocol: self.protocol.clone(),
-            logins: Logins::new(self.login_prompt(), say),
+            logins: Logins::new(self.login_prompt(), say)
+                .kept_in(self.data_dir.as_deref())
+                .with_browser(self.env.var("BROWSER").map(str::to_owned)),
+            roots: self
+                .env
+                .working_dir()
+                .map(|dir| vec![crate::mcp::roots::Root::from_path(dir)])
+                .unwrap_or_default(),
             limits: MessageLimits {
                 max_message_mb: self.max_message_mb,
                 max_tool_list_mb: self.max_tool_list_mb,
@@ -145,11 +176,7 @@ mod tests {
             ("PIPEWRIGHT_JQ_STEPS", "1000"),
             ("PIPEWRIGHT_AUTH_PROMPT", "Never"),
         ];
-        let s = Settings::from_lookup(|name| {
-            env.iter()
-                .find(|(k, _)| *k == name)
-                .map(|(_, v)| (*v).to_owned())
-        });
+        let s = Settings::from_environment(Environment::with_vars(env));
         assert_eq!(s.max_runs, Some(0), "0 runs is no cap");
         assert_eq!(s.max_file_mb, Some(3));
         assert_eq!(s.max_alias_mb, None, "a 0 limit is not taken");
@@ -161,7 +188,28 @@ mod tests {
 
     #[test]
     fn nothing_set_is_the_default() {
-        assert_eq!(Settings::from_lookup(|_| None), Settings::default());
+        assert_eq!(
+            Settings::from_environment(Environment::default()),
+            Settings::default()
+        );
+    }
+
+    #[test]
+    fn the_variables_name_the_directories_over_the_platforms() {
+        let platform = crate::environment::PlatformDirs {
+            pipewright_data: Some("/home/u/.local/share/pipewright".into()),
+            pipewright_config: Some("/home/u/.config/pipewright".into()),
+            ..Default::default()
+        };
+        let plain = Settings::from_environment(Environment::default().with_dirs(platform.clone()));
+        assert_eq!(plain.data_dir, platform.pipewright_data);
+        assert_eq!(plain.config_dir, platform.pipewright_config);
+        let set = Settings::from_environment(
+            Environment::with_vars([("PIPEWRIGHT_DATA_DIR", "/tmp/pw-data")]).with_dirs(platform),
+        );
+        assert_eq!(set.data_dir, Some("/tmp/pw-data".into()));
+        assert_eq!(set.config_dir, Some("/home/u/.config/pipewright".into()));
+        assert_eq!(set.env.var("PIPEWRIGHT_DATA_DIR"), Some("/tmp/pw-data"));
     }
 
     #[test]

@@ -8,12 +8,14 @@ use pipewright_engine::eval::{Bench, Grader, JudgeFlags, Replay, Sources};
 use pipewright_engine::file::model::Pipeline;
 use pipewright_engine::redact::Redactor;
 use pipewright_engine::run::cassette::{JudgeEntry, Recorder};
+use pipewright_engine::settings::Settings;
 
 /// A grader for `pipeline`'s compositions: judges from `flags` (the
-/// command line's `--judge-*` and `--no-judge`), the file and config.yaml;
+/// command line's `--judge-*` and `--no-judge`), the file and config.yaml
+/// (in the settings' config directory, keys read in their environment);
 /// judge calls priced by `pricing`, replayed from `replay` (`--replay`,
-/// the cassette's `judge:` calls) and recorded into `recorder`
-/// (`--record`). `Err` is a usage error.
+/// the cassette's `judge:` calls), recorded into `recorder` (`--record`)
+/// and their replies bounded by the settings. `Err` is a usage error.
 pub fn grader(
     flags: JudgeFlags,
     pipeline: &Pipeline,
@@ -21,10 +23,15 @@ pub fn grader(
     redactor: &Redactor,
     replay: Option<Replay>,
     recorder: Option<Arc<Recorder>>,
-    max_reply_kb: Option<usize>,
+    settings: &Settings,
 ) -> Result<Grader, String> {
-    let config = pipewright_engine::dirs::config_dir();
-    let sources = Sources::of(flags, pipeline, config.as_deref())?;
+    let sources = Sources::of(
+        flags,
+        pipeline,
+        settings.config_dir.as_deref(),
+        &settings.env,
+    )?;
+    let max_reply_kb = settings.judge_max_reply_kb;
     let record = recorder.map(|r| {
         Arc::new(move |e: JudgeEntry| r.add_judge(e)) as pipewright_engine::eval::judge::Sink
     });

@@ -13,16 +13,17 @@ pub fn report_diagnostics(file: &str, source: &str, loaded: &Loaded) -> bool {
     loaded.has_errors()
 }
 
-/// Keeps the trace in the runs directory, with the file's text beside it
-/// when `source` is given (History draws the run on it); failure to save is
-/// only a warning on stderr.
-/// `max_runs` is `PIPEWRIGHT_MAX_RUNS` as the driver's settings give it.
+/// Keeps the trace in the runs directory of `data_dir`, with the file's
+/// text beside it when `source` is given (History draws the run on it);
+/// failure to save is only a warning on stderr. `data_dir` and `max_runs`
+/// (`PIPEWRIGHT_MAX_RUNS`) are as the driver's settings give them.
 pub fn keep(
     trace: &pipewright_engine::run::trace::Trace,
     source: Option<&pipewright_engine::run::store::KeptSource>,
+    data_dir: Option<&std::path::Path>,
     max_runs: Option<usize>,
 ) {
-    let Some(runs) = pipewright_engine::run::store::Runs::open() else {
+    let Some(runs) = pipewright_engine::run::store::Runs::open(data_dir) else {
         return;
     };
     let runs = runs.capped(max_runs);

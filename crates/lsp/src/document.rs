@@ -19,6 +19,26 @@ use pipewright_engine::plan::preflight;
 use super::position::Lines;
 use super::tools::{self, Fetched};
 
+/// How documents load and are checked: the driver's limits, the
+/// environment their `${env.X}` read and where its saved runs are.
+#[derive(Debug, Clone)]
+pub struct Setup {
+    pub load: LoadOptions,
+    pub env: pipewright_engine::environment::Environment,
+    pub data_dir: Option<std::path::PathBuf>,
+}
+
+impl Setup {
+    /// As the driver's settings say.
+    pub fn of(settings: &pipewright_engine::settings::Settings) -> Setup {
+        Setup {
+            load: settings.load_options(Vec::new()),
+            env: settings.env.clone(),
+            data_dir: settings.data_dir.clone(),
+        }
+    }
+}
+
 /// An open file.
 pub struct Document {
     pub text: String,
@@ -39,12 +59,13 @@ pub struct Document {
     /// when the file opens and when it is saved): hover shows a
     /// reference's value from it, completion its paths.
     pub recorded: HashMap<String, Json>,
-    /// How the text loads (the driver's limits).
-    load: Arc<LoadOptions>,
+    /// How the text loads and is checked (the driver's limits and
+    /// environment).
+    setup: Arc<Setup>,
 }
 
 impl Document {
-    pub fn new(text: String, version: i32, load: Arc<LoadOptions>) -> Self {
+    pub fn new(text: String, version: i32, setup: Arc<Setup>) -> Self {
         let mut doc = Self {
             text: String::new(),
             version,
@@ -54,7 +75,7 @@ impl Document {
             last: None,
             marks: Vec::new(),
             recorded: HashMap::new(),
-            load,
+            setup,
         };
         doc.set_text(text, version);
         doc
@@ -64,7 +85,9 @@ impl Document {
     /// `file:` URI; nothing for others or without a data directory).
     pub fn read_recorded(&mut self, uri: &str) {
         self.recorded = file_path(uri)
-            .zip(pipewright_engine::run::store::Runs::open())
+            .zip(pipewright_engine::run::store::Runs::open(
+                self.setup.data_dir.as_deref(),
+            ))
             .map(|(path, runs)| runs.latest_outputs(&path))
             .unwrap_or_default();
     }
@@ -88,7 +111,7 @@ impl Document {
     }
 
     fn set_text(&mut self, text: String, version: i32) {
-        let loaded = load_str_with(&text, Dialect::Auto, &self.load);
+        let loaded = load_str_with(&text, Dialect::Auto, &self.setup.load);
         self.has_errors = loaded.has_errors();
         self.loaded = loaded.diagnostics;
         self.pipeline = loaded.pipeline;
@@ -124,7 +147,12 @@ impl Document {
                     })
                     .collect()
             };
-            let report = preflight::check(&runs, &f.lists, f.default_server.as_deref());
+            let report = preflight::check(
+                &runs,
+                &f.lists,
+                f.default_server.as_deref(),
+                &self.setup.env,
+            );
             for d in preflight_marks(comp, &report) {
                 if !out.contains(&d) {
                     out.push(d);

@@ -6,7 +6,6 @@
 //! workbench's editor uses. Bad input is answered with an error, never a
 //! panic; the server ends on `exit` or when stdin closes.
 
-use pipewright_engine::file::open::LoadOptions;
 use std::collections::HashMap;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
@@ -70,8 +69,9 @@ pub fn serve(options: Options, runtime: Handle) -> Ended {
             options
                 .connect
                 .then(|| options.settings.connect_options(|_| {})),
+            options.settings.env.clone(),
         ),
-        load: Arc::new(options.settings.load_options(Vec::new())),
+        setup: Arc::new(document::Setup::of(&options.settings)),
         initialized: false,
         shut_down: false,
     };
@@ -104,7 +104,7 @@ struct Server {
     docs: HashMap<Uri, Document>,
     tools: Tools,
     /// How documents load (the driver's limits).
-    load: Arc<LoadOptions>,
+    setup: Arc<document::Setup>,
     initialized: bool,
     shut_down: bool,
 }
@@ -324,7 +324,7 @@ impl Server {
                     let mut doc = Document::new(
                         p.text_document.text,
                         p.text_document.version,
-                        self.load.clone(),
+                        self.setup.clone(),
                     );
                     doc.read_recorded(p.text_document.uri.as_str());
                     self.docs.insert(p.text_document.uri.clone(), doc);

@@ -12,6 +12,7 @@ use crossbeam_channel::{Receiver, Sender, unbounded};
 use tokio::runtime::Handle;
 use tokio::task::JoinHandle;
 
+use pipewright_engine::environment::Environment;
 use pipewright_engine::file::model::Pipeline;
 use pipewright_engine::mcp::ConnectOptions;
 use pipewright_engine::mcp::servers::{self, ServerPool};
@@ -47,6 +48,8 @@ pub struct Tools {
     /// How the file's servers are connected; `None`: nothing is
     /// (`--no-connect`), no lists, no preflight.
     connect: Option<ConnectOptions>,
+    /// What the servers' `${env.X}` read.
+    env: Environment,
 }
 
 /// Which servers, as declared and as the variables set them, and which of
@@ -66,9 +69,10 @@ pub fn key(p: &Pipeline) -> String {
 }
 
 impl Tools {
-    pub fn new(runtime: Handle, connect: Option<ConnectOptions>) -> Self {
+    pub fn new(runtime: Handle, connect: Option<ConnectOptions>, env: Environment) -> Self {
         let (tx, rx) = unbounded();
         Self {
+            env,
             states: HashMap::new(),
             tx,
             rx,
@@ -83,6 +87,7 @@ impl Tools {
     /// servers change).
     pub fn want(&mut self, key: &str, p: &Pipeline) -> Option<Arc<Fetched>> {
         let opts = self.connect.clone()?;
+        let env = self.env.clone();
         match self.states.get(key) {
             Some(State::Ready(f)) => return Some(f.clone()),
             Some(State::Pending | State::Failed) => return None,
@@ -93,7 +98,7 @@ impl Tools {
         let (key, p) = (key.to_owned(), p.clone());
         self.tasks.retain(|t| !t.is_finished());
         self.tasks.push(self.runtime.spawn(async move {
-            let result = fetch(&p, &opts).await;
+            let result = fetch(&p, &opts, &env).await;
             let _ = tx.send((key, result));
         }));
         None
@@ -123,9 +128,9 @@ impl Tools {
     }
 }
 
-async fn fetch(p: &Pipeline, opts: &ConnectOptions) -> Result<Fetched, String> {
+async fn fetch(p: &Pipeline, opts: &ConnectOptions, env: &Environment) -> Result<Fetched, String> {
     let redactor = Redactor::default();
-    let specs = servers::resolve(p, &[], None, &p.vars, &redactor)?;
+    let specs = servers::resolve(p, &[], None, &p.vars, env, &redactor)?;
     let default_server = servers::default_server(&specs);
     let mut needed: Vec<String> = Vec::new();
     for c in &p.compositions {

@@ -42,8 +42,8 @@ mod parked;
 mod questions;
 mod rename;
 mod seal;
-mod tasks;
-mod tasks_2025;
+mod tasks_2025_11_25;
+mod tasks_2026_07_28;
 
 use model::{Param, Served, Upstream, json_type};
 
@@ -159,12 +159,7 @@ pub async fn serve(args: ServeOptions, settings: Settings) -> u8 {
             );
             return exit::INVALID;
         }
-        match judged::Evaluator::new(
-            &args.judge,
-            &served,
-            &upstreams,
-            settings.judge_max_reply_kb,
-        ) {
+        match judged::Evaluator::new(&args.judge, &served, &upstreams, &settings) {
             Ok(e) => Some(Arc::new(e)),
             Err(e) => {
                 eprintln!("error: {e}");
@@ -284,7 +279,15 @@ async fn load_and_connect(
     let mut pipeline = loaded.pipeline.ok_or(exit::INVALID)?;
     let file_only = servers::only_declared(&pipeline);
     let redactor = Redactor::default();
-    let specs = servers::resolve(&pipeline, &[], None, &pipeline.vars, &redactor).map_err(|e| {
+    let specs = servers::resolve(
+        &pipeline,
+        &[],
+        None,
+        &pipeline.vars,
+        &settings.env,
+        &redactor,
+    )
+    .map_err(|e| {
         eprintln!("{name}: {e}");
         exit::INVALID
     })?;
@@ -345,7 +348,7 @@ async fn load_and_connect(
                 Value::String(format!("<from the caller's `{}`>", p.name)),
             );
         }
-        let report = preflight::check(&[(comp, vars)], &tools, default.as_deref());
+        let report = preflight::check(&[(comp, vars)], &tools, default.as_deref(), &settings.env);
         for d in &report.problems {
             eprintln!("{}\n", d.render(&name, Some(&source)));
         }

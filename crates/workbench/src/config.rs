@@ -49,12 +49,12 @@ impl Dirs {
         self.data.as_deref()
     }
 
-    /// The platform's directories; `PIPEWRIGHT_CONFIG_DIR` and
-    /// `PIPEWRIGHT_DATA_DIR` override them (tests and portable setups).
-    pub fn locate() -> Dirs {
+    /// The directories the driver's settings name (the platform's, unless
+    /// `PIPEWRIGHT_CONFIG_DIR` and `PIPEWRIGHT_DATA_DIR` say otherwise).
+    pub fn of(settings: &pipewright_engine::settings::Settings) -> Dirs {
         Dirs {
-            config: pipewright_engine::dirs::config_dir(),
-            data: pipewright_engine::dirs::data_dir(),
+            config: settings.config_dir.clone(),
+            data: settings.data_dir.clone(),
         }
     }
 }

@@ -130,6 +130,7 @@ impl Driver {
                                 &[(&*comp, cfg.vars.clone())],
                                 &tools,
                                 default.as_deref(),
+                                &cfg.env,
                             );
                             let pool = Arc::new(pool);
                             let session =
@@ -450,7 +451,14 @@ async fn connect(
     ),
     String,
 > {
-    let specs = servers::resolve(pipeline, &opts.servers, opts.url.as_deref(), vars, redactor)?;
+    let specs = servers::resolve(
+        pipeline,
+        &opts.servers,
+        opts.url.as_deref(),
+        vars,
+        &opts.settings.env,
+        redactor,
+    )?;
     let needed = servers::needed(comp, &specs);
     // The workbench holds its connections: it listens for tool changes.
     // A login opens a browser and prints nothing: the screen is ours.

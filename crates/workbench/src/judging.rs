@@ -44,6 +44,8 @@ pub struct Job {
     pub config: Option<PathBuf>,
     /// The judge the environment declares (the workbench's flags).
     pub judge: JudgeFlags,
+    /// What the judge's `${env.X}` (its key) read.
+    pub env: pipewright_engine::environment::Environment,
     /// `PIPEWRIGHT_JUDGE_MAX_REPLY_KB` and `PIPEWRIGHT_MAX_RUNS`, as the
     /// driver's settings give them.
     pub max_reply_kb: Option<usize>,
@@ -94,7 +96,7 @@ async fn judge(job: Job) -> Result<Trace, String> {
         Some(Ok(over)) => PricingTable::bundled().overlay(over),
         _ => PricingTable::bundled(),
     };
-    let sources = Sources::of(job.judge, &job.pipeline, job.config.as_deref())?;
+    let sources = Sources::of(job.judge, &job.pipeline, job.config.as_deref(), &job.env)?;
     let redactor = Redactor::default();
     let grader = Grader {
         sources,

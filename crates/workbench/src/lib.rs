@@ -109,7 +109,7 @@ pub async fn edit(
     opts: EditOptions,
     settings: pipewright_engine::settings::Settings,
 ) -> Result<u8, EditError> {
-    let dirs = config::Dirs::locate();
+    let dirs = config::Dirs::of(&settings);
     let (mut cfg, sampling) = config::Config::load_with_sampling(&dirs, opts.theme.as_deref())
         .map_err(|e| EditError::Invalid(e.to_string()))?;
     // NO_COLOR: no colour at all; focus, selection and tabs show by bold,
@@ -118,7 +118,7 @@ pub async fn edit(
         cfg.theme = cfg.theme.monochrome();
     }
     // Nodes may name the servers `--server` adds.
-    let load = pipewright_engine::mcp::servers::cli_server_names(&opts.servers, &[])
+    let load = pipewright_engine::mcp::servers::cli_server_names(&opts.servers, &[], &settings.env)
         .map(|names| settings.load_options(names))
         .map_err(EditError::Invalid)?;
     // A new file for the demo server starts from its scaffold.
@@ -147,7 +147,7 @@ pub async fn edit(
         theme: opts.theme,
         timeout: opts.timeout,
         restate: opts.restate,
-        judge: pipewright_engine::eval::JudgeFlags::from_env(),
+        judge: pipewright_engine::eval::JudgeFlags::from_environment(&settings.env),
         settings,
         load: load.clone(),
     };

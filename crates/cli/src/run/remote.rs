@@ -37,7 +37,9 @@ pub struct Report<'a> {
     pub otlp_endpoint: Option<&'a str>,
     /// Fibe's caps, to show the run in the file's own steps.
     pub fibe: pipewright_engine::file::import::FibeLimits,
-    /// `PIPEWRIGHT_MAX_RUNS` as the driver's settings give it.
+    /// Where runs are kept and `PIPEWRIGHT_MAX_RUNS`, as the driver's
+    /// settings give them.
+    pub data_dir: Option<&'a std::path::Path>,
     pub max_runs: Option<usize>,
 }
 
@@ -165,9 +167,10 @@ pub async fn follow(
             Some((_, source, p)) => pipewright_headless::keep(
                 &trace,
                 Some(&store::KeptSource::of(source, p)),
+                report.data_dir,
                 report.max_runs,
             ),
-            None => pipewright_headless::keep(&trace, None, report.max_runs),
+            None => pipewright_headless::keep(&trace, None, report.data_dir, report.max_runs),
         }
     }
     let traces = [trace];

@@ -29,9 +29,16 @@ pub struct Watch {
 }
 
 impl Watch {
-    /// Starts the record of the run of `comp` (and case) and reserves its
-    /// id; without a writable runs directory there is none.
-    pub fn begin(&mut self, comp: &Composition, case: Option<&str>, file: &str) {
+    /// Starts the record of the run of `comp` (and case) in the runs of
+    /// `data_dir` and reserves its id; without a writable runs directory
+    /// there is none.
+    pub fn begin(
+        &mut self,
+        comp: &Composition,
+        case: Option<&str>,
+        file: &str,
+        data_dir: Option<&std::path::Path>,
+    ) {
         let mut head = Trace {
             run_id: new_run_id(),
             file: file.to_owned(),
@@ -43,7 +50,7 @@ impl Watch {
             },
             ..Trace::default()
         };
-        self.live = store::live::begin(&mut head);
+        self.live = store::live::begin(data_dir, &mut head);
         self.id = self.live.as_ref().map(|_| head.run_id);
     }
 

@@ -48,16 +48,6 @@ pub const PLAN_QUALITY: Prompt = Prompt {
     system: "You judge the plan of the pipeline: the DAG of tool calls its author wrote, as written, before it runs.\n\nThe material gives: the task, the tools its servers offer, and the DAG: each node's tool, the nodes it needs, the arguments it passes (`${id.path}` reads another node's output, `${var.X}` an input, `${item}` the element of a fan-out), its `when` guard, `for_each` fan-out, `on_error` policy and `transform`, and which output the pipeline returns.\n\nScore from 0 to 1 how good a plan it is for the task: every step needed and none redundant, data flowing from the right nodes, independent steps not chained needlessly, failures handled where they matter. 1 is the plan an expert would write; 0 is a plan that cannot accomplish the task.\n\nReply with {\"score\": <0 to 1>, \"reasoning\": \"<two or three sentences>\"}.",
 };
 
-/// Every prompt, for the book and its test.
-pub const ALL: [Prompt; 6] = [
-    RUBRIC,
-    RUBRIC_TREE,
-    TASK_COMPLETION,
-    MCP_USE,
-    ARGUMENT_CORRECTNESS,
-    PLAN_QUALITY,
-];
-
 /// The system message of `p`: the preamble, then the metric's rules.
 pub fn system(p: &Prompt) -> String {
     format!("{PREAMBLE}\n\n{}", p.system)
@@ -66,6 +56,16 @@ pub fn system(p: &Prompt) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Every prompt, for the book's test.
+    const ALL: [Prompt; 6] = [
+        RUBRIC,
+        RUBRIC_TREE,
+        TASK_COMPLETION,
+        MCP_USE,
+        ARGUMENT_CORRECTNESS,
+        PLAN_QUALITY,
+    ];
 
     /// The book quotes every prompt as the judge gets it: a changed prompt
     /// changes the page (and wants a new version).

@@ -3,7 +3,7 @@
 //! `PIPEWRIGHT_JUDGE_*` variables), else the composition's
 //! `eval.provider:`, else the file's `sampling:` provider, else `judge:` in
 //! the user's `config.yaml`. The key is only ever named (`${env.X}`): its
-//! value is read from the environment when the judge is resolved, becomes
+//! value is read from the driver's environment when the judge is resolved, becomes
 //! a secret of the run's redactor, and is sent as a bearer token, nowhere
 //! else. A key whose variable is unset leaves the metrics deferred, so a
 //! file that names a judge still runs green in CI without a key.
@@ -15,6 +15,7 @@ use indexmap::IndexMap;
 use serde::Deserialize;
 use serde_json::Value;
 
+use crate::environment::Environment;
 use crate::file::model::eval::JudgeDecl;
 use crate::file::model::{Composition, Pipeline, Sampling};
 use crate::lang::snapshot::Snapshot;
@@ -126,10 +127,14 @@ pub struct JudgeFlags {
 
 impl JudgeFlags {
     /// What `PIPEWRIGHT_JUDGE_URL`, `PIPEWRIGHT_JUDGE_MODEL` and
-    /// `PIPEWRIGHT_JUDGE_KEY_ENV` say (the workbench's flags; the command
-    /// line reads them through its own).
-    pub fn from_env() -> JudgeFlags {
-        let var = |n: &str| std::env::var(n).ok().filter(|v| !v.trim().is_empty());
+    /// `PIPEWRIGHT_JUDGE_KEY_ENV` say in `env` (the workbench's flags; the
+    /// command line reads them through its own).
+    pub fn from_environment(env: &Environment) -> JudgeFlags {
+        let var = |n: &str| {
+            env.var(n)
+                .filter(|v| !v.trim().is_empty())
+                .map(str::to_owned)
+        };
         JudgeFlags {
             url: var("PIPEWRIGHT_JUDGE_URL"),
             model: var("PIPEWRIGHT_JUDGE_MODEL"),
@@ -192,21 +197,26 @@ pub struct Sources {
     pub sampling: Option<Sampling>,
     /// `judge:` in the user's config.yaml.
     pub config: Option<JudgeDecl>,
+    /// What the chosen judge's `${env.X}` (its key) read.
+    pub env: Environment,
 }
 
 impl Sources {
     /// The sources of a run of `pipeline`: `flags`, the file's `sampling:`
-    /// and config.yaml in `config_dir` (`Err` names config.yaml's problem).
+    /// and config.yaml in `config_dir` (`Err` names config.yaml's problem),
+    /// their keys read in `env`.
     pub fn of(
         flags: JudgeFlags,
         pipeline: &Pipeline,
         config_dir: Option<&Path>,
+        env: &Environment,
     ) -> Result<Sources, String> {
         flags.decl()?;
         Ok(Sources {
             flags,
             sampling: pipeline.sampling.clone(),
             config: config_judge(config_dir)?,
+            env: env.clone(),
         })
     }
 
@@ -248,21 +258,23 @@ impl Sources {
         redactor: &Redactor,
     ) -> Result<Endpoint, String> {
         let (decl, from) = self.choose(comp)?;
-        resolve(&decl, from, vars, redactor)
+        resolve(&decl, from, vars, &self.env, redactor)
     }
 }
 
-/// Resolves `${env.X}` and `${var.X}` in `decl`; the key and every env
-/// value used become secrets of `redactor`. `Err` says which setting could
-/// not be resolved.
+/// Resolves `${env.X}` (read in `env`) and `${var.X}` in `decl`; the key
+/// and every env value used become secrets of `redactor`. `Err` says which
+/// setting could not be resolved.
 pub fn resolve(
     decl: &JudgeDecl,
     from: &str,
     vars: &IndexMap<String, Value>,
+    env: &Environment,
     redactor: &Redactor,
 ) -> Result<Endpoint, String> {
     let scope = Snapshot {
         vars: std::sync::Arc::new(vars.clone()),
+        env: env.clone(),
         ..Snapshot::default()
     };
     let text = |field: &str, s: &str| {
@@ -422,6 +434,7 @@ mod tests {
             &decl,
             "eval.provider",
             &IndexMap::new(),
+            &Environment::default(),
             &Redactor::default(),
         )
         .err()

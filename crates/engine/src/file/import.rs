@@ -9,7 +9,6 @@
 //! `pipewright convert` prints the same YAML.
 
 mod discord;
-pub mod emit;
 mod fibe;
 mod shared;
 
@@ -179,7 +178,10 @@ pub(crate) fn convert_tree(
         Dialect::Discord => discord::translate(&mut cx, root),
         _ => fibe::translate(&mut cx, root, fibe),
     };
-    let emitted = plan.as_ref().map(emit::emit).unwrap_or_default();
+    let emitted = plan
+        .as_ref()
+        .map(crate::file::write::emit)
+        .unwrap_or_default();
     let mut diagnostics = cx.diags;
     diagnostics.sort_by_key(|d| (d.span.start, d.severity));
     Conversion {

@@ -106,8 +106,6 @@ pub const SERVER_KEYS: &[&str] = &[
     "auth",
     "protocol",
 ];
-/// The values of a server's `protocol:` (the MCP revision to speak).
-pub const PROTOCOLS: &[&str] = &["auto", "2026-07-28", "2025-11-25"];
 pub const AUTH_KEYS: &[&str] = &[
     "client_id",
     "client_secret",

@@ -12,8 +12,10 @@ use crate::diag::{Pos, Span};
 use crate::lang::jq::JqProgram;
 use crate::lang::reference::Reference;
 
-pub mod eval;
+pub(crate) mod auth;
+pub(crate) mod eval;
 
+pub use auth::AuthConfig;
 pub use eval::EvalSpec;
 
 /// A whole pipeline file.
@@ -66,37 +68,10 @@ pub struct ServerDecl {
     pub source: ServerSource,
     pub span: Span,
     /// The `auth:` block of an HTTP server.
-    pub auth: Option<AuthDecl>,
-    /// `protocol:`, one of [`PROTOCOLS`](crate::file::keys::PROTOCOLS):
-    /// the MCP revision to speak to this server (unset: the command line's).
-    pub protocol: Option<String>,
-}
-
-/// How pipewright identifies itself to an HTTP server's OAuth
-/// authorization server (`auth:`). Strings may hold `${env.X}` /
-/// `${var.X}`; `client_secret` and `private_key` must be references.
-#[derive(Clone, PartialEq, Default)]
-pub struct AuthDecl {
-    pub client_id: Option<String>,
-    pub client_secret: Option<String>,
-    /// The URL of a Client ID Metadata Document the user hosts.
-    pub client_id_url: Option<String>,
-    /// `grant: client_credentials` (else the browser login).
-    pub client_credentials: bool,
-    /// A PEM private key for `private_key_jwt`.
-    pub private_key: Option<String>,
-    pub scopes: Vec<String>,
-}
-
-impl std::fmt::Debug for AuthDecl {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("AuthDecl")
-            .field("client_id", &self.client_id)
-            .field("client_id_url", &self.client_id_url)
-            .field("client_credentials", &self.client_credentials)
-            .field("scopes", &self.scopes)
-            .finish_non_exhaustive()
-    }
+    pub auth: Option<AuthConfig>,
+    /// `protocol:`: the MCP revision to speak to this server (unset: the
+    /// command line's).
+    pub protocol: Option<crate::file::protocol::Protocol>,
 }
 
 /// Where a server comes from. Strings may hold `${env.X}` / `${var.X}`

@@ -6,8 +6,8 @@
 
 use serde_json::Value;
 
-use super::import::emit::quoted;
 use super::loader::id_from;
+use super::write::{self, quoted};
 
 /// The comment the examples start with; the YAML language server reads it.
 pub const SCHEMA_LINE: &str = "# yaml-language-server: $schema=../schema/pipewright.schema.json";
@@ -105,7 +105,7 @@ pub fn scaffold(req: &Request<'_>) -> String {
         }
     }
     out.push_str("compositions:\n");
-    out.push_str(&format!("  - name: {}\n", key(req.name)));
+    out.push_str(&format!("  - name: {}\n", write::name(req.name)));
     out.push_str("    nodes:\n");
     out.push_str(&nodes);
     out
@@ -137,7 +137,7 @@ fn tool_list(out: &mut String, tools: &[ToolDef<'_>]) {
 }
 
 fn server(out: &mut String, name: &str, entry: &ServerEntry) {
-    out.push_str(&format!("  {}:\n", key(name)));
+    out.push_str(&format!("  {}:\n", write::name(name)));
     match entry {
         ServerEntry::Url(url) => out.push_str(&format!("    url: {}\n", quoted(url))),
         ServerEntry::Command { command, args } => {
@@ -169,9 +169,9 @@ fn node(
         out.push_str(&format!("        needs: [{parent}]\n"));
     }
     if several {
-        out.push_str(&format!("        server: {}\n", key(tool.server)));
+        out.push_str(&format!("        server: {}\n", write::name(tool.server)));
     }
-    out.push_str(&format!("        tool: {}", key(tool.name)));
+    out.push_str(&format!("        tool: {}", write::name(tool.name)));
     match tool.description.map(|d| one_line(d, MAX_NOTE)) {
         Some(d) if !d.is_empty() => out.push_str(&format!("  # {d}\n")),
         _ => out.push('\n'),
@@ -195,7 +195,7 @@ fn node(
             (None, None) => "\"\"".to_owned(),
             (_, Some(v)) => v,
         };
-        out.push_str(&format!("          {}: {value}{note}\n", key(name)));
+        out.push_str(&format!("          {}: {value}{note}\n", write::name(name)));
     }
 }
 
@@ -307,22 +307,6 @@ fn unique_var(id: &str, arg: &str, vars: &[(String, String)]) -> String {
         name = format!("{}_{name}", clean(id));
     }
     unique(name, &taken)
-}
-
-/// A mapping key or plain value: bare when YAML reads it back as the same
-/// string, double-quoted otherwise.
-fn key(s: &str) -> String {
-    let plain = s
-        .chars()
-        .next()
-        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
-        && s.chars()
-            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
-        && !matches!(
-            s.to_ascii_lowercase().as_str(),
-            "true" | "false" | "null" | "yes" | "no" | "on" | "off" | "y" | "n"
-        );
-    if plain { s.to_owned() } else { quoted(s) }
 }
 
 /// `s` on one line for a comment: control characters and runs of blanks

@@ -11,6 +11,8 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
 
+use crate::file::protocol::Protocol;
+
 /// A pipewright pipeline file: a linear `pipe:` and/or DAG `compositions:`.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -205,15 +207,35 @@ pub struct ServerObject {
     pub protocol: Option<ProtocolEntry>,
 }
 
-/// An MCP revision pipewright can be told to speak.
-#[derive(Debug, Deserialize, JsonSchema)]
-pub enum ProtocolEntry {
-    #[serde(rename = "auto")]
-    Auto,
-    #[serde(rename = "2026-07-28")]
-    Modern,
-    #[serde(rename = "2025-11-25")]
-    Legacy,
+/// An MCP revision pipewright can be told to speak: one of
+/// [`Protocol::ALL`]'s names, which the schema lists.
+#[derive(Debug, Deserialize)]
+#[serde(try_from = "String")]
+pub struct ProtocolEntry(pub Protocol);
+
+impl TryFrom<String> for ProtocolEntry {
+    type Error = String;
+
+    fn try_from(name: String) -> Result<Self, String> {
+        Protocol::parse(&name)
+            .map(ProtocolEntry)
+            .ok_or_else(|| format!("`{name}` is not one of {}", Protocol::listed()))
+    }
+}
+
+impl JsonSchema for ProtocolEntry {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "ProtocolEntry".into()
+    }
+
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        let names: Vec<&str> = Protocol::ALL.iter().map(|p| p.name()).collect();
+        schemars::json_schema!({
+            "description": "An MCP revision pipewright can be told to speak.",
+            "type": "string",
+            "enum": names,
+        })
+    }
 }
 
 /// OAuth client settings of an HTTP server.

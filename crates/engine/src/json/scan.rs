@@ -42,19 +42,11 @@ pub fn compact(text: String) -> Result<String, Invalid> {
     Ok(strip_spaces(&text))
 }
 
-/// Checks a slice the same way, without copying it when it is compact:
-/// `None` when it may be kept as it is, `Some` with its compact form.
-pub fn check(text: &str) -> Result<Option<String>, Invalid> {
-    let shape = shape(text.as_bytes())?;
-    if let Err(e) = serde_json::from_str::<IgnoredAny>(text) {
-        return Err(from_serde(text, &e));
-    }
-    Ok(shape.spaced.then(|| strip_spaces(text)))
-}
-
-/// [`check`] of a slice serde_json has already read as one value (a
-/// `RawValue`: its grammar is known good): only the nesting, the numbers
-/// and the spaces are looked at, in one pass.
+/// Checks a slice serde_json has already read as one value (a `RawValue`:
+/// its grammar is known good) the same way, without copying it when it is
+/// compact: only the nesting, the numbers and the spaces are looked at, in
+/// one pass; `None` when it may be kept as it is, `Some` with its compact
+/// form.
 pub fn check_read(text: &str) -> Result<Option<String>, Invalid> {
     let shape = shape(text.as_bytes())?;
     Ok(shape.spaced.then(|| strip_spaces(text)))

@@ -77,29 +77,43 @@ impl JqRunError {
 }
 
 impl JqProgram {
-    /// Compiles `src`. Lex, parse and name-resolution problems are all
-    /// reported, each with a byte range in `src`.
+    /// Compiles `src` with every filter, to run within the default limits.
+    /// Lex, parse and name-resolution problems are all reported, each with
+    /// a byte range in `src`.
     pub fn compile(src: &str) -> Result<JqProgram, JqCompileError> {
+        Self::compile_within(src, JqLimits::default())
+    }
+
+    /// Compiles `src` to run within `limits` (the driver's settings); a
+    /// [`JqLimits::sandboxed`] program compiles without the filters that
+    /// read the environment, end the process or write to its stderr.
+    pub fn compile_within(src: &str, limits: JqLimits) -> Result<JqProgram, JqCompileError> {
         let tokens = check_nesting(src)?;
         limits::with_stack(tokens, || {
             let depth = check_depth(src)?;
-            Self::compile_pruned(src, depth)
+            Self::compile_pruned(src, depth, limits.sandboxed)
         })
+        .map(|p| p.with_limits(limits))
     }
 
-    fn compile_pruned(src: &str, depth: usize) -> Result<JqProgram, JqCompileError> {
+    fn compile_pruned(
+        src: &str,
+        depth: usize,
+        sandboxed: bool,
+    ) -> Result<JqProgram, JqCompileError> {
         // Compiling jaq's whole library costs ~0.4 ms a program; a program
         // only needs the definitions it can reach. Should that pruning ever
         // miss one (a name the compiler inserts itself), the full library
         // decides, so results never depend on the shortcut.
-        Self::compile_with(src, depth, reachable_prelude(src))
-            .or_else(|_| Self::compile_with(src, depth, prelude().collect()))
+        Self::compile_with(src, depth, reachable_prelude(src), sandboxed)
+            .or_else(|_| Self::compile_with(src, depth, prelude().collect(), sandboxed))
     }
 
     fn compile_with(
         src: &str,
         depth: usize,
         defs: Vec<load::parse::Def<&'static str>>,
+        sandboxed: bool,
     ) -> Result<JqProgram, JqCompileError> {
         let arena = Arena::default();
         let loader = Loader::new(defs);
@@ -118,7 +132,7 @@ impl JqProgram {
         })
         .map_err(|errs| load_errors(src, errs))?;
         let filter = Compiler::default()
-            .with_funs(natives())
+            .with_funs(natives(sandboxed))
             .compile(modules)
             .map_err(|errs| {
                 let problems = errs
@@ -320,7 +334,7 @@ pub fn builtins() -> &'static [(String, usize)] {
             .defs
             .iter()
             .map(|d| (d.name.to_owned(), d.args.len()))
-            .chain(natives().map(|(name, args, _)| (name.to_owned(), args.len())))
+            .chain(natives(false).map(|(name, args, _)| (name.to_owned(), args.len())))
             .filter(|(n, _)| !n.starts_with('_') && !UNTRUSTED_OFF.contains(&n.as_str()))
             .collect();
         out.sort();
@@ -329,10 +343,9 @@ pub fn builtins() -> &'static [(String, usize)] {
     })
 }
 
-/// The natively implemented filters that go with [`prelude`]; in a
-/// [`sandboxed`] load, without `env`.
-fn natives() -> impl Iterator<Item = jaq_core::native::Fun<Data>> {
-    let sandboxed = SANDBOXED.with(std::cell::Cell::get);
+/// The natively implemented filters that go with [`prelude`]; for a
+/// `sandboxed` program, without [`UNTRUSTED_OFF`].
+fn natives(sandboxed: bool) -> impl Iterator<Item = jaq_core::native::Fun<Data>> {
     jaq_core::funs()
         .chain(jaq_std::funs())
         .chain(jaq_json::funs())
@@ -343,26 +356,6 @@ fn natives() -> impl Iterator<Item = jaq_core::native::Fun<Data>> {
 /// process's environment, `halt` ends the process, and the `debug` and
 /// `stderr` natives write to its standard error.
 const UNTRUSTED_OFF: &[&str] = &["env", "halt", "debug_empty", "stderr_empty"];
-
-// Allowed: whether the compilation running on this thread is inside a
-// `sandboxed` call (set and restored around it), not configuration.
-thread_local! {
-    static SANDBOXED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
-}
-
-/// Runs `f` (a load of text from an untrusted caller, such as `serve`'s
-/// `run_pipeline`) with every jq program compiled without the filters that
-/// read the environment: a program that calls `env` does not compile.
-pub fn sandboxed<T>(f: impl FnOnce() -> T) -> T {
-    struct Reset(bool);
-    impl Drop for Reset {
-        fn drop(&mut self) {
-            SANDBOXED.with(|s| s.set(self.0));
-        }
-    }
-    let _reset = Reset(SANDBOXED.with(|s| s.replace(true)));
-    f()
-}
 
 // ---------------------------------------------------------------------------
 // Runtime
@@ -869,6 +862,13 @@ mod tests {
 
     #[test]
     fn a_sandboxed_program_cannot_read_the_environment_or_halt() {
+        let sandboxed = |src: &str| {
+            let limits = JqLimits {
+                sandboxed: true,
+                ..JqLimits::default()
+            };
+            JqProgram::compile_within(src, limits)
+        };
         for src in [
             "env.HOME",
             "env | keys",
@@ -876,7 +876,7 @@ mod tests {
             "[env[]] | tostring | explode",
             "debug",
         ] {
-            let err = sandboxed(|| JqProgram::compile(src)).err();
+            let err = sandboxed(src).err();
             let err = err.unwrap_or_else(|| panic!("`{src}` compiled in the sandbox"));
             assert!(
                 err.problems.iter().all(|p| p.offset <= src.len()),
@@ -885,7 +885,7 @@ mod tests {
         }
         // Everything else compiles as before, and outside the sandbox `env`
         // is back.
-        assert!(sandboxed(|| JqProgram::compile(".a | tostring | explode")).is_ok());
+        assert!(sandboxed(".a | tostring | explode").is_ok());
         assert!(JqProgram::compile("env | length").is_ok());
     }
 

@@ -9,6 +9,7 @@ use indexmap::IndexMap;
 use serde_json::{Map, Value};
 
 use super::reference::{self, NodeLookup, ResolveError, Scope};
+use crate::environment::Environment;
 use crate::json::Json;
 
 /// What a node's references can see: its parents' outputs (a snapshot taken
@@ -21,6 +22,8 @@ pub struct Snapshot {
     /// An undefined `${var.X}` stays as written (a composition with no
     /// cases, as mcptest's compositions page says) instead of failing.
     pub pass_vars: bool,
+    /// What `${env.X}` reads (the default: nothing is set).
+    pub env: Environment,
 }
 
 /// A node as a snapshot saw it: its output is shared with the session's
@@ -49,7 +52,7 @@ impl Scope for Snapshot {
     }
 
     fn env(&self, name: &str) -> Option<String> {
-        std::env::var(name).ok()
+        self.env.var(name).map(str::to_owned)
     }
 
     fn item(&self) -> Option<&Value> {
@@ -136,5 +139,26 @@ pub fn resolve_args(args: &Value, scope: &dyn Scope) -> Result<Map<String, Value
             map.insert("value".into(), other);
             Ok(map)
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn env_references_read_the_snapshots_environment_only() {
+        let args = json!({"token": "${env.PW_SNAPSHOT_TOKEN}"});
+        let scope = Snapshot {
+            env: Environment::with_vars([("PW_SNAPSHOT_TOKEN", "t-1")]),
+            ..Snapshot::default()
+        };
+        assert_eq!(
+            resolve_args(&args, &scope).map(Value::Object),
+            Ok(json!({"token": "t-1"}))
+        );
+        let err = resolve_args(&args, &Snapshot::default()).expect_err("unset");
+        assert!(err.to_string().contains("is not set"), "{err}");
     }
 }

@@ -8,7 +8,6 @@
 
 mod bearer;
 mod browser;
-mod config;
 mod credentials;
 pub mod encode;
 mod error;
@@ -26,13 +25,13 @@ use oauth2::TokenResponse;
 use rmcp::service::ClientInitializeError;
 use rmcp::transport::streamable_http_client::StreamableHttpError;
 
+pub use crate::file::model::AuthConfig;
 pub use bearer::BearerClient;
-pub use config::AuthConfig;
 pub use credentials::client_credentials;
 pub use error::OAuthError;
 pub use flow::{Browser, LoginOptions, login};
 pub use prompt::{Logins, Prompt, Say};
-pub use store::{TokenRecord, TokenStore, canonical_url, default_dir};
+pub use store::{TokenRecord, TokenStore, canonical_url};
 
 use super::error::McpError;
 use encode::form_encode;
@@ -215,7 +214,7 @@ pub(crate) async fn login_for_connect(
             "it refused the token of the login just made (HTTP 401); check the scopes, or {how}"
         )));
     }
-    let store = TokenStore::open_default().map_err(|e| failed(e.to_string()))?;
+    let store = logins.store().map_err(|e| failed(e.to_string()))?;
     let previous = store.load(&shown).ok().flatten();
     if !reauth::is_unattended(declared, previous.as_ref()) && logins.prompt() == Prompt::Never {
         return Err(failed(format!("it needs a login (HTTP 401): {how}")));

@@ -12,22 +12,31 @@ use super::error::McpError;
 use super::human::CallScope;
 use super::{CallOutcome, ToolInfo};
 
+/// One `tools/call` as a run asks for it: what to call, with what, and
+/// for whom. It borrows what the caller's node holds (the names, the
+/// cancellation token, the scope) and owns what the call sends.
+#[derive(Debug)]
+pub struct CallRequest<'a> {
+    /// The server to call (`None`: the only server there is).
+    pub server: Option<&'a str>,
+    pub tool: &'a str,
+    pub args: Map<String, Value>,
+    /// `_meta` to send with the call (a task's, a log level's).
+    pub meta: Option<Map<String, Value>>,
+    /// How long to wait for the answer (`None`: as long as it takes).
+    pub timeout: Option<Duration>,
+    /// Cancelling it sends the server `notifications/cancelled`.
+    pub cancel: &'a CancellationToken,
+    /// The node the call is for, which answers the server's questions.
+    pub scope: &'a CallScope,
+}
+
 /// Something that can make a `tools/call`: the live server pool, a cassette,
 /// or a test double.
 pub trait Caller: Send + Sync {
-    /// Calls `tool` on `server` (`None`: the only server there is);
-    /// `scope` names the node and answers the server's questions.
-    #[expect(clippy::too_many_arguments, reason = "one call's whole request")]
-    fn call<'a>(
-        &'a self,
-        server: Option<&'a str>,
-        tool: &'a str,
-        args: Map<String, Value>,
-        meta: Option<Map<String, Value>>,
-        timeout: Option<Duration>,
-        cancel: &'a CancellationToken,
-        scope: &'a CallScope,
-    ) -> BoxFuture<'a, Result<CallOutcome, McpError>>;
+    /// Makes the call `request` asks for.
+    fn call<'a>(&'a self, request: CallRequest<'a>)
+    -> BoxFuture<'a, Result<CallOutcome, McpError>>;
 
     /// The caller this one wraps (a recorder, a journal), if any: the
     /// methods below ask it unless overridden.

@@ -5,15 +5,17 @@
 //! Entries become [`ServerSource`]s whose strings are native templates:
 //! `${env:X}` (VS Code) and `${X}` (Claude Code) become `${env.X}`, so the
 //! values are read, and masked as secrets, when the run connects;
-//! `${X:-default}` takes the default when X is unset; `${workspaceFolder}`
-//! and `${userHome}` are filled in here. VS Code `${input:…}` prompts have no
-//! terminal equivalent and are reported.
+//! `${X:-default}` takes the default when X is unset in the driver's
+//! [`Environment`]; `${workspaceFolder}` and `${userHome}` are filled in
+//! here. VS Code `${input:…}` prompts have no terminal equivalent and are
+//! reported.
 
 use std::path::{Path, PathBuf};
 
 use indexmap::IndexMap;
 use serde_json::Value;
 
+use crate::environment::Environment;
 use crate::file::model::{Pipeline, ServerDecl, ServerSource};
 use crate::lang::reference::escape_literal;
 
@@ -24,8 +26,9 @@ pub struct FoundServer {
     pub source: ServerSource,
 }
 
-/// Expands a leading `~` to the home directory.
-pub fn expand_home(path: &str) -> PathBuf {
+/// Expands a leading `~` to the home directory (`env`'s).
+pub fn expand_home(path: &str, env: &Environment) -> PathBuf {
+    let home = || env.dirs().home.clone();
     match (path.strip_prefix("~/").or(path.strip_prefix("~\\")), home()) {
         (Some(rest), Some(h)) => h.join(rest),
         _ if path == "~" => home().unwrap_or_else(|| PathBuf::from(path)),
@@ -33,21 +36,16 @@ pub fn expand_home(path: &str) -> PathBuf {
     }
 }
 
-fn home() -> Option<PathBuf> {
-    directories::BaseDirs::new().map(|b| b.home_dir().to_path_buf())
-}
-
 /// The files the usual MCP clients keep their servers in, for this
-/// platform: project files in `cwd` first, then the user's.
-pub fn default_locations(cwd: &Path) -> Vec<PathBuf> {
+/// platform: project files in `cwd` first, then the user's (in `env`'s
+/// home and config directories).
+pub fn default_locations(cwd: &Path, env: &Environment) -> Vec<PathBuf> {
     let mut out = vec![
         cwd.join(".mcp.json"),
         cwd.join(".vscode").join("mcp.json"),
         cwd.join(".cursor").join("mcp.json"),
     ];
-    if let Some(base) = directories::BaseDirs::new() {
-        let config = base.config_dir();
-        let home = base.home_dir();
+    if let (Some(config), Some(home)) = (&env.dirs().config, &env.dirs().home) {
         out.push(config.join("Claude").join("claude_desktop_config.json"));
         out.push(home.join(".claude.json"));
         out.push(home.join(".cursor").join("mcp.json"));
@@ -62,14 +60,15 @@ pub fn default_locations(cwd: &Path) -> Vec<PathBuf> {
 }
 
 /// Reads every server of a config file, in file order.
-pub fn read(path: &Path) -> Result<Vec<FoundServer>, String> {
+pub fn read(path: &Path, env: &Environment) -> Result<Vec<FoundServer>, String> {
     let text = std::fs::read_to_string(path)
         .map_err(|e| format!("cannot read `{}`: {e}", path.display()))?;
-    parse(&text, path)
+    parse(&text, path, env)
 }
 
-/// Parses config text; `path` places `${workspaceFolder}` and messages.
-pub fn parse(text: &str, path: &Path) -> Result<Vec<FoundServer>, String> {
+/// Parses config text; `path` places `${workspaceFolder}` and messages,
+/// `env` answers `${X:-default}` and `${userHome}`.
+pub fn parse(text: &str, path: &Path, env: &Environment) -> Result<Vec<FoundServer>, String> {
     let shown = path.display();
     let doc: Value = serde_json::from_str(&strip_jsonc(text))
         .map_err(|e| format!("`{shown}` is not valid JSON: {e}"))?;
@@ -81,7 +80,7 @@ pub fn parse(text: &str, path: &Path) -> Result<Vec<FoundServer>, String> {
     let workspace = workspace_of(path);
     map.iter()
         .map(|(name, entry)| {
-            entry_source(entry, &workspace)
+            entry_source(entry, &workspace, env)
                 .map(|source| FoundServer {
                     name: name.clone(),
                     source,
@@ -92,9 +91,9 @@ pub fn parse(text: &str, path: &Path) -> Result<Vec<FoundServer>, String> {
 }
 
 /// The entry called `name` in the config file at `from` (`~` expanded).
-pub fn lookup(from: &str, name: &str) -> Result<ServerSource, String> {
-    let path = expand_home(from);
-    let found = read(&path)?;
+pub fn lookup(from: &str, name: &str, env: &Environment) -> Result<ServerSource, String> {
+    let path = expand_home(from, env);
+    let found = read(&path, env)?;
     let names: Vec<&str> = found.iter().map(|f| f.name.as_str()).collect();
     found
         .iter()
@@ -111,8 +110,8 @@ pub fn lookup(from: &str, name: &str) -> Result<ServerSource, String> {
 
 /// Adds every server of the config file at `path` to the pipeline's
 /// `servers:`; servers the file declares itself keep their declaration.
-pub fn add_to(pipeline: &mut Pipeline, path: &Path) -> Result<(), String> {
-    for f in read(path)? {
+pub fn add_to(pipeline: &mut Pipeline, path: &Path, env: &Environment) -> Result<(), String> {
+    for f in read(path, env)? {
         if !pipeline.servers.contains_key(&f.name) {
             pipeline.servers.insert(
                 f.name.clone(),
@@ -139,11 +138,15 @@ fn workspace_of(path: &Path) -> PathBuf {
     }
 }
 
-fn entry_source(entry: &Value, workspace: &Path) -> Result<ServerSource, String> {
+fn entry_source(
+    entry: &Value,
+    workspace: &Path,
+    env: &Environment,
+) -> Result<ServerSource, String> {
     let obj = entry.as_object().ok_or("the entry is not an object")?;
     let s = |v: &Value| -> Result<String, String> {
         match v {
-            Value::String(t) => substitute(t, workspace),
+            Value::String(t) => substitute(t, workspace, env),
             other => Ok(other.to_string()),
         }
     };
@@ -176,8 +179,9 @@ fn entry_source(entry: &Value, workspace: &Path) -> Result<ServerSource, String>
     })
 }
 
-/// Rewrites a config string's `${…}` substitutions into a native template.
-pub fn substitute(text: &str, workspace: &Path) -> Result<String, String> {
+/// Rewrites a config string's `${…}` substitutions into a native template
+/// (`env` says which variables are set, and where home is).
+pub fn substitute(text: &str, workspace: &Path, env: &Environment) -> Result<String, String> {
     let mut out = String::new();
     let mut rest = text;
     while let Some(open) = rest.find("${") {
@@ -195,7 +199,7 @@ pub fn substitute(text: &str, workspace: &Path) -> Result<String, String> {
                 out.push_str(&escape_literal(&workspace.to_string_lossy()));
             }
             "userHome" => {
-                let h = home().unwrap_or_default();
+                let h = env.dirs().home.clone().unwrap_or_default();
                 out.push_str(&escape_literal(&h.to_string_lossy()));
             }
             "pathSeparator" => out.push(std::path::MAIN_SEPARATOR),
@@ -214,7 +218,7 @@ pub fn substitute(text: &str, workspace: &Path) -> Result<String, String> {
                     return Err(format!("cannot read the substitution `${{{inner}}}`"));
                 }
                 match default {
-                    Some(d) if std::env::var_os(var).is_none() => out.push_str(&escape_literal(d)),
+                    Some(d) if env.var_os(var).is_none() => out.push_str(&escape_literal(d)),
                     _ => out.push_str(&format!("${{env.{var}}}")),
                 }
             }
@@ -288,36 +292,66 @@ mod tests {
     fn substitutions_become_env_references_and_literals_stay_literal() {
         let ws = Path::new("/proj");
         assert_eq!(
-            substitute("Bearer ${env:TOKEN}", ws).as_deref(),
+            substitute("Bearer ${env:TOKEN}", ws, &Environment::default()).as_deref(),
             Ok("Bearer ${env.TOKEN}")
         );
         assert_eq!(
-            substitute("${API_KEY}", ws).as_deref(),
+            substitute("${API_KEY}", ws, &Environment::default()).as_deref(),
             Ok("${env.API_KEY}")
         );
         assert_eq!(
-            substitute("${PIPEWRIGHT_SURELY_UNSET_VAR:-fallback}", ws).as_deref(),
+            substitute(
+                "${PIPEWRIGHT_SURELY_UNSET_VAR:-fallback}",
+                ws,
+                &Environment::default()
+            )
+            .as_deref(),
             Ok("fallback")
         );
         assert_eq!(
-            substitute("${workspaceFolder}/data", ws).as_deref(),
+            substitute("${workspaceFolder}/data", ws, &Environment::default()).as_deref(),
             Ok("/proj/data")
         );
         assert_eq!(
-            substitute("no subs $HOME", ws).as_deref(),
+            substitute("no subs $HOME", ws, &Environment::default()).as_deref(),
             Ok("no subs $HOME")
         );
         assert!(
-            substitute("${input:token}", ws)
+            substitute("${input:token}", ws, &Environment::default())
                 .unwrap_err()
                 .contains("prompt")
         );
     }
 
     #[test]
+    fn defaults_and_the_home_come_from_the_drivers_environment() {
+        let ws = Path::new("/proj");
+        let env = Environment::with_vars([("REGION", "eu")]).with_dirs(
+            crate::environment::PlatformDirs {
+                home: Some("/home/u".into()),
+                ..Default::default()
+            },
+        );
+        assert_eq!(
+            substitute("${REGION:-us}/${OTHER:-us}", ws, &env).as_deref(),
+            Ok("${env.REGION}/us")
+        );
+        assert_eq!(
+            substitute("${userHome}/x", ws, &env).as_deref(),
+            Ok("/home/u/x")
+        );
+        assert_eq!(expand_home("~/a.json", &env), Path::new("/home/u/a.json"));
+    }
+
+    #[test]
     fn comments_and_trailing_commas_are_tolerated() {
         let text = "{ // servers\n \"servers\": { \"a\": { \"url\": \"http://x/mcp\", /* c */ }, }, \"note\": \"a // b, }\" }";
-        let found = parse(text, Path::new("/p/.vscode/mcp.json")).expect("parses");
+        let found = parse(
+            text,
+            Path::new("/p/.vscode/mcp.json"),
+            &Environment::default(),
+        )
+        .expect("parses");
         assert_eq!(found[0].name, "a");
     }
 }

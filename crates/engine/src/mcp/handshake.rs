@@ -33,7 +33,10 @@ pub(super) async fn stdio(
         return protocol.serve(client(), child).await;
     }
     let home = Home::default();
-    match Protocol::Legacy.serve(client(), home.lend(child)).await {
+    match Protocol::V2025_11_25
+        .serve(client(), home.lend(child))
+        .await
+    {
         Err(e) if revision::refused(&e) => match home.take() {
             Some(child) => second(client(), child, e).await,
             None => Err(e),
@@ -53,7 +56,7 @@ pub(super) async fn http(
     if protocol != Protocol::Auto {
         return protocol.serve(client(), transport).await;
     }
-    match Protocol::Legacy.serve(client(), transport).await {
+    match Protocol::V2025_11_25.serve(client(), transport).await {
         Err(e) if revision::refused(&e) => match again() {
             Some(transport) => second(client(), transport, e).await,
             None => Err(e),
@@ -67,7 +70,7 @@ async fn second<T>(client: Client, transport: T, refusal: ClientInitializeError)
 where
     T: Transport<RoleClient> + 'static,
 {
-    Protocol::Modern
+    Protocol::V2026_07_28
         .serve(client, transport)
         .await
         .map_err(|discover| revision::both_failed(refusal, discover))

@@ -24,7 +24,7 @@ impl Connection {
     /// can change (`capabilities.tools.listChanged`).
     pub fn can_listen(&self) -> bool {
         let info = &self.inner.server_info;
-        self.protocol_version() == "2026-07-28"
+        self.protocol_version() == super::Protocol::V2026_07_28.name()
             && info.pointer("/capabilities/tools/listChanged") == Some(&true.into())
     }
 

@@ -63,61 +63,21 @@ impl std::str::FromStr for ProtocolArg {
             Some(_) => return Err(format!("`{s}` names no server before `=`")),
             None => (None, s.trim()),
         };
-        let protocol = Protocol::parse(revision).ok_or_else(|| {
-            format!("`{revision}` is not a revision: use auto, 2026-07-28 or 2025-11-25")
-        })?;
+        let protocol = Protocol::parse(revision)
+            .ok_or_else(|| format!("`{revision}` is not a revision: use {}", Protocol::listed()))?;
         Ok(ProtocolArg { server, protocol })
     }
 }
 
-/// Which MCP revision to speak.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Protocol {
-    /// `initialize` first; `server/discover` for a server that refuses it.
-    #[default]
-    Auto,
-    /// Only 2026-07-28 (`server/discover`, per-request `_meta`): a server
-    /// that does not speak it is an error.
-    Modern,
-    /// Only 2025-11-25 and older (`initialize`).
-    Legacy,
-}
+pub use crate::file::protocol::Protocol;
 
 impl Protocol {
-    /// Every choice, in the order a flag's help lists them.
-    pub const ALL: &[Protocol] = &[Protocol::Auto, Protocol::Modern, Protocol::Legacy];
-
-    /// What each one means, as a flag's help says it.
-    pub fn help(self) -> &'static str {
-        match self {
-            Protocol::Auto => "`initialize` first; `server/discover` for a server that refuses it",
-            Protocol::Modern => {
-                "Only 2026-07-28 (`server/discover`, per-request `_meta`): a server that does not speak it is an error"
-            }
-            Protocol::Legacy => "Only 2025-11-25 and older (`initialize`)",
-        }
-    }
-
-    /// The value as written on the command line.
-    pub fn name(self) -> &'static str {
-        match self {
-            Protocol::Auto => "auto",
-            Protocol::Modern => "2026-07-28",
-            Protocol::Legacy => "2025-11-25",
-        }
-    }
-
-    /// The revision named `name` (`auto`, `2026-07-28`, `2025-11-25`).
-    pub fn parse(name: &str) -> Option<Protocol> {
-        Protocol::ALL.iter().copied().find(|p| p.name() == name)
-    }
-
     /// The handshake that went unanswered within `within`, in words.
     pub(super) fn no_answer(self, within: impl std::fmt::Display) -> String {
         let handshake = match self {
             Protocol::Auto => "`initialize` or `server/discover`",
-            Protocol::Modern => "`server/discover`",
-            Protocol::Legacy => "`initialize`",
+            Protocol::V2026_07_28 => "`server/discover`",
+            Protocol::V2025_11_25 => "`initialize`",
         };
         format!("no answer to {handshake} within {within}")
     }
@@ -142,10 +102,10 @@ impl Protocol {
     /// `handshake`, which makes the second).
     fn lifecycle(self) -> ClientLifecycleMode {
         match self {
-            Protocol::Modern => ClientLifecycleMode::Discover {
+            Protocol::V2026_07_28 => ClientLifecycleMode::Discover {
                 preferred_versions: vec![ProtocolVersion::V_2026_07_28],
             },
-            Protocol::Auto | Protocol::Legacy => ClientLifecycleMode::Initialize,
+            Protocol::Auto | Protocol::V2025_11_25 => ClientLifecycleMode::Initialize,
         }
     }
 }
@@ -205,17 +165,23 @@ pub(super) fn describe(e: &ClientInitializeError, protocol: Protocol) -> Option<
         if modern_only(fallback));
     match telling(e) {
         ClientInitializeError::JsonRpcError(data) if refused_first => Some(format!(
-            "it refused `initialize` (it speaks only MCP 2026-07-28) and rejected \
+            "it refused `initialize` (it speaks only MCP {}) and rejected \
              `server/discover` with error {}: {}",
-            data.code.0, data.message
+            Protocol::V2026_07_28,
+            data.code.0,
+            data.message
         )),
-        ClientInitializeError::JsonRpcError(data) if protocol == Protocol::Modern => Some(format!(
-            "it does not speak MCP 2026-07-28: it rejected `server/discover` with error {}: {} \
+        ClientInitializeError::JsonRpcError(data) if protocol == Protocol::V2026_07_28 => {
+            Some(format!(
+                "it does not speak MCP {}: it rejected `server/discover` with error {}: {} \
              (give the server `protocol: auto` in the file, or pass `--protocol NAME=auto`)",
-            data.code.0, data.message
-        )),
+                Protocol::V2026_07_28,
+                data.code.0,
+                data.message
+            ))
+        }
         ClientInitializeError::JsonRpcError(data)
-            if protocol == Protocol::Legacy
+            if protocol == Protocol::V2025_11_25
                 && data.code == ErrorCode::UNSUPPORTED_PROTOCOL_VERSION =>
         {
             let spoken = data
@@ -232,30 +198,39 @@ pub(super) fn describe(e: &ClientInitializeError, protocol: Protocol) -> Option<
                 .filter(|s| !s.is_empty())
                 .unwrap_or_else(|| "only revisions without `initialize`".to_owned());
             Some(format!(
-                "it does not speak MCP 2025-11-25: it refused `initialize` with error {}: {} \
-                 (it speaks {spoken}; give the server `protocol: auto` or `protocol: 2026-07-28` \
+                "it does not speak MCP {}: it refused `initialize` with error {}: {} \
+                 (it speaks {spoken}; give the server `protocol: auto` or `protocol: {}` \
                  in the file, or pass `--protocol NAME=auto`)",
-                data.code.0, data.message
+                Protocol::V2025_11_25,
+                data.code.0,
+                data.message,
+                Protocol::V2026_07_28
             ))
         }
-        ClientInitializeError::JsonRpcError(data) if protocol == Protocol::Legacy => Some(format!(
-            "it rejected `initialize` with error {}: {} (a server that speaks only MCP \
-             2026-07-28 refuses it: give the server `protocol: auto` in the file, or pass \
+        ClientInitializeError::JsonRpcError(data) if protocol == Protocol::V2025_11_25 => {
+            Some(format!(
+                "it rejected `initialize` with error {}: {} (a server that speaks only MCP \
+             {} refuses it: give the server `protocol: auto` in the file, or pass \
              `--protocol NAME=auto`)",
-            data.code.0, data.message
-        )),
+                data.code.0,
+                data.message,
+                Protocol::V2026_07_28
+            ))
+        }
         ClientInitializeError::NoCompatibleProtocolVersion {
             server_supported, ..
         } => {
             let spoken: Vec<&str> = server_supported.iter().map(|v| v.as_str()).collect();
             Some(format!(
-                "it speaks MCP {} but not 2026-07-28 (give the server `protocol: auto` or \
-                 `protocol: 2025-11-25` in the file, or pass `--protocol NAME=auto`)",
+                "it speaks MCP {} but not {} (give the server `protocol: auto` or \
+                 `protocol: {}` in the file, or pass `--protocol NAME=auto`)",
                 if spoken.is_empty() {
                     "revisions it did not name".to_owned()
                 } else {
                     spoken.join(", ")
-                }
+                },
+                Protocol::V2026_07_28,
+                Protocol::V2025_11_25
             ))
         }
         _ => None,
@@ -274,7 +249,7 @@ pub(super) fn log_meta(
     revision: &str,
     level: Option<super::level::LogLevel>,
 ) -> Option<Map<String, Value>> {
-    if revision != Protocol::Modern.name() {
+    if revision != Protocol::V2026_07_28.name() {
         return meta;
     }
     let level = level.map_or("debug", |l| l.name());
@@ -293,9 +268,10 @@ pub(super) fn hint(server: &str, revision: &str, message: String) -> String {
     let lower = message.to_lowercase();
     let mid_call = lower.contains("no back-channel")
         || lower.contains("server-to-client requests are not allowed");
-    if revision == Protocol::Modern.name() && mid_call {
+    let v2026 = Protocol::V2026_07_28;
+    if revision == v2026.name() && mid_call {
         return format!(
-            "{message} (the tool asks its question mid-call, which MCP 2026-07-28 does not allow; \
+            "{message} (the tool asks its question mid-call, which MCP {v2026} does not allow; \
              give server `{server}` `protocol: auto` in the file, or pass `--protocol {server}=auto`, \
              to talk to it the 2025 way)"
         );
@@ -303,11 +279,11 @@ pub(super) fn hint(server: &str, revision: &str, message: String) -> String {
     // The other way round: a server of both eras, spoken to the 2025 way
     // (auto's choice), whose tool answers with an input-required result,
     // which only 2026-07-28 has; the SDK turns it into an invalid result.
-    if revision != Protocol::Modern.name() && lower.contains("invalid result") {
+    if revision != v2026.name() && lower.contains("invalid result") {
         return format!(
-            "{message} (if the tool answers the 2026-07-28 way, with an input-required result, \
-             give server `{server}` `protocol: 2026-07-28` in the file, or pass \
-             `--protocol {server}=2026-07-28`)"
+            "{message} (if the tool answers the {v2026} way, with an input-required result, \
+             give server `{server}` `protocol: {v2026}` in the file, or pass \
+             `--protocol {server}={v2026}`)"
         );
     }
     message
@@ -316,15 +292,6 @@ pub(super) fn hint(server: &str, revision: &str, message: String) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn protocol_values_are_the_revisions() {
-        for p in Protocol::ALL {
-            assert_eq!(Protocol::parse(p.name()), Some(*p), "own name parses");
-        }
-        assert_eq!(Protocol::parse("2024-11-05"), None);
-        assert_eq!(Protocol::default(), Protocol::Auto);
-    }
 
     #[test]
     fn a_question_refused_mid_call_says_what_to_do() {
@@ -351,8 +318,8 @@ mod tests {
             parse(" m = auto ").expect("spaces"),
         ];
         let choices = Choices::of(&args);
-        assert_eq!(choices.all, Protocol::Legacy);
-        assert_eq!(choices.servers["h"], Protocol::Modern);
+        assert_eq!(choices.all, Protocol::V2025_11_25);
+        assert_eq!(choices.servers["h"], Protocol::V2026_07_28);
         assert_eq!(choices.servers["m"], Protocol::Auto);
         let bad = parse("h=2024-11-05").expect_err("not a choice");
         assert!(bad.contains("`2024-11-05` is not a revision"), "{bad}");
@@ -370,7 +337,7 @@ mod tests {
         assert!(!refused(&ClientInitializeError::ConnectionClosed(
             "gone".into()
         )));
-        let said = describe(&unsupported, Protocol::Legacy).expect("a reason");
+        let said = describe(&unsupported, Protocol::V2025_11_25).expect("a reason");
         assert!(
             said.contains("does not speak MCP 2025-11-25") && said.contains("speaks 2026-07-28"),
             "{said}"

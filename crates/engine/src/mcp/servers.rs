@@ -4,21 +4,17 @@
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
-use std::time::Duration;
 
 use futures::future::{BoxFuture, join_all};
 use indexmap::IndexMap;
-use serde_json::{Map, Value};
-use tokio_util::sync::CancellationToken;
+use serde_json::Value;
 
+use crate::environment::Environment;
 use crate::file::model::{Composition, Pipeline, ServerSource};
 use crate::lang::reference;
 use crate::lang::snapshot::Snapshot;
-use crate::mcp::caller::Caller;
-use crate::mcp::human::CallScope;
-use crate::mcp::{
-    CallOutcome, ConnectOptions, Connection, McpError, Protocol, ServerSpec, ToolInfo,
-};
+use crate::mcp::caller::{CallRequest, Caller};
+use crate::mcp::{CallOutcome, ConnectOptions, Connection, McpError, ServerSpec, ToolInfo};
 use crate::redact::Redactor;
 
 /// The name the built-in demo server gets when a file declares no server.
@@ -110,11 +106,13 @@ pub fn default_server(specs: &IndexMap<String, ServerSpec>) -> Option<String> {
         .flatten()
 }
 
-/// The built-in demo server: this very executable, over stdio.
-pub fn demo_spec() -> ServerSpec {
-    let command = std::env::current_exe()
+/// The built-in demo server: this very executable (`env`'s program), over
+/// stdio.
+pub fn demo_spec(env: &Environment) -> ServerSpec {
+    let command = env
+        .program()
         .map(|p| p.to_string_lossy().into_owned())
-        .unwrap_or_else(|_| "pipewright".to_owned());
+        .unwrap_or_else(|| "pipewright".to_owned());
     ServerSpec::Stdio {
         command,
         args: vec!["demo-server".to_owned()],
@@ -133,7 +131,7 @@ pub fn setting_text(s: &str, scope: &Snapshot, redactor: &Redactor) -> Result<St
     let t = reference::parse_template(s).map_err(|e| e.to_string())?;
     for r in t.refs() {
         if let reference::Root::Env(name) = &r.root
-            && let Ok(v) = std::env::var(name)
+            && let Some(v) = reference::Scope::env(scope, name)
         {
             redactor.add(v);
         }
@@ -146,18 +144,20 @@ pub fn setting_text(s: &str, scope: &Snapshot, redactor: &Redactor) -> Result<St
     )
 }
 
-/// The servers a run may use, by name. `${env.X}` and `${var.X}` in
-/// declarations are resolved here; header values and every resolved
-/// `${env.X}` become secrets of `redactor`.
+/// The servers a run may use, by name. `${env.X}` (read in `env`) and
+/// `${var.X}` in declarations are resolved here; header values and every
+/// resolved `${env.X}` become secrets of `redactor`.
 pub fn resolve(
     pipeline: &Pipeline,
     overrides: &[ServerArg],
     url: Option<&str>,
     vars: &IndexMap<String, Value>,
+    env: &Environment,
     redactor: &Redactor,
 ) -> Result<IndexMap<String, ServerSpec>, String> {
     let scope = Snapshot {
         vars: Arc::new(vars.clone()),
+        env: env.clone(),
         ..Snapshot::default()
     };
     let text = |s: &str, secret: bool| -> Result<String, String> {
@@ -172,7 +172,7 @@ pub fn resolve(
         // An entry of a client config file stands for the server it names.
         let source = match &decl.source {
             ServerSource::Import { from, name: entry } => {
-                crate::mcp::client_config::lookup(from, entry.as_deref().unwrap_or(name))
+                crate::mcp::client_config::lookup(from, entry.as_deref().unwrap_or(name), env)
                     .map_err(|e| format!("server `{name}`: {e}"))?
             }
             other => other.clone(),
@@ -180,30 +180,13 @@ pub fn resolve(
         // The `auth:` block goes with this file's spec of the server, so
         // another file served by the same process keeps its own.
         let auth = match (&decl.auth, &source) {
-            (Some(a), ServerSource::Http { .. }) => {
-                let opt = |v: &Option<String>, secret: bool| {
-                    v.as_deref()
-                        .map(|s| text(s, secret))
-                        .transpose()
-                        .map_err(|e| format!("server `{name}`: `auth`: {e}"))
-                };
-                Some(crate::mcp::auth::AuthConfig {
-                    client_id: opt(&a.client_id, false)?,
-                    client_secret: opt(&a.client_secret, true)?,
-                    client_id_url: opt(&a.client_id_url, false)?,
-                    client_credentials: a.client_credentials,
-                    private_key: opt(&a.private_key, true)?,
-                    scopes: a.scopes.clone(),
-                })
-            }
+            (Some(a), ServerSource::Http { .. }) => Some(
+                a.resolved(&text)
+                    .map_err(|e| format!("server `{name}`: `auth`: {e}"))?,
+            ),
             _ => None,
         };
-        let protocol = match decl.protocol.as_deref() {
-            Some(p) => Some(Protocol::parse(p).ok_or_else(|| {
-                format!("server `{name}`: `protocol: {p}` is not an MCP revision pipewright speaks")
-            })?),
-            None => None,
-        };
+        let protocol = decl.protocol;
         let spec = match &source {
             ServerSource::Http { url, headers } => ServerSpec::Http {
                 protocol,
@@ -266,7 +249,7 @@ pub fn resolve(
         }
     }
     if out.is_empty() {
-        out.insert(DEMO.to_owned(), demo_spec());
+        out.insert(DEMO.to_owned(), demo_spec(env));
     }
     Ok(out)
 }
@@ -309,10 +292,11 @@ pub fn only_declared(pipeline: &Pipeline) -> Option<String> {
 pub fn cli_server_names(
     servers: &[ServerArg],
     from: &[std::path::PathBuf],
+    env: &Environment,
 ) -> Result<Vec<String>, String> {
     let mut names: Vec<String> = servers.iter().map(|s| s.name.clone()).collect();
     for path in from {
-        for f in crate::mcp::client_config::read(path)? {
+        for f in crate::mcp::client_config::read(path, env)? {
             if !names.contains(&f.name) {
                 names.push(f.name);
             }
@@ -398,14 +382,17 @@ impl ServerPool {
 impl Caller for ServerPool {
     fn call<'a>(
         &'a self,
-        server: Option<&'a str>,
-        tool: &'a str,
-        args: Map<String, Value>,
-        meta: Option<Map<String, Value>>,
-        timeout: Option<Duration>,
-        cancel: &'a CancellationToken,
-        scope: &'a CallScope,
+        request: CallRequest<'a>,
     ) -> BoxFuture<'a, Result<CallOutcome, McpError>> {
+        let CallRequest {
+            server,
+            tool,
+            args,
+            meta,
+            timeout,
+            cancel,
+            scope,
+        } = request;
         Box::pin(async move {
             let conn = match server {
                 Some(name) => self.conns.get(name),
@@ -516,8 +503,15 @@ mod tests {
             let pipeline = loaded
                 .pipeline
                 .unwrap_or_else(|| panic!("loads: {:?}", loaded.diagnostics));
-            resolve(&pipeline, &[], None, &pipeline.vars, &Redactor::default())
-                .unwrap_or_else(|e| panic!("{e}"))
+            resolve(
+                &pipeline,
+                &[],
+                None,
+                &pipeline.vars,
+                &Environment::default(),
+                &Redactor::default(),
+            )
+            .unwrap_or_else(|e| panic!("{e}"))
         };
         let first = file("client-a", "read");
         let second = file("client-b", "write");
@@ -542,6 +536,7 @@ mod tests {
             &[],
             None,
             &IndexMap::new(),
+            &Environment::default(),
             &Redactor::default(),
         )
         .unwrap_or_else(|e| panic!("{e}"));

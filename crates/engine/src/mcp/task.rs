@@ -330,7 +330,8 @@ pub(crate) async fn follow(
                 return Err(Failure::Mcp(McpError::Transport {
                     server,
                     reason: format!(
-                        "the task `{id}` of `{tool}` asked for input with `tasks/update` (2026-07-28), which pipewright does not answer yet"
+                        "the task `{id}` of `{tool}` asked for input with `tasks/update` ({}), which pipewright does not answer yet",
+                        crate::file::protocol::Protocol::V2026_07_28
                     ),
                 }));
             }

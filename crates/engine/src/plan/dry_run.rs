@@ -12,6 +12,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::cost::pricing::{Figures, Pricing, Source};
+use crate::environment::Environment;
 use crate::file::model::{Budget, Case, Composition, Pipeline};
 use crate::lang::reference;
 use crate::plan::preflight::{self, ToolLists, dry_scope};
@@ -106,17 +107,35 @@ impl Plan {
     }
 }
 
-/// Plans `comp` run with `vars` under `budget` (and `max_cost_per_call`,
-/// the `--max-cost-per-call` flag). Values of `${env.X}` never appear.
+/// One run of a composition as a plan sees it.
+#[derive(Debug, Clone)]
+pub struct PlannedRun<'a> {
+    /// The case row it runs, if any.
+    pub case: Option<String>,
+    /// Its `${var.X}` values.
+    pub vars: &'a IndexMap<String, Value>,
+    /// What its `${env.X}` read (only whether each is set shows).
+    pub env: &'a Environment,
+    /// The budget in force.
+    pub budget: Budget,
+    /// `--max-cost-per-call`: a per-call cap for nodes that set none.
+    pub max_cost_per_call: Option<f64>,
+}
+
+/// Plans `comp` run as `run` says. Values of `${env.X}` never appear.
 pub fn plan_composition(
     comp: &Composition,
-    case: Option<String>,
-    vars: &IndexMap<String, Value>,
-    budget: Budget,
-    max_cost_per_call: Option<f64>,
+    run: PlannedRun<'_>,
     pricing: &Pricing,
     redactor: &Redactor,
 ) -> CompositionPlan {
+    let PlannedRun {
+        case,
+        vars,
+        env,
+        budget,
+        max_cost_per_call,
+    } = run;
     let mut wave_of = vec![0; comp.nodes.len()];
     for (w, wave) in comp.waves.iter().enumerate() {
         for &i in wave {
@@ -131,7 +150,7 @@ pub fn plan_composition(
     let vars = Arc::new(vars.clone());
     for &i in &comp.order {
         let node = &comp.nodes[i];
-        let scope = dry_scope(comp, i, &vars, &ids);
+        let scope = dry_scope(comp, i, &vars, env, &ids);
         let partial = reference::resolve_value_partial(&node.args, &scope);
         let projection = budget::project_node(pricing, node, &scope, budget::max_items(budget));
         let caps = Caps::of(node, budget, max_cost_per_call);
@@ -200,6 +219,7 @@ pub fn plan_pipeline(
     file: &str,
     pipeline: &Pipeline,
     vars: &IndexMap<String, Value>,
+    env: &Environment,
     tools: &ToolLists,
     pricing: &Pricing,
     redactor: &Redactor,
@@ -222,12 +242,19 @@ pub fn plan_pipeline(
     }
     let checks: Vec<(&Composition, IndexMap<String, Value>)> =
         runs.iter().map(|(c, _, v)| (*c, v.clone())).collect();
-    let preflight = preflight::check(&checks, tools, pricing.default_server.as_deref());
+    let preflight = preflight::check(&checks, tools, pricing.default_server.as_deref(), env);
     let compositions = runs
         .into_iter()
         .map(|(comp, case, v)| {
             let budget = comp.budget.or(pipeline.budget);
-            plan_composition(comp, case, &v, budget, None, pricing, redactor)
+            let run = PlannedRun {
+                case,
+                vars: &v,
+                env,
+                budget,
+                max_cost_per_call: None,
+            };
+            plan_composition(comp, run, pricing, redactor)
         })
         .collect();
     Plan {
@@ -293,10 +320,13 @@ mod tests {
         let comp = &p.compositions[0];
         let plan = plan_composition(
             comp,
-            None,
-            &vars,
-            p.budget,
-            None,
+            PlannedRun {
+                case: None,
+                vars: &vars,
+                env: &Environment::default(),
+                budget: p.budget,
+                max_cost_per_call: None,
+            },
             &pricing,
             &Redactor::default(),
         );
@@ -343,6 +373,7 @@ mod tests {
             "f.yml",
             p,
             &IndexMap::new(),
+            &Environment::default(),
             &tools,
             &pricing,
             &Redactor::default(),

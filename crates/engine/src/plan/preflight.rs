@@ -13,6 +13,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::diag::{Diagnostic, suggest};
+use crate::environment::Environment;
 use crate::file::model::{Composition, Mock, Node};
 use crate::json::Json;
 use crate::lang::reference::{self, Partial};
@@ -48,11 +49,13 @@ impl Preflight {
 pub type ToolLists = IndexMap<String, Vec<ToolInfo>>;
 
 /// What node `i`'s references can see before anything ran: mocked nodes'
-/// fixtures (after `transform`); every other node has not run.
+/// fixtures (after `transform`); every other node has not run; `${env.X}`
+/// reads `env`.
 pub fn dry_scope(
     comp: &Composition,
     i: usize,
     vars: &Arc<IndexMap<String, Value>>,
+    env: &Environment,
     ids: &HashMap<&str, usize>,
 ) -> Snapshot {
     let nodes: HashMap<String, Seen> = comp
@@ -78,6 +81,7 @@ pub fn dry_scope(
         vars: vars.clone(),
         item: None,
         pass_vars: comp.passes_vars_through(),
+        env: env.clone(),
     }
 }
 
@@ -91,12 +95,14 @@ pub fn ids(comp: &Composition) -> HashMap<&str, usize> {
 }
 
 /// Checks every node of each run (a composition with the `${var.X}` values
-/// of one case row); `default_server` is the server of nodes that name none.
-/// A problem found in several case rows is reported once.
+/// of one case row; `${env.X}` reads `env`); `default_server` is the server
+/// of nodes that name none. A problem found in several case rows is
+/// reported once.
 pub fn check(
     runs: &[(&Composition, IndexMap<String, Value>)],
     tools: &ToolLists,
     default_server: Option<&str>,
+    env: &Environment,
 ) -> Preflight {
     let mut out = Preflight::default();
     for (comp, vars) in runs {
@@ -108,7 +114,7 @@ pub fn check(
             if node.mock.is_some() {
                 continue;
             }
-            let scope = dry_scope(comp, i, &vars, &ids);
+            let scope = dry_scope(comp, i, &vars, env, &ids);
             let partial = reference::resolve_value_partial(&node.args, &scope);
             check_node(
                 (comp, node),
@@ -329,7 +335,12 @@ mod tests {
             ],
         );
         let comp = &pipeline.compositions[0];
-        let report = check(&[(comp, IndexMap::new())], &tools, Some("s"));
+        let report = check(
+            &[(comp, IndexMap::new())],
+            &tools,
+            Some("s"),
+            &Environment::default(),
+        );
         let found: Vec<(u32, &str)> = report
             .problems
             .iter()

@@ -47,17 +47,16 @@ use futures::future::BoxFuture;
 use indexmap::IndexMap;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
-use tokio_util::sync::CancellationToken;
 
 use crate::cost::pricing::{FreeCalls, Pricing};
 use crate::json::Json;
-use crate::mcp::caller::Caller;
-use crate::mcp::human::{CallExtras, CallScope, Interaction, LogLine, Notice, ProgressNote};
+use crate::mcp::caller::{CallRequest, Caller};
+use crate::mcp::human::{CallExtras, Interaction, LogLine, Notice, ProgressNote};
 use crate::mcp::{CallOutcome, McpError, ToolInfo, meta_of, output_of};
 use crate::redact::Redactor;
 
 pub mod export;
-pub mod judge;
+pub(crate) mod judge;
 
 pub use judge::JudgeEntry;
 
@@ -279,19 +278,12 @@ impl Recorder {
 impl Caller for Recorder {
     fn call<'a>(
         &'a self,
-        server: Option<&'a str>,
-        tool: &'a str,
-        args: Map<String, Value>,
-        meta: Option<Map<String, Value>>,
-        timeout: Option<Duration>,
-        cancel: &'a CancellationToken,
-        scope: &'a CallScope,
+        request: CallRequest<'a>,
     ) -> BoxFuture<'a, Result<CallOutcome, McpError>> {
+        let (server, tool) = (request.server, request.tool);
+        let args = request.args.clone();
         Box::pin(async move {
-            let out = self
-                .inner
-                .call(server, tool, args.clone(), meta, timeout, cancel, scope)
-                .await;
+            let out = self.inner.call(request).await;
             if let Ok(o) = &out
                 && !o.replayed
             {
@@ -399,16 +391,11 @@ impl FreeCalls for Replayer {
 impl Caller for Replayer {
     fn call<'a>(
         &'a self,
-        server: Option<&'a str>,
-        tool: &'a str,
-        args: Map<String, Value>,
-        meta: Option<Map<String, Value>>,
-        timeout: Option<Duration>,
-        cancel: &'a CancellationToken,
-        scope: &'a CallScope,
+        request: CallRequest<'a>,
     ) -> BoxFuture<'a, Result<CallOutcome, McpError>> {
+        let (server, tool, scope) = (request.server, request.tool, request.scope);
         Box::pin(async move {
-            let k = self.key_of(server, tool, &args);
+            let k = self.key_of(server, tool, &request.args);
             if let Some(e) = self.answer(&k) {
                 let extras = e.extras();
                 for p in &extras.progress {
@@ -444,11 +431,11 @@ impl Caller for Replayer {
                 });
             }
             if let Some(live) = &self.fallthrough {
-                return live
-                    .call(server, tool, args, meta, timeout, cancel, scope)
-                    .await;
+                return live.call(request).await;
             }
-            let shown = self.redactor.value(&canonical(&Value::Object(args)));
+            let shown = self
+                .redactor
+                .value(&canonical(&Value::Object(request.args)));
             Err(McpError::Transport {
                 server: server.unwrap_or(&self.default_server).to_owned(),
                 reason: format!(
@@ -489,6 +476,8 @@ impl Caller for Replayer {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::mcp::human::CallScope;
+    use tokio_util::sync::CancellationToken;
 
     #[test]
     fn canonical_sorts_keys_everywhere() {
@@ -526,15 +515,15 @@ mod tests {
         let mut got = Vec::new();
         for _ in 0..3 {
             let o = r
-                .call(
-                    None,
-                    "echo",
-                    args.clone(),
-                    None,
-                    None,
-                    &cancel,
-                    &CallScope::default(),
-                )
+                .call(CallRequest {
+                    server: None,
+                    tool: "echo",
+                    args: args.clone(),
+                    meta: None,
+                    timeout: None,
+                    cancel: &cancel,
+                    scope: &CallScope::default(),
+                })
                 .await
                 .unwrap_or_else(|e| panic!("{e}"));
             assert!(o.replayed);
@@ -543,15 +532,15 @@ mod tests {
         assert_eq!(got, [json!(1), json!(2), json!(2)]);
         assert!(r.answers(Some("demo"), "echo", &args));
         let e = r
-            .call(
-                None,
-                "nope",
-                Map::new(),
-                None,
-                None,
-                &cancel,
-                &CallScope::default(),
-            )
+            .call(CallRequest {
+                server: None,
+                tool: "nope",
+                args: Map::new(),
+                meta: None,
+                timeout: None,
+                cancel: &cancel,
+                scope: &CallScope::default(),
+            })
             .await
             .err()
             .map(|e| e.to_string())

@@ -34,7 +34,7 @@ use tokio_util::sync::CancellationToken;
 use super::cassette::canonical;
 use super::exec::now_rfc3339;
 use crate::json::Json;
-use crate::mcp::caller::Caller;
+use crate::mcp::caller::{CallRequest, Caller};
 use crate::mcp::human::{CallExtras, CallScope};
 use crate::mcp::{CallOutcome, McpError};
 use crate::redact::Redactor;
@@ -302,17 +302,12 @@ impl DurableCaller {
 impl Caller for DurableCaller {
     fn call<'a>(
         &'a self,
-        server: Option<&'a str>,
-        tool: &'a str,
-        args: Map<String, Value>,
-        meta: Option<Map<String, Value>>,
-        timeout: Option<Duration>,
-        cancel: &'a CancellationToken,
-        scope: &'a CallScope,
+        request: CallRequest<'a>,
     ) -> BoxFuture<'a, Result<CallOutcome, McpError>> {
+        let (server, tool, scope) = (request.server, request.tool, request.scope);
         Box::pin(async move {
             let node = scope.node.as_deref();
-            let key = self.next_key(call_key(node, server, tool, &args));
+            let key = self.next_key(call_key(node, server, tool, &request.args));
             if let Some(r) = self.replay.calls.get(&key) {
                 self.answered
                     .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
@@ -385,10 +380,7 @@ impl Caller for DurableCaller {
                 }
                 None => scope,
             };
-            let got = self
-                .inner
-                .call(server, tool, args, meta, timeout, cancel, scope)
-                .await;
+            let got = self.inner.call(CallRequest { scope, ..request }).await;
             let recorded = Recorded {
                 key,
                 node: node.map(str::to_owned),
@@ -495,14 +487,9 @@ mod tests {
     impl Caller for Counting {
         fn call<'a>(
             &'a self,
-            _server: Option<&'a str>,
-            tool: &'a str,
-            _args: Map<String, Value>,
-            _meta: Option<Map<String, Value>>,
-            _timeout: Option<Duration>,
-            _cancel: &'a CancellationToken,
-            _scope: &'a CallScope,
+            request: CallRequest<'a>,
         ) -> BoxFuture<'a, Result<CallOutcome, McpError>> {
+            let tool = request.tool;
             let n = self.0.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
             Box::pin(async move {
                 Ok(CallOutcome {
@@ -533,6 +520,22 @@ mod tests {
         (tx, journal)
     }
 
+    fn request<'a>(
+        args: Map<String, Value>,
+        cancel: &'a CancellationToken,
+        scope: &'a CallScope,
+    ) -> CallRequest<'a> {
+        CallRequest {
+            server: None,
+            tool: "t",
+            args,
+            meta: None,
+            timeout: None,
+            cancel,
+            scope,
+        }
+    }
+
     fn scope(node: &str) -> CallScope {
         CallScope {
             node: Some(node.into()),
@@ -558,7 +561,7 @@ mod tests {
         // Two identical calls of `a` (a retry), one of `b`.
         for (node, i) in [("a", 1), ("a", 1), ("b", 2)] {
             first
-                .call(None, "t", args(i), None, None, &cancel, &scope(node))
+                .call(request(args(i), &cancel, &scope(node)))
                 .await
                 .unwrap();
         }
@@ -572,13 +575,13 @@ mod tests {
         let second =
             DurableCaller::new(inner.clone(), "w2".into(), replay, tx, Redactor::default());
         let b = second
-            .call(None, "t", args(2), None, None, &cancel, &scope("b"))
+            .call(request(args(2), &cancel, &scope("b")))
             .await
             .unwrap();
         assert_eq!(b.result["structuredContent"]["n"], 2);
         for want in [0, 1] {
             let a = second
-                .call(None, "t", args(1), None, None, &cancel, &scope("a"))
+                .call(request(args(1), &cancel, &scope("a")))
                 .await
                 .unwrap();
             assert_eq!(a.result["structuredContent"]["n"], want);
@@ -588,7 +591,7 @@ mod tests {
         // A third call of `a` was never made: it goes to the server and
         // into the journal, after a write that only says it replayed.
         let a = second
-            .call(None, "t", args(1), None, None, &cancel, &scope("a"))
+            .call(request(args(1), &cancel, &scope("a")))
             .await
             .unwrap();
         assert_eq!(a.result["structuredContent"]["n"], 3);

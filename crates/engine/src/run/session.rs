@@ -26,6 +26,7 @@ use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
 use crate::cost::pricing::Pricing;
+use crate::environment::Environment;
 use crate::file::model::{Budget, Composition, Expectation, Kind, Mock, OnError, OutputSpec};
 use crate::json::Json;
 use crate::lang::jq;
@@ -114,6 +115,10 @@ pub struct SessionConfig {
     pub max_cost_per_call_usd: Option<f64>,
     /// Who answers the servers' questions (elicitation, sampling).
     pub human: Human,
+    /// What `${env.X}` reads: the driver's environment (the default:
+    /// nothing is set; `serve` gives a caller's pipeline only what
+    /// `--allow-env` names).
+    pub env: Environment,
 }
 
 impl Default for SessionConfig {
@@ -130,6 +135,7 @@ impl Default for SessionConfig {
             pricing: Arc::new(Pricing::default()),
             max_cost_per_call_usd: None,
             human: Human::default(),
+            env: Environment::default(),
         }
     }
 }
@@ -164,7 +170,7 @@ pub fn start(
     cfg: SessionConfig,
     redactor: Redactor,
 ) -> Session {
-    register_env_secrets(&comp, &redactor);
+    register_env_secrets(&comp, &cfg.env, &redactor);
     let (cmd_tx, cmd_rx) = mpsc::unbounded_channel();
     let (ev_tx, ev_rx) = mpsc::channel(cfg.event_capacity.max(1));
     let (done_tx, done_rx) = mpsc::unbounded_channel();
@@ -226,13 +232,13 @@ pub fn start(
 
 /// Every `${env.X}` a node uses is a secret: its value is masked wherever
 /// it would be recorded.
-fn register_env_secrets(comp: &Composition, redactor: &Redactor) {
+fn register_env_secrets(comp: &Composition, env: &Environment, redactor: &Redactor) {
     for node in &comp.nodes {
         for site in node.refs() {
             if let reference::Root::Env(name) = &site.reference.root
-                && let Ok(value) = std::env::var(name)
+                && let Some(value) = env.var(name)
             {
-                redactor.add(value);
+                redactor.add(value.to_owned());
             }
         }
     }

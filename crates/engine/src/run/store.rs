@@ -64,8 +64,6 @@ pub fn label(t: &Trace) -> String {
     }
 }
 
-pub use crate::dirs::data_dir;
-
 /// What a prune did.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Pruned {
@@ -240,9 +238,10 @@ pub struct Runs {
 }
 
 impl Runs {
-    /// `runs/` under the user data directory.
-    pub fn open() -> Option<Runs> {
-        data_dir().map(|d| Runs::at(d.join("runs")))
+    /// `runs/` under the data directory (`data_dir`: the driver's
+    /// `Settings::data_dir`), when there is one.
+    pub fn open(data_dir: Option<&Path>) -> Option<Runs> {
+        data_dir.map(|d| Runs::at(d.join("runs")))
     }
 
     pub fn at(dir: PathBuf) -> Runs {

@@ -10,7 +10,7 @@ use crate::json::Json;
 use crate::lang::reference::{self, Root};
 use crate::mcp::human::CallExtras;
 
-pub mod eval;
+pub(crate) mod eval;
 
 pub use eval::{EvalAggregate, EvalRow, EvalStatus};
 
@@ -505,16 +505,6 @@ fn is_zero(n: &u64) -> bool {
     *n == 0
 }
 
-/// 64 bits no other call picks: the clock and the process, hashed with a
-/// randomly keyed hasher.
-pub fn random_u64() -> u64 {
-    use std::hash::{BuildHasher, Hasher};
-    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
-    h.write_i128(time::OffsetDateTime::now_utc().unix_timestamp_nanos());
-    h.write_u32(std::process::id());
-    h.finish()
-}
-
 /// A new run id: the UTC start time to the second, then four random hex
 /// digits, so ids sort by time and two runs in one second differ.
 pub fn new_run_id() -> String {
@@ -527,7 +517,7 @@ pub fn new_run_id() -> String {
         now.hour(),
         now.minute(),
         now.second(),
-        random_u64() & 0xffff
+        crate::random::number() & 0xffff
     )
 }
 

@@ -255,6 +255,9 @@ impl PipelineServer {
             budget: served.comp.budget.or(served.pipeline.budget),
             pricing: served.pricing.clone(),
             expect: served.comp.expect.clone(),
+            // The served file is the operator's: its `${env.X}` read the
+            // server's environment.
+            env: self.settings.env.clone(),
             ..SessionConfig::default()
         };
         let remote = self.remote.as_ref().map(|r| super::exec::RemoteJob {
@@ -325,7 +328,12 @@ impl PipelineServer {
             super::judged::Evaluator::mark(&mut trace);
         }
         if self.save {
-            pipewright_headless::keep(&trace, None, self.settings.max_runs);
+            pipewright_headless::keep(
+                &trace,
+                None,
+                self.settings.data_dir.as_deref(),
+                self.settings.max_runs,
+            );
         }
         let answer = result(&trace);
         if let Some(e) = judged {
@@ -683,10 +691,9 @@ impl PipelineServer {
         };
         // The caller is not trusted: its jq programs compile without `env`
         // and `halt`, and what it may refer to is checked below.
-        let opts = server.settings.load_options(Vec::new());
-        let loaded = pipewright_engine::lang::jq::sandboxed(|| {
-            pipewright_engine::file::open::load_str_with(text, Dialect::Auto, &opts)
-        });
+        let mut opts = server.settings.load_options(Vec::new());
+        opts.jq.sandboxed = true;
+        let loaded = pipewright_engine::file::open::load_str_with(text, Dialect::Auto, &opts);
         let errors: Vec<String> = loaded
             .diagnostics
             .iter()
@@ -710,11 +717,16 @@ impl PipelineServer {
         };
         let mut all = pipeline.vars.clone();
         all.extend(vars);
+        // What the caller's `${env.X}` may read: the variables
+        // `--allow-env` names and no other (the check above refused the
+        // rest already).
+        let env = self.settings.env.only(&self.allow_env);
         let default = up.pricing.default_server.clone();
         let report = pipewright_engine::plan::preflight::check(
             &[(&comp, all.clone())],
             &up.tools,
             default.as_deref(),
+            &env,
         );
         if !report.ok() {
             let problems: Vec<String> = report.problems.iter().map(|d| d.message.clone()).collect();
@@ -739,6 +751,7 @@ impl PipelineServer {
             budget: comp.budget.or(pipeline.budget),
             pricing: up.pricing.clone(),
             expect: comp.expect.clone(),
+            env,
             ..SessionConfig::default()
         };
         let caller = up.pool.clone() as std::sync::Arc<dyn pipewright_engine::mcp::caller::Caller>;

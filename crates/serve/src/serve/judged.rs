@@ -32,17 +32,20 @@ struct Entry {
 pub struct Evaluator {
     /// By file and composition name (what a trace names).
     entries: HashMap<(String, String), Entry>,
+    /// Where the graded runs are saved (the settings' data directory).
+    data_dir: Option<std::path::PathBuf>,
     tasks: Mutex<tokio::task::JoinSet<()>>,
 }
 
 impl Evaluator {
-    /// The graders of `served` (each with its file's upstream tool lists);
-    /// `Err` is a usage error (a half-given judge flag, a bad config.yaml).
+    /// The graders of `served` (each with its file's upstream tool lists),
+    /// under the driver's `settings`; `Err` is a usage error (a half-given
+    /// judge flag, a bad config.yaml).
     pub fn new(
         flags: &JudgeFlags,
         served: &[Served],
         upstreams: &[Arc<Upstream>],
-        max_reply_kb: Option<usize>,
+        settings: &pipewright_engine::settings::Settings,
     ) -> Result<Evaluator, String> {
         let mut entries = HashMap::new();
         for s in served.iter().filter(|s| !s.comp.eval.is_empty()) {
@@ -58,7 +61,7 @@ impl Evaluator {
                 &s.redactor,
                 None,
                 None,
-                max_reply_kb,
+                settings,
             )?;
             entries.insert(
                 (s.file.clone(), s.comp.name.clone()),
@@ -73,6 +76,7 @@ impl Evaluator {
         }
         Ok(Evaluator {
             entries,
+            data_dir: settings.data_dir.clone(),
             tasks: Mutex::new(tokio::task::JoinSet::new()),
         })
     }
@@ -112,7 +116,8 @@ impl Evaluator {
                 on_budget: BudgetMode::Stop,
             };
             pipewright_engine::eval::grade(&mut trace, grading).await;
-            let saved = pipewright_engine::run::store::Runs::open().map(|r| r.replace(&trace));
+            let saved = pipewright_engine::run::store::Runs::open(me.data_dir.as_deref())
+                .map(|r| r.replace(&trace));
             if let Some(Err(err)) = saved {
                 tracing::warn!(run = %trace.run_id, "could not save the judged run: {err}");
             }

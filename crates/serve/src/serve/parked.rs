@@ -42,7 +42,7 @@ impl Live {
         cancel: CancellationToken,
     ) -> Self {
         Live {
-            id: hex::encode(pipewright_engine::mac::random_bytes::<16>()),
+            id: hex::encode(pipewright_engine::random::bytes::<16>()),
             round: 0,
             questions,
             run,

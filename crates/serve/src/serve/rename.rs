@@ -2,7 +2,7 @@
 //! (told by its `MCP-Protocol-Version` header) has its `tasks/*` requests,
 //! a `tools/call` carrying `task` and `tools/list` renamed to
 //! `pipewright/2025/…`, which rmcp hands to `on_custom_request` untouched
-//! (`tasks_2025.rs` answers them).
+//! (`tasks_2025_11_25.rs` answers them).
 
 use serde_json::Value;
 
@@ -29,7 +29,7 @@ pub async fn rename(
         .headers()
         .get("mcp-protocol-version")
         .and_then(|v| v.to_str().ok())
-        .is_some_and(|v| v < "2026-07-28");
+        .is_some_and(|v| v < pipewright_engine::mcp::Protocol::V2026_07_28.name());
     if !legacy || req.method() != axum::http::Method::POST {
         return next.run(req).await;
     }

@@ -5,7 +5,7 @@
 //! another run or tool, or keep it past its time; a `serve` started again
 //! holds another key, so an old state is refused there too.
 
-use pipewright_engine::mac::{hmac_sha256, random_bytes, same};
+use pipewright_engine::mac::{hmac_sha256, same};
 
 /// The prefix of every state this version of `serve` writes.
 const VERSION: &str = "pw1";
@@ -52,7 +52,7 @@ impl Sealer {
     /// A sealer with a fresh random key.
     pub fn new() -> Self {
         Sealer {
-            key: random_bytes(),
+            key: pipewright_engine::random::bytes(),
         }
     }
 

@@ -314,6 +314,6 @@ fn is_cancel(e: &TerminalError) -> bool {
 
 /// A value no other execution will pick.
 fn nonce() -> String {
-    use pipewright_engine::run::trace::random_u64;
-    format!("{:016x}{:016x}", random_u64(), random_u64())
+    use pipewright_engine::random::number;
+    format!("{:016x}{:016x}", number(), number())
 }

@@ -22,6 +22,7 @@ impl App {
             data: self.dirs.data().map(std::path::Path::to_path_buf),
             config: self.dirs.config().map(std::path::Path::to_path_buf),
             judge: self.opts.judge.clone(),
+            env: self.opts.settings.env.clone(),
             max_reply_kb: self.opts.settings.judge_max_reply_kb,
             max_runs: self.opts.settings.max_runs,
             load: self.opts.load.clone(),

@@ -38,6 +38,7 @@ impl App {
             budget: comp.budget.or(pipeline.budget),
             default_timeout: self.opts.timeout,
             expect,
+            env: self.opts.settings.env.clone(),
             ..SessionConfig::default()
         }
     }
@@ -58,6 +59,7 @@ impl App {
             &self.opts.servers,
             self.opts.url.as_deref(),
             &vars,
+            &self.opts.settings.env,
             &pipewright_engine::redact::Redactor::default(),
         )
         .ok()
@@ -84,12 +86,16 @@ impl App {
             pricing.recorded = pipewright_engine::plan::dry_run::recorded_figures(t);
         }
         let vars = self.vars(p, c);
+        let run = pipewright_engine::plan::dry_run::PlannedRun {
+            case,
+            vars: &vars,
+            env: &self.opts.settings.env,
+            budget: self.budget(),
+            max_cost_per_call: None,
+        };
         let mut plan = pipewright_engine::plan::dry_run::plan_composition(
             c,
-            case,
-            &vars,
-            self.budget(),
-            None,
+            run,
             &pricing,
             &pipewright_engine::redact::Redactor::default(),
         );
@@ -99,6 +105,7 @@ impl App {
                 self.opts.judge.clone(),
                 p,
                 self.dirs.config(),
+                &self.opts.settings.env,
             )
             .and_then(|s| s.endpoint(c, &vars, &pipewright_engine::redact::Redactor::default()))
             .map_err(|e| format!("deferred: {e}"));

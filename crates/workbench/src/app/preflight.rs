@@ -35,7 +35,12 @@ impl App {
         };
         // Lists fetched before the file loaded know no default server.
         let default = default.map(str::to_owned).or_else(|| self.default_server());
-        let report = preflight::check(&[(&*c, self.vars(&p, &c))], lists, default.as_deref());
+        let report = preflight::check(
+            &[(&*c, self.vars(&p, &c))],
+            lists,
+            default.as_deref(),
+            &self.opts.settings.env,
+        );
         let mut diags = self.editor.diagnostics().to_vec();
         for d in preflight_marks(&c, &report) {
             if !diags.contains(&d) {

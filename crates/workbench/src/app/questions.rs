@@ -35,7 +35,7 @@ impl App {
         };
         let resolved = self
             .sampling_provider()
-            .map(|p| Provider::resolved(&p, &vars, &redactor));
+            .map(|p| Provider::resolved(&p, &vars, &self.opts.settings.env, &redactor));
         match resolved {
             Some(Ok(provider)) => vec![Effect::AskProvider {
                 ticket,

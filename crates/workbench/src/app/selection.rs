@@ -142,6 +142,7 @@ impl App {
             vars: Arc::new(vars),
             item: None,
             pass_vars: comp.passes_vars_through(),
+            env: self.opts.settings.env.clone(),
         }
     }
 

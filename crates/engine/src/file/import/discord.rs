@@ -12,9 +12,9 @@
 
 use indexmap::IndexMap;
 
-use super::emit::{NativePlan, Step, quoted};
 use super::shared::{Cx, literal, map_strings, native_ref};
 use crate::diag::{Span, suggest};
+use crate::file::write::{NativePlan, Step, quoted};
 use crate::file::yaml::YNode;
 use crate::lang::reference::{Root, Segment};
 

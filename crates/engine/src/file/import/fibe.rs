@@ -18,9 +18,9 @@ mod paths;
 
 pub use limits::FibeLimits;
 
-use super::emit::{NativePlan, Output, Step, quoted};
 use super::shared::{Cx, jq_path, literal, map_strings, native_ref};
 use crate::diag::{Span, suggest};
+use crate::file::write::{NativePlan, Output, Step, quoted};
 use crate::file::yaml::{YKind, YNode};
 use crate::lang::reference::{Root, Segment};
 pub use paths::parse_path;

@@ -11,7 +11,7 @@ use crate::diag::{Diagnostic, Pos, Span, suggest};
 use crate::file::yaml::{YKind, YNode};
 use crate::lang::reference::{self, Reference, Root, Segment};
 
-use super::emit;
+use crate::file::write;
 
 /// A native node and the imported step it stands for.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -134,7 +134,7 @@ pub(crate) fn jq_path(path: &[Segment]) -> String {
         let dot = if out.is_empty() { "." } else { "" };
         match s {
             Segment::Field(f) if is_jq_ident(f) => out.push_str(&format!(".{f}")),
-            Segment::Field(f) => out.push_str(&format!("{dot}[{}]", emit::quoted(f))),
+            Segment::Field(f) => out.push_str(&format!("{dot}[{}]", write::quoted(f))),
             Segment::Index(i) => out.push_str(&format!("{dot}[{i}]")),
             Segment::Wildcard => {}
         }

@@ -4,7 +4,7 @@
 
 use super::*;
 use crate::file::keys::AUTH_KEYS;
-use crate::file::model::AuthDecl;
+use crate::file::model::AuthConfig;
 
 impl<'s> Loader<'s> {
     /// The `auth:` of the server declaration `decl`, if it has one.
@@ -13,7 +13,7 @@ impl<'s> Loader<'s> {
         name: &str,
         source: &ServerSource,
         decl: &YNode,
-    ) -> Option<AuthDecl> {
+    ) -> Option<AuthConfig> {
         let v = decl.as_map().and(decl.get("auth"))?;
         if !matches!(source, ServerSource::Http { .. }) {
             self.err(
@@ -24,7 +24,7 @@ impl<'s> Loader<'s> {
         }
         let what = format!("`auth` of server `{name}`");
         let pairs = self.mapping(v, AUTH_KEYS, &what)?;
-        let mut out = AuthDecl::default();
+        let mut out = AuthConfig::default();
         for (key, _, val) in pairs {
             let field = format!("`auth.{key}`");
             match &*key {
@@ -90,9 +90,9 @@ impl<'s> Loader<'s> {
 #[cfg(test)]
 mod tests {
     use crate::file::loader::load_native_str;
-    use crate::file::model::AuthDecl;
+    use crate::file::model::AuthConfig;
 
-    fn load(auth: &str, server: &str) -> (Option<AuthDecl>, Vec<String>) {
+    fn load(auth: &str, server: &str) -> (Option<AuthConfig>, Vec<String>) {
         let source = format!(
             "servers:\n  api:\n    {server}\n    auth: {auth}\npipe:\n  - {{ id: a, tool: t }}\n"
         );

@@ -336,10 +336,8 @@ impl<'s> Loader<'s> {
     /// Compiles a jq program written in scalar `v`, starting at byte `from`
     /// of its text; errors point into the file. A text the file repeats
     /// (the same `transform` on many nodes) is compiled once and shared:
-    /// compiling depends on the text alone (and on [`jq::sandboxed`], which
-    /// holds for a whole load), and a program is cheap to clone.
-    ///
-    /// [`jq::sandboxed`]: crate::lang::jq::sandboxed
+    /// compiling depends on the text alone (and on the load's jq limits,
+    /// which hold for a whole load), and a program is cheap to clone.
     pub(super) fn jq(
         &mut self,
         v: &YNode,
@@ -350,7 +348,7 @@ impl<'s> Loader<'s> {
         if let Some(p) = self.programs.get(text) {
             return Some(p.clone());
         }
-        match JqProgram::compile(text).map(|p| p.with_limits(self.jq)) {
+        match JqProgram::compile_within(text, self.jq) {
             Ok(p) => {
                 self.programs.insert(text.to_owned(), p.clone());
                 Some(p)

@@ -3,6 +3,7 @@
 
 use super::*;
 use crate::file::keys::*;
+use crate::file::protocol::Protocol;
 
 impl<'s> Loader<'s> {
     pub(super) fn servers(&mut self, v: &YNode) -> IndexMap<String, ServerDecl> {
@@ -43,17 +44,19 @@ impl<'s> Loader<'s> {
 
     /// A server's `protocol:`, checked against the revisions pipewright
     /// can be told to speak.
-    fn server_protocol(&mut self, name: &str, decl: &YNode) -> Option<String> {
+    fn server_protocol(&mut self, name: &str, decl: &YNode) -> Option<Protocol> {
         let v = decl.as_map().and(decl.get("protocol"))?;
         let what = format!("`protocol` of server `{name}`");
         let text = self.string(v, &what)?;
-        if PROTOCOLS.contains(&text.as_str()) {
-            return Some(text);
+        if let Some(protocol) = Protocol::parse(&text) {
+            return Some(protocol);
         }
         let msg = format!("{what} is `{text}`, not an MCP revision pipewright speaks");
-        let hint = match suggest(&text, PROTOCOLS.iter().copied()) {
-            Some(s) => format!("did you mean `{s}`? (one of: {})", PROTOCOLS.join(", ")),
-            None => format!("use one of: {}", PROTOCOLS.join(", ")),
+        let names = || Protocol::ALL.iter().map(|p| p.name());
+        let one_of = names().collect::<Vec<_>>().join(", ");
+        let hint = match suggest(&text, names()) {
+            Some(s) => format!("did you mean `{s}`? (one of: {one_of})"),
+            None => format!("use one of: {one_of}"),
         };
         self.err_hint(v.span, msg, hint);
         None

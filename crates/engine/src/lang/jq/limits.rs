@@ -80,13 +80,20 @@ pub const HALT_CODE: i32 = 0x7077_6a71;
 
 /// What one program may spend, as the driver's settings say
 /// (`PIPEWRIGHT_JQ_STEPS`, `PIPEWRIGHT_JQ_SECONDS`,
-/// `PIPEWRIGHT_JQ_MEMORY_MB`); `None` is the default. The loader gives
-/// them to each program it compiles (`JqProgram::with_limits`).
+/// `PIPEWRIGHT_JQ_MEMORY_MB`; `None` is the default), and whether it may
+/// reach outside its input. The loader compiles each program within them
+/// (`JqProgram::compile_within`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct JqLimits {
     pub steps: Option<u64>,
     pub seconds: Option<u64>,
     pub memory_mb: Option<u64>,
+    /// The program comes from a caller that is not trusted (`serve`'s
+    /// `run_pipeline`): it compiles without the filters that read the
+    /// process's environment, end the process or write to its stderr
+    /// (`env`, `halt`, `debug`, `stderr`), so a program that calls one
+    /// does not compile.
+    pub sandboxed: bool,
 }
 
 /// Why a program was stopped.

@@ -28,12 +28,12 @@ use sse_stream::Sse;
 use tokio::sync::Mutex;
 
 use super::super::reply::{Replies, watch_post};
-use super::config::AuthConfig;
 use super::error::OAuthError;
 use super::prompt::Logins;
 use super::reauth::{STEP_UP_LIMIT, is_unattended, reauthorize, union};
 use super::store::{TokenRecord, TokenStore, canonical_url, now_secs};
 use super::tls::ensure_tls;
+use crate::file::model::AuthConfig;
 
 type HttpError = StreamableHttpError<reqwest::Error>;
 
@@ -96,7 +96,7 @@ impl BearerClient {
         let tokens = oauth
             .then(|| canonical_url(url).ok())
             .flatten()
-            .zip(TokenStore::open_default().ok())
+            .zip(prompting.store().ok())
             .map(|(url, store)| {
                 Arc::new(Tokens {
                     url,

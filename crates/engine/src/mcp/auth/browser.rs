@@ -69,24 +69,22 @@ fn split_words(line: &str) -> Vec<String> {
     words
 }
 
-/// Starts the first opener of [`candidates`] that can be started; `None`
-/// when none can. Its output goes nowhere: a browser's chatter must not
-/// reach the terminal or the workbench.
-pub(crate) fn spawn(url: &str) -> Option<Child> {
-    let env = std::env::var("BROWSER").ok();
-    candidates(env.as_deref(), url)
-        .into_iter()
-        .find_map(|line| {
-            let (program, args) = line.split_first()?;
-            Command::new(program)
-                .args(args)
-                .stdin(Stdio::null())
-                .stdout(Stdio::null())
-                .stderr(Stdio::null())
-                .kill_on_drop(false)
-                .spawn()
-                .ok()
-        })
+/// Starts the first opener of [`candidates`] (`browser_env`: `$BROWSER` as
+/// the driver's environment gives it) that can be started; `None` when
+/// none can. Its output goes nowhere: a browser's chatter must not reach
+/// the terminal or the workbench.
+pub(crate) fn spawn(url: &str, browser_env: Option<&str>) -> Option<Child> {
+    candidates(browser_env, url).into_iter().find_map(|line| {
+        let (program, args) = line.split_first()?;
+        Command::new(program)
+            .args(args)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .kill_on_drop(false)
+            .spawn()
+            .ok()
+    })
 }
 
 /// Resolves when `child` exits unsuccessfully (the browser could not be

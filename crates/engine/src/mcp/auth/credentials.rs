@@ -7,12 +7,12 @@
 
 use rmcp::transport::auth::{AuthorizationMetadata, OAuthTokenResponse, StoredCredentials};
 
-use super::config::AuthConfig;
 use super::encode::{base64, form_encode};
 use super::error::OAuthError;
 use super::flow::{REQUEST_WAIT, deepest, discover};
 use super::jwt::client_assertion;
 use super::store::{TokenRecord, TokenStore, canonical_url, now_secs};
+use crate::file::model::AuthConfig;
 
 /// How the client proves who it is at the token endpoint.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -64,6 +64,9 @@ pub struct LoginOptions {
     pub challenge: Option<String>,
     /// Whether to open the authorization URL in a browser.
     pub browser: Browser,
+    /// `$BROWSER`, as the driver's environment gives it: the commands that
+    /// open the URL (`None`: the system's opener).
+    pub browser_command: Option<String>,
     /// How long to wait for the browser to come back.
     pub timeout: Duration,
 }
@@ -79,6 +82,7 @@ impl Default for LoginOptions {
             scopes: Vec::new(),
             challenge: None,
             browser: Browser::Try,
+            browser_command: None,
             timeout: Duration::from_secs(300),
         }
     }
@@ -92,6 +96,7 @@ impl std::fmt::Debug for LoginOptions {
             .field("client_id_url", &self.client_id_url)
             .field("scopes", &self.scopes)
             .field("browser", &self.browser)
+            .field("browser_command", &self.browser_command)
             .field("timeout", &self.timeout)
             .finish()
     }
@@ -295,7 +300,9 @@ pub async fn login(
     // the redirect itself (`BROWSER="curl -sL"`) needs the listener.
     let opener = match opts.browser {
         Browser::Skip => None,
-        Browser::Try | Browser::Require => browser::spawn(&authorize_url),
+        Browser::Try | Browser::Require => {
+            browser::spawn(&authorize_url, opts.browser_command.as_deref())
+        }
     };
     let require = opts.browser == Browser::Require;
     if require && opener.is_none() {

@@ -1,13 +1,18 @@
 //! What a connection does when a server wants a login ([`Prompt`]: the
 //! driver's choice, unless `PIPEWRIGHT_AUTH_PROMPT` in its settings says
-//! otherwise), and where the authorization URL is told (the driver's
-//! `say`; the engine writes to no terminal). Both travel in [`Logins`],
-//! which `ConnectOptions` carries.
+//! otherwise), where the authorization URL is told (the driver's `say`;
+//! the engine writes to no terminal), where tokens are kept and which
+//! browser opens. They travel in [`Logins`], which `ConnectOptions`
+//! carries.
 
 use std::{
     collections::HashSet,
+    path::{Path, PathBuf},
     sync::{Arc, Mutex, PoisonError},
 };
+
+use super::error::OAuthError;
+use super::store::TokenStore;
 
 /// What a connection does when a server wants a login.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -43,23 +48,55 @@ impl Prompt {
 pub type Say = fn(&str);
 
 /// How the connections of one driver log in: the [`Prompt`], where it tells
-/// the user, and the servers already logged in by them (a second 401 from
-/// one of those is an error, not another login). Clones share that set.
+/// the user, where tokens are kept, which browser opens, and the servers
+/// already logged in by them (a second 401 from one of those is an error,
+/// not another login). Clones share that set.
 #[derive(Clone)]
 pub struct Logins {
     prompt: Prompt,
     say: Say,
+    /// The data directory, whose `auth/` keeps the tokens (`None`: no
+    /// tokens are kept or used).
+    data_dir: Option<PathBuf>,
+    /// `$BROWSER`, as the driver's environment gives it.
+    browser: Option<String>,
     made: Arc<Mutex<HashSet<String>>>,
 }
 
 impl Logins {
-    /// Logins as `prompt` allows, told through `say`.
+    /// Logins as `prompt` allows, told through `say`, keeping no tokens
+    /// (see [`Logins::kept_in`]).
     pub fn new(prompt: Prompt, say: Say) -> Logins {
         Logins {
             prompt,
             say,
+            data_dir: None,
+            browser: None,
             made: Arc::default(),
         }
+    }
+
+    /// The same, keeping tokens in `auth/` of `data_dir`.
+    pub fn kept_in(mut self, data_dir: Option<&Path>) -> Logins {
+        self.data_dir = data_dir.map(Path::to_path_buf);
+        self
+    }
+
+    /// The same, opening the authorization URL with `browser` (`$BROWSER`;
+    /// `None`: the system's opener).
+    pub fn with_browser(mut self, browser: Option<String>) -> Logins {
+        self.browser = browser;
+        self
+    }
+
+    /// Where these logins keep their tokens.
+    pub(super) fn store(&self) -> Result<TokenStore, OAuthError> {
+        TokenStore::in_data_dir(self.data_dir.as_deref())
+    }
+
+    /// `$BROWSER`, when the driver's environment sets it.
+    pub(super) fn browser(&self) -> Option<&str> {
+        self.browser.as_deref()
     }
 
     /// The prompt in force.
@@ -100,6 +137,7 @@ impl std::fmt::Debug for Logins {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Logins")
             .field("prompt", &self.prompt)
+            .field("data_dir", &self.data_dir)
             .finish_non_exhaustive()
     }
 }

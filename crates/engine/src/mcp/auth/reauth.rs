@@ -4,12 +4,12 @@
 //! `insufficient_scope`) asks for the scopes already granted plus the ones
 //! the server names.
 
-use super::config::AuthConfig;
 use super::credentials::client_credentials;
 use super::error::OAuthError;
 use super::flow::{Browser, LoginOptions, login};
 use super::prompt::{Logins, Prompt};
 use super::store::{TokenRecord, TokenStore, canonical_url};
+use crate::file::model::AuthConfig;
 
 /// How many times one request may re-authorize for more scope before its
 /// 403 is final (the MCP spec asks clients to bound this loop).
@@ -93,6 +93,7 @@ pub(crate) async fn reauthorize(
             Prompt::Print => Browser::Skip,
             _ => Browser::Try,
         },
+        browser_command: logins.browser().map(str::to_owned),
         ..LoginOptions::default()
     };
     let printing = matches!(prompt, Prompt::Terminal | Prompt::Print);

@@ -54,11 +54,6 @@ pub fn canonical_url(url: &str) -> Result<String, OAuthError> {
     })
 }
 
-/// The directory tokens are kept in: `auth/` in the data directory.
-pub fn default_dir() -> Option<PathBuf> {
-    crate::dirs::data_dir().map(|dir| dir.join("auth"))
-}
-
 /// Everything a login leaves behind for one server: where to refresh, as
 /// whom, and the tokens. `Debug` shows no secret.
 #[derive(Clone, Serialize, Deserialize)]
@@ -164,9 +159,12 @@ impl TokenStore {
         Self { dir: dir.into() }
     }
 
-    /// The store in [`default_dir`].
-    pub fn open_default() -> Result<Self, OAuthError> {
-        default_dir().map(Self::new).ok_or(OAuthError::NoDataDir)
+    /// The store in `auth/` of the data directory (`data_dir`: the
+    /// driver's `Settings::data_dir`); an error when there is none.
+    pub fn in_data_dir(data_dir: Option<&Path>) -> Result<Self, OAuthError> {
+        data_dir
+            .map(|dir| Self::new(dir.join("auth")))
+            .ok_or(OAuthError::NoDataDir)
     }
 
     /// The directory of the store.

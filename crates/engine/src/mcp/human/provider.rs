@@ -36,16 +36,18 @@ impl std::fmt::Debug for Provider {
 }
 
 impl Provider {
-    /// The provider `decl` names, with `${env.X}` (and `${var.X}` from `vars`) resolved;
-    /// the API key (and every env value used) becomes a secret of
-    /// `redactor`.
+    /// The provider `decl` names, with `${env.X}` (read in `env`) and
+    /// `${var.X}` (from `vars`) resolved; the API key (and every env value
+    /// used) becomes a secret of `redactor`.
     pub fn resolved(
         decl: &Sampling,
         vars: &indexmap::IndexMap<String, Value>,
+        env: &crate::environment::Environment,
         redactor: &Redactor,
     ) -> Result<Provider, String> {
         let scope = Snapshot {
             vars: std::sync::Arc::new(vars.clone()),
+            env: env.clone(),
             ..Snapshot::default()
         };
         let text = |s: &str| setting_text(s, &scope, redactor);

@@ -164,8 +164,12 @@ pub async fn send(
 /// A new run id for a durable run: a local run's id (time, then random)
 /// with more randomness, since many clients submit to one Restate.
 pub fn new_durable_id() -> String {
-    use crate::run::trace::{new_run_id, random_u64};
-    format!("{}{:012x}", new_run_id(), random_u64() & 0xffff_ffff_ffff)
+    use crate::run::trace::new_run_id;
+    format!(
+        "{}{:012x}",
+        new_run_id(),
+        crate::random::number() & 0xffff_ffff_ffff
+    )
 }
 
 /// Starts a new run of `req`: its id and invocation. An id Restate

@@ -433,5 +433,5 @@ impl Actor {
 /// A JSON value as the YAML block under `mock:` (JSON is valid YAML; the
 /// value is written as an indented flow document).
 pub(super) fn indent_yaml(v: &Value, key: &str) -> String {
-    crate::file::block::entry(key, v, 2)
+    crate::file::write::block::entry(key, v, 2)
 }

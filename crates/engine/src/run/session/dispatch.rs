@@ -235,6 +235,7 @@ impl Actor {
             vars: self.vars.clone(),
             item: None,
             pass_vars: self.comp.passes_vars_through(),
+            env: self.cfg.env.clone(),
         }
     }
 

@@ -25,6 +25,7 @@ impl Actor {
                 vars: self.vars.clone(),
                 item: None,
                 pass_vars: self.comp.passes_vars_through(),
+                env: self.cfg.env.clone(),
             };
             let started = Instant::now();
             let mut row = Compensation {
@@ -42,20 +43,20 @@ impl Actor {
                     let cancel = CancellationToken::new();
                     let res = self
                         .caller
-                        .call(
-                            server.as_deref(),
-                            &c.tool,
+                        .call(crate::mcp::caller::CallRequest {
+                            server: server.as_deref(),
+                            tool: &c.tool,
                             args,
-                            None,
-                            self.cfg.default_timeout,
-                            &cancel,
-                            &crate::mcp::human::CallScope {
+                            meta: None,
+                            timeout: self.cfg.default_timeout,
+                            cancel: &cancel,
+                            scope: &crate::mcp::human::CallScope {
                                 node: Some(id.clone()),
                                 responder: self.cfg.human.0.clone(),
                                 notify: None,
                                 task: None,
                             },
-                        )
+                        })
                         .await;
                     match res {
                         Ok(out) if out.is_error => {

@@ -36,11 +36,11 @@ impl Entry {
     }
 }
 
-/// Starts the record of a run in progress (see [`Live`]), reserving a
-/// fresh id as `trace.run_id`; `None` when the runs directory cannot be
-/// written (saving the finished run then says so).
-pub fn begin(trace: &mut Trace) -> Option<Live> {
-    Runs::open()?.begin(trace).ok()
+/// Starts the record of a run in progress (see [`Live`]) in the runs of
+/// `data_dir`, reserving a fresh id as `trace.run_id`; `None` when the runs
+/// directory cannot be written (saving the finished run then says so).
+pub fn begin(data_dir: Option<&std::path::Path>, trace: &mut Trace) -> Option<Live> {
+    Runs::open(data_dir)?.begin(trace).ok()
 }
 
 /// The first line of a `.running` file.

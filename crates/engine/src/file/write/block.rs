@@ -4,11 +4,13 @@
 
 use serde_json::Value;
 
+use super::quote::text;
+
 /// `key:` and `v` under it, each line indented by `indent` spaces; ends
 /// with a newline.
 pub fn entry(key: &str, v: &Value, indent: usize) -> String {
     let mut out = String::new();
-    member(&mut out, indent, &key_text(key), v);
+    member(&mut out, indent, &text(key), v);
     out
 }
 
@@ -18,7 +20,7 @@ fn member(out: &mut String, indent: usize, lead: &str, v: &Value) {
         Value::Object(m) if !m.is_empty() => {
             out.push_str(&format!("{pad}{lead}:\n"));
             for (k, val) in m {
-                member(out, indent + 2, &key_text(k), val);
+                member(out, indent + 2, &text(k), val);
             }
         }
         Value::Array(a) if !a.is_empty() => {
@@ -39,7 +41,7 @@ fn list_item(out: &mut String, indent: usize, v: &Value) {
             let mut first = true;
             for (k, val) in m {
                 let mut one = String::new();
-                member(&mut one, indent + 2, &key_text(k), val);
+                member(&mut one, indent + 2, &text(k), val);
                 if first {
                     // `  key: …` → `- key: …`
                     out.push_str(&pad);
@@ -63,48 +65,11 @@ fn list_item(out: &mut String, indent: usize, v: &Value) {
 
 fn scalar(v: &Value) -> String {
     match v {
-        Value::String(s) if plain(s) => s.clone(),
+        Value::String(s) => text(s),
         Value::Object(_) => "{}".into(),
         Value::Array(_) => "[]".into(),
         other => other.to_string(),
     }
-}
-
-fn key_text(k: &str) -> String {
-    if plain(k) {
-        k.to_owned()
-    } else {
-        Value::String(k.to_owned()).to_string()
-    }
-}
-
-/// Whether `s` written bare reads back as the same string: letters,
-/// digits and a few marks, not a word YAML reads as something else, not
-/// number-like, no `: `, ` #`, `${` or edge spaces.
-fn plain(s: &str) -> bool {
-    let Some(first) = s.chars().next() else {
-        return false;
-    };
-    let ok_chars = s
-        .chars()
-        .all(|c| c.is_alphanumeric() || matches!(c, ' ' | '_' | '-' | '.' | '/' | '@' | '+' | ','));
-    let special = [
-        "true", "false", "null", "yes", "no", "on", "off", "y", "n", "~",
-    ]
-    .contains(&s.to_ascii_lowercase().as_str());
-    let numeric = s.parse::<f64>().is_ok()
-        || s.starts_with("0x")
-        || s.starts_with("0o")
-        || s.to_ascii_lowercase()
-            .trim_start_matches(['+', '-'])
-            .starts_with(".inf")
-        || s.eq_ignore_ascii_case(".nan");
-    ok_chars
-        && !special
-        && !numeric
-        && (first.is_alphanumeric() || first == '_' || first == '/' || first == '.')
-        && !s.ends_with(' ')
-        && !s.contains(" #")
 }
 
 #[cfg(test)]

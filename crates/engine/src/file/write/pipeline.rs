@@ -1,9 +1,10 @@
-//! The native pipeline an import produces, and the YAML writer that prints
-//! it while remembering, for every line it writes, where in the imported
-//! file that line came from.
+//! A pipeline in native terms (what an import produces) and the writer
+//! that prints it as a pipeline file while remembering, for every line it
+//! writes, where in another file (the imported one) that line came from.
 
 use serde_json::Value;
 
+use super::quote::quoted;
 use crate::diag::Span;
 use crate::file::yaml::{YKind, YNode};
 
@@ -89,11 +90,6 @@ impl Emitted {
         self.text.push('\n');
         self.origins.push(origin);
     }
-}
-
-/// A string as a YAML double-quoted scalar (JSON string syntax is valid YAML).
-pub fn quoted(s: &str) -> String {
-    Value::String(s.to_owned()).to_string()
 }
 
 fn scalar(v: &YNode) -> Option<String> {
