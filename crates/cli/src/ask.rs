@@ -145,24 +145,62 @@ pub struct Console<'a> {
     output: Box<dyn Write + Send + 'a>,
 }
 
-/// Stdin's lines, read by one thread for the life of the process, so a
-/// question given up (its call ended) stops waiting without leaving a
-/// reader behind that would swallow the next answer.
-fn stdin_lines() -> &'static std::sync::Mutex<std::sync::mpsc::Receiver<String>> {
-    static LINES: std::sync::OnceLock<std::sync::Mutex<std::sync::mpsc::Receiver<String>>> =
-        std::sync::OnceLock::new();
+/// Stdin's lines, read by one thread for the life of the process into a
+/// queue, so a question given up (its call ended) stops waiting without
+/// leaving a reader behind that would swallow the next answer.
+struct Lines {
+    /// The lines not taken yet, and whether stdin has ended.
+    queue: std::sync::Mutex<(std::collections::VecDeque<String>, bool)>,
+    ready: std::sync::Condvar,
+}
+
+fn stdin_lines() -> &'static Lines {
+    static LINES: std::sync::OnceLock<Lines> = std::sync::OnceLock::new();
     LINES.get_or_init(|| {
-        let (tx, rx) = std::sync::mpsc::channel();
-        std::thread::spawn(move || {
+        std::thread::spawn(|| {
+            let lines = stdin_lines();
             for line in std::io::stdin().lock().lines() {
                 let Ok(line) = line else { break };
-                if tx.send(line).is_err() {
-                    break;
+                if let Ok(mut q) = lines.queue.lock() {
+                    q.0.push_back(line);
                 }
+                lines.ready.notify_all();
             }
+            if let Ok(mut q) = lines.queue.lock() {
+                q.1 = true;
+            }
+            lines.ready.notify_all();
         });
-        std::sync::Mutex::new(rx)
+        Lines {
+            queue: std::sync::Mutex::new((std::collections::VecDeque::new(), false)),
+            ready: std::sync::Condvar::new(),
+        }
     })
+}
+
+/// The next line for a question, `None` once it is given up or stdin has
+/// ended. The stop is read under the queue's lock, before a line is taken:
+/// a question given up never takes a line typed for the one after it (a
+/// line that came while it waited stays for the next question).
+fn next_line(stop: &Stop) -> Option<String> {
+    let lines = stdin_lines();
+    let mut q = lines.queue.lock().ok()?;
+    loop {
+        if stop.load(std::sync::atomic::Ordering::SeqCst) {
+            return None;
+        }
+        if let Some(line) = q.0.pop_front() {
+            return Some(line);
+        }
+        if q.1 {
+            return None;
+        }
+        q = lines
+            .ready
+            .wait_timeout(q, std::time::Duration::from_millis(100))
+            .ok()?
+            .0;
+    }
 }
 
 /// Set when the question is given up: the console stops reading.
@@ -172,19 +210,7 @@ impl<'a> Console<'a> {
     fn std(stop: &Stop) -> Console<'static> {
         let stop = stop.clone();
         Console {
-            input: Box::new(move || {
-                let lines = stdin_lines().lock().ok()?;
-                loop {
-                    if stop.load(std::sync::atomic::Ordering::SeqCst) {
-                        return None;
-                    }
-                    match lines.recv_timeout(std::time::Duration::from_millis(100)) {
-                        Ok(line) => return Some(line),
-                        Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {}
-                        Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => return None,
-                    }
-                }
-            }),
+            input: Box::new(move || next_line(&stop)),
             output: Box::new(std::io::stderr()),
         }
     }
