@@ -6,5 +6,11 @@
 //!   one line per message each way with its time, the server's stderr, and
 //!   how the session ended; a writer that masks secrets and streams to
 //!   disk, and a reader that checks every line and says where one is bad.
+//! - [`calls`]: a session's messages paired into the calls the agent made,
+//!   input-required rounds, questions and task polls folded into them.
 
+pub mod calls;
 pub mod session;
+
+#[cfg(test)]
+pub(crate) mod testing;
