@@ -16,7 +16,6 @@ use pipewright_engine::file::loader::Loaded;
 use pipewright_engine::file::model::{Budget, Composition, Pipeline};
 use pipewright_engine::file::open::load_file_with;
 use pipewright_engine::mcp::caller::Caller;
-use pipewright_engine::mcp::human::Human;
 use pipewright_engine::mcp::human::answers::Answers;
 use pipewright_engine::mcp::human::chain::Chain;
 use pipewright_engine::mcp::human::provider::Provider;
@@ -138,6 +137,7 @@ pub struct RunArgs {
 }
 
 /// Who answers the servers' questions in `run`: `--answers`, then the
+/// node's `answers:` (added per run by [`Chain::for_run`]), then the
 /// person at the terminal (when stdin and stderr are one), then the
 /// file's `sampling:` provider for sampling, else decline.
 pub(crate) fn human_of(
@@ -145,7 +145,7 @@ pub(crate) fn human_of(
     pipeline: &Pipeline,
     vars: &IndexMap<String, Value>,
     redactor: &Redactor,
-) -> Result<Human, String> {
+) -> Result<Arc<Chain>, String> {
     use std::io::IsTerminal;
     let answers = args.answers.as_deref().map(Answers::load).transpose()?;
     let provider = pipeline
@@ -162,11 +162,11 @@ pub(crate) fn human_of(
         super::ask::Terminal::new(provider.clone())
             as Arc<dyn pipewright_engine::mcp::human::Responder>
     });
-    Ok(Human(Some(Arc::new(Chain {
+    Ok(Arc::new(Chain {
         answers,
         person,
         provider,
-    }))))
+    }))
 }
 
 /// The budget the flags set (`--max-cost`, `--max-tokens`,
@@ -395,7 +395,7 @@ pub async fn run(args: RunArgs, source: String, loaded: Loaded, settings: &Setti
             );
             cfg.pricing = prepared.pricing.clone();
             cfg.max_cost_per_call_usd = args.spend.max_cost_per_call;
-            cfg.human = human.clone();
+            cfg.human = Chain::for_run(&human, comp);
             if !args.no_save {
                 watch.begin(comp, row.map(|r| r.name.as_str()), &name);
             }

@@ -12,8 +12,10 @@ use crate::diag::{Pos, Span};
 use crate::lang::jq::JqProgram;
 use crate::lang::reference::Reference;
 
+pub mod answer;
 pub mod eval;
 
+pub use answer::Answer;
 pub use eval::EvalSpec;
 
 /// A whole pipeline file.
@@ -283,6 +285,9 @@ pub struct Node {
     /// Extra request `_meta` sent with the call (imports use it for
     /// idempotency keys).
     pub meta: Option<Value>,
+    /// `answers:`: replies to the server's questions during the call, in
+    /// order, used after the `--answers` file's and before asking a person.
+    pub answers: Vec<Answer>,
     /// SHA-256 of the node's definition; a changed hash makes the node stale.
     pub hash: String,
 }
