@@ -8,8 +8,13 @@
 //!   disk, and a reader that checks every line and says where one is bad.
 //! - [`calls`]: a session's messages paired into the calls the agent made,
 //!   input-required rounds, questions and task polls folded into them.
+//! - [`infer`]: the calls of a session as the pipeline's steps, with the
+//!   references the value-flow rules find; [`draft`]: that pipeline
+//!   before it is written.
 
 pub mod calls;
+pub mod draft;
+pub mod infer;
 pub mod session;
 
 #[cfg(test)]
