@@ -10,11 +10,13 @@
 //!   input-required rounds, questions and task polls folded into them.
 //! - [`infer`]: the calls of a session as the pipeline's steps, with the
 //!   references the value-flow rules find; [`draft`]: that pipeline
-//!   before it is written.
+//!   before it is written; [`merge`]: one or several recordings to that
+//!   draft (repeated runs of a task merged: what differs becomes inputs).
 
 pub mod calls;
 pub mod draft;
 pub mod infer;
+pub mod merge;
 pub mod session;
 
 #[cfg(test)]

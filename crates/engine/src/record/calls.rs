@@ -69,6 +69,12 @@ pub struct Recording {
     /// What a reader should know: a call with no answer, a message over
     /// the limit; each with its line.
     pub notes: Vec<String>,
+    /// Every server of a recording made of several servers' sessions
+    /// (empty: the header's alone).
+    pub servers: Vec<super::session::Server>,
+    /// Per server, the credential headers the client sent (known from a
+    /// HAR file), each with the `${env.NAME}` that stands for its value.
+    pub headers: IndexMap<String, Vec<(String, String)>>,
 }
 
 impl Recording {

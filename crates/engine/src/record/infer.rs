@@ -229,7 +229,10 @@ impl State {
     /// A value step `step`'s transform adds, checked against the recorded
     /// output: the template that reads it, or `None` when jq does not give
     /// `want` back.
-    #[expect(clippy::too_many_arguments, reason = "what a derived value is and who reads it, all used once")]
+    #[expect(
+        clippy::too_many_arguments,
+        reason = "what a derived value is and who reads it, all used once"
+    )]
     fn derive(
         &mut self,
         step: usize,
