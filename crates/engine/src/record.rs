@@ -12,9 +12,12 @@
 //!   references the value-flow rules find; [`draft`]: that pipeline
 //!   before it is written; [`merge`]: one or several recordings to that
 //!   draft (repeated runs of a task merged: what differs becomes inputs).
+//! - [`emit`]: the draft written as the pipeline's YAML, with its
+//!   cassette.
 
 pub mod calls;
 pub mod draft;
+pub mod emit;
 pub mod infer;
 pub mod merge;
 pub mod session;

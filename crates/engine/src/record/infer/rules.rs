@@ -485,26 +485,45 @@ fn case_and_uri(ctx: &Ctx<'_>, s: &str, out: &mut Vec<Candidate>) {
             score: 65 + recency(ctx, step),
             build: Build::Derive {
                 step,
-                expr: format!("{} | {filter}", jq_path(&hops)),
+                expr: then(&hops, filter),
             },
             how: format!("{} {what}", named(ctx, step, &hops)),
         });
     }
 }
 
-/// The regex class a piece of text is cut out with.
-fn class_of(v: &str) -> &'static str {
-    if v.bytes().all(|b| b.is_ascii_digit()) {
-        "[0-9]+"
+/// The regex a piece of text like `v` is cut out with: its kind of
+/// characters, ending as `v` ends (so a full stop after it stays out).
+fn class_of(v: &str) -> String {
+    let body = if v.bytes().all(|b| b.is_ascii_digit()) {
+        "[0-9]"
     } else if v.bytes().all(|b| b.is_ascii_alphanumeric()) {
-        "[A-Za-z0-9]+"
+        "[A-Za-z0-9]"
     } else if v
         .bytes()
         .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.'))
     {
-        "[A-Za-z0-9_.-]+"
+        "[A-Za-z0-9_.-]"
     } else {
-        r"\S+"
+        r"\S"
+    };
+    let punctuated = body == "[A-Za-z0-9_.-]" || body == r"\S";
+    if punctuated
+        && v.chars()
+            .next_back()
+            .is_some_and(|c| c.is_ascii_alphanumeric())
+    {
+        format!("{body}*[A-Za-z0-9]")
+    } else {
+        format!("{body}+")
+    }
+}
+
+/// `PATH | FILTER`, or the filter alone on the whole output.
+fn then(hops: &[Hop], filter: &str) -> String {
+    match jq_path(hops).as_str() {
+        "." => filter.to_owned(),
+        path => format!("{path} | {filter}"),
     }
 }
 
@@ -551,11 +570,7 @@ fn in_text(ctx: &Ctx<'_>, s: &str, out: &mut Vec<Candidate>) {
         let class = class_of(s);
         let re = format!("{anchor}(?<v>{class})");
         let hops = ctx.sites.hops(site.doc, &site.path);
-        let expr = format!(
-            "{} | capture({}).v",
-            jq_path(&hops),
-            Value::String(re.clone())
-        );
+        let expr = then(&hops, &format!("capture({}).v", Value::String(re.clone())));
         out.push(Candidate {
             rule: Rule::InText,
             confidence: Confidence::Likely,
@@ -602,7 +617,7 @@ fn length(ctx: &Ctx<'_>, arg: &str, v: &Value, out: &mut Vec<Candidate>) {
         score: 40 + recency(ctx, step),
         build: Build::Derive {
             step,
-            expr: format!("{} | length", jq_path(&hops)),
+            expr: then(&hops, "length"),
         },
         how: format!("the length of {}", named(ctx, step, &hops)),
     });
