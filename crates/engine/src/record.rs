@@ -13,13 +13,15 @@
 //!   before it is written; [`merge`]: one or several recordings to that
 //!   draft (repeated runs of a task merged: what differs becomes inputs).
 //! - [`emit`]: the draft written as the pipeline's YAML, with its
-//!   cassette.
+//!   cassette; [`prove`]: the draft resolved and replayed against the
+//!   recording before it is written, what does not replay demoted.
 
 pub mod calls;
 pub mod draft;
 pub mod emit;
 pub mod infer;
 pub mod merge;
+pub mod prove;
 pub mod session;
 
 #[cfg(test)]

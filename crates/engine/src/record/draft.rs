@@ -219,7 +219,8 @@ pub struct Step {
     pub id: String,
     pub server: String,
     pub tool: String,
-    /// The calls it stands for: one, or a fan-out's, in order.
+    /// The calls it stands for (one, or a fan-out's, in order), of every
+    /// recording it was written from.
     pub calls: Vec<CallRef>,
     /// The first call's arguments, as recorded.
     pub args: Value,
@@ -235,6 +236,16 @@ pub struct Step {
     pub task: bool,
     /// Comments for the step as a whole.
     pub notes: Vec<String>,
+}
+
+impl Step {
+    /// The calls it stands for in recording `session`, in order.
+    pub fn calls_of(&self, session: usize) -> impl Iterator<Item = CallRef> + '_ {
+        self.calls
+            .iter()
+            .copied()
+            .filter(move |c| c.session == session)
+    }
 }
 
 /// A `vars:` entry.

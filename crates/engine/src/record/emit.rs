@@ -122,7 +122,7 @@ fn header(w: &mut Writer, d: &Draft, cassette: &str) {
             d.sources.join(", ")
         ),
     );
-    let calls: usize = d.steps.iter().map(|s| s.calls.len()).sum::<usize>() / d.cases.len().max(1);
+    let calls: usize = d.steps.iter().map(|s| s.calls_of(0).count()).sum();
     w.note(
         0,
         &format!(
@@ -379,7 +379,7 @@ fn leaf_line(
                 &format!("{lead} {}", quoted(&t.render(ids, wrapped))),
                 &format!(
                     "for_each item: the {} calls took it from each item in turn; the first was {was}",
-                    s.calls.len()
+                    s.calls_of(0).count()
                 ),
             );
         }
@@ -406,20 +406,11 @@ pub fn cassette(d: &Draft, recs: &[Recording]) -> Cassette {
     };
     let mut tools: IndexMap<String, Vec<Value>> = IndexMap::new();
     let mut listed: Vec<(String, String)> = Vec::new();
-    let mut refs: Vec<_> = d
+    let refs: Vec<_> = d
         .steps
         .iter()
         .flat_map(|s| s.calls.iter().copied())
         .collect();
-    // Every recording's calls, for a case row's run.
-    for (session, r) in recs.iter().enumerate() {
-        for call in 0..r.calls.len() {
-            let cr = super::draft::CallRef { session, call };
-            if !refs.contains(&cr) && d.cases.iter().any(|k| k.session == session) {
-                refs.push(cr);
-            }
-        }
-    }
     for cr in refs {
         let Some(call) = recs.get(cr.session).and_then(|r| r.calls.get(cr.call)) else {
             continue;

@@ -86,16 +86,16 @@ pub fn draft(recs: Vec<Recording>, name: &str) -> Result<(Draft, Vec<Recording>)
     if d.cases.is_empty()
         && let Some(last) = d.steps.last()
     {
-        d.expect = expect_of(&output_of(&recs, last));
+        d.expect = expect_of(&output_of(&recs, last, 0));
     }
     Ok((d, recs))
 }
 
-/// A step's recorded output: its call's, or a fan-out's list.
-pub fn output_of(recs: &[Recording], step: &Step) -> Value {
+/// A step's output as recording `session` has it: its call's, or a
+/// fan-out's list.
+pub fn output_of(recs: &[Recording], step: &Step, session: usize) -> Value {
     let outs: Vec<Value> = step
-        .calls
-        .iter()
+        .calls_of(session)
         .filter_map(|c| recs.get(c.session)?.calls.get(c.call))
         .map(|c| c.output.tree().clone())
         .collect();
@@ -222,6 +222,10 @@ fn merged(recs: &[Recording], runs: Vec<Inferred>) -> Result<Draft, MergeError> 
     let mut case_vars: Vec<IndexMap<String, Value>> = vec![IndexMap::new(); runs.len()];
     for (k, step) in base.steps.iter().enumerate() {
         let mut step = step.clone();
+        step.calls = runs
+            .iter()
+            .flat_map(|r| r.steps[k].calls.iter().copied())
+            .collect();
         let ids: Vec<String> = base.steps.iter().map(|s| s.id.clone()).collect();
         let wrapped: Vec<bool> = base.steps.iter().map(|s| s.wrapped).collect();
         for (at, leaf) in step.leaves.iter_mut().enumerate() {
@@ -308,7 +312,7 @@ fn merged(recs: &[Recording], runs: Vec<Inferred>) -> Result<Draft, MergeError> 
             expect: runs[s]
                 .steps
                 .last()
-                .map(|last| expect_of(&output_of(recs, last)))
+                .map(|last| expect_of(&output_of(recs, last, s)))
                 .unwrap_or_default(),
             session: s,
         })
