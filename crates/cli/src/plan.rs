@@ -16,6 +16,7 @@ use pipewright_engine::file::model::{Case, Composition};
 use pipewright_engine::mcp::servers;
 use pipewright_engine::options::exit;
 use pipewright_engine::plan::dry_run::{Plan, plan_composition, recorded_figures};
+use pipewright_engine::record::savings::Savings;
 use pipewright_engine::redact::Redactor;
 use pipewright_engine::settings::Settings;
 
@@ -128,6 +129,7 @@ pub async fn plan_loaded(args: RunArgs, source: String, loaded: Loaded, settings
         }
     };
     let mut plans = Vec::new();
+    let mut saves = Vec::new();
     for comp in &comps {
         let rows: Vec<Option<&Case>> = if comp.cases.is_empty() {
             vec![None]
@@ -174,6 +176,19 @@ pub async fn plan_loaded(args: RunArgs, source: String, loaded: Loaded, settings
                 last.as_ref(),
             );
             pipewright_engine::plan::judging::add(&mut plan, projected, cfg.budget);
+            let outputs = last.as_ref().map(|t| {
+                t.nodes
+                    .iter()
+                    .map(|(id, n)| (id.clone(), n.output_tokens))
+                    .collect()
+            });
+            saves.push(pipewright_engine::record::savings::of_plan(
+                &pipeline,
+                comp,
+                &plan,
+                &prepared.tools,
+                outputs.as_ref(),
+            ));
             plans.push(plan);
         }
     }
@@ -185,15 +200,50 @@ pub async fn plan_loaded(args: RunArgs, source: String, loaded: Loaded, settings
     };
     match args.format {
         Format::Json | Format::Fibe | Format::Discord => {
-            println!("{}", crate::json::pretty(&plan))
+            println!("{}", crate::json::pretty(&with_savings(&plan, &saves)))
         }
-        _ => print!("{}", super::output::printable(&render(&plan))),
+        _ => {
+            let mut text = render(&plan);
+            for (c, s) in plan.compositions.iter().zip(&saves) {
+                let case = c
+                    .case
+                    .as_ref()
+                    .map(|k| format!(" [{k}]"))
+                    .unwrap_or_default();
+                text.push_str(&format!("savings · {}{case}: {}\n", c.name, s.line()));
+            }
+            print!("{}", super::output::printable(&text));
+        }
     }
     if plan.within_budget() || args.on_budget_exceeded == OnBudget::Warn {
         exit::OK
     } else {
         exit::BUDGET
     }
+}
+
+/// The plan's JSON with `savings`, one entry per planned composition (and
+/// case): what serving it saves an agent. Added beside the plan's keys, so
+/// readers of the rest see what they saw.
+fn with_savings(plan: &Plan, saves: &[Savings]) -> serde_json::Value {
+    let mut v = serde_json::to_value(plan).unwrap_or_default();
+    let rows: Vec<serde_json::Value> = plan
+        .compositions
+        .iter()
+        .zip(saves)
+        .map(|(c, s)| {
+            let mut row = serde_json::to_value(s).unwrap_or_default();
+            if let Some(m) = row.as_object_mut() {
+                m.insert("composition".into(), c.name.clone().into());
+                m.insert("case".into(), c.case.clone().into());
+            }
+            row
+        })
+        .collect();
+    if let Some(m) = v.as_object_mut() {
+        m.insert("savings".into(), rows.into());
+    }
+    v
 }
 
 /// Every `${env.X}` value the plan could show is masked.

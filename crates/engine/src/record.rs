@@ -14,7 +14,8 @@
 //!   draft (repeated runs of a task merged: what differs becomes inputs).
 //! - [`emit`]: the draft written as the pipeline's YAML, with its
 //!   cassette; [`prove`]: the draft resolved and replayed against the
-//!   recording before it is written, what does not replay demoted.
+//!   recording before it is written, what does not replay demoted;
+//!   [`savings`]: what serving the pipeline saves an agent.
 
 pub mod calls;
 pub mod draft;
@@ -22,6 +23,7 @@ pub mod emit;
 pub mod infer;
 pub mod merge;
 pub mod prove;
+pub mod savings;
 pub mod session;
 
 #[cfg(test)]
