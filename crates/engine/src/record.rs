@@ -8,6 +8,7 @@
 //!   disk, and a reader that checks every line and says where one is bad.
 //! - [`calls`]: a session's messages paired into the calls the agent made,
 //!   input-required rounds, questions and task polls folded into them.
+//! - [`import`]: a HAR file and a saved run read as recordings.
 //! - [`infer`]: the calls of a session as the pipeline's steps, with the
 //!   references the value-flow rules find; [`draft`]: that pipeline
 //!   before it is written; [`merge`]: one or several recordings to that
@@ -20,6 +21,7 @@
 pub mod calls;
 pub mod draft;
 pub mod emit;
+pub mod import;
 pub mod infer;
 pub mod merge;
 pub mod prove;

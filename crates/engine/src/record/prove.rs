@@ -350,7 +350,12 @@ async fn replay(
     session: usize,
     case: Option<&CaseOut>,
 ) -> Result<(), String> {
-    let default_server = d.servers.keys().next().cloned().unwrap_or_default();
+    let default_server = d
+        .servers
+        .keys()
+        .next()
+        .cloned()
+        .unwrap_or_else(|| crate::mcp::servers::DEMO.to_owned());
     let tap = Arc::new(Tap {
         inner: Replayer::new(
             cassette,
