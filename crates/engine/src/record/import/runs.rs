@@ -141,8 +141,10 @@ mod tests {
 
     #[test]
     fn a_saved_runs_nodes_are_its_calls_in_the_order_they_started() {
-        let mut t = Trace::default();
-        t.run_id = "20261129-020000-abcd".into();
+        let mut t = Trace {
+            run_id: "20261129-020000-abcd".into(),
+            ..Trace::default()
+        };
         t.composition.started_at = Some("2026-11-29T02:00:00Z".into());
         let node = |tool: &str, at: &str, raw: Value| NodeRecord {
             tool: tool.into(),
