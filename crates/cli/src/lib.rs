@@ -111,7 +111,8 @@ pub enum Command {
     /// Open the workbench: editor, live DAG and trace inspector.
     Edit(pipewright_workbench::EditArgs),
     /// Write a new pipeline file from the servers' tools: one node per
-    /// `--tool`, its required arguments as placeholders.
+    /// `--tool`, its required arguments as placeholders; or, with --from,
+    /// from what an agent did in a recorded session.
     New(new::NewArgs),
     /// Run a pipeline file (every composition and case) and report.
     #[command(alias = "pipe")]

@@ -17,6 +17,8 @@
 //!   cassette; [`prove`]: the draft resolved and replayed against the
 //!   recording before it is written, what does not replay demoted;
 //!   [`savings`]: what serving the pipeline saves an agent.
+//! - [`write`]: all of `new --from` but the files: recordings in, the
+//!   proved pipeline, its cassette and a summary out.
 
 pub mod calls;
 pub mod draft;
@@ -27,6 +29,7 @@ pub mod merge;
 pub mod prove;
 pub mod savings;
 pub mod session;
+pub mod write;
 
 #[cfg(test)]
 pub(crate) mod testing;

@@ -290,6 +290,9 @@ pub struct Draft {
     /// The recordings it was written from, as named in the header.
     pub sources: Vec<String>,
     pub servers: IndexMap<String, ServerOut>,
+    /// The MCP revision each server was spoken to in the recording, when
+    /// it is one pipewright speaks (the file's `protocol:`).
+    pub protocols: IndexMap<String, String>,
     pub vars: IndexMap<String, Var>,
     pub steps: Vec<Step>,
     /// The step whose output is the pipeline's.

@@ -160,9 +160,11 @@ fn servers(w: &mut Writer, d: &Draft) {
                     let args: Vec<String> = args.iter().map(|a| quoted(a)).collect();
                     w.line(4, &format!("args: [{}]", args.join(", ")));
                 }
+                protocol(w, d, name);
             }
             ServerOut::Http { url, headers } => {
                 w.line(4, &format!("url: {}", quoted(url)));
+                protocol(w, d, name);
                 if !headers.is_empty() {
                     w.note(4, "header values are never recorded: set these variables");
                     w.line(4, "headers:");
@@ -172,6 +174,14 @@ fn servers(w: &mut Writer, d: &Draft) {
                 }
             }
         }
+    }
+}
+
+/// `protocol:`, the revision the recording spoke, so a live run speaks it
+/// too.
+fn protocol(w: &mut Writer, d: &Draft, server: &str) {
+    if let Some(p) = d.protocols.get(server) {
+        w.commented(4, &format!("protocol: {}", quoted(p)), "as recorded");
     }
 }
 

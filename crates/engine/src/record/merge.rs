@@ -82,6 +82,16 @@ pub fn draft(recs: Vec<Recording>, name: &str) -> Result<(Draft, Vec<Recording>)
     d.name = name.to_owned();
     d.sources = recs.iter().map(|r| r.source.clone()).collect();
     d.servers = servers(&recs);
+    for r in &recs {
+        if let Some(p) = r.protocol.as_deref()
+            && crate::file::keys::PROTOCOLS.contains(&p)
+            && p != "auto"
+        {
+            d.protocols
+                .entry(r.server().to_owned())
+                .or_insert_with(|| p.to_owned());
+        }
+    }
     d.output = d.steps.len().checked_sub(1);
     if d.cases.is_empty()
         && let Some(last) = d.steps.last()
