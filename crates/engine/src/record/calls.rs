@@ -505,16 +505,24 @@ impl Pairing {
         match pending.method.as_str() {
             "initialize" | "server/discover" => {
                 self.rec.dropped.discovery += 1;
+                // `initialize` says the version; `server/discover` lists
+                // them, and the client asked for one in its `_meta`.
+                let asked = pending
+                    .params
+                    .pointer("/_meta/io.modelcontextprotocol~1protocolVersion")
+                    .and_then(Value::as_str);
+                let listed: Vec<&str> = result
+                    .and_then(|r| r.get("supportedVersions"))
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten()
+                    .filter_map(Value::as_str)
+                    .collect();
                 let version = result
                     .and_then(|r| r.get("protocolVersion"))
                     .and_then(Value::as_str)
-                    .or_else(|| {
-                        result
-                            .and_then(|r| r.get("supportedVersions"))
-                            .and_then(Value::as_array)
-                            .and_then(|v| v.first())
-                            .and_then(Value::as_str)
-                    });
+                    .or_else(|| asked.filter(|a| listed.contains(a)))
+                    .or_else(|| listed.iter().max().copied());
                 if let Some(v) = version {
                     self.rec.protocol = Some(v.to_owned());
                 }

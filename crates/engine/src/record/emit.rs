@@ -428,14 +428,18 @@ pub fn cassette(d: &Draft, recs: &[Recording]) -> Cassette {
         if call.is_error {
             continue;
         }
-        if let Some(def) = recs[cr.session].tools.get(&call.tool)
-            && !listed.contains(&(call.server.clone(), call.tool.clone()))
-        {
+        if !listed.contains(&(call.server.clone(), call.tool.clone())) {
             listed.push((call.server.clone(), call.tool.clone()));
-            tools
-                .entry(call.server.clone())
-                .or_default()
-                .push(def.clone());
+            // A tool the recording never listed gets an open schema, so
+            // preflight finds it offline.
+            let def = recs[cr.session]
+                .tools
+                .get(&call.tool)
+                .cloned()
+                .unwrap_or_else(
+                    || serde_json::json!({"name": call.tool, "inputSchema": {"type": "object"}}),
+                );
+            tools.entry(call.server.clone()).or_default().push(def);
         }
         c.calls.push(Entry {
             server: call.server.clone(),
