@@ -443,3 +443,145 @@ fn new_from_refuses_to_overwrite_and_names_a_bad_line() {
     );
     assert_eq!(code, 2, "{err}");
 }
+
+#[test]
+fn plan_says_what_serving_the_written_pipeline_saves() {
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let session = dir.path().join("session.jsonl");
+    session_2025(&session);
+    through(dir.path(), &session);
+    let (code, out, err) = pw(
+        dir.path(),
+        &["plan", "flow.yml", "--replay", "flow.yml.cassette.json"],
+    );
+    assert_eq!(code, 0, "{out}\n{err}");
+    assert!(
+        out.contains(
+            "savings · flow: served as one tool it saves an agent 5 → 1 calls, 5 → 1 round trips"
+        ),
+        "{out}"
+    );
+    let (code, out, err) = pw(
+        dir.path(),
+        &[
+            "plan",
+            "flow.yml",
+            "--replay",
+            "flow.yml.cassette.json",
+            "--format",
+            "json",
+        ],
+    );
+    assert_eq!(code, 0, "{err}");
+    let plan: Value = serde_json::from_str(&out).expect("a plan");
+    assert!(
+        plan["compositions"][0].get("savings").is_none(),
+        "added beside, not inside"
+    );
+    let s = &plan["savings"][0];
+    assert_eq!(
+        (s["composition"].as_str(), s["calls"].as_u64()),
+        (Some("flow"), Some(5))
+    );
+    assert!(
+        s["definition_tokens"].as_u64().is_some_and(|n| n > 100),
+        "{s}"
+    );
+}
+
+/// A HAR of Streamable HTTP traffic with a bearer token.
+fn har_file(dir: &Path) -> std::path::PathBuf {
+    let url = "http://127.0.0.1:9/mcp";
+    let post = |id: i64, n: u32, body: Value, answer: Value| {
+        json!({
+            "startedDateTime": format!("2026-11-29T02:00:0{n}.000Z"), "time": 5,
+            "request": {"method": "POST", "url": url,
+                "headers": [{"name": "Authorization", "value": "Bearer sk-har-secret-9876"}, {"name": "Mcp-Session-Id", "value": "s1"}],
+                "postData": {"mimeType": "application/json", "text": body.to_string()}},
+            "response": {"status": 200, "headers": [],
+                "content": {"mimeType": "text/event-stream", "text": format!("event: message\ndata: {}\n\n", json!({"jsonrpc": "2.0", "id": id, "result": answer}))}}
+        })
+    };
+    let har = json!({"log": {"version": "1.2", "creator": {"name": "mitmproxy", "version": "11"}, "entries": [
+        post(1, 1, json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-11-25"}}),
+             json!({"protocolVersion": "2025-11-25", "capabilities": {}})),
+        post(2, 2, json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "create_issue", "arguments": {"title": "Broken build"}}}),
+             json!({"content": [{"type": "text", "text": "Created issue PROJ-4821 for you."}]})),
+        post(3, 3, json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "assign", "arguments": {"key": "PROJ-4821", "who": "ada"}}}),
+             json!({"content": [], "structuredContent": {"ok": true}})),
+    ]}});
+    let path = dir.join("traffic.har");
+    std::fs::write(&path, har.to_string()).expect("written");
+    path
+}
+
+#[test]
+fn a_har_file_becomes_a_pipeline_with_no_secret_in_it() {
+    let dir = tempfile::tempdir().expect("a temp dir");
+    har_file(dir.path());
+    let (code, out, err) = pw(dir.path(), &["new", "issue.yml", "--har", "traffic.har"]);
+    assert_eq!(code, 0, "{out}\n{err}");
+    let text = std::fs::read_to_string(dir.path().join("issue.yml")).expect("written");
+    let tape =
+        std::fs::read_to_string(dir.path().join("issue.yml.cassette.json")).expect("written");
+    for (what, t) in [("pipeline", &text), ("cassette", &tape), ("summary", &out)] {
+        assert!(
+            !t.contains("sk-har-secret-9876"),
+            "the token is in the {what}:\n{t}"
+        );
+    }
+    assert!(
+        text.contains("\"Authorization\": \"Bearer ${env.SERVER_TOKEN}\""),
+        "{text}"
+    );
+    assert!(
+        text.contains("\"key\": \"${create_issue.derived.key}\"  # in-text"),
+        "{text}"
+    );
+    let (code, out, err) = pw(dir.path(), &["check", "issue.yml"]);
+    assert_eq!(code, 0, "{out}\n{err}");
+    let out = common::pipewright_in(dir.path())
+        .current_dir(dir.path())
+        .args([
+            "run",
+            "issue.yml",
+            "--replay",
+            "issue.yml.cassette.json",
+            "--no-save",
+        ])
+        .env("SERVER_TOKEN", "unused-offline")
+        .output()
+        .expect("runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[test]
+fn a_saved_run_becomes_a_pipeline_again() {
+    let dir = tempfile::tempdir().expect("a temp dir");
+    std::fs::write(
+        dir.path().join("first.yml"),
+        "pipe:\n  - {id: find, tool: search_users, args: {query: dmitri}}\n  - {id: mail, tool: send_email, args: {to: \"${find.users[0].email}\", subject: hi, body: there}}\n",
+    )
+    .expect("written");
+    let (code, out, err) = pw(dir.path(), &["run", "first.yml", "--format", "json"]);
+    assert_eq!(code, 0, "{out}\n{err}");
+    let trace: Value = serde_json::from_str(&out).expect("a trace");
+    let id = trace["run_id"].as_str().expect("a run id").to_owned();
+    let (code, out, err) = pw(dir.path(), &["new", "again.yml", "--run", &id]);
+    assert_eq!(code, 0, "{out}\n{err}");
+    let text = std::fs::read_to_string(dir.path().join("again.yml")).expect("written");
+    assert!(
+        text.contains("\"to\": \"${search_users.users[0].email}\"  # exact"),
+        "{text}"
+    );
+    assert!(
+        !text.contains("servers:"),
+        "the built-in demo server, as the run used: {text}"
+    );
+    let (code, out, err) = pw(dir.path(), &["run", "again.yml", "--no-save"]);
+    assert_eq!(code, 0, "{out}\n{err}");
+}
