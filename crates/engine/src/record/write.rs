@@ -136,3 +136,127 @@ impl Written {
         out
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::file::open::load_str;
+    use crate::record::testing::{Script, result_of, tool};
+
+    /// One scripted session with everything `new --from` folds and infers:
+    /// a fan-out, inputs, a flagged id, a 2025 question answered during a
+    /// call, a task, and an email built from earlier results.
+    fn everything() -> Recording {
+        let mut s = Script::new(
+            "2025-11-25",
+            vec![tool("search_users", json!({"query": {"type": "string"}}))],
+        );
+        s.call(
+            "search_users",
+            json!({"query": "ali"}),
+            json!({"users": [{"id": "u1"}, {"id": "u5"}], "count": 2}),
+        );
+        s.call(
+            "get_user_details",
+            json!({"user_id": "u1"}),
+            json!({"id": "u1", "name": "Alice Anders", "email": "alice@example.com"}),
+        );
+        s.call(
+            "get_user_details",
+            json!({"user_id": "u5"}),
+            json!({"id": "u5", "name": "Alicia Romero", "email": "alicia@example.com"}),
+        );
+        s.call(
+            "get_user_details",
+            json!({"user_id": "u3"}),
+            json!({"id": "u3", "name": "Carol", "email": "carol@example.org"}),
+        );
+        s.call_asking(
+            "confirm_send",
+            json!({"to": "alice@example.com"}),
+            &[(
+                "elicitation/create",
+                json!({"message": "Send?", "requestedSchema": {"type": "object"}}),
+                json!({"action": "accept", "content": {"send": true}}),
+            )],
+            result_of(json!({"to": "alice@example.com", "action": "accept", "send": true})),
+        );
+        s.call_task(
+            "research",
+            json!({"topic": "Alice Anders"}),
+            2,
+            result_of(json!({"summary": "Likes tea."})),
+        );
+        s.call(
+            "send_email",
+            json!({"to": "alice@example.com", "subject": "Tea", "body": "Hi Alice Anders: Likes tea."}),
+            json!({"message_id": "msg-000001", "status": "queued"}),
+        );
+        s.recording()
+    }
+
+    #[tokio::test]
+    async fn a_session_becomes_a_proved_pipeline_in_one_call() {
+        let w = write(vec![everything()], "tea", "tea.yml.cassette.json")
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        let loaded = load_str(&w.text);
+        assert!(!loaded.has_errors(), "{}\n{:?}", w.text, loaded.diagnostics);
+        let refs: Vec<(String, String, &str, String)> = w
+            .draft
+            .references()
+            .into_iter()
+            .map(|(s, a, r, t)| (s, a, r.name(), t))
+            .collect();
+        let has = |s: &str, a: &str, r: &str, t: &str| {
+            refs.contains(&(s.to_owned(), a.to_owned(), r, t.to_owned()))
+        };
+        assert!(
+            has(
+                "confirm_send",
+                "to",
+                "exact",
+                "${get_user_details[0].email}"
+            ),
+            "{refs:#?}"
+        );
+        assert!(
+            has("research", "topic", "exact", "${get_user_details[0].name}"),
+            "{refs:#?}"
+        );
+        assert!(
+            has(
+                "send_email",
+                "body",
+                "embedded",
+                "Hi ${get_user_details[0].name}: ${research.summary}"
+            ),
+            "{refs:#?}"
+        );
+        let d = &w.draft;
+        assert_eq!(d.steps.len(), 6);
+        assert!(d.steps[1].for_each.is_some());
+        assert_eq!(d.flagged(), 1);
+        assert_eq!(d.steps[3].answers.len(), 1);
+        assert!(d.steps[4].task);
+        assert!(w.text.contains("task: true"), "{}", w.text);
+        assert_eq!(w.proof.fallback, None);
+        assert_eq!((w.proof.replays, w.proof.calls), (1, 7));
+        assert!(w.cassette.calls.iter().any(|e| e.task.is_some()));
+        let summary = w.summary().join("\n");
+        for want in [
+            "7 call(s) → 6 node(s)",
+            "references: exact ",
+            "for_each: 1 node(s) over an earlier list",
+            "inputs: QUERY, SUBJECT",
+            "flagged (look made by a server, no earlier result holds them): get_user_details_2.user_id",
+            "answers: 1 node(s) keep the agent's replies",
+            "proved: replayed offline 1 time(s), 7 call(s)",
+            "served as one tool it saves an agent 7 → 1 calls",
+        ] {
+            assert!(summary.contains(want), "missing {want:?} in\n{summary}");
+        }
+    }
+}
