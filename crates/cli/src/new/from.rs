@@ -66,7 +66,7 @@ pub async fn new_from(args: NewArgs, settings: &Settings) -> u8 {
         println!("  {}", super::super::output::printable(&line));
     }
     println!(
-        "next: pipewright check {file}; pipewright run {file} --replay {}",
+        "next: pipewright run {file} --replay {}",
         cassette.display()
     );
     exit::OK

@@ -126,7 +126,7 @@ fn header(w: &mut Writer, d: &Draft, cassette: &str) {
     w.note(
         0,
         &format!(
-            "{calls} call(s) became {} step(s). Each inferred reference says the rule that found it,",
+            "{calls} call(s) became {} node(s). Each inferred reference says the rule that found it,",
             d.steps.len()
         ),
     );
@@ -134,9 +134,10 @@ fn header(w: &mut Writer, d: &Draft, cassette: &str) {
         0,
         "how sure it is, and the value it replaced: read them before you rely on them.",
     );
+    let file = cassette.strip_suffix(".cassette.json").unwrap_or("FILE");
     w.note(
         0,
-        &format!("Offline, as recorded: pipewright run FILE --replay {cassette}"),
+        &format!("Offline, as recorded: pipewright run {file} --replay {cassette}"),
     );
     for l in &d.left_out {
         w.note(0, &format!("left out: {l}"));

@@ -230,7 +230,16 @@ pub fn of_plan(
         &chain,
         &params,
     ));
-    Savings::new(plan.calls_total, plan.waves.len(), defs, inter, served)
+    // A wave of mocks calls nothing: no turn of the agent's.
+    let mut waves: Vec<usize> = plan
+        .calls
+        .iter()
+        .filter(|c| !c.mocked)
+        .map(|c| c.wave)
+        .collect();
+    waves.sort_unstable();
+    waves.dedup();
+    Savings::new(plan.calls_total, waves.len(), defs, inter, served)
 }
 
 #[cfg(test)]

@@ -69,7 +69,7 @@ fn the_written_pipeline_loads_and_says_what_was_inferred() {
         "      \"subject\": \"${var.SUBJECT}\"  # input SUBJECT: was \"Hello ${name}\"",
         "  \"SUBJECT\": \"Hello $${name}\"",
         "      \"body\": \"Hi ${get_user_details[0].name}\"  # embedded",
-        "Offline, as recorded: pipewright run FILE --replay p.yml.cassette.json",
+        "Offline, as recorded: pipewright run p.yml --replay p.yml.cassette.json",
     ] {
         assert!(text.contains(want), "missing {want:?} in\n{text}");
     }
@@ -84,7 +84,22 @@ fn the_written_pipeline_loads_and_says_what_was_inferred() {
             .iter()
             .any(|e| e.tool == "confirm_send" && e.interactions.len() == 1)
     );
-    assert_eq!(c.tools["demo"].len(), 2);
+    // Listed tools as listed; the others with an open schema.
+    let names: Vec<&str> = c.tools["demo"]
+        .iter()
+        .filter_map(|t| t["name"].as_str())
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "search_users",
+            "get_user_details",
+            "delete_user",
+            "confirm_send",
+            "send_email"
+        ]
+    );
+    assert_eq!(c.tools["demo"][1]["inputSchema"], json!({"type": "object"}));
 }
 
 #[test]
