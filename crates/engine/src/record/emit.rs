@@ -33,9 +33,10 @@ pub fn pipeline(d: &Draft, cassette: &str) -> String {
     if !d.vars.is_empty() {
         w.line(0, "vars:");
         for (name, var) in &d.vars {
+            // `vars:` values are not templates: written as they are.
             w.commented(
                 2,
-                &format!("{}: {}", quoted(name), literal(&var.value)),
+                &format!("{}: {}", quoted(name), var.value),
                 &format!("recorded in {}", var.from),
             );
         }
@@ -64,7 +65,7 @@ pub fn pipeline(d: &Draft, cassette: &str) -> String {
             let vars: Vec<String> = c
                 .vars
                 .iter()
-                .map(|(k, v)| format!("{}: {}", quoted(k), literal(v)))
+                .map(|(k, v)| format!("{}: {v}", quoted(k)))
                 .collect();
             w.line(4, &format!("vars: {{{}}}", vars.join(", ")));
             if !c.expect.is_empty() {

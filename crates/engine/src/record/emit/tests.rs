@@ -67,7 +67,7 @@ fn the_written_pipeline_loads_and_says_what_was_inferred() {
         "      \"to\": \"${get_user_details[0].name} <${get_user_details[0].email}>\"  # embedded, ",
         "      - {\"accept\":{\"send\":true}}",
         "      \"subject\": \"${var.SUBJECT}\"  # input SUBJECT: was \"Hello ${name}\"",
-        "  \"SUBJECT\": \"Hello $${name}\"",
+        "  \"SUBJECT\": \"Hello ${name}\"",
         "      \"body\": \"Hi ${get_user_details[0].name}\"  # embedded",
         "Offline, as recorded: pipewright run p.yml --replay p.yml.cassette.json",
     ] {

@@ -120,3 +120,27 @@ async fn several_recordings_replay_as_their_case_rows() {
     assert_eq!(proof.replays, 2);
     assert_eq!(proof.calls, 12);
 }
+
+#[tokio::test]
+async fn text_that_looks_like_a_reference_replays_as_written() {
+    let mut s = Script::new("2025-11-25", Vec::new());
+    s.call(
+        "echo",
+        json!({"message": "costs ${price}", "n": 3}),
+        json!({"message": "costs ${price}"}),
+    );
+    s.call(
+        "echo",
+        json!({"message": "say ${x} and costs ${price}"}),
+        json!({"message": "ok"}),
+    );
+    let (mut d, recs) = merge::draft(vec![s.recording()], "t").unwrap();
+    let proof = prove(&mut d, &recs).await.unwrap();
+    assert_eq!(
+        proof.fallback,
+        None,
+        "{proof:?}\n{}",
+        emit::pipeline(&d, "c.json")
+    );
+    assert!(proof.demoted.is_empty(), "{proof:?}");
+}
