@@ -224,28 +224,14 @@ fn step(w: &mut Writer, s: &Step, ids: &[String], wrapped: &[bool], several: boo
             &format!("for_each: {}", quoted(&fe.render(ids, wrapped))),
             &format!(
                 "the recording made these {} calls, one per item",
-                s.calls.len()
+                s.calls_of(0).count()
             ),
         );
     }
     match &s.args {
         Value::Object(m) if !m.is_empty() => {
             w.line(4, "args:");
-            let mut path = Vec::new();
-            for (k, v) in m {
-                path.push(Segment::Field(k.clone()));
-                value(
-                    w,
-                    6,
-                    &format!("{}:", quoted(k)),
-                    v,
-                    &mut path,
-                    s,
-                    ids,
-                    wrapped,
-                );
-                path.pop();
-            }
+            args(w, s, ids, wrapped);
         }
         _ => w.line(4, "args: {}"),
     }
@@ -298,54 +284,47 @@ fn jq_text(program: &str) -> String {
     }
 }
 
-/// Writes `lead value`, a mapping or a list over several lines, each leaf
-/// with what inference chose for it.
-#[expect(
-    clippy::too_many_arguments,
-    reason = "the writer, the place and the step's context"
-)]
-fn value(
-    w: &mut Writer,
-    indent: usize,
-    lead: &str,
-    v: &Value,
-    path: &mut Vec<Segment>,
-    s: &Step,
-    ids: &[String],
-    wrapped: &[bool],
-) {
-    match v {
-        Value::Object(m) if !m.is_empty() => {
-            w.line(indent, lead);
-            for (k, x) in m {
-                path.push(Segment::Field(k.clone()));
-                value(
-                    w,
-                    indent + 2,
-                    &format!("{}:", quoted(k)),
-                    x,
-                    path,
-                    s,
-                    ids,
-                    wrapped,
-                );
-                path.pop();
+/// Writes the step's `args`, mappings and lists over several lines, each
+/// leaf with what inference chose for it (walked with a stack: nothing
+/// recurses on a recorded value's depth).
+fn args(w: &mut Writer, s: &Step, ids: &[String], wrapped: &[bool]) {
+    let Value::Object(top) = &s.args else {
+        return;
+    };
+    let mut stack: Vec<(usize, String, &Value, Vec<Segment>)> = top
+        .iter()
+        .rev()
+        .map(|(k, v)| {
+            (
+                6,
+                format!("{}:", quoted(k)),
+                v,
+                vec![Segment::Field(k.clone())],
+            )
+        })
+        .collect();
+    while let Some((indent, lead, v, path)) = stack.pop() {
+        match v {
+            Value::Object(m) if !m.is_empty() => {
+                w.line(indent, &lead);
+                for (k, x) in m.iter().rev() {
+                    let mut p = path.clone();
+                    p.push(Segment::Field(k.clone()));
+                    stack.push((indent + 2, format!("{}:", quoted(k)), x, p));
+                }
             }
-        }
-        Value::Array(a) if !a.is_empty() => {
-            w.line(indent, lead);
-            for (i, x) in a.iter().enumerate() {
-                path.push(Segment::Index(i as i64));
-                value(w, indent + 2, "-", x, path, s, ids, wrapped);
-                path.pop();
+            Value::Array(a) if !a.is_empty() => {
+                w.line(indent, &lead);
+                for (i, x) in a.iter().enumerate().rev() {
+                    let mut p = path.clone();
+                    p.push(Segment::Index(i as i64));
+                    stack.push((indent + 2, "-".to_owned(), x, p));
+                }
             }
-        }
-        _ => {
-            let leaf = s.leaves.iter().find(|l| &l.path == path);
-            match leaf {
-                Some(leaf) => leaf_line(w, indent, lead, leaf, s, ids, wrapped),
+            _ => match s.leaves.iter().find(|l| l.path == path) {
+                Some(leaf) => leaf_line(w, indent, &lead, leaf, s, ids, wrapped),
                 None => w.line(indent, &format!("{lead} {}", literal(v))),
-            }
+            },
         }
     }
 }

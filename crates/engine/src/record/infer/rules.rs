@@ -13,6 +13,9 @@ use crate::record::draft::{Confidence, Piece, Rule, Template};
 
 /// The most references one embedded string is split into.
 const MAX_EMBEDDED: usize = 4;
+/// The most earlier strings (the latest first) one leaf is compared with
+/// by the rules that look inside strings, so a long session stays linear.
+const MAX_SCAN: usize = 20_000;
 
 /// What an inputs map says of a value: the variable and the argument it
 /// was first written for.
@@ -317,7 +320,7 @@ fn embedded(ctx: &Ctx<'_>, s: &str, out: &mut Vec<Candidate>) {
     }
     // Every source text with the best place it is held.
     let mut sources: Vec<(String, Piece, usize, bool)> = Vec::new();
-    for &i in &ctx.sites.strings {
+    for &i in ctx.sites.strings.iter().rev().take(MAX_SCAN) {
         let site = &ctx.sites.sites[i];
         let Some(Value::String(t)) = ctx.sites.value(site) else {
             continue;
@@ -456,7 +459,7 @@ pub fn uri_encode(s: &str) -> String {
 /// `case` and `url-encoded`: an earlier string changed.
 fn case_and_uri(ctx: &Ctx<'_>, s: &str, out: &mut Vec<Candidate>) {
     let mut seen: Vec<(Rule, usize)> = Vec::new();
-    for &i in ctx.sites.strings.iter().rev() {
+    for &i in ctx.sites.strings.iter().rev().take(MAX_SCAN) {
         let site = &ctx.sites.sites[i];
         let Some(Value::String(t)) = ctx.sites.value(site) else {
             continue;
@@ -533,7 +536,7 @@ fn in_text(ctx: &Ctx<'_>, s: &str, out: &mut Vec<Candidate>) {
     if s.chars().any(char::is_whitespace) {
         return;
     }
-    for &i in ctx.sites.strings.iter().rev() {
+    for &i in ctx.sites.strings.iter().rev().take(MAX_SCAN) {
         let site = &ctx.sites.sites[i];
         let Some(Value::String(t)) = ctx.sites.value(site) else {
             continue;
