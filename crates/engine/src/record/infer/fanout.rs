@@ -22,11 +22,16 @@ pub struct Fan {
 
 /// The fan-out the calls at the start of `calls` make, if they make one
 /// over an array `sites` holds; the one covering the most calls wins, the
-/// latest array on a tie.
+/// latest array on a tie. The arrays tried are the ones whose first item
+/// holds the first call's first changing value (found by value, so a long
+/// session is not tried array by array).
 pub fn detect(calls: &[&Call], sites: &Sites) -> Option<Fan> {
     let first = calls.first()?;
+    // No fan-out is longer than the longest earlier list.
+    let longest = sites.arrays.iter().map(|a| a.len).max().unwrap_or(0);
     let run = calls
         .iter()
+        .take(longest)
         .take_while(|c| c.tool == first.tool && c.server == first.server)
         .count();
     if run < 2 {
@@ -36,31 +41,49 @@ pub fn detect(calls: &[&Call], sites: &Sites) -> Option<Fan> {
         .iter()
         .map(|c| leaves_of(&Value::Object(c.args.clone())))
         .collect();
+    // A value the first two calls differ in: item 0 of the array holds it.
+    let v0 = leaves[0]
+        .iter()
+        .zip(&leaves[1])
+        .find(|(a, b)| a.0 == b.0 && a.1 != b.1)
+        .map(|(a, _)| &a.1)?;
+    let mut tried: Vec<(usize, Vec<Segment>)> = Vec::new();
     let mut best: Option<Fan> = None;
-    for a in sites.arrays.iter().rev() {
-        let n = a.len;
-        if n < 2 || n > run || best.as_ref().is_some_and(|b| b.n >= n) {
-            continue;
+    for &i in sites.holding(v0).iter().rev() {
+        let site = &sites.sites[i];
+        for (at, seg) in site.path.iter().enumerate() {
+            if *seg != Segment::Index(0) {
+                continue;
+            }
+            let arr = site.path[..at].to_vec();
+            if tried.contains(&(site.doc, arr.clone())) {
+                continue;
+            }
+            tried.push((site.doc, arr.clone()));
+            let doc = &sites.docs[site.doc];
+            let Some(Value::Array(items)) = get(&doc.value, &arr) else {
+                continue;
+            };
+            let n = items.len();
+            if n < 2 || n > run || best.as_ref().is_some_and(|b| b.n >= n) {
+                continue;
+            }
+            let Some(mut path) = plain(&doc.prefix) else {
+                continue;
+            };
+            let Some(mapped) = map_items(&leaves[..n], items) else {
+                continue;
+            };
+            path.extend(arr);
+            best = Some(Fan {
+                n,
+                source: Piece::Out {
+                    step: doc.step,
+                    path,
+                },
+                items: mapped,
+            });
         }
-        let doc = &sites.docs[a.doc];
-        let Some(mut path) = plain(&doc.prefix) else {
-            continue;
-        };
-        let Some(Value::Array(items)) = get(&doc.value, &a.path) else {
-            continue;
-        };
-        let Some(mapped) = map_items(&leaves[..n], items) else {
-            continue;
-        };
-        path.extend(a.path.iter().cloned());
-        best = Some(Fan {
-            n,
-            source: Piece::Out {
-                step: doc.step,
-                path,
-            },
-            items: mapped,
-        });
     }
     best
 }

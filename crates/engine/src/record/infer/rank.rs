@@ -19,15 +19,20 @@ pub enum Distinct {
     High,
 }
 
+/// How distinctive a string is: by its length in characters.
+pub fn distinct_str(s: &str) -> Distinct {
+    match s.chars().take(6).count() {
+        0 | 1 => Distinct::None,
+        2 | 3 => Distinct::Low,
+        4 | 5 => Distinct::Mid,
+        _ => Distinct::High,
+    }
+}
+
 /// How distinctive `v` is.
 pub fn distinct(v: &Value) -> Distinct {
     match v {
-        Value::String(s) => match s.chars().count() {
-            0 | 1 => Distinct::None,
-            2 | 3 => Distinct::Low,
-            4 | 5 => Distinct::Mid,
-            _ => Distinct::High,
-        },
+        Value::String(s) => distinct_str(s),
         Value::Number(n) => match n.as_f64() {
             Some(x) if x == 0.0 || x == 1.0 => Distinct::None,
             Some(x) if x.fract() != 0.0 => Distinct::High,

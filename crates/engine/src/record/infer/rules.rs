@@ -320,17 +320,17 @@ fn embedded(ctx: &Ctx<'_>, s: &str, out: &mut Vec<Candidate>) {
     }
     // Every source text with the best place it is held.
     let mut sources: Vec<(String, Piece, usize, bool)> = Vec::new();
-    for &i in ctx.sites.strings.iter().rev().take(MAX_SCAN) {
-        let site = &ctx.sites.sites[i];
-        let Some(Value::String(t)) = ctx.sites.value(site) else {
+    for (i, t) in ctx.sites.strings.iter().rev().take(MAX_SCAN) {
+        if t.len() < 2 || t.len() >= s.len() || !s.contains(&**t) {
             continue;
-        };
-        let ok = match distinct(&Value::String(t.clone())) {
+        }
+        let site = &ctx.sites.sites[*i];
+        let ok = match rank::distinct_str(t) {
             Distinct::High | Distinct::Mid => true,
             Distinct::Low => last_field(&site.path).is_some_and(rank::id_named),
             Distinct::None => false,
         };
-        if !ok || t.len() >= s.len() || !s.contains(t.as_str()) {
+        if !ok {
             continue;
         }
         let step = ctx.sites.step(site);
@@ -338,7 +338,7 @@ fn embedded(ctx: &Ctx<'_>, s: &str, out: &mut Vec<Candidate>) {
             continue;
         };
         let piece = Piece::Out { step, path };
-        match sources.iter_mut().find(|(x, ..)| x == t) {
+        match sources.iter_mut().find(|(x, ..)| x.as_str() == &**t) {
             // The nearest step wins; two steps holding it make it less sure.
             Some(found) => {
                 if step > found.2 {
@@ -347,7 +347,7 @@ fn embedded(ctx: &Ctx<'_>, s: &str, out: &mut Vec<Candidate>) {
                 }
                 found.3 = false;
             }
-            None => sources.push((t.clone(), piece, step, true)),
+            None => sources.push((t.to_string(), piece, step, true)),
         }
     }
     for input in ctx.inputs.values() {
@@ -459,24 +459,28 @@ pub fn uri_encode(s: &str) -> String {
 /// `case` and `url-encoded`: an earlier string changed.
 fn case_and_uri(ctx: &Ctx<'_>, s: &str, out: &mut Vec<Candidate>) {
     let mut seen: Vec<(Rule, usize)> = Vec::new();
-    for &i in ctx.sites.strings.iter().rev().take(MAX_SCAN) {
-        let site = &ctx.sites.sites[i];
-        let Some(Value::String(t)) = ctx.sites.value(site) else {
-            continue;
-        };
+    let encoded = s.contains('%');
+    for (i, t) in ctx.sites.strings.iter().rev().take(MAX_SCAN) {
+        let t: &str = t;
         if t == s {
             continue;
         }
-        let step = ctx.sites.step(site);
-        let (rule, filter, what) = if t.to_ascii_lowercase() == s {
-            (Rule::Case, "ascii_downcase", "lower-cased")
-        } else if t.to_ascii_uppercase() == s {
-            (Rule::Case, "ascii_upcase", "upper-cased")
-        } else if s.contains('%') && uri_encode(t) == s {
+        // A case change keeps the length; an encoding only lengthens.
+        let (rule, filter, what) = if t.len() == s.len() && t.eq_ignore_ascii_case(s) {
+            if s.bytes().all(|b| !b.is_ascii_uppercase()) {
+                (Rule::Case, "ascii_downcase", "lower-cased")
+            } else if s.bytes().all(|b| !b.is_ascii_lowercase()) {
+                (Rule::Case, "ascii_upcase", "upper-cased")
+            } else {
+                continue;
+            }
+        } else if encoded && t.len() < s.len() && uri_encode(t) == s {
             (Rule::UrlEncoded, "@uri", "URL-encoded")
         } else {
             continue;
         };
+        let site = &ctx.sites.sites[*i];
+        let step = ctx.sites.step(site);
         if seen.iter().any(|(r, st)| *r == rule && *st == step) {
             continue;
         }
@@ -536,14 +540,12 @@ fn in_text(ctx: &Ctx<'_>, s: &str, out: &mut Vec<Candidate>) {
     if s.chars().any(char::is_whitespace) {
         return;
     }
-    for &i in ctx.sites.strings.iter().rev().take(MAX_SCAN) {
-        let site = &ctx.sites.sites[i];
-        let Some(Value::String(t)) = ctx.sites.value(site) else {
-            continue;
-        };
+    for (i, t) in ctx.sites.strings.iter().rev().take(MAX_SCAN) {
+        let t: &str = t;
         if t.len() <= s.len() {
             continue;
         }
+        let site = &ctx.sites.sites[*i];
         let Some(at) = t.find(s) else {
             continue;
         };

@@ -55,8 +55,9 @@ pub struct Sites {
     pub sites: Vec<Site>,
     pub arrays: Vec<ArraySite>,
     by_value: HashMap<String, Vec<usize>>,
-    /// Sites holding strings, in order.
-    pub strings: Vec<usize>,
+    /// Sites holding strings, in order, each with its text (read by the
+    /// rules that look inside strings without walking to it again).
+    pub strings: Vec<(usize, std::sync::Arc<str>)>,
 }
 
 /// The index key of a scalar: its type and text (`1` and `1.0` alike).
@@ -125,8 +126,8 @@ impl Sites {
                         found.push((path.clone(), s.clone()));
                     }
                     let at = self.sites.len();
-                    if v.is_string() {
-                        self.strings.push(at);
+                    if let Value::String(t) = v {
+                        self.strings.push((at, std::sync::Arc::from(t.as_str())));
                     }
                     if let Some(k) = key(v) {
                         self.by_value.entry(k).or_default().push(at);
