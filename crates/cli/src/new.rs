@@ -64,8 +64,15 @@ pub struct NewArgs {
 
 /// Runs `new`; returns the exit code.
 pub async fn new(args: NewArgs, settings: &Settings) -> u8 {
-    if from::wanted(&args) {
-        return from::new_from(args, settings).await;
+    let sources = from::Sources {
+        file: args.file.clone(),
+        from: args.from.clone(),
+        har: args.har.clone(),
+        runs: args.runs.clone(),
+        force: args.force,
+    };
+    if sources.any() {
+        return from::new_from(sources, settings).await;
     }
     if args.file.exists() && !args.force {
         eprintln!(

@@ -15,15 +15,29 @@ use pipewright_engine::record::write;
 use pipewright_engine::run::store::Runs;
 use pipewright_engine::settings::Settings;
 
-use super::NewArgs;
+/// What `new --from` is asked: the recordings and where to write.
+pub struct Sources {
+    /// The pipeline file to write (its cassette goes beside it).
+    pub file: PathBuf,
+    /// Session files (`--from`).
+    pub from: Vec<PathBuf>,
+    /// HAR files (`--har`).
+    pub har: Vec<PathBuf>,
+    /// Saved runs (`--run`).
+    pub runs: Vec<String>,
+    /// `--force`: overwrite the file and its cassette.
+    pub force: bool,
+}
 
-/// Whether `new` was asked to write from recordings.
-pub fn wanted(args: &NewArgs) -> bool {
-    !args.from.is_empty() || !args.har.is_empty() || !args.runs.is_empty()
+impl Sources {
+    /// Whether any recording is named.
+    pub fn any(&self) -> bool {
+        !self.from.is_empty() || !self.har.is_empty() || !self.runs.is_empty()
+    }
 }
 
 /// Runs `new --from`; returns the exit code.
-pub async fn new_from(args: NewArgs, settings: &Settings) -> u8 {
+pub async fn new_from(args: Sources, settings: &Settings) -> u8 {
     let cassette = cassette_path(&args.file);
     for path in [&args.file, &cassette] {
         if path.exists() && !args.force {
@@ -37,7 +51,7 @@ pub async fn new_from(args: NewArgs, settings: &Settings) -> u8 {
     let recs = match read_all(&args, settings) {
         Ok(r) => r,
         Err(e) => {
-            eprintln!("error: {}", super::super::output::printable(&e));
+            eprintln!("error: {}", crate::output::printable(&e));
             return exit::INVALID;
         }
     };
@@ -48,7 +62,7 @@ pub async fn new_from(args: NewArgs, settings: &Settings) -> u8 {
     let written = match write::write(recs, &name, &cassette_name).await {
         Ok(w) => w,
         Err(e) => {
-            eprintln!("error: {}", super::super::output::printable(&e.to_string()));
+            eprintln!("error: {}", crate::output::printable(&e.to_string()));
             return exit::INVALID;
         }
     };
@@ -63,7 +77,7 @@ pub async fn new_from(args: NewArgs, settings: &Settings) -> u8 {
     let file = args.file.display();
     println!("wrote {file} and {}", cassette.display());
     for line in written.summary() {
-        println!("  {}", super::super::output::printable(&line));
+        println!("  {}", crate::output::printable(&line));
     }
     println!(
         "next: pipewright run {file} --replay {}",
@@ -89,7 +103,7 @@ fn name_of(file: &Path) -> String {
 }
 
 /// Every recording the flags name, in their order.
-fn read_all(args: &NewArgs, settings: &Settings) -> Result<Vec<Recording>, String> {
+fn read_all(args: &Sources, settings: &Settings) -> Result<Vec<Recording>, String> {
     let limit = settings.max_message_mb.unwrap_or(DEFAULT_MAX_MESSAGE_MB) * (1 << 20) + 64 * 1024;
     let mut out = Vec::new();
     for path in &args.from {
