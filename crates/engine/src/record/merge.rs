@@ -341,14 +341,14 @@ fn diverge(recs: &[Recording], base: &Inferred, run: &Inferred, s: usize) -> Opt
     };
     for (k, (a, b)) in base.steps.iter().zip(&run.steps).enumerate() {
         let shape = |st: &Step| st.leaves.iter().map(|l| l.path.clone()).collect::<Vec<_>>();
-        if a.tool != b.tool || a.for_each.is_some() != b.for_each.is_some() || shape(a) != shape(b)
-        {
+        if a.tool != b.tool || a.for_each != b.for_each || shape(a) != shape(b) {
             let what = if a.tool != b.tool {
                 format!("`{}` where {} called `{}`", b.tool, name(0), a.tool)
-            } else if a.for_each.is_some() != b.for_each.is_some() {
+            } else if a.for_each != b.for_each {
                 format!(
-                    "`{}` once where the other made it over a list (or the reverse)",
-                    b.tool
+                    "`{}` over another list than {} did (or once where it went over a list)",
+                    b.tool,
+                    name(0)
                 )
             } else {
                 format!("`{}` with other arguments than {} gave it", b.tool, name(0))
