@@ -457,7 +457,7 @@ fn plan_says_what_serving_the_written_pipeline_saves() {
     assert_eq!(code, 0, "{out}\n{err}");
     assert!(
         out.contains(
-            "savings · flow: served as one tool it saves an agent 5 → 1 calls, 5 → 1 round trips"
+            "savings · flow [session]: served as one tool it saves an agent 5 → 1 calls, 5 → 1 round trips"
         ),
         "{out}"
     );
@@ -584,4 +584,83 @@ fn a_saved_run_becomes_a_pipeline_again() {
     );
     let (code, out, err) = pw(dir.path(), &["run", "again.yml", "--no-save"]);
     assert_eq!(code, 0, "{out}\n{err}");
+}
+
+/// The loop closes: `serve` of the written file gives an agent one tool
+/// for what took it three calls, its inputs as the tool's arguments.
+#[test]
+fn the_written_pipeline_serves_as_one_tool() {
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let session = dir.path().join("plain.jsonl");
+    let mut a = Agent::start(&session);
+    a.request(
+        "initialize",
+        json!({"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "scripted-agent", "version": "1"}}),
+        &no_questions,
+    );
+    a.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    let found = a.call("search_users", json!({"query": "carol"}));
+    let id = found["structuredContent"]["users"][0]["id"].clone();
+    let user = a.call("get_user_details", json!({"user_id": id}));
+    let to = user["structuredContent"]["email"].clone();
+    a.call(
+        "send_email",
+        json!({"to": to, "subject": "Hello", "body": "Welcome."}),
+    );
+    a.finish();
+    let (code, out, err) = pw(dir.path(), &["new", "notify.yml", "--from", "plain.jsonl"]);
+    assert_eq!(code, 0, "{out}\n{err}");
+    let mut child = common::pipewright_in(dir.path())
+        .current_dir(dir.path())
+        .args(["serve", "--no-save", "notify.yml"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("serve starts");
+    let mut stdin = child.stdin.take().expect("stdin");
+    let mut lines = BufReader::new(child.stdout.take().expect("stdout")).lines();
+    let mut ask = |v: Value| -> Value {
+        writeln!(stdin, "{v}").expect("writes");
+        stdin.flush().expect("flush");
+        if v.get("id").is_none() {
+            return Value::Null;
+        }
+        loop {
+            let line = lines.next().expect("a line").expect("readable");
+            let m: Value = serde_json::from_str(&line).expect("json");
+            if m["id"] == v["id"] {
+                return m;
+            }
+        }
+    };
+    ask(
+        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "agent", "version": "1"}}}),
+    );
+    ask(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    let listed = ask(json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": {}}));
+    let tools = listed["result"]["tools"].as_array().expect("tools");
+    let names: Vec<&str> = tools.iter().filter_map(|t| t["name"].as_str()).collect();
+    assert!(names.contains(&"notify"), "{listed}");
+    let tool = tools
+        .iter()
+        .find(|t| t["name"] == "notify")
+        .expect("notify");
+    let props = tool["inputSchema"]["properties"]
+        .as_object()
+        .expect("properties");
+    assert!(
+        props.contains_key("QUERY") && props.contains_key("SUBJECT"),
+        "{tool}"
+    );
+    let done = ask(json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+        "params": {"name": "notify", "arguments": {"QUERY": "dmitri"}}}));
+    assert_ne!(done["result"]["isError"], true, "{done}");
+    assert_eq!(
+        done["result"]["structuredContent"]["to"], "dmitri@example.net",
+        "{done}"
+    );
+    drop(stdin);
+    let _ = child.wait();
 }

@@ -96,7 +96,24 @@ pub fn draft(recs: Vec<Recording>, name: &str) -> Result<(Draft, Vec<Recording>)
     if d.cases.is_empty()
         && let Some(last) = d.steps.last()
     {
-        d.expect = expect_of(&output_of(&recs, last, 0));
+        let expect = expect_of(&output_of(&recs, last, 0));
+        if d.vars.is_empty() {
+            d.expect = expect;
+        } else {
+            // What the recording ended with holds for its own inputs: a
+            // case row with them, so `run` checks it and a served call
+            // with other arguments is not held to it.
+            d.cases = vec![CaseOut {
+                name: case_name(&recs[0].source, 0),
+                vars: d
+                    .vars
+                    .iter()
+                    .map(|(k, v)| (k.clone(), v.value.clone()))
+                    .collect(),
+                expect,
+                session: 0,
+            }];
+        }
     }
     Ok((d, recs))
 }

@@ -27,11 +27,15 @@ fn one_recording_is_one_draft_with_its_expectations() {
     assert_eq!(d.name, "task");
     assert_eq!(d.steps.len(), 2);
     assert_eq!(d.output, Some(1));
+    // With inputs, what the recording ended with is its own case row's.
+    assert!(d.expect.is_empty());
+    assert_eq!(d.cases.len(), 1);
+    assert_eq!(d.cases[0].name, "alice");
+    assert_eq!(d.cases[0].vars["QUERY"], json!("alice"));
     assert_eq!(
-        d.expect,
+        d.cases[0].expect,
         [("output.status".to_owned(), json!({"exact": "queued"}))]
     );
-    assert!(d.cases.is_empty());
     assert!(d.vars.contains_key("QUERY") && d.vars.contains_key("SUBJECT"));
     assert!(
         matches!(d.servers.get("demo"), Some(ServerOut::Stdio { command, .. }) if command == "pipewright")
@@ -134,4 +138,16 @@ fn recordings_of_several_servers_are_one_task_in_call_order() {
         })
     );
     assert_eq!(d.servers.len(), 2);
+}
+
+#[test]
+fn without_inputs_the_expectations_are_the_pipelines() {
+    let mut s = Script::new("2025-11-25", Vec::new());
+    s.call("call_counts", json!({}), json!({"in_flight": 0}));
+    let (d, _) = draft(vec![s.recording()], "t").unwrap();
+    assert!(d.cases.is_empty());
+    assert_eq!(
+        d.expect,
+        [("output.in_flight".to_owned(), json!({"exact": 0}))]
+    );
 }
