@@ -38,7 +38,7 @@ impl Sources {
 
 /// Runs `new --from`; returns the exit code.
 pub async fn new_from(args: Sources, settings: &Settings) -> u8 {
-    let cassette = cassette_path(&args.file);
+    let cassette = write::cassette_path(&args.file);
     for path in [&args.file, &cassette] {
         if path.exists() && !args.force {
             eprintln!(
@@ -66,12 +66,8 @@ pub async fn new_from(args: Sources, settings: &Settings) -> u8 {
             return exit::INVALID;
         }
     };
-    if let Err(e) = write_file(&args.file, written.text.as_bytes(), args.force) {
-        eprintln!("error: cannot write `{}`: {e}", args.file.display());
-        return exit::FAILED;
-    }
-    if let Err(e) = written.cassette.save(&cassette) {
-        eprintln!("error: {e}");
+    if let Err(e) = written.save(&args.file, args.force) {
+        eprintln!("error: {}", crate::output::printable(&e));
         return exit::FAILED;
     }
     let file = args.file.display();
@@ -84,13 +80,6 @@ pub async fn new_from(args: Sources, settings: &Settings) -> u8 {
         cassette.display()
     );
     exit::OK
-}
-
-/// `FILE.cassette.json`, beside FILE.
-pub fn cassette_path(file: &Path) -> PathBuf {
-    let mut name = file.as_os_str().to_owned();
-    name.push(".cassette.json");
-    PathBuf::from(name)
 }
 
 /// The pipeline's name: FILE's stem, as an id.
@@ -185,16 +174,4 @@ fn header_value(server: &str, header: &str, value: &str) -> String {
             .collect::<String>()
     };
     format!("${{env.{}_{}}}", name(server), name(header))
-}
-
-fn write_file(path: &Path, bytes: &[u8], force: bool) -> std::io::Result<()> {
-    use std::io::Write;
-    let mut open = std::fs::OpenOptions::new();
-    open.write(true);
-    if force {
-        open.create(true).truncate(true);
-    } else {
-        open.create_new(true);
-    }
-    open.open(path)?.write_all(bytes)
 }

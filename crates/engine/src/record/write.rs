@@ -4,6 +4,9 @@
 //! summary; a test goes from a session file to a checked, replayable
 //! pipeline in one call.
 
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+
 use super::calls::Recording;
 use super::draft::{Choice, Draft};
 use super::emit;
@@ -58,7 +61,43 @@ pub async fn write(
     })
 }
 
+/// Where the cassette of pipeline `file` goes: `FILE.cassette.json`.
+pub fn cassette_path(file: &Path) -> PathBuf {
+    let mut name = file.as_os_str().to_owned();
+    name.push(".cassette.json");
+    PathBuf::from(name)
+}
+
 impl Written {
+    /// Writes the pipeline to `file` and its cassette beside it; neither
+    /// replaces a file that exists unless `force`. The error is a
+    /// sentence naming the file.
+    pub fn save(&self, file: &Path, force: bool) -> Result<PathBuf, String> {
+        let cassette = cassette_path(file);
+        if !force {
+            for path in [file, cassette.as_path()] {
+                if path.exists() {
+                    return Err(format!(
+                        "`{}` exists; not overwritten (pass --force to replace it)",
+                        path.display()
+                    ));
+                }
+            }
+        }
+        let mut open = std::fs::OpenOptions::new();
+        open.write(true);
+        if force {
+            open.create(true).truncate(true);
+        } else {
+            open.create_new(true);
+        }
+        open.open(file)
+            .and_then(|mut f| f.write_all(self.text.as_bytes()))
+            .map_err(|e| format!("cannot write `{}`: {e}", file.display()))?;
+        self.cassette.save(&cassette).map_err(|e| e.to_string())?;
+        Ok(cassette)
+    }
+
     /// What was done, a line each: calls to steps, references by rule,
     /// inputs, flags, demotions, what was left out, the proof and the
     /// savings.
@@ -245,6 +284,18 @@ mod tests {
         assert_eq!(w.proof.fallback, None);
         assert_eq!((w.proof.replays, w.proof.calls), (1, 7));
         assert!(w.cassette.calls.iter().any(|e| e.task.is_some()));
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("tea.yml");
+        let tape = w.save(&file, false).unwrap();
+        assert_eq!(tape, dir.path().join("tea.yml.cassette.json"));
+        assert_eq!(std::fs::read_to_string(&file).unwrap(), w.text);
+        assert!(Cassette::load(&tape).is_ok());
+        let again = w.save(&file, false).unwrap_err();
+        assert!(
+            again.ends_with("exists; not overwritten (pass --force to replace it)"),
+            "{again}"
+        );
+        assert!(w.save(&file, true).is_ok());
         let summary = w.summary().join("\n");
         for want in [
             "7 call(s) → 6 node(s)",
