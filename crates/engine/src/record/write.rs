@@ -310,4 +310,66 @@ mod tests {
             assert!(summary.contains(want), "missing {want:?} in\n{summary}");
         }
     }
+
+    fn small_json() -> impl proptest::strategy::Strategy<Value = serde_json::Value> {
+        use proptest::prelude::*;
+        let leaf = prop_oneof![
+            Just(serde_json::Value::Null),
+            any::<bool>().prop_map(serde_json::Value::from),
+            (-3i64..300).prop_map(serde_json::Value::from),
+            prop_oneof![
+                Just("u1"),
+                Just("alice@example.com"),
+                Just("Alice Anders"),
+                Just("ALICE@EXAMPLE.COM"),
+                Just("Alice%20Anders"),
+                Just("see u1 here"),
+                Just("${x}"),
+                Just("usr_8f2a91"),
+                Just("a"),
+                Just("{\"id\": \"u1\"}"),
+                Just("$"),
+                Just("x$${y}"),
+            ]
+            .prop_map(serde_json::Value::from),
+        ];
+        leaf.prop_recursive(3, 20, 4, |inner| {
+            prop_oneof![
+                proptest::collection::vec(inner.clone(), 0..4).prop_map(serde_json::Value::Array),
+                proptest::collection::btree_map("[a-z_]{1,5}", inner, 0..4)
+                    .prop_map(|m| serde_json::Value::Object(m.into_iter().collect())),
+            ]
+        })
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(64))]
+        /// Whatever was recorded, writing a pipeline from it does not
+        /// panic, and what it writes loads without errors and was proved.
+        #[test]
+        fn any_session_is_written_and_proved_or_refused_in_words(
+            calls in proptest::collection::vec(
+                (proptest::prelude::prop_oneof![proptest::prelude::Just("a"), proptest::prelude::Just("b")], small_json(), small_json()),
+                0..6,
+            )
+        ) {
+            let mut s = Script::new("2025-11-25", Vec::new());
+            for (t, args, out) in calls {
+                let args = if args.is_object() { args } else { json!({"v": args}) };
+                match out {
+                    serde_json::Value::String(text) => s.call_raw(t, args, crate::record::testing::text_result(&text)),
+                    other => s.call(t, args, other),
+                }
+            }
+            let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+            match rt.block_on(write(vec![s.recording()], "p", "p.yml.cassette.json")) {
+                Ok(w) => {
+                    let loaded = load_str(&w.text);
+                    proptest::prop_assert!(!loaded.has_errors(), "{}\n{:?}", w.text, loaded.diagnostics);
+                    proptest::prop_assert!(w.proof.replays >= 1);
+                }
+                Err(e) => proptest::prop_assert!(!e.to_string().is_empty()),
+            }
+        }
+    }
 }
