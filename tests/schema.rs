@@ -80,6 +80,8 @@ fn the_schema_rejects_what_the_loader_rejects() {
         "pipe:\n  - { tool: echo }\n",
         "pipe:\n  - { id: a, tool: echo, needs: [x] }\n",
         "servers: { a: { url: 'http://x', colour: red } }\npipe: []\n",
+        "pipe:\n  - { id: a, tool: echo, answers: [maybe] }\n",
+        "pipe:\n  - { id: a, tool: echo, answers: [{ accept: {}, sample: x }] }\n",
         "compositions:\n  - name: c\n    nodes: [{ id: a, tool: echo }]\n    eval: { provider: { url: 'http://x', model: m, api_key: sk-123 } }\n",
         "compositions:\n  - name: c\n    nodes: [{ id: a, tool: echo }]\n    eval: { rubric: { threshold: 1.5, criteria: [a] } }\n",
         "compositions:\n  - name: c\n    nodes: [{ id: a, tool: echo }]\n    eval: { helpfulness: {} }\n",
@@ -98,6 +100,8 @@ fn the_schema_accepts_what_the_loader_accepts() {
         // one id; `when` may be a constant.
         "compositions:\n  - name: c\n    nodes:\n      - { id: a, mock: { result: 1 } }\n      - { id: b, needs: a, tool: echo, when: true }\n",
         "pipe:\n  - { id: a, mock: { result: 1 }, when: false }\n",
+        // A node's answers, in the answers file's entry form.
+        "pipe:\n  - { id: a, tool: confirm_send, answers: [decline, accept, { accept: { send: true } }, { sample: hi }, { sample: { text: yo, model: m } }] }\n",
         // The judged metrics: criteria as names or mappings, a decision
         // tree with bare scores, a provider, a metric with no settings.
         "compositions:\n  - name: c\n    nodes: [{ id: a, tool: echo }]\n    eval:\n      provider: { url: 'http://127.0.0.1:9/v1', model: m, api_key: '${env.K}', timeout: 30s }\n      mcp_task_completion: { threshold: 0.8 }\n      mcp_use: { threshold: 0.7, expect: [echo] }\n      plan_quality:\n      rubric:\n        criteria: [{ name: covers query, weight: 1.0 }, terse]\n",
@@ -127,6 +131,8 @@ fn tables() -> Vec<(&'static str, Vec<&'static str>)> {
         ("RetryFull", RETRY_KEYS.to_vec()),
         ("MockEntry", MOCK_KEYS.to_vec()),
         ("CompensateEntry", COMPENSATE_KEYS.to_vec()),
+        ("AnswerObject", ANSWER_KEYS.to_vec()),
+        ("SampleObject", SAMPLE_KEYS.to_vec()),
         ("AssembleObject", OUTPUT_KEYS.to_vec()),
         ("ExpectEntry", EXPECTATION_KEYS.to_vec()),
         ("MatcherEntry", MATCHERS.to_vec()),

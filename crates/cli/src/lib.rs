@@ -74,7 +74,8 @@ enum Command {
     /// Open the workbench: editor, live DAG and trace inspector.
     Edit(edit::EditArgs),
     /// Write a new pipeline file from the servers' tools: one node per
-    /// `--tool`, its required arguments as placeholders.
+    /// `--tool`, its required arguments as placeholders; or, with --from,
+    /// from what an agent did in a recorded session.
     New(new::NewArgs),
     /// Run a pipeline file (every composition and case) and report.
     #[command(alias = "pipe")]

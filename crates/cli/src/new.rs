@@ -1,5 +1,9 @@
 //! `pipewright new [FILE]`: connects to the servers, lists their tools,
-//! and writes the engine's scaffold (one node per chosen tool) to FILE.
+//! and writes the engine's scaffold (one node per chosen tool) to FILE;
+//! with `--from` (`--har`, `--run`), writes the pipeline a recorded agent
+//! session makes instead ([`from`]).
+
+mod from;
 
 use std::io::{BufRead, IsTerminal, Write};
 use std::path::PathBuf;
@@ -39,7 +43,22 @@ pub struct NewArgs {
     /// commented example node).
     #[arg(long = "tool", value_name = "TOOL")]
     pub tools: Vec<String>,
-    /// Overwrite FILE if it exists.
+    /// A session file `pipewright record` wrote: write the pipeline the
+    /// agent's calls make, with the references between them inferred,
+    /// proved by replay, and its cassette as FILE.cassette.json.
+    /// Repeatable: several recordings of one task (what differs becomes an
+    /// input), or one task's sessions with several servers.
+    #[arg(long = "from", value_name = "SESSION", conflicts_with_all = ["servers", "url", "servers_from", "tools"])]
+    pub from: Vec<PathBuf>,
+    /// As --from, from a HAR file of Streamable HTTP traffic (a browser's
+    /// or a proxy's network log). Repeatable.
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["servers", "url", "servers_from", "tools"])]
+    pub har: Vec<PathBuf>,
+    /// As --from, from a run pipewright saved (an id `pipewright runs list`
+    /// shows). Repeatable.
+    #[arg(long = "run", value_name = "RUN_ID", conflicts_with_all = ["servers", "url", "servers_from", "tools"])]
+    pub runs: Vec<String>,
+    /// Overwrite FILE (and, with --from, its cassette) if it exists.
     #[arg(long)]
     pub force: bool,
     #[command(flatten)]
@@ -48,6 +67,16 @@ pub struct NewArgs {
 
 /// Runs `new`; returns the exit code.
 pub async fn new(args: NewArgs, settings: &Settings) -> u8 {
+    let sources = from::Sources {
+        file: args.file.clone(),
+        from: args.from.clone(),
+        har: args.har.clone(),
+        runs: args.runs.clone(),
+        force: args.force,
+    };
+    if sources.any() {
+        return from::new_from(sources, settings).await;
+    }
     if args.file.exists() && !args.force {
         eprintln!(
             "error: `{}` exists; not overwritten (pass --force to replace it)",

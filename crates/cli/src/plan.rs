@@ -22,6 +22,7 @@ use pipewright_engine::options::exit;
 use pipewright_engine::plan::dry_run::{
     CompositionPlan, Plan, PlannedRun, plan_composition, recorded_figures,
 };
+use pipewright_engine::record::savings::Savings;
 use pipewright_engine::redact::Redactor;
 use pipewright_engine::settings::Settings;
 
@@ -93,9 +94,12 @@ pub async fn plan_loaded(args: RunArgs, source: String, loaded: Loaded, settings
         }
     };
     let mut plans = Vec::new();
+    let mut saves = Vec::new();
     for comp in setup.comps() {
         for row in setup.rows(comp) {
-            plans.push(plan_one(&args, &setup, &prepared, &grader, (comp, row)));
+            let (plan, saved) = plan_one(&args, &setup, &prepared, &grader, (comp, row));
+            plans.push(plan);
+            saves.push(saved);
         }
     }
     super::spend::close(prepared).await;
@@ -106,9 +110,20 @@ pub async fn plan_loaded(args: RunArgs, source: String, loaded: Loaded, settings
     };
     match args.format {
         Format::Json | Format::Fibe | Format::Discord => {
-            println!("{}", crate::json::pretty(&plan))
+            println!("{}", crate::json::pretty(&with_savings(&plan, &saves)))
         }
-        _ => print!("{}", super::output::printable(&render(&plan))),
+        _ => {
+            let mut text = render(&plan);
+            for (c, s) in plan.compositions.iter().zip(&saves) {
+                let case = c
+                    .case
+                    .as_ref()
+                    .map(|k| format!(" [{k}]"))
+                    .unwrap_or_default();
+                text.push_str(&format!("savings · {}{case}: {}\n", c.name, s.line()));
+            }
+            print!("{}", super::output::printable(&text));
+        }
     }
     if plan.within_budget() || args.on_budget_exceeded == OnBudget::Warn {
         exit::OK
@@ -119,14 +134,14 @@ pub async fn plan_loaded(args: RunArgs, source: String, loaded: Loaded, settings
 
 /// The plan of one composition and case row: projected from the cassette,
 /// else the latest saved run of it, else the pricing table; the judge's
-/// projection added.
+/// projection added; and what serving it saves an agent.
 fn plan_one(
     args: &RunArgs,
     setup: &Setup,
     prepared: &Prepared,
     grader: &Grader,
     (comp, row): (&Composition, Option<&Case>),
-) -> CompositionPlan {
+) -> (CompositionPlan, Savings) {
     let cfg = setup.config(comp, row, None);
     let mut pricing: Pricing = (*prepared.pricing).clone();
     let last = pipewright_engine::run::store::Runs::open(setup.data_dir.as_deref())
@@ -159,7 +174,44 @@ fn plan_one(
         last.as_ref(),
     );
     pipewright_engine::plan::judging::add(&mut plan, projected, cfg.budget);
-    plan
+    let outputs = last.as_ref().map(|t| {
+        t.nodes
+            .iter()
+            .map(|(id, n)| (id.clone(), n.output_tokens))
+            .collect()
+    });
+    let saved = pipewright_engine::record::savings::of_plan(
+        &setup.pipeline,
+        comp,
+        &plan,
+        &prepared.tools,
+        outputs.as_ref(),
+    );
+    (plan, saved)
+}
+
+/// The plan's JSON with `savings`, one entry per planned composition (and
+/// case): what serving it saves an agent. Added beside the plan's keys, so
+/// readers of the rest see what they saw.
+fn with_savings(plan: &Plan, saves: &[Savings]) -> serde_json::Value {
+    let mut v = serde_json::to_value(plan).unwrap_or_default();
+    let rows: Vec<serde_json::Value> = plan
+        .compositions
+        .iter()
+        .zip(saves)
+        .map(|(c, s)| {
+            let mut row = serde_json::to_value(s).unwrap_or_default();
+            if let Some(m) = row.as_object_mut() {
+                m.insert("composition".into(), c.name.clone().into());
+                m.insert("case".into(), c.case.clone().into());
+            }
+            row
+        })
+        .collect();
+    if let Some(m) = v.as_object_mut() {
+        m.insert("savings".into(), rows.into());
+    }
+    v
 }
 
 /// Every `${env.X}` value the plan could show is masked.

@@ -15,7 +15,6 @@ use pipewright_engine::eval::Grader;
 use pipewright_engine::file::loader::Loaded;
 use pipewright_engine::file::model::{Case, Composition, Pipeline};
 use pipewright_engine::mcp::caller::Caller;
-use pipewright_engine::mcp::human::Human;
 use pipewright_engine::mcp::human::answers::Answers;
 use pipewright_engine::mcp::human::chain::Chain;
 use pipewright_engine::mcp::human::provider::Provider;
@@ -39,6 +38,7 @@ use pipewright_headless::{Signals, Stop};
 use watch::Watch;
 
 /// Who answers the servers' questions in `run`: `--answers`, then the
+/// node's `answers:` (added per run by [`Chain::for_run`]), then the
 /// person at the terminal (when stdin and stderr are one), then the
 /// file's `sampling:` provider for sampling, else decline.
 pub(crate) fn human_of(
@@ -47,7 +47,7 @@ pub(crate) fn human_of(
     vars: &IndexMap<String, Value>,
     env: &pipewright_engine::environment::Environment,
     redactor: &Redactor,
-) -> Result<Human, String> {
+) -> Result<Arc<Chain>, String> {
     use std::io::IsTerminal;
     let answers = args.answers.as_deref().map(Answers::load).transpose()?;
     let provider = pipeline
@@ -64,11 +64,11 @@ pub(crate) fn human_of(
         super::ask::Terminal::new(provider.clone())
             as Arc<dyn pipewright_engine::mcp::human::Responder>
     });
-    Ok(Human(Some(Arc::new(Chain {
+    Ok(Arc::new(Chain {
         answers,
         person,
         provider,
-    }))))
+    }))
 }
 
 /// True when `run` must only plan: `--dry-run` or `--estimate-cost`. A
@@ -184,7 +184,7 @@ async fn local(args: &RunArgs, source: &str, pipeline: Pipeline, settings: &Sett
 fn run_options(
     args: &RunArgs,
     setup: &Setup,
-) -> Result<(Option<std::time::Duration>, Human), String> {
+) -> Result<(Option<std::time::Duration>, Arc<Chain>), String> {
     if let Some(case) = setup.case()
         && !setup
             .comps()
@@ -256,7 +256,7 @@ struct Local<'a> {
     prepared: Prepared,
     grader: Grader,
     /// Who answers the servers' questions.
-    human: Human,
+    human: Arc<Chain>,
     /// `--timeout`.
     timeout: Option<std::time::Duration>,
     /// The file's text kept beside each saved run (`None`: `--no-save`).
@@ -305,7 +305,7 @@ impl Local<'_> {
         let mut cfg = self.setup.config(comp, row, self.timeout);
         cfg.pricing = self.prepared.pricing.clone();
         cfg.max_cost_per_call_usd = args.spend.max_cost_per_call;
-        cfg.human = self.human.clone();
+        cfg.human = Chain::for_run(&self.human, comp);
         if !args.no_save {
             watch.begin(
                 comp,

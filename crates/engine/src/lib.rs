@@ -18,7 +18,8 @@
 //! - [`eval`]: a finished trace in, its judged `eval:` rows out (an LLM
 //!   judge grades the run; no tool is called).
 //! - [`record`]: a live MCP session between an agent and a server, as
-//!   `pipewright record` keeps it, in; the calls it made out.
+//!   `pipewright record` keeps it, in; the calls it made, and the proved
+//!   pipeline they make (`new --from`), out.
 //! - [`run`]: a session that a driver commands, events and the trace out.
 //! - [`cost`]: what a call costs and how many tokens it uses.
 //! - [`mcp`]: which servers a run talks to, and the MCP client that talks.

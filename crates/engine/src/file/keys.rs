@@ -91,6 +91,7 @@ pub const NODE_KEYS: &[&str] = &[
     "max_tokens_per_call",
     "compensate",
     "meta",
+    "answers",
     "description",
 ];
 pub const SERVER_KEYS: &[&str] = &[
@@ -141,6 +142,10 @@ pub const ON_ERROR_KEYS: &[&str] = &["retry"];
 pub const RETRY_KEYS: &[&str] = &["max", "backoff"];
 /// A node's `mock:`.
 pub const MOCK_KEYS: &[&str] = &["result", "error"];
+/// An entry of a node's `answers:` written as a mapping (one key).
+pub const ANSWER_KEYS: &[&str] = &["accept", "sample"];
+/// `sample:` written as a mapping.
+pub const SAMPLE_KEYS: &[&str] = &["text", "model"];
 /// A node's `compensate:`.
 pub const COMPENSATE_KEYS: &[&str] = &["server", "tool", "args"];
 

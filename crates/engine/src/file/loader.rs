@@ -5,6 +5,7 @@
 //! nodes (checking each field on its own), then [`crate::file::graph`] checks what
 //! only the whole composition shows (needs, references, cycles, output).
 
+mod answers;
 mod auth;
 mod compositions;
 mod eval;

@@ -12,9 +12,11 @@ use crate::diag::{Pos, Span};
 use crate::lang::jq::JqProgram;
 use crate::lang::reference::Reference;
 
+pub mod answer;
 pub(crate) mod auth;
-pub(crate) mod eval;
+pub mod eval;
 
+pub use answer::Answer;
 pub use auth::AuthConfig;
 pub use eval::EvalSpec;
 
@@ -258,6 +260,9 @@ pub struct Node {
     /// Extra request `_meta` sent with the call (imports use it for
     /// idempotency keys).
     pub meta: Option<Value>,
+    /// `answers:`: replies to the server's questions during the call, in
+    /// order, used after the `--answers` file's and before asking a person.
+    pub answers: Vec<Answer>,
     /// SHA-256 of the node's definition; a changed hash makes the node stale.
     pub hash: String,
 }

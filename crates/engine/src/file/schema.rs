@@ -366,7 +366,55 @@ pub struct CallFields {
     pub compensate: Option<CompensateEntry>,
     /// Extra request `_meta` fields sent with the call.
     pub meta: Option<BTreeMap<String, Value>>,
+    /// Replies to the server's questions during the call, in order: used
+    /// after `--answers` entries and before asking a person.
+    pub answers: Option<Vec<AnswerEntry>>,
     pub description: Option<String>,
+}
+
+/// One reply: `accept`, `decline`, `cancel`, `{accept: {fields}}` or
+/// `{sample: TEXT | {text, model}}`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(untagged)]
+pub enum AnswerEntry {
+    Word(AnswerWord),
+    Object(AnswerObject),
+}
+
+/// A reply in one word.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum AnswerWord {
+    Accept,
+    Decline,
+    Cancel,
+}
+
+/// `{accept: {fields}}` or `{sample: …}`: exactly one key.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[schemars(extend("minProperties" = 1, "maxProperties" = 1))]
+pub struct AnswerObject {
+    /// The form's fields (nothing: its defaults, or a URL question done).
+    pub accept: Option<BTreeMap<String, Value>>,
+    /// A sampling reply: the model's text (model `human`), or `{text, model}`.
+    pub sample: Option<SampleEntry>,
+}
+
+/// A sampling reply's text, or `{text, model}`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(untagged)]
+pub enum SampleEntry {
+    Text(String),
+    Full(SampleObject),
+}
+
+/// `{text, model}`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SampleObject {
+    pub text: String,
+    pub model: Option<String>,
 }
 
 /// `task:` as true, false or `auto`.

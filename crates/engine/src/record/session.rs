@@ -382,6 +382,13 @@ impl<W: Write> Writer<W> {
         self.write(Line::End { at_ms, end })
     }
 
+    /// The output the lines went to (each was flushed as it was written).
+    pub fn into_inner(self) -> io::Result<W> {
+        self.out
+            .into_inner()
+            .map_err(io::IntoInnerError::into_error)
+    }
+
     /// Writes a line as it is (masked already) and flushes it.
     pub fn write(&mut self, line: Line) -> io::Result<()> {
         serde_json::to_writer(&mut self.out, &Raw::of(line))?;
@@ -480,6 +487,12 @@ impl<R: BufRead> Reader<R> {
     /// The session's header.
     pub fn header(&self) -> &Header {
         &self.header
+    }
+
+    /// The 1-based number of the line read last (blank lines counted), so
+    /// a reader of the lines can say where one it refuses is.
+    pub fn line(&self) -> usize {
+        self.line
     }
 
     fn err(&self, what: impl std::fmt::Display) -> ReadError {

@@ -24,6 +24,15 @@ pub(super) fn node_hash(n: &Node, buf: &mut Vec<u8>) -> String {
         out.comma(i);
         out.str(id);
     }
+    // Only written when set, so the hash of a node without answers stays
+    // what saved runs know.
+    if !n.answers.is_empty() {
+        out.raw("],\"answers\":[");
+        for (i, a) in n.answers.iter().enumerate() {
+            out.comma(i);
+            out.value(&a.to_json());
+        }
+    }
     out.raw("],\"args\":");
     out.value(&n.args);
     out.raw(",\"compensate\":");

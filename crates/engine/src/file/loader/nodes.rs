@@ -238,6 +238,7 @@ impl<'s> Loader<'s> {
         if let Some((_, d)) = get("description") {
             self.string(d, "`description`");
         }
+        let answers = get("answers").map_or_else(Vec::new, |(_, a)| self.answers(a, &id));
 
         let mut node = Node {
             id,
@@ -264,6 +265,7 @@ impl<'s> Loader<'s> {
             max_tokens_per_call,
             compensate,
             meta,
+            answers,
             hash: String::new(),
         };
         node.hash = super::hash::node_hash(&node, &mut self.scratch);

@@ -25,6 +25,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::Reply;
+use crate::file::model::{Answer, Composition};
 
 /// The replies of an answers file, used up in order.
 #[derive(Debug, Default)]
@@ -69,6 +70,27 @@ impl Answers {
         })
     }
 
+    /// The `answers:` of every node of `comp` that has some, fresh for one
+    /// run of it.
+    pub fn of_nodes(comp: &Composition) -> Answers {
+        let queues = comp
+            .nodes
+            .iter()
+            .filter(|n| !n.answers.is_empty())
+            .map(|n| (n.id.clone(), n.answers.iter().map(Reply::from).collect()))
+            .collect();
+        Answers {
+            queues: Mutex::new(queues),
+        }
+    }
+
+    /// True when no node has a reply left.
+    pub fn is_empty(&self) -> bool {
+        self.queues
+            .lock()
+            .map_or(true, |q| q.values().all(VecDeque::is_empty))
+    }
+
     /// The next reply for a question of `node`: its own list first, then
     /// `*`'s.
     pub fn next(&self, node: Option<&str>) -> Option<Reply> {
@@ -82,43 +104,25 @@ impl Answers {
     }
 }
 
-const SHAPES: &str = "expected `accept`, `accept: {fields}`, `decline`, `cancel`, `sample: TEXT` or `sample: {text, model}`";
-
 fn reply_of(item: Item) -> Result<Reply, String> {
-    match item {
-        Item::Word(w) => match w.as_str() {
-            "accept" => Ok(Reply::Accept(Value::Null)),
-            "decline" => Ok(Reply::Decline),
-            "cancel" => Ok(Reply::Cancel),
-            other => Err(format!("`{other}`: {SHAPES}")),
-        },
-        Item::Map(map) => {
-            let mut it = map.into_iter();
-            let (Some((key, value)), None) = (it.next(), it.next()) else {
-                return Err(format!("an entry has one key; {SHAPES}"));
-            };
-            match (key.as_str(), value) {
-                ("accept", Value::Object(fields)) => Ok(Reply::Accept(Value::Object(fields))),
-                ("accept", Value::Null) => Ok(Reply::Accept(Value::Null)),
-                ("accept", _) => Err("`accept:` takes a mapping of the form's fields".to_owned()),
-                ("sample", Value::String(text)) => Ok(Reply::Sampled {
-                    text,
-                    model: "human".to_owned(),
-                }),
-                ("sample", Value::Object(o)) => {
-                    let text = o
-                        .get("text")
-                        .and_then(Value::as_str)
-                        .ok_or("`sample:` needs `text`")?;
-                    let model = o.get("model").and_then(Value::as_str).unwrap_or("human");
-                    Ok(Reply::Sampled {
-                        text: text.to_owned(),
-                        model: model.to_owned(),
-                    })
-                }
-                ("sample", _) => Err("`sample:` takes a text or {text, model}".to_owned()),
-                (other, _) => Err(format!("`{other}`: {SHAPES}")),
-            }
+    let value = match item {
+        Item::Word(w) => Value::String(w),
+        Item::Map(map) => Value::Object(map.into_iter().collect()),
+    };
+    Answer::from_json(&value).map(|a| Reply::from(&a))
+}
+
+impl From<&Answer> for Reply {
+    fn from(a: &Answer) -> Reply {
+        match a {
+            Answer::Accept(None) => Reply::Accept(Value::Null),
+            Answer::Accept(Some(fields)) => Reply::Accept(Value::Object(fields.clone())),
+            Answer::Decline => Reply::Decline,
+            Answer::Cancel => Reply::Cancel,
+            Answer::Sample { text, model } => Reply::Sampled {
+                text: text.clone(),
+                model: model.clone(),
+            },
         }
     }
 }
