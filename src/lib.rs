@@ -5,7 +5,8 @@
 //! it): [`engine`] reads, validates and runs pipeline files and knows
 //! nothing of terminals; [`cli`] and [`ui`] (the workbench) are two
 //! drivers of it, [`lsp`] serves editors from it, [`serve`] serves
-//! compositions to agents and runs durable workers; [`demo_server`] is the
+//! compositions to agents and runs durable workers, [`record`] keeps an
+//! agent's live MCP session; [`demo_server`] is the
 //! built-in MCP server every example runs against. This crate is the
 //! binary; its library only names those crates for the tests and benches.
 
@@ -13,5 +14,6 @@ pub use pipewright_cli as cli;
 pub use pipewright_demo as demo_server;
 pub use pipewright_engine as engine;
 pub use pipewright_lsp as lsp;
+pub use pipewright_record as record;
 pub use pipewright_serve as serve;
 pub use pipewright_workbench as ui;

@@ -20,6 +20,7 @@ pub mod new;
 pub mod output;
 pub mod plan;
 pub mod progress;
+pub mod record;
 pub mod report;
 pub mod run;
 pub mod runs;
@@ -143,6 +144,11 @@ pub enum Command {
     Worker(pipewright_serve::worker::WorkerArgs),
     /// Serve the built-in demo MCP server (stdio, or Streamable HTTP).
     DemoServer(demo::DemoArgs),
+    /// Record an agent's session with a server as it happens (stdio:
+    /// `record -- COMMAND ARGS…`; HTTP: `record --http ADDR --to URL`),
+    /// for `new --from`; `record wrap CONFIG` puts a client's servers
+    /// behind the recorder.
+    Record(record::RecordArgs),
     /// Serve the language server over stdio, for editors: diagnostics with
     /// preflight, completion, hover, go to definition, references, rename,
     /// quick fixes and the outline.
@@ -276,6 +282,7 @@ pub fn main() -> ExitCode {
             Command::Runs(cmd) => runs::runs(cmd, settings).await,
             Command::Eval(args) => eval::eval(args, settings).await,
             Command::DemoServer(args) => demo::demo(args).await,
+            Command::Record(args) => record::record(args, settings).await,
             Command::Lsp(args) => lsp::lsp(args, settings.clone()).await,
             Command::Serve(args) => pipewright_serve::serve::serve(args, settings.clone()).await,
             #[cfg(feature = "durable")]
