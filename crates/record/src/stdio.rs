@@ -377,6 +377,21 @@ fn name_of(command: &str, args: &[String]) -> String {
         .find(|a| !a.starts_with('-') && !skip.contains(&a.as_str()))
     {
         Some(a) => {
+            // A script: named by the first part of its path that says
+            // more than `index` or `dist` (`…/server-everything/dist/index.js`).
+            let script = [".js", ".mjs", ".cjs", ".ts", ".py"]
+                .iter()
+                .any(|ext| a.ends_with(ext));
+            if script || a.starts_with('.') || std::path::Path::new(a).is_absolute() {
+                const VAGUE: &[&str] = &[
+                    "index", "main", "cli", "server", "dist", "build", "lib", "src", "bin", "out",
+                ];
+                let path = std::path::Path::new(a);
+                let mut parts = path.iter().rev().map(|p| base(&p.to_string_lossy()));
+                if let Some(found) = parts.find(|p| !p.is_empty() && !VAGUE.contains(&p.as_str())) {
+                    return found;
+                }
+            }
             // `@scope/name@1.2.3` → `name`
             let a = a.rsplit('/').next().unwrap_or(a);
             let a = a.split('@').find(|p| !p.is_empty()).unwrap_or(a);
