@@ -68,7 +68,10 @@ impl Upstream {
         match self {
             Upstream::Demo => vec![s(&bin()), "demo-server".into()],
             Upstream::Everything => vec!["node".into(), s(&everything_js()), "stdio".into()],
-            Upstream::Python => vec![s(&python()), s(&root().join("tests/interop/hitl_server.py"))],
+            Upstream::Python => vec![
+                s(&python()),
+                s(&root().join("tests/interop/hitl_server.py")),
+            ],
         }
     }
 
@@ -83,7 +86,9 @@ impl Upstream {
             }
             Upstream::Everything => {
                 let mut c = Command::new("node");
-                c.arg(everything_js()).arg("streamableHttp").env("PORT", port.to_string());
+                c.arg(everything_js())
+                    .arg("streamableHttp")
+                    .env("PORT", port.to_string());
                 c
             }
             Upstream::Python => {
@@ -109,9 +114,8 @@ impl Upstream {
 }
 
 fn everything_js() -> PathBuf {
-    let js = root().join(
-        "tests/interop/node_modules/@modelcontextprotocol/server-everything/dist/index.js",
-    );
+    let js = root()
+        .join("tests/interop/node_modules/@modelcontextprotocol/server-everything/dist/index.js");
     assert!(
         js.exists(),
         "{} is missing: run `npm ci --prefix tests/interop`",
@@ -167,7 +171,15 @@ impl Recorder {
     fn start(to: &str, out: &Path, home: &Path, extra: &[&str]) -> Recorder {
         let mut child = Command::new(bin())
             .isolated(home)
-            .args(["record", "--http", "127.0.0.1:0", "--to", to, "--lines", "--out"])
+            .args([
+                "record",
+                "--http",
+                "127.0.0.1:0",
+                "--to",
+                to,
+                "--lines",
+                "--out",
+            ])
             .arg(out)
             .args(extra)
             .stdin(Stdio::null())
@@ -298,9 +310,21 @@ fn session(agent: Agent, upstream: Upstream, way: Way) -> Session {
         }
         Way::Http => {
             let server = upstream.http();
-            let direct = run_agent(agent, upstream, way, std::slice::from_ref(&server.url), home.path());
+            let direct = run_agent(
+                agent,
+                upstream,
+                way,
+                std::slice::from_ref(&server.url),
+                home.path(),
+            );
             let recorder = Recorder::start(&server.url, &out, home.path(), &[]);
-            let through = run_agent(agent, upstream, way, std::slice::from_ref(&recorder.url), home.path());
+            let through = run_agent(
+                agent,
+                upstream,
+                way,
+                std::slice::from_ref(&recorder.url),
+                home.path(),
+            );
             let (code, printed) = recorder.stop();
             assert_eq!(code, 0, "{printed}");
             Session {
@@ -423,10 +447,16 @@ pub fn recorded(agent: Agent, upstream: Upstream, way: Way) -> PathBuf {
     on_wire.dedup_by(|b, a| a == b && (a == "confirm_send"));
     assert_eq!(on_wire, calls_in(&s.through), "{}", s.through);
     let asked = s.through.lines().filter(|l| l.starts_with("asked")).count();
-    assert!(asked > 0 && held.questions >= asked, "questions: {} in the file, {asked} asked", held.questions);
+    assert!(
+        asked > 0 && held.questions >= asked,
+        "questions: {} in the file, {asked} asked",
+        held.questions
+    );
     if way == Way::Stdio && upstream == Upstream::Everything {
         assert!(
-            held.stderr.iter().any(|l| l.contains("Starting default (STDIO) server")),
+            held.stderr
+                .iter()
+                .any(|l| l.contains("Starting default (STDIO) server")),
             "the server's stderr is kept: {:?}",
             held.stderr
         );
@@ -522,4 +552,384 @@ mod agents {
     fn python_python_server_http() {
         recorded(Agent::Py, Upstream::Python, Way::Http);
     }
+}
+
+/// A client that speaks JSON-RPC lines to `pipewright record -- …` itself,
+/// keeping every byte it sent and got.
+struct Raw {
+    child: Child,
+    stdin: Option<std::process::ChildStdin>,
+    lines: std::sync::mpsc::Receiver<String>,
+    got: std::sync::Arc<std::sync::Mutex<Vec<u8>>>,
+    sent: Vec<u8>,
+    reader: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Raw {
+    /// Starts `pipewright record ARGS…` with `env` set, under `home`.
+    fn start(args: &[&str], env: &[(&str, &str)], home: &Path) -> Raw {
+        let mut child = Command::new(bin())
+            .isolated(home)
+            .arg("record")
+            .args(args)
+            .envs(env.iter().copied())
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("the recorder starts");
+        let stdin = child.stdin.take();
+        let mut stdout = child.stdout.take().expect("stdout");
+        let got = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let (tx, lines) = std::sync::mpsc::channel();
+        let kept = std::sync::Arc::clone(&got);
+        let reader = std::thread::spawn(move || {
+            let mut buf = [0u8; 4096];
+            let mut line = Vec::new();
+            loop {
+                let n = match stdout.read(&mut buf) {
+                    Ok(0) | Err(_) => break,
+                    Ok(n) => n,
+                };
+                kept.lock().unwrap().extend_from_slice(&buf[..n]);
+                for &b in &buf[..n] {
+                    if b == b'\n' {
+                        let _ = tx.send(String::from_utf8_lossy(&line).into_owned());
+                        line.clear();
+                    } else {
+                        line.push(b);
+                    }
+                }
+            }
+        });
+        Raw {
+            child,
+            stdin,
+            lines,
+            got,
+            sent: Vec::new(),
+            reader: Some(reader),
+        }
+    }
+
+    /// Sends one line as it is.
+    fn send_text(&mut self, text: &str) {
+        let line = format!("{text}\n");
+        self.sent.extend_from_slice(line.as_bytes());
+        let stdin = self.stdin.as_mut().expect("stdin open");
+        stdin
+            .write_all(line.as_bytes())
+            .expect("the recorder reads");
+        stdin.flush().expect("flush");
+    }
+
+    fn send(&mut self, message: Value) {
+        self.send_text(&message.to_string());
+    }
+
+    /// Sends a request and reads until its answer, answering what the
+    /// server asks on the way with `answer`.
+    fn request(
+        &mut self,
+        id: u64,
+        method: &str,
+        params: Value,
+        answer: &dyn Fn(&Value) -> Value,
+    ) -> Value {
+        self.send(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
+        self.until(id, answer)
+    }
+
+    fn until(&mut self, id: u64, answer: &dyn Fn(&Value) -> Value) -> Value {
+        loop {
+            let line = self
+                .lines
+                .recv_timeout(Duration::from_secs(20))
+                .expect("an answer within 20 s");
+            let m: Value = serde_json::from_str(&line).expect("the server writes JSON lines");
+            if m.get("method").is_some() && m.get("id").is_some() {
+                let reply = json!({"jsonrpc": "2.0", "id": m["id"], "result": answer(&m)});
+                self.send(reply);
+                continue;
+            }
+            if m["id"] == json!(id) {
+                return m;
+            }
+        }
+    }
+
+    /// Closes stdin and waits for the recorder: its exit status and stderr.
+    fn finish(mut self) -> (std::process::ExitStatus, Vec<u8>, String) {
+        drop(self.stdin.take());
+        let status = wait_for(&mut self.child, Duration::from_secs(20));
+        if let Some(r) = self.reader.take() {
+            r.join().expect("the reader");
+        }
+        let mut err = String::new();
+        if let Some(mut e) = self.child.stderr.take() {
+            let _ = e.read_to_string(&mut err);
+        }
+        let got = self.got.lock().unwrap().clone();
+        (status, got, err)
+    }
+}
+
+fn initialize() -> Value {
+    json!({
+        "protocolVersion": "2025-11-25",
+        "capabilities": {"elicitation": {"form": {}}, "sampling": {}},
+        "clientInfo": {"name": "raw", "version": "1"}
+    })
+}
+
+/// What a client answers the demo server's questions with.
+fn answers(m: &Value) -> Value {
+    match m["method"].as_str() {
+        Some("elicitation/create") => {
+            json!({"action": "accept", "content": {"signature": "Raw", "tone": "brief", "send": true}})
+        }
+        Some("sampling/createMessage") => {
+            json!({"role": "assistant", "content": {"type": "text", "text": "ok"}, "model": "raw"})
+        }
+        _ => json!({}),
+    }
+}
+
+fn quoted(p: &Path) -> String {
+    format!("'{}'", p.display().to_string().replace('\'', "'\\''"))
+}
+
+#[test]
+fn over_stdio_each_side_gets_the_other_sides_bytes_unchanged() {
+    let home = tempfile::tempdir().unwrap();
+    let out = home.path().join("recordings");
+    let (to_server, from_server) = (home.path().join("in.bin"), home.path().join("out.bin"));
+    // The server's own stdin and stdout, copied as they pass.
+    let script = format!(
+        "tee {} | {} demo-server | tee {}",
+        quoted(&to_server),
+        quoted(&bin()),
+        quoted(&from_server)
+    );
+    let out_arg = out.to_string_lossy().into_owned();
+    let mut raw = Raw::start(
+        &["--out", &out_arg, "--", "sh", "-c", &script],
+        &[],
+        home.path(),
+    );
+    raw.request(1, "initialize", initialize(), &answers);
+    raw.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    // Spaces and key order the recorder must not touch.
+    raw.send_text(r#"{ "id" : 2,  "method":"ping" , "jsonrpc":"2.0"	}"#);
+    raw.until(2, &answers);
+    raw.request(3, "tools/list", json!({}), &answers);
+    let echoed = raw.request(
+        4,
+        "tools/call",
+        json!({"name": "echo", "arguments": {"message": "ünïcødé \u{2028} \"q\""}}),
+        &answers,
+    );
+    assert_eq!(
+        echoed["result"]["content"][0]["text"],
+        "ünïcødé \u{2028} \"q\""
+    );
+    // The server asks mid-call, both ways of asking.
+    let confirmed = raw.request(
+        5,
+        "tools/call",
+        json!({"name": "confirm_send", "arguments": {"to": "a@example.com"}}),
+        &answers,
+    );
+    assert_eq!(
+        confirmed["result"]["structuredContent"]["signature"], "Raw",
+        "{confirmed}"
+    );
+    let drafted = raw.request(
+        6,
+        "tools/call",
+        json!({"name": "draft_reply", "arguments": {"to": "A", "topic": "t"}}),
+        &answers,
+    );
+    assert_eq!(
+        drafted["result"]["structuredContent"]["text"], "ok",
+        "{drafted}"
+    );
+    // A call cancelled, then one more.
+    raw.send(json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"name": "slow", "arguments": {"ms": 20000}}}));
+    std::thread::sleep(Duration::from_millis(100));
+    raw.send(json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 7, "reason": "the user stopped"}}));
+    raw.request(
+        8,
+        "tools/call",
+        json!({"name": "add", "arguments": {"a": 1, "b": 2}}),
+        &answers,
+    );
+    let sent = raw.sent.clone();
+    let (status, got, _) = raw.finish();
+    assert!(status.success(), "{status}");
+    assert_eq!(
+        std::fs::read(&to_server).unwrap(),
+        sent,
+        "the server got other bytes than the client sent"
+    );
+    let written = std::fs::read(&from_server).unwrap();
+    assert!(!written.is_empty());
+    assert_eq!(
+        got, written,
+        "the client got other bytes than the server wrote"
+    );
+
+    // The session holds every line each way, and how it ended.
+    let files = files_in(&out);
+    assert_eq!(files.len(), 1, "{files:?}");
+    let lines = lines_of(&files[0]);
+    let count = |side: Side| {
+        lines
+            .iter()
+            .filter(|l| matches!(l, Line::Message { from, .. } if *from == side))
+            .count()
+    };
+    let nonempty = |b: &[u8]| b.split(|&c| c == b'\n').filter(|l| !l.is_empty()).count();
+    assert_eq!(count(Side::Client), nonempty(&sent));
+    assert_eq!(count(Side::Server), nonempty(&written));
+    match lines.last() {
+        Some(Line::End { end, .. }) => {
+            assert_eq!(end.exit_code, Some(0), "{end:?}");
+            assert!(end.reason.contains("client closed"), "{end:?}");
+        }
+        other => panic!("no end: {other:?}"),
+    }
+}
+
+#[test]
+fn the_recorder_exits_with_the_servers_status() {
+    let home = tempfile::tempdir().unwrap();
+    let out = home.path().join("recordings");
+    let out_arg = out.to_string_lossy().into_owned();
+    let run = |script: &str| {
+        let status = Command::new(bin())
+            .isolated(home.path())
+            .args(["record", "--out", &out_arg, "--", "sh", "-c", script])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .expect("runs");
+        status.code()
+    };
+    assert_eq!(run("echo oops >&2; exit 7"), Some(7));
+    assert_eq!(run("kill -KILL $$"), Some(128 + 9));
+    let ends: Vec<(Option<i32>, Option<i32>, Vec<String>)> = files_in(&out)
+        .iter()
+        .map(|f| {
+            let lines = lines_of(f);
+            let stderr = lines
+                .iter()
+                .filter_map(|l| match l {
+                    Line::Stderr { text, .. } => Some(text.clone()),
+                    _ => None,
+                })
+                .collect();
+            match lines.last() {
+                Some(Line::End { end, .. }) => (end.exit_code, end.signal, stderr),
+                other => panic!("no end: {other:?}"),
+            }
+        })
+        .collect();
+    assert!(
+        ends.contains(&(Some(7), None, vec!["oops".to_owned()])),
+        "{ends:?}"
+    );
+    assert!(ends.contains(&(None, Some(9), vec![])), "{ends:?}");
+    // A server that cannot be started is a sentence and exit 1.
+    let out = Command::new(bin())
+        .isolated(home.path())
+        .args(["record", "--out", &out_arg, "--", "/no/such/server"])
+        .output()
+        .expect("runs");
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("`/no/such/server` does not exist"));
+}
+
+/// Whether process `pid` is gone (or a zombie nobody reaped yet).
+fn gone(pid: i32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Err(_) => true,
+        Ok(stat) => stat
+            .rsplit(')')
+            .next()
+            .is_some_and(|rest| rest.trim_start().starts_with('Z')),
+    }
+}
+
+fn pid_in(file: &Path) -> i32 {
+    let until = Instant::now() + Duration::from_secs(10);
+    loop {
+        if let Ok(text) = std::fs::read_to_string(file)
+            && let Ok(pid) = text.trim().parse()
+        {
+            return pid;
+        }
+        assert!(Instant::now() < until, "no pid in {}", file.display());
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn signals_reach_the_server_and_nothing_is_left_behind() {
+    let home = tempfile::tempdir().unwrap();
+    let out_arg = home
+        .path()
+        .join("recordings")
+        .to_string_lossy()
+        .into_owned();
+    let spawn = |script: String| {
+        Command::new(bin())
+            .isolated(home.path())
+            .args(["record", "--out", &out_arg, "--", "sh", "-c", &script])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("runs")
+    };
+    // SIGTERM is passed on: the server's trap decides the status.
+    let ready = home.path().join("ready");
+    let mut child = spawn(format!(
+        "trap 'exit 3' TERM; echo $$ > {}; while :; do sleep 0.05; done",
+        quoted(&ready)
+    ));
+    pid_in(&ready);
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(child.id() as i32),
+        nix::sys::signal::Signal::SIGTERM,
+    )
+    .unwrap();
+    assert_eq!(
+        wait_for(&mut child, Duration::from_secs(10)).code(),
+        Some(3)
+    );
+
+    // A server that ignores the end of its input and SIGTERM, and has a
+    // child of its own: both are killed once the client is gone.
+    let pids = home.path().join("pids");
+    let mut child = spawn(format!(
+        "trap '' TERM; sleep 300 & echo $! > {}; while :; do sleep 0.05; done",
+        quoted(&pids)
+    ));
+    let grandchild = pid_in(&pids);
+    let started = Instant::now();
+    drop(child.stdin.take());
+    let status = wait_for(&mut child, Duration::from_secs(10));
+    assert_eq!(status.code(), Some(128 + 9), "{status}");
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "{:?}",
+        started.elapsed()
+    );
+    std::thread::sleep(Duration::from_millis(100));
+    assert!(
+        gone(grandchild),
+        "the server's child {grandchild} outlived the recorder"
+    );
 }
