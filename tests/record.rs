@@ -933,3 +933,233 @@ fn signals_reach_the_server_and_nothing_is_left_behind() {
         "the server's child {grandchild} outlived the recorder"
     );
 }
+
+// --- secrets: searched for as tests/sweep_secrets.rs searches ---
+
+const B64_STD: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+const B64_URL: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+
+fn base64(bytes: &[u8], alphabet: &[u8]) -> String {
+    let mut out = String::new();
+    for chunk in bytes.chunks(3) {
+        let b = [
+            chunk[0],
+            chunk.get(1).copied().unwrap_or(0),
+            chunk.get(2).copied().unwrap_or(0),
+        ];
+        let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
+        for i in 0..=chunk.len() {
+            out.push(char::from(alphabet[((n >> (18 - 6 * i)) & 63) as usize]));
+        }
+    }
+    out
+}
+
+/// The base64 characters that encode only `secret`, `offset` bytes into a
+/// longer string.
+fn base64_at(secret: &str, offset: usize, alphabet: &[u8]) -> String {
+    let mut bytes = vec![0u8; offset];
+    bytes.extend_from_slice(secret.as_bytes());
+    let enc = base64(&bytes, alphabet);
+    enc[(8 * offset).div_ceil(6)..8 * bytes.len() / 6].to_owned()
+}
+
+fn percent(secret: &str) -> String {
+    secret
+        .bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'~' => {
+                char::from(b).to_string()
+            }
+            _ => format!("%{b:02X}"),
+        })
+        .collect()
+}
+
+/// Each form of `secret` to look for; `true`: matched in any case.
+fn forms(secret: &str) -> Vec<(String, bool)> {
+    let tail = &secret[secret.find("Zq7w").unwrap_or(0)..];
+    let mut out = vec![
+        (secret.to_owned(), true),
+        (tail.to_owned(), true),
+        (secret.chars().rev().collect(), true),
+        (percent(secret), true),
+        (hex::encode(secret), true),
+    ];
+    for offset in 0..3 {
+        out.push((base64_at(secret, offset, B64_STD), false));
+        out.push((base64_at(secret, offset, B64_URL), false));
+    }
+    out
+}
+
+/// Where any form of any secret shows in `text`, named by `place`.
+fn leaks(place: &str, text: &str, secrets: &[&str]) -> Vec<String> {
+    let lower = text.to_lowercase();
+    let mut found = Vec::new();
+    for secret in secrets {
+        for (form, any_case) in forms(secret) {
+            let hit = if any_case {
+                lower.contains(&form.to_lowercase())
+            } else {
+                text.contains(&form)
+            };
+            if hit {
+                found.push(format!("{secret} as `{form}` in {place}"));
+            }
+        }
+    }
+    found
+}
+
+/// Every file under `dir`, searched.
+fn leaks_under(dir: &Path, secrets: &[&str], found: &mut Vec<String>, files: &mut usize) {
+    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            leaks_under(&path, secrets, found, files);
+        } else if let Ok(bytes) = std::fs::read(&path) {
+            *files += 1;
+            found.extend(leaks(
+                &path.display().to_string(),
+                &String::from_utf8_lossy(&bytes),
+                secrets,
+            ));
+        }
+    }
+}
+
+#[test]
+fn secrets_from_headers_and_the_environment_are_written_nowhere() {
+    const BEARER: &str = "s3cr3t-RECBEARER-Zq7w41";
+    const COOKIE: &str = "s3cr3t-RECCOOKIE-Zq7w42";
+    const TENANT: &str = "s3cr3t-RECTENANT-Zq7w43";
+    const BY_NAME: &str = "s3cr3t-RECENV-Zq7w44";
+    const NAMED: &str = "s3cr3t-RECNAMED-Zq7w45";
+    let all = [BEARER, COOKIE, TENANT, BY_NAME, NAMED];
+    let home = tempfile::tempdir().unwrap();
+    let written = home.path().join("written");
+    let out = written.join("recordings");
+
+    // HTTP: credentials in headers, and the same values copied into a
+    // tool's arguments (the server echoes them back).
+    let demo = Upstream::Demo.http();
+    let recorder = Recorder::start(&demo.url, &out, &written, &["--secret-header", "X-Tenant"]);
+    let url = recorder.url.clone();
+    let message = format!("bearer {BEARER} cookie {COOKIE} tenant {TENANT}");
+    let echoed = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap()
+        .block_on(async {
+            let _ = rustls::crypto::ring::default_provider().install_default();
+            let client = reqwest::Client::new();
+            let post = |body: Value, sid: Option<String>| {
+                let mut r = client
+                    .post(&url)
+                    .header("content-type", "application/json")
+                    .header("accept", "application/json, text/event-stream")
+                    .header("authorization", format!("Bearer {BEARER}"))
+                    .header("cookie", format!("sid={COOKIE}"))
+                    .header("x-tenant", TENANT)
+                    .body(body.to_string());
+                if let Some(s) = sid {
+                    r = r.header("mcp-session-id", s).header("mcp-protocol-version", "2025-11-25");
+                }
+                r.send()
+            };
+            let init = post(json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": initialize()}), None)
+                .await
+                .unwrap();
+            let sid = init.headers()["mcp-session-id"].to_str().unwrap().to_owned();
+            init.text().await.unwrap();
+            post(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}), Some(sid.clone()))
+                .await
+                .unwrap();
+            let call = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "echo", "arguments": {"message": message}}});
+            let text = post(call, Some(sid.clone())).await.unwrap().text().await.unwrap();
+            client.delete(&url).header("mcp-session-id", sid).send().await.unwrap();
+            text
+        });
+    // The client still gets the real values back.
+    assert!(
+        echoed.contains(BEARER) && echoed.contains(TENANT),
+        "{echoed}"
+    );
+    let (code, printed) = recorder.stop();
+    assert_eq!(code, 0, "{printed}");
+    assert!(
+        printed.contains("echo {\"message\":\"bearer *** cookie *** tenant ***\"}"),
+        "{printed}"
+    );
+
+    // stdio: secrets in the server's environment (one by its name, one
+    // named with --secret-env) that the server prints on stderr and the
+    // client copies into a call.
+    let out_arg = out.to_string_lossy().into_owned();
+    let script = format!(
+        "echo \"SERVER-STDERR: $PW_REC_API_KEY $PW_REC_PLAIN\" >&2; exec {} demo-server",
+        quoted(&bin())
+    );
+    let mut raw = Raw::start(
+        &[
+            "--lines",
+            "--out",
+            &out_arg,
+            "--secret-env",
+            "PW_REC_PLAIN",
+            "--",
+            "sh",
+            "-c",
+            &script,
+        ],
+        &[("PW_REC_API_KEY", BY_NAME), ("PW_REC_PLAIN", NAMED)],
+        &written,
+    );
+    raw.request(1, "initialize", initialize(), &answers);
+    raw.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    let got = raw.request(
+        2,
+        "tools/call",
+        json!({"name": "echo", "arguments": {"message": format!("{BY_NAME} {NAMED}")}}),
+        &answers,
+    );
+    assert_eq!(
+        got["result"]["content"][0]["text"],
+        format!("{BY_NAME} {NAMED}")
+    );
+    let (status, stdout, stderr) = raw.finish();
+    assert!(status.success());
+    // The server's own stderr is passed on as it is (it is the server's
+    // output); everything pipewright printed itself is masked.
+    assert!(stderr.contains("SERVER-STDERR:"), "{stderr}");
+    let own: String = stderr
+        .lines()
+        .filter(|l| !l.starts_with("SERVER-STDERR:"))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    assert!(own.contains("echo {\"message\":\"*** ***\"} → ok"), "{own}");
+    assert!(
+        String::from_utf8_lossy(&stdout).contains(BY_NAME),
+        "the client gets the real value"
+    );
+
+    let session_files = files_in(&out);
+    assert_eq!(session_files.len(), 2, "{session_files:?}");
+    let stdio_file = session_files
+        .iter()
+        .find(|f| f.to_string_lossy().contains("demo-server"))
+        .expect("the stdio session");
+    let text = std::fs::read_to_string(stdio_file).unwrap();
+    assert!(
+        text.contains("\"stderr\":\"SERVER-STDERR: *** ***\""),
+        "{text}"
+    );
+
+    let mut found = leaks("the recorder's own stderr (HTTP)", &printed, &all);
+    found.extend(leaks("the recorder's own stderr (stdio)", &own, &all));
+    let mut files = 0;
+    leaks_under(&written, &all, &mut found, &mut files);
+    assert!(files >= 2, "{files} files searched");
+    assert!(found.is_empty(), "secrets written:\n{}", found.join("\n"));
+}
