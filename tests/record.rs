@@ -1163,3 +1163,107 @@ fn secrets_from_headers_and_the_environment_are_written_nowhere() {
     assert!(files >= 2, "{files} files searched");
     assert!(found.is_empty(), "secrets written:\n{}", found.join("\n"));
 }
+
+// --- record wrap / unwrap ---
+
+fn pw(home: &Path, args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(bin())
+        .isolated(home)
+        .args(args)
+        .output()
+        .expect("runs");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn wrap_then_unwrap_restores_each_clients_config_byte_for_byte() {
+    let home = tempfile::tempdir().unwrap();
+    let bin = bin().to_string_lossy().replace('\\', "\\\\");
+    let configs = [
+        (
+            "claude_desktop_config.json",
+            format!(
+                "{{\n  \"mcpServers\": {{\n    \"demo\": {{\n      \"command\": \"{bin}\",\n      \"args\": [\"demo-server\"],\n      \"env\": {{ \"DEMO_API_KEY\": \"k-123456\" }}\n    }}\n  }},\n  \"globalShortcut\": \"\"\n}}\n"
+            ),
+        ),
+        (
+            ".vscode/mcp.json",
+            "{\n\t// Servers for this workspace\n\t\"inputs\": [],\n\t\"servers\": {\n\t\t\"local\": { \"type\": \"stdio\", \"command\": \"uvx\", \"args\": [\"mcp-server-git\", \"--repository\", \"${workspaceFolder}\"], },\n\t\t\"remote\": { \"type\": \"http\", \"url\": \"https://api.example.com/mcp\", \"headers\": { \"Authorization\": \"Bearer ${input:token}x\" } }, /* remote */\n\t},\n}".to_owned(),
+        ),
+        (
+            ".cursor/mcp.json",
+            "{\"mcpServers\":{\"github\":{\"url\":\"https://api.githubcopilot.com/mcp/\"},\"fs\":{\"command\":\"npx\",\"args\":[\"-y\",\"@modelcontextprotocol/server-filesystem\",\"/tmp\"]}}}".to_owned(),
+        ),
+        (
+            ".mcp.json",
+            "{\n    \"mcpServers\": {\n        \"everything\": {\n            \"type\": \"stdio\",\n            \"command\": \"npx\",\n            \"args\": [\"@modelcontextprotocol/server-everything\"],\n            \"env\": {}\n        },\n        \"api\": {\n            \"type\": \"http\",\n            \"url\": \"http://localhost:3001/mcp\"\n        }\n    }\n}\n".to_owned(),
+        ),
+    ];
+    let out = home.path().join("sessions");
+    let out_arg = out.to_string_lossy().into_owned();
+    for (name, text) in &configs {
+        let path = home.path().join(name);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, text).unwrap();
+        let p = path.to_string_lossy().into_owned();
+        let (code, stdout, stderr) = pw(home.path(), &["record", "wrap", &p, "--out", &out_arg]);
+        assert_eq!(code, 0, "{name}: {stderr}");
+        assert!(stdout.contains("backup:"), "{stdout}");
+        let wrapped = std::fs::read_to_string(&path).unwrap();
+        assert_ne!(&wrapped, text);
+        assert!(wrapped.contains("\"record\""), "{wrapped}");
+        assert_eq!(&std::fs::read_to_string(home.path().join(format!("{name}.pipewright-backup"))).unwrap(), text);
+        // pipewright still reads the wrapped file as a client config (but
+        // for VS Code's prompts, which only the editor fills in).
+        if !text.contains("${input:") {
+            let (code, _, stderr) = pw(home.path(), &["servers", "list", "--servers-from", &p]);
+            assert_eq!(code, 0, "{name}: {stderr}");
+        }
+        // Twice is refused, and the file stays.
+        let (code, _, stderr) = pw(home.path(), &["record", "wrap", &p, "--out", &out_arg]);
+        assert_eq!(code, 1);
+        assert!(stderr.contains("wrapped already"), "{stderr}");
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), wrapped);
+        if name.starts_with("claude") {
+            // The wrapped entry records: an agent started through it leaves
+            // a session.
+            let doc: Value = serde_json::from_str(&wrapped).unwrap();
+            let entry = &doc["mcpServers"]["demo"];
+            let mut target = vec![entry["command"].as_str().unwrap().to_owned()];
+            target.extend(entry["args"].as_array().unwrap().iter().map(|a| a.as_str().unwrap().to_owned()));
+            assert!(target.contains(&"--secret-env".to_owned()) && target.contains(&"DEMO_API_KEY".to_owned()), "{target:?}");
+            run_agent(Agent::Ts, Upstream::Demo, Way::Stdio, &target, home.path());
+            assert_eq!(files_in(&out).len(), 1, "{:?}", files_in(&out));
+        }
+        if name.contains("vscode") {
+            assert!(stdout.contains("start the HTTP recorders"), "{stdout}");
+            assert!(stdout.contains("--to https://api.example.com/mcp"), "{stdout}");
+        }
+        let (code, _, stderr) = pw(home.path(), &["record", "unwrap", &p]);
+        assert_eq!(code, 0, "{name}: {stderr}");
+        assert_eq!(&std::fs::read_to_string(&path).unwrap(), text, "{name} is not restored byte for byte");
+        assert!(!home.path().join(format!("{name}.pipewright-backup")).exists());
+    }
+}
+
+#[test]
+fn a_config_wrap_cannot_read_is_left_untouched() {
+    let home = tempfile::tempdir().unwrap();
+    for text in ["{ \"mcpServers\": { \"a\": ", "{ \"other\": {} }", "\u{0}\u{1}binary"] {
+        let path = home.path().join("config.json");
+        std::fs::write(&path, text).unwrap();
+        let p = path.to_string_lossy().into_owned();
+        let (code, _, stderr) = pw(home.path(), &["record", "wrap", &p]);
+        assert_eq!(code, 1, "{text:?}");
+        assert!(stderr.starts_with("pipewright record: "), "{stderr}");
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), text);
+        assert!(!home.path().join("config.json.pipewright-backup").exists());
+    }
+    let (code, _, stderr) = pw(home.path(), &["record", "unwrap", &home.path().join("config.json").to_string_lossy()]);
+    assert_eq!(code, 1);
+    assert!(stderr.contains("is not wrapped"), "{stderr}");
+}

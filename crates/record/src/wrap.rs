@@ -14,8 +14,9 @@
 //! original is kept byte for byte in `CONFIG.pipewright-backup` before
 //! anything is written; `unwrap` writes it back and removes it, unless
 //! the config changed since (`--force` restores it all the same). A file
-//! that cannot be read as a client config is left untouched, and a
-//! wrapped one is not wrapped again.
+//! that cannot be read as a client config (not JSON or JSONC, no servers'
+//! map, an entry with neither a command nor a URL) is left untouched, and
+//! a wrapped one is not wrapped again.
 
 use std::path::{Path, PathBuf};
 
@@ -75,9 +76,6 @@ pub fn backup_of(config: &Path) -> PathBuf {
 pub fn wrap(w: &Wrap) -> Result<Wrapped, String> {
     let shown = w.config.display();
     let (bytes, text) = read(&w.config)?;
-    client_config::parse(&text, &w.config).map_err(|e| {
-        format!("cannot read `{shown}` as an MCP client config ({e}); it is left untouched")
-    })?;
     let backup = backup_of(&w.config);
     if backup.exists() {
         return Err(format!(
@@ -88,8 +86,23 @@ pub fn wrap(w: &Wrap) -> Result<Wrapped, String> {
     let bare = client_config::strip_jsonc(&text);
     let mut doc: Value = serde_json::from_str(&bare)
         .map_err(|e| format!("`{shown}` is not valid JSON: {e}; it is left untouched"))?;
-    let servers = servers_mut(&mut doc)
-        .ok_or_else(|| format!("`{shown}` has no `mcpServers` or `servers` object"))?;
+    let servers = servers_mut(&mut doc).ok_or_else(|| {
+        format!("`{shown}` has no `mcpServers` or `servers` object; it is left untouched")
+    })?;
+    // Every entry must be one the client can start: a command or a URL
+    // (their `${…}` substitutions are the client's to fill in, prompts
+    // included, so they are not read here).
+    for (name, entry) in servers.iter() {
+        let ok = entry.as_object().is_some_and(|o| {
+            o.get("command").is_some_and(Value::is_string)
+                || o.get("url").or(o.get("serverUrl")).is_some_and(Value::is_string)
+        });
+        if !ok {
+            return Err(format!(
+                "server `{name}` of `{shown}` has neither a `command` nor a `url`; the file is left untouched"
+            ));
+        }
+    }
     let exe = w.exe.to_string_lossy().into_owned();
     let out = w.out.to_string_lossy().into_owned();
     let mut entries = Vec::new();
@@ -514,7 +527,7 @@ mod tests {
         ] {
             let (config, r) = wrap_in(dir.path(), name, text);
             let e = r.unwrap_err();
-            assert!(e.contains("left untouched") || e.contains("has no"), "{e}");
+            assert!(e.contains("left untouched"), "{e}");
             assert_eq!(std::fs::read_to_string(&config).unwrap(), text);
             assert!(!backup_of(&config).exists());
         }
