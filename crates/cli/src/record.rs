@@ -198,7 +198,7 @@ fn summary_line(summary: &Summary) -> String {
     // the engine has them; calls and round trips are known here.
     if summary.calls > 1 {
         text.push_str(&format!(
-            "; as one pipeline served to the agent: 1 call instead of {}, {} round trips saved (`pipewright new --from SESSION`)",
+            "; as one pipeline served to the agent: 1 call instead of {}, {} round trips saved",
             summary.calls,
             summary.calls - 1
         ));

@@ -1,6 +1,6 @@
 //! The live recorder behind `pipewright record`: an agent's MCP session
 //! with one server passed through unchanged and kept as a session file
-//! (the engine's `record::session` format), for `pipewright new --from`
+//! (the engine's `record::session` format), for `pipewright new`
 //! to turn into a pipeline.
 //!
 //! - [`stdio`]: the server started by the recorder, bytes pumped both ways
