@@ -1216,7 +1216,11 @@ fn wrap_then_unwrap_restores_each_clients_config_byte_for_byte() {
         let wrapped = std::fs::read_to_string(&path).unwrap();
         assert_ne!(&wrapped, text);
         assert!(wrapped.contains("\"record\""), "{wrapped}");
-        assert_eq!(&std::fs::read_to_string(home.path().join(format!("{name}.pipewright-backup"))).unwrap(), text);
+        assert_eq!(
+            &std::fs::read_to_string(home.path().join(format!("{name}.pipewright-backup")))
+                .unwrap(),
+            text
+        );
         // pipewright still reads the wrapped file as a client config (but
         // for VS Code's prompts, which only the editor fills in).
         if !text.contains("${input:") {
@@ -1234,26 +1238,52 @@ fn wrap_then_unwrap_restores_each_clients_config_byte_for_byte() {
             let doc: Value = serde_json::from_str(&wrapped).unwrap();
             let entry = &doc["mcpServers"]["demo"];
             let mut target = vec![entry["command"].as_str().unwrap().to_owned()];
-            target.extend(entry["args"].as_array().unwrap().iter().map(|a| a.as_str().unwrap().to_owned()));
-            assert!(target.contains(&"--secret-env".to_owned()) && target.contains(&"DEMO_API_KEY".to_owned()), "{target:?}");
+            target.extend(
+                entry["args"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|a| a.as_str().unwrap().to_owned()),
+            );
+            assert!(
+                target.contains(&"--secret-env".to_owned())
+                    && target.contains(&"DEMO_API_KEY".to_owned()),
+                "{target:?}"
+            );
             run_agent(Agent::Ts, Upstream::Demo, Way::Stdio, &target, home.path());
             assert_eq!(files_in(&out).len(), 1, "{:?}", files_in(&out));
         }
         if name.contains("vscode") {
             assert!(stdout.contains("start the HTTP recorders"), "{stdout}");
-            assert!(stdout.contains("--to https://api.example.com/mcp"), "{stdout}");
+            assert!(
+                stdout.contains("--to https://api.example.com/mcp"),
+                "{stdout}"
+            );
         }
         let (code, _, stderr) = pw(home.path(), &["record", "unwrap", &p]);
         assert_eq!(code, 0, "{name}: {stderr}");
-        assert_eq!(&std::fs::read_to_string(&path).unwrap(), text, "{name} is not restored byte for byte");
-        assert!(!home.path().join(format!("{name}.pipewright-backup")).exists());
+        assert_eq!(
+            &std::fs::read_to_string(&path).unwrap(),
+            text,
+            "{name} is not restored byte for byte"
+        );
+        assert!(
+            !home
+                .path()
+                .join(format!("{name}.pipewright-backup"))
+                .exists()
+        );
     }
 }
 
 #[test]
 fn a_config_wrap_cannot_read_is_left_untouched() {
     let home = tempfile::tempdir().unwrap();
-    for text in ["{ \"mcpServers\": { \"a\": ", "{ \"other\": {} }", "\u{0}\u{1}binary"] {
+    for text in [
+        "{ \"mcpServers\": { \"a\": ",
+        "{ \"other\": {} }",
+        "\u{0}\u{1}binary",
+    ] {
         let path = home.path().join("config.json");
         std::fs::write(&path, text).unwrap();
         let p = path.to_string_lossy().into_owned();
@@ -1263,7 +1293,14 @@ fn a_config_wrap_cannot_read_is_left_untouched() {
         assert_eq!(std::fs::read_to_string(&path).unwrap(), text);
         assert!(!home.path().join("config.json.pipewright-backup").exists());
     }
-    let (code, _, stderr) = pw(home.path(), &["record", "unwrap", &home.path().join("config.json").to_string_lossy()]);
+    let (code, _, stderr) = pw(
+        home.path(),
+        &[
+            "record",
+            "unwrap",
+            &home.path().join("config.json").to_string_lossy(),
+        ],
+    );
     assert_eq!(code, 1);
     assert!(stderr.contains("is not wrapped"), "{stderr}");
 }

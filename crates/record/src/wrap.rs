@@ -95,7 +95,9 @@ pub fn wrap(w: &Wrap) -> Result<Wrapped, String> {
     for (name, entry) in servers.iter() {
         let ok = entry.as_object().is_some_and(|o| {
             o.get("command").is_some_and(Value::is_string)
-                || o.get("url").or(o.get("serverUrl")).is_some_and(Value::is_string)
+                || o.get("url")
+                    .or(o.get("serverUrl"))
+                    .is_some_and(Value::is_string)
         });
         if !ok {
             return Err(format!(
