@@ -390,6 +390,13 @@ fn held(path: &Path) -> Held {
                         if m["result"].get("inputRequests").is_some() {
                             questions += 1;
                         }
+                        // The file keeps the order things happened in: an
+                        // answer comes after what it answers.
+                        assert!(
+                            asked.iter().any(|(f, i, _)| f != from && *i == id),
+                            "{}: an answer (id {id}, from the {from:?}) before its request",
+                            path.display()
+                        );
                         answered.push((*from, id));
                     }
                     _ => {}
@@ -1148,7 +1155,7 @@ fn secrets_from_headers_and_the_environment_are_written_nowhere() {
     assert_eq!(session_files.len(), 2, "{session_files:?}");
     let stdio_file = session_files
         .iter()
-        .find(|f| f.to_string_lossy().contains("demo-server"))
+        .find(|f| f.to_string_lossy().contains("-sh-"))
         .expect("the stdio session");
     let text = std::fs::read_to_string(stdio_file).unwrap();
     assert!(

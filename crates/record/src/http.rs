@@ -278,6 +278,26 @@ impl Shared {
         Some(file)
     }
 
+    /// Keeps a message the client POSTed.
+    async fn client_message(&self, file: FileId, at: Instant, body: Bytes) {
+        let stream = self.stream_id();
+        self.sink
+            .send(Event::Chunk {
+                file,
+                stream,
+                kind: Kind::Messages {
+                    from: Side::Client,
+                    via: Some(Via::Post),
+                    framing: Framing::Whole,
+                    resumed: false,
+                },
+                at,
+                bytes: body,
+            })
+            .await;
+        self.sink.send(Event::Done { stream, at }).await;
+    }
+
     /// Ends session `sid`'s file (after its DELETE).
     async fn end(&self, sid: &str) {
         let file = self
@@ -322,6 +342,17 @@ async fn forward(State(state): State<Arc<Shared>>, request: Request) -> Response
     };
     let path = parts.uri.path_and_query().map_or("/", |p| p.as_str());
     let mcp = parts.uri.path().trim_end_matches('/') == state.endpoint;
+    // A message of a session already known is kept before it is passed on,
+    // so that nothing the server sends in answer can be kept before it.
+    let early = match session_of(&parts.headers) {
+        Some(sid) if mcp && parts.method == Method::POST && !body.is_empty() => {
+            state.file(Some(&sid), false).await
+        }
+        _ => None,
+    };
+    if let Some(file) = early {
+        state.client_message(file, at, body.clone()).await;
+    }
     let mut headers = passed_on(&parts.headers);
     headers.remove(header::HOST);
     headers.remove(header::CONTENT_LENGTH);
@@ -358,6 +389,7 @@ async fn forward(State(state): State<Arc<Shared>>, request: Request) -> Response
         *h = passed_on(upstream.headers());
     }
     let tee = if mcp {
+        let body = if early.is_some() { Bytes::new() } else { body };
         record(&state, &parts, at, body, &upstream).await
     } else {
         None
@@ -372,8 +404,17 @@ async fn forward(State(state): State<Arc<Shared>>, request: Request) -> Response
         .unwrap_or_else(|e| plain(StatusCode::BAD_GATEWAY, format!("pipewright record: {e}")))
 }
 
-/// Keeps what crossed the MCP endpoint: the client's message now, and
-/// what the answer's body carries as it streams (the [`Tee`]).
+/// The `Mcp-Session-Id` of a request or an answer.
+fn session_of(headers: &HeaderMap) -> Option<String> {
+    headers
+        .get("mcp-session-id")
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned)
+}
+
+/// Keeps what crossed the MCP endpoint: the client's message (`body`,
+/// empty when it was kept already) once the session it belongs to is
+/// known, and what the answer's body carries as it streams (the [`Tee`]).
 async fn record(
     state: &Arc<Shared>,
     parts: &axum::http::request::Parts,
@@ -381,13 +422,8 @@ async fn record(
     body: Bytes,
     upstream: &reqwest::Response,
 ) -> Option<Tee> {
-    let session = |h: &HeaderMap| {
-        h.get("mcp-session-id")
-            .and_then(|v| v.to_str().ok())
-            .map(str::to_owned)
-    };
-    let asked = session(&parts.headers);
-    let given = session(upstream.headers());
+    let asked = session_of(&parts.headers);
+    let given = session_of(upstream.headers());
     let sid = given.or(asked);
     let ok = upstream.status().is_success();
     if parts.method == Method::DELETE {
@@ -403,23 +439,7 @@ async fn record(
         Via::Post
     };
     if parts.method == Method::POST && !body.is_empty() {
-        let stream = state.stream_id();
-        state
-            .sink
-            .send(Event::Chunk {
-                file,
-                stream,
-                kind: Kind::Messages {
-                    from: Side::Client,
-                    via: Some(Via::Post),
-                    framing: Framing::Whole,
-                    resumed: false,
-                },
-                at,
-                bytes: body,
-            })
-            .await;
-        state.sink.send(Event::Done { stream, at }).await;
+        state.client_message(file, at, body).await;
     }
     let content_type = upstream
         .headers()

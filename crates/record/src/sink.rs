@@ -4,7 +4,8 @@
 //! engine's session `Writer`) and followed for the terminal's lines
 //! ([`lines`]), on a thread of its own. The pumps never wait on it unless
 //! it falls a channel's worth behind; then they wait, so memory stays
-//! bounded whatever the session's length.
+//! bounded whatever the session's length. The channel's order is the
+//! file's: a pump queues a chunk's copy before it passes the chunk on.
 //!
 //! [`frame`]: crate::frame
 //! [`lines`]: crate::lines

@@ -3,10 +3,12 @@
 //!
 //! Three threads pump bytes with blocking reads and writes — the client's
 //! stdin to the server's, the server's stdout to the client's, its stderr
-//! to ours — and each, after a chunk is passed on, hands a copy to the
-//! writer ([`crate::sink`]) over a bounded channel: the byte path never
-//! parses, never touches the file, and waits only if the writer is a
-//! channel behind. A fourth thread waits for the server to exit. The task
+//! to ours — and each hands a copy of a chunk to the writer
+//! ([`crate::sink`]) over a bounded channel, then passes the chunk on: the
+//! byte path never parses, never touches the file, and waits only if the
+//! writer is a channel behind; and the copy of a request is queued before
+//! the server can have answered it, so the file keeps the order things
+//! happened in. A fourth thread waits for the server to exit. The task
 //! here follows what happens: the client closing stdin (the server's
 //! stdin is closed; after the grace SIGTERM, the grace again, SIGKILL, as
 //! `engine::mcp` shuts its own stdio servers down), the client going away
@@ -368,7 +370,8 @@ fn name_of(command: &str, args: &[String]) -> String {
             .unwrap_or_default()
     };
     let cmd = base(command);
-    if !LAUNCHERS.contains(&cmd.as_str()) {
+    let inline = matches!(cmd.as_str(), "sh" | "bash") && args.first().is_some_and(|a| a == "-c");
+    if !LAUNCHERS.contains(&cmd.as_str()) || inline {
         return cmd;
     }
     let skip = ["run", "exec", "tool", "-y", "--yes", "-m", "-c"];
@@ -420,12 +423,12 @@ fn pump_in(
             Err(_) => break,
         };
         let at = Instant::now();
+        sink.send_blocking(chunk(FROM_CLIENT, Side::Client, at, &buf[..n]));
         // A server that has closed its stdin (or exited) takes no more;
         // the client's bytes are still kept.
         if server_open && to.write_all(&buf[..n]).is_err() {
             server_open = false;
         }
-        sink.send_blocking(chunk(FROM_CLIENT, Side::Client, at, &buf[..n]));
     }
     drop(to);
     sink.send_blocking(Event::Done {
@@ -453,11 +456,11 @@ fn pump_out(
             Err(_) => break,
         };
         let at = Instant::now();
+        sink.send_blocking(chunk(FROM_SERVER, Side::Server, at, &buf[..n]));
         if client_open && to.write_all(&buf[..n]).and_then(|()| to.flush()).is_err() {
             client_open = false;
             let _ = tell.send(Happened::ClientGone);
         }
-        sink.send_blocking(chunk(FROM_SERVER, Side::Server, at, &buf[..n]));
     }
     sink.send_blocking(Event::Done {
         stream: FROM_SERVER,
@@ -482,7 +485,6 @@ fn pump_err(
             Err(_) => break,
         };
         let at = Instant::now();
-        let _ = to.write_all(&buf[..n]).and_then(|()| to.flush());
         sink.send_blocking(Event::Chunk {
             file: 0,
             stream: STDERR,
@@ -490,6 +492,7 @@ fn pump_err(
             at,
             bytes: Bytes::copy_from_slice(&buf[..n]),
         });
+        let _ = to.write_all(&buf[..n]).and_then(|()| to.flush());
     }
     sink.send_blocking(Event::Done {
         stream: STDERR,
