@@ -130,12 +130,15 @@ pub async fn record(args: RecordArgs, settings: &Settings) -> u8 {
                 report,
                 lines,
             };
+            // Listening before the address is printed: whoever reads it
+            // may stop the recorder at once.
+            let stop = stop();
             let proxy = match http.bind().await {
                 Ok(p) => p,
                 Err(e) => return failed(&e),
             };
             eprintln!("pipewright record listening on {}", proxy.url());
-            match proxy.serve(stop()).await {
+            match proxy.serve(stop).await {
                 Ok(written) => (exit::OK, written),
                 Err(e) => return failed(&e),
             }
@@ -222,26 +225,33 @@ fn report(redactor: Redactor, lines: bool) -> Report {
     })
 }
 
-/// Resolves on Ctrl-C or SIGTERM.
-async fn stop() {
+/// Resolves on Ctrl-C or SIGTERM; the handlers are in place once this
+/// returns (not when the future is first polled).
+fn stop() -> impl std::future::Future<Output = ()> {
     #[cfg(unix)]
     {
         use tokio::signal::unix::{SignalKind, signal};
-        let term = signal(SignalKind::terminate());
-        match term {
-            Ok(mut term) => {
-                tokio::select! {
-                    _ = tokio::signal::ctrl_c() => {}
-                    _ = term.recv() => {}
+        let int = signal(SignalKind::interrupt()).ok();
+        let term = signal(SignalKind::terminate()).ok();
+        async move {
+            async fn one(s: Option<tokio::signal::unix::Signal>) {
+                match s {
+                    Some(mut s) => {
+                        s.recv().await;
+                    }
+                    None => std::future::pending().await,
                 }
             }
-            Err(_) => {
-                let _ = tokio::signal::ctrl_c().await;
+            tokio::select! {
+                () = one(int) => {}
+                () = one(term) => {}
             }
         }
     }
     #[cfg(not(unix))]
-    let _ = tokio::signal::ctrl_c().await;
+    async {
+        let _ = tokio::signal::ctrl_c().await;
+    }
 }
 
 fn failed(text: &str) -> u8 {

@@ -127,6 +127,9 @@ impl Stdio {
     /// an error is a sentence: the server could not be started, or the
     /// session file's folder cannot be made.
     pub async fn run(self, io: ClientIo) -> Result<Exit, String> {
+        // Listening first: a signal that comes as the server starts is the
+        // server's to get, not the recorder's death.
+        let mut signals = Signals::listen();
         std::fs::create_dir_all(&self.out).map_err(|e| {
             format!(
                 "cannot make the recordings folder `{}`: {e}",
@@ -201,7 +204,6 @@ impl Stdio {
         }
         drop(tell);
 
-        let mut signals = Signals::listen();
         let mut reason: Option<String> = None;
         let mut next: Option<(tokio::time::Instant, Step)> = None;
         let mut open = (true, true);
