@@ -218,6 +218,14 @@ impl Recorder {
     }
 }
 
+impl Drop for Recorder {
+    /// A test that failed before [`Recorder::stop`] leaves no recorder.
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
 fn interrupt(child: &Child) {
     nix::sys::signal::kill(
         nix::unistd::Pid::from_raw(child.id() as i32),
@@ -678,6 +686,14 @@ impl Raw {
         }
         let got = self.got.lock().unwrap().clone();
         (status, got, err)
+    }
+}
+
+impl Drop for Raw {
+    /// A test that failed midway leaves no recorder.
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
     }
 }
 
