@@ -49,6 +49,7 @@ const CRATES: &[(&str, &str)] = &[
     ("crates/headless/src", "crate::headless"),
     ("crates/cli/src", "crate::cli"),
     ("crates/lsp/src", "crate::lsp"),
+    ("crates/record/src", "crate::record"),
 ];
 
 /// The module path a crate of the workspace is read under, by its

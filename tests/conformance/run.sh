@@ -24,6 +24,11 @@
 #   prompts; and against `serve --http` the ones a pipeline server can
 #   answer (the rest call those fixtures).
 #
+# CONFORMANCE_RECORD=1: the server scenarios of both lines only, each
+# server behind `pipewright record --http` (what a client reaches is the
+# recorder, which must be transparent); the sessions it keeps go to
+# $CONFORMANCE_OUT/recordings.
+#
 # Prints one line per scenario (line, role, name, checks passed) and a
 # summary; exits 1 when any failed.
 # PIPEWRIGHT_BIN: the binary (default target/debug/pipewright; nothing is
@@ -116,6 +121,14 @@ if [ "$(count "0.1.16 client")" -lt 22 ] || [ "$(count "next client")" -lt 33 ] 
   exit 2
 fi
 
+# Through the recorder: the server scenarios only.
+record="${CONFORMANCE_RECORD:-0}"
+if [ "$record" = 1 ]; then
+  kept=()
+  for e in "${entries[@]}"; do [[ "$e" == *" client "* ]] || kept+=("$e"); done
+  entries=("${kept[@]}")
+fi
+
 if [ $# -gt 0 ]; then
   wanted=" $* " kept=()
   for e in "${entries[@]}"; do [[ "$wanted" == *" ${e##* } "* ]] && kept+=("$e"); done
@@ -205,13 +218,21 @@ start_server() {
 
 # Whether any scenario tests target $1.
 tests() { local e t; for e in "${entries[@]}"; do read -r _ t _ <<<"$e"; [ "$t" != "$1" ] || return 0; done; return 1; }
+# With CONFORMANCE_RECORD=1, a recorder in front of the server named $1
+# (at $url), and $url the recorder's.
+behind_recorder() {
+  [ "$record" = 1 ] || return 0
+  start_server "record-$1" record --http 127.0.0.1:0 --to "$url" --out "$out/recordings/$1"
+}
 serve_url="" demo_url=""
 if tests serve; then
   start_server serve serve --http 127.0.0.1:0 --no-save "$root/examples/search-then-update.yml"
+  behind_recorder serve
   serve_url="$url"
 fi
 if tests demo; then
   start_server demo demo-server --http 127.0.0.1:0 --conformance-fixtures
+  behind_recorder demo
   demo_url="$url"
 fi
 
@@ -262,7 +283,7 @@ pool() {
   if [ "$running" -ge "$jobs" ]; then wait -n || true; running=$((running - 1)); fi
 }
 if [ "$batched" = 1 ]; then
-  pool batch client
+  [ "$record" = 1 ] || pool batch client
   pool batch demo
 fi
 for e in "${entries[@]}"; do
@@ -295,6 +316,7 @@ echo "conformance: $pass passed, $fail failed ($(( $(date +%s) - start ))s; logs
 if [ "$batched" = 1 ]; then
   # What the next line ran beside the set and does not score.
   for target in client demo; do
+    [ -f "$out/next/$target-batch.log" ] || continue
     sed -n '/^Not scored for/,/^$/p' "$out/next/$target-batch.log" | sed "s/^/  ($target) /"
   done
 fi

@@ -28,6 +28,7 @@ mod output;
 mod plan;
 mod prepare;
 mod progress;
+mod record;
 mod report;
 mod run;
 mod runs;
@@ -107,6 +108,11 @@ enum Command {
     Worker(worker::WorkerArgs),
     /// Serve the built-in demo MCP server (stdio, or Streamable HTTP).
     DemoServer(demo::DemoArgs),
+    /// Record an agent's session with a server as it happens (stdio:
+    /// `record -- COMMAND ARGS…`; HTTP: `record --http ADDR --to URL`),
+    /// for `new --from`; `record wrap CONFIG` puts a client's servers
+    /// behind the recorder.
+    Record(record::RecordArgs),
     /// Serve the language server over stdio, for editors: diagnostics with
     /// preflight, completion, hover, go to definition, references, rename,
     /// quick fixes and the outline.
@@ -148,6 +154,7 @@ impl Command {
             Command::Convert(a) => (Some(&a.fibe), None),
             Command::Runs(_)
             | Command::DemoServer(_)
+            | Command::Record(_)
             | Command::Servers(_)
             | Command::Schema
             | Command::Completions(_)
@@ -268,6 +275,7 @@ pub fn main() -> ExitCode {
             Command::Runs(cmd) => runs::runs(cmd, settings).await,
             Command::Eval(args) => eval::eval(args, settings).await,
             Command::DemoServer(args) => demo::demo(args).await,
+            Command::Record(args) => record::record(args, settings).await,
             Command::Lsp(args) => lsp::lsp(args, settings.clone()).await,
             Command::Serve(args) => serve::serve(args, settings.clone()).await,
             #[cfg(feature = "durable")]

@@ -231,7 +231,7 @@ pub fn substitute(text: &str, workspace: &Path, env: &Environment) -> Result<Str
 
 /// JSON with comments and trailing commas (VS Code's `mcp.json`) as JSON:
 /// comments go first, then commas that close nothing.
-fn strip_jsonc(text: &str) -> String {
+pub fn strip_jsonc(text: &str) -> String {
     let chars: Vec<char> = text.chars().collect();
     let mut bare = Vec::with_capacity(chars.len());
     let mut i = 0;

@@ -329,11 +329,29 @@ impl<W: Write> Writer<W> {
         self.started.elapsed().as_secs_f64() * 1000.0
     }
 
+    /// The milliseconds from the session's start to `at` (0 for a moment
+    /// before it).
+    pub fn ms_at(&self, at: Instant) -> f64 {
+        at.saturating_duration_since(self.started).as_secs_f64() * 1000.0
+    }
+
     /// Keeps one message as it crossed (`text`: its bytes, without the
     /// line's end): checked and compacted, masked, then written; an
     /// oversized or unreadable one is kept as such.
     pub fn message(&mut self, from: Side, text: &[u8], http: Option<Via>) -> io::Result<()> {
-        let at_ms = self.now_ms();
+        self.message_at(Instant::now(), from, text, http)
+    }
+
+    /// [`Writer::message`] for a message that crossed at `at`: a recorder
+    /// stamps bytes when they pass and writes them a moment later.
+    pub fn message_at(
+        &mut self,
+        at: Instant,
+        from: Side,
+        text: &[u8],
+        http: Option<Via>,
+    ) -> io::Result<()> {
+        let at_ms = self.ms_at(at);
         let line = if text.len() > self.limit {
             Line::TooLarge {
                 at_ms,
@@ -367,7 +385,12 @@ impl<W: Write> Writer<W> {
 
     /// Keeps a line of the server's stderr.
     pub fn stderr(&mut self, text: &str) -> io::Result<()> {
-        let at_ms = self.now_ms();
+        self.stderr_at(Instant::now(), text)
+    }
+
+    /// [`Writer::stderr`] for a line written at `at`.
+    pub fn stderr_at(&mut self, at: Instant, text: &str) -> io::Result<()> {
+        let at_ms = self.ms_at(at);
         let text = self.redactor.text(text);
         self.write(Line::Stderr { at_ms, text })
     }
