@@ -21,12 +21,12 @@
 //!   proved pipeline, its cassette and a summary out.
 
 pub mod calls;
-pub mod draft;
-pub mod emit;
+pub(crate) mod draft;
+pub(crate) mod emit;
 pub mod import;
-pub mod infer;
-pub mod merge;
-pub mod prove;
+pub(crate) mod infer;
+pub(crate) mod merge;
+pub(crate) mod prove;
 pub mod savings;
 pub mod session;
 pub mod write;
