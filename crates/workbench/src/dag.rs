@@ -206,6 +206,10 @@ impl DagState {
             KeyCode::Right | KeyCode::Char('l') => self.move_right(layout),
             KeyCode::Up | KeyCode::Char('k') => self.move_up(layout),
             KeyCode::Down | KeyCode::Char('j') => self.move_down(layout),
+            // The first and the last node as drawn (lazygit's and k9s's g
+            // and G): the top of the first layer, the bottom of the last.
+            KeyCode::Home | KeyCode::Char('g') => self.select_first(layout),
+            KeyCode::End | KeyCode::Char('G') => self.select_last(layout),
             KeyCode::Enter => return DagEffect::Inspect,
             _ => return DagEffect::Ignored,
         }
@@ -229,6 +233,14 @@ impl DagState {
     /// With nothing selected, the top node of the first layer.
     fn select_first(&mut self, l: &DagLayout) {
         self.selected = l.layer_nodes(0).next();
+    }
+
+    /// The bottom node of the last layer.
+    fn select_last(&mut self, l: &DagLayout) {
+        let last = l.layers().len().saturating_sub(1);
+        if let Some(i) = l.layer_nodes(last).last() {
+            self.selected = Some(i);
+        }
     }
 
     /// Moves to the parent nearest in row, else to the nearest node of the
@@ -395,10 +407,11 @@ impl DagView<'_> {
 
     fn full_title(&self) -> String {
         let mark = if self.focused { "▶ " } else { "" };
+        let n = self.comp.nodes.len();
         let mut t = format!(
-            " {mark}DAG {} · {} nodes",
+            " {mark}DAG {} · {n} {}",
             self.comp.name,
-            self.comp.nodes.len()
+            if n == 1 { "node" } else { "nodes" }
         );
         for (c, _, word) in self.counts() {
             t.push_str(&format!(" · {c} {word}"));
@@ -534,11 +547,11 @@ impl DagView<'_> {
             };
             let lead = if late_delta { "" } else { " " };
             pieces.push((format!("{lead}{done}/{total}"), base.fg(c)));
-            // Failed iterations right after the counter (`4/4✗4`), in the
+            // Failed iterations after the counter (`4/4 ✗4`), in the
             // columns the layout keeps for it, so `4/4` never hides them.
             if v.failed_iterations > 0 {
                 pieces.push((
-                    format!("✗{}", v.failed_iterations),
+                    format!(" ✗{}", v.failed_iterations),
                     base.fg(t.failed).add_modifier(Modifier::BOLD),
                 ));
             }

@@ -110,6 +110,14 @@ impl App {
             };
             self.asks.draw(area, buf, &ctx);
         }
+        // While typing, the terminal's own cursor sits on the editor's, so
+        // an input method's window and a screen reader follow the text;
+        // elsewhere it stays hidden.
+        if self.mode() == Mode::Edit
+            && let Some(at) = self.editor.cursor_on_screen()
+        {
+            f.set_cursor_position(at);
+        }
     }
 
     /// The editor, or in its place the file text of the saved run on

@@ -1,5 +1,7 @@
 //! The Iterations tab: a table of a fan-out's elements with a selection;
 //! Enter opens the selected element's args, output and error as a tree.
+//! Iterations are numbered from 1 on screen, as everywhere in the
+//! workbench (`#1` is `${node[0]}`); the tree keeps the element's `index`.
 
 use std::sync::Arc;
 
@@ -20,7 +22,7 @@ pub struct IterationsView {
     selected: usize,
     offset: usize,
     page: usize,
-    /// The element opened with Enter, and its index.
+    /// The element opened with Enter, and its number (from 1).
     detail: Option<(usize, JsonTree)>,
 }
 
@@ -87,7 +89,7 @@ impl IterationsView {
             "output": it.output,
             "error": it.error,
         });
-        self.detail = Some((self.selected, JsonTree::new(Arc::new(v))));
+        self.detail = Some((it.index + 1, JsonTree::new(Arc::new(v))));
         true
     }
 
@@ -147,7 +149,10 @@ impl IterationsView {
             let y = area.y + 1 + n as u16;
             let colour = theme.status(it.status);
             let line = Line::from(vec![
-                Span::styled(format!("{:>5}  ", it.index), Style::default().fg(theme.fg)),
+                Span::styled(
+                    format!("{:>5}  ", it.index + 1),
+                    Style::default().fg(theme.fg),
+                ),
                 Span::styled(
                     format!(
                         "{} {:<9} ",

@@ -603,7 +603,7 @@ compositions:
     assert_eq!(b.app.visuals[1].progress, Some((4, 4)));
     assert_eq!(b.app.visuals[1].failed_iterations, 4);
     let screen = b.screen(140, 30);
-    assert!(screen.contains("4/4✗4"), "{screen}");
+    assert!(screen.contains("4/4 ✗4"), "{screen}");
 }
 
 /// Item 9: a cancelled fan-out accounts for every item, started or not.
@@ -1903,7 +1903,7 @@ async fn a_running_fan_out_shows_its_iterations_live() {
         let rows = |s: &str| -> Vec<String> {
             inspector_rows(s)
                 .into_iter()
-                .filter(|l| l.trim_start_matches('│').trim_start().starts_with("0 "))
+                .filter(|l| l.trim_start_matches('│').trim_start().starts_with("1 "))
                 .collect()
         };
         if rows(&s) != rows(&first) && frame(&b) != glyph {

@@ -22,7 +22,7 @@ use crate::theme::Theme;
 use pipewright_engine::run::events::{Event, PauseReason};
 use pipewright_engine::run::trace::{NodeRecord, NodeStatus, RunStatus, Trace};
 
-const PIPE: &str = "\
+pub(super) const PIPE: &str = "\
 vars:
   USER_QUERY: carol
 pipe:
@@ -41,7 +41,7 @@ pipe:
       subject: hello
 ";
 
-const FAN: &str = r#"
+pub(super) const FAN: &str = r#"
 compositions:
   - name: enrich
     nodes:
@@ -66,12 +66,12 @@ compositions:
 "#;
 
 /// An app on a file with this text, after its first validation.
-fn app_on(text: &str) -> (tempfile::TempDir, App) {
+pub(super) fn app_on(text: &str) -> (tempfile::TempDir, App) {
     app_themed(text, Theme::dark(), true)
 }
 
 /// An app on a file with this text in `theme`; `wait` for a plan to load.
-fn app_themed(text: &str, theme: Theme, wait: bool) -> (tempfile::TempDir, App) {
+pub(super) fn app_themed(text: &str, theme: Theme, wait: bool) -> (tempfile::TempDir, App) {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("pipeline.yml");
     std::fs::write(&file, text).unwrap();
@@ -115,7 +115,7 @@ fn app_themed(text: &str, theme: Theme, wait: bool) -> (tempfile::TempDir, App) 
 }
 
 /// The screen as text, one line per row, trailing blanks trimmed.
-fn screen(app: &mut App, w: u16, h: u16) -> String {
+pub(super) fn screen(app: &mut App, w: u16, h: u16) -> String {
     // The spinner turns with ticks; how many ran before validation varies.
     app.tick = 0;
     let mut term = Terminal::new(TestBackend::new(w, h)).unwrap();
@@ -139,7 +139,7 @@ fn screen(app: &mut App, w: u16, h: u16) -> String {
     out
 }
 
-fn key(code: KeyCode) -> KeyEvent {
+pub(super) fn key(code: KeyCode) -> KeyEvent {
     KeyEvent::new(code, KeyModifiers::NONE)
 }
 
@@ -1387,12 +1387,12 @@ fn issue24_item8_light_theme_edges_and_timeline() {
     // The timeline: enrich ends at the right edge and keeps its label.
     app.on_key(key(KeyCode::Char('T')));
     let text = screen(&mut app, 120, 40);
-    assert!(text.contains("900ms"), "{text}");
+    assert!(text.contains("900 ms"), "{text}");
     assert!(text.contains("+6 more"), "{text}");
     app.on_key(key(KeyCode::Enter));
     let text = screen(&mut app, 120, 40);
     assert!(!text.contains("more"), "all iterations show:\n{text}");
-    assert!(text.contains("[11]"), "{text}");
+    assert!(text.contains("#12"), "{text}");
     insta::assert_snapshot!("timeline_expanded", text);
 }
 
