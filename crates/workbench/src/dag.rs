@@ -384,23 +384,25 @@ impl DagView<'_> {
         // Narrow: the counts as glyphs.
         let mark = if self.focused { "▶ " } else { "" };
         let mut t = format!(" {mark}DAG {} · {}", self.comp.name, self.comp.nodes.len());
-        for (c, glyph, _) in self.counts() {
-            t.push_str(&format!(" {glyph}{c}"));
+        for (c, status, _) in self.counts() {
+            // The node's own glyph (the spinner for running: `●` is a
+            // breakpoint's).
+            t.push_str(&format!(" {}{c}", status_glyph(status, false, self.tick)));
         }
         t.push(' ');
         t
     }
 
     /// How many nodes are ok, running and failed (the ones there are),
-    /// with their glyph and word.
-    fn counts(&self) -> Vec<(usize, &'static str, &'static str)> {
+    /// with their status and word.
+    fn counts(&self) -> Vec<(usize, NodeStatus, &'static str)> {
         [
-            (NodeStatus::Ok, "✓", "ok"),
-            (NodeStatus::Running, "●", "running"),
-            (NodeStatus::Failed, "✗", "failed"),
+            (NodeStatus::Ok, "ok"),
+            (NodeStatus::Running, "running"),
+            (NodeStatus::Failed, "failed"),
         ]
         .into_iter()
-        .map(|(s, g, w)| (self.nodes.iter().filter(|v| v.status == s).count(), g, w))
+        .map(|(s, w)| (self.nodes.iter().filter(|v| v.status == s).count(), s, w))
         .filter(|(c, _, _)| *c > 0)
         .collect()
     }

@@ -122,6 +122,8 @@ pub(crate) struct Shown {
     id: String,
     tool: Option<String>,
     server: Option<String>,
+    /// What a fan-out iterates over (its `for_each:` as written).
+    for_each: Option<String>,
     /// The last run, shared with the app when it passed an `Arc`.
     record: Option<Arc<NodeRecord>>,
     args_source: ArgsSource,
@@ -368,6 +370,7 @@ impl Inspector {
             id: id.to_owned(),
             tool: node.map(|n| n.tool.clone()),
             server: node.and_then(|n| n.server.clone()),
+            for_each: node.and_then(|n| n.for_each.as_ref().map(|f| f.source.clone())),
             record,
             args_source,
             key,

@@ -94,9 +94,15 @@ impl IterationsView {
     }
 
     /// Draws the table (or the opened element); touches only visible rows.
+    /// `fan_out` is what the node iterates over, when it is a fan-out
+    /// (`for_each:`), and `ran` whether it has a record: with no rows they
+    /// say why there are none.
+    #[allow(clippy::too_many_arguments)]
     pub fn render(
         &mut self,
         items: &[IterationRecord],
+        fan_out: Option<&str>,
+        ran: bool,
         area: Rect,
         buf: &mut Buffer,
         theme: &Theme,
@@ -121,10 +127,14 @@ impl IterationsView {
             return;
         }
         if items.is_empty() {
-            let l = Line::styled(
-                "not a fan-out: no iterations",
-                Style::default().fg(theme.dim),
-            );
+            let text = match (fan_out, ran) {
+                (Some(over), false) => format!("fan-out over {over}: no iteration has run yet"),
+                (Some(over), true) => {
+                    format!("fan-out over {over}: it had nothing to iterate over")
+                }
+                (None, _) => "not a fan-out: no iterations".to_owned(),
+            };
+            let l = Line::styled(text, Style::default().fg(theme.dim));
             buf.set_line(area.x, area.y, &l, area.width);
             return;
         }

@@ -232,8 +232,17 @@ impl Inspector {
             Tab::Iterations => {
                 let items = super::iteration_items(Some(shown), &self.live);
                 let tick = self.live.tick;
-                self.iterations
-                    .render(items, body, buf, theme, focused, tick);
+                let ran = shown.record.is_some();
+                self.iterations.render(
+                    items,
+                    shown.for_each.as_deref(),
+                    ran,
+                    body,
+                    buf,
+                    theme,
+                    focused,
+                    tick,
+                );
             }
             Tab::Logs => {
                 self.logs_page = body.height as usize;

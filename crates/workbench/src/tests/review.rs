@@ -7,7 +7,9 @@ use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 
-use super::screens::{FAN, PIPE, app_on, key, screen};
+use pipewright_engine::run::events::{Event, PauseReason};
+
+use super::screens::{FAN, PIPE, app_on, key, running_pipe, screen};
 use crate::app::Mode;
 
 /// The selected node's id.
@@ -59,4 +61,43 @@ fn one_node_is_one_node() {
     let (_d, mut app) = app_on("pipe:\n  - id: only\n    tool: echo\n    args: { message: hi }\n");
     let s = screen(&mut app, 120, 30);
     assert!(s.contains("DAG pipe · 1 node "), "{s}");
+}
+
+/// Item 6(b): the narrow DAG title counts running nodes with the spinner,
+/// not with `●` (a breakpoint's glyph in the legend).
+#[test]
+fn the_narrow_dag_title_counts_running_nodes_with_the_spinner() {
+    let (_d, mut app) = app_on(PIPE);
+    running_pipe(&mut app);
+    let s = screen(&mut app, 80, 24);
+    let title = s.lines().next().unwrap_or_default();
+    let spinner = crate::theme::SPINNER[0];
+    assert!(title.contains(&format!("✓1 {spinner}1")), "{title}");
+    assert!(!title.contains('●'), "{title}");
+}
+
+/// Item 6(c): at a breakpoint before a fan-out, its Iterations tab says
+/// what it will iterate over, not that it is no fan-out.
+#[test]
+fn a_fan_out_not_yet_run_says_so_on_its_iterations_tab() {
+    let (_d, mut app) = app_on(FAN);
+    app.on_session(Event::RunStarted {
+        composition: "enrich".into(),
+        case: None,
+        nodes: 4,
+    });
+    app.on_session(Event::Paused {
+        reason: PauseReason::Breakpoint,
+        before: Some("enrich".into()),
+    });
+    let i = app.comp.as_ref().and_then(|c| c.index_of("enrich"));
+    app.select(i, true);
+    app.on_key(key(KeyCode::Enter));
+    app.on_key(key(KeyCode::Char('5')));
+    let s = screen(&mut app, 120, 30);
+    assert!(!s.contains("not a fan-out"), "{s}");
+    assert!(
+        s.contains("fan-out over ${search[*]}: no iteration has run yet"),
+        "{s}"
+    );
 }

@@ -165,7 +165,7 @@ fn finish(app: &mut App, id: &str, record: Box<NodeRecord>) {
 }
 
 /// Feeds a run of the pipe where `find` succeeded and `details` is running.
-fn running_pipe(app: &mut App) {
+pub(super) fn running_pipe(app: &mut App) {
     app.on_session(Event::RunStarted {
         composition: "main".into(),
         case: None,
