@@ -133,6 +133,11 @@ impl Asks {
         matches!(self.current().map(|p| &p.state), Some(State::Sample(_)))
     }
 
+    /// Whether the shown question asks the person to open a link.
+    pub(crate) fn asking_url(&self) -> bool {
+        matches!(self.current().map(|p| &p.state), Some(State::Url { .. }))
+    }
+
     /// Queues a question; its call waits on `reply`.
     pub(crate) fn push(&mut self, question: Question, reply: oneshot::Sender<Answer>) {
         let state = match &question.ask {

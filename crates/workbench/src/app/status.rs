@@ -286,6 +286,11 @@ pub(crate) fn mode_keys(app: &App) -> Vec<(String, &'static str)> {
                 out.push((k(Action::AskSend), "send"));
                 out.push(("Enter".into(), "new line"));
                 out.push((k(Action::AskProvider), "ask the provider"));
+            } else if app.asks.asking_url() {
+                // A link has no fields: its own keys, as its border says.
+                out.push((k(Action::AskAccept), "done"));
+                out.push((k(Action::AskOpenUrl), "open"));
+                out.push((k(Action::AskCopyUrl), "copy link"));
             } else {
                 out.push(("Tab".into(), "next field"));
                 out.push((k(Action::AskAccept), "accept"));
@@ -352,6 +357,11 @@ pub(crate) fn mode_keys(app: &App) -> Vec<(String, &'static str)> {
             out.push(("Esc".into(), "clear"));
         }
         Mode::Inspect => {
+            // The run's keys work here too: first, so a narrow footer
+            // keeps them.
+            if app.viewing.is_none() {
+                run_keys(app, &mut out);
+            }
             out.push(("1-7".into(), "tabs"));
             out.push(("↑↓".into(), "move"));
             match app.inspector.tab() {
@@ -369,6 +379,7 @@ pub(crate) fn mode_keys(app: &App) -> Vec<(String, &'static str)> {
             out.push(("Esc".into(), "to the DAG"));
             out.push((k(Action::Messages), "messages"));
             out.push((k(Action::Help), "help"));
+            out.push((k(Action::Quit), "quit"));
             // Last: shown where the row has room.
             if matches!(app.inspector.tab(), Tab::Args | Tab::Output) {
                 out.push((k(Action::Yank), "copy"));
@@ -397,19 +408,8 @@ pub(crate) fn mode_keys(app: &App) -> Vec<(String, &'static str)> {
                 return out;
             }
             match &app.run {
-                RunState::Paused { .. } => {
-                    out.push((k(Action::Continue), "continue"));
-                    out.push((k(Action::Step), "step"));
-                    if app.selected_node_id().is_some() {
-                        out.push((k(Action::Skip), "skip"));
-                    }
-                    out.push((k(Action::Cancel), "cancel"));
-                    move_keys(app, &mut out);
-                    out.push((k(Action::Breakpoint), "break"));
-                }
-                RunState::Running | RunState::Connecting => {
-                    out.push((k(Action::Pause), "pause"));
-                    out.push((k(Action::Cancel), "cancel"));
+                RunState::Paused { .. } | RunState::Running | RunState::Connecting => {
+                    run_keys(app, &mut out);
                     move_keys(app, &mut out);
                     out.push((k(Action::Breakpoint), "break"));
                 }
@@ -434,6 +434,28 @@ pub(crate) fn mode_keys(app: &App) -> Vec<(String, &'static str)> {
         }
     }
     out
+}
+
+/// The keys of the run under way, in the DAG and the inspector alike:
+/// at a pause (a breakpoint, a step, `p`) continue, step, skip and cancel;
+/// while running pause and cancel; none when no run goes.
+fn run_keys(app: &App, out: &mut Vec<(String, &'static str)>) {
+    let k = |a: Action| app.keymap.label(a);
+    match &app.run {
+        RunState::Paused { .. } => {
+            out.push((k(Action::Continue), "continue"));
+            out.push((k(Action::Step), "step"));
+            if app.selected_node_id().is_some() {
+                out.push((k(Action::Skip), "skip"));
+            }
+            out.push((k(Action::Cancel), "cancel"));
+        }
+        RunState::Running | RunState::Connecting => {
+            out.push((k(Action::Pause), "pause"));
+            out.push((k(Action::Cancel), "cancel"));
+        }
+        RunState::Idle | RunState::Finished(_) => {}
+    }
 }
 
 /// The DAG's (or the timeline's) keys to move and look closer.

@@ -101,3 +101,62 @@ fn a_fan_out_not_yet_run_says_so_on_its_iterations_tab() {
         "{s}"
     );
 }
+
+/// The footer row (the last) of a screen `w` wide.
+fn footer(app: &mut crate::app::App, w: u16) -> String {
+    let s = screen(app, w, 30);
+    s.lines().last().unwrap_or_default().to_owned()
+}
+
+/// Item 5: the inspector's footer lists quit, and the run's keys while a
+/// run goes (pause, cancel) or is paused (continue, step, skip).
+#[test]
+fn the_inspectors_footer_lists_quit_and_the_runs_keys() {
+    let (_d, mut app) = app_on(PIPE);
+    app.on_key(key(KeyCode::Enter));
+    assert_eq!(app.mode(), Mode::Inspect);
+    let f = footer(&mut app, 200);
+    assert!(f.contains("q quit"), "{f}");
+    assert!(!f.contains("pause"), "no run, no pause: {f}");
+    running_pipe(&mut app);
+    let f = footer(&mut app, 200);
+    assert!(f.contains("p pause") && f.contains("x cancel"), "{f}");
+    app.on_session(Event::Paused {
+        reason: PauseReason::Breakpoint,
+        before: Some("notify".into()),
+    });
+    // At 80 columns too: the run's keys come first.
+    for w in [200, 80] {
+        let f = footer(&mut app, w);
+        for k in ["F8 continue", "F10 step", "s skip", "q quit"] {
+            assert!(f.contains(k), "{w} columns, no {k}: {f}");
+        }
+    }
+}
+
+/// Item 5: a link question's footer has its own keys, not the form's.
+#[test]
+fn the_url_questions_footer_offers_open_and_copy() {
+    use pipewright_engine::mcp::human::{Ask, Question};
+    let (_d, mut app) = app_on(PIPE);
+    let (tx, _rx) = tokio::sync::oneshot::channel();
+    app.asks.push(
+        Question {
+            server: "demo".into(),
+            node: Some("find".into()),
+            candidates: Vec::new(),
+            ask: Ask::Url {
+                message: "Connect".into(),
+                url: "https://example.org/connect".into(),
+                elicitation_id: "e1".into(),
+            },
+        },
+        tx,
+    );
+    assert_eq!(app.mode(), Mode::Ask);
+    let f = footer(&mut app, 120);
+    for k in ["Enter done", "o open", "y copy link", "Esc decline"] {
+        assert!(f.contains(k), "no {k}: {f}");
+    }
+    assert!(!f.contains("next field"), "{f}");
+}
