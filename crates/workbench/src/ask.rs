@@ -268,7 +268,7 @@ impl Asks {
     }
 
     /// Whether the shown question's focused input takes typed characters.
-    fn typing(&self) -> bool {
+    pub(crate) fn typing(&self) -> bool {
         match self.current().map(|p| &p.state) {
             Some(State::Form(f)) => f.typing(),
             Some(State::Sample(_)) => true,

@@ -295,6 +295,11 @@ pub(crate) fn mode_keys(app: &App) -> Vec<(String, &'static str)> {
                 out.push(("Tab".into(), "next field"));
                 out.push((k(Action::AskAccept), "accept"));
             }
+            // Readline's chords work in every text field; Ctrl-U is the one
+            // people reach for.
+            if app.asks.typing() {
+                out.push(("Ctrl-U".into(), "clear"));
+            }
             out.push((k(Action::AskDecline), "decline"));
             out.push((k(Action::AskCancel), "cancel"));
             out.push((k(Action::AskHide), "hide (look at the nodes)"));

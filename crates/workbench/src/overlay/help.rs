@@ -98,6 +98,15 @@ pub(crate) fn help_lines(keymap: &Keymap, t: &Theme, width: u16) -> Vec<Line<'st
         ),
         ("Ctrl-F  Ctrl-G", "editor: find, go to line"),
         (
+            "Ctrl-U Ctrl-K",
+            "a question's text field: delete to the line's start, to its end",
+        ),
+        ("Ctrl-W", "a question's text field: delete the word before"),
+        (
+            "Ctrl-A Ctrl-E",
+            "a question's text field: to the line's start, to its end",
+        ),
+        (
             "mouse",
             "click selects or focuses; the wheel scrolls; overlays too",
         ),
