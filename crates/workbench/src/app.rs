@@ -230,6 +230,10 @@ pub struct App {
     pub(crate) timeline: Timeline,
     pub(crate) inspector: Inspector,
     pub(crate) overlay: Option<Overlay>,
+    /// The overlay the open one was opened from (History under its diff):
+    /// closing the open one goes back to it, as Esc goes back a view in
+    /// k9s.
+    pub(crate) overlay_under: Option<Overlay>,
     /// The search in the help, the Messages pane, a text or History (`/`).
     pub(crate) overlay_find: Option<Find>,
     /// Servers' questions waiting for the person; the first is shown.
@@ -301,6 +305,7 @@ impl App {
             timeline: Timeline::default(),
             inspector: Inspector::new(),
             overlay: None,
+            overlay_under: None,
             overlay_find: None,
             asks: Asks::default(),
             messages: Messages::default(),

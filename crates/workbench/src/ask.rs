@@ -99,6 +99,9 @@ pub(crate) enum Outcome {
     OpenUrl(String),
     /// Copy this link to the clipboard.
     CopyUrl(String),
+    /// The key cannot do what it asks: the modal shows why, and the
+    /// status line and Messages say it too.
+    Refused(String),
 }
 
 /// The questions waiting for the person, oldest first.
@@ -347,10 +350,9 @@ impl Asks {
                     None => Outcome::Nothing,
                 },
                 Some(Action::AskProvider) if !provider => {
-                    s.error = Some(
-                        "no sampling provider: set `sampling: {url, model, api_key}` in the file or in config.yaml".into(),
-                    );
-                    Outcome::Nothing
+                    let why = "no sampling provider: set `sampling: {url, model, api_key}` in the file or in config.yaml";
+                    s.error = Some(why.into());
+                    Outcome::Refused(why.into())
                 }
                 Some(Action::AskProvider) if !s.waiting => {
                     s.waiting = true;
@@ -406,6 +408,7 @@ impl Component for Asks {
             Outcome::AskProvider { ticket, request } => {
                 queue.push(Msg::AskProvider { ticket, request })
             }
+            Outcome::Refused(text) => queue.push(Msg::Say { text, error: true }),
         }
         Handled::Taken
     }

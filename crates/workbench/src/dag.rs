@@ -8,7 +8,7 @@
 
 mod layout;
 
-use crossterm::event::{KeyCode, KeyEvent, MouseButton, MouseEvent, MouseEventKind};
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers, MouseButton, MouseEvent, MouseEventKind};
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::style::{Modifier, Style};
@@ -200,6 +200,15 @@ impl DagState {
                 _ => DagEffect::Stay,
             };
         };
+        // A chord is not a letter: Ctrl-G is not `g` (the app says what
+        // it does elsewhere).
+        if matches!(key.code, KeyCode::Char(_))
+            && key
+                .modifiers
+                .intersects(KeyModifiers::CONTROL | KeyModifiers::ALT)
+        {
+            return DagEffect::Ignored;
+        }
         let before = self.selected;
         match key.code {
             KeyCode::Left | KeyCode::Char('h') => self.move_left(layout),

@@ -148,6 +148,12 @@ impl HistoryView {
     pub(crate) fn entries(&self) -> &[Entry] {
         &self.entries
     }
+
+    /// The id of the chosen run.
+    #[cfg(test)]
+    pub(crate) fn selected_id(&self) -> Option<&str> {
+        self.chosen().map(|e| e.id.as_str())
+    }
 }
 
 impl Component for HistoryView {
@@ -179,10 +185,8 @@ impl Component for HistoryView {
                 queue.push(Msg::OpenRun(e));
             }
             HistoryEffect::Restore(e) => queue.push(Msg::RestoreRun(e)),
-            HistoryEffect::Diff(e) => {
-                queue.push(Msg::CloseOverlay);
-                queue.push(Msg::DiffRun(e));
-            }
+            // History stays under the diff's report: Esc comes back.
+            HistoryEffect::Diff(e) => queue.push(Msg::DiffRun(e)),
         }
         Handled::Taken
     }
@@ -220,6 +224,6 @@ enum HistoryEffect {
     /// that fails.
     Restore(Entry),
     /// Mark the nodes that differ from the run on screen (its report
-    /// replaces the overlay).
+    /// opens over the overlay, and Esc comes back to it).
     Diff(Entry),
 }

@@ -43,7 +43,12 @@ impl App {
                 return self.follow_editor_cursor();
             }
             Msg::CloseCompletion => self.completion = None,
-            Msg::CloseOverlay => self.overlay = None,
+            Msg::CloseOverlay => {
+                // Back to the overlay it was opened from, if any; its
+                // search was the closed one's.
+                self.overlay = self.overlay_under.take();
+                self.overlay_find = None;
+            }
             Msg::LeaveViewing => self.leave_viewing(),
             Msg::Answered { node, action } => {
                 self.update_asking(node.as_deref());
@@ -77,6 +82,7 @@ impl App {
             Msg::RestoreRun(entry) => {
                 if self.restore_saved(&entry) {
                     self.overlay = None;
+                    self.overlay_under = None;
                 }
             }
             Msg::DiffRun(entry) => self.mark_diff(&entry),
@@ -127,6 +133,7 @@ impl App {
                     // The editor asks reload-or-keep; it needs the keys.
                     self.focus = Focus::Editor;
                     self.overlay = None;
+                    self.overlay_under = None;
                 } else {
                     self.say("the file changed on disk: reloaded", false);
                 }

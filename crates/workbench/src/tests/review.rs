@@ -9,8 +9,9 @@ use ratatui::backend::TestBackend;
 
 use pipewright_engine::run::events::{Event, PauseReason};
 
-use super::screens::{FAN, PIPE, app_on, key, running_pipe, screen};
+use super::screens::{FAN, PIPE, app_on, key, running_pipe, screen, with_two_saved_runs};
 use crate::app::Mode;
+use crate::overlay::Overlay;
 
 /// The selected node's id.
 fn selected(app: &crate::app::App) -> Option<String> {
@@ -159,4 +160,115 @@ fn the_url_questions_footer_offers_open_and_copy() {
         assert!(f.contains(k), "no {k}: {f}");
     }
     assert!(!f.contains("next field"), "{f}");
+}
+
+/// The Messages log's texts.
+fn logged(app: &crate::app::App) -> Vec<String> {
+    app.messages.log().iter().map(|e| e.text.clone()).collect()
+}
+
+/// Item 13: chords that do nothing in the DAG say so, naming what they do
+/// in the editor.
+#[test]
+fn chords_in_the_dag_say_what_they_do() {
+    let (_d, mut app) = app_on(PIPE);
+    let before = app.dag.selected();
+    for c in ['z', 'a', 'g', 'k'] {
+        app.on_key(KeyEvent::new(KeyCode::Char(c), KeyModifiers::CONTROL));
+    }
+    assert_eq!(app.dag.selected(), before, "Ctrl-G is not g");
+    let log = logged(&app);
+    let said = |name: &str| log.iter().any(|l| l.starts_with(name));
+    assert!(said("Ctrl-Z undoes in the editor"), "{log:?}");
+    assert!(said("Ctrl-A selects all in the editor"), "{log:?}");
+    assert!(said("Ctrl-G goes to a line in the editor"), "{log:?}");
+    assert!(said("Ctrl-K does nothing here"), "{log:?}");
+}
+
+/// Item 13: Esc in History's diff goes back to History, its selection
+/// kept.
+#[test]
+fn esc_in_historys_diff_goes_back_to_history() {
+    let (_d, mut app) = with_two_saved_runs();
+    app.act(crate::keys::Action::History);
+    app.on_key(key(KeyCode::Down));
+    app.on_key(key(KeyCode::Char('D')));
+    assert!(matches!(app.overlay, Some(Overlay::Text(_))));
+    app.on_key(key(KeyCode::Esc));
+    let Some(Overlay::History(h)) = &app.overlay else {
+        panic!("not back in History: {:?}", app.mode());
+    };
+    assert_eq!(h.selected_id(), Some("20261122-120100-aaaa"));
+}
+
+/// Item 13: in a saved run open read-only, `b`, `r`, `s` and `P` change
+/// nothing of the live plan and say why.
+#[test]
+fn run_keys_in_a_read_only_run_are_refused_in_a_sentence() {
+    let (_d, mut app) = with_two_saved_runs();
+    app.act(crate::keys::Action::History);
+    app.on_key(key(KeyCode::Enter));
+    assert!(app.viewing.is_some());
+    for c in ['b', 'r', 's', 'P'] {
+        let effects = app.on_key(key(KeyCode::Char(c)));
+        assert!(effects.is_empty(), "{c}: {effects:?}");
+        let status = app
+            .messages
+            .status()
+            .map(|m| m.text.clone())
+            .unwrap_or_default();
+        assert!(status.contains("read-only"), "{c}: {status}");
+    }
+    app.on_key(key(KeyCode::Esc));
+    assert!(app.viewing.is_none());
+    assert!(app.breakpoints.is_empty(), "{:?}", app.breakpoints);
+    assert!(app.visuals.iter().all(|v| !v.breakpoint));
+}
+
+/// Item 13: at 80x24 a sampling question whose message wraps keeps the
+/// reply box in view, and Ctrl-G with no provider says so where it can be
+/// read (the modal and the status line).
+#[test]
+fn the_sampling_modal_keeps_the_reply_and_its_error_in_view_at_80x24() {
+    use pipewright_engine::mcp::human::{Ask, Question};
+    let (_d, mut app) = app_on(PIPE);
+    let long = "Write a short, friendly reply to the customer who asked about the \
+                order they placed last week, which has not arrived yet; say when it \
+                ships, apologise for the wait, offer a discount on the next order, \
+                and sign it with the team's name. Keep it under five sentences, \
+                and do not promise a date you cannot keep. "
+        .repeat(2);
+    let request = serde_json::json!({
+        "messages": [{"role": "user", "content": {"type": "text", "text": long}}],
+        "systemPrompt": "You are a helpful support agent.",
+        "maxTokens": 200
+    });
+    let (tx, _rx) = tokio::sync::oneshot::channel();
+    app.asks.push(
+        Question {
+            server: "demo".into(),
+            node: Some("find".into()),
+            candidates: Vec::new(),
+            ask: Ask::Sample { request },
+        },
+        tx,
+    );
+    let s = screen(&mut app, 80, 24);
+    assert!(s.contains("your reply"), "the reply box is cut off:\n{s}");
+    app.on_key(KeyEvent::new(KeyCode::Char('g'), KeyModifiers::CONTROL));
+    let s = screen(&mut app, 80, 24);
+    let above_footer: Vec<&str> = s.lines().take(23).collect();
+    assert!(
+        above_footer
+            .iter()
+            .any(|l| l.contains("no sampling provider")),
+        "{s}"
+    );
+    assert!(
+        logged(&app)
+            .iter()
+            .any(|l| l.contains("no sampling provider")),
+        "{:?}",
+        logged(&app)
+    );
 }

@@ -617,7 +617,7 @@ fn save_runs(dir: &tempfile::TempDir, runs: &[Trace]) {
 
 /// An app on PIPE with an older completed run and a newer partial one
 /// saved, the newer on screen.
-fn with_two_saved_runs() -> (tempfile::TempDir, App) {
+pub(super) fn with_two_saved_runs() -> (tempfile::TempDir, App) {
     let (d, mut app) = app_on(PIPE);
     let older = saved_run("20261122-120100-aaaa", 1, "carol@example.com", true);
     let newer = saved_run("20261122-120200-bbbb", 2, "carol.n@example.com", false);
@@ -654,7 +654,10 @@ fn screen_diff_marked_dag_and_a_run_opened_read_only() {
         }
         _ => panic!("no diff view"),
     }
-    // Closed, the marks are on the DAG.
+    // Closed, back in History (review item 13); closed again, the marks
+    // are on the DAG.
+    app.on_key(key(KeyCode::Esc));
+    assert!(matches!(app.overlay, Some(Overlay::History(_))));
     app.on_key(key(KeyCode::Esc));
     assert!(app.overlay.is_none());
     let changed: Vec<bool> = app.visuals.iter().map(|v| v.changed).collect();
