@@ -378,6 +378,9 @@ pub(crate) fn mode_keys(app: &App) -> Vec<(String, &'static str)> {
                 Tab::Raw | Tab::Logs => out.push(("/".into(), "search")),
                 _ => {}
             }
+            if app.inspector.tab() == Tab::Raw && !app.inspector.wrap() {
+                out.push(("h l".into(), "sideways"));
+            }
             out.push((k(Action::Wrap), "wrap"));
             out.push((k(Action::Zoom), "zoom"));
             out.push((k(Action::Pin), "pin as mock"));

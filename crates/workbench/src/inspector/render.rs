@@ -265,8 +265,9 @@ impl Inspector {
                 match &self.raw {
                     RawText::Ready(text) => {
                         self.raw_view.render(text, body, buf, theme, self.wrap);
-                        if let Some(f) = self.find.as_ref().filter(|_| !self.wrap) {
-                            f.paint(&self.raw_lines(), self.raw_view.offset, body, buf, theme);
+                        if let Some(f) = &self.find {
+                            let rows = self.raw_view.rows();
+                            f.paint_rows(&self.raw_lines(), rows, body, buf, theme);
                         }
                     }
                     RawText::Pending => {
@@ -323,11 +324,15 @@ impl Inspector {
                 RawText::Ready(_) if self.find.is_some() => {
                     self.find_status().map(|s| format!(" {s} "))
                 }
-                RawText::Ready(t) => Some(format!(
-                    " line {}/{} ",
-                    self.raw_view.offset + 1,
-                    t.line_count()
-                )),
+                RawText::Ready(t) => Some(match self.raw_view.col() {
+                    0 => format!(" line {}/{} ", self.raw_view.offset + 1, t.line_count()),
+                    c => format!(
+                        " line {}/{} · from column {} ",
+                        self.raw_view.offset + 1,
+                        t.line_count(),
+                        c + 1
+                    ),
+                }),
                 _ => None,
             },
             Tab::Logs => self.find_status().map(|s| format!(" {s} ")),

@@ -89,6 +89,10 @@ pub(crate) fn help_lines(keymap: &Keymap, t: &Theme, width: u16) -> Vec<Line<'st
         ("1-7  [ ]", "inspector: the tabs"),
         ("/", "inspector Output: filter with jq (Enter keeps it)"),
         (
+            "h l 0",
+            "inspector Raw, lines cut: sideways, back to the start",
+        ),
+        (
             "E R F5 /",
             "History: export the run, restore its file, restore and run it, search",
         ),

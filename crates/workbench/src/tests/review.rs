@@ -9,7 +9,9 @@ use ratatui::backend::TestBackend;
 
 use pipewright_engine::run::events::{Event, PauseReason};
 
-use super::screens::{FAN, PIPE, app_on, key, running_pipe, screen, with_two_saved_runs};
+use super::screens::{
+    FAN, PIPE, app_on, key, ok_record, running_pipe, screen, type_text, with_two_saved_runs,
+};
 use crate::app::Mode;
 use crate::overlay::Overlay;
 
@@ -271,4 +273,80 @@ fn the_sampling_modal_keeps_the_reply_and_its_error_in_view_at_80x24() {
         "{:?}",
         logged(&app)
     );
+}
+
+/// Opens the Raw tab of the selected node and waits for its text.
+fn raw_tab(app: &mut crate::app::App) {
+    app.on_key(key(KeyCode::Enter));
+    app.on_key(key(KeyCode::Char('6')));
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while !screen(app, 140, 30).contains(" line 1/") && std::time::Instant::now() < until {
+        std::thread::sleep(std::time::Duration::from_millis(10));
+        app.on_tick(std::time::Instant::now());
+    }
+}
+
+/// The rows of a screen that show `what` in the text, not in a border's
+/// search line.
+fn rows_with(s: &str, what: &str) -> Vec<String> {
+    s.lines()
+        .filter(|l| l.contains(what) && !l.contains("match "))
+        .map(str::to_owned)
+        .collect()
+}
+
+/// Item 15: a search in Raw brings its match into view past the right
+/// edge of a cut line (scrolled sideways, `◀` saying so) and deep inside a
+/// wrapped one (the row it is on).
+#[test]
+fn raw_search_brings_the_match_into_view_cut_or_wrapped() {
+    let (_d, mut app) = app_on(PIPE);
+    running_pipe(&mut app);
+    let long = format!("{} NEEDLE", "x".repeat(300));
+    let deep = format!("{}rec-000015 end", "y ".repeat(1500));
+    let mut rec = ok_record(
+        serde_json::json!({"query": long}),
+        serde_json::json!({"text": deep}),
+    );
+    rec.raw = serde_json::json!({"structuredContent": {"note": long, "text": deep}}).into();
+    super::screens::finish(&mut app, "find", rec);
+    raw_tab(&mut app);
+    // Cut: the needle sits 300 columns in.
+    let s = screen(&mut app, 140, 30);
+    assert!(rows_with(&s, "NEEDLE").is_empty(), "in view already:\n{s}");
+    assert!(s.contains('▶'), "a cut line says it goes on:\n{s}");
+    app.on_key(key(KeyCode::Char('/')));
+    type_text(&mut app, "NEEDLE");
+    app.on_key(key(KeyCode::Enter));
+    let s = screen(&mut app, 140, 30);
+    let rows = rows_with(&s, "NEEDLE");
+    assert_eq!(rows.len(), 1, "{s}");
+    assert!(rows[0].contains('◀'), "scrolled sideways: {}", rows[0]);
+    app.on_key(key(KeyCode::Esc));
+    let s = screen(&mut app, 140, 30);
+    assert!(s.contains("from column"), "the border says where: {s}");
+    // `0` goes back to the lines' start.
+    app.on_key(key(KeyCode::Char('0')));
+    assert!(!screen(&mut app, 140, 30).contains('◀'));
+    // Wrapped: the match is on a row 40 or so rows into its line.
+    app.on_key(key(KeyCode::Char('w')));
+    let s = screen(&mut app, 140, 30);
+    assert!(
+        rows_with(&s, "rec-000015").is_empty(),
+        "in view already:\n{s}"
+    );
+    app.on_key(key(KeyCode::Char('/')));
+    type_text(&mut app, "rec-000015");
+    app.on_key(key(KeyCode::Enter));
+    let s = screen(&mut app, 140, 30);
+    assert!(s.contains("match 1/"), "{s}");
+    assert_eq!(rows_with(&s, "rec-000015").len(), 1, "{s}");
+    // Down scrolls a wrapped line a row at a time: the match moves up a
+    // row.
+    app.on_key(key(KeyCode::Esc));
+    let row_of = |s: &str| s.lines().position(|l| l.contains("rec-000015"));
+    let before = row_of(&screen(&mut app, 140, 30)).expect("in view");
+    app.on_key(key(KeyCode::Down));
+    let after = row_of(&screen(&mut app, 140, 30)).expect("in view");
+    assert_eq!(after + 1, before);
 }

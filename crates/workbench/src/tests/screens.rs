@@ -143,7 +143,7 @@ pub(super) fn key(code: KeyCode) -> KeyEvent {
     KeyEvent::new(code, KeyModifiers::NONE)
 }
 
-fn ok_record(args: serde_json::Value, output: serde_json::Value) -> Box<NodeRecord> {
+pub(super) fn ok_record(args: serde_json::Value, output: serde_json::Value) -> Box<NodeRecord> {
     Box::new(NodeRecord {
         status: NodeStatus::Ok,
         args: args.into(),
@@ -157,7 +157,7 @@ fn ok_record(args: serde_json::Value, output: serde_json::Value) -> Box<NodeReco
     })
 }
 
-fn finish(app: &mut App, id: &str, record: Box<NodeRecord>) {
+pub(super) fn finish(app: &mut App, id: &str, record: Box<NodeRecord>) {
     app.on_session(Event::NodeFinished {
         id: id.into(),
         record,
@@ -805,7 +805,7 @@ fn signup_form() -> Ask {
     }
 }
 
-fn type_text(app: &mut App, text: &str) {
+pub(super) fn type_text(app: &mut App, text: &str) {
     for c in text.chars() {
         app.on_key(key(KeyCode::Char(c)));
     }
