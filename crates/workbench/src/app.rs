@@ -101,6 +101,7 @@ mod results;
 mod scaffold;
 mod selection;
 pub(crate) mod status;
+mod theme;
 mod update;
 mod viewing;
 mod yank;
@@ -281,6 +282,9 @@ pub struct App {
     pub(crate) tools: LiveTools,
     /// A durable run being followed: what cancels it.
     pub(crate) durable: Option<tokio_util::sync::CancellationToken>,
+    /// No `--theme` and no `theme:` in config.yaml chose the theme: the
+    /// default may fit the terminal's background.
+    pub(crate) theme_default: bool,
 }
 
 impl App {
@@ -332,6 +336,7 @@ impl App {
             validated_once: false,
             tools: LiveTools::default(),
             durable: None,
+            theme_default: false,
         }
     }
 

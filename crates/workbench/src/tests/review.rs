@@ -350,3 +350,38 @@ fn raw_search_brings_the_match_into_view_cut_or_wrapped() {
     let after = row_of(&screen(&mut app, 140, 30)).expect("in view");
     assert_eq!(after + 1, before);
 }
+
+/// Item 9: with no theme chosen, a light terminal gets the light theme; a
+/// terminal that does not say gets the dark one and the hint, on the
+/// status line once per data directory and in Messages every time.
+#[test]
+fn the_default_theme_fits_the_terminal_or_says_how_to_choose() {
+    let (_d, mut app) = app_on(PIPE);
+    assert!(!app.theme_by_default(), "only when nothing chose it");
+    app.theme_default = true;
+    assert!(app.theme_by_default());
+    app.fit_theme(Some(true));
+    assert_eq!(app.theme.name, "light");
+    let (_d, mut app) = app_on(PIPE);
+    app.theme_default = true;
+    app.fit_theme(None);
+    assert_eq!(app.theme.name, "dark");
+    let status = app
+        .messages
+        .status()
+        .map(|m| m.text.clone())
+        .unwrap_or_default();
+    assert!(status.contains("--theme light"), "{status}");
+    // Once: the next start in the same data directory says it in
+    // Messages only.
+    app.messages.clear_status();
+    app.fit_theme(None);
+    assert!(app.messages.status().is_none());
+    assert_eq!(
+        logged(&app)
+            .iter()
+            .filter(|l| l.contains("--theme light"))
+            .count(),
+        2
+    );
+}
