@@ -75,6 +75,9 @@ pub(crate) enum Msg {
         tools: Vec<ToolOffer>,
         chosen: Vec<usize>,
     },
+    /// Ask which format saved run `entry` is exported in (a choice over
+    /// History).
+    ChooseExport(Entry),
     /// Export saved run `entry` in the format key `format` names (none or
     /// another key: not exported).
     Export {

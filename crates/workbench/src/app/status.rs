@@ -93,8 +93,10 @@ pub(crate) fn protocols_text(by_server: &indexmap::IndexMap<String, String>) -> 
     format!("MCP {}", seen.join("/"))
 }
 
-/// Draws the bar into its one row.
-pub(crate) fn render(app: &App, area: Rect, buf: &mut Buffer) {
+/// The bar's pieces before the message: the mode, the run's state,
+/// counts, spend, the MCP revisions (when `revisions`), the file's
+/// problems and `unsaved`.
+fn bar_spans(app: &App, show_revisions: bool) -> Vec<Span<'static>> {
     let t = &app.theme;
     let base = Style::default().fg(t.status_bar_fg).bg(t.status_bar_bg);
     let state_colour = match &app.run {
@@ -188,7 +190,8 @@ pub(crate) fn render(app: &App, area: Rect, buf: &mut Buffer) {
         None => format!("{} tok", short_count(tokens)),
     };
     spans.push(Span::styled(tok_text, base));
-    // The MCP revision(s) the run on screen spoke; a message has the room.
+    // The MCP revision(s) the run on screen spoke; a message on the bar
+    // has the room.
     let trace = app
         .viewing
         .as_ref()
@@ -196,7 +199,7 @@ pub(crate) fn render(app: &App, area: Rect, buf: &mut Buffer) {
         .or(app.trace.as_ref());
     if let Some(revisions) = trace.map(|t| protocols_text(&t.server_protocols))
         && !revisions.is_empty()
-        && app.messages.status().is_none()
+        && show_revisions
     {
         spans.push(sep());
         spans.push(Span::styled(revisions, base));
@@ -217,7 +220,38 @@ pub(crate) fn render(app: &App, area: Rect, buf: &mut Buffer) {
         spans.push(sep());
         spans.push(Span::styled("unsaved", base.fg(t.warning)));
     }
-    if let Some(m) = app.messages.status() {
+    spans
+}
+
+/// Where the status line's message goes on a screen `width` wide: `0` on
+/// the bar (it fits there whole, or there is none), else on that many
+/// rows of its own above the bar (1, or 2 when one cannot hold it), taken
+/// from the panes while it is fresh. At 80 columns the bar leaves little
+/// room, and a message cut to ten characters says nothing.
+pub(crate) fn message_rows(app: &App, width: u16) -> u16 {
+    let Some(m) = app.messages.status() else {
+        return 0;
+    };
+    let first = m.text.lines().next().unwrap_or_default();
+    let more = m.text.lines().nth(1).is_some();
+    let used: usize = bar_spans(app, false).iter().map(Span::width).sum();
+    let room = (width as usize).saturating_sub(used + 3 + 1);
+    let wide = Span::raw(first).width();
+    if !more && wide <= room {
+        return 0;
+    }
+    if !more && wide < width as usize { 1 } else { 2 }
+}
+
+/// Draws the bar into its one row; the message too unless it has rows of
+/// its own (`own_rows`).
+pub(crate) fn render(app: &App, area: Rect, buf: &mut Buffer, own_rows: bool) {
+    let t = &app.theme;
+    let base = Style::default().fg(t.status_bar_fg).bg(t.status_bar_bg);
+    let on_bar = app.messages.status().is_some() && !own_rows;
+    let mut spans = bar_spans(app, !on_bar);
+    let sep = || Span::styled(" · ", base);
+    if let Some(m) = app.messages.status().filter(|_| on_bar) {
         spans.push(sep());
         // The status line has one row: a message longer than the room, or
         // of several lines, says where the whole of it is.
@@ -505,6 +539,48 @@ pub(crate) fn fitting(
             ok
         })
         .collect()
+}
+
+/// The status line's message on rows of its own above the bar, while it
+/// is fresh and longer than the bar's room ([`message_rows`]): wrapped at
+/// words, its last row saying where the rest is when it is longer still.
+/// The footer keeps its keys.
+pub(crate) fn message(app: &App, area: Rect, buf: &mut Buffer) {
+    let t = &app.theme;
+    let base = Style::default().fg(t.status_bar_fg).bg(t.status_bar_bg);
+    let Some(m) = app.messages.status() else {
+        return;
+    };
+    let style = if m.error {
+        base.fg(t.error).add_modifier(Modifier::BOLD)
+    } else {
+        base.fg(t.accent)
+    };
+    let width = (area.width as usize).saturating_sub(2);
+    let mut rows = crate::window::wrap_words(m.text.lines().next().unwrap_or_default(), width);
+    let rows_shown = area.height as usize;
+    if rows.len() > rows_shown || m.text.lines().nth(1).is_some() {
+        // The rest is in Messages: the last row says so.
+        rows.truncate(rows_shown);
+        let tail = format!(" … ({}: all of it)", app.keymap.label(Action::Messages));
+        if let Some(last) = rows.last_mut() {
+            let keep = width.saturating_sub(Span::raw(&tail).width());
+            let mut used = 0;
+            *last = last
+                .chars()
+                .take_while(|c| {
+                    used += unicode_width::UnicodeWidthChar::width(*c).unwrap_or(0);
+                    used <= keep
+                })
+                .collect::<String>()
+                + &tail;
+        }
+    }
+    let lines: Vec<Line<'_>> = rows
+        .into_iter()
+        .map(|r| Line::from(Span::styled(format!(" {r}"), style)))
+        .collect();
+    Paragraph::new(lines).style(base).render(area, buf);
 }
 
 /// The footer: the mode's keys, as many as fit the row.

@@ -68,6 +68,11 @@ impl App {
             Msg::Durable => return self.start_durable(),
             Msg::OpenScaffold => return self.open_scaffold(),
             Msg::WriteScaffold { tools, chosen } => self.write_scaffold(&tools, &chosen),
+            Msg::ChooseExport(entry) => {
+                // History stays under the choice: answered, it is back.
+                self.overlay_under = self.overlay.take();
+                self.overlay = Some(Overlay::Choice(overlay::Choice::export(entry)));
+            }
             Msg::Export { entry, format } => match (format.and_then(ExportFormat::of_key), entry) {
                 (Some(what), Some(e)) => self.export_saved(&e, what),
                 _ => self.say("not exported", false),

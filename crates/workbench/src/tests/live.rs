@@ -174,10 +174,15 @@ impl Bench {
         out
     }
 
-    /// The status bar: the row above the footer.
+    /// The status line: the bar (the row above the footer), after the
+    /// message's rows above it when a message too long for the bar has
+    /// rows of its own.
     fn status_line(&mut self) -> String {
         let s = self.screen(160, 30);
-        s.lines().rev().nth(1).unwrap_or_default().to_owned()
+        let own = crate::app::status::message_rows(&self.app, 160) as usize;
+        let rows: Vec<&str> = s.lines().collect();
+        let bar = rows.len().saturating_sub(2);
+        rows[bar.saturating_sub(own)..=bar].join(" ")
     }
 
     fn runs_dir(&self) -> PathBuf {

@@ -385,3 +385,66 @@ fn the_default_theme_fits_the_terminal_or_says_how_to_choose() {
         2
     );
 }
+
+/// Item 4: at 80x24 a message too long for the status bar is read whole
+/// on a row of its own above it, the footer keeping its keys; it goes with
+/// the next key.
+#[test]
+fn at_80x24_a_message_reads_whole_and_the_footer_keeps_its_keys() {
+    let (_d, mut app) = app_on(PIPE);
+    app.on_key(key(KeyCode::Char('u')));
+    let s = screen(&mut app, 80, 24);
+    assert!(
+        s.contains("`u` does nothing here: ? lists the keys, : finds a command"),
+        "{s}"
+    );
+    let rows: Vec<&str> = s.lines().collect();
+    assert!(rows[23].contains("q quit"), "the footer: {}", rows[23]);
+    assert!(rows[22].starts_with(" DAG "), "the bar: {}", rows[22]);
+    // Longer than a row: two rows, the rest in Messages.
+    let long = "word ".repeat(40);
+    app.say(long.trim(), false);
+    let s = screen(&mut app, 80, 24);
+    let rows: Vec<&str> = s.lines().collect();
+    assert!(rows[20].trim_start().starts_with("word"), "{s}");
+    assert!(rows[21].contains("(m: all of it)"), "{s}");
+    app.on_key(key(KeyCode::Down));
+    let s = screen(&mut app, 80, 24);
+    assert!(!s.contains("word word"), "the next key takes it away:\n{s}");
+}
+
+/// Item 4: History's `E` asks in a popup that lists all four formats at
+/// 80x24; an answer goes back to History.
+#[test]
+fn historys_export_choice_lists_every_format_at_80x24() {
+    let (d, mut app) = with_two_saved_runs();
+    app.act(crate::keys::Action::History);
+    // The export is written next to the pipeline file: the test's.
+    app.opts.file = d.path().join("pipeline.yml");
+    app.on_key(key(KeyCode::Char('E')));
+    assert!(matches!(app.overlay, Some(Overlay::Choice(_))));
+    let s = screen(&mut app, 80, 24);
+    for format in [
+        "j  JSON trace",
+        "u  JUnit XML",
+        "o  OTLP/JSON",
+        "c  cassette",
+    ] {
+        assert!(s.contains(format), "{format}:\n{s}");
+    }
+    // A key that is no answer leaves it open.
+    app.on_key(key(KeyCode::Char('x')));
+    assert!(matches!(app.overlay, Some(Overlay::Choice(_))));
+    app.on_key(key(KeyCode::Char('j')));
+    assert!(
+        matches!(app.overlay, Some(Overlay::History(_))),
+        "back in History"
+    );
+    let status = app
+        .messages
+        .status()
+        .map(|m| m.text.clone())
+        .unwrap_or_default();
+    assert!(status.starts_with("exported run"), "{status}");
+    assert!(d.path().join("pipeline.20261122-120200-bbbb.json").exists());
+}

@@ -970,9 +970,16 @@ fn row(buf: &Buffer, y: u16) -> String {
     (0..buf.area.width).map(|x| buf[(x, y)].symbol()).collect()
 }
 
-/// The status bar (the row above the footer).
+/// The status line: the bar (the row above the footer), after the
+/// message's rows above it when a message too long for the bar has rows
+/// of its own.
 fn status_row(app: &mut App, w: u16, h: u16) -> String {
-    row(&frame(app, w, h), h - 2)
+    let buf = frame(app, w, h);
+    let own = crate::app::status::message_rows(app, w);
+    (h - 2 - own..=h - 2)
+        .map(|y| row(&buf, y))
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 /// The footer (the last row).
