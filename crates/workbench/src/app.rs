@@ -97,6 +97,7 @@ mod pin;
 mod plan;
 mod preflight;
 mod questions;
+mod recover;
 mod results;
 mod scaffold;
 mod selection;
@@ -291,14 +292,15 @@ impl App {
     /// A workbench on an opened editor; the first validation arrives with
     /// the editor's first tick.
     pub fn new(opts: Options, dirs: Dirs, config: Config, editor: Editor) -> App {
-        // A recovery question waits in the editor: give it the keys. A new
-        // or empty file has nothing to show but the editor: start there.
-        let focus = if editor.recovery_pending() || editor.text().trim().is_empty() {
+        // A new or empty file has nothing to show but the editor: start
+        // there. (Unsaved text found at start is asked about in a dialog
+        // over the panes, whatever has the focus.)
+        let focus = if editor.text().trim().is_empty() {
             Focus::Editor
         } else {
             Focus::Dag
         };
-        App {
+        let mut app = App {
             opts,
             dirs,
             theme: config.theme,
@@ -337,7 +339,9 @@ impl App {
             tools: LiveTools::default(),
             durable: None,
             theme_default: false,
-        }
+        };
+        app.ask_about_recovery();
+        app
     }
 
     /// The composition on screen, once a plan has loaded.

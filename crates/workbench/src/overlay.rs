@@ -1,7 +1,8 @@
 //! Windows drawn over the panes. [`Overlay`] lists them: the help, the
 //! command palette, the dry-run plan, a text (a pinned mock, a diff, the
 //! Results view), the two questions asked before acting, a choice among a
-//! few answers, History, the Messages pane and the new-pipeline chooser. Each is a component of its
+//! few answers, the recovery dialog, History, the Messages pane and the
+//! new-pipeline chooser. Each is a component of its
 //! own module; a new overlay is a module and a variant here.
 
 use crossterm::event::KeyEvent;
@@ -18,6 +19,7 @@ mod confirm;
 mod help;
 mod messages;
 mod plan;
+mod recover;
 mod scaffold;
 mod text;
 
@@ -26,6 +28,7 @@ pub(crate) use confirm::{ConfirmDestructive, ConfirmQuit};
 pub(crate) use help::Help;
 pub(crate) use messages::MessagesPane;
 pub(crate) use plan::PlanView;
+pub(crate) use recover::RecoverDialog;
 pub(crate) use scaffold::ScaffoldChooser;
 pub(crate) use text::TextWindow;
 
@@ -46,6 +49,8 @@ pub(crate) enum Overlay {
     ConfirmDestructive(ConfirmDestructive),
     /// A few answers, a key each (History's export format).
     Choice(Choice),
+    /// Unsaved text a workbench that ended left behind: recover it?
+    Recover(RecoverDialog),
     /// The saved runs of this file.
     History(HistoryView),
     /// Every message of the session in full, the file's diagnostics, and
@@ -70,6 +75,7 @@ impl Overlay {
             Overlay::ConfirmQuit(o) => o,
             Overlay::ConfirmDestructive(o) => o,
             Overlay::Choice(o) => o,
+            Overlay::Recover(o) => o,
             Overlay::History(o) => o,
             Overlay::Messages(o) => o,
             Overlay::Scaffold(o) => o,
@@ -98,6 +104,7 @@ impl Overlay {
             Overlay::ConfirmQuit(_) => "quit?",
             Overlay::ConfirmDestructive(_) => "destructive?",
             Overlay::Choice(_) => "choice",
+            Overlay::Recover(_) => "recover",
             Overlay::History(_) => "history",
             Overlay::Messages(_) => "messages",
             Overlay::Scaffold(_) => "new pipeline",
@@ -117,6 +124,7 @@ impl Overlay {
             Overlay::Scaffold(_) => ScaffoldChooser::rect(area),
             Overlay::ConfirmQuit(_) => ConfirmQuit::rect(area),
             Overlay::Choice(c) => c.rect(area),
+            Overlay::Recover(_) => RecoverDialog::rect(area),
         }
     }
 
@@ -153,7 +161,10 @@ impl Overlay {
     pub(crate) fn asks(&self) -> bool {
         matches!(
             self,
-            Overlay::ConfirmQuit(_) | Overlay::ConfirmDestructive(_) | Overlay::Choice(_)
+            Overlay::ConfirmQuit(_)
+                | Overlay::ConfirmDestructive(_)
+                | Overlay::Choice(_)
+                | Overlay::Recover(_)
         )
     }
 
@@ -168,6 +179,7 @@ impl Overlay {
                 out.push(("Ctrl-U".into(), "clear"));
                 out.push(("Esc".into(), "close"));
             }
+            Overlay::Recover(_) => out.extend(RecoverDialog::keys()),
             Overlay::Choice(c) => {
                 for (k, what) in c.answers() {
                     // The answer's first words (`JSON trace`).

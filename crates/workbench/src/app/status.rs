@@ -352,7 +352,7 @@ pub(crate) fn mode_keys(app: &App) -> Vec<(String, &'static str)> {
             out.push(("Esc".into(), "clear search"));
             out.push(("↑↓ PgUp PgDn".into(), "scroll"));
         }
-        Mode::Overlay => {
+        Mode::Overlay | Mode::Recover => {
             if let Some(ov) = &app.overlay {
                 out.extend(ov.keys(&app.keymap));
             }

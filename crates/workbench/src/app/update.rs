@@ -27,15 +27,17 @@ impl App {
                 let i = self.comp.as_ref().and_then(|c| c.index_of(&id));
                 self.select(i, true);
             }
-            Msg::Edited { key, answered } => {
+            Msg::Edited { key } => {
                 if key.code != KeyCode::Esc {
                     self.refresh_completion(key);
                 }
-                if answered && self.comp.is_some() {
-                    self.focus = Focus::Dag;
-                }
                 return self.follow_editor_cursor();
             }
+            Msg::Recovery(answer) => {
+                let said = self.editor.answer_recovery(answer);
+                self.say(said, false);
+            }
+            Msg::RecoveryDiff => self.show_recovery_diff(),
             Msg::CursorMoved => return self.follow_editor_cursor(),
             Msg::Complete { from, text } => {
                 self.completion = None;

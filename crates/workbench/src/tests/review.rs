@@ -448,3 +448,84 @@ fn historys_export_choice_lists_every_format_at_80x24() {
     assert!(status.starts_with("exported run"), "{status}");
     assert!(d.path().join("pipeline.20261122-120200-bbbb.json").exists());
 }
+
+/// An app on `file` (already written) with `data` as its data directory,
+/// after its first validation.
+fn app_at(file: &std::path::Path, data: &std::path::Path) -> crate::app::App {
+    use crate::app::{App, Options};
+    use crate::config::{Config, Dirs};
+    let editor = crate::editor::Editor::open(file, Some(data)).unwrap();
+    let config = Config {
+        theme: crate::theme::Theme::dark(),
+        keymap: crate::keys::Keymap::default(),
+    };
+    let opts = Options {
+        file: file.to_path_buf(),
+        ..Options::default()
+    };
+    let dirs = Dirs::new(None, Some(data.to_path_buf()));
+    let mut app = App::new(opts, dirs, config, editor);
+    let mut now = std::time::Instant::now();
+    for _ in 0..50 {
+        now += std::time::Duration::from_millis(400);
+        app.on_tick(now);
+        if app.comp.is_some() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    app
+}
+
+/// Item 3: a second workbench on the same file is not offered the first
+/// one's live buffer, says so and takes typed keys as text; once the first
+/// has died, its copy is offered in a dialog with its own mode and footer.
+#[test]
+fn recovery_is_offered_only_for_a_workbench_that_is_gone() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("pipeline.yml");
+    std::fs::write(&file, PIPE).unwrap();
+    let data = dir.path().join("data");
+    let mut first = app_at(&file, &data);
+    first.on_key(key(KeyCode::Char('i')));
+    for c in "#live ".chars() {
+        first.on_key(key(KeyCode::Char(c)));
+    }
+    first.on_tick(std::time::Instant::now() + std::time::Duration::from_secs(3));
+    // The second, while the first runs.
+    let mut second = app_at(&file, &data);
+    assert!(second.overlay.is_none(), "nothing offered");
+    assert_eq!(second.mode(), Mode::Dag);
+    let said = second
+        .messages
+        .status()
+        .map(|m| m.text.clone())
+        .unwrap_or_default();
+    assert!(said.contains("another workbench"), "{said}");
+    second.on_key(key(KeyCode::Char('i')));
+    for c in "#zz".chars() {
+        second.on_key(key(KeyCode::Char(c)));
+    }
+    assert!(
+        second.editor.text().starts_with("#zz"),
+        "typed keys are text"
+    );
+    // The second quits cleanly; the first dies without saving.
+    second.editor.discard_recovery();
+    drop(second);
+    drop(first);
+    let mut third = app_at(&file, &data);
+    assert_eq!(third.mode(), Mode::Recover);
+    let s = screen(&mut third, 80, 24);
+    let rows: Vec<&str> = s.lines().collect();
+    assert!(rows[22].starts_with(" RECOVER "), "{}", rows[22]);
+    assert!(rows[23].contains("r recover  d discard"), "{}", rows[23]);
+    assert!(!s.contains("#zz"), "the second's text is not the first's");
+    third.on_key(key(KeyCode::Char('r')));
+    assert!(
+        third.editor.text().starts_with("#live "),
+        "{}",
+        third.editor.text()
+    );
+    assert_eq!(third.mode(), Mode::Dag);
+}

@@ -1541,9 +1541,12 @@ fn issue24_item7_answering_the_recovery_bar_gives_the_keys_back() {
         }
         std::thread::sleep(Duration::from_millis(5));
     }
-    assert_eq!(app.mode(), Mode::Edit, "the question has the keys");
+    // Review item 3: a dialog with its own mode and footer asks.
+    assert_eq!(app.mode(), Mode::Recover, "the question has the keys");
     let text = screen(&mut app, 80, 24);
-    assert!(text.contains("[r]ecover [d]iscard"), "{text}");
+    assert!(text.contains("unsaved text found"), "{text}");
+    let footer = text.lines().last().unwrap_or_default();
+    assert!(footer.contains("r recover  d discard"), "{footer}");
     app.on_key(key(KeyCode::Char('r')));
     assert!(app.editor.text().starts_with("# unsaved"));
     assert_eq!(app.mode(), Mode::Dag, "the keys go back to the DAG");
