@@ -48,7 +48,7 @@ pub(crate) enum Overlay {
     /// Preflight found destructive calls: run them?
     ConfirmDestructive(ConfirmDestructive),
     /// A few answers, a key each (History's export format).
-    Choice(Choice),
+    Choice(Box<Choice>),
     /// Unsaved text a workbench that ended left behind: recover it?
     Recover(RecoverDialog),
     /// The saved runs of this file.
@@ -74,7 +74,7 @@ impl Overlay {
             Overlay::Text(o) => o,
             Overlay::ConfirmQuit(o) => o,
             Overlay::ConfirmDestructive(o) => o,
-            Overlay::Choice(o) => o,
+            Overlay::Choice(o) => o.as_mut(),
             Overlay::Recover(o) => o,
             Overlay::History(o) => o,
             Overlay::Messages(o) => o,

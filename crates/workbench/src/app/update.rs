@@ -73,7 +73,7 @@ impl App {
             Msg::ChooseExport(entry) => {
                 // History stays under the choice: answered, it is back.
                 self.overlay_under = self.overlay.take();
-                self.overlay = Some(Overlay::Choice(overlay::Choice::export(entry)));
+                self.overlay = Some(Overlay::Choice(Box::new(overlay::Choice::export(entry))));
             }
             Msg::Export { entry, format } => match (format.and_then(ExportFormat::of_key), entry) {
                 (Some(what), Some(e)) => self.export_saved(&e, what),

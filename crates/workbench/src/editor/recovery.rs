@@ -326,15 +326,14 @@ impl Recovery {
         for r in std::iter::once(self.clone()).chain(self.orphans()) {
             match r.read() {
                 Some(found) if found.text == text => r.remove(),
-                Some(found) => {
+                Some(found)
                     if best
                         .as_ref()
-                        .is_none_or(|(_, b)| found.saved_at > b.saved_at)
-                    {
-                        best = Some((r, found));
-                    }
+                        .is_none_or(|(_, b)| found.saved_at > b.saved_at) =>
+                {
+                    best = Some((r, found));
                 }
-                None => {}
+                _ => {}
             }
         }
         best
