@@ -97,10 +97,12 @@ mod pin;
 mod plan;
 mod preflight;
 mod questions;
+mod recover;
 mod results;
 mod scaffold;
 mod selection;
 pub(crate) mod status;
+mod theme;
 mod update;
 mod viewing;
 mod yank;
@@ -230,6 +232,10 @@ pub struct App {
     pub(crate) timeline: Timeline,
     pub(crate) inspector: Inspector,
     pub(crate) overlay: Option<Overlay>,
+    /// The overlay the open one was opened from (History under its diff):
+    /// closing the open one goes back to it, as Esc goes back a view in
+    /// k9s.
+    pub(crate) overlay_under: Option<Overlay>,
     /// The search in the help, the Messages pane, a text or History (`/`).
     pub(crate) overlay_find: Option<Find>,
     /// Servers' questions waiting for the person; the first is shown.
@@ -277,20 +283,24 @@ pub struct App {
     pub(crate) tools: LiveTools,
     /// A durable run being followed: what cancels it.
     pub(crate) durable: Option<tokio_util::sync::CancellationToken>,
+    /// No `--theme` and no `theme:` in config.yaml chose the theme: the
+    /// default may fit the terminal's background.
+    pub(crate) theme_default: bool,
 }
 
 impl App {
     /// A workbench on an opened editor; the first validation arrives with
     /// the editor's first tick.
     pub fn new(opts: Options, dirs: Dirs, config: Config, editor: Editor) -> App {
-        // A recovery question waits in the editor: give it the keys. A new
-        // or empty file has nothing to show but the editor: start there.
-        let focus = if editor.recovery_pending() || editor.text().trim().is_empty() {
+        // A new or empty file has nothing to show but the editor: start
+        // there. (Unsaved text found at start is asked about in a dialog
+        // over the panes, whatever has the focus.)
+        let focus = if editor.text().trim().is_empty() {
             Focus::Editor
         } else {
             Focus::Dag
         };
-        App {
+        let mut app = App {
             opts,
             dirs,
             theme: config.theme,
@@ -301,6 +311,7 @@ impl App {
             timeline: Timeline::default(),
             inspector: Inspector::new(),
             overlay: None,
+            overlay_under: None,
             overlay_find: None,
             asks: Asks::default(),
             messages: Messages::default(),
@@ -327,7 +338,10 @@ impl App {
             validated_once: false,
             tools: LiveTools::default(),
             durable: None,
-        }
+            theme_default: false,
+        };
+        app.ask_about_recovery();
+        app
     }
 
     /// The composition on screen, once a plan has loaded.

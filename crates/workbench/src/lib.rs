@@ -110,7 +110,7 @@ pub async fn edit(
     settings: pipewright_engine::settings::Settings,
 ) -> Result<u8, EditError> {
     let dirs = config::Dirs::of(&settings);
-    let (mut cfg, sampling) = config::Config::load_with_sampling(&dirs, opts.theme.as_deref())
+    let (mut cfg, sampling, theme_chosen) = config::Config::load_all(&dirs, opts.theme.as_deref())
         .map_err(|e| EditError::Invalid(e.to_string()))?;
     // NO_COLOR: no colour at all; focus, selection and tabs show by bold,
     // reverse video and markers.
@@ -159,6 +159,7 @@ pub async fn edit(
         app.editor.goto(line, 7);
     }
     app.sampling = sampling;
+    app.theme_default = !theme_chosen;
     Ok(terminal::run(app).await?)
 }
 

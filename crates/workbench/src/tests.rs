@@ -3,10 +3,12 @@
 //! session's events and keys and compares whole screens with snapshots;
 //! `live` runs real sessions against the demo server (over HTTP, in this
 //! process) and other MCP servers through the same driver the terminal
-//! loop uses; `durable` follows durable runs without Restate.
+//! loop uses; `durable` follows durable runs without Restate; `review`
+//! holds the second review's items (issue 48) through the real key path.
 
 mod durable;
 mod live;
+mod review;
 mod screens;
 
 use std::path::PathBuf;

@@ -8,6 +8,27 @@ impl App {
     /// Carries out an action.
     pub fn act(&mut self, action: Action) -> Vec<Effect> {
         let sel = self.selected_node_id();
+        // A saved run open read-only: what would change the live plan or
+        // its run is refused in a sentence, not done behind the screen.
+        if let Some(v) = &self.viewing {
+            let what = match action {
+                Action::Breakpoint => Some("breakpoints are set"),
+                Action::Rerun | Action::RerunFrom => Some("nodes are re-run"),
+                Action::Skip => Some("nodes are skipped"),
+                Action::Pin => Some("outputs are pinned as mocks"),
+                _ => None,
+            };
+            if let Some(what) = what {
+                let id = v.entry.id.clone();
+                self.say(
+                    format!(
+                        "run {id} is open read-only: {what} on the live run (Esc in the DAG goes back to it)"
+                    ),
+                    true,
+                );
+                return Vec::new();
+            }
+        }
         match action {
             Action::Run => self.command(Command::Run, true),
             Action::Step => self.command(Command::Step, true),
@@ -362,17 +383,40 @@ impl App {
         }
     }
 
-    /// A plain key the focused pane and the keymap left alone: the status
-    /// line says so, instead of nothing happening.
+    /// A key the focused pane and the keymap left alone: the status line
+    /// says so, instead of nothing happening. A chord the editor knows
+    /// (Ctrl-Z, Ctrl-A …) says that it works there.
     pub(super) fn unbound(&mut self, key: KeyEvent) {
         let KeyCode::Char(c) = key.code else {
             return;
         };
-        if !(key.modifiers - KeyModifiers::SHIFT).is_empty() {
-            return;
-        }
         let help = self.keymap.label(Action::Help);
         let palette = self.keymap.label(Action::Palette);
+        let chord = key.modifiers - KeyModifiers::SHIFT;
+        if !chord.is_empty() {
+            let name = crate::keys::Key::from(key).to_string();
+            let editor = match c.to_ascii_lowercase() {
+                _ if chord != KeyModifiers::CONTROL => None,
+                'z' => Some("undoes"),
+                'y' => Some("redoes"),
+                'a' => Some("selects all"),
+                'f' => Some("finds"),
+                'g' => Some("goes to a line"),
+                'x' => Some("cuts"),
+                'v' => Some("pastes"),
+                _ => None,
+            };
+            let text = match editor {
+                Some(what) => {
+                    format!("{name} {what} in the editor (i edits the file); here it does nothing")
+                }
+                None => format!(
+                    "{name} does nothing here: {help} lists the keys, {palette} finds a command"
+                ),
+            };
+            self.say(text, false);
+            return;
+        }
         let text = if c == '/' {
             "/ searches in the inspector's Output (a jq filter), Raw and Logs tabs, the help, Messages and History"
                 .to_owned()

@@ -232,8 +232,17 @@ impl Inspector {
             Tab::Iterations => {
                 let items = super::iteration_items(Some(shown), &self.live);
                 let tick = self.live.tick;
-                self.iterations
-                    .render(items, body, buf, theme, focused, tick);
+                let ran = shown.record.is_some();
+                self.iterations.render(
+                    items,
+                    shown.for_each.as_deref(),
+                    ran,
+                    body,
+                    buf,
+                    theme,
+                    focused,
+                    tick,
+                );
             }
             Tab::Logs => {
                 self.logs_page = body.height as usize;
@@ -256,8 +265,9 @@ impl Inspector {
                 match &self.raw {
                     RawText::Ready(text) => {
                         self.raw_view.render(text, body, buf, theme, self.wrap);
-                        if let Some(f) = self.find.as_ref().filter(|_| !self.wrap) {
-                            f.paint(&self.raw_lines(), self.raw_view.offset, body, buf, theme);
+                        if let Some(f) = &self.find {
+                            let rows = self.raw_view.rows();
+                            f.paint_rows(&self.raw_lines(), rows, body, buf, theme);
                         }
                     }
                     RawText::Pending => {
@@ -314,11 +324,15 @@ impl Inspector {
                 RawText::Ready(_) if self.find.is_some() => {
                     self.find_status().map(|s| format!(" {s} "))
                 }
-                RawText::Ready(t) => Some(format!(
-                    " line {}/{} ",
-                    self.raw_view.offset + 1,
-                    t.line_count()
-                )),
+                RawText::Ready(t) => Some(match self.raw_view.col() {
+                    0 => format!(" line {}/{} ", self.raw_view.offset + 1, t.line_count()),
+                    c => format!(
+                        " line {}/{} · from column {} ",
+                        self.raw_view.offset + 1,
+                        t.line_count(),
+                        c + 1
+                    ),
+                }),
                 _ => None,
             },
             Tab::Logs => self.find_status().map(|s| format!(" {s} ")),

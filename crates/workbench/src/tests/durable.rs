@@ -163,7 +163,7 @@ async fn a_finished_durable_run_is_saved_and_opened_with_its_resumption() {
     let v = app.viewing.as_ref().expect("the run is open read-only");
     assert_eq!(v.entry.id, id);
     assert!(
-        app.timeline_title().contains("resumed on w2 after 3.0 s"),
+        app.timeline_title().contains("resumed on w2 after 3.00 s"),
         "{}",
         app.timeline_title()
     );
