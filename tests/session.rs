@@ -744,3 +744,19 @@ async fn a_fan_out_iteration_keeps_its_wire_result() {
         assert_eq!(wire[1]["result"], *sent, "{text}");
     }
 }
+
+/// A fan-out that failed names the first failed iteration counted from 1,
+/// as the workbench's Raw tab does (`iteration 2/3`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failed_fan_out_names_its_iteration_counted_from_one() {
+    let demo = Demo::http().await;
+    let mut d = demo.start(plan(
+        "pipe:\n  - id: ids\n    mock: { result: [u1, nope, u2] }\n  - id: each\n    for_each: '${ids[*]}'\n    tool: get_user_details\n    args: { user_id: '${item}' }\n    on_error: continue\n",
+    ));
+    d.send(Command::Run);
+    let (_, trace) = d.finish().await;
+    let rec = &trace.nodes["each"];
+    assert_eq!(rec.status, NodeStatus::Failed);
+    let error = rec.error.as_deref().unwrap_or_default();
+    assert!(error.starts_with("iteration 2 of 3 failed: "), "{error}");
+}
