@@ -253,10 +253,10 @@ fn items<'v>(doc: &'v Value, s: &'v Value) -> Option<&'v Value> {
 fn describe(doc: &Value, s: &Value) -> String {
     let r = resolve(doc, s);
     let mut out = type_of(doc, r);
-    if out == "array" {
-        if let Some(item) = items(doc, r) {
-            out = format!("array of {}", type_of(doc, item));
-        }
+    if out == "array"
+        && let Some(item) = items(doc, r)
+    {
+        out = format!("array of {}", type_of(doc, item));
     }
     if let Some(f) = r.get("format").and_then(Value::as_str) {
         out.push_str(&format!(" · {f}"));
