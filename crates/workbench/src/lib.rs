@@ -154,7 +154,8 @@ pub async fn edit(
     let mut app = app::App::new(opts, dirs, cfg, editor);
     if is_new && !app.editor.recovery_pending() {
         // After the app chose the editor for an empty file.
-        let (text, line) = new_file_text(&scaffold_tools);
+        let at = app.opts.settings.env.absolute(&app.opts.file);
+        let (text, line) = new_file_text(&scaffold_tools, at.as_deref());
         app.editor.start_new(&text);
         app.editor.goto(line, 7);
     }
@@ -163,10 +164,11 @@ pub async fn edit(
     Ok(terminal::run(app).await?)
 }
 
-/// The text a new file starts with: the engine's scaffold for `defs` (the
-/// built-in demo server's tools, as `tools/list` gives them), none chosen,
-/// and the 1-based line of its commented example node.
-pub fn new_file_text(defs: &[Value]) -> (String, usize) {
+/// The text a new file at `file` (absolute; for its `$schema` modeline)
+/// starts with: the engine's scaffold for `defs` (the built-in demo
+/// server's tools, as `tools/list` gives them), none chosen, and the
+/// 1-based line of its example node.
+pub fn new_file_text(defs: &[Value], file: Option<&std::path::Path>) -> (String, usize) {
     use pipewright_engine::file::scaffold::{Request, ToolDef, scaffold};
     let none = Value::Null;
     let tools: Vec<ToolDef<'_>> = defs
@@ -185,10 +187,11 @@ pub fn new_file_text(defs: &[Value]) -> (String, usize) {
         servers: &[],
         tools: &tools,
         chosen: &[],
+        file,
     });
     let line = text
         .lines()
-        .position(|l| l.trim_start().starts_with("# - id:"))
+        .position(|l| l.trim_start().starts_with("- id:"))
         .map_or(1, |i| i + 1);
     (text, line)
 }

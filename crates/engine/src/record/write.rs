@@ -40,15 +40,18 @@ pub enum WriteError {
 }
 
 /// Writes the pipeline named `name` from `recs`, proved against them;
-/// `cassette` is the name the file's header gives its cassette.
+/// `cassette` is the name the file's header gives its cassette, `file`
+/// where the pipeline will be saved (absolute), for its `$schema`
+/// modeline.
 pub async fn write(
     recs: Vec<Recording>,
     name: &str,
     cassette: &str,
+    file: Option<&Path>,
 ) -> Result<Written, WriteError> {
     let (mut draft, recordings) = merge::draft(recs, name)?;
     let proof = prove::prove(&mut draft, &recordings).await?;
-    let text = emit::pipeline(&draft, cassette);
+    let text = emit::pipeline(&draft, cassette, file);
     let tape = emit::cassette(&draft, &recordings);
     let savings = savings::of_draft(&draft, &recordings);
     Ok(Written {
@@ -238,7 +241,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_session_becomes_a_proved_pipeline_in_one_call() {
-        let w = write(vec![everything()], "tea", "tea.yml.cassette.json")
+        let w = write(vec![everything()], "tea", "tea.yml.cassette.json", None)
             .await
             .unwrap_or_else(|e| panic!("{e}"));
         let loaded = load_str(&w.text);
@@ -362,7 +365,7 @@ mod tests {
                 }
             }
             let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
-            match rt.block_on(write(vec![s.recording()], "p", "p.yml.cassette.json")) {
+            match rt.block_on(write(vec![s.recording()], "p", "p.yml.cassette.json", None)) {
                 Ok(w) => {
                     let loaded = load_str(&w.text);
                     proptest::prop_assert!(!loaded.has_errors(), "{}\n{:?}", w.text, loaded.diagnostics);

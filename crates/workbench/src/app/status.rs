@@ -204,16 +204,25 @@ fn bar_spans(app: &App, show_revisions: bool) -> Vec<Span<'static>> {
         spans.push(sep());
         spans.push(Span::styled(revisions, base));
     }
-    if app.errors > 0 || app.warnings > 0 {
+    // Preflight's problems refuse F5 as the loader's errors do.
+    let problems = app.preflight_problems();
+    if app.errors > 0 || problems > 0 || app.warnings > 0 {
         spans.push(sep());
         let mut parts = Vec::new();
         if app.errors > 0 {
             parts.push(format!("{} error(s)", app.errors));
         }
+        if problems > 0 {
+            parts.push(format!("{problems} problem(s)"));
+        }
         if app.warnings > 0 {
             parts.push(format!("{} warning(s)", app.warnings));
         }
-        let colour = if app.errors > 0 { t.error } else { t.warning };
+        let colour = if app.errors + problems > 0 {
+            t.error
+        } else {
+            t.warning
+        };
         spans.push(Span::styled(parts.join(", "), base.fg(colour)));
     }
     if app.editor.is_dirty() {

@@ -1461,6 +1461,16 @@ async fn an_argument_of_the_wrong_type_is_marked() {
     let mut b = Bench::open(&text).await;
     b.until_marked("arguments do not fit `search_users`'s inputSchema: at /query")
         .await;
+    // On the argument's own value, not the node's `- id:` line.
+    assert!(
+        b.marks()
+            .starts_with("4:20 node `find`: arguments do not fit"),
+        "{}",
+        b.marks()
+    );
+    // The status bar counts it before F5 is refused.
+    let status = b.status_line();
+    assert!(status.contains("1 problem(s)"), "{status}");
     b.key(KeyCode::F(5));
     b.idle(500).await;
     assert_eq!(b.saved_runs(), 0);
