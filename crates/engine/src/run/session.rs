@@ -11,6 +11,8 @@ mod commands;
 mod dispatch;
 mod outcomes;
 mod saga;
+#[cfg(test)]
+mod tests;
 mod tools;
 
 use std::collections::{HashMap, HashSet};

@@ -91,6 +91,9 @@ impl Actor {
                 .or(self.cfg.max_cost_per_call_usd),
             node.max_tokens_per_call,
         );
+        // The record names what it called when it is made: an edit that
+        // changes the node later leaves it saying what ran.
+        stamp(&mut rec, node);
         self.records[idx] = rec;
         self.candidates.extend_from_slice(&self.comp.children[idx]);
         if status == NodeStatus::Ok {
@@ -210,9 +213,11 @@ impl Actor {
         let mut nodes = IndexMap::with_capacity(self.records.len());
         for (node, rec) in self.comp.nodes.iter().zip(&self.records) {
             let mut rec = rec.clone();
-            rec.id.clone_from(&node.id);
-            rec.tool.clone_from(&node.tool);
-            rec.server.clone_from(&node.server);
+            // A node that ran keeps the tool its record names (the file
+            // may call another one since); the others are named now.
+            if rec.id.is_empty() {
+                stamp(&mut rec, node);
+            }
             nodes.insert(node.id.clone(), rec);
         }
         let output = self.output();
@@ -329,4 +334,11 @@ impl Actor {
                 .map_or_else(Json::null, |&i| self.records[i].output.clone()),
         }
     }
+}
+
+/// Names in `rec` the node it is of, and the tool and server it calls.
+fn stamp(rec: &mut NodeRecord, node: &crate::file::model::Node) {
+    rec.id.clone_from(&node.id);
+    rec.tool.clone_from(&node.tool);
+    rec.server.clone_from(&node.server);
 }
