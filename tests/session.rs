@@ -179,6 +179,8 @@ fn short(ev: &Event) -> String {
             None => format!("paused {reason:?}"),
         },
         Event::Resumed => "resumed".into(),
+        Event::Idle { .. } => "idle".into(),
+        Event::Busy { .. } => "busy".into(),
         Event::Breakpoint { id, on } => format!("breakpoint {id} {on}"),
         Event::PlanReplaced {
             stale,

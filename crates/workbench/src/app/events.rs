@@ -384,7 +384,6 @@ impl App {
                     self.visuals[i].paused_before = true;
                 }
                 self.run = RunState::Paused { reason, before };
-                self.timeline.paused();
                 self.refresh_inspector();
             }
             Event::Resumed => {
@@ -392,8 +391,11 @@ impl App {
                     v.paused_before = false;
                 }
                 self.run = RunState::Running;
-                self.timeline.resumed();
             }
+            // The timeline's gaps are the session's pauses: time paused
+            // with nothing in flight.
+            Event::Idle { at_ms } => self.timeline.idle(at_ms),
+            Event::Busy { pause } => self.timeline.busy(pause),
             Event::Breakpoint { id, on } => {
                 if let Some(i) = idx(self, &id) {
                     self.visuals[i].breakpoint = on;

@@ -99,22 +99,6 @@ impl Actor {
 
     pub(super) fn set_mode(&mut self, mode: Mode) {
         self.mode = mode;
-        // Time paused is a person's, not the run's: kept out of its
-        // duration.
-        match (mode == Mode::Paused, self.paused_since) {
-            (true, None) => self.paused_since = Some(Instant::now()),
-            (false, Some(at)) => {
-                self.paused_total += at.elapsed();
-                self.paused_since = None;
-                if let Some(start) = self.started {
-                    self.pauses.push(crate::run::trace::PauseSpan {
-                        at_ms: at.saturating_duration_since(start).as_millis() as u64,
-                        ms: at.elapsed().as_millis() as u64,
-                    });
-                }
-            }
-            _ => {}
-        }
         // Fan-outs in flight start no new iteration while the session is
         // paused by the user or a breakpoint (a step's own node runs on).
         let _ = self
@@ -147,7 +131,7 @@ impl Actor {
         self.started = Some(Instant::now());
         self.paused_total = Duration::ZERO;
         self.pauses.clear();
-        self.paused_since = (self.mode == Mode::Paused).then(Instant::now);
+        self.paused_since = None;
         self.run_id = crate::run::trace::new_run_id();
         self.started_at = Some(crate::run::exec::now_rfc3339());
         self.step_pending = step;

@@ -12,6 +12,13 @@ impl Actor {
     /// Dispatches what can go, decides skips, and finishes the run when
     /// nothing is left.
     pub(super) async fn pump(&mut self) {
+        self.dispatch_ready().await;
+        // Whatever the pump did (sent a call, finished the run, found the
+        // paused run with nothing left in flight), the pause clock follows.
+        self.settle_pause().await;
+    }
+
+    async fn dispatch_ready(&mut self) {
         if self.pending_plan.is_some() && self.in_flight.is_empty() {
             self.apply_plan().await;
         }

@@ -21,6 +21,35 @@ impl Actor {
         out
     }
 
+    /// Starts or stops the pause clock to match the run. Time paused is a
+    /// person's, not the run's, and is kept out of its duration; but only
+    /// time with nothing in flight is a pause: calls that go on after `p`,
+    /// and the call a step makes, are the run's.
+    pub(super) async fn settle_pause(&mut self) {
+        let idle = self.mode == Mode::Paused && self.in_flight.is_empty();
+        match (idle, self.paused_since, self.started) {
+            (true, None, Some(start)) => {
+                let now = Instant::now();
+                self.paused_since = Some(now);
+                let at_ms = now.saturating_duration_since(start).as_millis() as u64;
+                self.emit(Event::Idle { at_ms }).await;
+            }
+            (false, Some(at), _) => {
+                self.paused_since = None;
+                self.paused_total += at.elapsed();
+                let pause = crate::run::trace::PauseSpan {
+                    at_ms: self.started.map_or(0, |start| {
+                        at.saturating_duration_since(start).as_millis() as u64
+                    }),
+                    ms: at.elapsed().as_millis() as u64,
+                };
+                self.pauses.push(pause);
+                self.emit(Event::Busy { pause }).await;
+            }
+            _ => {}
+        }
+    }
+
     pub(super) async fn trip(&mut self, cap: &str, detail: String) {
         if self.budget_tripped.is_some() {
             return;
@@ -195,12 +224,14 @@ impl Actor {
         ) {
             self.compensate().await;
         }
+        // A pause under way ends with the run.
+        self.set_mode(Mode::Finished);
+        self.settle_pause().await;
         let trace = self.trace(status);
         self.last_trace = Some(trace.clone());
         self.targets = None;
         self.stopping = None;
         self.step_pending = false;
-        self.set_mode(Mode::Finished);
         self.emit(Event::RunFinished {
             status,
             trace: Box::new(trace),

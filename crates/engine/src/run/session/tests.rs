@@ -115,3 +115,78 @@ async fn a_record_names_the_tool_it_called_after_the_file_changes() {
     assert_eq!(trace.nodes["hello"].tool, "echo", "the tool it called");
     assert_eq!(trace.nodes["bye"].tool, "echo");
 }
+
+#[tokio::test]
+async fn a_pause_while_a_call_runs_leaves_the_call_in_the_run() {
+    let mut s = session(THREE);
+    s.handle.send(Command::Run);
+    events_until(
+        &mut s,
+        |e| matches!(e, Event::NodeStarted { id, .. } if id == "wait"),
+    )
+    .await;
+    s.handle.send(Command::Pause);
+    let events = events_until(
+        &mut s,
+        |e| matches!(e, Event::NodeFinished { id, .. } if id == "wait"),
+    )
+    .await;
+    assert!(
+        events.iter().any(|e| matches!(
+            e,
+            Event::Paused {
+                reason: PauseReason::User,
+                ..
+            }
+        )),
+        "{events:?}"
+    );
+    assert!(
+        !events.iter().any(|e| matches!(e, Event::Idle { .. })),
+        "no pause while `wait` runs: {events:?}"
+    );
+    // Now nothing is in flight: the pause starts.
+    let idle = events_until(&mut s, |e| matches!(e, Event::Idle { .. })).await;
+    let Some(Event::Idle { at_ms }) = idle.last() else {
+        unreachable!()
+    };
+    assert!(
+        *at_ms >= 300,
+        "the pause starts when `wait` ends: {at_ms} ms"
+    );
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    s.handle.send(Command::Resume);
+    let events = events_until(&mut s, finished).await;
+    let busy = events.iter().find_map(|e| match e {
+        Event::Busy { pause } => Some(*pause),
+        _ => None,
+    });
+    let busy = busy.expect("the pause ends when the run goes on");
+    assert!(busy.ms >= 200 && busy.at_ms == *at_ms, "{busy:?}");
+    let run = &trace_of(&events).composition;
+    assert!(run.duration_ms >= 300, "`wait`'s 300 ms count: {run:?}");
+    assert_eq!(run.pauses, vec![busy], "one pause, the one said");
+    assert_eq!(run.paused_ms, busy.ms);
+}
+
+#[tokio::test]
+async fn a_pause_that_ends_with_the_run_while_a_call_runs_is_no_pause() {
+    let text = "pipe:\n  - id: hello\n    tool: echo\n  - id: wait\n    tool: slow\n    args: { ms: 300 }\n";
+    let mut s = session(text);
+    s.handle.send(Command::Run);
+    events_until(
+        &mut s,
+        |e| matches!(e, Event::NodeStarted { id, .. } if id == "wait"),
+    )
+    .await;
+    s.handle.send(Command::Pause);
+    let events = events_until(&mut s, finished).await;
+    let run = &trace_of(&events).composition;
+    assert!(run.duration_ms >= 300, "{run:?}");
+    assert!(run.pauses.is_empty() && run.paused_ms == 0, "{run:?}");
+    assert!(
+        !events
+            .iter()
+            .any(|e| matches!(e, Event::Idle { .. } | Event::Busy { .. }))
+    );
+}
