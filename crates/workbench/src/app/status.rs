@@ -56,9 +56,11 @@ pub(crate) fn state_label(app: &App) -> String {
                 PauseReason::Step => "STEP",
                 PauseReason::User => "PAUSED",
             };
+            // A step's next node is marked `▸` in the DAG; the badge
+            // names a breakpoint's.
             match before {
-                Some(b) => format!("{why} at {b}"),
-                None => why.into(),
+                Some(b) if *reason != PauseReason::Step => format!("{why} at {b}"),
+                _ => why.into(),
             }
         }
         // A run whose every result has gone (a reload, another

@@ -71,6 +71,22 @@ impl Actor {
         }
     }
 
+    /// The node the next dispatch would start: the first in order that
+    /// this run targets, waits, and whose parents have settled without
+    /// skipping it.
+    pub(super) fn next_ready(&self) -> Option<usize> {
+        self.comp.order[self.settled_prefix.min(self.comp.order.len())..]
+            .iter()
+            .copied()
+            .find(|&i| {
+                self.in_targets(i)
+                    && self.records[i].status == NodeStatus::Pending
+                    && !self.in_flight.contains_key(&i)
+                    && self.parents_settled(i)
+                    && self.skip_reason(i).is_none()
+            })
+    }
+
     /// Whether every node this run targets has settled (none waits to be
     /// called, none is at a breakpoint).
     fn nothing_left(&self) -> bool {

@@ -133,6 +133,20 @@ impl Actor {
             record: Box::new(self.shown(&self.records[idx])),
         })
         .await;
+        // A step's call ended and the run stays paused: the driver hears
+        // which node the next step runs.
+        if self.mode == Mode::Paused
+            && self.step_pause
+            && self.in_flight.is_empty()
+            && self.stopping.is_none()
+            && let Some(next) = self.next_ready()
+        {
+            self.emit(Event::Paused {
+                reason: PauseReason::Step,
+                before: Some(self.comp.nodes[next].id.clone()),
+            })
+            .await;
+        }
         if status == NodeStatus::Failed && on_error != OnError::Continue {
             if self.failed_step.is_none() {
                 self.failed_step = Some(id.clone());

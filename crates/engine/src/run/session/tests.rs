@@ -190,3 +190,42 @@ async fn a_pause_that_ends_with_the_run_while_a_call_runs_is_no_pause() {
             .any(|e| matches!(e, Event::Idle { .. } | Event::Busy { .. }))
     );
 }
+
+#[tokio::test]
+async fn a_stepped_call_counts_in_the_run_and_the_next_node_is_said() {
+    let mut s = session(THREE);
+    s.handle.send(Command::Step);
+    let events = events_until(&mut s, |e| matches!(e, Event::Idle { .. })).await;
+    let said: Vec<_> = events
+        .iter()
+        .filter_map(|e| match e {
+            Event::Paused { reason, before } => Some((*reason, before.clone())),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        said,
+        [
+            (PauseReason::Step, None),
+            (PauseReason::Step, Some("wait".to_owned()))
+        ],
+        "a step pauses as it sends `hello`, then says `wait` is next once `hello` ended"
+    );
+    // A person reads the screen, then steps `wait` (300 ms): the reading
+    // is a pause, the call is not.
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    s.handle.send(Command::Step);
+    let events = events_until(&mut s, |e| matches!(e, Event::Idle { .. })).await;
+    assert!(
+        events.iter().any(
+            |e| matches!(e, Event::Paused { reason: PauseReason::Step, before: Some(b) } if b == "bye")
+        ),
+        "{events:?}"
+    );
+    s.handle.send(Command::Resume);
+    let events = events_until(&mut s, finished).await;
+    let run = &trace_of(&events).composition;
+    assert!(run.duration_ms >= 300, "the stepped call counts: {run:?}");
+    assert_eq!(run.pauses.len(), 2, "{run:?}");
+    assert!(run.pauses[0].ms >= 200, "{run:?}");
+}
