@@ -186,6 +186,7 @@ fn short(ev: &Event) -> String {
             stale,
             added,
             removed,
+            ..
         } => format!("plan stale={stale:?} added={added:?} removed={removed:?}"),
         Event::Pinned { id, .. } => format!("pinned {id}"),
         Event::BudgetTripped { cap, .. } => format!("budget {cap}"),

@@ -121,9 +121,14 @@ pub enum Event {
     Busy { pause: PauseSpan },
     /// A breakpoint was set (`on`) or cleared.
     Breakpoint { id: String, on: bool },
-    /// A new plan was adopted.
+    /// A new plan was adopted: `stale` nodes' records were made with
+    /// something that changed since (the node, a variable it reads, a
+    /// parent's record); `fresh` nodes were stale and are back to what
+    /// their records were made with (an edit undone), their status
+    /// restored.
     PlanReplaced {
         stale: Vec<String>,
+        fresh: Vec<String>,
         added: Vec<String>,
         removed: Vec<String>,
     },

@@ -406,10 +406,20 @@ impl App {
                     self.breakpoints.remove(&id);
                 }
             }
-            Event::PlanReplaced { stale, .. } => {
+            Event::PlanReplaced { stale, fresh, .. } => {
                 for id in stale {
                     if let Some(i) = idx(self, &id) {
                         self.visuals[i].status = NodeStatus::Stale;
+                    }
+                }
+                // Back to what they ran with (an edit undone): their
+                // records count again.
+                for id in fresh {
+                    if let Some(i) = idx(self, &id) {
+                        let v = &mut self.visuals[i];
+                        if let Some(r) = &v.record {
+                            v.status = r.status;
+                        }
                     }
                 }
                 if !matches!(self.run, RunState::Running) {

@@ -365,6 +365,7 @@ fn an_edit_to_a_running_plan_is_sent_to_the_session() {
     ));
     app.on_session(Event::PlanReplaced {
         stale: vec!["notify".into()],
+        fresh: Vec::new(),
         added: vec![],
         removed: vec![],
     });
@@ -1704,6 +1705,7 @@ fn issue35_item1_the_badge_counts_stale_nodes_and_forgets_a_run_gone() {
     // An edit made `notify` stale: the badge says so.
     app.on_session(Event::PlanReplaced {
         stale: vec!["notify".into()],
+        fresh: Vec::new(),
         added: Vec::new(),
         removed: Vec::new(),
     });
@@ -1784,6 +1786,7 @@ fn issue35_item2_a_stale_nodes_header_names_the_tool_it_called() {
     }
     app.on_session(Event::PlanReplaced {
         stale: vec!["find".into(), "details".into(), "notify".into()],
+        fresh: Vec::new(),
         added: Vec::new(),
         removed: Vec::new(),
     });

@@ -218,6 +218,7 @@ impl Actor {
         self.candidates.extend_from_slice(&self.comp.children[i]);
         self.records[i].status = NodeStatus::Skipped;
         self.records[i].skip_reason = Some(reason.clone());
+        self.made[i] = Some(self.made_now(i, NodeStatus::Skipped));
         self.emit(Event::NodeStatus {
             id: self.comp.nodes[i].id.clone(),
             status: NodeStatus::Skipped,
@@ -301,6 +302,7 @@ impl Actor {
             status: NodeStatus::Running,
             ..NodeRecord::default()
         };
+        self.made[i] = None;
         self.in_flight.insert(i, (generation, token.clone()));
         self.emit(Event::NodeStatus {
             id: self.comp.nodes[i].id.clone(),

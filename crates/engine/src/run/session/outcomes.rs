@@ -124,6 +124,7 @@ impl Actor {
         // changes the node later leaves it saying what ran.
         stamp(&mut rec, node);
         self.records[idx] = rec;
+        self.made[idx] = Some(self.made_now(idx, status));
         self.candidates.extend_from_slice(&self.comp.children[idx]);
         if status == NodeStatus::Ok {
             self.completed.push(id.clone());

@@ -229,3 +229,120 @@ async fn a_stepped_call_counts_in_the_run_and_the_next_node_is_said() {
     assert_eq!(run.pauses.len(), 2, "{run:?}");
     assert!(run.pauses[0].ms >= 200, "{run:?}");
 }
+
+const CHAIN: &str = "vars: { who: ada }\npipe:\n  - id: find\n    tool: search_users\n    args: { query: \"${var.who}\" }\n  - id: details\n    tool: get\n    args: { id: \"${find.query}\" }\n  - id: notify\n    tool: echo\n    args: { message: \"${details.id}\" }\n";
+
+/// Sends `text`'s plan and returns what the session said of it: the
+/// nodes stale, and those fresh again.
+async fn replace(s: &mut Session, text: &str) -> (Vec<String>, Vec<String>) {
+    s.handle.send(Command::ReplacePlan(comp(text)));
+    said(s).await
+}
+
+/// Sets `${var.who}` and returns what the session said of it.
+async fn set_who(s: &mut Session, who: &str) -> (Vec<String>, Vec<String>) {
+    let mut vars = IndexMap::new();
+    vars.insert("who".to_owned(), json!(who));
+    s.handle.send(Command::SetVars(vars));
+    said(s).await
+}
+
+/// What the next adopted plan made stale and fresh.
+async fn said(s: &mut Session) -> (Vec<String>, Vec<String>) {
+    let events = events_until(s, |e| matches!(e, Event::PlanReplaced { .. })).await;
+    match events.last() {
+        Some(Event::PlanReplaced { stale, fresh, .. }) => (stale.clone(), fresh.clone()),
+        _ => unreachable!(),
+    }
+}
+
+fn ids(v: &[&str]) -> Vec<String> {
+    v.iter().map(|s| (*s).to_owned()).collect()
+}
+
+#[tokio::test]
+async fn an_edit_undone_makes_its_nodes_fresh_again() {
+    let mut s = session(CHAIN);
+    s.handle.send(Command::Run);
+    events_until(&mut s, finished).await;
+    let edited = CHAIN.replace("tool: get\n", "tool: get_user\n");
+    assert_eq!(
+        replace(&mut s, &edited).await,
+        (ids(&["details", "notify"]), ids(&[])),
+        "the edited node and its descendant"
+    );
+    // Another edit of the same node: still stale.
+    let again = CHAIN.replace("tool: get\n", "tool: get_u\n");
+    assert_eq!(replace(&mut s, &again).await.0, ids(&["details", "notify"]));
+    // Back to the text that ran: fresh, as they were.
+    assert_eq!(
+        replace(&mut s, CHAIN).await,
+        (ids(&[]), ids(&["details", "notify"]))
+    );
+    // A variable changed, then changed back.
+    assert_eq!(
+        set_who(&mut s, "grace").await.0,
+        ids(&["find", "details", "notify"])
+    );
+    assert_eq!(
+        set_who(&mut s, "ada").await.1,
+        ids(&["find", "details", "notify"])
+    );
+    // A run now has every record it had.
+    s.handle.send(Command::Rerun("notify".into()));
+    let events = events_until(&mut s, finished).await;
+    let trace = trace_of(&events);
+    assert!(
+        trace.nodes.values().all(|r| r.status == NodeStatus::Ok),
+        "{:?}",
+        trace.nodes.values().map(|r| r.status).collect::<Vec<_>>()
+    );
+    assert_eq!(
+        trace.completed_step_ids,
+        ids(&["find", "details", "notify"])
+    );
+}
+
+#[tokio::test]
+async fn a_parent_run_again_makes_its_children_stale_until_they_run() {
+    let mut s = session(CHAIN);
+    s.handle.send(Command::Run);
+    events_until(&mut s, finished).await;
+    let edited = CHAIN.replace("tool: search_users", "tool: search");
+    assert_eq!(
+        replace(&mut s, &edited).await.0,
+        ids(&["find", "details", "notify"])
+    );
+    // `find` runs again with the edit: its children read the old output.
+    s.handle.send(Command::Rerun("find".into()));
+    events_until(&mut s, finished).await;
+    // Undoing the edit does not make them fresh: `find`'s record is new.
+    assert_eq!(
+        replace(&mut s, CHAIN).await,
+        (ids(&["find", "details", "notify"]), ids(&[]))
+    );
+}
+
+#[tokio::test]
+async fn pinning_a_recorded_output_makes_nothing_stale() {
+    let mut s = session(CHAIN);
+    s.handle.send(Command::Run);
+    events_until(&mut s, finished).await;
+    s.handle.send(Command::Pin("find".into()));
+    let events = events_until(&mut s, |e| matches!(e, Event::Pinned { .. })).await;
+    let Some(Event::Pinned { yaml, .. }) = events.last() else {
+        unreachable!()
+    };
+    // The driver writes the mock under the node, as the workbench does.
+    let block: String = yaml.lines().map(|l| format!("    {l}\n")).collect();
+    let pinned = CHAIN.replace(
+        "    args: { query: \"${var.who}\" }\n",
+        &format!("    args: {{ query: \"${{var.who}}\" }}\n{block}"),
+    );
+    assert!(pinned.contains("mock:"), "{pinned}");
+    assert_eq!(replace(&mut s, &pinned).await, (ids(&[]), ids(&[])));
+    // A hand edit of the pinned value is a change.
+    let other = pinned.replace("ada", "bob");
+    assert_ne!(other, pinned);
+    assert!(replace(&mut s, &other).await.0.contains(&"find".to_owned()));
+}
