@@ -3,10 +3,12 @@
 //! session's events and keys and compares whole screens with snapshots;
 //! `live` runs real sessions against the demo server (over HTTP, in this
 //! process) and other MCP servers through the same driver the terminal
-//! loop uses; `durable` follows durable runs without Restate.
+//! loop uses; `durable` follows durable runs without Restate;
+//! `run_truth` how the app shows what a run really did (issue 48).
 
 mod durable;
 mod live;
+mod run_truth;
 mod screens;
 
 use std::path::PathBuf;

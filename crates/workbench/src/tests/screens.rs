@@ -22,7 +22,7 @@ use crate::theme::Theme;
 use pipewright_engine::run::events::{Event, PauseReason};
 use pipewright_engine::run::trace::{NodeRecord, NodeStatus, RunStatus, Trace};
 
-const PIPE: &str = "\
+pub(super) const PIPE: &str = "\
 vars:
   USER_QUERY: carol
 pipe:
@@ -66,7 +66,7 @@ compositions:
 "#;
 
 /// An app on a file with this text, after its first validation.
-fn app_on(text: &str) -> (tempfile::TempDir, App) {
+pub(super) fn app_on(text: &str) -> (tempfile::TempDir, App) {
     app_themed(text, Theme::dark(), true)
 }
 
@@ -115,7 +115,7 @@ fn app_themed(text: &str, theme: Theme, wait: bool) -> (tempfile::TempDir, App) 
 }
 
 /// The screen as text, one line per row, trailing blanks trimmed.
-fn screen(app: &mut App, w: u16, h: u16) -> String {
+pub(super) fn screen(app: &mut App, w: u16, h: u16) -> String {
     // The spinner turns with ticks; how many ran before validation varies.
     app.tick = 0;
     let mut term = Terminal::new(TestBackend::new(w, h)).unwrap();
@@ -139,11 +139,11 @@ fn screen(app: &mut App, w: u16, h: u16) -> String {
     out
 }
 
-fn key(code: KeyCode) -> KeyEvent {
+pub(super) fn key(code: KeyCode) -> KeyEvent {
     KeyEvent::new(code, KeyModifiers::NONE)
 }
 
-fn ok_record(args: serde_json::Value, output: serde_json::Value) -> Box<NodeRecord> {
+pub(super) fn ok_record(args: serde_json::Value, output: serde_json::Value) -> Box<NodeRecord> {
     Box::new(NodeRecord {
         status: NodeStatus::Ok,
         args: args.into(),
@@ -157,7 +157,7 @@ fn ok_record(args: serde_json::Value, output: serde_json::Value) -> Box<NodeReco
     })
 }
 
-fn finish(app: &mut App, id: &str, record: Box<NodeRecord>) {
+pub(super) fn finish(app: &mut App, id: &str, record: Box<NodeRecord>) {
     app.on_session(Event::NodeFinished {
         id: id.into(),
         record,
@@ -165,7 +165,7 @@ fn finish(app: &mut App, id: &str, record: Box<NodeRecord>) {
 }
 
 /// Feeds a run of the pipe where `find` succeeded and `details` is running.
-fn running_pipe(app: &mut App) {
+pub(super) fn running_pipe(app: &mut App) {
     app.on_session(Event::RunStarted {
         composition: "main".into(),
         case: None,
@@ -216,7 +216,7 @@ fn failed_pipe(app: &mut App) {
     });
 }
 
-fn empty_trace() -> Trace {
+pub(super) fn empty_trace() -> Trace {
     Trace {
         run_id: "20261123-103000-a3f9".into(),
         file: "pipeline.yml".into(),
@@ -969,12 +969,12 @@ fn row(buf: &Buffer, y: u16) -> String {
 }
 
 /// The status bar (the row above the footer).
-fn status_row(app: &mut App, w: u16, h: u16) -> String {
+pub(super) fn status_row(app: &mut App, w: u16, h: u16) -> String {
     row(&frame(app, w, h), h - 2)
 }
 
 /// The footer (the last row).
-fn footer_row(app: &mut App, w: u16, h: u16) -> String {
+pub(super) fn footer_row(app: &mut App, w: u16, h: u16) -> String {
     row(&frame(app, w, h), h - 1)
 }
 
@@ -1674,7 +1674,7 @@ fn undo_takes_back_a_word_at_a_time_and_redo_mirrors_it() {
 // ----- issue 35: every state on screen true, every key said ---------------
 
 /// PIPE run to the end: all three nodes ok, each record naming its tool.
-fn completed_pipe(app: &mut App) {
+pub(super) fn completed_pipe(app: &mut App) {
     app.on_session(Event::RunStarted {
         composition: "main".into(),
         case: None,
