@@ -305,6 +305,16 @@ impl App {
             self.trace = None;
         }
         if self.session.is_open() {
+            if let (Command::Rerun(id) | Command::RerunFrom(id), RunState::Paused { .. }) =
+                (&cmd, &self.run)
+            {
+                let go = self.keymap.label(Action::Continue);
+                let after = match cmd {
+                    Command::Rerun(_) => String::new(),
+                    _ => format!("; what follows it runs when the run goes on ({go})"),
+                };
+                self.say(format!("re-running `{id}` in the paused run{after}"), false);
+            }
             return vec![Effect::Send(cmd)];
         }
         if !start {

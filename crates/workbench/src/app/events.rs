@@ -3,6 +3,7 @@
 //! the panes draw and [`Effect`]s to carry out.
 
 use super::*;
+use pipewright_engine::run::events::PauseReason;
 
 impl App {
     /// A message from a background task.
@@ -383,12 +384,30 @@ impl App {
                 {
                     self.visuals[i].paused_before = true;
                 }
+                // `p`'s answer is shown too; the others are in the badge.
+                if let Some(line) = self.paused_line(reason, before.as_deref()) {
+                    if reason == PauseReason::User {
+                        self.say(line, false);
+                    } else {
+                        self.note(line);
+                    }
+                }
                 self.run = RunState::Paused { reason, before };
                 self.refresh_inspector();
             }
             Event::Resumed => {
                 for v in &mut self.visuals {
                     v.paused_before = false;
+                }
+                // A step goes on to pause again: its next pause says so.
+                if matches!(
+                    self.run,
+                    RunState::Paused {
+                        reason: PauseReason::User | PauseReason::Breakpoint,
+                        ..
+                    }
+                ) {
+                    self.note("resumed");
                 }
                 self.run = RunState::Running;
             }
@@ -441,7 +460,7 @@ impl App {
                     .count();
                 self.note(format!(
                     "run {}: {ok}/{} ok in {} (run {})",
-                    status.as_str(),
+                    status.phrase(),
                     trace.nodes.len(),
                     crate::inspector::text::duration_text(trace.composition.duration_ms),
                     trace.run_id
@@ -468,5 +487,25 @@ impl App {
             }
         }
         Vec::new()
+    }
+
+    /// The Messages line for a pause: what it means and the key that
+    /// goes on. A step's first pause (its call just sent) says nothing:
+    /// the next one names the node it stops before.
+    fn paused_line(&self, reason: PauseReason, before: Option<&str>) -> Option<String> {
+        let go = self.keymap.label(Action::Continue);
+        let step = self.keymap.label(Action::Step);
+        Some(match (reason, before) {
+            (PauseReason::User, _) => {
+                format!("paused: calls in flight finish, nothing new starts ({go} continues)")
+            }
+            (PauseReason::Breakpoint, Some(b)) => {
+                format!("at breakpoint `{b}`: it has not run ({step} runs it, {go} continues)")
+            }
+            (PauseReason::Step, Some(b)) => {
+                format!("step: next is `{b}` ({step} runs it, {go} continues)")
+            }
+            (_, None) => return None,
+        })
     }
 }
