@@ -271,6 +271,9 @@ pub struct App {
     /// Why the last session could not start (a server's error in full,
     /// stderr included): the Error tab of a node that did not run shows it.
     pub(crate) start_error: Option<String>,
+    /// Why the nodes marked ✗ without a record did not start (`server
+    /// `py` could not start`), until the next run starts.
+    pub(crate) not_started: Option<String>,
     /// Whether the first validation has come in.
     validated_once: bool,
     /// The servers' tool lists and preflight's verdict as you type.
@@ -324,6 +327,7 @@ impl App {
             sampling: None,
             results: Results::default(),
             start_error: None,
+            not_started: None,
             validated_once: false,
             tools: LiveTools::default(),
             durable: None,

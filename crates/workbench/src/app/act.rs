@@ -342,6 +342,7 @@ impl App {
         let then = vec![cmd];
         self.session.started(session_key(&p, &c));
         self.run = RunState::Connecting;
+        self.clear_not_started();
         let cfg = Box::new(self.session_config(&p, &c));
         vec![Effect::Start {
             pipeline: p,

@@ -168,6 +168,46 @@ impl App {
         self.sync_live();
     }
 
+    /// The session could not start because server `server` did not
+    /// (`None`: before any server was reached, say a setting that did not
+    /// resolve): besides what [`on_start_failed`](Self::on_start_failed)
+    /// does, the nodes that would have called it are marked ✗, and their
+    /// header says why, until the next run starts.
+    pub fn on_server_failed(&mut self, server: Option<&str>, error: &str) {
+        self.on_start_failed(error);
+        let Some(comp) = self.comp.clone() else {
+            return;
+        };
+        for (node, v) in comp.nodes.iter().zip(self.visuals.iter_mut()) {
+            // A node that names no server calls the default one; a mocked
+            // node calls none.
+            let calls = match (server, node.server.as_deref()) {
+                (Some(failed), Some(its)) => failed == its,
+                _ => true,
+            };
+            if calls && node.mock.is_none() && v.record.is_none() {
+                v.status = NodeStatus::Failed;
+            }
+        }
+        self.not_started = Some(match server {
+            Some(s) => format!("server {s} could not start"),
+            None => "the session could not start".to_owned(),
+        });
+        self.sync_live();
+    }
+
+    /// A new run (or a new try at one): the nodes marked as not started
+    /// are pending again.
+    pub(crate) fn clear_not_started(&mut self) {
+        if self.not_started.take().is_some() {
+            for v in &mut self.visuals {
+                if v.record.is_none() && v.status == NodeStatus::Failed {
+                    v.status = NodeStatus::Pending;
+                }
+            }
+        }
+    }
+
     /// A session event: the panes redraw from the state it leaves (the
     /// live state behind a saved run on screen, when one is).
     pub fn on_session(&mut self, ev: Event) -> Vec<Effect> {
@@ -186,6 +226,7 @@ impl App {
                 self.note(format!("run started: {composition}{case}, {nodes} node(s)"));
                 self.run = RunState::Running;
                 self.start_error = None;
+                self.clear_not_started();
                 self.run_source = self.plan_source.clone();
                 self.timeline.start();
                 for v in &mut self.visuals {

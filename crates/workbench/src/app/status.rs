@@ -43,6 +43,7 @@ pub(crate) fn state_label(app: &App) -> String {
         return format!("RUN {} {}", v.entry.id, v.entry.status.to_uppercase());
     }
     match &app.run {
+        RunState::Idle if app.not_started.is_some() => "NOT STARTED".into(),
         RunState::Idle => "IDLE".into(),
         RunState::Connecting => "CONNECTING".into(),
         RunState::Running => match app.running().as_slice() {

@@ -359,6 +359,13 @@ impl Inspector {
                     ));
                 }
             }
+            None if let Some(why) = &self.live.not_started => spans.push(Span::styled(
+                format!(
+                    "{} not started: {why}",
+                    status_glyph(NodeStatus::Failed, false, 0)
+                ),
+                Style::default().fg(theme.status(NodeStatus::Failed)),
+            )),
             None if self.live.running => {
                 spans.push(Span::styled(
                     format!(

@@ -205,3 +205,30 @@ fn item8_r_on_a_node_that_ran_at_step_is_said() {
         logged(&app)
     );
 }
+
+#[test]
+fn item14_nodes_whose_server_could_not_start_say_so() {
+    let (_d, mut app) = app_on(PIPE);
+    app.on_server_failed(
+        Some("py"),
+        "server `py` could not start: it exited with status 1",
+    );
+    app.focus = Focus::Dag;
+    let s = screen(&mut app, 120, 30);
+    assert!(
+        s.contains("✗ not started: server py could not start"),
+        "{s}"
+    );
+    assert!(!s.contains("not run yet"), "{s}");
+    assert!(s.contains("not run: the session could not start"), "{s}");
+    assert!(!s.contains("○ find") && s.contains("✗ find"), "{s}");
+    assert!(status_row(&mut app, 120, 30).starts_with(" DAG  NOT STARTED"));
+    // The next run starts from a clean slate.
+    app.on_session(Event::RunStarted {
+        composition: "main".into(),
+        case: None,
+        nodes: 3,
+    });
+    let s = screen(&mut app, 120, 30);
+    assert!(!s.contains("✗ find") && !s.contains("not started"), "{s}");
+}
