@@ -280,6 +280,9 @@ pub struct App {
     pub(crate) tools: LiveTools,
     /// A durable run being followed: what cancels it.
     pub(crate) durable: Option<tokio_util::sync::CancellationToken>,
+    /// Opened with `--on`: whether the first local run said that it runs
+    /// here, and how to run on Restate.
+    pub(crate) said_where: bool,
 }
 
 impl App {
@@ -331,6 +334,7 @@ impl App {
             validated_once: false,
             tools: LiveTools::default(),
             durable: None,
+            said_where: false,
         }
     }
 

@@ -245,6 +245,9 @@ impl App {
         } else {
             Vec::new()
         };
+        if runs_something && self.viewing.is_none() {
+            self.say_where_runs_go();
+        }
         if runs_something && self.viewing.is_none() && self.errors == 0 {
             // Checked again on the vars of the case this run uses.
             effects.extend(self.live_preflight());
@@ -351,6 +354,27 @@ impl App {
             breakpoints: self.breakpoints.iter().cloned().collect(),
             then,
         }]
+    }
+
+    /// Opened with `--on restate://…`: the run keys still run here (the
+    /// edit, run, look loop needs no saved file and no worker); the first
+    /// of them says so, and how to run on Restate.
+    fn say_where_runs_go(&mut self) {
+        let Some(restate) = &self.opts.restate else {
+            return;
+        };
+        if std::mem::replace(&mut self.said_where, true) {
+            return;
+        }
+        let run = self.keymap.label(Action::Run);
+        let palette = self.keymap.label(Action::Palette);
+        self.say(
+            format!(
+                "{run} runs here, in this workbench; `{palette} durable run` runs the saved file on {}",
+                restate.on
+            ),
+            false,
+        );
     }
 
     /// The dry run (`d`, `e`) with preflight's verdict, as `plan` gives

@@ -289,3 +289,41 @@ fn a_durable_runs_question_opens_in_the_modal_and_the_same_keys_answer_it() {
     assert_eq!(a.reply, Reply::Cancel);
     assert!(a.error.is_some(), "{a:?}");
 }
+
+/// Issue 48, item 24: with `--on`, the run key runs here and the first
+/// run says so, naming the palette's durable run.
+#[test]
+fn with_on_the_first_local_run_says_where_it_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let (mut app, _) = app(dir.path(), true);
+    let effects = app.on_key(key(KeyCode::F(5)));
+    assert!(
+        effects.iter().any(|e| matches!(e, Effect::Start { .. })),
+        "F5 runs here: {effects:?}"
+    );
+    let said = |app: &App| {
+        app.messages
+            .log()
+            .iter()
+            .filter(|e| {
+                e.text
+                    .contains("durable run` runs the saved file on restate://127.0.0.1:1")
+            })
+            .count()
+    };
+    assert_eq!(said(&app), 1, "{:?}", app.messages.log());
+    assert!(
+        app.messages
+            .status()
+            .unwrap()
+            .text
+            .starts_with("F5 runs here")
+    );
+    app.on_key(key(KeyCode::F(10)));
+    assert_eq!(said(&app), 1, "said once");
+    // Without `--on` nothing is said.
+    let dir = tempfile::tempdir().unwrap();
+    let (mut app, _) = self::app(dir.path(), false);
+    app.on_key(key(KeyCode::F(5)));
+    assert_eq!(said(&app), 0);
+}
