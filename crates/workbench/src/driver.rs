@@ -194,6 +194,10 @@ impl Driver {
                 } => {
                     let tx = self.msg_tx.clone();
                     tokio::spawn(async move {
+                        let opens = tx.clone();
+                        let mut on_open = move |o: pipewright_engine::run::durable::Opened| {
+                            let _ = opens.send(Message::DurableOpened { node: o.node });
+                        };
                         let lines = tx.clone();
                         let mut on_call = move |c: pipewright_engine::run::durable::Recorded| {
                             let ok = matches!(&c.outcome, Ok(o) if !o.is_error);
@@ -240,6 +244,7 @@ impl Driver {
                             &restate,
                             &request,
                             &cancel,
+                            &mut on_open,
                             &mut on_call,
                             &mut on_question,
                         )

@@ -22,6 +22,7 @@ impl App {
             }
             M::Sampled { ticket, result } => self.asks.provided(ticket, result),
             M::Judged { result, again } => self.judged(result, again),
+            M::DurableOpened { node } => self.durable_opened(node.as_deref()),
             M::DurableCall { node, ok, line } => self.durable_call(node.as_deref(), ok, line),
             M::DurableDone { result, source } => self.durable_done(result, &source),
             M::Tools { key, result } => return self.on_tools(key, result),

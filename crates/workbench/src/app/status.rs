@@ -46,6 +46,9 @@ pub(crate) fn state_label(app: &App) -> String {
         RunState::Idle if app.not_started.is_some() => "NOT STARTED".into(),
         RunState::Idle => "IDLE".into(),
         RunState::Connecting => "CONNECTING".into(),
+        // A durable run's calls in flight are the journal's, drawn in the
+        // DAG as it is read: the badge says only that it runs.
+        RunState::Running if app.durable.is_some() => "RUNNING".into(),
         RunState::Running => match app.running().as_slice() {
             [] => "RUNNING".into(),
             [one] => format!("RUNNING {one}"),
@@ -411,7 +414,10 @@ pub(crate) fn mode_keys(app: &App) -> Vec<(String, &'static str)> {
                     out.push((k(Action::Breakpoint), "break"));
                 }
                 RunState::Running | RunState::Connecting => {
-                    out.push((k(Action::Pause), "pause"));
+                    // A durable run cannot pause: only `x` cancels it.
+                    if app.durable.is_none() {
+                        out.push((k(Action::Pause), "pause"));
+                    }
                     out.push((k(Action::Cancel), "cancel"));
                     move_keys(app, &mut out);
                     out.push((k(Action::Breakpoint), "break"));

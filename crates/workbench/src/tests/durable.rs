@@ -290,6 +290,42 @@ fn a_durable_runs_question_opens_in_the_modal_and_the_same_keys_answer_it() {
     assert!(a.error.is_some(), "{a:?}");
 }
 
+/// Issue 48, item 24: a call the journal says has begun shows its node
+/// running (the spinner a local run shows) until its outcome comes; the
+/// badge says the run runs, and `p`, which a durable run does not have, is
+/// not offered.
+#[test]
+fn a_durable_runs_open_call_shows_its_node_running() {
+    use crate::app::status::{mode_keys, state_label};
+    use pipewright_engine::run::trace::NodeStatus;
+    let dir = tempfile::tempdir().unwrap();
+    let (mut app, _) = app(dir.path(), true);
+    let effects = choose_durable(&mut app);
+    assert!(
+        durable_effect(&effects).is_some(),
+        "no durable run submitted"
+    );
+    app.on_message(Message::DurableOpened {
+        node: Some("a".into()),
+    });
+    assert_eq!(app.visuals[0].status, NodeStatus::Running);
+    assert_eq!(app.visuals[1].status, NodeStatus::Pending);
+    app.on_message(Message::DurableCall {
+        node: Some("a".into()),
+        ok: true,
+        line: "durable: ✓ a · echo · journaled by w1".into(),
+    });
+    app.on_message(Message::DurableOpened {
+        node: Some("b".into()),
+    });
+    assert_eq!(app.visuals[0].status, NodeStatus::Ok);
+    assert_eq!(app.visuals[1].status, NodeStatus::Running);
+    assert_eq!(state_label(&app), "RUNNING");
+    let keys = mode_keys(&app);
+    assert!(!keys.iter().any(|(_, what)| *what == "pause"), "{keys:?}");
+    assert!(keys.iter().any(|(_, what)| *what == "cancel"), "{keys:?}");
+}
+
 /// Issue 48, item 24: with `--on`, the run key runs here and the first
 /// run says so, naming the palette's durable run.
 #[test]
