@@ -179,11 +179,14 @@ fn short(ev: &Event) -> String {
             None => format!("paused {reason:?}"),
         },
         Event::Resumed => "resumed".into(),
+        Event::Idle { .. } => "idle".into(),
+        Event::Busy { .. } => "busy".into(),
         Event::Breakpoint { id, on } => format!("breakpoint {id} {on}"),
         Event::PlanReplaced {
             stale,
             added,
             removed,
+            ..
         } => format!("plan stale={stale:?} added={added:?} removed={removed:?}"),
         Event::Pinned { id, .. } => format!("pinned {id}"),
         Event::BudgetTripped { cap, .. } => format!("budget {cap}"),

@@ -277,6 +277,9 @@ pub struct App {
     /// Why the last session could not start (a server's error in full,
     /// stderr included): the Error tab of a node that did not run shows it.
     pub(crate) start_error: Option<String>,
+    /// Why the nodes marked ✗ without a record did not start (`server
+    /// `py` could not start`), until the next run starts.
+    pub(crate) not_started: Option<String>,
     /// Whether the first validation has come in.
     validated_once: bool,
     /// The servers' tool lists and preflight's verdict as you type.
@@ -286,6 +289,9 @@ pub struct App {
     /// No `--theme` and no `theme:` in config.yaml chose the theme: the
     /// default may fit the terminal's background.
     pub(crate) theme_default: bool,
+    /// Opened with `--on`: whether the first local run said that it runs
+    /// here, and how to run on Restate.
+    pub(crate) said_where: bool,
 }
 
 impl App {
@@ -335,10 +341,12 @@ impl App {
             sampling: None,
             results: Results::default(),
             start_error: None,
+            not_started: None,
             validated_once: false,
             tools: LiveTools::default(),
             durable: None,
             theme_default: false,
+            said_where: false,
         };
         app.ask_about_recovery();
         app

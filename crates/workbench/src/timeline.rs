@@ -17,7 +17,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Paragraph, Widget};
 
 use pipewright_engine::file::model::Composition;
-use pipewright_engine::run::trace::NodeStatus;
+use pipewright_engine::run::trace::{NodeStatus, PauseSpan};
 
 use crate::component::{Component, Ctx, Handled, Queue};
 use crate::inspector::text::duration_text;
@@ -63,17 +63,23 @@ impl Timeline {
             .unwrap_or_else(|| self.elapsed_ms().unwrap_or(0))
     }
 
-    /// The run paused now.
-    pub(crate) fn paused(&mut self) {
-        if let Some(at) = self.elapsed_ms() {
-            self.pauses.push((at, None));
+    /// The session's pause clock started `at_ms` into the run (paused, and
+    /// nothing in flight): the session says when a pause is, so the
+    /// timeline's gaps are the ones the run's duration leaves out.
+    pub(crate) fn idle(&mut self, at_ms: u64) {
+        if self.clock.is_some() {
+            self.pauses.push((at_ms, None));
         }
     }
 
-    /// The run went on: the last pause ends now.
-    pub(crate) fn resumed(&mut self) {
-        if let (Some(now), Some((at, end @ None))) = (self.elapsed_ms(), self.pauses.last_mut()) {
-            *end = Some(now.saturating_sub(*at));
+    /// The session's pause clock stopped: the pause under way is `pause`.
+    pub(crate) fn busy(&mut self, pause: PauseSpan) {
+        if self.clock.is_none() {
+            return;
+        }
+        match self.pauses.last_mut() {
+            Some(last @ (_, None)) => *last = (pause.at_ms, Some(pause.ms)),
+            _ => self.pauses.push((pause.at_ms, Some(pause.ms))),
         }
     }
 
@@ -604,16 +610,21 @@ mod tests {
     fn the_live_clock_keeps_pauses_and_a_frozen_now() {
         let mut t = Timeline::default();
         assert_eq!(t.now_ms(), 0, "no run: time stands at zero");
-        t.paused();
+        t.idle(3);
         assert!(t.pauses.is_empty(), "no clock, no pause");
         t.start();
-        t.paused();
+        t.idle(3);
         assert_eq!(t.pauses.len(), 1);
         assert_eq!(t.pauses[0].1, None, "still paused");
         t.frozen_ms = Some(t.pauses[0].0 + 500);
         assert_eq!(t.live_pauses(), vec![(t.pauses[0].0, 500)]);
-        t.resumed();
+        t.busy(PauseSpan { at_ms: 3, ms: 700 });
         assert!(t.pauses[0].1.is_some(), "the pause ended");
+        assert_eq!(
+            t.pauses,
+            vec![(3, Some(700))],
+            "as long as the session says"
+        );
         t.start();
         assert!(t.pauses.is_empty(), "a new run starts with none");
         t.toggle_open(3);

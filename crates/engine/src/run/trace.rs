@@ -349,6 +349,19 @@ impl RunStatus {
             RunStatus::Interrupted => "interrupted",
         }
     }
+
+    /// How the run ended, in words for a sentence (`run stopped over
+    /// budget: …`), where [`as_str`](Self::as_str) is the trace's code.
+    pub fn phrase(self) -> &'static str {
+        match self {
+            RunStatus::Completed => "completed",
+            RunStatus::Partial => "partly failed",
+            RunStatus::Failed => "failed",
+            RunStatus::BudgetExceeded => "stopped over budget",
+            RunStatus::Cancelled => "cancelled",
+            RunStatus::Interrupted => "interrupted",
+        }
+    }
 }
 
 /// The result of one expectation.

@@ -266,6 +266,9 @@ impl App {
         } else {
             Vec::new()
         };
+        if runs_something && self.viewing.is_none() {
+            self.say_where_runs_go();
+        }
         if runs_something && self.viewing.is_none() && self.errors == 0 {
             // Checked again on the vars of the case this run uses.
             effects.extend(self.live_preflight());
@@ -326,6 +329,16 @@ impl App {
             self.trace = None;
         }
         if self.session.is_open() {
+            if let (Command::Rerun(id) | Command::RerunFrom(id), RunState::Paused { .. }) =
+                (&cmd, &self.run)
+            {
+                let go = self.keymap.label(Action::Continue);
+                let after = match cmd {
+                    Command::Rerun(_) => String::new(),
+                    _ => format!("; what follows it runs when the run goes on ({go})"),
+                };
+                self.say(format!("re-running `{id}` in the paused run{after}"), false);
+            }
             return vec![Effect::Send(cmd)];
         }
         if !start {
@@ -353,6 +366,7 @@ impl App {
         let then = vec![cmd];
         self.session.started(session_key(&p, &c));
         self.run = RunState::Connecting;
+        self.clear_not_started();
         let cfg = Box::new(self.session_config(&p, &c));
         vec![Effect::Start {
             pipeline: p,
@@ -361,6 +375,27 @@ impl App {
             breakpoints: self.breakpoints.iter().cloned().collect(),
             then,
         }]
+    }
+
+    /// Opened with `--on restate://…`: the run keys still run here (the
+    /// edit, run, look loop needs no saved file and no worker); the first
+    /// of them says so, and how to run on Restate.
+    fn say_where_runs_go(&mut self) {
+        let Some(restate) = &self.opts.restate else {
+            return;
+        };
+        if std::mem::replace(&mut self.said_where, true) {
+            return;
+        }
+        let run = self.keymap.label(Action::Run);
+        let palette = self.keymap.label(Action::Palette);
+        self.say(
+            format!(
+                "{run} runs here, in this workbench; `{palette} durable run` runs the saved file on {}",
+                restate.on
+            ),
+            false,
+        );
     }
 
     /// The dry run (`d`, `e`) with preflight's verdict, as `plan` gives

@@ -43,8 +43,12 @@ pub(crate) fn state_label(app: &App) -> String {
         return format!("RUN {} {}", v.entry.id, v.entry.status.to_uppercase());
     }
     match &app.run {
+        RunState::Idle if app.not_started.is_some() => "NOT STARTED".into(),
         RunState::Idle => "IDLE".into(),
         RunState::Connecting => "CONNECTING".into(),
+        // A durable run's calls in flight are the journal's, drawn in the
+        // DAG as it is read: the badge says only that it runs.
+        RunState::Running if app.durable.is_some() => "RUNNING".into(),
         RunState::Running => match app.running().as_slice() {
             [] => "RUNNING".into(),
             [one] => format!("RUNNING {one}"),
@@ -56,9 +60,11 @@ pub(crate) fn state_label(app: &App) -> String {
                 PauseReason::Step => "STEP",
                 PauseReason::User => "PAUSED",
             };
+            // A step's next node is marked `▸` in the DAG; the badge
+            // names a breakpoint's.
             match before {
-                Some(b) => format!("{why} at {b}"),
-                None => why.into(),
+                Some(b) if *reason != PauseReason::Step => format!("{why} at {b}"),
+                _ => why.into(),
             }
         }
         // A run whose every result has gone (a reload, another
@@ -502,7 +508,10 @@ fn run_keys(app: &App, out: &mut Vec<(String, &'static str)>) {
             out.push((k(Action::Cancel), "cancel"));
         }
         RunState::Running | RunState::Connecting => {
-            out.push((k(Action::Pause), "pause"));
+            // A durable run cannot pause: only `x` cancels it.
+            if app.durable.is_none() {
+                out.push((k(Action::Pause), "pause"));
+            }
             out.push((k(Action::Cancel), "cancel"));
         }
         RunState::Idle | RunState::Finished(_) => {}

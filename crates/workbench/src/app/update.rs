@@ -55,7 +55,16 @@ impl App {
             Msg::Answered { node, action } => {
                 self.update_asking(node.as_deref());
                 let who = node.map(|n| format!("{n}: ")).unwrap_or_default();
-                self.say(format!("{who}answered {action}"), false);
+                let text = format!("{who}answered {action}");
+                // A session logs every answer it gets (the modal's, an
+                // answers file's, the provider's): here it is only shown.
+                // A durable run's answer goes to Restate, which says
+                // nothing back: it is logged here.
+                if self.durable.is_some() {
+                    self.say(text, false);
+                } else {
+                    self.messages.show(text, false);
+                }
             }
             Msg::OpenUrl(url) => return vec![Effect::OpenUrl(url)],
             Msg::Copy { text, what } => return self.copy(text, &what),

@@ -88,3 +88,24 @@ fn an_empty_list_closes_on_enter_and_stays_on_export() {
         HistoryEffect::Stay
     );
 }
+
+/// A durable run's id is 32 characters (`…-<16 hex>`): the list's columns stay in line
+/// with the local runs' (issue 48, item 24).
+#[test]
+fn a_durable_runs_longer_id_keeps_the_columns_in_line() {
+    let h = runs(&["20261129-024808-5cd80123456789ab", "20261129-024808-5cd8"]);
+    let rows: Vec<String> = h
+        .rows(&crate::theme::Theme::dark(), 120)
+        .iter()
+        .map(|l| l.spans.iter().map(|s| s.content.as_ref()).collect())
+        .collect();
+    let widths: Vec<usize> = rows.iter().map(|r| r.chars().count()).collect();
+    assert_eq!(
+        widths[0], widths[1],
+        "the columns after the id in line: {rows:#?}"
+    );
+    assert!(
+        rows[1].starts_with(" 20261129-024808-5cd8              "),
+        "{rows:#?}"
+    );
+}

@@ -373,6 +373,13 @@ impl Inspector {
                     ));
                 }
             }
+            None if let Some(why) = &self.live.not_started => spans.push(Span::styled(
+                format!(
+                    "{} not started: {why}",
+                    status_glyph(NodeStatus::Failed, false, 0)
+                ),
+                Style::default().fg(theme.status(NodeStatus::Failed)),
+            )),
             None if self.live.running => {
                 spans.push(Span::styled(
                     format!(
@@ -397,15 +404,16 @@ impl Inspector {
         }
         // A node that ran names the tool it called (its record's), not the
         // one the file calls now; when those differ, it says so.
-        let called = s
-            .record
-            .as_ref()
-            .map(|r| r.tool.clone())
-            .filter(|t| !t.is_empty());
+        let record = s.record.as_deref().filter(|r| !r.tool.is_empty());
+        let called = record.map(|r| r.tool.clone());
+        let server = match record {
+            Some(r) => &r.server,
+            None => &s.server,
+        };
         if let Some(tool) = called.as_ref().or(s.tool.as_ref()) {
             spans.push(Span::styled(" · ", dim));
             spans.push(Span::styled(tool.clone(), Style::default().fg(theme.fg)));
-            if let Some(server) = &s.server {
+            if let Some(server) = server {
                 spans.push(Span::styled(format!(" @ {server}"), dim));
                 if let Some(rev) = &self.live.protocol {
                     spans.push(Span::styled(format!(" (MCP {rev})"), dim));

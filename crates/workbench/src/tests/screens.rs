@@ -216,7 +216,7 @@ fn failed_pipe(app: &mut App) {
     });
 }
 
-fn empty_trace() -> Trace {
+pub(super) fn empty_trace() -> Trace {
     Trace {
         run_id: "20261123-103000-a3f9".into(),
         file: "pipeline.yml".into(),
@@ -365,6 +365,7 @@ fn an_edit_to_a_running_plan_is_sent_to_the_session() {
     ));
     app.on_session(Event::PlanReplaced {
         stale: vec!["notify".into()],
+        fresh: Vec::new(),
         added: vec![],
         removed: vec![],
     });
@@ -973,7 +974,7 @@ fn row(buf: &Buffer, y: u16) -> String {
 /// The status line: the bar (the row above the footer), after the
 /// message's rows above it when a message too long for the bar has rows
 /// of its own.
-fn status_row(app: &mut App, w: u16, h: u16) -> String {
+pub(super) fn status_row(app: &mut App, w: u16, h: u16) -> String {
     let buf = frame(app, w, h);
     let own = crate::app::status::message_rows(app, w);
     (h - 2 - own..=h - 2)
@@ -983,7 +984,7 @@ fn status_row(app: &mut App, w: u16, h: u16) -> String {
 }
 
 /// The footer (the last row).
-fn footer_row(app: &mut App, w: u16, h: u16) -> String {
+pub(super) fn footer_row(app: &mut App, w: u16, h: u16) -> String {
     row(&frame(app, w, h), h - 1)
 }
 
@@ -1686,7 +1687,7 @@ fn undo_takes_back_a_word_at_a_time_and_redo_mirrors_it() {
 // ----- issue 35: every state on screen true, every key said ---------------
 
 /// PIPE run to the end: all three nodes ok, each record naming its tool.
-fn completed_pipe(app: &mut App) {
+pub(super) fn completed_pipe(app: &mut App) {
     app.on_session(Event::RunStarted {
         composition: "main".into(),
         case: None,
@@ -1717,6 +1718,7 @@ fn issue35_item1_the_badge_counts_stale_nodes_and_forgets_a_run_gone() {
     // An edit made `notify` stale: the badge says so.
     app.on_session(Event::PlanReplaced {
         stale: vec!["notify".into()],
+        fresh: Vec::new(),
         added: Vec::new(),
         removed: Vec::new(),
     });
@@ -1797,6 +1799,7 @@ fn issue35_item2_a_stale_nodes_header_names_the_tool_it_called() {
     }
     app.on_session(Event::PlanReplaced {
         stale: vec!["find".into(), "details".into(), "notify".into()],
+        fresh: Vec::new(),
         added: Vec::new(),
         removed: Vec::new(),
     });
