@@ -202,6 +202,7 @@ pub fn start(
         budget_blocked: None,
         started: None,
         paused_since: None,
+        idle_from: None,
         paused_total: Duration::ZERO,
         pauses: Vec::new(),
         run_id: String::new(),
@@ -329,6 +330,10 @@ struct Actor {
     started: Option<Instant>,
     /// When the run last paused, while it is paused.
     paused_since: Option<Instant>,
+    /// When the session went to `Paused` with nothing in flight: the pause
+    /// began then, before `Paused` was said, though its clock is settled
+    /// after.
+    idle_from: Option<Instant>,
     /// The time this run spent paused before `paused_since`.
     paused_total: Duration,
     /// The pauses of this run that have ended.

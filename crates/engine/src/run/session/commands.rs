@@ -99,6 +99,7 @@ impl Actor {
 
     pub(super) fn set_mode(&mut self, mode: Mode) {
         self.mode = mode;
+        self.idle_from = (mode == Mode::Paused && self.in_flight.is_empty()).then(Instant::now);
         // Fan-outs in flight start no new iteration while the session is
         // paused by the user or a breakpoint (a step's own node runs on).
         let _ = self

@@ -29,13 +29,16 @@ impl Actor {
         let idle = self.mode == Mode::Paused && self.in_flight.is_empty();
         match (idle, self.paused_since, self.started) {
             (true, None, Some(start)) => {
-                let now = Instant::now();
+                // Paused with nothing in flight: from the moment it paused
+                // (what was said then); else from the last call's end, now.
+                let now = self.idle_from.take().unwrap_or_else(Instant::now);
                 self.paused_since = Some(now);
                 let at_ms = now.saturating_duration_since(start).as_millis() as u64;
                 self.emit(Event::Idle { at_ms }).await;
             }
             (false, Some(at), _) => {
                 self.paused_since = None;
+                self.idle_from = None;
                 self.paused_total += at.elapsed();
                 let pause = crate::run::trace::PauseSpan {
                     at_ms: self.started.map_or(0, |start| {
