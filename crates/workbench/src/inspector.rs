@@ -745,8 +745,6 @@ impl Inspector {
     }
 }
 
-/// A copy of `r` for the inspector.
-#[allow(clippy::needless_update)]
 /// The Iterations tab's rows: the record's, or, while a fan-out runs,
 /// those started so far.
 fn iteration_items<'a>(shown: Option<&'a Shown>, live: &'a Live) -> &'a [IterationRecord] {
@@ -757,6 +755,8 @@ fn iteration_items<'a>(shown: Option<&'a Shown>, live: &'a Live) -> &'a [Iterati
     }
 }
 
+/// A copy of `r` for the inspector.
+#[allow(clippy::needless_update)]
 fn copy_record(r: &NodeRecord) -> NodeRecord {
     NodeRecord {
         status: r.status,

@@ -26,6 +26,16 @@ pub struct IterationsView {
     detail: Option<(usize, JsonTree)>,
 }
 
+/// What the Iterations tab lists: the rows, what the node iterates over
+/// when it is a fan-out (`for_each:`), and whether it has a record (with
+/// no rows they say why there are none).
+#[derive(Clone, Copy)]
+pub struct Rows<'a> {
+    pub items: &'a [IterationRecord],
+    pub fan_out: Option<&'a str>,
+    pub ran: bool,
+}
+
 impl IterationsView {
     /// Index of the selected element.
     pub fn selected(&self) -> usize {
@@ -94,21 +104,20 @@ impl IterationsView {
     }
 
     /// Draws the table (or the opened element); touches only visible rows.
-    /// `fan_out` is what the node iterates over, when it is a fan-out
-    /// (`for_each:`), and `ran` whether it has a record: with no rows they
-    /// say why there are none.
-    #[allow(clippy::too_many_arguments)]
     pub fn render(
         &mut self,
-        items: &[IterationRecord],
-        fan_out: Option<&str>,
-        ran: bool,
+        rows: Rows<'_>,
         area: Rect,
         buf: &mut Buffer,
         theme: &Theme,
         focused: bool,
         tick: u64,
     ) {
+        let Rows {
+            items,
+            fan_out,
+            ran,
+        } = rows;
         if area.is_empty() {
             return;
         }

@@ -234,9 +234,11 @@ impl Inspector {
                 let tick = self.live.tick;
                 let ran = shown.record.is_some();
                 self.iterations.render(
-                    items,
-                    shown.for_each.as_deref(),
-                    ran,
+                    super::iterations::Rows {
+                        items,
+                        fan_out: shown.for_each.as_deref(),
+                        ran,
+                    },
                     body,
                     buf,
                     theme,
