@@ -22,6 +22,7 @@ mod mode;
 mod msg;
 mod overlay;
 mod palette;
+mod recording;
 mod results;
 mod session;
 mod state;
@@ -84,6 +85,9 @@ pub struct EditOptions {
     pub theme: Option<String>,
     /// Where the palette's "durable run" runs the saved file.
     pub restate: Option<pipewright_engine::run::durable::client::Restate>,
+    /// `--record PATH`: open following this session file, or the newest
+    /// session of this folder and each new one (the recording view).
+    pub record: Option<PathBuf>,
     /// The tools a new file's scaffold lists (`tools/list` entries: the
     /// built-in demo server's), when FILE does not exist and no server is
     /// given.
@@ -147,6 +151,7 @@ pub async fn edit(
         theme: opts.theme,
         timeout: opts.timeout,
         restate: opts.restate,
+        record: opts.record,
         judge: pipewright_engine::eval::JudgeFlags::from_environment(&settings.env),
         settings,
         load: load.clone(),

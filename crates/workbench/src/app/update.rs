@@ -62,6 +62,7 @@ impl App {
             Msg::Case(name) => return self.choose_case(&name),
             Msg::Durable => return self.start_durable(),
             Msg::OpenScaffold => return self.open_scaffold(),
+            Msg::FollowRecording(path) => return self.follow_recording(&path),
             Msg::WriteScaffold { tools, chosen } => self.write_scaffold(&tools, &chosen),
             Msg::Export { entry, format } => match (format.and_then(ExportFormat::of_key), entry) {
                 (Some(what), Some(e)) => self.export_saved(&e, what),
