@@ -14,7 +14,7 @@ mod tail;
 mod view;
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;
 
 pub(crate) use view::{Counts, View};
 

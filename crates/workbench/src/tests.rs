@@ -7,6 +7,7 @@
 
 mod durable;
 mod live;
+mod recording;
 mod screens;
 
 use std::path::PathBuf;
