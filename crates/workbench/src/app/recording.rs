@@ -155,8 +155,7 @@ impl App {
             .opts
             .file
             .parent()
-            .filter(|d| !d.as_os_str().is_empty())
-            .map_or_else(|| PathBuf::from("."), Path::to_path_buf);
+            .map_or_else(PathBuf::new, Path::to_path_buf);
         let Some(f) = self.recording.as_mut() else {
             let key = self.keymap.label(crate::keys::Action::WritePipeline);
             self.say(
@@ -200,12 +199,17 @@ impl App {
                 for line in summary {
                     self.messages.log_line(line, false);
                 }
-                let tape = pipewright_engine::record::write::cassette_path(&file);
+                self.messages.log_line(
+                    format!(
+                        "next: pipewright edit {} (or run it with --replay {})",
+                        file.display(),
+                        pipewright_engine::record::write::cassette_path(&file).display()
+                    ),
+                    false,
+                );
                 self.say(
                     format!(
-                        "wrote {} and {} (m shows what was inferred); `pipewright edit {}` opens it",
-                        file.display(),
-                        tape.display(),
+                        "wrote {} and its cassette (m: what was inferred)",
                         file.display()
                     ),
                     false,
