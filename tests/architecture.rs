@@ -860,3 +860,55 @@ fn the_environment_check_sees_a_read_when_there_is_one() {
         assert!(environment_reads("f.rs", code).is_empty(), "{code}");
     }
 }
+
+/// The workbench files that may await: the event loop and what it runs on
+/// tasks (a server's question handed to the screen, grading), and the
+/// entry point that starts the loop. Everything else — the app and every
+/// component — only changes state and returns effects.
+const MAY_AWAIT: &[&str] = &[
+    "crates/workbench/src/driver.rs",
+    "crates/workbench/src/terminal.rs",
+    "crates/workbench/src/lib.rs",
+    "crates/workbench/src/judging.rs",
+    "crates/workbench/src/ask/responder.rs",
+];
+
+/// The files of `code` that await, other than `allowed`.
+fn awaiting(code: &[(PathBuf, String)], allowed: &[&str]) -> Vec<String> {
+    let awaits = Regex::new(r"\.await\b|\basync\s+fn\b").unwrap();
+    code.iter()
+        .filter(|(f, _)| !allowed.iter().any(|a| f.ends_with(a)))
+        .filter(|(_, c)| awaits.is_match(c))
+        .map(|(f, _)| f.display().to_string())
+        .collect()
+}
+
+/// The UI never awaits the network: only the event loop awaits; the app
+/// and its components change state and hand the loop `Effect`s.
+#[test]
+fn the_workbench_awaits_only_in_its_event_loop() {
+    let found = awaiting(&workbench_code(), MAY_AWAIT);
+    assert!(
+        found.is_empty(),
+        "these workbench files await (the app and its components must hand the loop an Effect instead):\n{}",
+        found.join("\n")
+    );
+}
+
+#[test]
+fn the_await_check_sees_an_await() {
+    let planted = vec![
+        (
+            PathBuf::from("crates/workbench/src/app/plan.rs"),
+            "fn f() { x.await; }".to_owned(),
+        ),
+        (
+            PathBuf::from("crates/workbench/src/driver.rs"),
+            "async fn g() { y.await }".to_owned(),
+        ),
+    ];
+    assert_eq!(
+        awaiting(&planted, MAY_AWAIT),
+        ["crates/workbench/src/app/plan.rs"]
+    );
+}

@@ -82,3 +82,23 @@ fn man_writes_a_page_per_subcommand() {
         "run's page lists its flags"
     );
 }
+
+/// Issue 48, item 22: a flag one command uses is listed by that command,
+/// not by every one: `new` and `demo-server` call no Fibe pipeline, so
+/// their help shows no Fibe caps, while `run`'s does.
+#[test]
+fn fibes_caps_are_listed_only_where_they_apply() {
+    let help = |args: &[&str]| {
+        let out = pw().args(args).arg("--help").output().expect("runs");
+        assert!(out.status.success(), "{args:?}");
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    for args in [&["new"][..], &["demo-server"]] {
+        let text = help(args);
+        assert!(
+            !text.contains("--fibe-max"),
+            "{args:?} --help lists Fibe's caps:\n{text}"
+        );
+    }
+    assert!(help(&["run"]).contains("--fibe-max-steps"));
+}

@@ -59,6 +59,7 @@ fn an_lsp_client_gets_diagnostics_fixes_completion_hover_navigation_and_rename()
         "hover on a tool shows its description and arguments",
         "definition from `${find.users…}` lands on node find's id",
         "rename changes the id and every reference",
+        "completion details give the output schema's types",
         "hover on a reference shows the value its last run recorded",
         "completion after `${find.` offers the recorded fields",
         "document symbols nest nodes in their composition",

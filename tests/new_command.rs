@@ -16,6 +16,9 @@ fn pw(home: &Path) -> Command {
 #[test]
 fn two_demo_tools_make_a_file_that_checks_and_plans() {
     let dir = tempfile::tempdir().unwrap();
+    // The schema beside the file, so its modeline has one to name.
+    let schema = pw(dir.path()).arg("schema").output().unwrap().stdout;
+    std::fs::write(dir.path().join("pipewright.schema.json"), schema).unwrap();
     let out = pw(dir.path())
         .args([
             "new",
@@ -38,7 +41,7 @@ fn two_demo_tools_make_a_file_that_checks_and_plans() {
     assert!(out.contains("next: pipewright edit two.yml"), "{out}");
     let text = std::fs::read_to_string(dir.path().join("two.yml")).unwrap();
     assert!(
-        text.starts_with("# yaml-language-server: $schema="),
+        text.starts_with("# yaml-language-server: $schema=pipewright.schema.json\n"),
         "{text}"
     );
     assert!(
@@ -94,13 +97,35 @@ fn a_named_server_is_declared_and_nodes_check() {
         .success();
 }
 
+/// With no tool chosen the file holds an example node that checks as it
+/// is, and its first line names no schema that is not there.
 #[test]
-fn no_tool_off_a_terminal_writes_a_commented_example() {
+fn no_tool_off_a_terminal_writes_an_example_that_checks() {
     let dir = tempfile::tempdir().unwrap();
     pw(dir.path()).arg("new").assert().success();
     let text = std::fs::read_to_string(dir.path().join("pipeline.yml")).unwrap();
-    assert!(text.contains("      # - id: search_users\n"), "{text}");
+    assert!(text.contains("      - id: search_users\n"), "{text}");
     assert!(text.contains("# demo's tools: search_users"), "{text}");
+    assert!(!text.contains("$schema="), "{text}");
+    assert!(
+        text.starts_with(
+            "# For completion and checks in an editor: `pipewright schema > pipewright.schema.json`"
+        ),
+        "{text}"
+    );
+    pw(dir.path())
+        .args(["check", "pipeline.yml"])
+        .assert()
+        .success();
+    // Once the schema is beside it, a new file's modeline names it.
+    let schema = pw(dir.path()).arg("schema").output().unwrap().stdout;
+    std::fs::write(dir.path().join("pipewright.schema.json"), schema).unwrap();
+    pw(dir.path()).args(["new", "more.yml"]).assert().success();
+    let text = std::fs::read_to_string(dir.path().join("more.yml")).unwrap();
+    assert!(
+        text.starts_with("# yaml-language-server: $schema=pipewright.schema.json\n"),
+        "{text}"
+    );
 }
 
 #[test]
@@ -151,19 +176,14 @@ fn an_unknown_tool_is_refused_with_the_closest_name() {
 
 #[test]
 fn a_new_file_in_the_workbench_starts_from_the_demo_scaffold() {
-    let (text, line) = pipewright::ui::new_file_text(&pipewright::demo_server::tool_definitions());
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("new.yml");
+    let (text, line) =
+        pipewright::ui::new_file_text(&pipewright::demo_server::tool_definitions(), Some(&file));
     assert!(text.contains("# demo's tools: search_users"), "{text}");
     let example = text.lines().nth(line - 1).unwrap();
-    assert_eq!(example, "      # - id: search_users", "{text}");
-    // Uncommenting the example node makes a file that checks.
-    let dir = tempfile::tempdir().unwrap();
-    let uncommented: String = text
-        .lines()
-        .map(|l| match l.strip_prefix("      # ") {
-            Some(rest) if !rest.starts_with("One node") => format!("      {rest}\n"),
-            _ => format!("{l}\n"),
-        })
-        .collect();
-    std::fs::write(dir.path().join("new.yml"), uncommented).unwrap();
+    assert_eq!(example, "      - id: search_users", "{text}");
+    // The scaffold checks as it is.
+    std::fs::write(&file, &text).unwrap();
     pw(dir.path()).args(["check", "new.yml"]).assert().success();
 }

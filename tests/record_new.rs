@@ -335,7 +335,12 @@ fn references(session: &Path) -> Vec<(String, &'static str, String)> {
         .build()
         .expect("a runtime");
     let w = rt
-        .block_on(write::write(vec![rec], "flow", "flow.yml.cassette.json"))
+        .block_on(write::write(
+            vec![rec],
+            "flow",
+            "flow.yml.cassette.json",
+            None,
+        ))
         .expect("written");
     w.draft
         .references()

@@ -90,6 +90,43 @@ fn list_shows_runs_newest_first_and_filters() {
     assert!(out.contains("other.yml"), "{out}");
 }
 
+/// A durable run's id (`…-<16 hex>`, 32 characters) does not push its
+/// row's columns out of line with the local runs' (issue 48, item 24).
+#[test]
+fn list_keeps_its_columns_for_a_durable_runs_longer_id() {
+    let h = Home::new();
+    let flow = h.file("flow.yml", FLOW);
+    assert_eq!(h.run(&flow, &["--var", "q=alice"]), 0);
+    let (_, shown, _) = h.out(&["runs", "show", "latest", "--format", "json"]);
+    let mut trace: pipewright::engine::run::trace::Trace =
+        serde_json::from_str(&shown).expect("a trace");
+    // As `new_durable_id` draws them: a local id and 12 more hex digits.
+    trace.run_id = format!("{}0123456789ab", trace.run_id);
+    assert_eq!(trace.run_id.len(), 32);
+    pipewright::engine::run::store::Runs::open(Some(&h.dir.path().join("data")))
+        .expect("the runs store")
+        .save(&trace)
+        .expect("saved");
+    assert_eq!(h.run(&flow, &["--var", "q=alice"]), 0);
+    let (code, out, _) = h.out(&["runs", "list"]);
+    assert_eq!(code, 0);
+    assert_eq!(out.lines().count(), 4, "{out}");
+    let at = |line: &str, what: &str| line.find(what).map(|b| line[..b].chars().count());
+    let header = out.lines().next().unwrap_or_default();
+    let time = at(header, "time (UTC)");
+    for line in out.lines().skip(1) {
+        let date = line
+            .match_indices(" 20")
+            .map(|(b, _)| line[..b + 1].chars().count())
+            .find(|&c| Some(c) == time);
+        assert!(
+            date.is_some(),
+            "the time column starts at {time:?} on every line:\n{out}"
+        );
+    }
+    assert!(out.contains("0123456789ab  "), "{out}");
+}
+
 #[test]
 fn show_prints_the_run_as_run_printed_it() {
     let h = Home::new();

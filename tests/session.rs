@@ -179,11 +179,14 @@ fn short(ev: &Event) -> String {
             None => format!("paused {reason:?}"),
         },
         Event::Resumed => "resumed".into(),
+        Event::Idle { .. } => "idle".into(),
+        Event::Busy { .. } => "busy".into(),
         Event::Breakpoint { id, on } => format!("breakpoint {id} {on}"),
         Event::PlanReplaced {
             stale,
             added,
             removed,
+            ..
         } => format!("plan stale={stale:?} added={added:?} removed={removed:?}"),
         Event::Pinned { id, .. } => format!("pinned {id}"),
         Event::BudgetTripped { cap, .. } => format!("budget {cap}"),
@@ -713,4 +716,50 @@ async fn ten_thousand_mock_nodes_keep_the_event_queue_bounded() {
         peak_queued >= CAPACITY / 2,
         "the driver was never behind: {peak_queued}"
     );
+}
+
+/// Each fan-out iteration keeps what the server sent (issue 48, item 17):
+/// its exchange in the trace is the wire response, not the iteration's
+/// output standing in for it, and it is the value the output was cut
+/// from.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_fan_out_iteration_keeps_its_wire_result() {
+    let demo = Demo::http().await;
+    let mut d = demo.start(plan(
+        "pipe:\n  - id: xs\n    mock: { result: [a, b, c] }\n  - id: each\n    for_each: '${xs[*]}'\n    tool: echo\n    args: { message: '${item}' }\n",
+    ));
+    d.send(Command::Run);
+    let (_, trace) = d.finish().await;
+    let rec = &trace.nodes["each"];
+    assert_eq!(rec.status, NodeStatus::Ok, "{:?}", rec.error);
+    assert_eq!(rec.calls.len(), 3, "{:#?}", rec.calls);
+    for call in &rec.calls {
+        let i = call.iteration.expect("an iteration's call");
+        let sent = call.raw.tree();
+        assert_eq!(
+            sent["content"][0]["text"],
+            Value::from(["a", "b", "c"][i]),
+            "{sent}"
+        );
+        let wire = pipewright::engine::run::trace::attempt_messages(rec, call);
+        let text = wire.to_string();
+        assert!(!text.contains("recorded as the iteration"), "{text}");
+        assert_eq!(wire[1]["result"], *sent, "{text}");
+    }
+}
+
+/// A fan-out that failed names the first failed iteration counted from 1,
+/// as the workbench's Raw tab does (`iteration 2/3`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failed_fan_out_names_its_iteration_counted_from_one() {
+    let demo = Demo::http().await;
+    let mut d = demo.start(plan(
+        "pipe:\n  - id: ids\n    mock: { result: [u1, nope, u2] }\n  - id: each\n    for_each: '${ids[*]}'\n    tool: get_user_details\n    args: { user_id: '${item}' }\n    on_error: continue\n",
+    ));
+    d.send(Command::Run);
+    let (_, trace) = d.finish().await;
+    let rec = &trace.nodes["each"];
+    assert_eq!(rec.status, NodeStatus::Failed);
+    let error = rec.error.as_deref().unwrap_or_default();
+    assert!(error.starts_with("iteration 2 of 3 failed: "), "{error}");
 }

@@ -368,6 +368,36 @@ async def run(client):
         published.diagnostics,
     )
 
+    # Completion in a file that never ran: each field's type comes from
+    # the tool's output schema, not from a value shaped like it.
+    typed = renamed.replace('"${details.email}"', '"${details.}"')
+    client.text_document_did_change(
+        t.DidChangeTextDocumentParams(
+            text_document=t.VersionedTextDocumentIdentifier(uri=URI, version=3),
+            content_changes=[t.TextDocumentContentChangeWholeDocument(text=typed)],
+        )
+    )
+    await until(client, URI, lambda p: p.version == 3, "for version 3")
+    listed = await client.text_document_completion_async(
+        t.CompletionParams(text_document=doc(), position=pos(18, 25))
+    )
+    items = listed.items if hasattr(listed, "items") else listed or []
+    details = {i.label: i.detail for i in items}
+    check(
+        "completion details give the output schema's types",
+        details.get("id") == "string"
+        and details.get("email") == "string · email"
+        and details.get("teams") == "array of string",
+        details,
+    )
+    client.text_document_did_change(
+        t.DidChangeTextDocumentParams(
+            text_document=t.VersionedTextDocumentIdentifier(uri=URI, version=4),
+            content_changes=[t.TextDocumentContentChangeWholeDocument(text=renamed)],
+        )
+    )
+    await until(client, URI, lambda p: p.version == 4, "for version 4")
+
     # A file that was run: hover and completion read its saved outputs.
     await recorded(client)
 

@@ -40,7 +40,7 @@ pub struct NewArgs {
     pub servers_from: Vec<PathBuf>,
     /// A tool to call, one node each, in this order, each after the one
     /// before. Repeatable. Without it: asked on a terminal, else none (one
-    /// commented example node).
+    /// example node for the first tool, its arguments left empty).
     #[arg(long = "tool", value_name = "TOOL")]
     pub tools: Vec<String>,
     /// A session file `pipewright record` wrote: write the pipeline the
@@ -123,11 +123,13 @@ pub async fn new(args: NewArgs, settings: &Settings) -> u8 {
     } else {
         Vec::new()
     };
+    let at = settings.env.absolute(&args.file);
     let text = scaffold::scaffold(&Request {
         name: "main",
         servers: &entries,
         tools: &tools,
         chosen: &chosen,
+        file: at.as_deref(),
     });
     if let Err(e) = write(&args, &text) {
         eprintln!("error: cannot write `{}`: {e}", args.file.display());
@@ -135,7 +137,7 @@ pub async fn new(args: NewArgs, settings: &Settings) -> u8 {
     }
     let file = args.file.display();
     if chosen.is_empty() {
-        println!("wrote {file}: no tool chosen; one commented example node to fill in");
+        println!("wrote {file}: no tool chosen; one example node to fill in");
     } else {
         let names: Vec<&str> = chosen.iter().map(|&i| tools[i].name).collect();
         println!(

@@ -7,7 +7,7 @@
 use std::io::Write;
 use std::time::{Duration, Instant};
 
-use pipewright_engine::run::events::Event;
+use pipewright_engine::run::events::{Event, PauseReason};
 use pipewright_engine::run::trace::NodeStatus;
 use pipewright_workbench::SPINNER;
 
@@ -262,7 +262,8 @@ pub fn plain_line(ev: &Event) -> Option<String> {
             )
         }
         Event::Paused {
-            before: Some(id), ..
+            reason: PauseReason::Breakpoint,
+            before: Some(id),
         } => format!("  ⏸ paused before {id} (breakpoint)"),
         Event::Rejected { command, reason } => format!("  ! {command}: {reason}"),
         Event::Answered { id, kind, action } => format!("  ? {id}  {kind}: {action}"),

@@ -280,8 +280,16 @@ fn list(runs: &Runs, a: &ListArgs) -> u8 {
         println!("no saved runs");
         return exit::OK;
     }
+    // A durable run's id (…-<16 hex>) is longer than a local one's: the
+    // column is as wide as the longest shown.
+    let id_w = rows
+        .iter()
+        .map(|e| e.id.chars().count())
+        .max()
+        .unwrap_or(0)
+        .max(20);
     println!(
-        "{:<20}  {:<19}  {:<24}  {:<20}  {:<15}  {:>8}  {:>8}  {:>6}  failed",
+        "{:<id_w$}  {:<19}  {:<24}  {:<20}  {:<15}  {:>8}  {:>8}  {:>6}  failed",
         "id", "time (UTC)", "file", "composition", "status", "duration", "cost", "tokens"
     );
     for e in &rows {
@@ -289,7 +297,7 @@ fn list(runs: &Runs, a: &ListArgs) -> u8 {
         // The index is a file anyone could have written: its names are
         // printed as text from a server is.
         let row = format!(
-            "{:<20}  {:<19}  {:<24}  {:<20}  {:<15}  {:>8}  {:>8}  {:>6}  {}",
+            "{:<id_w$}  {:<19}  {:<24}  {:<20}  {:<15}  {:>8}  {:>8}  {:>6}  {}",
             e.id,
             time,
             cut(&e.file, 24),

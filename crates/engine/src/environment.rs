@@ -102,6 +102,16 @@ impl Environment {
         self.0.working_dir.as_deref()
     }
 
+    /// `path` from the working directory (as it is when absolute); `None`
+    /// when it is relative and the working directory is not known.
+    pub fn absolute(&self, path: &Path) -> Option<PathBuf> {
+        if path.is_absolute() {
+            Some(path.to_path_buf())
+        } else {
+            self.working_dir().map(|d| d.join(path))
+        }
+    }
+
     /// The running program's path (the built-in demo server is it, run
     /// again).
     pub fn program(&self) -> Option<&Path> {

@@ -22,11 +22,11 @@
 
 pub mod calls;
 pub mod draft;
-pub mod emit;
+pub(crate) mod emit;
 pub mod import;
-pub mod infer;
-pub mod merge;
-pub mod prove;
+pub(crate) mod infer;
+pub(crate) mod merge;
+pub(crate) mod prove;
 pub mod savings;
 pub mod session;
 pub mod write;

@@ -98,10 +98,12 @@ mod plan;
 mod preflight;
 mod questions;
 mod recording;
+mod recover;
 mod results;
 mod scaffold;
 mod selection;
 pub(crate) mod status;
+mod theme;
 mod update;
 mod viewing;
 mod yank;
@@ -238,6 +240,10 @@ pub struct App {
     pub(crate) timeline: Timeline,
     pub(crate) inspector: Inspector,
     pub(crate) overlay: Option<Overlay>,
+    /// The overlay the open one was opened from (History under its diff):
+    /// closing the open one goes back to it, as Esc goes back a view in
+    /// k9s.
+    pub(crate) overlay_under: Option<Overlay>,
     /// The search in the help, the Messages pane, a text or History (`/`).
     pub(crate) overlay_find: Option<Find>,
     /// Servers' questions waiting for the person; the first is shown.
@@ -279,6 +285,9 @@ pub struct App {
     /// Why the last session could not start (a server's error in full,
     /// stderr included): the Error tab of a node that did not run shows it.
     pub(crate) start_error: Option<String>,
+    /// Why the nodes marked ✗ without a record did not start (`server
+    /// `py` could not start`), until the next run starts.
+    pub(crate) not_started: Option<String>,
     /// Whether the first validation has come in.
     validated_once: bool,
     /// The servers' tool lists and preflight's verdict as you type.
@@ -287,20 +296,27 @@ pub struct App {
     pub(crate) durable: Option<tokio_util::sync::CancellationToken>,
     /// The recording on screen (`edit --record`), while one is followed.
     pub(crate) recording: Option<crate::recording::Following>,
+    /// No `--theme` and no `theme:` in config.yaml chose the theme: the
+    /// default may fit the terminal's background.
+    pub(crate) theme_default: bool,
+    /// Opened with `--on`: whether the first local run said that it runs
+    /// here, and how to run on Restate.
+    pub(crate) said_where: bool,
 }
 
 impl App {
     /// A workbench on an opened editor; the first validation arrives with
     /// the editor's first tick.
     pub fn new(opts: Options, dirs: Dirs, config: Config, editor: Editor) -> App {
-        // A recovery question waits in the editor: give it the keys. A new
-        // or empty file has nothing to show but the editor: start there.
-        let focus = if editor.recovery_pending() || editor.text().trim().is_empty() {
+        // A new or empty file has nothing to show but the editor: start
+        // there. (Unsaved text found at start is asked about in a dialog
+        // over the panes, whatever has the focus.)
+        let focus = if editor.text().trim().is_empty() {
             Focus::Editor
         } else {
             Focus::Dag
         };
-        App {
+        let mut app = App {
             opts,
             dirs,
             theme: config.theme,
@@ -311,6 +327,7 @@ impl App {
             timeline: Timeline::default(),
             inspector: Inspector::new(),
             overlay: None,
+            overlay_under: None,
             overlay_find: None,
             asks: Asks::default(),
             messages: Messages::default(),
@@ -334,11 +351,16 @@ impl App {
             sampling: None,
             results: Results::default(),
             start_error: None,
+            not_started: None,
             validated_once: false,
             tools: LiveTools::default(),
             durable: None,
             recording: None,
-        }
+            theme_default: false,
+            said_where: false,
+        };
+        app.ask_about_recovery();
+        app
     }
 
     /// What the workbench does as it opens: follows `--record`'s

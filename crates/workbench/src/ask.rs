@@ -99,6 +99,9 @@ pub(crate) enum Outcome {
     OpenUrl(String),
     /// Copy this link to the clipboard.
     CopyUrl(String),
+    /// The key cannot do what it asks: the modal shows why, and the
+    /// status line and Messages say it too.
+    Refused(String),
 }
 
 /// The questions waiting for the person, oldest first.
@@ -131,6 +134,11 @@ impl Asks {
     /// its lines; another key sends it).
     pub(crate) fn sampling(&self) -> bool {
         matches!(self.current().map(|p| &p.state), Some(State::Sample(_)))
+    }
+
+    /// Whether the shown question asks the person to open a link.
+    pub(crate) fn asking_url(&self) -> bool {
+        matches!(self.current().map(|p| &p.state), Some(State::Url { .. }))
     }
 
     /// Queues a question; its call waits on `reply`.
@@ -263,7 +271,7 @@ impl Asks {
     }
 
     /// Whether the shown question's focused input takes typed characters.
-    fn typing(&self) -> bool {
+    pub(crate) fn typing(&self) -> bool {
         match self.current().map(|p| &p.state) {
             Some(State::Form(f)) => f.typing(),
             Some(State::Sample(_)) => true,
@@ -342,10 +350,9 @@ impl Asks {
                     None => Outcome::Nothing,
                 },
                 Some(Action::AskProvider) if !provider => {
-                    s.error = Some(
-                        "no sampling provider: set `sampling: {url, model, api_key}` in the file or in config.yaml".into(),
-                    );
-                    Outcome::Nothing
+                    let why = "no sampling provider: set `sampling: {url, model, api_key}` in the file or in config.yaml";
+                    s.error = Some(why.into());
+                    Outcome::Refused(why.into())
                 }
                 Some(Action::AskProvider) if !s.waiting => {
                     s.waiting = true;
@@ -401,6 +408,7 @@ impl Component for Asks {
             Outcome::AskProvider { ticket, request } => {
                 queue.push(Msg::AskProvider { ticket, request })
             }
+            Outcome::Refused(text) => queue.push(Msg::Say { text, error: true }),
         }
         Handled::Taken
     }

@@ -94,11 +94,22 @@ impl Config {
         dirs: &Dirs,
         theme_override: Option<&str>,
     ) -> Result<(Config, Option<Provider>), String> {
+        Config::load_all(dirs, theme_override).map(|(c, p, _)| (c, p))
+    }
+
+    /// Like [`Config::load_with_sampling`], and whether the theme was
+    /// chosen (`--theme`, or `theme:` in the file): when it was not, the
+    /// workbench may fit the default to the terminal's background.
+    pub(crate) fn load_all(
+        dirs: &Dirs,
+        theme_override: Option<&str>,
+    ) -> Result<(Config, Option<Provider>, bool), String> {
         let path = dirs.config.as_ref().map(|d| d.join("config.yaml"));
         let file = match path.as_deref().map(std::fs::read_to_string) {
             Some(Ok(text)) => parse(&text, path.as_deref())?,
             _ => ConfigFile::default(),
         };
+        let chosen = theme_override.is_some() || file.theme.is_some();
         let name = theme_override
             .map(str::to_owned)
             .or(file.theme)
@@ -108,7 +119,7 @@ impl Config {
             Some(p) => format!("{}: {e}", p.display()),
             None => e,
         })?;
-        Ok((Config { theme, keymap }, file.sampling))
+        Ok((Config { theme, keymap }, file.sampling, chosen))
     }
 }
 
@@ -143,6 +154,19 @@ mod tests {
     fn missing_config_gives_defaults() {
         let c = Config::load(&Dirs::default(), None).unwrap();
         assert_eq!(c.theme.name, "dark");
+    }
+
+    /// Review item 9: only a theme nobody chose is fitted to the
+    /// terminal; `--theme` and `theme:` always win.
+    #[test]
+    fn a_chosen_theme_is_known_as_chosen() {
+        let (_, _, chosen) = Config::load_all(&Dirs::default(), None).unwrap();
+        assert!(!chosen);
+        let (_, _, chosen) = Config::load_all(&Dirs::default(), Some("dark")).unwrap();
+        assert!(chosen, "--theme dark is a choice");
+        let (_d, dirs) = dirs_with("theme: dark\n");
+        let (_, _, chosen) = Config::load_all(&dirs, None).unwrap();
+        assert!(chosen, "theme: in config.yaml is a choice");
     }
 
     #[test]

@@ -8,7 +8,7 @@
 
 mod layout;
 
-use crossterm::event::{KeyCode, KeyEvent, MouseButton, MouseEvent, MouseEventKind};
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers, MouseButton, MouseEvent, MouseEventKind};
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::style::{Modifier, Style};
@@ -200,12 +200,25 @@ impl DagState {
                 _ => DagEffect::Stay,
             };
         };
+        // A chord is not a letter: Ctrl-G is not `g` (the app says what
+        // it does elsewhere).
+        if matches!(key.code, KeyCode::Char(_))
+            && key
+                .modifiers
+                .intersects(KeyModifiers::CONTROL | KeyModifiers::ALT)
+        {
+            return DagEffect::Ignored;
+        }
         let before = self.selected;
         match key.code {
             KeyCode::Left | KeyCode::Char('h') => self.move_left(layout),
             KeyCode::Right | KeyCode::Char('l') => self.move_right(layout),
             KeyCode::Up | KeyCode::Char('k') => self.move_up(layout),
             KeyCode::Down | KeyCode::Char('j') => self.move_down(layout),
+            // The first and the last node as drawn (lazygit's and k9s's g
+            // and G): the top of the first layer, the bottom of the last.
+            KeyCode::Home | KeyCode::Char('g') => self.select_first(layout),
+            KeyCode::End | KeyCode::Char('G') => self.select_last(layout),
             KeyCode::Enter => return DagEffect::Inspect,
             _ => return DagEffect::Ignored,
         }
@@ -229,6 +242,14 @@ impl DagState {
     /// With nothing selected, the top node of the first layer.
     fn select_first(&mut self, l: &DagLayout) {
         self.selected = l.layer_nodes(0).next();
+    }
+
+    /// The bottom node of the last layer.
+    fn select_last(&mut self, l: &DagLayout) {
+        let last = l.layers().len().saturating_sub(1);
+        if let Some(i) = l.layer_nodes(last).last() {
+            self.selected = Some(i);
+        }
     }
 
     /// Moves to the parent nearest in row, else to the nearest node of the
@@ -372,33 +393,36 @@ impl DagView<'_> {
         // Narrow: the counts as glyphs.
         let mark = if self.focused { "▶ " } else { "" };
         let mut t = format!(" {mark}DAG {} · {}", self.comp.name, self.comp.nodes.len());
-        for (c, glyph, _) in self.counts() {
-            t.push_str(&format!(" {glyph}{c}"));
+        for (c, status, _) in self.counts() {
+            // The node's own glyph (the spinner for running: `●` is a
+            // breakpoint's).
+            t.push_str(&format!(" {}{c}", status_glyph(status, false, self.tick)));
         }
         t.push(' ');
         t
     }
 
     /// How many nodes are ok, running and failed (the ones there are),
-    /// with their glyph and word.
-    fn counts(&self) -> Vec<(usize, &'static str, &'static str)> {
+    /// with their status and word.
+    fn counts(&self) -> Vec<(usize, NodeStatus, &'static str)> {
         [
-            (NodeStatus::Ok, "✓", "ok"),
-            (NodeStatus::Running, "●", "running"),
-            (NodeStatus::Failed, "✗", "failed"),
+            (NodeStatus::Ok, "ok"),
+            (NodeStatus::Running, "running"),
+            (NodeStatus::Failed, "failed"),
         ]
         .into_iter()
-        .map(|(s, g, w)| (self.nodes.iter().filter(|v| v.status == s).count(), g, w))
+        .map(|(s, w)| (self.nodes.iter().filter(|v| v.status == s).count(), s, w))
         .filter(|(c, _, _)| *c > 0)
         .collect()
     }
 
     fn full_title(&self) -> String {
         let mark = if self.focused { "▶ " } else { "" };
+        let n = self.comp.nodes.len();
         let mut t = format!(
-            " {mark}DAG {} · {} nodes",
+            " {mark}DAG {} · {n} {}",
             self.comp.name,
-            self.comp.nodes.len()
+            if n == 1 { "node" } else { "nodes" }
         );
         for (c, _, word) in self.counts() {
             t.push_str(&format!(" · {c} {word}"));
@@ -534,11 +558,11 @@ impl DagView<'_> {
             };
             let lead = if late_delta { "" } else { " " };
             pieces.push((format!("{lead}{done}/{total}"), base.fg(c)));
-            // Failed iterations right after the counter (`4/4✗4`), in the
+            // Failed iterations after the counter (`4/4 ✗4`), in the
             // columns the layout keeps for it, so `4/4` never hides them.
             if v.failed_iterations > 0 {
                 pieces.push((
-                    format!("✗{}", v.failed_iterations),
+                    format!(" ✗{}", v.failed_iterations),
                     base.fg(t.failed).add_modifier(Modifier::BOLD),
                 ));
             }

@@ -28,7 +28,15 @@ struct Live {
     pool: Arc<ServerPool>,
 }
 
-type Started = Result<(Live, Preflight), String>;
+type Started = Result<(Live, Preflight), NotStarted>;
+
+/// Why a session did not start: the server that could not (`None`:
+/// before any was reached, say a setting that did not resolve), and the
+/// error in words.
+struct NotStarted {
+    server: Option<String>,
+    error: String,
+}
 
 /// Something the engine side produced, to be handed to the app with
 /// [`Driver::take`].
@@ -135,7 +143,7 @@ impl Driver {
                             let pool = Arc::new(pool);
                             let session =
                                 session::start(comp, pool.clone(), *cfg, redactor.clone());
-                            Ok::<(Live, Preflight), String>((Live { session, pool }, report))
+                            Ok::<(Live, Preflight), NotStarted>((Live { session, pool }, report))
                         }
                         .await;
                         let _ = tx.send((g, started, then_all));
@@ -186,6 +194,10 @@ impl Driver {
                 } => {
                     let tx = self.msg_tx.clone();
                     tokio::spawn(async move {
+                        let opens = tx.clone();
+                        let mut on_open = move |o: pipewright_engine::run::durable::Opened| {
+                            let _ = opens.send(Message::DurableOpened { node: o.node });
+                        };
                         let lines = tx.clone();
                         let mut on_call = move |c: pipewright_engine::run::durable::Recorded| {
                             let ok = matches!(&c.outcome, Ok(o) if !o.is_error);
@@ -232,6 +244,7 @@ impl Driver {
                             &restate,
                             &request,
                             &cancel,
+                            &mut on_open,
                             &mut on_call,
                             &mut on_question,
                         )
@@ -271,8 +284,9 @@ impl Driver {
                     tokio::spawn(async move {
                         let redactor = Redactor::default();
                         let result = async {
-                            let (_, pool) =
-                                connect(&pipeline, &comp, &opts, &vars, &redactor).await?;
+                            let (_, pool) = connect(&pipeline, &comp, &opts, &vars, &redactor)
+                                .await
+                                .map_err(|e| e.error)?;
                             let lists = tool_lists(&pool);
                             pool.close().await;
                             Ok::<ToolLists, String>(lists)
@@ -343,7 +357,7 @@ impl Driver {
                     }
                     Err(e) => {
                         self.queued.clear();
-                        app.on_start_failed(&e);
+                        app.on_server_failed(e.server.as_deref(), &e.error);
                     }
                 }
                 Vec::new()
@@ -451,7 +465,7 @@ async fn connect(
         indexmap::IndexMap<String, pipewright_engine::mcp::ServerSpec>,
         ServerPool,
     ),
-    String,
+    NotStarted,
 > {
     let specs = servers::resolve(
         pipeline,
@@ -460,7 +474,11 @@ async fn connect(
         vars,
         &opts.settings.env,
         redactor,
-    )?;
+    )
+    .map_err(|error| NotStarted {
+        server: None,
+        error,
+    })?;
     let needed = servers::needed(comp, &specs);
     // The workbench holds its connections: it listens for tool changes.
     // A login opens a browser and prints nothing: the screen is ours.
@@ -470,7 +488,10 @@ async fn connect(
     };
     let pool = ServerPool::connect(&specs, &needed, &opts)
         .await
-        .map_err(|e| redactor.text(&e.to_string()))?;
+        .map_err(|e| NotStarted {
+            server: Some(e.server().to_owned()),
+            error: redactor.text(&e.to_string()),
+        })?;
     Ok((specs, pool))
 }
 

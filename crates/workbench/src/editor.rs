@@ -5,6 +5,7 @@
 
 mod highlight;
 mod keys;
+mod offer;
 pub(crate) mod recovery;
 pub(crate) mod search;
 mod undo;
@@ -107,7 +108,10 @@ pub struct Editor {
     disk: Option<DiskStamp>,
     next_disk_check: Option<Instant>,
     recovery: Option<Recovery>,
-    recovery_offer: Option<Recovered>,
+    /// A copy found at start that differs from the file, and its slot:
+    /// offered until answered (the app asks in a dialog), never written
+    /// over meanwhile.
+    offer: Option<(Recovery, Recovered)>,
     recovery_due: Option<Instant>,
     /// The buffer version the recovery copy holds.
     recovery_version: Option<u64>,
@@ -146,7 +150,7 @@ impl Drop for Editor {
     fn drop(&mut self) {
         if self.recovery.is_some()
             && !self.recovery_discarded
-            && self.recovery_offer.is_none()
+            && self.offer.is_none()
             && self.is_dirty()
             && self.recovery_version != Some(self.version)
         {
@@ -186,8 +190,11 @@ fn new_area(lines: Vec<String>) -> TextArea<'static> {
 
 impl Editor {
     /// Opens FILE (a missing file gives an empty buffer that Ctrl-S creates).
-    /// With a `data_dir`, a recovery copy left by an earlier session that
-    /// differs from the file is offered (see [`Editor::recovery_pending`]).
+    /// With a `data_dir`, this session claims the file's recovery slot, and
+    /// a copy left by an earlier session that ended without saving (one
+    /// whose writer is gone) that differs from the file is offered (see
+    /// [`Editor::recovery_offer`]); while another workbench holds the
+    /// file's slot, nothing is offered and the copy is kept beside it.
     pub fn open(path: &Path, data_dir: Option<&Path>) -> std::io::Result<Editor> {
         let text = match std::fs::read_to_string(path) {
             Ok(t) => t,
@@ -195,18 +202,8 @@ impl Editor {
             Err(e) => return Err(e),
         };
         let (lines, crlf) = split_lines(&text);
-        let recovery = data_dir.map(|d| Recovery::for_file(path, d));
-        let recovery_offer = match &recovery {
-            Some(r) => match r.read() {
-                Some(found) if found.text != text => Some(found),
-                Some(_) => {
-                    r.remove();
-                    None
-                }
-                None => None,
-            },
-            None => None,
-        };
+        let recovery = data_dir.map(|d| Recovery::claim(path, d));
+        let offer = recovery.as_ref().and_then(|r| r.offer(&text));
         let mut validator = Validator::default();
         validator.schedule(Instant::now());
         Ok(Editor {
@@ -219,7 +216,7 @@ impl Editor {
             disk: DiskStamp::of(path),
             next_disk_check: None,
             recovery,
-            recovery_offer,
+            offer,
             recovery_due: None,
             recovery_version: None,
             recovery_discarded: false,
@@ -384,7 +381,7 @@ impl Editor {
     /// earlier session that the user has not answered for yet is kept for
     /// the next start.
     pub fn discard_recovery(&mut self) {
-        if self.recovery_offer.is_none() {
+        if self.offer.is_none() {
             self.recovery_discarded = true;
             self.drop_recovery_copy();
         }
@@ -392,7 +389,7 @@ impl Editor {
 
     /// Deletes this session's recovery copy (never one still on offer).
     fn drop_recovery_copy(&mut self) {
-        if self.recovery_offer.is_some() {
+        if self.offer.is_some() {
             return;
         }
         self.recovery_due = None;
@@ -466,10 +463,10 @@ impl Editor {
         self.view.wrap = on;
     }
 
-    /// A recovery copy newer than the file was found at open: the pane shows
-    /// "[r]ecover unsaved text from <time> / [d]iscard" until answered.
+    /// A recovery copy that differs from the file was found at open and
+    /// waits for an answer ([`Editor::answer_recovery`]); edits wait too.
     pub fn recovery_pending(&self) -> bool {
-        self.recovery_offer.is_some()
+        self.offer.is_some()
     }
 
     /// Fills a new file's empty buffer with `text` as one edit (undo
@@ -618,7 +615,7 @@ impl Editor {
 
     fn write_recovery(&mut self) {
         let Some(r) = &self.recovery else { return };
-        if self.recovery_offer.is_some() {
+        if self.offer.is_some() {
             // Never overwrite a copy the user has not answered for.
             return;
         }
@@ -650,7 +647,7 @@ impl Editor {
 
     /// Whether an ask bar is waiting for an answer (edits wait too).
     fn modal(&self) -> bool {
-        self.recovery_offer.is_some() || self.external.is_some()
+        self.offer.is_some() || self.external.is_some()
     }
 
     /// Runs an edit of `kind` on the text area, as part of the undo step

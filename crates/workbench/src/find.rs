@@ -116,28 +116,47 @@ impl Find {
         }
     }
 
+    /// How many characters a match is (0 with no query).
+    pub fn match_len(&self) -> usize {
+        Needle::new(&self.query).map_or(0, |n| n.len())
+    }
+
     /// Paints the matches on rows drawn one line each from line `top`
     /// (no wrapping; a character a column), the current one brighter.
     pub fn paint(&self, lines: &[String], top: usize, area: Rect, buf: &mut Buffer, t: &Theme) {
+        let rows: Vec<(usize, usize)> = (top..top + area.height as usize).map(|l| (l, 0)).collect();
+        self.paint_rows(lines, &rows, area, buf, t);
+    }
+
+    /// Paints the matches on rows that each show a line from a character
+    /// on (a line scrolled sideways, or a wrapped line's later rows), a
+    /// character a column, the current match brighter.
+    pub fn paint_rows(
+        &self,
+        lines: &[String],
+        rows: &[(usize, usize)],
+        area: Rect,
+        buf: &mut Buffer,
+        t: &Theme,
+    ) {
         let Some(n) = Needle::new(&self.query) else {
             return;
         };
         let hit = Style::default().fg(t.bg).bg(t.warning);
         let current = hit.add_modifier(Modifier::BOLD | Modifier::UNDERLINED);
-        for row in 0..area.height as usize {
-            let Some(line) = lines.get(top + row) else {
+        let width = area.width as usize;
+        for (row, &(i, from)) in rows.iter().enumerate().take(area.height as usize) {
+            let Some(line) = lines.get(i) else {
                 break;
             };
             for c in n.find_all(line) {
-                let style = if self.at == Some((top + row, c)) {
+                let style = if self.at == Some((i, c)) {
                     current
                 } else {
                     hit
                 };
-                for k in c..c + n.len() {
-                    if k < area.width as usize {
-                        buf[(area.x + k as u16, area.y + row as u16)].set_style(style);
-                    }
+                for k in (c..c + n.len()).filter(|k| *k >= from && *k - from < width) {
+                    buf[(area.x + (k - from) as u16, area.y + row as u16)].set_style(style);
                 }
             }
         }

@@ -32,8 +32,6 @@ pub(crate) struct HistoryView {
     selected: usize,
     /// The id of the run on screen (marked in the list), if any.
     current: Option<String>,
-    /// `E` was pressed: the next key picks the export's format.
-    exporting: bool,
 }
 
 impl HistoryView {
@@ -43,7 +41,6 @@ impl HistoryView {
             entries,
             selected: 0,
             current,
-            exporting: false,
         }
     }
 
@@ -70,16 +67,6 @@ impl HistoryView {
     /// What a key does in the overlay. `action` is the key's command
     /// binding (the run and judge keys act on the chosen run).
     fn key_effect(&mut self, key: KeyEvent, action: Option<Action>) -> HistoryEffect {
-        if std::mem::take(&mut self.exporting) {
-            let format = match key.code {
-                KeyCode::Char(c) => Some(c),
-                _ => None,
-            };
-            return HistoryEffect::Export {
-                entry: self.chosen().cloned(),
-                format,
-            };
-        }
         if action == Some(Action::Run) {
             return match self.chosen().cloned() {
                 Some(e) => HistoryEffect::Rerun(e),
@@ -101,15 +88,11 @@ impl HistoryView {
             KeyCode::Home | KeyCode::Char('g') => self.stepped(i32::MIN / 2),
             KeyCode::End | KeyCode::Char('G') => self.stepped(i32::MAX / 2),
             KeyCode::Enter => on_chosen(HistoryEffect::Open),
-            KeyCode::Char('E') => {
-                if self.chosen().is_none() {
-                    return HistoryEffect::Stay;
-                }
-                self.exporting = true;
-                HistoryEffect::Status(
-                    "export as: j JSON trace · u JUnit XML · o OTLP/JSON · c cassette (any other key: no)",
-                )
-            }
+            // The formats in a popup over the list (Esc comes back).
+            KeyCode::Char('E') => match self.chosen() {
+                Some(e) => HistoryEffect::ChooseExport(e.clone()),
+                None => HistoryEffect::Stay,
+            },
             KeyCode::Char('R') => on_chosen(HistoryEffect::Restore),
             KeyCode::Char('D') | KeyCode::Char('d') => on_chosen(HistoryEffect::Diff),
             _ => HistoryEffect::Stay,
@@ -138,15 +121,16 @@ impl HistoryView {
         self.selected = row;
     }
 
-    /// Whether the next key picks an export's format.
-    pub(crate) fn exporting(&self) -> bool {
-        self.exporting
-    }
-
     /// The runs listed, newest first.
     #[cfg(test)]
     pub(crate) fn entries(&self) -> &[Entry] {
         &self.entries
+    }
+
+    /// The id of the chosen run.
+    #[cfg(test)]
+    pub(crate) fn selected_id(&self) -> Option<&str> {
+        self.chosen().map(|e| e.id.as_str())
     }
 }
 
@@ -164,11 +148,7 @@ impl Component for HistoryView {
         match self.key_effect(key, action) {
             HistoryEffect::Stay => {}
             HistoryEffect::Close => queue.push(Msg::CloseOverlay),
-            HistoryEffect::Status(text) => queue.push(Msg::Say {
-                text: text.into(),
-                error: false,
-            }),
-            HistoryEffect::Export { entry, format } => queue.push(Msg::Export { entry, format }),
+            HistoryEffect::ChooseExport(e) => queue.push(Msg::ChooseExport(e)),
             HistoryEffect::Rerun(e) => {
                 queue.push(Msg::CloseOverlay);
                 queue.push(Msg::RerunSaved(e));
@@ -179,10 +159,8 @@ impl Component for HistoryView {
                 queue.push(Msg::OpenRun(e));
             }
             HistoryEffect::Restore(e) => queue.push(Msg::RestoreRun(e)),
-            HistoryEffect::Diff(e) => {
-                queue.push(Msg::CloseOverlay);
-                queue.push(Msg::DiffRun(e));
-            }
+            // History stays under the diff's report: Esc comes back.
+            HistoryEffect::Diff(e) => queue.push(Msg::DiffRun(e)),
         }
         Handled::Taken
     }
@@ -202,14 +180,9 @@ enum HistoryEffect {
     Stay,
     /// Close the overlay.
     Close,
-    /// Say this on the status line; the overlay stays open.
-    Status(&'static str),
-    /// Export the chosen run (if any) in the format its key names (`j`,
-    /// `u`, `o`, `c`; none or another: not exported); the overlay stays.
-    Export {
-        entry: Option<Entry>,
-        format: Option<char>,
-    },
+    /// Ask which format to export the chosen run in (a popup over the
+    /// list).
+    ChooseExport(Entry),
     /// Run the saved run's file text again (the overlay closes).
     Rerun(Entry),
     /// Judge the run again; the overlay stays.
@@ -220,6 +193,6 @@ enum HistoryEffect {
     /// that fails.
     Restore(Entry),
     /// Mark the nodes that differ from the run on screen (its report
-    /// replaces the overlay).
+    /// opens over the overlay, and Esc comes back to it).
     Diff(Entry),
 }

@@ -39,6 +39,9 @@ pub enum Message {
         /// Judged again (a new run), not the run that just finished.
         again: bool,
     },
+    /// A durable run's journal says a call began: its node (when it was
+    /// a node's call) is in flight until the call's outcome comes.
+    DurableOpened { node: Option<String> },
     /// A durable run's journal gained an outcome: the node (when the call
     /// was one), whether it answered without error, and its line.
     DurableCall {

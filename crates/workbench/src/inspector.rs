@@ -122,6 +122,8 @@ pub(crate) struct Shown {
     id: String,
     tool: Option<String>,
     server: Option<String>,
+    /// What a fan-out iterates over (its `for_each:` as written).
+    for_each: Option<String>,
     /// The last run, shared with the app when it passed an `Arc`.
     record: Option<Arc<NodeRecord>>,
     args_source: ArgsSource,
@@ -368,6 +370,7 @@ impl Inspector {
             id: id.to_owned(),
             tool: node.map(|n| n.tool.clone()),
             server: node.and_then(|n| n.server.clone()),
+            for_each: node.and_then(|n| n.for_each.as_ref().map(|f| f.source.clone())),
             record,
             args_source,
             key,
@@ -654,15 +657,12 @@ impl Inspector {
         true
     }
 
-    fn raw_len(&self) -> usize {
-        match &self.raw {
-            RawText::Ready(t) => t.line_count(),
-            _ => 0,
-        }
-    }
-
+    /// Up, Down, pages, Home and End scroll Raw (a row at a time when
+    /// wrapped); cut, `h` and `l` scroll it sideways and `0` back.
     fn raw_key(&mut self, code: KeyCode) -> bool {
-        let len = self.raw_len();
+        let RawText::Ready(text) = &self.raw else {
+            return false;
+        };
         let page = self.raw_view.page.max(1) as isize;
         let delta = match code {
             KeyCode::Up | KeyCode::Char('k') => -1,
@@ -671,9 +671,18 @@ impl Inspector {
             KeyCode::PageDown => page,
             KeyCode::Home | KeyCode::Char('g') => isize::MIN / 2,
             KeyCode::End | KeyCode::Char('G') => isize::MAX / 2,
+            KeyCode::Char('h') if !self.wrap => return self.sideways(-8),
+            KeyCode::Char('l') if !self.wrap => return self.sideways(8),
+            KeyCode::Char('0') if !self.wrap => return self.sideways(isize::MIN / 2),
             _ => return false,
         };
-        self.raw_view.scroll_by(delta, len);
+        self.raw_view.scroll(text, delta);
+        true
+    }
+
+    /// Scrolls Raw's cut lines sideways.
+    fn sideways(&mut self, delta: isize) -> bool {
+        self.raw_view.scroll_sideways(delta);
         true
     }
 
@@ -706,11 +715,13 @@ impl Inspector {
                 }
                 true
             }
-            Tab::Raw => {
-                let len = self.raw_len();
-                self.raw_view.scroll_by(delta, len);
-                true
-            }
+            Tab::Raw => match &self.raw {
+                RawText::Ready(text) => {
+                    self.raw_view.scroll(text, delta);
+                    true
+                }
+                _ => false,
+            },
         }
     }
 

@@ -114,7 +114,7 @@ pub async fn edit(
     settings: pipewright_engine::settings::Settings,
 ) -> Result<u8, EditError> {
     let dirs = config::Dirs::of(&settings);
-    let (mut cfg, sampling) = config::Config::load_with_sampling(&dirs, opts.theme.as_deref())
+    let (mut cfg, sampling, theme_chosen) = config::Config::load_all(&dirs, opts.theme.as_deref())
         .map_err(|e| EditError::Invalid(e.to_string()))?;
     // NO_COLOR: no colour at all; focus, selection and tabs show by bold,
     // reverse video and markers.
@@ -159,18 +159,21 @@ pub async fn edit(
     let mut app = app::App::new(opts, dirs, cfg, editor);
     if is_new && !app.editor.recovery_pending() {
         // After the app chose the editor for an empty file.
-        let (text, line) = new_file_text(&scaffold_tools);
+        let at = app.opts.settings.env.absolute(&app.opts.file);
+        let (text, line) = new_file_text(&scaffold_tools, at.as_deref());
         app.editor.start_new(&text);
         app.editor.goto(line, 7);
     }
     app.sampling = sampling;
+    app.theme_default = !theme_chosen;
     Ok(terminal::run(app).await?)
 }
 
-/// The text a new file starts with: the engine's scaffold for `defs` (the
-/// built-in demo server's tools, as `tools/list` gives them), none chosen,
-/// and the 1-based line of its commented example node.
-pub fn new_file_text(defs: &[Value]) -> (String, usize) {
+/// The text a new file at `file` (absolute; for its `$schema` modeline)
+/// starts with: the engine's scaffold for `defs` (the built-in demo
+/// server's tools, as `tools/list` gives them), none chosen, and the
+/// 1-based line of its example node.
+pub fn new_file_text(defs: &[Value], file: Option<&std::path::Path>) -> (String, usize) {
     use pipewright_engine::file::scaffold::{Request, ToolDef, scaffold};
     let none = Value::Null;
     let tools: Vec<ToolDef<'_>> = defs
@@ -189,10 +192,11 @@ pub fn new_file_text(defs: &[Value]) -> (String, usize) {
         servers: &[],
         tools: &tools,
         chosen: &[],
+        file,
     });
     let line = text
         .lines()
-        .position(|l| l.trim_start().starts_with("# - id:"))
+        .position(|l| l.trim_start().starts_with("- id:"))
         .map_or(1, |i| i + 1);
     (text, line)
 }

@@ -19,6 +19,9 @@ pub enum Mode {
     Ask,
     /// An overlay (help, palette, plan, history, messages…) has the keys.
     Overlay,
+    /// The recovery dialog: unsaved text found at start waits for an
+    /// answer.
+    Recover,
 }
 
 impl Mode {
@@ -32,6 +35,7 @@ impl Mode {
             Mode::Search => "SEARCH",
             Mode::Ask => "ASK",
             Mode::Overlay => "OVERLAY",
+            Mode::Recover => "RECOVER",
         }
     }
 }

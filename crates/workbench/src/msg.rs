@@ -32,9 +32,14 @@ pub(crate) enum Msg {
     /// Select the node with this id (the palette's "go to node").
     SelectNode(String),
     /// The editor took `key`: the completion popup and the DAG's selection
-    /// follow its text and cursor. `answered`: the key answered the
-    /// recovery question, so the keys go back to the DAG.
-    Edited { key: KeyEvent, answered: bool },
+    /// follow its text and cursor.
+    Edited { key: KeyEvent },
+    /// The answer to the recovery dialog: the editor takes, deletes or
+    /// keeps the copy found at start.
+    Recovery(RecoveryAnswer),
+    /// Show the difference between the file and the recovery copy on
+    /// offer (over the dialog).
+    RecoveryDiff,
     /// The editor's cursor moved without a key (a click): the node under
     /// it is selected.
     CursorMoved,
@@ -78,6 +83,9 @@ pub(crate) enum Msg {
         tools: Vec<ToolOffer>,
         chosen: Vec<usize>,
     },
+    /// Ask which format saved run `entry` is exported in (a choice over
+    /// History).
+    ChooseExport(Entry),
     /// Export saved run `entry` in the format key `format` names (none or
     /// another key: not exported).
     Export {
@@ -124,4 +132,15 @@ pub(crate) struct ToolOffer {
     pub(crate) server: String,
     pub(crate) name: String,
     pub(crate) description: Option<String>,
+}
+
+/// What the person answered about a recovery copy found at start.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum RecoveryAnswer {
+    /// Take the copy into the buffer (one undoable edit; Ctrl-S saves).
+    Recover,
+    /// Delete the copy.
+    Discard,
+    /// Keep the copy for the next start; this session writes its own.
+    Later,
 }

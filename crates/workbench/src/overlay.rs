@@ -1,7 +1,8 @@
 //! Windows drawn over the panes. [`Overlay`] lists them: the help, the
 //! command palette, the dry-run plan, a text (a pinned mock, a diff, the
-//! Results view), the two questions asked before acting, History, the
-//! Messages pane and the new-pipeline chooser. Each is a component of its
+//! Results view), the two questions asked before acting, a choice among a
+//! few answers, the recovery dialog, History, the Messages pane and the
+//! new-pipeline chooser. Each is a component of its
 //! own module; a new overlay is a module and a variant here.
 
 use crossterm::event::KeyEvent;
@@ -13,17 +14,21 @@ use crate::history::HistoryView;
 use crate::keys::{Action, Keymap};
 use crate::palette::Palette;
 
+mod choice;
 mod confirm;
 mod help;
 mod messages;
 mod plan;
+mod recover;
 mod scaffold;
 mod text;
 
+pub(crate) use choice::Choice;
 pub(crate) use confirm::{ConfirmDestructive, ConfirmQuit};
 pub(crate) use help::Help;
 pub(crate) use messages::MessagesPane;
 pub(crate) use plan::PlanView;
+pub(crate) use recover::RecoverDialog;
 pub(crate) use scaffold::ScaffoldChooser;
 pub(crate) use text::TextWindow;
 
@@ -42,6 +47,10 @@ pub(crate) enum Overlay {
     ConfirmQuit(ConfirmQuit),
     /// Preflight found destructive calls: run them?
     ConfirmDestructive(ConfirmDestructive),
+    /// A few answers, a key each (History's export format).
+    Choice(Box<Choice>),
+    /// Unsaved text a workbench that ended left behind: recover it?
+    Recover(RecoverDialog),
     /// The saved runs of this file.
     History(HistoryView),
     /// Every message of the session in full, the file's diagnostics, and
@@ -65,6 +74,8 @@ impl Overlay {
             Overlay::Text(o) => o,
             Overlay::ConfirmQuit(o) => o,
             Overlay::ConfirmDestructive(o) => o,
+            Overlay::Choice(o) => o.as_mut(),
+            Overlay::Recover(o) => o,
             Overlay::History(o) => o,
             Overlay::Messages(o) => o,
             Overlay::Scaffold(o) => o,
@@ -92,6 +103,8 @@ impl Overlay {
             Overlay::Text(_) => "text",
             Overlay::ConfirmQuit(_) => "quit?",
             Overlay::ConfirmDestructive(_) => "destructive?",
+            Overlay::Choice(_) => "choice",
+            Overlay::Recover(_) => "recover",
             Overlay::History(_) => "history",
             Overlay::Messages(_) => "messages",
             Overlay::Scaffold(_) => "new pipeline",
@@ -110,6 +123,8 @@ impl Overlay {
             Overlay::ConfirmDestructive(_) => ConfirmDestructive::rect(area),
             Overlay::Scaffold(_) => ScaffoldChooser::rect(area),
             Overlay::ConfirmQuit(_) => ConfirmQuit::rect(area),
+            Overlay::Choice(c) => c.rect(area),
+            Overlay::Recover(_) => RecoverDialog::rect(area),
         }
     }
 
@@ -146,7 +161,10 @@ impl Overlay {
     pub(crate) fn asks(&self) -> bool {
         matches!(
             self,
-            Overlay::ConfirmQuit(_) | Overlay::ConfirmDestructive(_)
+            Overlay::ConfirmQuit(_)
+                | Overlay::ConfirmDestructive(_)
+                | Overlay::Choice(_)
+                | Overlay::Recover(_)
         )
     }
 
@@ -161,11 +179,14 @@ impl Overlay {
                 out.push(("Ctrl-U".into(), "clear"));
                 out.push(("Esc".into(), "close"));
             }
-            Overlay::History(h) if h.exporting() => {
-                out.push(("j".into(), "JSON trace"));
-                out.push(("u".into(), "JUnit XML"));
-                out.push(("o".into(), "OTLP/JSON"));
-                out.push(("any other key".into(), "no export"));
+            Overlay::Recover(_) => out.extend(RecoverDialog::keys()),
+            Overlay::Choice(c) => {
+                for (k, what) in c.answers() {
+                    // The answer's first words (`JSON trace`).
+                    let short = what.split(" (").next().unwrap_or(what);
+                    out.push((k.to_string(), short));
+                }
+                out.push(("Esc".into(), c.none()));
             }
             Overlay::History(_) => {
                 out.push(("↑↓".into(), "choose"));

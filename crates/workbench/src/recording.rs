@@ -213,7 +213,7 @@ fn infer_loop(shared: &Shared, done: &std::sync::mpsc::Sender<(u64, Inference)>)
         // A session whose every call failed has nothing to infer: the view
         // shows its calls as they are.
         if let Ok((draft, mut recs)) =
-            pipewright_engine::record::merge::draft(vec![(*rec).clone()], &name)
+            pipewright_engine::record::write::infer(vec![(*rec).clone()], &name)
             && let Some(rec) = recs.pop()
             && done.send((session, Inference { draft, rec })).is_err()
         {
@@ -322,7 +322,7 @@ impl Follower {
         }
         let mut looks: u32 = 0;
         while !self.stopped() {
-            if looks % LIST_EVERY == 0
+            if looks.is_multiple_of(LIST_EVERY)
                 && let Some(next) = self.folder.as_mut().and_then(Folder::look)
             {
                 self.start(next);
@@ -541,6 +541,9 @@ pub struct WriteJob {
     pub(crate) session: PathBuf,
     /// The pipeline file to write (its cassette goes beside it).
     pub(crate) file: PathBuf,
+    /// The same, absolute, for its `$schema` modeline (`None` when the
+    /// working directory is unknown).
+    pub(crate) at: Option<PathBuf>,
     /// The longest line read, in bytes.
     pub(crate) limit: usize,
 }
@@ -588,6 +591,7 @@ fn write_now(job: &WriteJob) -> Written {
             vec![rec],
             &name,
             &cassette_name,
+            job.at.as_deref(),
         ))
         .map_err(|e| e.to_string())?;
     written.save(&job.file, false)?;

@@ -23,6 +23,8 @@ use ratatui::backend::CrosstermBackend;
 use super::app::{App, Effect};
 use super::driver::Driver;
 
+mod background;
+
 type Term = Terminal<CrosstermBackend<Stdout>>;
 
 /// How often the spinner turns and the editor checks its debounce timers.
@@ -95,6 +97,12 @@ pub async fn run(mut app: App) -> io::Result<u8> {
     // Made before entering, so a half-done `enter` is undone too.
     let guard = Guard;
     let mut term = enter()?;
+    // In raw mode, before anything reads the keys: with no theme chosen,
+    // the default fits the terminal's background.
+    if app.theme_by_default() {
+        let bg = background::query();
+        app.fit_theme(bg.map(background::is_light));
+    }
     let mut input = EventStream::new();
     let mut ticker = tokio::time::interval(TICK);
     ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);

@@ -3,11 +3,15 @@
 //! session's events and keys and compares whole screens with snapshots;
 //! `live` runs real sessions against the demo server (over HTTP, in this
 //! process) and other MCP servers through the same driver the terminal
-//! loop uses; `durable` follows durable runs without Restate.
+//! loop uses; `durable` follows durable runs without Restate; `review`
+//! holds the second review's items (issue 48) through the real key path;
+//! `run_truth` how the app shows what a run really did (issue 48).
 
 mod durable;
 mod live;
 mod recording;
+mod review;
+mod run_truth;
 mod screens;
 
 use std::path::PathBuf;

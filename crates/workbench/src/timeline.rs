@@ -17,9 +17,10 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Paragraph, Widget};
 
 use pipewright_engine::file::model::Composition;
-use pipewright_engine::run::trace::NodeStatus;
+use pipewright_engine::run::trace::{NodeStatus, PauseSpan};
 
 use crate::component::{Component, Ctx, Handled, Queue};
+use crate::inspector::text::duration_text;
 use crate::keys::Action;
 use crate::msg::Msg;
 use crate::state::{NodeVisual, RunState};
@@ -62,17 +63,23 @@ impl Timeline {
             .unwrap_or_else(|| self.elapsed_ms().unwrap_or(0))
     }
 
-    /// The run paused now.
-    pub(crate) fn paused(&mut self) {
-        if let Some(at) = self.elapsed_ms() {
-            self.pauses.push((at, None));
+    /// The session's pause clock started `at_ms` into the run (paused, and
+    /// nothing in flight): the session says when a pause is, so the
+    /// timeline's gaps are the ones the run's duration leaves out.
+    pub(crate) fn idle(&mut self, at_ms: u64) {
+        if self.clock.is_some() {
+            self.pauses.push((at_ms, None));
         }
     }
 
-    /// The run went on: the last pause ends now.
-    pub(crate) fn resumed(&mut self) {
-        if let (Some(now), Some((at, end @ None))) = (self.elapsed_ms(), self.pauses.last_mut()) {
-            *end = Some(now.saturating_sub(*at));
+    /// The session's pause clock stopped: the pause under way is `pause`.
+    pub(crate) fn busy(&mut self, pause: PauseSpan) {
+        if self.clock.is_none() {
+            return;
+        }
+        match self.pauses.last_mut() {
+            Some(last @ (_, None)) => *last = (pause.at_ms, Some(pause.ms)),
+            _ => self.pauses.push((pause.at_ms, Some(pause.ms))),
         }
     }
 
@@ -168,15 +175,15 @@ impl Timeline {
                         let from = before.last_at.as_deref().unwrap_or(&before.at);
                         let gap = pipewright_engine::run::durable::gap_ms(from, &last.at)?;
                         Some(format!(
-                            "resumed on {} after {:.1} s · ",
+                            "resumed on {} after {} · ",
                             last.worker,
-                            gap as f64 / 1000.0
+                            duration_text(gap)
                         ))
                     })
                     .unwrap_or_default();
                 format!(
-                    " timeline · run {id} (read-only, {} ms) · {resumed}T: DAG ",
-                    trace.composition.duration_ms
+                    " timeline · run {id} (read-only, {}) · {resumed}T: DAG ",
+                    duration_text(trace.composition.duration_ms)
                 )
             }
             _ => " timeline · T: DAG · Enter: all iterations ".to_owned(),
@@ -349,7 +356,8 @@ pub fn bars_expanded(
                     .and_then(|(s, r)| offset_ms(r, s));
                 out.push(Bar {
                     node: i,
-                    label: format!("[{}]", it.index),
+                    // Numbered from 1, as the Iterations tab and Raw do.
+                    label: format!("#{}", it.index + 1),
                     span: s.map(|s| (s, s + it.duration_ms)),
                     status: it.status,
                     sub: true,
@@ -397,7 +405,7 @@ pub struct TimelineView<'a> {
     /// The pane title (it names the tab and, when one is open, the run).
     pub title: String,
     /// The run's pauses (start, length in ms): their columns are marked
-    /// `┊` under a `⏸ 8.9s` label, so a gap says why it is there.
+    /// `┊` under a `⏸ 8.90 s` label, so a gap says why it is there.
     pub pauses: Vec<(u64, u64)>,
 }
 
@@ -428,10 +436,11 @@ impl Widget for TimelineView<'_> {
         let base = Style::default().fg(t.fg);
         let mut lines: Vec<Line> = Vec::new();
         let axis = if ran {
+            // The same words for time as everywhere else (`1.52 s`).
             format!(
-                "{:<label_w$} 0ms{:>w$}",
+                "{:<label_w$} 0 s{:>w$}",
                 "",
-                format!("{total}ms"),
+                duration_text(total),
                 w = track.saturating_sub(3)
             )
         } else {
@@ -476,7 +485,7 @@ impl Widget for TimelineView<'_> {
                     let glyph = if b.sub { "▬" } else { "█" };
                     let bar = Span::styled(glyph.repeat(x1 - x0), base.fg(t.status(b.status)));
                     let tail = track - x1;
-                    let d = format!("{}ms", e - s);
+                    let d = duration_text(e - s);
                     let dw = d.chars().count();
                     if dw < tail {
                         // After the bar.
@@ -529,7 +538,7 @@ impl Widget for TimelineView<'_> {
 }
 
 /// Marks each pause's columns `┊` where no bar is drawn and writes
-/// `⏸ 8.9s` on the axis line over it.
+/// `⏸ 8.90 s` on the axis line over it.
 #[allow(clippy::too_many_arguments)]
 fn mark_pauses(
     pauses: &[(u64, u64)],
@@ -558,21 +567,12 @@ fn mark_pauses(
                 }
             }
         }
-        let label = format!("⏸ {}", human_ms(ms));
+        let label = format!("⏸ {}", duration_text(ms));
         let room = inner.right().saturating_sub(x0) as usize;
         if room > 2 {
             let label: String = label.chars().take(room).collect();
             buf.set_string(x0, inner.y, label, dim.fg(t.warning));
         }
-    }
-}
-
-/// `850ms`, `8.9s`, `2m05s`.
-fn human_ms(ms: u64) -> String {
-    match ms {
-        0..=999 => format!("{ms}ms"),
-        1_000..=59_999 => format!("{:.1}s", ms as f64 / 1000.0),
-        _ => format!("{}m{:02}s", ms / 60_000, (ms / 1000) % 60),
     }
 }
 
@@ -610,16 +610,21 @@ mod tests {
     fn the_live_clock_keeps_pauses_and_a_frozen_now() {
         let mut t = Timeline::default();
         assert_eq!(t.now_ms(), 0, "no run: time stands at zero");
-        t.paused();
+        t.idle(3);
         assert!(t.pauses.is_empty(), "no clock, no pause");
         t.start();
-        t.paused();
+        t.idle(3);
         assert_eq!(t.pauses.len(), 1);
         assert_eq!(t.pauses[0].1, None, "still paused");
         t.frozen_ms = Some(t.pauses[0].0 + 500);
         assert_eq!(t.live_pauses(), vec![(t.pauses[0].0, 500)]);
-        t.resumed();
+        t.busy(PauseSpan { at_ms: 3, ms: 700 });
         assert!(t.pauses[0].1.is_some(), "the pause ended");
+        assert_eq!(
+            t.pauses,
+            vec![(3, Some(700))],
+            "as long as the session says"
+        );
         t.start();
         assert!(t.pauses.is_empty(), "a new run starts with none");
         t.toggle_open(3);

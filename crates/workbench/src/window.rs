@@ -1,6 +1,7 @@
 //! What every window over the panes shares: where it goes (centred), its
 //! frame (title, "Esc close", where the view is), scrolling its text by
-//! keys and within its content, and breaking words into its width.
+//! keys and within its content, and breaking words (and styled lines) into
+//! its width.
 
 use crossterm::event::{KeyCode, KeyEvent};
 use ratatui::buffer::Buffer;
@@ -133,4 +134,74 @@ pub(crate) fn wrap_words(text: &str, width: usize) -> Vec<String> {
     }
     out.push(line);
     out
+}
+
+/// Breaks a styled line into rows of at most `width` columns, at the last
+/// space that fits (a word longer than a row is cut), keeping each
+/// character's style: drawn one row a line, the rows a window counts are
+/// the rows it shows, so it can keep a line in view.
+pub(crate) fn wrap_line(line: &Line<'_>, width: usize) -> Vec<Line<'static>> {
+    use unicode_width::UnicodeWidthChar;
+    let width = width.max(1);
+    let cells: Vec<(char, Style)> = line
+        .spans
+        .iter()
+        .flat_map(|s| s.content.chars().map(move |c| (c, s.style)))
+        .collect();
+    let row = |cells: &[(char, Style)]| {
+        let mut spans: Vec<Span<'static>> = Vec::new();
+        for &(c, style) in cells {
+            match spans.last_mut() {
+                Some(last) if last.style == style => last.content.to_mut().push(c),
+                _ => spans.push(Span::styled(c.to_string(), style)),
+            }
+        }
+        let mut l = Line::from(spans).style(line.style);
+        l.alignment = line.alignment;
+        l
+    };
+    let mut out = Vec::new();
+    let mut cur: Vec<(char, Style)> = Vec::new();
+    let mut used = 0;
+    for cell in cells {
+        let w = cell.0.width().unwrap_or(0);
+        if used + w > width && !cur.is_empty() {
+            // Break after the last space, when there is one past the
+            // row's start.
+            let rest = match cur.iter().rposition(|(c, _)| *c == ' ') {
+                Some(i) if i + 1 < cur.len() => cur.split_off(i + 1),
+                _ => Vec::new(),
+            };
+            out.push(row(&cur));
+            cur = rest;
+            used = cur.iter().map(|(c, _)| c.width().unwrap_or(0)).sum();
+        }
+        cur.push(cell);
+        used += w;
+    }
+    out.push(row(&cur));
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_styled_line_wraps_at_spaces_and_keeps_its_styles() {
+        let bold = Style::default().add_modifier(Modifier::BOLD);
+        let line = Line::from(vec![Span::raw("one two "), Span::styled("three", bold)]);
+        let rows = wrap_line(&line, 8);
+        let text: Vec<String> = rows.iter().map(ToString::to_string).collect();
+        assert_eq!(text, ["one two ", "three"]);
+        assert_eq!(rows[1].spans[0].style, bold);
+        let rows = wrap_line(&Line::raw("abcdefghij"), 4);
+        let text: Vec<String> = rows.iter().map(ToString::to_string).collect();
+        assert_eq!(text, ["abcd", "efgh", "ij"], "a long word is cut");
+        assert_eq!(
+            wrap_line(&Line::default(), 10).len(),
+            1,
+            "an empty line is a row"
+        );
+    }
 }

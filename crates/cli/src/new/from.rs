@@ -59,7 +59,8 @@ pub async fn new_from(args: Sources, settings: &Settings) -> u8 {
     let cassette_name = cassette
         .file_name()
         .map_or_else(String::new, |n| n.to_string_lossy().into_owned());
-    let written = match write::write(recs, &name, &cassette_name).await {
+    let at = settings.env.absolute(&args.file);
+    let written = match write::write(recs, &name, &cassette_name, at.as_deref()).await {
         Ok(w) => w,
         Err(e) => {
             eprintln!("error: {}", crate::output::printable(&e.to_string()));

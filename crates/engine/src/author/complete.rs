@@ -13,6 +13,9 @@ use crate::mcp::{TaskSupport, ToolInfo};
 
 use super::Knowledge;
 use super::place::{self, Block, NodeAt, Place};
+use output::Known;
+
+mod output;
 
 /// What a completion item is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -437,10 +440,16 @@ fn reference(
             } else {
                 root_value(root, k, text)
             };
-            match value {
-                Some(v) => path_items(&v, path),
-                None => Vec::new(),
-            }
+            value.map_or_else(Vec::new, |v| {
+                v.steps(path)
+                    .into_iter()
+                    .map(|s| {
+                        Item::new(s.label, Kind::Path)
+                            .detail(s.detail)
+                            .doc(s.doc.as_deref())
+                    })
+                    .collect()
+            })
         }
     };
     (word.to_owned(), items)
@@ -462,12 +471,12 @@ fn split_root(head: &str) -> (&str, &str) {
     head.split_at(end)
 }
 
-/// What `${root}` holds: the recorded output, else a value shaped like
-/// the tool's `outputSchema` (when the node transforms nothing), the node
+/// What `${root}` holds: the recorded output, else what the tool's
+/// `outputSchema` says of it (when the node transforms nothing), the node
 /// read from the text as typed.
-fn root_value(root: &str, k: &Knowledge<'_>, text: &str) -> Option<Value> {
+fn root_value(root: &str, k: &Knowledge<'_>, text: &str) -> Option<Known> {
     if let Some(out) = (k.output)(root) {
-        return Some(out.tree().clone());
+        return Some(Known::Value(out.tree().clone()));
     }
     let n = place::node_by_id(text, root)?;
     if n.transform {
@@ -476,122 +485,15 @@ fn root_value(root: &str, k: &Knowledge<'_>, text: &str) -> Option<Value> {
     let schema = tool_of(k, n.server.as_deref(), n.tool.as_deref()?)?
         .output_schema
         .as_ref()?;
-    // A fan-out's output is the list of its calls' outputs.
-    Some(match n.for_each {
-        Some(_) => Value::Array(vec![shape(schema, 0)]),
-        None => shape(schema, 0),
-    })
+    Some(Known::schema(schema, n.for_each.is_some()))
 }
 
 /// One element of the node's `for_each` source.
-fn item_value(n: &NodeAt, k: &Knowledge<'_>, text: &str) -> Option<Value> {
+fn item_value(n: &NodeAt, k: &Knowledge<'_>, text: &str) -> Option<Known> {
     let source = n.for_each.as_deref()?.trim();
     let inner = source.strip_prefix("${")?.strip_suffix('}')?.trim();
     let (root, path) = split_root(inner);
-    let v = root_value(root, k, text)?;
-    let list = walk(&v, path.trim_end_matches("[*]"))?;
-    list.as_array()?.first().cloned()
-}
-
-/// A value with the schema's shape: objects with their properties, one
-/// element in arrays, `null` at the leaves.
-fn shape(schema: &Value, depth: usize) -> Value {
-    if depth > 8 {
-        return Value::Null;
-    }
-    if let Some(props) = schema.get("properties").and_then(Value::as_object) {
-        return Value::Object(
-            props
-                .iter()
-                .map(|(k, s)| (k.clone(), shape(s, depth + 1)))
-                .collect(),
-        );
-    }
-    if let Some(items) = schema.get("items") {
-        return Value::Array(vec![shape(items, depth + 1)]);
-    }
-    Value::Null
-}
-
-/// `v` at `path` (`.users[0].name`, `[*]` read as the first element).
-fn walk<'v>(mut v: &'v Value, path: &str) -> Option<&'v Value> {
-    let mut rest = path;
-    while !rest.is_empty() {
-        if let Some(r) = rest.strip_prefix('.') {
-            let end = r.find(['.', '[']).unwrap_or(r.len());
-            if end == 0 {
-                return Some(v);
-            }
-            v = v.get(&r[..end])?;
-            rest = &r[end..];
-        } else if let Some(r) = rest.strip_prefix('[') {
-            let end = r.find(']')?;
-            let inner = r[..end].trim_matches(['"', '\'']);
-            v = match (inner, v) {
-                ("*", Value::Array(a)) => a.first()?,
-                (i, Value::Array(a)) => {
-                    let i: i64 = i.parse().ok()?;
-                    let i = if i < 0 { a.len() as i64 + i } else { i };
-                    a.get(usize::try_from(i).ok()?)?
-                }
-                (key, Value::Object(_)) => v.get(key)?,
-                _ => return None,
-            };
-            rest = &r[end + 1..];
-        } else {
-            return None;
-        }
-    }
-    Some(v)
-}
-
-/// The next steps into `v` at `path`: its fields after a `.`, or `[0]`
-/// and `[*]` for an array.
-fn path_items(v: &Value, path: &str) -> Vec<Item> {
-    let (base, after_dot) = match (path.strip_suffix('.'), path.strip_suffix('[')) {
-        (Some(b), _) => (b, true),
-        (_, Some(b)) => (b, false),
-        _ => return Vec::new(),
-    };
-    let Some(at) = walk(v, base) else {
-        return Vec::new();
-    };
-    match at {
-        Value::Object(m) if after_dot => m
-            .iter()
-            .map(|(key, val)| Item::new(key, Kind::Path).detail(json_type(val)))
-            .collect(),
-        Value::Array(a) if !after_dot => {
-            let mut items = Vec::new();
-            if let Some(first) = a.first() {
-                items.push(Item::new("0]", Kind::Path).detail(format!(
-                    "first of {} · {}",
-                    a.len(),
-                    json_type(first)
-                )));
-                items.push(Item::new("*]", Kind::Path).detail("every element"));
-            }
-            items
-        }
-        _ => Vec::new(),
-    }
-}
-
-fn json_type(v: &Value) -> String {
-    match v {
-        Value::Null => "null".into(),
-        Value::Bool(_) => "boolean".into(),
-        Value::Number(_) => "number".into(),
-        Value::String(s) => {
-            let short: String = s.chars().take(30).collect();
-            format!(
-                "string \"{short}{}\"",
-                if s.chars().count() > 30 { "…" } else { "" }
-            )
-        }
-        Value::Array(a) => format!("array [{}]", a.len()),
-        Value::Object(m) => format!("object {{{}}}", m.len()),
-    }
+    root_value(root, k, text)?.element(path.trim_end_matches("[*]"))
 }
 
 fn var_items(k: &Knowledge<'_>, comp: Option<&Composition>, text: &str) -> Vec<Item> {

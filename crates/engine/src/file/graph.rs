@@ -62,7 +62,6 @@ pub fn build(comp: &mut Composition, diags: &mut Vec<Diagnostic>) {
 
     // References: to known nodes, inside `needs` (DAG) or earlier (pipe).
     for (i, node) in comp.nodes.iter().enumerate() {
-        let mut used = vec![false; node.needs.len()];
         let in_fan_out = node.for_each.is_some();
         for site in node.refs() {
             let span = Span::at(site.pos);
@@ -96,26 +95,26 @@ pub fn build(comp: &mut Composition, diags: &mut Vec<Diagnostic>) {
                         continue;
                     };
                     match comp.kind {
-                        Kind::Dag => match node.needs.iter().position(|need| need.id == *id) {
-                            Some(k) => used[k] = true,
-                            None => {
-                                let what = if site.at == "for_each" {
-                                    format!(
-                                        "`for_each` parent `{id}` of node `{}` is not in its `needs`",
-                                        node.id
-                                    )
-                                } else {
-                                    format!(
-                                        "`{text}` refers to `{id}`, which is not in the `needs` of node `{}`",
-                                        node.id
-                                    )
-                                };
-                                diags.push(
-                                    Diagnostic::error(span, what)
-                                        .with_hint(format!("add `{id}` to `needs`")),
-                                );
-                            }
-                        },
+                        // A parent in `needs` that no reference reads
+                        // only orders the two, which is what `needs` is for.
+                        Kind::Dag if node.needs.iter().any(|need| need.id == *id) => {}
+                        Kind::Dag => {
+                            let what = if site.at == "for_each" {
+                                format!(
+                                    "`for_each` parent `{id}` of node `{}` is not in its `needs`",
+                                    node.id
+                                )
+                            } else {
+                                format!(
+                                    "`{text}` refers to `{id}`, which is not in the `needs` of node `{}`",
+                                    node.id
+                                )
+                            };
+                            diags.push(
+                                Diagnostic::error(span, what)
+                                    .with_hint(format!("add `{id}` to `needs`")),
+                            );
+                        }
                         Kind::Pipe if target >= i => {
                             let when = if target == i {
                                 "is this step itself"
@@ -175,23 +174,6 @@ pub fn build(comp: &mut Composition, diags: &mut Vec<Diagnostic>) {
                             .with_hint(hint),
                         );
                     }
-                }
-            }
-            for (k, need) in node.needs.iter().enumerate() {
-                // A bare `when` predicate reads parents through `.parents`.
-                let in_when = when_text.is_some_and(|w| {
-                    w.contains(&format!("parents.{}", need.id))
-                        || w.contains(&format!("\"{}\"", need.id))
-                        || (w.contains(".parents") && !w.contains("parents."))
-                });
-                if !used[k] && !in_when && index.contains_key(need.id.as_str()) {
-                    diags.push(Diagnostic::warning(
-                        need.span,
-                        format!(
-                            "node `{}` needs `{}` but never references it; it only orders the two",
-                            node.id, need.id
-                        ),
-                    ));
                 }
             }
         }

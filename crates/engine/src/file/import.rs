@@ -217,6 +217,7 @@ pub(crate) fn remap(p: &mut Pipeline, f: &dyn Fn(Span) -> Span) {
             n.task_span = f(n.task_span);
             n.needs.iter_mut().for_each(|x| x.span = f(x.span));
             n.arg_refs.iter_mut().for_each(site);
+            n.arg_spans.iter_mut().for_each(|(_, s)| *s = f(*s));
             if let Some(fe) = &mut n.for_each {
                 site(&mut fe.site);
             }

@@ -586,6 +586,13 @@ fn describe(v: &YNode) -> String {
     }
 }
 
+/// The hash of `node`'s definition as the loader computes it
+/// ([`Node::hash`](crate::file::model::Node::hash)), for a node changed
+/// after loading (a session asks what a node hashes to without its pin).
+pub fn definition_hash(node: &crate::file::model::Node) -> String {
+    hash::node_hash(node, &mut Vec::new())
+}
+
 /// A node id made of `name`: characters an id cannot hold become `_`, a
 /// `_` goes first when it would not start as one, and a reserved root
 /// (`var`, `env`, `item`) gets a `_` after it. What an imported step and a

@@ -239,6 +239,10 @@ pub struct Node {
     pub args: Value,
     /// Every reference found in `args`, with where it is.
     pub arg_refs: Vec<RefSite>,
+    /// Where each value under `args` is written, by JSON pointer (`/a`,
+    /// `/to/0`; `""` is the `args:` key), in file order: what preflight
+    /// marks when the value breaks the tool's `inputSchema`.
+    pub arg_spans: Vec<(String, Span)>,
     pub transform: Option<JqProgram>,
     pub when: Option<When>,
     pub on_error: OnError,

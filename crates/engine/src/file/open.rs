@@ -161,10 +161,6 @@ pub fn load_str_with(source: &str, dialect: Dialect, opts: &LoadOptions) -> Load
         loader::load_native_with(&conv.yaml, opts.max_alias_mb, (&opts.cli_servers, opts.jq));
     let mut diagnostics = conv.diagnostics.clone();
     for d in native.diagnostics {
-        // Order-only parents are how steps are sequenced; not a problem here.
-        if !d.is_error() && d.message.contains("only orders the two") {
-            continue;
-        }
         diagnostics.push(Diagnostic {
             span: conv.origin(d.span),
             ..d

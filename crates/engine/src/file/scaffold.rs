@@ -4,13 +4,70 @@
 //! the one before. `pipewright new`, the workbench and a language server
 //! all write it from here; none of them connects here.
 
+use std::path::{Component, Path, PathBuf};
+
 use serde_json::Value;
 
 use super::loader::id_from;
 use super::write::{self, quoted};
 
-/// The comment the examples start with; the YAML language server reads it.
-pub const SCHEMA_LINE: &str = "# yaml-language-server: $schema=../schema/pipewright.schema.json";
+/// Where this repository keeps the file format's JSON Schema, from its root.
+const REPO_SCHEMA: &str = "schema/pipewright.schema.json";
+
+/// The name `pipewright schema > …` is told to write beside a file.
+const LOCAL_SCHEMA: &str = "pipewright.schema.json";
+
+/// The first line of a new file written at `file` (absolute): the YAML
+/// language server's `$schema` modeline when the schema is found from
+/// there — `pipewright.schema.json` or the repository's
+/// `schema/pipewright.schema.json`, in the file's folder or one above it
+/// — by a path from the file's folder; else a comment saying how to get
+/// one. A modeline that does not resolve where the file is helps no one.
+pub fn schema_line(file: Option<&Path>) -> String {
+    match file.and_then(schema_near) {
+        Some(path) => format!("# yaml-language-server: $schema={path}"),
+        None => format!(
+            "# For completion and checks in an editor: `pipewright schema > {LOCAL_SCHEMA}`\n\
+             # beside this file, then name it in a yaml-language-server modeline."
+        ),
+    }
+}
+
+/// The schema's path from `file`'s folder, when one is found there or
+/// above it.
+fn schema_near(file: &Path) -> Option<String> {
+    if !file.is_absolute() {
+        return None;
+    }
+    let mut at = lexical(file.parent()?);
+    let mut up = 0;
+    loop {
+        for name in [LOCAL_SCHEMA, REPO_SCHEMA] {
+            if at.join(name).is_file() {
+                return Some(format!("{}{name}", "../".repeat(up)));
+            }
+        }
+        if !at.pop() {
+            return None;
+        }
+        up += 1;
+    }
+}
+
+/// `path` with `.` and `..` taken out as written (`/a/b/../c` is `/a/c`).
+fn lexical(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for c in path.components() {
+        match c {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                out.pop();
+            }
+            other => out.push(other),
+        }
+    }
+    out
+}
 
 /// How a server of the new file is declared.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -46,18 +103,23 @@ pub struct Request<'a> {
     /// Every tool the servers listed (named in a comment).
     pub tools: &'a [ToolDef<'a>],
     /// Indices into `tools`, one node each, in this order. None: one
-    /// commented example node for the first tool.
+    /// example node for the first tool, its arguments left empty.
     pub chosen: &'a [usize],
+    /// Where the file will be (absolute), for its `$schema` modeline
+    /// ([`schema_line`]); `None` when it is not known.
+    pub file: Option<&'a Path>,
 }
 
 /// The longest description kept in a comment, in characters.
 const MAX_NOTE: usize = 100;
 
-/// The scaffold's text. With tools chosen it loads and checks as it is;
-/// with none, its one node is a comment to uncomment.
+/// The scaffold's text; it loads and checks as it is. With no tool
+/// chosen, its one node is an example for the first tool with empty
+/// arguments; for servers that list no tools, a node that returns a
+/// fixture (`mock:`) until it is given a tool.
 pub fn scaffold(req: &Request<'_>) -> String {
     let mut out = String::new();
-    out.push_str(SCHEMA_LINE);
+    out.push_str(&schema_line(req.file));
     out.push('\n');
     out.push_str("# A new pipeline: one node per tool, each after the one before.\n");
     out.push_str("# Fill in the placeholders; `pipewright check FILE` says what is left.\n");
@@ -86,16 +148,24 @@ pub fn scaffold(req: &Request<'_>) -> String {
         ids.push(id);
     }
     if ids.is_empty() {
-        nodes.push_str("      # One node per tool call; uncomment this one and fill it in:\n");
-        let mut example = String::new();
         match req.tools.first() {
-            Some(tool) => node(&mut example, tool, &id_from(tool.name), None, several, None),
-            None => example.push_str("      - id: first\n        tool: TOOL_NAME\n"),
-        }
-        for line in example.lines() {
-            nodes.push_str("      # ");
-            nodes.push_str(line.trim_start_matches("      "));
-            nodes.push('\n');
+            Some(tool) => {
+                nodes.push_str(
+                    "      # One node per tool call; an example to fill in, and more below it:\n",
+                );
+                node(&mut nodes, tool, &id_from(tool.name), None, several, None);
+            }
+            None => {
+                for line in [
+                    "# The servers listed no tools: this node returns its fixture until",
+                    "# it is given `tool:` and `args:` in place of `mock:`.",
+                    "- id: first",
+                    "  mock:",
+                    "    result: {}",
+                ] {
+                    nodes.push_str(&format!("      {line}\n"));
+                }
+            }
         }
     }
     if !vars.is_empty() {

@@ -8,9 +8,11 @@ use std::borrow::Cow;
 use std::collections::HashMap;
 
 use serde_json::{Map, Number, Value};
-use serde_saphyr::granit_parser::{Event, Parser, ScalarStyle, Span as YSpan, Tag};
+use serde_saphyr::granit_parser::{ErrorKind, Event, Parser, ScalarStyle, Span as YSpan, Tag};
 
 use crate::diag::{Diagnostic, Pos, Span};
+
+mod unclosed;
 
 /// How a scalar was written, which decides how positions inside it map back
 /// to the file.
@@ -208,6 +210,8 @@ pub fn parse_limited(source: &str, max_alias_mb: Option<usize>) -> Result<YNode,
 fn parse_within(source: &str, max_alias_bytes: usize) -> Result<YNode, Diagnostic> {
     let mut builder = Builder {
         parser: Parser::new_from_str(source),
+        source,
+        read_to: Pos::new(1, 1),
         anchors: HashMap::new(),
         depth: 0,
         expanded: 0,
@@ -247,6 +251,10 @@ fn max_alias_bytes(max_alias_mb: Option<usize>) -> usize {
 
 struct Builder<'a> {
     parser: Parser<'a, serde_saphyr::granit_parser::StrInput<'a>>,
+    /// The text parsed, read again to explain a string left open.
+    source: &'a str,
+    /// Where the last event read ended.
+    read_to: Pos,
     /// Each anchor's node and its [`Weight`].
     anchors: HashMap<usize, (YNode, Weight)>,
     depth: usize,
@@ -261,13 +269,55 @@ struct Builder<'a> {
 impl<'a> Builder<'a> {
     fn next(&mut self) -> Result<(Event<'a>, YSpan), Diagnostic> {
         match self.parser.next_event() {
-            Some(Ok(ev)) => Ok(ev),
+            Some(Ok(ev)) => {
+                self.read_to = pos_of(&ev.1.end);
+                Ok(ev)
+            }
             Some(Err(e)) => {
                 let pos = pos_of(e.marker());
-                Err(Diagnostic::error(
-                    Span::at(pos),
-                    format!("YAML syntax error: {}", e.info()),
-                ))
+                let in_string = matches!(
+                    e.kind(),
+                    ErrorKind::UnclosedQuotedScalar
+                        | ErrorKind::InvalidQuotedScalarIndent
+                        | ErrorKind::DocumentIndicatorInQuotedScalar
+                );
+                let opened = in_string
+                    .then(|| unclosed::opening(self.source, self.read_to, pos))
+                    .flatten();
+                // A quote on the line the scanner stopped at: the string
+                // does end, on a line not indented enough.
+                let ends_there = matches!(e.kind(), ErrorKind::InvalidQuotedScalarIndent)
+                    && opened.is_some_and(|(_, quote)| {
+                        self.source
+                            .lines()
+                            .nth(pos.line.saturating_sub(1) as usize)
+                            .is_some_and(|l| l.contains(quote))
+                    });
+                Err(match opened {
+                    Some((at, quote)) if ends_there => Diagnostic::error(
+                        Span::new(at, at.shifted(1)),
+                        format!(
+                            "YAML syntax error: this string goes on to line {}, which is indented less than the string needs: its opening {quote} is here",
+                            pos.line
+                        ),
+                    )
+                    .with_hint(format!(
+                        "indent line {} more than the string's key, or close the string with {quote} on line {}",
+                        pos.line, at.line
+                    )),
+                    Some((at, quote)) => Diagnostic::error(
+                        Span::new(at, at.shifted(1)),
+                        format!(
+                            "YAML syntax error: this string is not closed: its opening {quote} is here; YAML read on to {pos} looking for its end ({})",
+                            e.info()
+                        ),
+                    )
+                    .with_hint(format!("close it with {quote} on line {}", at.line)),
+                    None => Diagnostic::error(
+                        Span::at(pos),
+                        format!("YAML syntax error: {}", e.info()),
+                    ),
+                })
             }
             None => Err(Diagnostic::error(
                 Span::default(),
@@ -592,6 +642,53 @@ mod tests {
     fn json_loads_too() {
         let n = p(r#"{"pipe": [{"id": "a", "tool": "t", "args": {"n": 2}}]}"#);
         assert_eq!(n.to_json()["pipe"][0]["args"]["n"], 2);
+    }
+
+    /// A string left open is reported where it opened (the scanner stops
+    /// lines later), with where the scanner read on to.
+    #[test]
+    fn an_unclosed_quote_is_reported_where_the_string_opened() {
+        let err = |src: &str| match parse(src) {
+            Ok(_) => panic!("{src:?} parsed"),
+            Err(d) => (
+                d.span.start.to_string(),
+                d.message,
+                d.hint.unwrap_or_default(),
+            ),
+        };
+        let (at, message, hint) = err(
+            "pipe:\n  - id: a\n    tool: echo\n    args:\n      message: \"hello\n  - id: b\n    tool: echo\n    args: { message: x }\n",
+        );
+        assert_eq!(at, "5:16");
+        assert!(
+            message.starts_with(
+                "YAML syntax error: this string is not closed: its opening \" is here; YAML read on to 6:3"
+            ),
+            "{message}"
+        );
+        assert_eq!(hint, "close it with \" on line 5");
+        // At the end of the file, single-quoted, in a list.
+        let (at, message, hint) = err("a:\n  - x\n  - 'open\n");
+        assert_eq!(at, "3:5", "{message}");
+        assert_eq!(hint, "close it with ' on line 3");
+        // In a flow mapping.
+        let (at, message, _) = err("a: { b: \"x }\nc: d\n---\n");
+        assert_eq!(at, "1:9", "{message}");
+        // A string that ends on a line indented too little.
+        let (at, message, hint) = err("a:\n  b: \"multi\n line\"\n");
+        assert_eq!(at, "2:6");
+        assert!(
+            message.contains("this string goes on to line 3, which is indented less"),
+            "{message}"
+        );
+        assert_eq!(
+            hint,
+            "indent line 3 more than the string's key, or close the string with \" on line 2"
+        );
+        // Other syntax errors keep the scanner's place and words.
+        let (at, message, _) = err("a: [1, 2\nb: c\n");
+        assert!(!message.contains("not closed"), "{message}");
+        assert_ne!(at, "1:4");
     }
 
     #[test]

@@ -12,7 +12,7 @@ use indexmap::IndexMap;
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::diag::{Diagnostic, suggest};
+use crate::diag::{Diagnostic, Span, suggest};
 use crate::environment::Environment;
 use crate::file::model::{Composition, Mock, Node};
 use crate::json::Json;
@@ -197,19 +197,36 @@ fn check_node(
             format!("node `{}`: {e}", node.id),
         ));
     }
-    let messages = validators
+    let errors = validators
         .of(server, tool)
         .map(|v| errors_by(v, &partial.value))
         .unwrap_or_default();
-    for message in messages {
+    for (path, message) in errors {
         out.problems.push(Diagnostic::error(
-            node.span,
+            written_at(node, &path),
             format!(
-                "node `{}`: arguments do not fit `{}`'s inputSchema: {message}",
-                node.id, tool.name
+                "node `{}`: arguments do not fit `{}`'s inputSchema: at {}: {message}",
+                node.id,
+                tool.name,
+                if path.is_empty() { "/" } else { &path }
             ),
         ));
     }
+}
+
+/// Where the value at `path` (a JSON pointer into the arguments) is
+/// written: the longest pointer the loader kept that holds it (a value a
+/// reference filled in is marked at the reference's argument), else the
+/// node.
+fn written_at(node: &Node, path: &str) -> Span {
+    node.arg_spans
+        .iter()
+        .filter(|(p, _)| {
+            path.strip_prefix(p.as_str())
+                .is_some_and(|rest| rest.is_empty() || rest.starts_with('/'))
+        })
+        .max_by_key(|(p, _)| p.len())
+        .map_or(node.span, |(_, span)| *span)
 }
 
 /// Where `<from …>` / `<env.X>` stand-ins sit in a partially resolved value,
@@ -242,7 +259,15 @@ fn unknown_paths(v: &Value, at: &mut String, out: &mut Vec<String>) {
 /// "at /path: message". A schema that does not compile is not checked.
 pub fn schema_errors(schema: &Value, args: &Value) -> Vec<String> {
     match jsonschema::validator_for(schema) {
-        Ok(validator) => errors_by(&validator, args),
+        Ok(validator) => errors_by(&validator, args)
+            .into_iter()
+            .map(|(path, message)| {
+                format!(
+                    "at {}: {message}",
+                    if path.is_empty() { "/" } else { &path }
+                )
+            })
+            .collect(),
         Err(_) => Vec::new(),
     }
 }
@@ -261,8 +286,10 @@ impl Validators {
     }
 }
 
-/// [`schema_errors`] with the schema already compiled.
-fn errors_by(validator: &jsonschema::Validator, args: &Value) -> Vec<String> {
+/// [`schema_errors`] with the schema already compiled: each error's
+/// instance path (a JSON pointer, `""` for the arguments as a whole) and
+/// message.
+fn errors_by(validator: &jsonschema::Validator, args: &Value) -> Vec<(String, String)> {
     let args = match args {
         Value::Null => Value::Object(serde_json::Map::new()),
         other => other.clone(),
@@ -279,8 +306,8 @@ fn errors_by(validator: &jsonschema::Validator, args: &Value) -> Vec<String> {
             if hidden {
                 return None;
             }
-            let at = if path.is_empty() { "/" } else { &path };
-            Some(format!("at {at}: {e}"))
+            let message = e.to_string();
+            Some((path, message))
         })
         .collect()
 }
@@ -306,6 +333,80 @@ mod tests {
         assert!(e.iter().any(|m| m.contains("\"q\"")), "{e:?}");
         let e = schema_errors(&schema, &json!({"id": 1, "q": "x", "extra": 1}));
         assert_eq!(e.len(), 1, "{e:?}");
+    }
+
+    /// A value that breaks the inputSchema is marked where it is written:
+    /// a scalar at its value, a nested one at its own line, a value a
+    /// reference filled in at the reference's argument, a missing
+    /// argument at `args:`, and a node without `args:` at the node.
+    #[test]
+    fn a_schema_error_is_marked_at_the_arguments_own_line() {
+        let file = "\
+vars:
+  who: {name: 5}
+pipe:
+  - id: total
+    tool: add
+    args:
+      a: \"one\"
+      b: 2
+  - id: deep
+    tool: send
+    args:
+      to:
+        - ok@example.com
+        - 7
+      who: ${var.who}
+  - id: bare
+    tool: add
+  - id: flow
+    tool: add
+    args: { b: 1 }
+";
+        let loaded = crate::file::open::load_str(file);
+        let pipeline = loaded
+            .pipeline
+            .unwrap_or_else(|| panic!("{:?}", loaded.diagnostics));
+        let add = json!({"name": "add", "inputSchema": {"type": "object", "required": ["a", "b"],
+            "properties": {"a": {"type": "number"}, "b": {"type": "number"}}}});
+        let send = json!({"name": "send", "inputSchema": {"type": "object", "properties": {
+            "to": {"type": "array", "items": {"type": "string"}},
+            "who": {"type": "object", "properties": {"name": {"type": "string"}}}}}});
+        let mut tools = ToolLists::new();
+        tools.insert(
+            "s".into(),
+            [add, send]
+                .into_iter()
+                .filter_map(ToolInfo::from_json)
+                .collect(),
+        );
+        let report = check(
+            &[(&pipeline.compositions[0], pipeline.vars.clone())],
+            &tools,
+            Some("s"),
+            &Environment::default(),
+        );
+        let found: Vec<(u32, u32, &str)> = report
+            .problems
+            .iter()
+            .map(|d| {
+                let at = d.message.find(" at /").map_or("", |i| &d.message[i + 4..]);
+                (d.span.start.line, d.span.start.col, at)
+            })
+            .collect();
+        assert_eq!(
+            found,
+            [
+                (7, 10, "/a: \"one\" is not of type \"number\""),
+                (14, 11, "/to/1: 7 is not of type \"string\""),
+                (15, 12, "/who/name: 5 is not of type \"string\""),
+                (16, 5, "/: \"a\" is a required property"),
+                (16, 5, "/: \"b\" is a required property"),
+                (20, 5, "/: \"a\" is a required property"),
+            ],
+            "{:#?}",
+            report.problems
+        );
     }
 
     /// `task: true` on a tool that forbids tasks and `task: false` on one

@@ -7,6 +7,7 @@
 //! it can change in one place.
 
 use std::fmt::Write as _;
+use std::path::Path;
 
 use indexmap::IndexMap;
 use serde_json::Value;
@@ -24,10 +25,11 @@ pub const FLAG: &str = "pipewright: no earlier result holds this value and it lo
 const SHOWN: usize = 60;
 
 /// The pipeline file's text; `cassette` names the cassette written beside
-/// it, for the header's replay line.
-pub fn pipeline(d: &Draft, cassette: &str) -> String {
+/// it, for the header's replay line; `file` is where the text will be
+/// (absolute), for its `$schema` modeline.
+pub fn pipeline(d: &Draft, cassette: &str, file: Option<&Path>) -> String {
     let mut w = Writer::default();
-    header(&mut w, d, cassette);
+    header(&mut w, d, cassette, file);
     w.line(0, &format!("name: {}", quoted(&d.name)));
     servers(&mut w, d);
     if !d.vars.is_empty() {
@@ -114,8 +116,10 @@ fn one_line(s: &str) -> String {
     s.replace(['\n', '\r'], " ")
 }
 
-fn header(w: &mut Writer, d: &Draft, cassette: &str) {
-    w.line(0, crate::file::scaffold::SCHEMA_LINE);
+fn header(w: &mut Writer, d: &Draft, cassette: &str, file: Option<&Path>) {
+    for line in crate::file::scaffold::schema_line(file).lines() {
+        w.line(0, line);
+    }
     w.note(
         0,
         &format!(

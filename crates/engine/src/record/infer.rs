@@ -12,10 +12,10 @@
 //! - [`sites`]: earlier outputs indexed by value;
 //! - [`fanout`]: `for_each` detection.
 
-pub mod fanout;
-pub mod rank;
-pub mod rules;
-pub mod sites;
+pub(crate) mod fanout;
+pub(crate) mod rank;
+pub(crate) mod rules;
+pub(crate) mod sites;
 
 use std::collections::HashMap;
 

@@ -100,7 +100,7 @@ pub async fn prove(d: &mut Draft, recs: &[Recording]) -> Result<Proof, ProveErro
 /// (`Ok(false)`: go again); when nothing differs, replays every run
 /// (`Ok(true)`: proved). `Err`: this draft cannot be proved.
 async fn round(d: &mut Draft, recs: &[Recording], proof: &mut Proof) -> Result<bool, String> {
-    let text = emit::pipeline(d, "cassette.json");
+    let text = emit::pipeline(d, "cassette.json", None);
     let loaded = crate::file::open::load_str(&text);
     let Some(pipeline) = loaded
         .pipeline

@@ -7,12 +7,14 @@
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
-use super::calls::Recording;
+use super::calls::{Call, Recording};
 use super::draft::{Choice, Draft};
 use super::emit;
+use super::infer;
 use super::merge::{self, MergeError};
 use super::prove::{self, Proof, ProveError};
 use super::savings::{self, Savings};
+use crate::file::model::Answer;
 use crate::run::cassette::Cassette;
 
 /// A pipeline written from recordings.
@@ -40,15 +42,18 @@ pub enum WriteError {
 }
 
 /// Writes the pipeline named `name` from `recs`, proved against them;
-/// `cassette` is the name the file's header gives its cassette.
+/// `cassette` is the name the file's header gives its cassette, `file`
+/// where the pipeline will be saved (absolute), for its `$schema`
+/// modeline.
 pub async fn write(
     recs: Vec<Recording>,
     name: &str,
     cassette: &str,
+    file: Option<&Path>,
 ) -> Result<Written, WriteError> {
     let (mut draft, recordings) = merge::draft(recs, name)?;
     let proof = prove::prove(&mut draft, &recordings).await?;
-    let text = emit::pipeline(&draft, cassette);
+    let text = emit::pipeline(&draft, cassette, file);
     let tape = emit::cassette(&draft, &recordings);
     let savings = savings::of_draft(&draft, &recordings);
     Ok(Written {
@@ -59,6 +64,29 @@ pub async fn write(
         savings,
         recordings,
     })
+}
+
+/// The draft `recs` make before the proof, and the recordings as its
+/// `CallRef`s count them: what a live view draws while a session is still
+/// being recorded (the proof runs when the pipeline is written).
+pub fn infer(recs: Vec<Recording>, name: &str) -> Result<(Draft, Vec<Recording>), WriteError> {
+    Ok(merge::draft(recs, name)?)
+}
+
+/// The pipeline text of draft `d`, as [`write`] writes it (`cassette` and
+/// `file` as there).
+pub fn text(d: &Draft, cassette: &str, file: Option<&Path>) -> String {
+    emit::pipeline(d, cassette, file)
+}
+
+/// The answers a folded call's questions got, in the form of a node's
+/// `answers:` (a reply that is not one, such as an error, is left out).
+pub fn answers(c: &Call) -> Vec<Answer> {
+    c.extras
+        .interactions
+        .iter()
+        .filter_map(|i| infer::answer_of(&i.reply, &i.kind))
+        .collect()
 }
 
 /// Where the cassette of pipeline `file` goes: `FILE.cassette.json`.
@@ -238,7 +266,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_session_becomes_a_proved_pipeline_in_one_call() {
-        let w = write(vec![everything()], "tea", "tea.yml.cassette.json")
+        let w = write(vec![everything()], "tea", "tea.yml.cassette.json", None)
             .await
             .unwrap_or_else(|e| panic!("{e}"));
         let loaded = load_str(&w.text);
@@ -362,7 +390,7 @@ mod tests {
                 }
             }
             let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
-            match rt.block_on(write(vec![s.recording()], "p", "p.yml.cassette.json")) {
+            match rt.block_on(write(vec![s.recording()], "p", "p.yml.cassette.json", None)) {
                 Ok(w) => {
                     let loaded = load_str(&w.text);
                     proptest::prop_assert!(!loaded.has_errors(), "{}\n{:?}", w.text, loaded.diagnostics);

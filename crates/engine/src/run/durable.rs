@@ -47,9 +47,15 @@ pub enum Entry {
     /// A worker started (or resumed) the run: the first entry each
     /// execution writes, so the journal says where the run was picked up.
     Attempt(Attempt),
-    /// Calls that ended, in the order their outcomes reached the writer.
+    /// Calls that ended, in the order their outcomes reached the writer,
+    /// and calls that began (their outcomes come in a later entry, or in
+    /// this one after them).
     Calls {
         calls: Vec<Recorded>,
+        /// Calls made live since the last entry: a client following the
+        /// run shows them in flight. Not read back by a resumed run.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        opened: Vec<Opened>,
         /// How many calls the execution writing this entry had answered
         /// from the journal, when that grew since its last entry: so an
         /// execution that dies after resuming still says it replayed.
@@ -72,6 +78,19 @@ pub struct Recorded {
     /// When the call ended (RFC 3339, UTC).
     pub at: String,
     pub outcome: Result<Outcome, McpError>,
+}
+
+/// A call made live, journaled as it begins (a follower shows its node
+/// in flight until the call's [`Recorded`] outcome comes).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Opened {
+    pub key: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub node: Option<String>,
+    pub tool: String,
+    pub worker: String,
+    /// When the call began (RFC 3339, UTC).
+    pub at: String,
 }
 
 /// A [`CallOutcome`] in a form that survives the journal.
@@ -168,7 +187,9 @@ impl Replay {
     pub fn push(&mut self, e: Entry) {
         match e {
             Entry::Attempt(a) => self.attempts.push(a),
-            Entry::Calls { calls, replayed } => {
+            Entry::Calls {
+                calls, replayed, ..
+            } => {
                 if let (Some(n), Some(a)) = (replayed, self.attempts.last_mut()) {
                     a.replayed_calls = a.replayed_calls.max(n);
                 }
@@ -228,6 +249,9 @@ pub struct DurableCaller {
     /// Where the questions of live calls go to wait in the journal, when
     /// the run is durable end to end (a worker).
     asks: Option<mpsc::UnboundedSender<ask::AskRequest>>,
+    /// Where each call made live is said as it begins (the journal loop
+    /// writes it with its next entry); nothing waits for it.
+    opens: Option<mpsc::UnboundedSender<Opened>>,
 }
 
 impl DurableCaller {
@@ -257,7 +281,15 @@ impl DurableCaller {
             missed: Arc::new(tokio::sync::Notify::new()),
             went_live: std::sync::atomic::AtomicBool::new(false),
             asks: None,
+            opens: None,
         }
+    }
+
+    /// Every call made live is sent to `opens` as it begins, so a client
+    /// following the run can show it in flight.
+    pub fn with_opens(mut self, opens: mpsc::UnboundedSender<Opened>) -> Self {
+        self.opens = Some(opens);
+        self
     }
 
     /// Every question a live call asks goes to `asks` (the journal loop),
@@ -367,6 +399,15 @@ impl Caller for DurableCaller {
                     .lock()
                     .unwrap_or_else(|e| e.into_inner())
                     .insert(node.to_owned());
+            }
+            if let Some(opens) = &self.opens {
+                let _ = opens.send(Opened {
+                    key: key.clone(),
+                    node: node.map(str::to_owned),
+                    tool: tool.to_owned(),
+                    worker: self.worker.clone(),
+                    at: now_rfc3339(),
+                });
             }
             // The call's questions wait in the journal, under its key.
             let asking;
@@ -512,6 +553,7 @@ mod tests {
             while let Some(p) = rx.recv().await {
                 j.lock().unwrap().push(Entry::Calls {
                     calls: p.recorded.into_iter().collect(),
+                    opened: Vec::new(),
                     replayed: None,
                 });
                 let _ = p.done.send(());
@@ -543,6 +585,57 @@ mod tests {
             notify: None,
             task: None,
         }
+    }
+
+    /// Issue 48, item 24: a call made live is said as it begins, before
+    /// its outcome is journaled; a call answered from the journal is not.
+    #[tokio::test]
+    async fn a_live_call_is_said_as_it_begins() {
+        let inner = Arc::new(Counting(std::sync::atomic::AtomicUsize::new(0)));
+        let cancel = CancellationToken::new();
+        let args = json!({"i": 1}).as_object().unwrap().clone();
+        let (tx, journal) = writer();
+        let (opens, mut opened) = mpsc::unbounded_channel();
+        let first = DurableCaller::new(
+            inner.clone(),
+            "w1".into(),
+            Replay::default(),
+            tx,
+            Redactor::default(),
+        )
+        .with_opens(opens);
+        first
+            .call(request(args.clone(), &cancel, &scope("a")))
+            .await
+            .unwrap();
+        let o: Opened = opened.try_recv().expect("the call was said as it began");
+        assert_eq!(
+            (o.node.as_deref(), o.tool.as_str(), o.worker.as_str()),
+            (Some("a"), "t", "w1")
+        );
+        let entries = journal.lock().unwrap().clone();
+        let Some(Entry::Calls { calls, .. }) = entries.first() else {
+            panic!("{entries:?}");
+        };
+        assert_eq!(calls[0].key, o.key, "the outcome is the same call's");
+        // Resumed over that journal, the call is answered from it: nothing
+        // begins.
+        let (tx, _) = writer();
+        let (opens, mut opened) = mpsc::unbounded_channel();
+        let second = DurableCaller::new(
+            inner,
+            "w2".into(),
+            Replay::read(entries),
+            tx,
+            Redactor::default(),
+        )
+        .with_opens(opens);
+        second
+            .call(request(args, &cancel, &scope("a")))
+            .await
+            .unwrap();
+        assert_eq!(second.answered(), 1);
+        assert!(opened.try_recv().is_err());
     }
 
     #[tokio::test]
@@ -697,6 +790,7 @@ mod tests {
         };
         let e = Entry::Calls {
             calls: vec![r],
+            opened: Vec::new(),
             replayed: Some(3),
         };
         let text = serde_json::to_string(&e).unwrap();

@@ -5,7 +5,7 @@
 use serde_json::Value;
 
 use crate::mcp::human::ProgressNote;
-use crate::run::trace::{NodeRecord, NodeStatus, RunStatus, Trace};
+use crate::run::trace::{NodeRecord, NodeStatus, PauseSpan, RunStatus, Trace};
 
 /// Why a session paused.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -110,11 +110,25 @@ pub enum Event {
     },
     /// Dispatching goes on.
     Resumed,
+    /// The paused run has no call in flight: from `at_ms` (milliseconds
+    /// into the run) its time is a pause, kept out of its duration, until
+    /// [`Event::Busy`]. Only such time is a pause: calls that run on after
+    /// a `Pause`, and the call a `Step` makes, count in the run's duration.
+    Idle { at_ms: u64 },
+    /// The pause [`Event::Idle`] began has ended (the run went on, a step
+    /// or a re-run sent a call, or the run ended): the span the run's
+    /// duration leaves out.
+    Busy { pause: PauseSpan },
     /// A breakpoint was set (`on`) or cleared.
     Breakpoint { id: String, on: bool },
-    /// A new plan was adopted.
+    /// A new plan was adopted: `stale` nodes' records were made with
+    /// something that changed since (the node, a variable it reads, a
+    /// parent's record); `fresh` nodes were stale and are back to what
+    /// their records were made with (an edit undone), their status
+    /// restored.
     PlanReplaced {
         stale: Vec<String>,
+        fresh: Vec<String>,
         added: Vec<String>,
         removed: Vec<String>,
     },

@@ -11,6 +11,8 @@ mod commands;
 mod dispatch;
 mod outcomes;
 mod saga;
+#[cfg(test)]
+mod tests;
 mod tools;
 
 use std::collections::{HashMap, HashSet};
@@ -178,6 +180,8 @@ pub fn start(
     let n = comp.nodes.len();
     let actor = Actor {
         records: vec![NodeRecord::default(); n],
+        made: vec![None; n],
+        made_seq: 0,
         gens: vec![0; n],
         ids: ids_of(&comp),
         settled_prefix: 0,
@@ -261,9 +265,34 @@ enum Stop {
     Cancel,
 }
 
+/// What a node's record was made with. An edited plan makes the node
+/// stale only when one of these differs from what it is now, so an edit
+/// undone makes it fresh again.
+#[derive(Debug, Clone)]
+struct Made {
+    /// This record among those the session made, in order.
+    seq: u64,
+    /// The node's definition hash.
+    hash: String,
+    /// The `${var.X}` values it saw.
+    vars: Arc<IndexMap<String, Value>>,
+    /// The parents' records it read: each parent's id and its record's
+    /// `seq` (0: the parent had none).
+    parents: Vec<(String, u64)>,
+    /// How the record ended: a stale node gets it back once fresh.
+    status: NodeStatus,
+    /// The `mock:` result `Pin` gave for this record: the node with that
+    /// mock written in is the node that ran.
+    pinned: Option<Value>,
+}
+
 struct Actor {
     comp: Arc<Composition>,
     records: Vec<NodeRecord>,
+    /// Beside `records`: what each was made with (`None`: no record yet).
+    made: Vec<Option<Made>>,
+    /// How many records the session made.
+    made_seq: u64,
     /// Bumped whenever a node is reset, so late results of an older dispatch
     /// are ignored.
     gens: Vec<u64>,

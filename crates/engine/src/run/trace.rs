@@ -103,10 +103,11 @@ pub struct AttemptRecord {
     /// `{"$ref": "#/raw"}`, this attempt's `raw`.
     #[serde(skip_serializing_if = "Json::is_null")]
     pub rpc: Json,
-    /// Its result as the server sent it, kept for an attempt that failed;
-    /// null for the call's last attempt (the record's `raw`) and for a
-    /// fan-out iteration that succeeded (its result became the
-    /// iteration's output), so that a result is saved once.
+    /// Its result as the server sent it, kept for every attempt but a
+    /// node's own last one (that is the record's `raw`, saved once). A
+    /// fan-out iteration's last attempt keeps it too: the iteration's
+    /// output is only what was cut out of it. Runs saved before kept none
+    /// for an iteration that succeeded.
     #[serde(skip_serializing_if = "Json::is_null")]
     pub raw: Json,
 }
@@ -194,7 +195,8 @@ fn notifications(rpc: &Value, extras: &CallExtras, out: &mut Vec<Value>) {
 /// One attempt's exchange as it went over the wire: its request, the
 /// notifications of its call (with its call's last attempt) and its
 /// response, whose result is the attempt's own `raw`, the record's `raw`
-/// for the node's last attempt, or the iteration's output.
+/// for the node's last attempt, or (in a run saved before iterations kept
+/// their `raw`) the iteration's output, said to be so.
 pub fn attempt_messages(rec: &NodeRecord, call: &AttemptRecord) -> Value {
     let last = call.attempt == call.of;
     let mut out = Vec::new();
@@ -343,6 +345,19 @@ impl RunStatus {
             RunStatus::Partial => "partial",
             RunStatus::Failed => "failed",
             RunStatus::BudgetExceeded => "budget_exceeded",
+            RunStatus::Cancelled => "cancelled",
+            RunStatus::Interrupted => "interrupted",
+        }
+    }
+
+    /// How the run ended, in words for a sentence (`run stopped over
+    /// budget: …`), where [`as_str`](Self::as_str) is the trace's code.
+    pub fn phrase(self) -> &'static str {
+        match self {
+            RunStatus::Completed => "completed",
+            RunStatus::Partial => "partly failed",
+            RunStatus::Failed => "failed",
+            RunStatus::BudgetExceeded => "stopped over budget",
             RunStatus::Cancelled => "cancelled",
             RunStatus::Interrupted => "interrupted",
         }

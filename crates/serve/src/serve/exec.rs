@@ -135,6 +135,8 @@ pub async fn run_job(job: Job, hooks: Hooks) -> Result<Trace, String> {
         &rj.remote.restate,
         &rj.request,
         &hooks.cancel,
+        // Progress counts outcomes: a call begun is not one.
+        &mut |_| {},
         &mut on_call,
         &mut on_question,
     )

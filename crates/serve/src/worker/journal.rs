@@ -24,7 +24,9 @@ use super::questions::{self, Questions};
 use super::shared::Shared;
 use pipewright_engine::run::durable::ask::{AskRequest, Asked};
 use pipewright_engine::run::durable::client::{RunOutput, RunRequest};
-use pipewright_engine::run::durable::{Attempt, DurableCaller, Entry, Pending, Recorded, Replay};
+use pipewright_engine::run::durable::{
+    Attempt, DurableCaller, Entry, Opened, Pending, Recorded, Replay,
+};
 use pipewright_engine::run::events::Event;
 use pipewright_engine::run::exec::now_rfc3339;
 use pipewright_engine::run::session::{self, Command};
@@ -120,6 +122,9 @@ impl Pipewright {
         let mut attempts = replay.attempts.clone();
         let (tx, mut rx) = mpsc::unbounded_channel::<Pending>();
         let (asks, mut asked) = mpsc::unbounded_channel::<AskRequest>();
+        // Calls made live, journaled with the next entry so a client that
+        // follows the run shows them in flight.
+        let (opens, mut opening) = mpsc::unbounded_channel::<Opened>();
         let caller = Arc::new(
             DurableCaller::new(
                 job.caller.clone(),
@@ -128,7 +133,8 @@ impl Pipewright {
                 tx,
                 job.redactor.clone(),
             )
-            .with_questions(asks),
+            .with_questions(asks)
+            .with_opens(opens),
         );
         let redactor = job.redactor.clone();
         let mut s = session::start(job.comp.clone(), caller.clone(), job.cfg, job.redactor);
@@ -148,6 +154,7 @@ impl Pipewright {
         type Append<'a> =
             Pin<Box<dyn Future<Output = Result<Json<Entry>, TerminalError>> + Send + 'a>>;
         let mut queued: Vec<Pending> = Vec::new();
+        let mut opened: Vec<Opened> = Vec::new();
         type Batch = Vec<Option<Recorded>>;
         // A write in flight: the calls it keeps, who waits for them and how
         // many calls this execution had replayed when it was made; or the
@@ -166,6 +173,7 @@ impl Pipewright {
         let trace: Trace = loop {
             tokio::select! {
                 Some(p) = rx.recv() => queued.push(p),
+                Some(o) = opening.recv() => opened.push(o),
                 Some(a) = asked.recv() => questions.ask(a, &redactor),
                 // Like every Restate future here, awaited only while no
                 // other one is (no append in flight).
@@ -246,7 +254,7 @@ impl Pipewright {
                 let append = ctx.run(|| async move { Ok(Json(entry)) }).name("journal");
                 writing = Some((Box::pin(append), Vec::new(), Vec::new(), told, Some(q)));
             }
-            if writing.is_none() && !queued.is_empty() {
+            if writing.is_none() && !(queued.is_empty() && opened.is_empty()) {
                 let (batch, dones): (Batch, Vec<oneshot::Sender<()>>) = std::mem::take(&mut queued)
                     .into_iter()
                     .map(|p| (p.recorded, p.done))
@@ -254,6 +262,7 @@ impl Pipewright {
                 let replayed = caller.answered();
                 let entry = Entry::Calls {
                     calls: batch.iter().flatten().cloned().collect(),
+                    opened: std::mem::take(&mut opened),
                     replayed: (replayed > told).then_some(replayed),
                 };
                 let append = ctx.run(|| async move { Ok(Json(entry)) }).name("journal");

@@ -8,6 +8,27 @@ impl App {
     /// Carries out an action.
     pub fn act(&mut self, action: Action) -> Vec<Effect> {
         let sel = self.selected_node_id();
+        // A saved run open read-only: what would change the live plan or
+        // its run is refused in a sentence, not done behind the screen.
+        if let Some(v) = &self.viewing {
+            let what = match action {
+                Action::Breakpoint => Some("breakpoints are set"),
+                Action::Rerun | Action::RerunFrom => Some("nodes are re-run"),
+                Action::Skip => Some("nodes are skipped"),
+                Action::Pin => Some("outputs are pinned as mocks"),
+                _ => None,
+            };
+            if let Some(what) = what {
+                let id = v.entry.id.clone();
+                self.say(
+                    format!(
+                        "run {id} is open read-only: {what} on the live run (Esc in the DAG goes back to it)"
+                    ),
+                    true,
+                );
+                return Vec::new();
+            }
+        }
         match action {
             Action::Run => self.command(Command::Run, true),
             Action::Step => self.command(Command::Step, true),
@@ -246,6 +267,9 @@ impl App {
         } else {
             Vec::new()
         };
+        if runs_something && self.viewing.is_none() {
+            self.say_where_runs_go();
+        }
         if runs_something && self.viewing.is_none() && self.errors == 0 {
             // Checked again on the vars of the case this run uses.
             effects.extend(self.live_preflight());
@@ -306,6 +330,16 @@ impl App {
             self.trace = None;
         }
         if self.session.is_open() {
+            if let (Command::Rerun(id) | Command::RerunFrom(id), RunState::Paused { .. }) =
+                (&cmd, &self.run)
+            {
+                let go = self.keymap.label(Action::Continue);
+                let after = match cmd {
+                    Command::Rerun(_) => String::new(),
+                    _ => format!("; what follows it runs when the run goes on ({go})"),
+                };
+                self.say(format!("re-running `{id}` in the paused run{after}"), false);
+            }
             return vec![Effect::Send(cmd)];
         }
         if !start {
@@ -333,6 +367,7 @@ impl App {
         let then = vec![cmd];
         self.session.started(session_key(&p, &c));
         self.run = RunState::Connecting;
+        self.clear_not_started();
         let cfg = Box::new(self.session_config(&p, &c));
         vec![Effect::Start {
             pipeline: p,
@@ -341,6 +376,27 @@ impl App {
             breakpoints: self.breakpoints.iter().cloned().collect(),
             then,
         }]
+    }
+
+    /// Opened with `--on restate://…`: the run keys still run here (the
+    /// edit, run, look loop needs no saved file and no worker); the first
+    /// of them says so, and how to run on Restate.
+    fn say_where_runs_go(&mut self) {
+        let Some(restate) = &self.opts.restate else {
+            return;
+        };
+        if std::mem::replace(&mut self.said_where, true) {
+            return;
+        }
+        let run = self.keymap.label(Action::Run);
+        let palette = self.keymap.label(Action::Palette);
+        self.say(
+            format!(
+                "{run} runs here, in this workbench; `{palette} durable run` runs the saved file on {}",
+                restate.on
+            ),
+            false,
+        );
     }
 
     /// The dry run (`d`, `e`) with preflight's verdict, as `plan` gives
@@ -363,17 +419,40 @@ impl App {
         }
     }
 
-    /// A plain key the focused pane and the keymap left alone: the status
-    /// line says so, instead of nothing happening.
+    /// A key the focused pane and the keymap left alone: the status line
+    /// says so, instead of nothing happening. A chord the editor knows
+    /// (Ctrl-Z, Ctrl-A …) says that it works there.
     pub(super) fn unbound(&mut self, key: KeyEvent) {
         let KeyCode::Char(c) = key.code else {
             return;
         };
-        if !(key.modifiers - KeyModifiers::SHIFT).is_empty() {
-            return;
-        }
         let help = self.keymap.label(Action::Help);
         let palette = self.keymap.label(Action::Palette);
+        let chord = key.modifiers - KeyModifiers::SHIFT;
+        if !chord.is_empty() {
+            let name = crate::keys::Key::from(key).to_string();
+            let editor = match c.to_ascii_lowercase() {
+                _ if chord != KeyModifiers::CONTROL => None,
+                'z' => Some("undoes"),
+                'y' => Some("redoes"),
+                'a' => Some("selects all"),
+                'f' => Some("finds"),
+                'g' => Some("goes to a line"),
+                'x' => Some("cuts"),
+                'v' => Some("pastes"),
+                _ => None,
+            };
+            let text = match editor {
+                Some(what) => {
+                    format!("{name} {what} in the editor (i edits the file); here it does nothing")
+                }
+                None => format!(
+                    "{name} does nothing here: {help} lists the keys, {palette} finds a command"
+                ),
+            };
+            self.say(text, false);
+            return;
+        }
         let text = if c == '/' {
             "/ searches in the inspector's Output (a jq filter), Raw and Logs tabs, the help, Messages and History"
                 .to_owned()

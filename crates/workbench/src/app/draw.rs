@@ -23,12 +23,20 @@ impl App {
         // terminal stays light).
         f.buffer_mut().set_style(area, self.theme.base());
         // The status bar, and under it the footer with the mode's keys (left
-        // out on a screen too short to spare the row).
+        // out on a screen too short to spare the row); above the bar, while
+        // it is fresh, a message too long for the bar on a row or two of its
+        // own.
         let footer_rows = if area.height >= 12 { 1 } else { 0 };
+        let message_rows = if area.height >= 12 {
+            status::message_rows(self, area.width)
+        } else {
+            0
+        };
         let rows = Layout::default()
             .direction(Direction::Vertical)
             .constraints([
                 Constraint::Min(3),
+                Constraint::Length(message_rows),
                 Constraint::Length(1),
                 Constraint::Length(footer_rows),
             ])
@@ -94,9 +102,12 @@ impl App {
                 popup.draw(rows[0], buf, &ctx);
             }
         }
-        status::render(self, rows[1], buf);
+        if message_rows > 0 {
+            status::message(self, rows[1], buf);
+        }
+        status::render(self, rows[2], buf, message_rows > 0);
         if footer_rows > 0 {
-            status::footer(self, rows[2], buf);
+            status::footer(self, rows[3], buf);
         }
         if self.overlay.is_some() {
             self.draw_overlay(area, buf);
@@ -109,6 +120,14 @@ impl App {
                 ..ctx!(self)
             };
             self.asks.draw(area, buf, &ctx);
+        }
+        // While typing, the terminal's own cursor sits on the editor's, so
+        // an input method's window and a screen reader follow the text;
+        // elsewhere it stays hidden.
+        if self.mode() == Mode::Edit
+            && let Some(at) = self.editor.cursor_on_screen()
+        {
+            f.set_cursor_position(at);
         }
     }
 

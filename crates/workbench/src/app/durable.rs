@@ -77,7 +77,9 @@ impl App {
             v.status = NodeStatus::Pending;
             v.record = None;
             v.progress = None;
+            v.started_ms = None;
         }
+        self.timeline.start();
         self.run = RunState::Running;
         effects.push(Effect::Durable {
             restate: Box::new(restate),
@@ -86,6 +88,21 @@ impl App {
             cancel,
         });
         effects
+    }
+
+    /// A call of the durable run began, the journal says: its node shows
+    /// the running spinner (and its time starts) until the call's outcome
+    /// is journaled.
+    pub(super) fn durable_opened(&mut self, node: Option<&str>) {
+        let now = self.now_ms();
+        if self.durable.is_some()
+            && let Some(i) = node.and_then(|n| self.comp.as_ref()?.index_of(n))
+            && let Some(v) = self.visuals.get_mut(i)
+        {
+            v.status = NodeStatus::Running;
+            v.started_ms.get_or_insert(now);
+            self.sync_live_of(i);
+        }
     }
 
     /// A call of the durable run was journaled: its node turns ✓ or ✗ in

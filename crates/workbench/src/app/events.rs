@@ -3,6 +3,7 @@
 //! the panes draw and [`Effect`]s to carry out.
 
 use super::*;
+use pipewright_engine::run::events::PauseReason;
 
 impl App {
     /// A message from a background task.
@@ -21,6 +22,7 @@ impl App {
             }
             M::Sampled { ticket, result } => self.asks.provided(ticket, result),
             M::Judged { result, again } => self.judged(result, again),
+            M::DurableOpened { node } => self.durable_opened(node.as_deref()),
             M::DurableCall { node, ok, line } => self.durable_call(node.as_deref(), ok, line),
             M::DurableDone { result, source } => self.durable_done(result, &source),
             M::Tools { key, result } => return self.on_tools(key, result),
@@ -169,6 +171,46 @@ impl App {
         self.sync_live();
     }
 
+    /// The session could not start because server `server` did not
+    /// (`None`: before any server was reached, say a setting that did not
+    /// resolve): besides what [`on_start_failed`](Self::on_start_failed)
+    /// does, the nodes that would have called it are marked ✗, and their
+    /// header says why, until the next run starts.
+    pub fn on_server_failed(&mut self, server: Option<&str>, error: &str) {
+        self.on_start_failed(error);
+        let Some(comp) = self.comp.clone() else {
+            return;
+        };
+        for (node, v) in comp.nodes.iter().zip(self.visuals.iter_mut()) {
+            // A node that names no server calls the default one; a mocked
+            // node calls none.
+            let calls = match (server, node.server.as_deref()) {
+                (Some(failed), Some(its)) => failed == its,
+                _ => true,
+            };
+            if calls && node.mock.is_none() && v.record.is_none() {
+                v.status = NodeStatus::Failed;
+            }
+        }
+        self.not_started = Some(match server {
+            Some(s) => format!("server {s} could not start"),
+            None => "the session could not start".to_owned(),
+        });
+        self.sync_live();
+    }
+
+    /// A new run (or a new try at one): the nodes marked as not started
+    /// are pending again.
+    pub(crate) fn clear_not_started(&mut self) {
+        if self.not_started.take().is_some() {
+            for v in &mut self.visuals {
+                if v.record.is_none() && v.status == NodeStatus::Failed {
+                    v.status = NodeStatus::Pending;
+                }
+            }
+        }
+    }
+
     /// A session event: the panes redraw from the state it leaves (the
     /// live state behind a saved run on screen, when one is).
     pub fn on_session(&mut self, ev: Event) -> Vec<Effect> {
@@ -187,6 +229,7 @@ impl App {
                 self.note(format!("run started: {composition}{case}, {nodes} node(s)"));
                 self.run = RunState::Running;
                 self.start_error = None;
+                self.clear_not_started();
                 self.run_source = self.plan_source.clone();
                 self.timeline.start();
                 for v in &mut self.visuals {
@@ -385,17 +428,37 @@ impl App {
                 {
                     self.visuals[i].paused_before = true;
                 }
+                // `p`'s answer is shown too; the others are in the badge.
+                if let Some(line) = self.paused_line(reason, before.as_deref()) {
+                    if reason == PauseReason::User {
+                        self.say(line, false);
+                    } else {
+                        self.note(line);
+                    }
+                }
                 self.run = RunState::Paused { reason, before };
-                self.timeline.paused();
                 self.refresh_inspector();
             }
             Event::Resumed => {
                 for v in &mut self.visuals {
                     v.paused_before = false;
                 }
+                // A step goes on to pause again: its next pause says so.
+                if matches!(
+                    self.run,
+                    RunState::Paused {
+                        reason: PauseReason::User | PauseReason::Breakpoint,
+                        ..
+                    }
+                ) {
+                    self.note("resumed");
+                }
                 self.run = RunState::Running;
-                self.timeline.resumed();
             }
+            // The timeline's gaps are the session's pauses: time paused
+            // with nothing in flight.
+            Event::Idle { at_ms } => self.timeline.idle(at_ms),
+            Event::Busy { pause } => self.timeline.busy(pause),
             Event::Breakpoint { id, on } => {
                 if let Some(i) = idx(self, &id) {
                     self.visuals[i].breakpoint = on;
@@ -406,10 +469,20 @@ impl App {
                     self.breakpoints.remove(&id);
                 }
             }
-            Event::PlanReplaced { stale, .. } => {
+            Event::PlanReplaced { stale, fresh, .. } => {
                 for id in stale {
                     if let Some(i) = idx(self, &id) {
                         self.visuals[i].status = NodeStatus::Stale;
+                    }
+                }
+                // Back to what they ran with (an edit undone): their
+                // records count again.
+                for id in fresh {
+                    if let Some(i) = idx(self, &id) {
+                        let v = &mut self.visuals[i];
+                        if let Some(r) = &v.record {
+                            v.status = r.status;
+                        }
                     }
                 }
                 if !matches!(self.run, RunState::Running) {
@@ -431,7 +504,7 @@ impl App {
                     .count();
                 self.note(format!(
                     "run {}: {ok}/{} ok in {} (run {})",
-                    status.as_str(),
+                    status.phrase(),
                     trace.nodes.len(),
                     crate::inspector::text::duration_text(trace.composition.duration_ms),
                     trace.run_id
@@ -458,5 +531,25 @@ impl App {
             }
         }
         Vec::new()
+    }
+
+    /// The Messages line for a pause: what it means and the key that
+    /// goes on. A step's first pause (its call just sent) says nothing:
+    /// the next one names the node it stops before.
+    fn paused_line(&self, reason: PauseReason, before: Option<&str>) -> Option<String> {
+        let go = self.keymap.label(Action::Continue);
+        let step = self.keymap.label(Action::Step);
+        Some(match (reason, before) {
+            (PauseReason::User, _) => {
+                format!("paused: calls in flight finish, nothing new starts ({go} continues)")
+            }
+            (PauseReason::Breakpoint, Some(b)) => {
+                format!("at breakpoint `{b}`: it has not run ({step} runs it, {go} continues)")
+            }
+            (PauseReason::Step, Some(b)) => {
+                format!("step: next is `{b}` ({step} runs it, {go} continues)")
+            }
+            (_, None) => return None,
+        })
     }
 }

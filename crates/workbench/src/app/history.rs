@@ -89,6 +89,8 @@ impl App {
                 .map(|n| n.id.as_str());
             v.changed = id.is_some_and(|id| nodes.iter().any(|n| n == id));
         }
+        // History stays under the diff: Esc goes back to it.
+        self.overlay_under = self.overlay.take();
         self.overlay = Some(Overlay::text(
             format!("diff {} → {base_id}", entry.id),
             pipewright_engine::run::diff::report(&entry.id, &base_id, &changes, &file)

@@ -198,6 +198,7 @@ impl App {
                 // Outside: close it, unless it asks a question.
                 if !self.overlay.as_ref().is_some_and(Overlay::asks) {
                     self.overlay = None;
+                    self.overlay_under = None;
                 }
                 Vec::new()
             }

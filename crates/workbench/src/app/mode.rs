@@ -4,12 +4,16 @@
 
 use super::{App, Focus};
 use crate::mode::Mode;
+use crate::overlay::Overlay;
 
 impl App {
     /// What the keys do now.
     pub fn mode(&self) -> Mode {
         if self.asks.shown() {
             return Mode::Ask;
+        }
+        if matches!(self.overlay, Some(Overlay::Recover(_))) {
+            return Mode::Recover;
         }
         if self.overlay.is_some() {
             return Mode::Overlay;

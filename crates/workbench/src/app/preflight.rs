@@ -110,13 +110,23 @@ impl App {
         self.messages.log_line(text, false);
     }
 
+    /// How many problems preflight (as you type) found that refuse the run
+    /// keys: none while the file has errors of its own (preflight waits for
+    /// it to load) or a saved run is on screen.
+    pub(crate) fn preflight_problems(&self) -> usize {
+        match self.tools.report() {
+            Some(r) if self.errors == 0 && self.viewing.is_none() => r.problems.len(),
+            _ => 0,
+        }
+    }
+
     /// The run keys call nothing while preflight (as you type) found a
     /// problem: says so, as `run` does, and returns true.
     pub(crate) fn preflight_refuses(&mut self) -> bool {
-        let n = match self.tools.report() {
-            Some(r) if !r.ok() && self.errors == 0 && self.viewing.is_none() => r.problems.len(),
-            _ => return false,
-        };
+        let n = self.preflight_problems();
+        if n == 0 {
+            return false;
+        }
         self.say(
             format!("preflight: {n} problem(s) (see the editor); nothing was called"),
             true,

@@ -182,9 +182,11 @@ impl App {
             ),
             false,
         );
+        let at = self.opts.settings.env.absolute(&file);
         vec![Effect::WriteRecording(Box::new(recording::WriteJob {
             session,
             file,
+            at,
             limit,
         }))]
     }

@@ -56,11 +56,13 @@ impl App {
             .comp
             .as_ref()
             .map_or("main".to_owned(), |c| c.name.clone());
+        let at = self.opts.settings.env.absolute(&self.opts.file);
         let mut text = scaffold::scaffold(&scaffold::Request {
             name: &name,
             servers: &[],
             tools: &defs,
             chosen,
+            file: at.as_deref(),
         });
         // The file's own `servers:` block, as written, before the nodes.
         if let Some(servers) = place::section(&self.editor.text(), "servers") {

@@ -72,6 +72,10 @@ impl App {
             elapsed_ms,
             stale: v.status == NodeStatus::Stale,
             start_error: self.start_error.clone(),
+            not_started: self
+                .not_started
+                .clone()
+                .filter(|_| v.record.is_none() && v.status == NodeStatus::Failed),
             task: v.task.clone(),
             protocol: self.server_protocol(),
             iterations: crate::state::live_iterations(v, self.now_ms()),

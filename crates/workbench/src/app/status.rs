@@ -46,8 +46,12 @@ pub(crate) fn state_label(app: &App) -> String {
         return format!("RUN {} {}", v.entry.id, v.entry.status.to_uppercase());
     }
     match &app.run {
+        RunState::Idle if app.not_started.is_some() => "NOT STARTED".into(),
         RunState::Idle => "IDLE".into(),
         RunState::Connecting => "CONNECTING".into(),
+        // A durable run's calls in flight are the journal's, drawn in the
+        // DAG as it is read: the badge says only that it runs.
+        RunState::Running if app.durable.is_some() => "RUNNING".into(),
         RunState::Running => match app.running().as_slice() {
             [] => "RUNNING".into(),
             [one] => format!("RUNNING {one}"),
@@ -59,9 +63,11 @@ pub(crate) fn state_label(app: &App) -> String {
                 PauseReason::Step => "STEP",
                 PauseReason::User => "PAUSED",
             };
+            // A step's next node is marked `▸` in the DAG; the badge
+            // names a breakpoint's.
             match before {
-                Some(b) => format!("{why} at {b}"),
-                None => why.into(),
+                Some(b) if *reason != PauseReason::Step => format!("{why} at {b}"),
+                _ => why.into(),
             }
         }
         // A run whose every result has gone (a reload, another
@@ -96,8 +102,10 @@ pub(crate) fn protocols_text(by_server: &indexmap::IndexMap<String, String>) -> 
     format!("MCP {}", seen.join("/"))
 }
 
-/// Draws the bar into its one row.
-pub(crate) fn render(app: &App, area: Rect, buf: &mut Buffer) {
+/// The bar's pieces before the message: the mode, the run's state,
+/// counts, spend, the MCP revisions (when `revisions`), the file's
+/// problems and `unsaved`.
+fn bar_spans(app: &App, show_revisions: bool) -> Vec<Span<'static>> {
     let t = &app.theme;
     let base = Style::default().fg(t.status_bar_fg).bg(t.status_bar_bg);
     let state_colour = match &app.run {
@@ -192,7 +200,8 @@ pub(crate) fn render(app: &App, area: Rect, buf: &mut Buffer) {
         None => format!("{} tok", short_count(tokens)),
     };
     spans.push(Span::styled(tok_text, base));
-    // The MCP revision(s) the run on screen spoke; a message has the room.
+    // The MCP revision(s) the run on screen spoke; a message on the bar
+    // has the room.
     let trace = app
         .viewing
         .as_ref()
@@ -200,28 +209,68 @@ pub(crate) fn render(app: &App, area: Rect, buf: &mut Buffer) {
         .or(app.trace.as_ref());
     if let Some(revisions) = trace.map(|t| protocols_text(&t.server_protocols))
         && !revisions.is_empty()
-        && app.messages.status().is_none()
+        && show_revisions
     {
         spans.push(sep());
         spans.push(Span::styled(revisions, base));
     }
-    if app.errors > 0 || app.warnings > 0 {
+    // Preflight's problems refuse F5 as the loader's errors do.
+    let problems = app.preflight_problems();
+    if app.errors > 0 || problems > 0 || app.warnings > 0 {
         spans.push(sep());
         let mut parts = Vec::new();
         if app.errors > 0 {
             parts.push(format!("{} error(s)", app.errors));
         }
+        if problems > 0 {
+            parts.push(format!("{problems} problem(s)"));
+        }
         if app.warnings > 0 {
             parts.push(format!("{} warning(s)", app.warnings));
         }
-        let colour = if app.errors > 0 { t.error } else { t.warning };
+        let colour = if app.errors + problems > 0 {
+            t.error
+        } else {
+            t.warning
+        };
         spans.push(Span::styled(parts.join(", "), base.fg(colour)));
     }
     if app.editor.is_dirty() {
         spans.push(sep());
         spans.push(Span::styled("unsaved", base.fg(t.warning)));
     }
-    if let Some(m) = app.messages.status() {
+    spans
+}
+
+/// Where the status line's message goes on a screen `width` wide: `0` on
+/// the bar (it fits there whole, or there is none), else on that many
+/// rows of its own above the bar (1, or 2 when one cannot hold it), taken
+/// from the panes while it is fresh. At 80 columns the bar leaves little
+/// room, and a message cut to ten characters says nothing.
+pub(crate) fn message_rows(app: &App, width: u16) -> u16 {
+    let Some(m) = app.messages.status() else {
+        return 0;
+    };
+    let first = m.text.lines().next().unwrap_or_default();
+    let more = m.text.lines().nth(1).is_some();
+    let used: usize = bar_spans(app, false).iter().map(Span::width).sum();
+    let room = (width as usize).saturating_sub(used + 3 + 1);
+    let wide = Span::raw(first).width();
+    if !more && wide <= room {
+        return 0;
+    }
+    if !more && wide < width as usize { 1 } else { 2 }
+}
+
+/// Draws the bar into its one row; the message too unless it has rows of
+/// its own (`own_rows`).
+pub(crate) fn render(app: &App, area: Rect, buf: &mut Buffer, own_rows: bool) {
+    let t = &app.theme;
+    let base = Style::default().fg(t.status_bar_fg).bg(t.status_bar_bg);
+    let on_bar = app.messages.status().is_some() && !own_rows;
+    let mut spans = bar_spans(app, !on_bar);
+    let sep = || Span::styled(" · ", base);
+    if let Some(m) = app.messages.status().filter(|_| on_bar) {
         spans.push(sep());
         // The status line has one row: a message longer than the room, or
         // of several lines, says where the whole of it is.
@@ -290,9 +339,19 @@ pub(crate) fn mode_keys(app: &App) -> Vec<(String, &'static str)> {
                 out.push((k(Action::AskSend), "send"));
                 out.push(("Enter".into(), "new line"));
                 out.push((k(Action::AskProvider), "ask the provider"));
+            } else if app.asks.asking_url() {
+                // A link has no fields: its own keys, as its border says.
+                out.push((k(Action::AskAccept), "done"));
+                out.push((k(Action::AskOpenUrl), "open"));
+                out.push((k(Action::AskCopyUrl), "copy link"));
             } else {
                 out.push(("Tab".into(), "next field"));
                 out.push((k(Action::AskAccept), "accept"));
+            }
+            // Readline's chords work in every text field; Ctrl-U is the one
+            // people reach for.
+            if app.asks.typing() {
+                out.push(("Ctrl-U".into(), "clear"));
             }
             out.push((k(Action::AskDecline), "decline"));
             out.push((k(Action::AskCancel), "cancel"));
@@ -312,7 +371,7 @@ pub(crate) fn mode_keys(app: &App) -> Vec<(String, &'static str)> {
             out.push(("Esc".into(), "clear search"));
             out.push(("↑↓ PgUp PgDn".into(), "scroll"));
         }
-        Mode::Overlay => {
+        Mode::Overlay | Mode::Recover => {
             if let Some(ov) = &app.overlay {
                 out.extend(ov.keys(&app.keymap));
             }
@@ -356,6 +415,11 @@ pub(crate) fn mode_keys(app: &App) -> Vec<(String, &'static str)> {
             out.push(("Esc".into(), "clear"));
         }
         Mode::Inspect => {
+            // The run's keys work here too: first, so a narrow footer
+            // keeps them.
+            if app.viewing.is_none() {
+                run_keys(app, &mut out);
+            }
             out.push(("1-7".into(), "tabs"));
             out.push(("↑↓".into(), "move"));
             match app.inspector.tab() {
@@ -367,12 +431,16 @@ pub(crate) fn mode_keys(app: &App) -> Vec<(String, &'static str)> {
                 Tab::Raw | Tab::Logs => out.push(("/".into(), "search")),
                 _ => {}
             }
+            if app.inspector.tab() == Tab::Raw && !app.inspector.wrap() {
+                out.push(("h l".into(), "sideways"));
+            }
             out.push((k(Action::Wrap), "wrap"));
             out.push((k(Action::Zoom), "zoom"));
             out.push((k(Action::Pin), "pin as mock"));
             out.push(("Esc".into(), "to the DAG"));
             out.push((k(Action::Messages), "messages"));
             out.push((k(Action::Help), "help"));
+            out.push((k(Action::Quit), "quit"));
             // Last: shown where the row has room.
             if matches!(app.inspector.tab(), Tab::Args | Tab::Output) {
                 out.push((k(Action::Yank), "copy"));
@@ -402,19 +470,8 @@ pub(crate) fn mode_keys(app: &App) -> Vec<(String, &'static str)> {
                 return out;
             }
             match &app.run {
-                RunState::Paused { .. } => {
-                    out.push((k(Action::Continue), "continue"));
-                    out.push((k(Action::Step), "step"));
-                    if app.selected_node_id().is_some() {
-                        out.push((k(Action::Skip), "skip"));
-                    }
-                    out.push((k(Action::Cancel), "cancel"));
-                    move_keys(app, &mut out);
-                    out.push((k(Action::Breakpoint), "break"));
-                }
-                RunState::Running | RunState::Connecting => {
-                    out.push((k(Action::Pause), "pause"));
-                    out.push((k(Action::Cancel), "cancel"));
+                RunState::Paused { .. } | RunState::Running | RunState::Connecting => {
+                    run_keys(app, &mut out);
                     move_keys(app, &mut out);
                     out.push((k(Action::Breakpoint), "break"));
                 }
@@ -439,6 +496,31 @@ pub(crate) fn mode_keys(app: &App) -> Vec<(String, &'static str)> {
         }
     }
     out
+}
+
+/// The keys of the run under way, in the DAG and the inspector alike:
+/// at a pause (a breakpoint, a step, `p`) continue, step, skip and cancel;
+/// while running pause and cancel; none when no run goes.
+fn run_keys(app: &App, out: &mut Vec<(String, &'static str)>) {
+    let k = |a: Action| app.keymap.label(a);
+    match &app.run {
+        RunState::Paused { .. } => {
+            out.push((k(Action::Continue), "continue"));
+            out.push((k(Action::Step), "step"));
+            if app.selected_node_id().is_some() {
+                out.push((k(Action::Skip), "skip"));
+            }
+            out.push((k(Action::Cancel), "cancel"));
+        }
+        RunState::Running | RunState::Connecting => {
+            // A durable run cannot pause: only `x` cancels it.
+            if app.durable.is_none() {
+                out.push((k(Action::Pause), "pause"));
+            }
+            out.push((k(Action::Cancel), "cancel"));
+        }
+        RunState::Idle | RunState::Finished(_) => {}
+    }
 }
 
 /// The DAG's (or the timeline's) keys to move and look closer.
@@ -480,6 +562,48 @@ pub(crate) fn fitting(
             ok
         })
         .collect()
+}
+
+/// The status line's message on rows of its own above the bar, while it
+/// is fresh and longer than the bar's room ([`message_rows`]): wrapped at
+/// words, its last row saying where the rest is when it is longer still.
+/// The footer keeps its keys.
+pub(crate) fn message(app: &App, area: Rect, buf: &mut Buffer) {
+    let t = &app.theme;
+    let base = Style::default().fg(t.status_bar_fg).bg(t.status_bar_bg);
+    let Some(m) = app.messages.status() else {
+        return;
+    };
+    let style = if m.error {
+        base.fg(t.error).add_modifier(Modifier::BOLD)
+    } else {
+        base.fg(t.accent)
+    };
+    let width = (area.width as usize).saturating_sub(2);
+    let mut rows = crate::window::wrap_words(m.text.lines().next().unwrap_or_default(), width);
+    let rows_shown = area.height as usize;
+    if rows.len() > rows_shown || m.text.lines().nth(1).is_some() {
+        // The rest is in Messages: the last row says so.
+        rows.truncate(rows_shown);
+        let tail = format!(" … ({}: all of it)", app.keymap.label(Action::Messages));
+        if let Some(last) = rows.last_mut() {
+            let keep = width.saturating_sub(Span::raw(&tail).width());
+            let mut used = 0;
+            *last = last
+                .chars()
+                .take_while(|c| {
+                    used += unicode_width::UnicodeWidthChar::width(*c).unwrap_or(0);
+                    used <= keep
+                })
+                .collect::<String>()
+                + &tail;
+        }
+    }
+    let lines: Vec<Line<'_>> = rows
+        .into_iter()
+        .map(|r| Line::from(Span::styled(format!(" {r}"), style)))
+        .collect();
+    Paragraph::new(lines).style(base).render(area, buf);
 }
 
 /// The footer: the mode's keys, as many as fit the row.

@@ -27,15 +27,17 @@ impl App {
                 let i = self.comp.as_ref().and_then(|c| c.index_of(&id));
                 self.select(i, true);
             }
-            Msg::Edited { key, answered } => {
+            Msg::Edited { key } => {
                 if key.code != KeyCode::Esc {
                     self.refresh_completion(key);
                 }
-                if answered && self.comp.is_some() {
-                    self.focus = Focus::Dag;
-                }
                 return self.follow_editor_cursor();
             }
+            Msg::Recovery(answer) => {
+                let said = self.editor.answer_recovery(answer);
+                self.say(said, false);
+            }
+            Msg::RecoveryDiff => self.show_recovery_diff(),
             Msg::CursorMoved => return self.follow_editor_cursor(),
             Msg::Complete { from, text } => {
                 self.completion = None;
@@ -43,12 +45,26 @@ impl App {
                 return self.follow_editor_cursor();
             }
             Msg::CloseCompletion => self.completion = None,
-            Msg::CloseOverlay => self.overlay = None,
+            Msg::CloseOverlay => {
+                // Back to the overlay it was opened from, if any; its
+                // search was the closed one's.
+                self.overlay = self.overlay_under.take();
+                self.overlay_find = None;
+            }
             Msg::LeaveViewing => self.leave_viewing(),
             Msg::Answered { node, action } => {
                 self.update_asking(node.as_deref());
                 let who = node.map(|n| format!("{n}: ")).unwrap_or_default();
-                self.say(format!("{who}answered {action}"), false);
+                let text = format!("{who}answered {action}");
+                // A session logs every answer it gets (the modal's, an
+                // answers file's, the provider's): here it is only shown.
+                // A durable run's answer goes to Restate, which says
+                // nothing back: it is logged here.
+                if self.durable.is_some() {
+                    self.say(text, false);
+                } else {
+                    self.messages.show(text, false);
+                }
             }
             Msg::OpenUrl(url) => return vec![Effect::OpenUrl(url)],
             Msg::Copy { text, what } => return self.copy(text, &what),
@@ -64,6 +80,11 @@ impl App {
             Msg::OpenScaffold => return self.open_scaffold(),
             Msg::FollowRecording(path) => return self.follow_recording(&path),
             Msg::WriteScaffold { tools, chosen } => self.write_scaffold(&tools, &chosen),
+            Msg::ChooseExport(entry) => {
+                // History stays under the choice: answered, it is back.
+                self.overlay_under = self.overlay.take();
+                self.overlay = Some(Overlay::Choice(Box::new(overlay::Choice::export(entry))));
+            }
             Msg::Export { entry, format } => match (format.and_then(ExportFormat::of_key), entry) {
                 (Some(what), Some(e)) => self.export_saved(&e, what),
                 _ => self.say("not exported", false),
@@ -78,6 +99,7 @@ impl App {
             Msg::RestoreRun(entry) => {
                 if self.restore_saved(&entry) {
                     self.overlay = None;
+                    self.overlay_under = None;
                 }
             }
             Msg::DiffRun(entry) => self.mark_diff(&entry),
@@ -128,6 +150,7 @@ impl App {
                     // The editor asks reload-or-keep; it needs the keys.
                     self.focus = Focus::Editor;
                     self.overlay = None;
+                    self.overlay_under = None;
                 } else {
                     self.say("the file changed on disk: reloaded", false);
                 }

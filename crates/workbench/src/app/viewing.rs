@@ -94,8 +94,10 @@ impl App {
         // The run goes on screen; the live state goes into the stash.
         self.swap_stash(&mut stash);
         let mut note = format!(
-            "run {} ({}, {} ms) open read-only · Esc in the DAG returns",
-            entry.id, entry.status, trace.composition.duration_ms
+            "run {} ({}, {}) open read-only · Esc in the DAG returns",
+            entry.id,
+            entry.status,
+            crate::inspector::text::duration_text(trace.composition.duration_ms)
         );
         if !from_snapshot {
             note.push_str(" · saved without its file: its nodes in run order");

@@ -107,9 +107,9 @@ impl Form {
         }
     }
 
-    /// The answer as an object of fields, checked field by field, then
-    /// against the whole schema. On a problem the messages go next to their
-    /// fields (the focus moves to the first) and nothing is returned.
+    /// The answer as an object of fields, checked field by field and
+    /// against the whole schema. On a problem every message goes next to
+    /// its field (the focus moves to the first) and nothing is returned.
     pub fn submit(&mut self) -> Option<Value> {
         self.error = None;
         let mut content = Map::new();
@@ -134,36 +134,50 @@ impl Form {
             }
         }
         let content = Value::Object(content);
-        if self.errors.iter().all(Option::is_none) {
-            // The schema's own rules (minimum, pattern, length …).
-            for e in human::form_errors(&self.schema, &content) {
-                let at = e.split_once(": ").and_then(|(name, msg)| {
-                    let i = self.fields.iter().position(|f| f.name == name)?;
-                    Some((i, msg.to_owned()))
-                });
-                match at {
-                    Some((i, msg)) if self.errors[i].is_none() => self.errors[i] = Some(msg),
+        // The schema's own rules (minimum, pattern, length …) over the
+        // fields that read, so every problem is said at once: a field whose
+        // text did not read is not also "required".
+        let failed: Vec<&str> = self
+            .fields
+            .iter()
+            .zip(&self.errors)
+            .filter(|(_, e)| e.is_some())
+            .map(|(f, _)| f.name.as_str())
+            .collect();
+        let mut schema = self.schema.clone();
+        if let Some(required) = schema.get_mut("required").and_then(Value::as_array_mut) {
+            required.retain(|n| n.as_str().is_none_or(|n| !failed.contains(&n)));
+        }
+        for e in human::form_errors(&schema, &content) {
+            let at = e.split_once(": ").and_then(|(name, msg)| {
+                let i = self.fields.iter().position(|f| f.name == name)?;
+                Some((i, msg.to_owned()))
+            });
+            match at {
+                Some((i, msg)) => match &mut self.errors[i] {
+                    Some(prev) if !prev.contains(&msg) => *prev = format!("{prev}; {msg}"),
                     Some(_) => {}
-                    None => self.error = Some(e),
+                    slot @ None => *slot = Some(msg),
+                },
+                None => self.error = Some(e),
+            }
+        }
+        if self.errors.iter().all(Option::is_none) && self.error.is_none() {
+            let ask = Ask::Form {
+                message: String::new(),
+                schema: self.schema.clone(),
+            };
+            let reply = Reply::Accept(content);
+            return match human::check_reply(&ask, &reply) {
+                Ok(()) => match reply {
+                    Reply::Accept(c) => Some(c),
+                    _ => None,
+                },
+                Err(e) => {
+                    self.error = Some(e);
+                    None
                 }
-            }
-            if self.errors.iter().all(Option::is_none) && self.error.is_none() {
-                let ask = Ask::Form {
-                    message: String::new(),
-                    schema: self.schema.clone(),
-                };
-                let reply = Reply::Accept(content);
-                return match human::check_reply(&ask, &reply) {
-                    Ok(()) => match reply {
-                        Reply::Accept(c) => Some(c),
-                        _ => None,
-                    },
-                    Err(e) => {
-                        self.error = Some(e);
-                        None
-                    }
-                };
-            }
+            };
         }
         if let Some(i) = self.errors.iter().position(Option::is_some) {
             self.focus = i;

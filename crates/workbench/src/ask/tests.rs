@@ -164,6 +164,59 @@ fn enter_with_invalid_input_keeps_the_form_open_with_the_errors() {
     assert!(asks.is_empty());
 }
 
+/// Review item 12: every field's problem is said at once, a format's with
+/// a minimum's and a length's (before, the schema's rules waited until the
+/// email read).
+#[test]
+fn every_problem_of_a_form_is_reported_at_once() {
+    let schema = json!({
+        "type": "object",
+        "properties": {
+            "email": {"type": "string", "format": "email"},
+            "age": {"type": "integer", "minimum": 18},
+            "code": {"type": "string", "minLength": 4}
+        },
+        "required": ["email", "age", "code"]
+    });
+    let (mut asks, _rx) = asks_with(question(
+        "who",
+        Ask::Form {
+            message: "Register".into(),
+            schema,
+        },
+    ));
+    typed(&mut asks, "not-an-email");
+    key(&mut asks, KeyCode::Tab);
+    typed(&mut asks, "3");
+    key(&mut asks, KeyCode::Tab);
+    typed(&mut asks, "ab");
+    assert_eq!(key(&mut asks, KeyCode::Enter), Outcome::Nothing);
+    let f = form(&asks);
+    let errs: Vec<&str> = f
+        .errors
+        .iter()
+        .map(|e| e.as_deref().unwrap_or(""))
+        .collect();
+    assert!(errs[0].contains("email"), "{errs:?}");
+    assert!(errs[1].contains("minimum"), "{errs:?}");
+    assert!(errs[2].contains("shorter than 4"), "{errs:?}");
+    assert_eq!(f.error, None, "the bad email is not also `required`");
+    assert_eq!(f.focus, 0, "the focus goes to the first bad field");
+}
+
+/// Review item 12: Ctrl-U clears a field (the readline chords work in a
+/// question's text fields).
+#[test]
+fn ctrl_u_clears_a_field() {
+    let (mut asks, _rx) = asks_with(form_question("who"));
+    typed(&mut asks, "Ada");
+    press(&mut asks, KeyCode::Char('u'), KeyModifiers::CONTROL);
+    match &form(&asks).inputs[0] {
+        Input::Text(t) => assert_eq!(t.text(), ""),
+        other => panic!("{other:?}"),
+    }
+}
+
 #[test]
 fn a_missing_required_field_is_an_error() {
     let (mut asks, _rx) = asks_with(form_question("who"));

@@ -1,7 +1,8 @@
 //! A small text input for the question modal: one line for a form field,
 //! several for a sampling reply. It takes the editing keys (characters,
-//! Backspace, Delete, arrows, Home, End and, when multi-line, Enter); the
-//! modal's commands reach it only when the keymap did not claim the key.
+//! Backspace, Delete, arrows, Home, End, readline's Ctrl-U, Ctrl-K, Ctrl-W,
+//! Ctrl-A, Ctrl-E and, when multi-line, Enter); the modal's commands reach
+//! it only when the keymap did not claim the key.
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
@@ -101,12 +102,16 @@ impl TextInput {
     }
 
     /// An editing key; true when it changed the text or moved the cursor.
+    /// Besides the plain keys, the readline chords every shell and most
+    /// text fields take: Ctrl-U deletes to the start of the line, Ctrl-K to
+    /// its end, Ctrl-W the word before the cursor, Ctrl-A and Ctrl-E go to
+    /// the start and the end of the line.
     pub fn key(&mut self, key: KeyEvent) -> bool {
-        if key
-            .modifiers
-            .intersects(KeyModifiers::CONTROL | KeyModifiers::ALT)
-        {
+        if key.modifiers.contains(KeyModifiers::ALT) {
             return false;
+        }
+        if key.modifiers.contains(KeyModifiers::CONTROL) {
+            return self.chord(key.code);
         }
         match key.code {
             KeyCode::Char(c) => self.put(c),
@@ -154,6 +159,39 @@ impl TextInput {
         }
         true
     }
+
+    /// A Ctrl chord (see [`TextInput::key`]); false for one it does not
+    /// take.
+    fn chord(&mut self, code: KeyCode) -> bool {
+        match code {
+            KeyCode::Char('u') => {
+                let at = self.byte_at(self.col);
+                self.lines[self.row].replace_range(..at, "");
+                self.col = 0;
+            }
+            KeyCode::Char('k') => {
+                let at = self.byte_at(self.col);
+                self.lines[self.row].truncate(at);
+            }
+            KeyCode::Char('w') => {
+                let chars: Vec<char> = self.lines[self.row].chars().collect();
+                let mut from = self.col;
+                while from > 0 && chars[from - 1].is_whitespace() {
+                    from -= 1;
+                }
+                while from > 0 && !chars[from - 1].is_whitespace() {
+                    from -= 1;
+                }
+                let (a, b) = (self.byte_at(from), self.byte_at(self.col));
+                self.lines[self.row].replace_range(a..b, "");
+                self.col = from;
+            }
+            KeyCode::Char('a') => self.col = 0,
+            KeyCode::Char('e') => self.col = self.line_len(),
+            _ => return false,
+        }
+        true
+    }
 }
 
 #[cfg(test)]
@@ -175,6 +213,25 @@ mod tests {
         t.key(k(KeyCode::Delete));
         assert_eq!(t.text(), "élLo");
         assert!(!t.key(k(KeyCode::Enter)), "one line: Enter is not text");
+    }
+
+    #[test]
+    fn readline_chords_clear_cut_and_move() {
+        let ctrl = |c| KeyEvent::new(KeyCode::Char(c), KeyModifiers::CONTROL);
+        let mut t = TextInput::line("Ada Lovelace");
+        assert!(t.key(ctrl('w')));
+        assert_eq!(t.text(), "Ada ");
+        assert!(t.key(ctrl('a')));
+        assert_eq!(t.cursor(), (0, 0));
+        assert!(t.key(ctrl('e')));
+        assert_eq!(t.cursor(), (0, 4));
+        t.key(k(KeyCode::Left));
+        t.key(k(KeyCode::Left));
+        assert!(t.key(ctrl('k')));
+        assert_eq!(t.text(), "Ad");
+        assert!(t.key(ctrl('u')));
+        assert_eq!(t.text(), "");
+        assert!(!t.key(ctrl('z')), "not an editing chord");
     }
 
     #[test]

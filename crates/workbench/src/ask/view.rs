@@ -2,15 +2,17 @@
 //! and the form, the link or the sampling request with the reply being
 //! written; "1 of 2" when more wait, and the keys along the bottom.
 
+use std::ops::Range;
+
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Clear, Paragraph, Widget, Wrap};
+use ratatui::widgets::{Block, Clear, Paragraph, Widget};
 
 use crate::keys::{Action, Keymap};
 use crate::theme::Theme;
-use crate::window::centred;
+use crate::window::{centred, wrap_line};
 use pipewright_engine::mcp::human::{Ask, FieldKind};
 
 use super::form::{Form, Input};
@@ -30,27 +32,44 @@ impl Asks {
         buf: &mut Buffer,
     ) {
         let Some(p) = self.current() else { return };
-        let (lines, focus_line) = match &p.state {
+        let (lines, keep) = match &p.state {
             State::Form(f) => form_lines(p, f, t),
-            State::Url { opened } => (
-                url_lines(p, opened, t, &keymap.label(Action::AskCopyUrl)),
-                0,
-            ),
+            State::Url { opened } => {
+                let lines = url_lines(p, opened, t, &keymap.label(Action::AskCopyUrl));
+                let n = lines.len();
+                (lines, 0..n)
+            }
             State::Sample(s) => sample_lines(s, provider, t),
         };
         let r = centred(area, 76, 85);
-        let want = u16::try_from(lines.len())
+        // The lines as the box shows them, a row each: a long message
+        // takes the rows it wraps to, so what must be seen (the focused
+        // field, the reply's cursor, an error under them) is kept in view
+        // by the rows it really is on.
+        let width = r.width.saturating_sub(2) as usize;
+        let mut rows: Vec<Line<'static>> = Vec::new();
+        let mut starts = Vec::with_capacity(lines.len() + 1);
+        for l in &lines {
+            starts.push(rows.len());
+            rows.extend(wrap_line(l, width));
+        }
+        starts.push(rows.len());
+        let at = |i: usize| starts[i.min(lines.len())];
+        let (keep_from, keep_to) = (at(keep.start), at(keep.end));
+        let want = u16::try_from(rows.len())
             .unwrap_or(u16::MAX)
             .saturating_add(2);
         let h = want.min(r.height).max(5.min(area.height));
         let r = Rect::new(r.x, area.y + (area.height - h) / 2, r.width, h);
         Clear.render(r, buf);
         let inner_h = h.saturating_sub(2) as usize;
-        // Keep the focused field (or the reply's cursor) in view.
-        let scroll = (focus_line + 3).saturating_sub(inner_h);
-        let scroll = scroll.min(lines.len().saturating_sub(inner_h));
-        Paragraph::new(lines)
-            .wrap(Wrap { trim: false })
+        // The kept rows' end in view, and their start when they are taller
+        // than the box.
+        let scroll = keep_to
+            .saturating_sub(inner_h)
+            .min(keep_from)
+            .min(rows.len().saturating_sub(inner_h));
+        Paragraph::new(rows)
             .scroll((u16::try_from(scroll).unwrap_or(u16::MAX), 0))
             .block(block(self, p, provider.is_some(), t, keymap))
             .render(r, buf);
@@ -169,8 +188,9 @@ fn hint(kind: &FieldKind, description: Option<&str>) -> String {
     parts.join(" · ")
 }
 
-/// The form's lines, and the line of the focused field.
-fn form_lines(p: &Pending, f: &Form, t: &Theme) -> (Vec<Line<'static>>, usize) {
+/// The form's lines, and those of the focused field (its label, hint and
+/// error), to keep in view.
+fn form_lines(p: &Pending, f: &Form, t: &Theme) -> (Vec<Line<'static>>, Range<usize>) {
     let mut lines = message_lines(p, t);
     let dim = Style::default().fg(t.dim);
     let labels: Vec<String> = f
@@ -184,12 +204,10 @@ fn form_lines(p: &Pending, f: &Form, t: &Theme) -> (Vec<Line<'static>>, usize) {
         .max()
         .unwrap_or(0)
         .min(24);
-    let mut focus_line = 0;
+    let mut focused_lines = 0..0;
     for (i, (field, input)) in f.fields.iter().zip(&f.inputs).enumerate() {
         let focused = i == f.focus;
-        if focused {
-            focus_line = lines.len();
-        }
+        let first = lines.len();
         let label_style = if focused {
             Style::default().fg(t.accent).add_modifier(Modifier::BOLD)
         } else {
@@ -247,6 +265,9 @@ fn form_lines(p: &Pending, f: &Form, t: &Theme) -> (Vec<Line<'static>>, usize) {
                 Style::default().fg(t.error).add_modifier(Modifier::BOLD),
             ));
         }
+        if focused {
+            focused_lines = first..lines.len();
+        }
     }
     if let Some(e) = &f.error {
         lines.push(Line::default());
@@ -257,7 +278,7 @@ fn form_lines(p: &Pending, f: &Form, t: &Theme) -> (Vec<Line<'static>>, usize) {
     }
     lines.push(Line::default());
     lines.push(Line::styled("* required", dim));
-    (lines, focus_line)
+    (lines, focused_lines)
 }
 
 fn url_lines(p: &Pending, opened: &super::Opened, t: &Theme, copy: &str) -> Vec<Line<'static>> {
@@ -293,8 +314,14 @@ fn url_lines(p: &Pending, opened: &super::Opened, t: &Theme, copy: &str) -> Vec<
     lines
 }
 
-/// The sampling request and the reply area, and the line of the cursor.
-fn sample_lines(s: &Sample, provider: Option<&str>, t: &Theme) -> (Vec<Line<'static>>, usize) {
+/// The sampling request and the reply area, and the lines to keep in view:
+/// the reply's cursor and what follows it (the provider's error, its
+/// note).
+fn sample_lines(
+    s: &Sample,
+    provider: Option<&str>,
+    t: &Theme,
+) -> (Vec<Line<'static>>, Range<usize>) {
     let dim = Style::default().fg(t.dim);
     let plain = Style::default().fg(t.fg);
     let head = Style::default().fg(t.accent).add_modifier(Modifier::BOLD);
@@ -351,5 +378,6 @@ fn sample_lines(s: &Sample, provider: Option<&str>, t: &Theme) -> (Vec<Line<'sta
         lines.push(Line::default());
         lines.push(n);
     }
-    (lines, focus_line)
+    let end = lines.len();
+    (lines, focus_line..end)
 }

@@ -16,8 +16,8 @@ pub(crate) const ARROW: u8 = 16;
 
 /// Down/up barycenter sweeps tried; the ordering with fewest crossings wins.
 const SWEEPS: usize = 8;
-/// Columns kept for a fan-out's ` 120/300` (or ` 12/12✗3`) after its id.
-const PROGRESS_RESERVE: usize = 8;
+/// Columns kept for a fan-out's ` 120/300` (or ` 12/12 ✗3`) after its id.
+const PROGRESS_RESERVE: usize = 9;
 
 /// What holds a place in a layer: a node, or a bend point of a long edge.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

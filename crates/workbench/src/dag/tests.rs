@@ -359,7 +359,7 @@ fn a_fan_out_with_failed_iterations_says_how_many() {
     vis[1].progress = Some((10, 10));
     vis[1].failed_iterations = 3;
     let out = render(&c, &vis, &mut DagState::default(), 60, 3);
-    assert!(out.contains("10/10✗3"), "{out}");
+    assert!(out.contains("10/10 ✗3"), "{out}");
 }
 
 #[test]

@@ -1,6 +1,6 @@
 //! What keys and the mouse do in the editor pane: typing and moving through
 //! ratatui-textarea, the editor's own shortcuts, the search and go-to
-//! prompts, and the answers to the ask bars; and the editor as a component
+//! prompts, and the answer to the ask bar; and the editor as a component
 //! (what a key, a click or a paste asks of the app).
 
 use crossterm::event::{
@@ -26,9 +26,6 @@ pub(crate) enum EditorEffect {
     /// The key went to the buffer or a prompt: the app follows the cursor
     /// (and, unless it was Esc, the completion popup).
     Typed,
-    /// The key answered the recovery question: the keys go back to the
-    /// DAG, so the next `q` is not typed into the file.
-    Answered,
 }
 
 /// Lines the mouse wheel scrolls per notch.
@@ -37,15 +34,10 @@ const WHEEL_LINES: usize = 3;
 impl Editor {
     /// What a key does while the editor has the focus.
     pub(crate) fn key_effect(&mut self, key: KeyEvent) -> EditorEffect {
-        let answering = self.recovery_pending();
         if !self.handle_key(key) && key.code == KeyCode::Esc {
             return EditorEffect::Leave;
         }
-        if answering && !self.recovery_pending() {
-            EditorEffect::Answered
-        } else {
-            EditorEffect::Typed
-        }
+        EditorEffect::Typed
     }
 
     /// Handles a key for the pane. Returns whether the editor used it; keys
@@ -57,8 +49,10 @@ impl Editor {
         if key.kind == KeyEventKind::Release {
             return false;
         }
-        if self.recovery_offer.is_some() {
-            return self.answer_recovery(key);
+        // A recovery copy on offer is answered in the app's dialog; edits
+        // wait for it.
+        if self.offer.is_some() {
+            return false;
         }
         if self.external.is_some() {
             return self.answer_external(key);
@@ -234,27 +228,6 @@ impl Editor {
         }
         let text = format!("\n{indent}{}", " ".repeat(extra));
         self.edit(Kind::Other, |a| a.insert_str(&text));
-    }
-
-    fn answer_recovery(&mut self, key: KeyEvent) -> bool {
-        match key.code {
-            KeyCode::Char('r') | KeyCode::Char('R') => {
-                if let Some(found) = self.recovery_offer.take() {
-                    self.set_text(&found.text);
-                    self.events.push(EditorEvent::Message(
-                        "recovered the unsaved text; Ctrl-S saves it".into(),
-                    ));
-                }
-                true
-            }
-            KeyCode::Char('d') | KeyCode::Char('D') => {
-                self.recovery_offer = None;
-                self.discard_recovery();
-                true
-            }
-            // Edits wait for the answer; other keys are the app's.
-            _ => false,
-        }
     }
 
     fn answer_external(&mut self, key: KeyEvent) -> bool {
@@ -469,14 +442,7 @@ impl Component for Editor {
     ) -> Handled {
         match self.key_effect(key) {
             EditorEffect::Leave => queue.push(Msg::Focus(Focus::Dag)),
-            EditorEffect::Typed => queue.push(Msg::Edited {
-                key,
-                answered: false,
-            }),
-            EditorEffect::Answered => queue.push(Msg::Edited {
-                key,
-                answered: true,
-            }),
+            EditorEffect::Typed => queue.push(Msg::Edited { key }),
         }
         Handled::Taken
     }

@@ -1,6 +1,13 @@
 //! Never losing typed text: atomic file writes, the recovery copy of an
 //! unsaved buffer kept in the user data dir, and the disk stamp that tells
 //! when a file changed under the editor.
+//!
+//! A file's copy has one writer: the workbench that holds the file's
+//! advisory lock (`locks/recovery-KEY.lock` in the data dir, held as long
+//! as it runs, released by the OS when it ends however it ends). Only the
+//! holder offers a copy found at start as a crash's; a second workbench on
+//! the same file keeps its own copy beside it (`KEY-PID.yml`, locked the
+//! same way), and a copy whose writer is gone is offered like the file's.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -69,7 +76,15 @@ impl DiskStamp {
 pub struct Recovery {
     text_path: PathBuf,
     meta_path: PathBuf,
+    /// The advisory lock whose holder writes this copy.
+    lock_path: PathBuf,
     original: PathBuf,
+    /// The lock, held while this session may write the copy (shared by
+    /// the clones of this value; released when the last goes).
+    lock: Option<std::sync::Arc<std::fs::File>>,
+    /// Another live workbench holds the file's own copy: its process id
+    /// (0 when it did not say), and this is a copy of this session's own.
+    beside: Option<u32>,
 }
 
 /// A recovery copy found on disk.
@@ -101,19 +116,159 @@ fn canonical(path: &Path) -> PathBuf {
     }
 }
 
+/// What taking a lock came to.
+enum Locked {
+    /// Held by this process now.
+    Held(std::fs::File),
+    /// Another process holds it.
+    Elsewhere,
+    /// Locks cannot be had here (no data dir to write, a file system
+    /// without them): no one can tell who writes, as before locks.
+    Unavailable,
+}
+
+/// Takes the advisory lock at `path` without waiting, and writes this
+/// process's id into it for whoever finds it held.
+fn take_lock(path: &Path) -> Locked {
+    use std::io::{Seek, Write};
+    let dir_made = path
+        .parent()
+        .is_none_or(|d| std::fs::create_dir_all(d).is_ok());
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(path);
+    let Ok(mut file) = file.ok().filter(|_| dir_made).ok_or(()) else {
+        return Locked::Unavailable;
+    };
+    match file.try_lock() {
+        Ok(()) => {
+            let _ = file.set_len(0);
+            let _ = file.rewind();
+            let _ = write!(file, "{}", std::process::id());
+            Locked::Held(file)
+        }
+        Err(std::fs::TryLockError::WouldBlock) => Locked::Elsewhere,
+        Err(std::fs::TryLockError::Error(_)) => Locked::Unavailable,
+    }
+}
+
 impl Recovery {
     /// The recovery slot of `file` under `data_dir/recovery/`, named by the
-    /// first 16 hex digits of the SHA-256 of the file's canonical path.
+    /// first 16 hex digits of the SHA-256 of the file's canonical path (its
+    /// key). It holds no lock: [`Recovery::claim`] is how a workbench
+    /// takes it.
     pub fn for_file(file: &Path, data_dir: &Path) -> Recovery {
         let original = canonical(file);
         let digest = Sha256::digest(original.to_string_lossy().as_bytes());
         let key = &hex::encode(digest)[..16];
+        Recovery::slot(data_dir, key, original)
+    }
+
+    /// Slot `name` (a file's key, or `KEY-PID`) of the data dir.
+    fn slot(data_dir: &Path, name: &str, original: PathBuf) -> Recovery {
         let dir = data_dir.join("recovery");
         Recovery {
-            text_path: dir.join(format!("{key}.yml")),
-            meta_path: dir.join(format!("{key}.json")),
+            text_path: dir.join(format!("{name}.yml")),
+            meta_path: dir.join(format!("{name}.json")),
+            lock_path: data_dir.join("locks").join(format!("recovery-{name}.lock")),
             original,
+            lock: None,
+            beside: None,
         }
+    }
+
+    /// The slot this session writes `file`'s copy to: the file's own when
+    /// its lock can be taken (held from now on), else, while another
+    /// workbench holds it, a slot of this session's own beside it
+    /// ([`Recovery::beside`] says whose the file's is).
+    pub fn claim(file: &Path, data_dir: &Path) -> Recovery {
+        let mut own = Recovery::for_file(file, data_dir);
+        match take_lock(&own.lock_path) {
+            Locked::Held(f) => own.lock = Some(std::sync::Arc::new(f)),
+            Locked::Unavailable => {}
+            Locked::Elsewhere => {
+                let holder = std::fs::read_to_string(&own.lock_path)
+                    .ok()
+                    .and_then(|t| t.trim().parse().ok())
+                    .unwrap_or(0);
+                let name = format!("{}-{}", own.key(), std::process::id());
+                let mut mine = Recovery::slot(data_dir, &name, own.original.clone());
+                if let Locked::Held(f) = take_lock(&mine.lock_path) {
+                    mine.lock = Some(std::sync::Arc::new(f));
+                }
+                mine.beside = Some(holder);
+                return mine;
+            }
+        }
+        own
+    }
+
+    /// A slot of this session's own beside this one (`KEY-PID`, locked
+    /// the same way): where it writes once the copy here is to be kept
+    /// for the next start.
+    pub fn beside_self(&self) -> Recovery {
+        let data = self
+            .text_path
+            .parent()
+            .and_then(Path::parent)
+            .unwrap_or(Path::new("."));
+        let name = format!("{}-{}", self.key(), std::process::id());
+        let mut mine = Recovery::slot(data, &name, self.original.clone());
+        if let Locked::Held(f) = take_lock(&mine.lock_path) {
+            mine.lock = Some(std::sync::Arc::new(f));
+        }
+        mine.beside = Some(std::process::id());
+        mine
+    }
+
+    /// The process id of the live workbench that holds the file's own copy
+    /// when this is a slot beside it (0: it did not say).
+    pub fn beside(&self) -> Option<u32> {
+        self.beside
+    }
+
+    /// The slot's name: the file's key, or `KEY-PID` beside it.
+    fn key(&self) -> String {
+        self.text_path
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_default()
+    }
+
+    /// The copies kept beside the file's own by workbenches that are gone
+    /// (their lock is free): crashes' copies too. Only for the file's own
+    /// slot (a slot beside it finds none).
+    pub fn orphans(&self) -> Vec<Recovery> {
+        if self.beside.is_some() {
+            return Vec::new();
+        }
+        let Some(dir) = self.text_path.parent() else {
+            return Vec::new();
+        };
+        let Some(data) = dir.parent() else {
+            return Vec::new();
+        };
+        let prefix = format!("{}-", self.key());
+        let Ok(entries) = std::fs::read_dir(dir) else {
+            return Vec::new();
+        };
+        let mut out = Vec::new();
+        for e in entries.flatten() {
+            let name = e.file_name().to_string_lossy().into_owned();
+            let Some(stem) = name.strip_suffix(".yml").filter(|s| s.starts_with(&prefix)) else {
+                continue;
+            };
+            let slot = Recovery::slot(data, stem, self.original.clone());
+            // Its writer still runs: not a crash's copy.
+            if let Locked::Elsewhere = take_lock(&slot.lock_path) {
+                continue;
+            }
+            out.push(slot);
+        }
+        out
     }
 
     /// Where the copy of the text is written.
@@ -159,10 +314,41 @@ impl Recovery {
         Some(Recovered { text, saved_at })
     }
 
-    /// Deletes the copy (after a save, a discard or a clean quit).
+    /// The copy to offer at open: the newest of the slot's own and those a
+    /// gone workbench kept beside it, when it differs from the file `text`
+    /// (one equal to it is deleted: nothing was lost). None for a slot kept
+    /// beside a live workbench's.
+    pub fn offer(&self, text: &str) -> Option<(Recovery, Recovered)> {
+        if self.beside().is_some() {
+            return None;
+        }
+        let mut best: Option<(Recovery, Recovered)> = None;
+        for r in std::iter::once(self.clone()).chain(self.orphans()) {
+            match r.read() {
+                Some(found) if found.text == text => r.remove(),
+                Some(found)
+                    if best
+                        .as_ref()
+                        .is_none_or(|(_, b)| found.saved_at > b.saved_at) =>
+                {
+                    best = Some((r, found));
+                }
+                _ => {}
+            }
+        }
+        best
+    }
+
+    /// Deletes the copy (after a save, a discard or a clean quit); a slot
+    /// beside the file's own goes with its lock file (no one else takes
+    /// that name). The file's own lock file stays: another workbench may
+    /// be waiting to take it.
     pub fn remove(&self) {
         let _ = std::fs::remove_file(&self.text_path);
         let _ = std::fs::remove_file(&self.meta_path);
+        if self.key().contains('-') {
+            let _ = std::fs::remove_file(&self.lock_path);
+        }
     }
 }
 
@@ -245,6 +431,33 @@ mod tests {
         assert!(got.saved_at > 0);
         a.remove();
         assert!(a.read().is_none());
+    }
+
+    /// Review item 3: one writer a file. A second claim while the first
+    /// is held writes beside it and says whose the file's copy is; once
+    /// the first is gone, its copy and the one beside are free to offer.
+    #[test]
+    fn a_second_workbench_writes_beside_the_first_and_offers_nothing_of_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("p.yml");
+        let first = Recovery::claim(&file, dir.path());
+        assert_eq!(first.beside(), None);
+        first.write("first\n").unwrap();
+        let second = Recovery::claim(&file, dir.path());
+        assert_eq!(second.beside(), Some(std::process::id()));
+        assert_ne!(second.text_path(), first.text_path());
+        second.write("second\n").unwrap();
+        assert!(first.orphans().is_empty(), "the second still runs");
+        // The second ends without a clean quit: its copy is an orphan.
+        drop(second);
+        let orphans = first.orphans();
+        assert_eq!(orphans.len(), 1);
+        assert_eq!(orphans[0].read().unwrap().text, "second\n");
+        // The first ends too: the next claim is the file's own again.
+        drop(first);
+        let third = Recovery::claim(&file, dir.path());
+        assert_eq!(third.beside(), None);
+        assert_eq!(third.read().unwrap().text, "first\n");
     }
 
     #[test]

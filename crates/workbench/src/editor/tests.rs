@@ -11,6 +11,7 @@ use ratatui::style::Modifier;
 
 use super::undo::Kind;
 use super::*;
+use crate::msg::RecoveryAnswer;
 use crate::theme::Theme;
 use pipewright_engine::diag::{Pos, Span};
 
@@ -517,7 +518,9 @@ fn typed_text_survives_a_crash() {
         !e.handle_key(key(KeyCode::Char('x'))),
         "edits wait for the answer"
     );
-    assert!(e.handle_key(key(KeyCode::Char('r'))));
+    // The app's dialog answers (`r` there).
+    let said = e.answer_recovery(RecoveryAnswer::Recover);
+    assert!(said.starts_with("recovered"), "{said}");
     assert!(!e.recovery_pending());
     assert_eq!(e.text(), format!("# unsaved\n{PIPE}"));
     assert!(e.is_dirty());
@@ -539,7 +542,7 @@ fn edits_newer_than_the_last_copy_are_written_when_the_editor_drops() {
     }
     let mut e = f.open();
     assert!(e.recovery_pending());
-    e.handle_key(key(KeyCode::Char('r')));
+    e.answer_recovery(RecoveryAnswer::Recover);
     assert_eq!(e.text(), format!("ab{PIPE}"));
     // A clean quit that throws the edits away leaves nothing behind.
     e.discard_recovery();
@@ -580,7 +583,7 @@ fn quitting_before_answering_keeps_the_offer() {
     }
     let mut e = f.open();
     assert!(e.recovery_pending());
-    e.handle_key(key(KeyCode::Char('r')));
+    e.answer_recovery(RecoveryAnswer::Recover);
     assert_eq!(e.text(), format!("zzz{PIPE}"));
 }
 
@@ -595,7 +598,7 @@ fn discarding_the_recovery_copy_deletes_it() {
     }
     let mut e = f.open();
     assert!(e.recovery_pending());
-    e.handle_key(key(KeyCode::Char('d')));
+    e.answer_recovery(RecoveryAnswer::Discard);
     assert!(!e.recovery_pending());
     assert_eq!(e.text(), PIPE);
     assert_eq!(recovery_files(&f), 0);
@@ -867,27 +870,33 @@ fn snapshot_search_box() {
     insta::assert_debug_snapshot!(buf);
 }
 
+/// Review item 3: a copy on offer is asked about in the app's dialog,
+/// not on the editor's last row (where the bar said `EDIT` and swallowed
+/// keys): the pane draws the file as it is.
 #[test]
-fn snapshot_recovery_ask_bar() {
+fn a_copy_on_offer_draws_no_bar_in_the_pane() {
     let f = Fixture::new();
     f.write(PIPE);
     let slot = recovery::Recovery::for_file(&f.file(), &f.data());
     slot.write(&format!("# unsaved\n{PIPE}")).unwrap();
-    // A fixed time, so the bar's text is stable.
-    let meta = slot.text_path().with_extension("json");
-    std::fs::write(
-        &meta,
-        format!(
-            r#"{{"path": "{}", "saved_at": 1795000000}}"#,
-            f.file().display()
-        ),
-    )
-    .unwrap();
     let mut e = f.open();
     assert!(e.recovery_pending());
-    with_fixed_path(&mut e);
+    assert_eq!(
+        e.recovery_offer().map(|r| r.text.clone()),
+        Some(format!("# unsaved\n{PIPE}"))
+    );
     let buf = render(&mut e, 64, 8, true);
-    insta::assert_debug_snapshot!(buf);
+    let text = screen(&buf).join("\n");
+    assert!(!text.contains("ecover"), "{text}");
+    // Later keeps the copy for the next start; this session writes apart.
+    e.answer_recovery(RecoveryAnswer::Later);
+    type_str(&mut e, "x");
+    e.tick(Instant::now() + Duration::from_secs(2));
+    assert_eq!(
+        slot.read().map(|r| r.text),
+        Some(format!("# unsaved\n{PIPE}")),
+        "the copy kept for later is not written over"
+    );
 }
 
 #[test]
@@ -1048,12 +1057,10 @@ fn keys_turn_into_effects_for_the_app() {
     }
     let mut e = f.open();
     assert!(e.recovery_pending());
-    // A key that does not answer the question is still the editor's.
+    // A key while the copy is on offer is the editor's, and types nothing.
     assert_eq!(e.key_effect(key(KeyCode::Char('x'))), EditorEffect::Typed);
-    assert_eq!(
-        e.key_effect(key(KeyCode::Char('r'))),
-        EditorEffect::Answered
-    );
+    assert!(!e.text().contains('x'));
+    e.answer_recovery(RecoveryAnswer::Recover);
     assert_eq!(e.key_effect(key(KeyCode::Char('a'))), EditorEffect::Typed);
     assert_eq!(e.key_effect(key(KeyCode::Esc)), EditorEffect::Leave);
     // Esc that closes the editor's own prompt stays in the editor.

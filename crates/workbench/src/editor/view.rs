@@ -11,7 +11,6 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Widget};
 
 use super::highlight::HighlightCache;
-use super::recovery::format_time;
 use super::{Editor, Prompt, ScreenRow};
 use crate::theme::Theme;
 use pipewright_engine::diag::Severity;
@@ -448,21 +447,7 @@ impl Editor {
             .fg(theme.status_bar_fg)
             .bg(theme.status_bar_bg);
         let mut out = Vec::new();
-        if let Some(found) = &self.recovery_offer {
-            out.push(
-                // The keys first, so a narrow pane never cuts them off.
-                Line::from(vec![
-                    Span::styled(" [r]", key),
-                    Span::raw("ecover "),
-                    Span::styled("[d]", key),
-                    Span::raw(format!(
-                        "iscard · unsaved text from {}",
-                        format_time(found.saved_at)
-                    )),
-                ])
-                .style(ask),
-            );
-        } else if self.external.is_some() {
+        if self.external.is_some() {
             out.push(
                 Line::from(vec![
                     Span::styled(" [r]", key),

@@ -54,33 +54,22 @@ fn keys_move_the_selection_and_ask_for_the_chosen_run() {
     assert_eq!(h.key_effect(key(KeyCode::Esc), None), HistoryEffect::Close);
 }
 
+/// `E` asks for the format in a choice over the list (review item 4: the
+/// status line's version was cut at 80 columns); the list's own keys stay
+/// the list's.
 #[test]
-fn export_takes_the_next_key_as_its_format() {
-    let mut h = runs(&["r1"]);
-    assert!(matches!(
+fn export_asks_for_the_format_in_a_choice() {
+    let mut h = runs(&["r1", "r2"]);
+    assert_eq!(
         h.key_effect(key(KeyCode::Char('E')), None),
-        HistoryEffect::Status(_)
-    ));
-    assert!(h.exporting);
-    // The format key is not a command: `j` is JSON here, not Down.
+        HistoryEffect::ChooseExport(h.chosen().cloned().unwrap())
+    );
+    // No key is held back for a format: `j` moves down.
     assert_eq!(
         h.key_effect(key(KeyCode::Char('j')), None),
-        HistoryEffect::Export {
-            entry: h.chosen().cloned(),
-            format: Some('j'),
-        }
+        HistoryEffect::Stay
     );
-    assert!(!h.exporting);
-    assert_eq!(
-        h.key_effect(key(KeyCode::Char('E')), None),
-        HistoryEffect::Status(
-            "export as: j JSON trace · u JUnit XML · o OTLP/JSON · c cassette (any other key: no)"
-        )
-    );
-    assert!(matches!(
-        h.key_effect(key(KeyCode::Esc), None),
-        HistoryEffect::Export { format: None, .. }
-    ));
+    assert_eq!(h.chosen().map(|e| e.id.as_str()), Some("r2"));
 }
 
 #[test]
@@ -90,7 +79,6 @@ fn an_empty_list_closes_on_enter_and_stays_on_export() {
         h.key_effect(key(KeyCode::Char('E')), None),
         HistoryEffect::Stay
     );
-    assert!(!h.exporting);
     assert_eq!(
         h.key_effect(key(KeyCode::Enter), None),
         HistoryEffect::Close
@@ -98,5 +86,26 @@ fn an_empty_list_closes_on_enter_and_stays_on_export() {
     assert_eq!(
         h.key_effect(key(KeyCode::F(5)), Some(Action::Run)),
         HistoryEffect::Stay
+    );
+}
+
+/// A durable run's id is 32 characters (`…-<16 hex>`): the list's columns stay in line
+/// with the local runs' (issue 48, item 24).
+#[test]
+fn a_durable_runs_longer_id_keeps_the_columns_in_line() {
+    let h = runs(&["20261129-024808-5cd80123456789ab", "20261129-024808-5cd8"]);
+    let rows: Vec<String> = h
+        .rows(&crate::theme::Theme::dark(), 120)
+        .iter()
+        .map(|l| l.spans.iter().map(|s| s.content.as_ref()).collect())
+        .collect();
+    let widths: Vec<usize> = rows.iter().map(|r| r.chars().count()).collect();
+    assert_eq!(
+        widths[0], widths[1],
+        "the columns after the id in line: {rows:#?}"
+    );
+    assert!(
+        rows[1].starts_with(" 20261129-024808-5cd8              "),
+        "{rows:#?}"
     );
 }

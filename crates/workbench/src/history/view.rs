@@ -19,9 +19,21 @@ impl HistoryView {
         (wide, time_w, comp_w)
     }
 
+    /// The run id's column: as wide as the longest id (a durable run's,
+    /// `…-<16 hex>`, is longer than a local one's), at least 20.
+    fn id_width(&self) -> usize {
+        self.entries
+            .iter()
+            .map(|e| e.id.chars().count())
+            .max()
+            .unwrap_or(0)
+            .max(20)
+    }
+
     /// Every run's row as drawn in a frame `width` wide (what `/` searches).
     pub(crate) fn rows(&self, t: &Theme, width: u16) -> Vec<Line<'static>> {
         let (wide, time_w, comp_w) = Self::columns(width);
+        let id_w = self.id_width();
         let comp_col = |text: &str| {
             if wide {
                 format!("{text:<comp_w$}  ")
@@ -57,7 +69,7 @@ impl HistoryView {
                 Line::from(vec![
                     Span::styled(here, Style::default().fg(t.accent)),
                     Span::styled(
-                        format!("{:<20}  {:<time_w$}  {}", e.id, time, comp_col(&comp)),
+                        format!("{:<id_w$}  {:<time_w$}  {}", e.id, time, comp_col(&comp)),
                         style,
                     ),
                     Span::styled(format!("{:<10}", e.status), style.fg(status_color)),
@@ -79,6 +91,7 @@ impl HistoryView {
     pub(super) fn render(&self, t: &Theme, r: Rect, block: Block<'_>, buf: &mut Buffer) {
         let dim = Style::default().fg(t.dim);
         let (wide, time_w, comp_w) = Self::columns(r.width);
+        let id_w = self.id_width();
         let comp_col = |text: &str| {
             if wide {
                 format!("{text:<comp_w$}  ")
@@ -88,7 +101,7 @@ impl HistoryView {
         };
         let mut lines = vec![Line::from(Span::styled(
             format!(
-                " {:<20}  {:<time_w$}  {}{:<10}  {:>7}  {:>8}  failed",
+                " {:<id_w$}  {:<time_w$}  {}{:<10}  {:>7}  {:>8}  failed",
                 "run",
                 "time (UTC)",
                 comp_col("composition"),

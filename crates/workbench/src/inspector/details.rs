@@ -97,12 +97,32 @@ pub fn timing_lines(shown: &Shown, theme: &Theme) -> Vec<Line<'static>> {
         ])
     };
     let mut lines = Vec::new();
-    if let Some(tool) = &shown.tool {
-        let at = match &shown.server {
+    // A node that ran names the tool it called (its record's); the file's
+    // tool only when the record names none, or after it when they differ.
+    let called = shown
+        .record
+        .as_deref()
+        .filter(|r| !r.tool.is_empty())
+        .map(|r| (&r.tool, &r.server));
+    if let Some((tool, server)) = called.or(shown.tool.as_ref().map(|t| (t, &shown.server))) {
+        let at = match server {
             Some(s) => format!("{tool} on {s}"),
             None => tool.clone(),
         };
-        lines.push(pair("tool", at, plain));
+        let mut line = pair("tool", at, plain);
+        if let (Some((tool, server)), Some(now)) = (called, &shown.tool)
+            && (tool != now || *server != shown.server)
+        {
+            let now = match &shown.server {
+                Some(s) if *server != shown.server => format!("{now} on {s}"),
+                _ => now.clone(),
+            };
+            line.spans.push(Span::styled(
+                format!(" (the file now calls {now})"),
+                Style::default().fg(theme.status(NodeStatus::Stale)),
+            ));
+        }
+        lines.push(line);
     }
     let Some(r) = &shown.record else {
         lines.push(Line::styled("not run yet", dim));

@@ -60,10 +60,18 @@ impl Inspector {
         let f = self.find.as_mut()?;
         match f.key(key, &lines, top) {
             FindKey::Used => {
-                let to = f.scrolled(top, page);
-                match self.tab {
-                    Tab::Logs => self.logs_scroll = u16::try_from(to).unwrap_or(u16::MAX),
-                    _ => self.raw_view.offset = to,
+                match (&self.tab, &self.raw, f.at) {
+                    (Tab::Logs, ..) => {
+                        let to = f.scrolled(top, page);
+                        self.logs_scroll = u16::try_from(to).unwrap_or(u16::MAX);
+                    }
+                    // Raw: the match's row of a wrapped line, or its
+                    // columns of a cut one.
+                    (_, RawText::Ready(text), Some((line, col))) => {
+                        let len = f.match_len();
+                        self.raw_view.reveal(text, line, col, len);
+                    }
+                    _ => {}
                 }
                 Some(true)
             }

@@ -1,5 +1,7 @@
 //! The Iterations tab: a table of a fan-out's elements with a selection;
 //! Enter opens the selected element's args, output and error as a tree.
+//! Iterations are numbered from 1 on screen, as everywhere in the
+//! workbench (`#1` is `${node[0]}`); the tree keeps the element's `index`.
 
 use std::sync::Arc;
 
@@ -20,7 +22,7 @@ pub struct IterationsView {
     selected: usize,
     offset: usize,
     page: usize,
-    /// The element opened with Enter, and its index.
+    /// The element opened with Enter, and its number (from 1).
     detail: Option<(usize, JsonTree)>,
 }
 
@@ -87,14 +89,20 @@ impl IterationsView {
             "output": it.output,
             "error": it.error,
         });
-        self.detail = Some((self.selected, JsonTree::new(Arc::new(v))));
+        self.detail = Some((it.index + 1, JsonTree::new(Arc::new(v))));
         true
     }
 
     /// Draws the table (or the opened element); touches only visible rows.
+    /// `fan_out` is what the node iterates over, when it is a fan-out
+    /// (`for_each:`), and `ran` whether it has a record: with no rows they
+    /// say why there are none.
+    #[allow(clippy::too_many_arguments)]
     pub fn render(
         &mut self,
         items: &[IterationRecord],
+        fan_out: Option<&str>,
+        ran: bool,
         area: Rect,
         buf: &mut Buffer,
         theme: &Theme,
@@ -119,10 +127,14 @@ impl IterationsView {
             return;
         }
         if items.is_empty() {
-            let l = Line::styled(
-                "not a fan-out: no iterations",
-                Style::default().fg(theme.dim),
-            );
+            let text = match (fan_out, ran) {
+                (Some(over), false) => format!("fan-out over {over}: no iteration has run yet"),
+                (Some(over), true) => {
+                    format!("fan-out over {over}: it had nothing to iterate over")
+                }
+                (None, _) => "not a fan-out: no iterations".to_owned(),
+            };
+            let l = Line::styled(text, Style::default().fg(theme.dim));
             buf.set_line(area.x, area.y, &l, area.width);
             return;
         }
@@ -147,7 +159,10 @@ impl IterationsView {
             let y = area.y + 1 + n as u16;
             let colour = theme.status(it.status);
             let line = Line::from(vec![
-                Span::styled(format!("{:>5}  ", it.index), Style::default().fg(theme.fg)),
+                Span::styled(
+                    format!("{:>5}  ", it.index + 1),
+                    Style::default().fg(theme.fg),
+                ),
                 Span::styled(
                     format!(
                         "{} {:<9} ",

@@ -30,6 +30,8 @@ pub struct Live {
     /// The run could not start (its server failed to start, with the
     /// server's stderr): why this node did not run.
     pub start_error: Option<String>,
+    /// It was marked as not started: why (`server py could not start`).
+    pub not_started: Option<String>,
     /// The task its call runs as, so far (Timing tab's Task block).
     pub task: Option<pipewright_engine::mcp::human::TaskRecord>,
     /// The MCP revision its server negotiated (`2026-07-28`), when known.

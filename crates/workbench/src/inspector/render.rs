@@ -232,8 +232,17 @@ impl Inspector {
             Tab::Iterations => {
                 let items = super::iteration_items(Some(shown), &self.live);
                 let tick = self.live.tick;
-                self.iterations
-                    .render(items, body, buf, theme, focused, tick);
+                let ran = shown.record.is_some();
+                self.iterations.render(
+                    items,
+                    shown.for_each.as_deref(),
+                    ran,
+                    body,
+                    buf,
+                    theme,
+                    focused,
+                    tick,
+                );
             }
             Tab::Logs => {
                 self.logs_page = body.height as usize;
@@ -256,8 +265,9 @@ impl Inspector {
                 match &self.raw {
                     RawText::Ready(text) => {
                         self.raw_view.render(text, body, buf, theme, self.wrap);
-                        if let Some(f) = self.find.as_ref().filter(|_| !self.wrap) {
-                            f.paint(&self.raw_lines(), self.raw_view.offset, body, buf, theme);
+                        if let Some(f) = &self.find {
+                            let rows = self.raw_view.rows();
+                            f.paint_rows(&self.raw_lines(), rows, body, buf, theme);
                         }
                     }
                     RawText::Pending => {
@@ -314,11 +324,15 @@ impl Inspector {
                 RawText::Ready(_) if self.find.is_some() => {
                     self.find_status().map(|s| format!(" {s} "))
                 }
-                RawText::Ready(t) => Some(format!(
-                    " line {}/{} ",
-                    self.raw_view.offset + 1,
-                    t.line_count()
-                )),
+                RawText::Ready(t) => Some(match self.raw_view.col() {
+                    0 => format!(" line {}/{} ", self.raw_view.offset + 1, t.line_count()),
+                    c => format!(
+                        " line {}/{} · from column {} ",
+                        self.raw_view.offset + 1,
+                        t.line_count(),
+                        c + 1
+                    ),
+                }),
                 _ => None,
             },
             Tab::Logs => self.find_status().map(|s| format!(" {s} ")),
@@ -359,6 +373,13 @@ impl Inspector {
                     ));
                 }
             }
+            None if let Some(why) = &self.live.not_started => spans.push(Span::styled(
+                format!(
+                    "{} not started: {why}",
+                    status_glyph(NodeStatus::Failed, false, 0)
+                ),
+                Style::default().fg(theme.status(NodeStatus::Failed)),
+            )),
             None if self.live.running => {
                 spans.push(Span::styled(
                     format!(
@@ -383,15 +404,16 @@ impl Inspector {
         }
         // A node that ran names the tool it called (its record's), not the
         // one the file calls now; when those differ, it says so.
-        let called = s
-            .record
-            .as_ref()
-            .map(|r| r.tool.clone())
-            .filter(|t| !t.is_empty());
+        let record = s.record.as_deref().filter(|r| !r.tool.is_empty());
+        let called = record.map(|r| r.tool.clone());
+        let server = match record {
+            Some(r) => &r.server,
+            None => &s.server,
+        };
         if let Some(tool) = called.as_ref().or(s.tool.as_ref()) {
             spans.push(Span::styled(" · ", dim));
             spans.push(Span::styled(tool.clone(), Style::default().fg(theme.fg)));
-            if let Some(server) = &s.server {
+            if let Some(server) = server {
                 spans.push(Span::styled(format!(" @ {server}"), dim));
                 if let Some(rev) = &self.live.protocol {
                     spans.push(Span::styled(format!(" (MCP {rev})"), dim));

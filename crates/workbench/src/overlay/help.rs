@@ -82,11 +82,16 @@ pub(crate) fn help_lines(keymap: &Keymap, t: &Theme, width: u16) -> Vec<Line<'st
             "← ↓ ↑ → h j k l",
             "DAG: move (left: parents, right: children)",
         ),
+        ("g G  Home End", "DAG: the first node, the last node"),
         ("Enter", "DAG: to the inspector; a row: open or fold it"),
         ("i", "DAG: to the editor (also on an empty or broken file)"),
         ("Esc", "back: editor, inspector and overlays to the DAG"),
         ("1-7  [ ]", "inspector: the tabs"),
         ("/", "inspector Output: filter with jq (Enter keeps it)"),
+        (
+            "h l 0",
+            "inspector Raw, lines cut: sideways, back to the start",
+        ),
         (
             "E R F5 /",
             "History: export the run, restore its file, restore and run it, search",
@@ -96,6 +101,15 @@ pub(crate) fn help_lines(keymap: &Keymap, t: &Theme, width: u16) -> Vec<Line<'st
             "editor: undo, redo (a pin or reload is one step)",
         ),
         ("Ctrl-F  Ctrl-G", "editor: find, go to line"),
+        (
+            "Ctrl-U Ctrl-K",
+            "a question's text field: delete to the line's start, to its end",
+        ),
+        ("Ctrl-W", "a question's text field: delete the word before"),
+        (
+            "Ctrl-A Ctrl-E",
+            "a question's text field: to the line's start, to its end",
+        ),
         (
             "mouse",
             "click selects or focuses; the wheel scrolls; overlays too",
@@ -131,17 +145,24 @@ pub(crate) fn help_lines(keymap: &Keymap, t: &Theme, width: u16) -> Vec<Line<'st
     let desc_at = if narrow { 4 } else { key_w + name_w };
     let desc_w = inner.saturating_sub(desc_at).max(16);
     let bold = Style::default().add_modifier(Modifier::BOLD);
-    let mut lines = vec![
-        Line::from(Span::styled(
+    // The introduction wraps to the window, as the table does: a narrow
+    // screen cuts none of it.
+    let mut lines = Vec::new();
+    for (text, style) in [
+        (
             "Keys, from the keymap (rebind them in config.yaml under keys:)",
             bold,
-        )),
-        Line::from(Span::styled(
+        ),
+        (
             "Plain keys act in the DAG and the inspector; in the editor they are text.",
             Style::default().fg(t.dim),
-        )),
-        Line::default(),
-    ];
+        ),
+    ] {
+        for part in wrap_words(text, inner) {
+            lines.push(Line::from(Span::styled(part, style)));
+        }
+    }
+    lines.push(Line::default());
     let row = |lines: &mut Vec<Line<'static>>, keys: String, name: &str, what: &str| {
         let parts = wrap_words(what, desc_w);
         let mut first = vec![Span::styled(
@@ -185,10 +206,12 @@ pub(crate) fn help_lines(keymap: &Keymap, t: &Theme, width: u16) -> Vec<Line<'st
         row(&mut lines, (*k).to_owned(), "", what);
     }
     lines.push(Line::default());
-    lines.push(Line::from(Span::styled(
+    for part in wrap_words(
         "When a server asks (the modal has the keys; Ctrl-Q still quits):",
-        bold,
-    )));
+        inner,
+    ) {
+        lines.push(Line::from(Span::styled(part, bold)));
+    }
     for a in &modal {
         row(&mut lines, keys_of(*a), a.name(), a.describe());
     }

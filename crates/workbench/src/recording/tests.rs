@@ -305,6 +305,7 @@ fn w_writes_the_pipeline_new_from_writes_from_the_whole_lines_so_far() {
     write(
         WriteJob {
             session: path.clone(),
+            at: Some(file.clone()),
             file: file.clone(),
             limit: 1 << 20,
         },

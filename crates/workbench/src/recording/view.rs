@@ -115,7 +115,7 @@ pub(crate) fn build(
             c.expect.clear();
         }
     }
-    let text = pipewright_engine::record::emit::pipeline(&d, cassette);
+    let text = pipewright_engine::record::write::text(&d, cassette, None);
     let (pipeline, comp) = plan_of(&text, &d)?;
     let parents = parents_of(&d);
     let comp = with_edges(comp, &parents);
@@ -229,12 +229,7 @@ fn literal_step(steps: &[Step], c: &Call) -> Step {
         for_each: None,
         derived: Vec::new(),
         wrapped: false,
-        answers: c
-            .extras
-            .interactions
-            .iter()
-            .filter_map(|i| pipewright_engine::record::infer::answer_of(&i.reply, &i.kind))
-            .collect(),
+        answers: pipewright_engine::record::write::answers(c),
         task: c.extras.task.is_some(),
         notes: Vec::new(),
     }

@@ -163,7 +163,7 @@ async fn a_finished_durable_run_is_saved_and_opened_with_its_resumption() {
     let v = app.viewing.as_ref().expect("the run is open read-only");
     assert_eq!(v.entry.id, id);
     assert!(
-        app.timeline_title().contains("resumed on w2 after 3.0 s"),
+        app.timeline_title().contains("resumed on w2 after 3.00 s"),
         "{}",
         app.timeline_title()
     );
@@ -288,4 +288,78 @@ fn a_durable_runs_question_opens_in_the_modal_and_the_same_keys_answer_it() {
     let a = rx.try_recv().expect("cancelled");
     assert_eq!(a.reply, Reply::Cancel);
     assert!(a.error.is_some(), "{a:?}");
+}
+
+/// Issue 48, item 24: a call the journal says has begun shows its node
+/// running (the spinner a local run shows) until its outcome comes; the
+/// badge says the run runs, and `p`, which a durable run does not have, is
+/// not offered.
+#[test]
+fn a_durable_runs_open_call_shows_its_node_running() {
+    use crate::app::status::{mode_keys, state_label};
+    use pipewright_engine::run::trace::NodeStatus;
+    let dir = tempfile::tempdir().unwrap();
+    let (mut app, _) = app(dir.path(), true);
+    let effects = choose_durable(&mut app);
+    assert!(
+        durable_effect(&effects).is_some(),
+        "no durable run submitted"
+    );
+    app.on_message(Message::DurableOpened {
+        node: Some("a".into()),
+    });
+    assert_eq!(app.visuals[0].status, NodeStatus::Running);
+    assert_eq!(app.visuals[1].status, NodeStatus::Pending);
+    app.on_message(Message::DurableCall {
+        node: Some("a".into()),
+        ok: true,
+        line: "durable: ✓ a · echo · journaled by w1".into(),
+    });
+    app.on_message(Message::DurableOpened {
+        node: Some("b".into()),
+    });
+    assert_eq!(app.visuals[0].status, NodeStatus::Ok);
+    assert_eq!(app.visuals[1].status, NodeStatus::Running);
+    assert_eq!(state_label(&app), "RUNNING");
+    let keys = mode_keys(&app);
+    assert!(!keys.iter().any(|(_, what)| *what == "pause"), "{keys:?}");
+    assert!(keys.iter().any(|(_, what)| *what == "cancel"), "{keys:?}");
+}
+
+/// Issue 48, item 24: with `--on`, the run key runs here and the first
+/// run says so, naming the palette's durable run.
+#[test]
+fn with_on_the_first_local_run_says_where_it_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let (mut app, _) = app(dir.path(), true);
+    let effects = app.on_key(key(KeyCode::F(5)));
+    assert!(
+        effects.iter().any(|e| matches!(e, Effect::Start { .. })),
+        "F5 runs here: {effects:?}"
+    );
+    let said = |app: &App| {
+        app.messages
+            .log()
+            .iter()
+            .filter(|e| {
+                e.text
+                    .contains("durable run` runs the saved file on restate://127.0.0.1:1")
+            })
+            .count()
+    };
+    assert_eq!(said(&app), 1, "{:?}", app.messages.log());
+    assert!(
+        app.messages
+            .status()
+            .unwrap()
+            .text
+            .starts_with("F5 runs here")
+    );
+    app.on_key(key(KeyCode::F(10)));
+    assert_eq!(said(&app), 1, "said once");
+    // Without `--on` nothing is said.
+    let dir = tempfile::tempdir().unwrap();
+    let (mut app, _) = self::app(dir.path(), false);
+    app.on_key(key(KeyCode::F(5)));
+    assert_eq!(said(&app), 0);
 }

@@ -174,10 +174,15 @@ impl Bench {
         out
     }
 
-    /// The status bar: the row above the footer.
+    /// The status line: the bar (the row above the footer), after the
+    /// message's rows above it when a message too long for the bar has
+    /// rows of its own.
     fn status_line(&mut self) -> String {
         let s = self.screen(160, 30);
-        s.lines().rev().nth(1).unwrap_or_default().to_owned()
+        let own = crate::app::status::message_rows(&self.app, 160) as usize;
+        let rows: Vec<&str> = s.lines().collect();
+        let bar = rows.len().saturating_sub(2);
+        rows[bar.saturating_sub(own)..=bar].join(" ")
     }
 
     fn runs_dir(&self) -> PathBuf {
@@ -603,7 +608,7 @@ compositions:
     assert_eq!(b.app.visuals[1].progress, Some((4, 4)));
     assert_eq!(b.app.visuals[1].failed_iterations, 4);
     let screen = b.screen(140, 30);
-    assert!(screen.contains("4/4✗4"), "{screen}");
+    assert!(screen.contains("4/4 ✗4"), "{screen}");
 }
 
 /// Item 9: a cancelled fan-out accounts for every item, started or not.
@@ -1456,6 +1461,16 @@ async fn an_argument_of_the_wrong_type_is_marked() {
     let mut b = Bench::open(&text).await;
     b.until_marked("arguments do not fit `search_users`'s inputSchema: at /query")
         .await;
+    // On the argument's own value, not the node's `- id:` line.
+    assert!(
+        b.marks()
+            .starts_with("4:20 node `find`: arguments do not fit"),
+        "{}",
+        b.marks()
+    );
+    // The status bar counts it before F5 is refused.
+    let status = b.status_line();
+    assert!(status.contains("1 problem(s)"), "{status}");
     b.key(KeyCode::F(5));
     b.idle(500).await;
     assert_eq!(b.saved_runs(), 0);
@@ -1903,7 +1918,7 @@ async fn a_running_fan_out_shows_its_iterations_live() {
         let rows = |s: &str| -> Vec<String> {
             inspector_rows(s)
                 .into_iter()
-                .filter(|l| l.trim_start_matches('│').trim_start().starts_with("0 "))
+                .filter(|l| l.trim_start_matches('│').trim_start().starts_with("1 "))
                 .collect()
         };
         if rows(&s) != rows(&first) && frame(&b) != glyph {

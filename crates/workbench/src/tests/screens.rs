@@ -22,7 +22,7 @@ use crate::theme::Theme;
 use pipewright_engine::run::events::{Event, PauseReason};
 use pipewright_engine::run::trace::{NodeRecord, NodeStatus, RunStatus, Trace};
 
-const PIPE: &str = "\
+pub(super) const PIPE: &str = "\
 vars:
   USER_QUERY: carol
 pipe:
@@ -41,7 +41,7 @@ pipe:
       subject: hello
 ";
 
-const FAN: &str = r#"
+pub(super) const FAN: &str = r#"
 compositions:
   - name: enrich
     nodes:
@@ -66,12 +66,12 @@ compositions:
 "#;
 
 /// An app on a file with this text, after its first validation.
-fn app_on(text: &str) -> (tempfile::TempDir, App) {
+pub(super) fn app_on(text: &str) -> (tempfile::TempDir, App) {
     app_themed(text, Theme::dark(), true)
 }
 
 /// An app on a file with this text in `theme`; `wait` for a plan to load.
-fn app_themed(text: &str, theme: Theme, wait: bool) -> (tempfile::TempDir, App) {
+pub(super) fn app_themed(text: &str, theme: Theme, wait: bool) -> (tempfile::TempDir, App) {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("pipeline.yml");
     std::fs::write(&file, text).unwrap();
@@ -115,7 +115,7 @@ fn app_themed(text: &str, theme: Theme, wait: bool) -> (tempfile::TempDir, App) 
 }
 
 /// The screen as text, one line per row, trailing blanks trimmed.
-fn screen(app: &mut App, w: u16, h: u16) -> String {
+pub(super) fn screen(app: &mut App, w: u16, h: u16) -> String {
     // The spinner turns with ticks; how many ran before validation varies.
     app.tick = 0;
     let mut term = Terminal::new(TestBackend::new(w, h)).unwrap();
@@ -139,11 +139,11 @@ fn screen(app: &mut App, w: u16, h: u16) -> String {
     out
 }
 
-fn key(code: KeyCode) -> KeyEvent {
+pub(super) fn key(code: KeyCode) -> KeyEvent {
     KeyEvent::new(code, KeyModifiers::NONE)
 }
 
-fn ok_record(args: serde_json::Value, output: serde_json::Value) -> Box<NodeRecord> {
+pub(super) fn ok_record(args: serde_json::Value, output: serde_json::Value) -> Box<NodeRecord> {
     Box::new(NodeRecord {
         status: NodeStatus::Ok,
         args: args.into(),
@@ -157,7 +157,7 @@ fn ok_record(args: serde_json::Value, output: serde_json::Value) -> Box<NodeReco
     })
 }
 
-fn finish(app: &mut App, id: &str, record: Box<NodeRecord>) {
+pub(super) fn finish(app: &mut App, id: &str, record: Box<NodeRecord>) {
     app.on_session(Event::NodeFinished {
         id: id.into(),
         record,
@@ -165,7 +165,7 @@ fn finish(app: &mut App, id: &str, record: Box<NodeRecord>) {
 }
 
 /// Feeds a run of the pipe where `find` succeeded and `details` is running.
-fn running_pipe(app: &mut App) {
+pub(super) fn running_pipe(app: &mut App) {
     app.on_session(Event::RunStarted {
         composition: "main".into(),
         case: None,
@@ -216,7 +216,7 @@ fn failed_pipe(app: &mut App) {
     });
 }
 
-fn empty_trace() -> Trace {
+pub(super) fn empty_trace() -> Trace {
     Trace {
         run_id: "20261123-103000-a3f9".into(),
         file: "pipeline.yml".into(),
@@ -365,6 +365,7 @@ fn an_edit_to_a_running_plan_is_sent_to_the_session() {
     ));
     app.on_session(Event::PlanReplaced {
         stale: vec!["notify".into()],
+        fresh: Vec::new(),
         added: vec![],
         removed: vec![],
     });
@@ -617,7 +618,7 @@ fn save_runs(dir: &tempfile::TempDir, runs: &[Trace]) {
 
 /// An app on PIPE with an older completed run and a newer partial one
 /// saved, the newer on screen.
-fn with_two_saved_runs() -> (tempfile::TempDir, App) {
+pub(super) fn with_two_saved_runs() -> (tempfile::TempDir, App) {
     let (d, mut app) = app_on(PIPE);
     let older = saved_run("20261122-120100-aaaa", 1, "carol@example.com", true);
     let newer = saved_run("20261122-120200-bbbb", 2, "carol.n@example.com", false);
@@ -654,7 +655,10 @@ fn screen_diff_marked_dag_and_a_run_opened_read_only() {
         }
         _ => panic!("no diff view"),
     }
-    // Closed, the marks are on the DAG.
+    // Closed, back in History (review item 13); closed again, the marks
+    // are on the DAG.
+    app.on_key(key(KeyCode::Esc));
+    assert!(matches!(app.overlay, Some(Overlay::History(_))));
     app.on_key(key(KeyCode::Esc));
     assert!(app.overlay.is_none());
     let changed: Vec<bool> = app.visuals.iter().map(|v| v.changed).collect();
@@ -802,7 +806,7 @@ fn signup_form() -> Ask {
     }
 }
 
-fn type_text(app: &mut App, text: &str) {
+pub(super) fn type_text(app: &mut App, text: &str) {
     for c in text.chars() {
         app.on_key(key(KeyCode::Char(c)));
     }
@@ -967,13 +971,20 @@ fn row(buf: &Buffer, y: u16) -> String {
     (0..buf.area.width).map(|x| buf[(x, y)].symbol()).collect()
 }
 
-/// The status bar (the row above the footer).
-fn status_row(app: &mut App, w: u16, h: u16) -> String {
-    row(&frame(app, w, h), h - 2)
+/// The status line: the bar (the row above the footer), after the
+/// message's rows above it when a message too long for the bar has rows
+/// of its own.
+pub(super) fn status_row(app: &mut App, w: u16, h: u16) -> String {
+    let buf = frame(app, w, h);
+    let own = crate::app::status::message_rows(app, w);
+    (h - 2 - own..=h - 2)
+        .map(|y| row(&buf, y))
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 /// The footer (the last row).
-fn footer_row(app: &mut App, w: u16, h: u16) -> String {
+pub(super) fn footer_row(app: &mut App, w: u16, h: u16) -> String {
     row(&frame(app, w, h), h - 1)
 }
 
@@ -1387,12 +1398,12 @@ fn issue24_item8_light_theme_edges_and_timeline() {
     // The timeline: enrich ends at the right edge and keeps its label.
     app.on_key(key(KeyCode::Char('T')));
     let text = screen(&mut app, 120, 40);
-    assert!(text.contains("900ms"), "{text}");
+    assert!(text.contains("900 ms"), "{text}");
     assert!(text.contains("+6 more"), "{text}");
     app.on_key(key(KeyCode::Enter));
     let text = screen(&mut app, 120, 40);
     assert!(!text.contains("more"), "all iterations show:\n{text}");
-    assert!(text.contains("[11]"), "{text}");
+    assert!(text.contains("#12"), "{text}");
     insta::assert_snapshot!("timeline_expanded", text);
 }
 
@@ -1531,9 +1542,12 @@ fn issue24_item7_answering_the_recovery_bar_gives_the_keys_back() {
         }
         std::thread::sleep(Duration::from_millis(5));
     }
-    assert_eq!(app.mode(), Mode::Edit, "the question has the keys");
+    // Review item 3: a dialog with its own mode and footer asks.
+    assert_eq!(app.mode(), Mode::Recover, "the question has the keys");
     let text = screen(&mut app, 80, 24);
-    assert!(text.contains("[r]ecover [d]iscard"), "{text}");
+    assert!(text.contains("unsaved text found"), "{text}");
+    let footer = text.lines().last().unwrap_or_default();
+    assert!(footer.contains("r recover  d discard"), "{footer}");
     app.on_key(key(KeyCode::Char('r')));
     assert!(app.editor.text().starts_with("# unsaved"));
     assert_eq!(app.mode(), Mode::Dag, "the keys go back to the DAG");
@@ -1673,7 +1687,7 @@ fn undo_takes_back_a_word_at_a_time_and_redo_mirrors_it() {
 // ----- issue 35: every state on screen true, every key said ---------------
 
 /// PIPE run to the end: all three nodes ok, each record naming its tool.
-fn completed_pipe(app: &mut App) {
+pub(super) fn completed_pipe(app: &mut App) {
     app.on_session(Event::RunStarted {
         composition: "main".into(),
         case: None,
@@ -1704,6 +1718,7 @@ fn issue35_item1_the_badge_counts_stale_nodes_and_forgets_a_run_gone() {
     // An edit made `notify` stale: the badge says so.
     app.on_session(Event::PlanReplaced {
         stale: vec!["notify".into()],
+        fresh: Vec::new(),
         added: Vec::new(),
         removed: Vec::new(),
     });
@@ -1784,6 +1799,7 @@ fn issue35_item2_a_stale_nodes_header_names_the_tool_it_called() {
     }
     app.on_session(Event::PlanReplaced {
         stale: vec!["find".into(), "details".into(), "notify".into()],
+        fresh: Vec::new(),
         added: Vec::new(),
         removed: Vec::new(),
     });

@@ -235,3 +235,123 @@ fn a_tools_doc_says_when_it_runs_as_a_task() {
         "Researches.\n\nruns only as a task (`execution.taskSupport: required`)"
     );
 }
+
+/// `(label, detail)` of each item offered where `¦` stands.
+fn details(text: &str, k: &Knowledge<'_>) -> Vec<(String, String)> {
+    complete_at(text, k)
+        .map(|c| {
+            c.items
+                .into_iter()
+                .map(|i| (i.label, i.detail.unwrap_or_default()))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+fn pairs(got: &[(&str, &str)]) -> Vec<(String, String)> {
+    got.iter()
+        .map(|(a, b)| ((*a).to_owned(), (*b).to_owned()))
+        .collect()
+}
+
+#[test]
+fn a_paths_type_is_the_output_schemas_not_null() {
+    let text = FILE.replace("user_id: ${item.id}", "user_id: ${find.¦");
+    assert_eq!(
+        with(&text, |k| details(&text, k)),
+        pairs(&[("users", "array of object"), ("count", "integer")])
+    );
+    let text = FILE.replace("user_id: ${item.id}", "user_id: ${find.users[¦");
+    assert_eq!(
+        with(&text, |k| details(&text, k)),
+        pairs(&[("0]", "first element · object"), ("*]", "every element")])
+    );
+    let text = FILE.replace("user_id: ${item.id}", "user_id: ${find.users[0].¦");
+    assert_eq!(
+        with(&text, |k| details(&text, k)),
+        pairs(&[("id", "string"), ("name", "string")])
+    );
+    let text = FILE.replace("user_id: ${item.id}", "user_id: ${item.¦");
+    assert_eq!(
+        with(&text, |k| details(&text, k)),
+        pairs(&[("id", "string"), ("name", "string")])
+    );
+}
+
+#[test]
+fn a_schema_types_detail_has_its_format_and_enum_and_its_doc_the_description() {
+    let list = [json!({"name": "list_orders",
+        "inputSchema": {"type": "object"},
+        "outputSchema": {"type": "object", "$defs": {
+            "Order": {"type": "object", "description": "One order.", "properties": {
+                "placed": {"type": "string", "format": "date-time"},
+                "state": {"type": "string", "enum": ["open", "paid"]},
+                "note": {"anyOf": [{"type": "string"}, {"type": "null"}]},
+                "kind": {"const": "order"}}}},
+            "properties": {
+                "orders": {"type": "array", "items": {"$ref": "#/$defs/Order"}},
+                "count": {"type": "integer", "description": "Orders returned"}}}})];
+    let mut tools = ToolLists::new();
+    tools.insert(
+        "demo".into(),
+        list.into_iter().filter_map(ToolInfo::from_json).collect(),
+    );
+    let file = "pipe:\n  - id: o\n    tool: list_orders\n  - id: b\n    for_each: ${o.orders[*]}\n    tool: list_orders\n    args:\n      x: ${REF}\n";
+    let at = |reference: &str| {
+        let text = file.replace("REF", reference);
+        let loaded = load_native_str(&text.replacen('¦', "", 1));
+        let none = |_: &str| None;
+        let k = Knowledge {
+            pipeline: loaded.pipeline.as_ref(),
+            tools: &tools,
+            default_server: Some("demo"),
+            output: &none,
+        };
+        complete_at(&text, &k).map(|c| c.items).unwrap_or_default()
+    };
+    let top = at("o.¦");
+    assert_eq!(top[1].label, "count");
+    assert_eq!(top[1].detail.as_deref(), Some("integer"));
+    assert_eq!(top[1].doc.as_deref(), Some("Orders returned"));
+    assert_eq!(top[0].detail.as_deref(), Some("array of object"));
+    let first = at("o.orders[¦");
+    assert_eq!(first[0].detail.as_deref(), Some("first element · object"));
+    assert_eq!(first[0].doc.as_deref(), Some("One order."));
+    let order: Vec<(String, String)> = at("o.orders[0].¦")
+        .into_iter()
+        .map(|i| (i.label, i.detail.unwrap_or_default()))
+        .collect();
+    let want = pairs(&[
+        ("placed", "string · date-time"),
+        ("state", "string · one of \"open\", \"paid\""),
+        ("note", "string|null"),
+        ("kind", "string · always \"order\""),
+    ]);
+    assert_eq!(order, want);
+    // A fan-out's output is a list of its calls' outputs; `${item}` is
+    // one element of its source.
+    let fan = at("b[0].¦");
+    assert_eq!(fan[0].label, "orders");
+    let item: Vec<String> = at("item.¦").into_iter().map(|i| i.label).collect();
+    assert_eq!(item, ["placed", "state", "note", "kind"]);
+}
+
+#[test]
+fn a_recorded_value_still_says_its_own_type() {
+    let text = FILE.replace("user_id: ${item.id}", "user_id: ${find.¦");
+    let tools = tools();
+    let loaded = load_native_str(&text.replacen('¦', "", 1));
+    let output = |id: &str| {
+        (id == "find").then(|| Json::from_value(json!({"users": [{"id": "u1"}], "total": 2})))
+    };
+    let k = Knowledge {
+        pipeline: loaded.pipeline.as_ref(),
+        tools: &tools,
+        default_server: Some("demo"),
+        output: &output,
+    };
+    assert_eq!(
+        details(&text, &k),
+        pairs(&[("users", "array [1]"), ("total", "number")])
+    );
+}

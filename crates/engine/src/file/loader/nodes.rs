@@ -6,6 +6,41 @@ use std::fmt::Write as _;
 use super::*;
 use crate::file::keys::*;
 
+/// Where each value under `args` is written, by JSON pointer (`/a`,
+/// `/to/0`; `""` is `args` itself, at its key): a scalar at its value, a
+/// mapping or a list at its key (or its first line), so a problem found
+/// in the value can be marked on the argument's own line. Walked with a
+/// stack: the depth is the file's.
+fn arg_spans(key: &YNode, args: &YNode) -> Vec<(String, Span)> {
+    let mut out = vec![(String::new(), key.span)];
+    let mut stack: Vec<(String, &YNode, Span)> = vec![(String::new(), args, key.span)];
+    while let Some((at, v, label)) = stack.pop() {
+        if !at.is_empty() {
+            let span = match v.kind {
+                YKind::Map(_) | YKind::Seq(_) => label,
+                _ => v.span,
+            };
+            out.push((at.clone(), span));
+        }
+        match &v.kind {
+            YKind::Map(pairs) => {
+                for (k, item) in pairs.iter().rev() {
+                    let name = k.key_str().unwrap_or_default();
+                    let pointer = format!("{at}/{}", name.replace('~', "~0").replace('/', "~1"));
+                    stack.push((pointer, item, k.span));
+                }
+            }
+            YKind::Seq(items) => {
+                for (i, item) in items.iter().enumerate().rev() {
+                    stack.push((format!("{at}/{i}"), item, Span::at(item.span.start)));
+                }
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
 impl<'s> Loader<'s> {
     pub(super) fn node(&mut self, v: &YNode, kind: Kind, scope: &FileScope<'_>) -> Option<Node> {
         let what = match v.get("id").and_then(YNode::as_str) {
@@ -140,6 +175,7 @@ impl<'s> Loader<'s> {
             }
         };
         let mut arg_refs = Vec::new();
+        let arg_spans = get("args").map_or_else(Vec::new, |(k, a)| arg_spans(k, a));
         let args = match get("args") {
             Some((_, a)) => {
                 if a.as_map().is_none() && !matches!(a.kind, YKind::Null) {
@@ -251,6 +287,7 @@ impl<'s> Loader<'s> {
             tool_span,
             args,
             arg_refs,
+            arg_spans,
             transform,
             when,
             on_error,

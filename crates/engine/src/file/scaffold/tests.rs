@@ -44,8 +44,9 @@ fn two_tools_chain_with_their_required_arguments() {
         servers: &[],
         tools: &tools,
         chosen: &[0, 1],
+        file: None,
     });
-    assert!(text.starts_with(SCHEMA_LINE), "{text}");
+    assert!(text.starts_with(&schema_line(None)), "{text}");
     assert!(!text.contains("servers:"), "{text}");
     assert!(
         text.contains("query: ${var.QUERY}  # string: Text to find."),
@@ -97,6 +98,7 @@ fn odd_names_are_quoted_and_ids_made_valid() {
         servers: &servers,
         tools: &tools,
         chosen: &[0, 1],
+        file: None,
     });
     assert!(
         text.contains("  \"my server\":\n    command: \"my tool\""),
@@ -137,6 +139,7 @@ fn a_schema_without_properties_writes_no_args() {
         servers: &[],
         tools: &tools,
         chosen: &[0, 1],
+        file: None,
     });
     assert!(text.contains("tool: ping\n      - id: odd"), "{text}");
     assert!(text.contains("x: null  # any"), "{text}");
@@ -160,6 +163,7 @@ fn an_enum_takes_its_first_value_and_names_the_rest() {
         servers: &[],
         tools: &tools,
         chosen: &[0],
+        file: None,
     });
     assert!(
         text.contains("mode: \"fast\"  # string (one of \"fast\", \"slow\"): How."),
@@ -186,13 +190,14 @@ fn one_of_takes_the_first_alternative() {
         servers: &[],
         tools: &tools,
         chosen: &[0],
+        file: None,
     });
     assert!(text.contains("query: ${var.QUERY}"), "{text}");
     assert!(!text.contains(" q:"), "{text}");
 }
 
 #[test]
-fn none_chosen_writes_a_commented_example() {
+fn none_chosen_writes_an_example_node_that_loads() {
     let schema =
         json!({ "properties": { "message": { "type": "string" } }, "required": ["message"] });
     let tools = [ToolDef {
@@ -206,18 +211,93 @@ fn none_chosen_writes_a_commented_example() {
         servers: &[],
         tools: &tools,
         chosen: &[],
+        file: None,
     });
     assert!(text.contains("# demo's tools: echo\n"), "{text}");
     assert!(
-        text.contains("      # - id: echo\n      #   tool: echo\n"),
+        text.contains("      - id: echo\n        tool: echo\n"),
         "{text}"
     );
     assert!(
-        text.contains("      #     message: \"\"  # string\n"),
+        text.contains("          message: \"\"  # string\n"),
         "{text}"
     );
     assert!(!text.contains("vars:"), "{text}");
-    assert!(load_str(&text).pipeline.is_none() || load_str(&text).has_errors());
+    let p = loads(&text);
+    assert_eq!(p.compositions[0].nodes.len(), 1);
+}
+
+#[test]
+fn servers_with_no_tools_get_a_node_that_loads() {
+    let servers = [(
+        "empty".to_owned(),
+        ServerEntry::Url("http://127.0.0.1:9/mcp".into()),
+    )];
+    let text = scaffold(&Request {
+        name: "main",
+        servers: &servers,
+        tools: &[],
+        chosen: &[],
+        file: None,
+    });
+    assert!(
+        text.contains("      - id: first\n        mock:\n"),
+        "{text}"
+    );
+    let p = loads(&text);
+    assert_eq!(p.compositions[0].nodes[0].id, "first");
+}
+
+/// The `$schema` modeline is a path from the file's folder to a schema
+/// found there or above it; with none, a comment says how to get one and
+/// names no path that does not exist.
+#[test]
+fn the_schema_modeline_resolves_from_where_the_file_is() {
+    let repo = tempfile::tempdir().expect("a temp dir");
+    let root = repo.path();
+    std::fs::create_dir_all(root.join("schema")).expect("mkdir");
+    std::fs::create_dir_all(root.join("a/b")).expect("mkdir");
+    std::fs::write(root.join(REPO_SCHEMA), "{}").expect("write");
+    let line = |file: &Path| schema_line(Some(file));
+    assert_eq!(
+        line(&root.join("new.yml")),
+        "# yaml-language-server: $schema=schema/pipewright.schema.json"
+    );
+    assert_eq!(
+        line(&root.join("a/b/new.yml")),
+        "# yaml-language-server: $schema=../../schema/pipewright.schema.json"
+    );
+    assert_eq!(
+        line(&root.join("a/b/../new.yml")),
+        "# yaml-language-server: $schema=../schema/pipewright.schema.json"
+    );
+    // The copy `pipewright schema >` wrote beside the file comes first.
+    std::fs::write(root.join("a").join(LOCAL_SCHEMA), "{}").expect("write");
+    assert_eq!(
+        line(&root.join("a/b/new.yml")),
+        "# yaml-language-server: $schema=../pipewright.schema.json"
+    );
+    let alone = tempfile::tempdir().expect("a temp dir");
+    let mut lines = vec![
+        schema_line(Some(Path::new("relative.yml"))),
+        schema_line(None),
+    ];
+    // (Unless the temp dir is inside a checkout of this repository.)
+    if !alone
+        .path()
+        .ancestors()
+        .any(|a| a.join(REPO_SCHEMA).is_file() || a.join(LOCAL_SCHEMA).is_file())
+    {
+        lines.push(schema_line(Some(&alone.path().join("new.yml"))));
+    }
+    for text in lines {
+        assert!(!text.contains("$schema="), "{text}");
+        assert!(
+            text.contains("`pipewright schema > pipewright.schema.json`"),
+            "{text}"
+        );
+        assert!(text.lines().all(|l| l.starts_with("# ")), "{text}");
+    }
 }
 
 #[test]
@@ -255,6 +335,7 @@ fn several_servers_name_theirs_on_each_node() {
         servers: &servers,
         tools: &tools,
         chosen: &[1, 0],
+        file: None,
     });
     assert!(text.contains("server: b\n        tool: two"), "{text}");
     assert!(text.contains("needs: [two]\n        server: a"), "{text}");

@@ -51,7 +51,7 @@ fn demo() -> Script {
 #[test]
 fn the_written_pipeline_loads_and_says_what_was_inferred() {
     let (d, recs) = merge::draft(vec![demo().recording()], "recorded").unwrap();
-    let text = pipeline(&d, "p.yml.cassette.json");
+    let text = pipeline(&d, "p.yml.cassette.json", None);
     let loaded = load_str(&text);
     assert!(!loaded.has_errors(), "{text}\n{:?}", loaded.diagnostics);
     for want in [
@@ -117,7 +117,7 @@ fn derived_values_are_written_as_the_source_steps_transform() {
         json!({"ok": true}),
     );
     let (d, _) = merge::draft(vec![s.recording()], "t").unwrap();
-    let text = pipeline(&d, "c.json");
+    let text = pipeline(&d, "c.json", None);
     let loaded = load_str(&text);
     assert!(!loaded.has_errors(), "{text}\n{:?}", loaded.diagnostics);
     assert!(text.contains("transform: '{\"value\": ., \"derived\": {\"key\": (capture(\"Filed as (?<v>[A-Za-z0-9_.-]*[A-Za-z0-9])\").v)}}'"), "{text}");

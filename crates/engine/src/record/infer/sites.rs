@@ -158,11 +158,6 @@ impl Sites {
             .map_or(&[], Vec::as_slice)
     }
 
-    /// The value at a site.
-    pub fn value(&self, site: &Site) -> Option<&Value> {
-        get(&self.docs[site.doc].value, &site.path)
-    }
-
     /// The step a site belongs to.
     pub fn step(&self, site: &Site) -> usize {
         self.docs[site.doc].step

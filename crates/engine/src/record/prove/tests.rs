@@ -88,7 +88,7 @@ async fn a_reference_that_does_not_give_the_recorded_value_is_demoted() {
         "{:?}",
         proof.demoted
     );
-    let text = emit::pipeline(&d, "c.json");
+    let text = emit::pipeline(&d, "c.json", None);
     assert!(
         text.contains("# pipewright: item-field found a source for `to`, but it did not replay"),
         "{text}"
@@ -140,7 +140,7 @@ async fn text_that_looks_like_a_reference_replays_as_written() {
         proof.fallback,
         None,
         "{proof:?}\n{}",
-        emit::pipeline(&d, "c.json")
+        emit::pipeline(&d, "c.json", None)
     );
     assert!(proof.demoted.is_empty(), "{proof:?}");
 }

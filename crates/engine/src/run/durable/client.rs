@@ -196,8 +196,10 @@ pub fn valid_id(id: &str) -> bool {
     !id.is_empty() && id.len() <= 128 && id.chars().all(|c| c.is_ascii_alphanumeric() || c == '-')
 }
 
-/// Runs `req` in Restate for `serve --on`: each journaled call is handed to
-/// `on_call`, each question the run journals to `on_question` with the
+/// Runs `req` in Restate for `serve --on`: each call journaled as begun is
+/// handed to `on_open`, each journaled outcome to `on_call` (a call's
+/// `on_open` comes first), each question the run journals to
+/// `on_question` with the
 /// run's id (once each, as the journal is read: the answer goes to
 /// [`answer`]); `cancel` cancels the invocation in Restate (the worker then
 /// compensates) and the trace of the cancelled run still comes back.
@@ -205,6 +207,7 @@ pub async fn run_quiet(
     r: &Restate,
     req: &RunRequest,
     cancel: &CancellationToken,
+    on_open: &mut (dyn FnMut(super::Opened) + Send),
     on_call: &mut (dyn FnMut(Recorded) -> futures::future::BoxFuture<'static, ()> + Send),
     on_question: &mut (dyn FnMut(&str, super::ask::Asked) + Send),
 ) -> Result<Trace, String> {
@@ -223,7 +226,10 @@ pub async fn run_quiet(
             _ = tick.tick() => {
                 for e in journal.poll(r, &id).await {
                     match e {
-                        Entry::Calls { calls, .. } => {
+                        Entry::Calls { calls, opened, .. } => {
+                            for o in opened {
+                                on_open(o);
+                            }
                             for c in calls {
                                 on_call(c).await;
                             }
@@ -554,6 +560,7 @@ mod tests {
     fn reads_a_journal_entry_as_the_admin_api_shows_it() {
         let entry = Entry::Calls {
             calls: vec![],
+            opened: Vec::new(),
             replayed: None,
         };
         let bytes: Vec<Value> = serde_json::to_vec(&entry)

@@ -372,7 +372,11 @@ fn keep_attempt(
         Err(CallFailure::Cancelled) => (NodeStatus::Cancelled, Some("cancelled".to_owned())),
         Err(CallFailure::Failed(m)) => (NodeStatus::Failed, Some(job.redactor.text(m))),
     };
-    let kept_elsewhere = last && (matches!(which, Which::Node(_)) || status == NodeStatus::Ok);
+    // A node's last attempt's result is the record's `raw`; a fan-out
+    // iteration's is kept here (its output is only what was cut out of
+    // it, and the Raw tab shows what the server sent). The value is the
+    // one the output was cut from, shared, not a copy.
+    let kept_elsewhere = last && matches!(which, Which::Node(_));
     let raw = if kept_elsewhere {
         Json::null()
     } else {

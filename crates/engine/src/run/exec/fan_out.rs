@@ -142,9 +142,10 @@ pub(super) async fn fan_out(job: &NodeJob, node: &Node, items: &[Value], rec: &m
         rec.status = NodeStatus::Failed;
         rec.error_code = f.error_code.clone();
         rec.error_status = f.error_status;
+        // Counted from 1, as the Raw tab's `iteration 2/4` counts.
         rec.error = Some(format!(
             "iteration {} of {total} failed: {}",
-            f.index,
+            f.index + 1,
             f.error.clone().unwrap_or_default()
         ));
     } else if cancelled {

@@ -99,22 +99,6 @@ impl Actor {
 
     pub(super) fn set_mode(&mut self, mode: Mode) {
         self.mode = mode;
-        // Time paused is a person's, not the run's: kept out of its
-        // duration.
-        match (mode == Mode::Paused, self.paused_since) {
-            (true, None) => self.paused_since = Some(Instant::now()),
-            (false, Some(at)) => {
-                self.paused_total += at.elapsed();
-                self.paused_since = None;
-                if let Some(start) = self.started {
-                    self.pauses.push(crate::run::trace::PauseSpan {
-                        at_ms: at.saturating_duration_since(start).as_millis() as u64,
-                        ms: at.elapsed().as_millis() as u64,
-                    });
-                }
-            }
-            _ => {}
-        }
         // Fan-outs in flight start no new iteration while the session is
         // paused by the user or a breakpoint (a step's own node runs on).
         let _ = self
@@ -147,7 +131,7 @@ impl Actor {
         self.started = Some(Instant::now());
         self.paused_total = Duration::ZERO;
         self.pauses.clear();
-        self.paused_since = (self.mode == Mode::Paused).then(Instant::now);
+        self.paused_since = None;
         self.run_id = crate::run::trace::new_run_id();
         self.started_at = Some(crate::run::exec::now_rfc3339());
         self.step_pending = step;
@@ -173,6 +157,26 @@ impl Actor {
             |n| Some(n.saturating_sub(made)),
         );
         self.records[i] = NodeRecord::default();
+        self.made[i] = None;
+    }
+
+    /// What node `i`'s record, ending as `status`, is made with now.
+    pub(super) fn made_now(&mut self, i: usize, status: NodeStatus) -> Made {
+        self.made_seq += 1;
+        Made {
+            seq: self.made_seq,
+            hash: self.comp.nodes[i].hash.clone(),
+            vars: self.vars.clone(),
+            parents: self.comp.parents[i]
+                .iter()
+                .map(|&p| {
+                    let seq = self.made[p].as_ref().map_or(0, |m| m.seq);
+                    (self.comp.nodes[p].id.clone(), seq)
+                })
+                .collect(),
+            status,
+            pinned: None,
+        }
     }
 
     pub(super) async fn rerun(&mut self, id: &str, from: bool) {
@@ -314,6 +318,11 @@ impl Actor {
             _ if rec.raw.is_null() => self.redactor.value(rec.output.tree()),
             _ => crate::mcp::output_of(&rec.raw).tree().clone(),
         };
+        // The file with this mock written in is the node that ran: its
+        // record does not go stale for it.
+        if let Some(made) = self.made[i].as_mut() {
+            made.pinned = Some(result.clone());
+        }
         let mock = json!({ "result": result });
         let yaml = format!("mock:\n{}", indent_yaml(&mock["result"], "result"));
         self.emit(Event::Pinned {
@@ -338,67 +347,70 @@ impl Actor {
         }
     }
 
-    /// Adopts the pending plan: unchanged nodes keep their records, changed
-    /// nodes and their descendants become stale, new nodes are pending.
+    /// Adopts the pending plan. A node's record is stale when the node,
+    /// or a `${var.X}` it reads, differs from what the record was made
+    /// with, or a parent's record is stale or not the one it read; a stale
+    /// record whose node is back to what it ran with (an edit undone) is
+    /// fresh again, with its status. New nodes are pending.
     pub(super) async fn apply_plan(&mut self) {
         let Some(new) = self.pending_plan.take() else {
             return;
         };
-        // Variables whose value changed (or came or went) with this plan.
-        let changed_vars: HashSet<String> = match self.pending_vars.take() {
-            Some(vars) => {
-                let mut names: HashSet<String> = vars
-                    .iter()
-                    .filter(|(k, v)| self.vars.get(*k) != Some(*v))
-                    .map(|(k, _)| k.clone())
-                    .collect();
-                names.extend(self.vars.keys().filter(|k| !vars.contains_key(*k)).cloned());
-                self.vars = Arc::new(vars.clone());
-                self.cfg.vars = vars;
-                names
-            }
-            None => HashSet::new(),
-        };
-        let reads_changed = |node: &crate::file::model::Node| {
-            !changed_vars.is_empty()
-                && node.refs().any(|site| match &site.reference.root {
-                    reference::Root::Var(name) => changed_vars.contains(name),
-                    _ => false,
-                })
-        };
-        let mut old: HashMap<&str, (usize, &str)> = HashMap::new();
-        for (i, n) in self.comp.nodes.iter().enumerate() {
-            old.insert(n.id.as_str(), (i, n.hash.as_str()));
+        if let Some(vars) = self.pending_vars.take() {
+            self.vars = Arc::new(vars.clone());
+            self.cfg.vars = vars;
         }
+        let old: HashMap<&str, usize> = self
+            .comp
+            .nodes
+            .iter()
+            .enumerate()
+            .map(|(i, n)| (n.id.as_str(), i))
+            .collect();
         let n = new.nodes.len();
         let mut records = vec![NodeRecord::default(); n];
+        let mut made: Vec<Option<Made>> = vec![None; n];
         let mut gens = vec![0u64; n];
-        let mut changed = vec![false; n];
         let mut added = Vec::new();
         for (j, node) in new.nodes.iter().enumerate() {
             match old.get(node.id.as_str()) {
-                Some(&(i, hash)) => {
+                Some(&i) => {
                     records[j] = self.records[i].clone();
+                    made[j] = self.made[i].clone();
                     gens[j] = self.gens[i] + 1;
-                    changed[j] = hash != node.hash || reads_changed(node);
                 }
                 None => added.push(node.id.clone()),
             }
         }
+        // In order, so each node's parents are decided first.
         let mut stale_set = vec![false; n];
-        for j in 0..n {
-            if changed[j] {
-                stale_set[j] = true;
-                for d in new.descendants(j) {
-                    stale_set[d] = true;
-                }
-            }
+        for &j in &new.order {
+            let Some(m) = &made[j] else {
+                continue;
+            };
+            let parent_moved = new.parents[j].iter().any(|&p| {
+                let now = made[p].as_ref().map_or(0, |pm| pm.seq);
+                let read = m
+                    .parents
+                    .iter()
+                    .find(|(id, _)| *id == new.nodes[p].id)
+                    .map_or(0, |(_, seq)| *seq);
+                stale_set[p] || now != read
+            });
+            stale_set[j] = parent_moved || !ran_as(m, &new.nodes[j], &self.vars);
         }
         let mut stale = Vec::new();
+        let mut fresh = Vec::new();
         for j in 0..n {
-            if stale_set[j] && records[j].status != NodeStatus::Pending {
+            let Some(m) = &made[j] else {
+                continue;
+            };
+            if stale_set[j] {
                 records[j].status = NodeStatus::Stale;
                 stale.push(new.nodes[j].id.clone());
+            } else if records[j].status == NodeStatus::Stale {
+                records[j].status = m.status;
+                fresh.push(new.nodes[j].id.clone());
             }
         }
         let removed: Vec<String> = self
@@ -409,9 +421,16 @@ impl Actor {
             .map(|o| o.id.clone())
             .collect();
         self.breakpoints.retain(|b| new.index_of(b).is_some());
-        self.completed
-            .retain(|c| new.index_of(c).is_some_and(|j| !stale_set[j]));
+        // The nodes that completed, in the order they did: a node fresh
+        // again counts again.
+        let mut completed: Vec<(u64, String)> = (0..n)
+            .filter(|&j| records[j].status == NodeStatus::Ok)
+            .filter_map(|j| Some((made[j].as_ref()?.seq, new.nodes[j].id.clone())))
+            .collect();
+        completed.sort_unstable();
+        self.completed = completed.into_iter().map(|(_, id)| id).collect();
         self.records = records;
+        self.made = made;
         self.gens = gens;
         self.ids = ids_of(&new);
         self.rank = rank_of(&new);
@@ -423,11 +442,31 @@ impl Actor {
         self.paused_before = None;
         self.emit(Event::PlanReplaced {
             stale,
+            fresh,
             added,
             removed,
         })
         .await;
     }
+}
+
+/// Whether `node`, reading `vars`, is what record `m` was made with: the
+/// same definition (or the same with the `mock:` pinned from the record
+/// written in) and the same value of every `${var.X}` it reads.
+fn ran_as(m: &Made, node: &crate::file::model::Node, vars: &IndexMap<String, Value>) -> bool {
+    let same = m.hash == node.hash
+        || match (&m.pinned, &node.mock) {
+            (Some(pin), Some(Mock::Result(mock))) if pin == mock => {
+                let mut unpinned = node.clone();
+                unpinned.mock = None;
+                crate::file::loader::definition_hash(&unpinned) == m.hash
+            }
+            _ => false,
+        };
+    same && node.refs().all(|site| match &site.reference.root {
+        reference::Root::Var(name) => m.vars.get(name) == vars.get(name),
+        _ => true,
+    })
 }
 
 /// A JSON value as the YAML block under `mock:` (JSON is valid YAML; the

@@ -12,6 +12,13 @@ impl Actor {
     /// Dispatches what can go, decides skips, and finishes the run when
     /// nothing is left.
     pub(super) async fn pump(&mut self) {
+        self.dispatch_ready().await;
+        // Whatever the pump did (sent a call, finished the run, found the
+        // paused run with nothing left in flight), the pause clock follows.
+        self.settle_pause().await;
+    }
+
+    async fn dispatch_ready(&mut self) {
         if self.pending_plan.is_some() && self.in_flight.is_empty() {
             self.apply_plan().await;
         }
@@ -62,6 +69,22 @@ impl Actor {
         if self.mode == Mode::Running && self.in_flight.is_empty() {
             self.finish().await;
         }
+    }
+
+    /// The node the next dispatch would start: the first in order that
+    /// this run targets, waits, and whose parents have settled without
+    /// skipping it.
+    pub(super) fn next_ready(&self) -> Option<usize> {
+        self.comp.order[self.settled_prefix.min(self.comp.order.len())..]
+            .iter()
+            .copied()
+            .find(|&i| {
+                self.in_targets(i)
+                    && self.records[i].status == NodeStatus::Pending
+                    && !self.in_flight.contains_key(&i)
+                    && self.parents_settled(i)
+                    && self.skip_reason(i).is_none()
+            })
     }
 
     /// Whether every node this run targets has settled (none waits to be
@@ -195,6 +218,7 @@ impl Actor {
         self.candidates.extend_from_slice(&self.comp.children[i]);
         self.records[i].status = NodeStatus::Skipped;
         self.records[i].skip_reason = Some(reason.clone());
+        self.made[i] = Some(self.made_now(i, NodeStatus::Skipped));
         self.emit(Event::NodeStatus {
             id: self.comp.nodes[i].id.clone(),
             status: NodeStatus::Skipped,
@@ -278,6 +302,7 @@ impl Actor {
             status: NodeStatus::Running,
             ..NodeRecord::default()
         };
+        self.made[i] = None;
         self.in_flight.insert(i, (generation, token.clone()));
         self.emit(Event::NodeStatus {
             id: self.comp.nodes[i].id.clone(),

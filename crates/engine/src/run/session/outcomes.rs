@@ -21,6 +21,35 @@ impl Actor {
         out
     }
 
+    /// Starts or stops the pause clock to match the run. Time paused is a
+    /// person's, not the run's, and is kept out of its duration; but only
+    /// time with nothing in flight is a pause: calls that go on after `p`,
+    /// and the call a step makes, are the run's.
+    pub(super) async fn settle_pause(&mut self) {
+        let idle = self.mode == Mode::Paused && self.in_flight.is_empty();
+        match (idle, self.paused_since, self.started) {
+            (true, None, Some(start)) => {
+                let now = Instant::now();
+                self.paused_since = Some(now);
+                let at_ms = now.saturating_duration_since(start).as_millis() as u64;
+                self.emit(Event::Idle { at_ms }).await;
+            }
+            (false, Some(at), _) => {
+                self.paused_since = None;
+                self.paused_total += at.elapsed();
+                let pause = crate::run::trace::PauseSpan {
+                    at_ms: self.started.map_or(0, |start| {
+                        at.saturating_duration_since(start).as_millis() as u64
+                    }),
+                    ms: at.elapsed().as_millis() as u64,
+                };
+                self.pauses.push(pause);
+                self.emit(Event::Busy { pause }).await;
+            }
+            _ => {}
+        }
+    }
+
     pub(super) async fn trip(&mut self, cap: &str, detail: String) {
         if self.budget_tripped.is_some() {
             return;
@@ -91,7 +120,11 @@ impl Actor {
                 .or(self.cfg.max_cost_per_call_usd),
             node.max_tokens_per_call,
         );
+        // The record names what it called when it is made: an edit that
+        // changes the node later leaves it saying what ran.
+        stamp(&mut rec, node);
         self.records[idx] = rec;
+        self.made[idx] = Some(self.made_now(idx, status));
         self.candidates.extend_from_slice(&self.comp.children[idx]);
         if status == NodeStatus::Ok {
             self.completed.push(id.clone());
@@ -101,6 +134,20 @@ impl Actor {
             record: Box::new(self.shown(&self.records[idx])),
         })
         .await;
+        // A step's call ended and the run stays paused: the driver hears
+        // which node the next step runs.
+        if self.mode == Mode::Paused
+            && self.step_pause
+            && self.in_flight.is_empty()
+            && self.stopping.is_none()
+            && let Some(next) = self.next_ready()
+        {
+            self.emit(Event::Paused {
+                reason: PauseReason::Step,
+                before: Some(self.comp.nodes[next].id.clone()),
+            })
+            .await;
+        }
         if status == NodeStatus::Failed && on_error != OnError::Continue {
             if self.failed_step.is_none() {
                 self.failed_step = Some(id.clone());
@@ -192,12 +239,14 @@ impl Actor {
         ) {
             self.compensate().await;
         }
+        // A pause under way ends with the run.
+        self.set_mode(Mode::Finished);
+        self.settle_pause().await;
         let trace = self.trace(status);
         self.last_trace = Some(trace.clone());
         self.targets = None;
         self.stopping = None;
         self.step_pending = false;
-        self.set_mode(Mode::Finished);
         self.emit(Event::RunFinished {
             status,
             trace: Box::new(trace),
@@ -210,9 +259,11 @@ impl Actor {
         let mut nodes = IndexMap::with_capacity(self.records.len());
         for (node, rec) in self.comp.nodes.iter().zip(&self.records) {
             let mut rec = rec.clone();
-            rec.id.clone_from(&node.id);
-            rec.tool.clone_from(&node.tool);
-            rec.server.clone_from(&node.server);
+            // A node that ran keeps the tool its record names (the file
+            // may call another one since); the others are named now.
+            if rec.id.is_empty() {
+                stamp(&mut rec, node);
+            }
             nodes.insert(node.id.clone(), rec);
         }
         let output = self.output();
@@ -329,4 +380,11 @@ impl Actor {
                 .map_or_else(Json::null, |&i| self.records[i].output.clone()),
         }
     }
+}
+
+/// Names in `rec` the node it is of, and the tool and server it calls.
+fn stamp(rec: &mut NodeRecord, node: &crate::file::model::Node) {
+    rec.id.clone_from(&node.id);
+    rec.tool.clone_from(&node.tool);
+    rec.server.clone_from(&node.server);
 }
