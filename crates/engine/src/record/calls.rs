@@ -362,6 +362,16 @@ impl Pairing {
         at_ms: f64,
         n: usize,
     ) -> Result<(), SessionError> {
+        // A stateless 2026-07-28 client need not discover: each request
+        // names its revision in `_meta`. `initialize` or `server/discover`,
+        // when answered, say it instead.
+        if self.rec.protocol.is_none()
+            && let Some(v) = params
+                .pointer("/_meta/io.modelcontextprotocol~1protocolVersion")
+                .and_then(Value::as_str)
+        {
+            self.rec.protocol = Some(v.to_owned());
+        }
         if method != "tools/call" {
             self.client.insert(
                 id_key(id),
