@@ -48,6 +48,9 @@ pub use theme::SPINNER;
 pub use app::{App, Options};
 pub use config::{Config, Dirs};
 pub use dag::{DagLayout, DagState, DagView};
+// The loop's engine side, for a bench that follows a recording through
+// the same path as the terminal (benches/recording.rs).
+pub use driver::Driver;
 pub use editor::recovery::Recovery;
 pub use editor::{Editor, RECOVERY_DEBOUNCE};
 pub use inspector::{Inspector, Tab};

@@ -65,6 +65,15 @@ impl App {
         vec![Effect::Follow(Box::new(job))]
     }
 
+    /// How far the recording on screen is: the calls drawn, and of them
+    /// the ones the inference has not reached yet (none when no recording
+    /// is followed). benches/recording.rs watches it.
+    pub fn recording_progress(&self) -> Option<(usize, usize)> {
+        self.recording
+            .as_ref()
+            .map(|r| (r.counts.calls, r.counts.waiting))
+    }
+
     /// The largest line a session file may hold: a message and its keys.
     fn message_limit(&self) -> usize {
         self.opts
