@@ -8,8 +8,11 @@
 //! the exit status, signals and process group; secrets searched for in
 //! everything written; `record wrap` and `unwrap` on each client's config.
 //!
-//! [`recorded`] keeps each session under `target/tmp/record-sessions/`,
-//! for `new --from` to be run on.
+//! [`recorded`] keeps each session under `target/tmp/record-sessions/`;
+//! `record/pipeline.rs` writes each as a pipeline with `new --from` and
+//! proves it: it checks, replays offline to the recorded outputs, runs live
+//! making the recorded calls in order, and holds the references listed
+//! there — the two halves of issue 44 joined.
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
@@ -288,6 +291,9 @@ struct Session {
     through: String,
     files: Vec<PathBuf>,
     printed: String,
+    /// The HTTP server the session was recorded against, still serving
+    /// (a pipeline written from the session runs live against it).
+    _upstream: Option<Running>,
     /// Where the files are (removed on drop).
     _home: tempfile::TempDir,
 }
@@ -313,6 +319,7 @@ fn session(agent: Agent, upstream: Upstream, way: Way) -> Session {
                 through,
                 files: files_in(&out),
                 printed: String::new(),
+                _upstream: None,
                 _home: home,
             }
         }
@@ -340,6 +347,7 @@ fn session(agent: Agent, upstream: Upstream, way: Way) -> Session {
                 through,
                 files: files_in(&out),
                 printed,
+                _upstream: Some(server),
                 _home: home,
             }
         }
@@ -447,8 +455,10 @@ fn calls_in(transcript: &str) -> Vec<String> {
 }
 
 /// Runs one agent session both ways, checks it, and keeps its session file
-/// as `target/tmp/record-sessions/AGENT-UPSTREAM-WAY.jsonl`; its path.
-pub fn recorded(agent: Agent, upstream: Upstream, way: Way) -> PathBuf {
+/// as `target/tmp/record-sessions/AGENT-UPSTREAM-WAY.jsonl`; its path, and
+/// the session it was kept from (its HTTP server still serving, what the
+/// recorder printed).
+fn recorded(agent: Agent, upstream: Upstream, way: Way) -> (PathBuf, Session) {
     let s = session(agent, upstream, way);
     assert_eq!(
         s.direct, s.through,
@@ -498,45 +508,52 @@ pub fn recorded(agent: Agent, upstream: Upstream, way: Way) -> PathBuf {
     let kept = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("record-sessions");
     std::fs::create_dir_all(&kept).expect("target/tmp");
     std::fs::copy(&s.files[0], kept.join(&name)).expect("kept");
-    kept.join(name)
+    (kept.join(name), s)
 }
 
+/// Each session written as a pipeline by `new --from` and proved
+/// (`tests/record/pipeline.rs`).
+#[path = "record/pipeline.rs"]
+mod pipeline;
+
+/// Every agent on every server both ways, through the recorder, each
+/// session then written as a pipeline and proved (`pipeline::proved`).
 mod agents {
     use super::*;
 
     #[test]
     fn typescript_demo_stdio() {
-        recorded(Agent::Ts, Upstream::Demo, Way::Stdio);
+        pipeline::proved(Agent::Ts, Upstream::Demo, Way::Stdio);
     }
 
     #[test]
     fn typescript_demo_http() {
-        recorded(Agent::Ts, Upstream::Demo, Way::Http);
+        pipeline::proved(Agent::Ts, Upstream::Demo, Way::Http);
     }
 
     #[test]
     fn typescript_everything_stdio() {
-        recorded(Agent::Ts, Upstream::Everything, Way::Stdio);
+        pipeline::proved(Agent::Ts, Upstream::Everything, Way::Stdio);
     }
 
     #[test]
     fn typescript_everything_http() {
-        recorded(Agent::Ts, Upstream::Everything, Way::Http);
+        pipeline::proved(Agent::Ts, Upstream::Everything, Way::Http);
     }
 
     #[test]
     fn typescript_python_server_stdio() {
-        recorded(Agent::Ts, Upstream::Python, Way::Stdio);
+        pipeline::proved(Agent::Ts, Upstream::Python, Way::Stdio);
     }
 
     #[test]
     fn typescript_python_server_http() {
-        recorded(Agent::Ts, Upstream::Python, Way::Http);
+        pipeline::proved(Agent::Ts, Upstream::Python, Way::Http);
     }
 
     #[test]
     fn python_demo_stdio() {
-        let file = recorded(Agent::Py, Upstream::Demo, Way::Stdio);
+        let file = pipeline::proved(Agent::Py, Upstream::Demo, Way::Stdio);
         // 2026-07-28: the question is an input-required result, answered
         // by calling again.
         let text = std::fs::read_to_string(file).unwrap();
@@ -545,27 +562,27 @@ mod agents {
 
     #[test]
     fn python_demo_http() {
-        recorded(Agent::Py, Upstream::Demo, Way::Http);
+        pipeline::proved(Agent::Py, Upstream::Demo, Way::Http);
     }
 
     #[test]
     fn python_everything_stdio() {
-        recorded(Agent::Py, Upstream::Everything, Way::Stdio);
+        pipeline::proved(Agent::Py, Upstream::Everything, Way::Stdio);
     }
 
     #[test]
     fn python_everything_http() {
-        recorded(Agent::Py, Upstream::Everything, Way::Http);
+        pipeline::proved(Agent::Py, Upstream::Everything, Way::Http);
     }
 
     #[test]
     fn python_python_server_stdio() {
-        recorded(Agent::Py, Upstream::Python, Way::Stdio);
+        pipeline::proved(Agent::Py, Upstream::Python, Way::Stdio);
     }
 
     #[test]
     fn python_python_server_http() {
-        recorded(Agent::Py, Upstream::Python, Way::Http);
+        pipeline::proved(Agent::Py, Upstream::Python, Way::Http);
     }
 }
 

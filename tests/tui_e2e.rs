@@ -1,9 +1,9 @@
 //! Runs `tests/tui_e2e.sh`, `tests/tui_e2e_hitl.sh`,
 //! `tests/tui_e2e_hitl_parallel.sh`, `tests/tui_e2e_modes.sh`,
 //! `tests/tui_e2e_terminal.sh`, `tests/tui_e2e_authoring.sh`,
-//! `tests/tui_e2e_power.sh` and the second review's stories
-//! (`tests/tui_e2e_review*.sh`, issue 48: one check per item, each failing
-//! until its fix lands): the real
+//! `tests/tui_e2e_power.sh`, `tests/tui_e2e_record.sh` and the second
+//! review's stories (`tests/tui_e2e_review*.sh`, issue 48: one check per
+//! item, each failing until its fix lands): the real
 //! binary in tmux, driven by keys. Where tmux is missing the tests say so and pass,
 //! except under CI (`CI` set), where `.ci/run` installs tmux and a missing
 //! one is a failure. The HITL stories need the SDK venv at `target/pyvenv`
@@ -107,6 +107,13 @@ fn a_pipeline_is_written_from_an_empty_file_with_completion_and_preflight() {
 fn a_power_user_walks_the_workbench_at_80x24() {
     if has_tmux() {
         story("tui_e2e_power.sh");
+    }
+}
+
+#[test]
+fn the_workbench_follows_a_recording_as_it_is_written() {
+    if has_tmux() {
+        story("tui_e2e_record.sh");
     }
 }
 

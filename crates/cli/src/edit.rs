@@ -16,8 +16,16 @@ use pipewright_workbench::{EditError, EditOptions};
 /// Arguments of `edit`.
 #[derive(Debug, Args)]
 pub struct EditArgs {
-    /// The pipeline file to open (created on the first save if missing).
-    pub file: PathBuf,
+    /// The pipeline file to open (created on the first save if missing;
+    /// with --record, `pipeline.yml` when none is given).
+    #[arg(required_unless_present = "record")]
+    pub file: Option<PathBuf>,
+    /// Open following a recording: a session file `pipewright record` is
+    /// writing, or a folder of them (its newest session, then each new
+    /// one). Each call is drawn as a node as it is answered, with the
+    /// references inferred so far; W writes the pipeline.
+    #[arg(long, value_name = "PATH")]
+    pub record: Option<PathBuf>,
     #[command(flatten)]
     pub flags: FileFlags,
     /// Colour theme: dark, light, high-contrast, or a file in the config
@@ -47,7 +55,8 @@ impl EditArgs {
         connect: crate::flags::ConnectFlags,
     ) -> EditArgs {
         EditArgs {
-            file,
+            file: Some(file),
+            record: None,
             fibe,
             connect,
             flags: FileFlags::default(),
@@ -74,7 +83,8 @@ impl EditArgs {
             })
             .transpose()?;
         Ok(EditOptions {
-            file: self.file,
+            file: self.file.unwrap_or_else(|| PathBuf::from("pipeline.yml")),
+            record: self.record,
             composition: flags.composition,
             case: flags.case,
             vars,
@@ -94,7 +104,10 @@ pub async fn edit(args: EditArgs, settings: Settings) -> u8 {
     if !std::io::stdout().is_terminal() || !std::io::stdin().is_terminal() {
         eprintln!(
             "pipewright edit: needs a terminal (use `pipewright run {}` in scripts and CI)",
-            args.file.display()
+            args.file
+                .as_deref()
+                .unwrap_or(std::path::Path::new("FILE"))
+                .display()
         );
         return exit::INVALID;
     }

@@ -177,9 +177,8 @@ pub async fn record(args: RecordArgs, settings: &Settings) -> u8 {
     };
     let (code, written) = summary;
     if lines {
-        eprintln!("{}", summary_line(&written.summary));
-        for f in &written.files {
-            eprintln!("  {}", f.display());
+        for line in summary_lines(&written.summary, &written.files, limit + 64 * 1024) {
+            eprintln!("{}", crate::output::printable(&line));
         }
     }
     code
@@ -193,20 +192,70 @@ fn env_pairs() -> Vec<(String, String)> {
         .collect()
 }
 
-/// The summary at the end: the calls, and what serving them as one
-/// pipeline would save an agent.
-fn summary_line(summary: &Summary) -> String {
+/// The most calls whose savings the summary works out: past them the
+/// inference would hold the exit up; `new --from` says it instead.
+const SAVINGS_UP_TO: usize = 5_000;
+
+/// The summary at the end: the calls and what serving each session as one
+/// pipeline would save an agent (the engine's savings, as `new --from` and
+/// `plan` count them), the files, and how to write that pipeline. `limit`
+/// is the longest line of a session file.
+fn summary_lines(summary: &Summary, files: &[PathBuf], limit: usize) -> Vec<String> {
     let mut text = format!("pipewright record: {summary}");
-    // The savings in tokens (engine::record::savings) join this line once
-    // the engine has them; calls and round trips are known here.
-    if summary.calls > 1 {
-        text.push_str(&format!(
-            "; as one pipeline served to the agent: 1 call instead of {}, {} round trips saved",
-            summary.calls,
-            summary.calls - 1
-        ));
+    let with_calls: Vec<&PathBuf> = if summary.calls == 0 {
+        Vec::new()
+    } else {
+        files.iter().collect()
+    };
+    if summary.calls > 1
+        && summary.calls <= SAVINGS_UP_TO
+        && let Some(saved) = savings(&with_calls, limit)
+    {
+        text.push_str("; ");
+        text.push_str(&saved);
     }
-    text
+    let mut out = vec![text];
+    out.extend(files.iter().map(|f| format!("  {}", f.display())));
+    if let [one] = with_calls.as_slice() {
+        out.push(format!(
+            "next: pipewright new pipeline.yml --from {}",
+            one.display()
+        ));
+    } else if !with_calls.is_empty() {
+        out.push(
+            "next: pipewright new pipeline.yml --from SESSION (one of the files above)".into(),
+        );
+    }
+    out
+}
+
+/// What serving each recorded session as one pipeline saves an agent, in
+/// a sentence; `None` when no session makes a pipeline.
+fn savings(files: &[&PathBuf], limit: usize) -> Option<String> {
+    use pipewright_engine::record::{calls, write};
+    let mut each = Vec::new();
+    for file in files {
+        let Ok(rec) = calls::open(file, limit) else {
+            continue;
+        };
+        // A session whose every call failed makes no pipeline.
+        if let Ok((draft, recs)) = write::infer(vec![rec], "recorded") {
+            each.push(pipewright_engine::record::savings::of_draft(&draft, &recs));
+        }
+    }
+    match each.as_slice() {
+        [] => None,
+        [one] => Some(one.line()),
+        many => {
+            let calls: usize = many.iter().map(|s| s.calls).sum();
+            let trips: usize = many.iter().map(|s| s.round_trips).sum();
+            let tokens: i64 = many.iter().map(|s| s.tokens_saved).sum();
+            let n = many.len();
+            Some(format!(
+                "served as {n} tools (one per session) they save an agent {calls} → {n} calls, {trips} → {n} round trips and {tokens} tokens"
+            ))
+        }
+    }
 }
 
 /// Where the recorder's notices go: stderr, the call lines only when

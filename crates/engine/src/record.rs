@@ -21,7 +21,7 @@
 //!   proved pipeline, its cassette and a summary out.
 
 pub mod calls;
-pub(crate) mod draft;
+pub mod draft;
 pub(crate) mod emit;
 pub mod import;
 pub(crate) mod infer;

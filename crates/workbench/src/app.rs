@@ -97,6 +97,7 @@ mod pin;
 mod plan;
 mod preflight;
 mod questions;
+mod recording;
 mod recover;
 mod results;
 mod scaffold;
@@ -125,6 +126,9 @@ pub struct Options {
     /// `--on restate://…`: the palette can run the composition durably
     /// there.
     pub restate: Option<pipewright_engine::run::durable::client::Restate>,
+    /// `--record PATH`: the session file (or folder of them) the
+    /// workbench opens following.
+    pub record: Option<PathBuf>,
     /// The judge `PIPEWRIGHT_JUDGE_*` declares, over the file's and
     /// config.yaml's.
     pub judge: pipewright_engine::eval::JudgeFlags,
@@ -191,6 +195,10 @@ pub enum Effect {
         /// invocation, the worker compensates, the trace still comes.
         cancel: tokio_util::sync::CancellationToken,
     },
+    /// Start following a recording (the threads of `ui::recording`).
+    Follow(Box<crate::recording::FollowJob>),
+    /// Write the pipeline of a recording, off the loop.
+    WriteRecording(Box<crate::recording::WriteJob>),
     Quit,
 }
 
@@ -286,6 +294,8 @@ pub struct App {
     pub(crate) tools: LiveTools,
     /// A durable run being followed: what cancels it.
     pub(crate) durable: Option<tokio_util::sync::CancellationToken>,
+    /// The recording on screen (`edit --record`), while one is followed.
+    pub(crate) recording: Option<crate::recording::Following>,
     /// No `--theme` and no `theme:` in config.yaml chose the theme: the
     /// default may fit the terminal's background.
     pub(crate) theme_default: bool,
@@ -345,11 +355,21 @@ impl App {
             validated_once: false,
             tools: LiveTools::default(),
             durable: None,
+            recording: None,
             theme_default: false,
             said_where: false,
         };
         app.ask_about_recovery();
         app
+    }
+
+    /// What the workbench does as it opens: follows `--record`'s
+    /// recording.
+    pub fn opening(&mut self) -> Vec<Effect> {
+        match self.opts.record.clone() {
+            Some(path) => self.follow_recording(&path),
+            None => Vec::new(),
+        }
     }
 
     /// The composition on screen, once a plan has loaded.

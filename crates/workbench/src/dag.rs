@@ -142,7 +142,7 @@ impl Component for Dag {
                 };
                 view.render(area, buf, &mut self.state);
             }
-            _ => empty(area, buf, ctx.theme, ctx.errors, ctx.focused),
+            _ => empty(area, buf, ctx, ctx.focused),
         }
     }
 }
@@ -678,8 +678,13 @@ fn heavy_glyph(light: &str) -> &'static str {
 }
 
 /// The DAG pane before any plan loaded.
-fn empty(area: Rect, buf: &mut Buffer, t: &Theme, errors: usize, focused: bool) {
-    let text = if errors > 0 {
+fn empty(area: Rect, buf: &mut Buffer, ctx: &Ctx<'_>, focused: bool) {
+    let (t, errors) = (ctx.theme, ctx.errors);
+    let text = if ctx.viewing.is_some() {
+        // Only a recording is on screen before it has a node.
+        "no call recorded yet: each call the agent makes becomes a node as its answer comes"
+            .to_owned()
+    } else if errors > 0 {
         format!("no plan: the file has {errors} error(s); see the editor (i edits, m lists them)")
     } else {
         "no plan yet: i (or Enter) edits the file".to_owned()

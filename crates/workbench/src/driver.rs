@@ -295,6 +295,8 @@ impl Driver {
                         let _ = tx.send(Message::Tools { key, result });
                     });
                 }
+                Effect::Follow(job) => crate::recording::spawn(*job, self.msg_tx.clone()),
+                Effect::WriteRecording(job) => crate::recording::write(*job, self.msg_tx.clone()),
                 Effect::Quit => app.quit = true,
                 other @ (Effect::ExternalEditor | Effect::OpenUrl(_) | Effect::Copy(_)) => {
                     rest.push(other)

@@ -61,4 +61,12 @@ pub enum Message {
         key: String,
         result: Result<pipewright_engine::plan::preflight::ToolLists, String>,
     },
+    /// The recording followed as `generation` left a new view in its slot
+    /// (`ui::recording`).
+    Recording { generation: u64 },
+    /// A pipeline was written from the recording: the file and what
+    /// `new --from` says of it, or why it was not.
+    RecordingWritten {
+        result: Result<(std::path::PathBuf, Vec<String>), String>,
+    },
 }

@@ -91,6 +91,9 @@ pub enum Action {
     YankPath,
     /// In a server's URL question: copy the link.
     AskCopyUrl,
+    /// In the recording view: write the pipeline of what is recorded so
+    /// far (`pipewright new --from`) beside the file.
+    WritePipeline,
 }
 
 impl Action {
@@ -121,6 +124,7 @@ impl Action {
         Action::Wrap,
         Action::Yank,
         Action::YankPath,
+        Action::WritePipeline,
         Action::Questions,
         Action::NextPane,
         Action::PrevPane,
@@ -211,6 +215,7 @@ impl Action {
             Action::Yank => "yank",
             Action::YankPath => "yank-path",
             Action::AskCopyUrl => "ask-copy-url",
+            Action::WritePipeline => "write-pipeline",
         }
     }
 
@@ -275,6 +280,9 @@ impl Action {
                 "copy the value's path (.users[0].name), else a `pipewright tools call` line"
             }
             Action::AskCopyUrl => "server's URL question: copy the link (OSC 52)",
+            Action::WritePipeline => {
+                "recording view: write the pipeline of what is recorded so far, as `pipewright new --from` does"
+            }
             Action::Complete => {
                 "complete at the editor's cursor: tools, arguments, references, values (Tab too, where there is something to complete)"
             }
@@ -476,6 +484,7 @@ impl Default for Keymap {
         b.insert(Wrap, vec![Key::plain('w')]);
         b.insert(Yank, vec![Key::plain('y')]);
         b.insert(YankPath, vec![Key::plain('Y')]);
+        b.insert(WritePipeline, vec![Key::plain('W')]);
         b.insert(Questions, vec![f(2)]);
         b.insert(NextPane, vec![Key::new(KeyCode::Tab, KeyModifiers::NONE)]);
         b.insert(PrevPane, vec![Key::new(KeyCode::Tab, KeyModifiers::SHIFT)]);

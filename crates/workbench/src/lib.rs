@@ -22,6 +22,7 @@ mod mode;
 mod msg;
 mod overlay;
 mod palette;
+mod recording;
 mod results;
 mod session;
 mod state;
@@ -47,6 +48,9 @@ pub use theme::SPINNER;
 pub use app::{App, Options};
 pub use config::{Config, Dirs};
 pub use dag::{DagLayout, DagState, DagView};
+// The loop's engine side, for a bench that follows a recording through
+// the same path as the terminal (benches/recording.rs).
+pub use driver::Driver;
 pub use editor::recovery::Recovery;
 pub use editor::{Editor, RECOVERY_DEBOUNCE};
 pub use inspector::{Inspector, Tab};
@@ -84,6 +88,9 @@ pub struct EditOptions {
     pub theme: Option<String>,
     /// Where the palette's "durable run" runs the saved file.
     pub restate: Option<pipewright_engine::run::durable::client::Restate>,
+    /// `--record PATH`: open following this session file, or the newest
+    /// session of this folder and each new one (the recording view).
+    pub record: Option<PathBuf>,
     /// The tools a new file's scaffold lists (`tools/list` entries: the
     /// built-in demo server's), when FILE does not exist and no server is
     /// given.
@@ -147,6 +154,7 @@ pub async fn edit(
         theme: opts.theme,
         timeout: opts.timeout,
         restate: opts.restate,
+        record: opts.record,
         judge: pipewright_engine::eval::JudgeFlags::from_environment(&settings.env),
         settings,
         load: load.clone(),

@@ -74,6 +74,9 @@ pub(crate) enum Msg {
     Durable,
     /// Open the new-pipeline chooser over the servers' tools.
     OpenScaffold,
+    /// Follow this session file, or this folder's newest session and each
+    /// new one (the recording view).
+    FollowRecording(PathBuf),
     /// The buffer becomes the scaffold of `chosen` (indices into `tools`,
     /// in the order chosen).
     WriteScaffold {

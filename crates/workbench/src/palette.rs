@@ -41,6 +41,8 @@ pub(crate) enum PaletteItem {
     Durable(String),
     /// A new pipeline: choose tools, the buffer becomes their scaffold.
     Scaffold,
+    /// Follow the recordings of this folder (the recording view).
+    Follow(std::path::PathBuf),
 }
 
 impl PaletteItem {
@@ -54,6 +56,7 @@ impl PaletteItem {
             PaletteItem::Node(n) => format!("node {n}"),
             PaletteItem::Durable(_) => "durable run".to_owned(),
             PaletteItem::Scaffold => "new pipeline".to_owned(),
+            PaletteItem::Follow(_) => "follow a recording".to_owned(),
         }
     }
 
@@ -70,6 +73,10 @@ impl PaletteItem {
             PaletteItem::Scaffold => {
                 "new pipeline — choose tools; the buffer becomes a node per tool, as `pipewright new` writes".to_owned()
             }
+            PaletteItem::Follow(dir) => format!(
+                "follow a recording… — {}: its newest session, then each new one, drawn call by call",
+                dir.display()
+            ),
         }
     }
 }
@@ -235,6 +242,7 @@ impl Component for Palette {
                     PaletteItem::Durable(_) => Msg::Durable,
                     PaletteItem::Scaffold => Msg::OpenScaffold,
                     PaletteItem::Node(id) => Msg::SelectNode(id),
+                    PaletteItem::Follow(dir) => Msg::FollowRecording(dir),
                 });
             }
         }

@@ -109,7 +109,8 @@ pub async fn run(mut app: App) -> io::Result<u8> {
     let mut driver = Driver::new();
     let mut code = 0;
 
-    let mut pending = app.on_tick(Instant::now());
+    let mut pending = app.opening();
+    pending.extend(app.on_tick(Instant::now()));
     term.draw(|f| app.draw(f))?;
     loop {
         // Carry out what the last reactions asked for; the driver leaves

@@ -9,6 +9,7 @@
 
 mod durable;
 mod live;
+mod recording;
 mod review;
 mod run_truth;
 mod screens;

@@ -160,6 +160,36 @@ pub fn pair(
     Ok(p.finish())
 }
 
+/// A session paired as its lines come, for a reader that follows a file
+/// being written (the workbench's recording view): each line goes in as
+/// it is read, and the calls finished so far can be read at any time.
+#[derive(Clone)]
+pub struct Live(Pairing);
+
+impl Live {
+    /// Pairing for a session with `header`; `file` names it in errors.
+    pub fn new(header: Header, file: &str) -> Live {
+        Live(Pairing::new(header, file))
+    }
+
+    /// Takes in line number `n`.
+    pub fn push(&mut self, line: Line, n: usize) -> Result<(), SessionError> {
+        self.0.push(line, n)
+    }
+
+    /// The calls finished so far, in the order their results came.
+    pub fn calls(&self) -> &[Call] {
+        &self.0.rec.calls
+    }
+
+    /// The session as [`read`] would give it if it ended now: the calls
+    /// finished so far, in the order they were sent; a call still waiting
+    /// is left out with a note.
+    pub fn recording(&self) -> Recording {
+        self.0.clone().finish()
+    }
+}
+
 /// A request waiting for its answer.
 #[derive(Debug, Clone)]
 struct Pending {
@@ -185,6 +215,7 @@ struct Open {
 }
 
 /// The state of pairing one session.
+#[derive(Clone)]
 struct Pairing {
     file: String,
     rec: Recording,
@@ -331,6 +362,16 @@ impl Pairing {
         at_ms: f64,
         n: usize,
     ) -> Result<(), SessionError> {
+        // A stateless 2026-07-28 client need not discover: each request
+        // names its revision in `_meta`. `initialize` or `server/discover`,
+        // when answered, say it instead.
+        if self.rec.protocol.is_none()
+            && let Some(v) = params
+                .pointer("/_meta/io.modelcontextprotocol~1protocolVersion")
+                .and_then(Value::as_str)
+        {
+            self.rec.protocol = Some(v.to_owned());
+        }
         if method != "tools/call" {
             self.client.insert(
                 id_key(id),

@@ -67,6 +67,28 @@ pub struct Header {
     pub session_id: Option<String>,
 }
 
+impl Header {
+    /// Reads a header line (the first line of a file), refusing a line
+    /// that is not one and a version newer than this build reads; the
+    /// error is a sentence without the line's place.
+    pub fn parse(text: &str) -> Result<Header, String> {
+        let head: serde_json::Value = serde_json::from_str(text).map_err(|e| e.to_string())?;
+        match head
+            .get("pipewright_session")
+            .and_then(serde_json::Value::as_u64)
+        {
+            None => Err(
+                "this is not a pipewright session file (its first line has no `pipewright_session`)"
+                    .to_owned(),
+            ),
+            Some(v) if v > u64::from(VERSION) => Err(format!(
+                "session file version {v} is newer than this pipewright reads ({VERSION}); update pipewright"
+            )),
+            Some(_) => serde_json::from_value(head).map_err(|e| e.to_string()),
+        }
+    }
+}
+
 /// The server end of a recorded session.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "transport", rename_all = "lowercase")]
@@ -151,6 +173,16 @@ pub enum Line {
 }
 
 impl Line {
+    /// Reads one line after the header (its text without the line's
+    /// end); `None` for a kind of line this build does not know (a later
+    /// minor addition, skipped), an error as a sentence without its place.
+    /// A reader that follows a file being written reads it line by line
+    /// with this.
+    pub fn parse(text: &str) -> Result<Option<Line>, String> {
+        let raw: Raw = serde_json::from_str(text).map_err(|e| e.to_string())?;
+        raw.line()
+    }
+
     /// Milliseconds since the session started.
     pub fn at_ms(&self) -> f64 {
         match self {
@@ -486,24 +518,7 @@ impl<R: BufRead> Reader<R> {
                 what: "the file is empty: a session file starts with its header".into(),
             });
         };
-        let head: serde_json::Value = serde_json::from_str(&text).map_err(|e| r.err(e))?;
-        match head
-            .get("pipewright_session")
-            .and_then(serde_json::Value::as_u64)
-        {
-            None => {
-                return Err(r.err(
-                    "this is not a pipewright session file (its first line has no `pipewright_session`)",
-                ));
-            }
-            Some(v) if v > u64::from(VERSION) => {
-                return Err(r.err(format!(
-                    "session file version {v} is newer than this pipewright reads ({VERSION}); update pipewright"
-                )));
-            }
-            Some(_) => {}
-        }
-        r.header = serde_json::from_value(head).map_err(|e| r.err(e))?;
+        r.header = Header::parse(&text).map_err(|e| r.err(e))?;
         Ok(r)
     }
 
@@ -563,11 +578,7 @@ impl<R: BufRead> Iterator for Reader<R> {
                 Ok(None) => return None,
                 Err(e) => return Some(Err(e)),
             };
-            let raw: Raw = match serde_json::from_str(&text) {
-                Ok(r) => r,
-                Err(e) => return Some(Err(self.err(e))),
-            };
-            match raw.line() {
+            match Line::parse(&text) {
                 Ok(Some(line)) => return Some(Ok(line)),
                 // A kind of line a later pipewright added: skipped.
                 Ok(None) => continue,

@@ -7,12 +7,14 @@
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
-use super::calls::Recording;
+use super::calls::{Call, Recording};
 use super::draft::{Choice, Draft};
 use super::emit;
+use super::infer;
 use super::merge::{self, MergeError};
 use super::prove::{self, Proof, ProveError};
 use super::savings::{self, Savings};
+use crate::file::model::Answer;
 use crate::run::cassette::Cassette;
 
 /// A pipeline written from recordings.
@@ -62,6 +64,29 @@ pub async fn write(
         savings,
         recordings,
     })
+}
+
+/// The draft `recs` make before the proof, and the recordings as its
+/// `CallRef`s count them: what a live view draws while a session is still
+/// being recorded (the proof runs when the pipeline is written).
+pub fn infer(recs: Vec<Recording>, name: &str) -> Result<(Draft, Vec<Recording>), WriteError> {
+    Ok(merge::draft(recs, name)?)
+}
+
+/// The pipeline text of draft `d`, as [`write`] writes it (`cassette` and
+/// `file` as there).
+pub fn text(d: &Draft, cassette: &str, file: Option<&Path>) -> String {
+    emit::pipeline(d, cassette, file)
+}
+
+/// The answers a folded call's questions got, in the form of a node's
+/// `answers:` (a reply that is not one, such as an error, is left out).
+pub fn answers(c: &Call) -> Vec<Answer> {
+    c.extras
+        .interactions
+        .iter()
+        .filter_map(|i| infer::answer_of(&i.reply, &i.kind))
+        .collect()
 }
 
 /// Where the cassette of pipeline `file` goes: `FILE.cassette.json`.

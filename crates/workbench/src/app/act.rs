@@ -120,6 +120,7 @@ impl App {
             Action::Yank => self.yank(false),
             Action::YankPath => self.yank(true),
             Action::Complete => self.complete_action(),
+            Action::WritePipeline => self.write_recording(),
             Action::DryRun | Action::Estimate => {
                 self.overlay = Some(self.plan_overlay(action == Action::Estimate));
                 Vec::new()

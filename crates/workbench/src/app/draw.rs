@@ -146,7 +146,15 @@ impl App {
                     .selected()
                     .and_then(|i| self.comp.as_ref()?.nodes.get(i))
                     .map_or(1, |n| n.span.start.line as usize);
-                snapshot(source, &v.entry.id, line, area, buf, &self.theme, focused);
+                let title = match &self.recording {
+                    Some(_) => format!(
+                        "recording {} · the pipeline {} writes (read-only)",
+                        v.entry.id,
+                        self.keymap.label(crate::keys::Action::WritePipeline)
+                    ),
+                    None => format!("run {} · the file as it ran (read-only)", v.entry.id),
+                };
+                snapshot(source, &title, line, area, buf, &self.theme, focused);
             }
             None => {
                 let ctx = ctx!(self).focused(focused);
@@ -234,7 +242,7 @@ impl App {
 /// selected node's line in view and marked.
 fn snapshot(
     source: &str,
-    run: &str,
+    title: &str,
     line: usize,
     area: Rect,
     buf: &mut Buffer,
@@ -242,10 +250,7 @@ fn snapshot(
     focused: bool,
 ) {
     let block = Block::bordered()
-        .title(theme.pane_title(
-            &format!("run {run} · the file as it ran (read-only)"),
-            focused,
-        ))
+        .title(theme.pane_title(title, focused))
         .border_style(theme.border_style(focused));
     let inner = block.inner(area);
     block.render(area, buf);

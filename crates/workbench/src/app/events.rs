@@ -26,6 +26,8 @@ impl App {
             M::DurableCall { node, ok, line } => self.durable_call(node.as_deref(), ok, line),
             M::DurableDone { result, source } => self.durable_done(result, &source),
             M::Tools { key, result } => return self.on_tools(key, result),
+            M::Recording { generation } => self.on_recording(generation),
+            M::RecordingWritten { result } => self.on_recording_written(result),
         }
         Vec::new()
     }

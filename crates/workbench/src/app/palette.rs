@@ -26,6 +26,9 @@ impl App {
         if self.viewing.is_none() {
             items.push(PaletteItem::Scaffold);
         }
+        for dir in self.recording_folders() {
+            items.push(PaletteItem::Follow(dir));
+        }
         if let Some(p) = &self.pipeline {
             for c in &p.compositions {
                 items.push(PaletteItem::Composition(c.name.clone()));
@@ -40,6 +43,33 @@ impl App {
             }
         }
         items
+    }
+
+    /// Where recordings are looked for: `recordings` where the workbench
+    /// was started (`pipewright record`'s `--out` by default), beside the
+    /// file, and in the data directory (`record wrap`'s); the first even
+    /// when it does not exist yet (following waits for it).
+    fn recording_folders(&self) -> Vec<std::path::PathBuf> {
+        let name = "recordings";
+        let here = self
+            .opts
+            .settings
+            .env
+            .working_dir()
+            .map_or_else(|| std::path::PathBuf::from(name), |d| d.join(name));
+        let mut out = vec![here];
+        let beside = self.opts.file.parent().map(|d| d.join(name));
+        let data = self.dirs.data().map(|d| d.join(name));
+        for dir in beside.into_iter().chain(data) {
+            let same = out.iter().any(|o| {
+                o == &dir
+                    || (o.canonicalize().ok()).is_some_and(|c| dir.canonicalize().ok() == Some(c))
+            });
+            if dir.is_dir() && !same {
+                out.push(dir);
+            }
+        }
+        out
     }
 
     /// Uses the colour theme `name` (NO_COLOR stays in force whatever the

@@ -143,6 +143,10 @@ impl App {
 
     /// The composition and case the next run uses, for the status bar.
     pub fn run_label(&self) -> Option<String> {
+        // A recording's row is the recording itself: the bar counts it.
+        if self.recording.is_some() {
+            return None;
+        }
         let (p, c) = (self.pipeline.as_ref()?, self.comp.as_ref()?);
         if p.compositions.len() < 2 && c.cases.is_empty() {
             return None;

@@ -39,6 +39,9 @@ pub(crate) fn money(v: f64) -> String {
 
 /// The run state as the first word(s) of the bar.
 pub(crate) fn state_label(app: &App) -> String {
+    if let Some(r) = &app.recording {
+        return r.label();
+    }
     if let Some(v) = &app.viewing {
         return format!("RUN {} {}", v.entry.id, v.entry.status.to_uppercase());
     }
@@ -106,6 +109,7 @@ fn bar_spans(app: &App, show_revisions: bool) -> Vec<Span<'static>> {
     let t = &app.theme;
     let base = Style::default().fg(t.status_bar_fg).bg(t.status_bar_bg);
     let state_colour = match &app.run {
+        _ if app.recording.is_some() => t.running,
         _ if state_label(app) == "IDLE" => t.dim,
         RunState::Running | RunState::Connecting => t.running,
         RunState::Paused { .. } => t.warning,
@@ -443,6 +447,7 @@ pub(crate) fn mode_keys(app: &App) -> Vec<(String, &'static str)> {
                 out.push((k(Action::YankPath), "path"));
             }
         }
+        Mode::Dag if app.recording.is_some() => return app.recording_keys(),
         Mode::Dag => {
             if app.comp.is_none() {
                 out.push(("i".into(), "edit the file"));

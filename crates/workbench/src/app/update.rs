@@ -78,6 +78,7 @@ impl App {
             Msg::Case(name) => return self.choose_case(&name),
             Msg::Durable => return self.start_durable(),
             Msg::OpenScaffold => return self.open_scaffold(),
+            Msg::FollowRecording(path) => return self.follow_recording(&path),
             Msg::WriteScaffold { tools, chosen } => self.write_scaffold(&tools, &chosen),
             Msg::ChooseExport(entry) => {
                 // History stays under the choice: answered, it is back.

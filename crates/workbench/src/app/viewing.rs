@@ -57,6 +57,7 @@ impl App {
             return;
         };
         let hold = self.runs().and_then(|r| r.hold(&entry.id).ok());
+        self.recording = None;
         // Back to the live state first when another run is open.
         let mut stash = match self.viewing.take() {
             Some(mut v) => {
@@ -117,6 +118,8 @@ impl App {
 
     /// Back to the live workbench, as it is now.
     pub(crate) fn leave_viewing(&mut self) {
+        // A recording on screen stops being followed.
+        self.recording = None;
         if let Some(mut v) = self.viewing.take() {
             self.swap_stash(&mut v.stash);
             self.inspector.set_context("");

@@ -214,6 +214,46 @@ fn calls_come_in_the_order_they_were_sent_and_loose_ends_are_noted() {
 }
 
 #[test]
+fn a_client_that_never_discovers_names_its_revision_in_each_request() {
+    // The Python SDK's 2026-07-28 client sends `tools/list` first, with
+    // its revision in `_meta`, and no `server/discover`.
+    let meta = json!({"io.modelcontextprotocol/protocolVersion": "2026-07-28"});
+    let lines = vec![
+        msg(
+            1.0,
+            Side::Client,
+            json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {"_meta": meta}}),
+        ),
+        msg(
+            2.0,
+            Side::Server,
+            json!({"jsonrpc": "2.0", "id": 1, "result": {"resultType": "complete", "tools": []}}),
+        ),
+        msg(
+            3.0,
+            Side::Client,
+            json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+                "params": {"name": "echo", "arguments": {"message": "hi"}, "_meta": meta}}),
+        ),
+        msg(
+            4.0,
+            Side::Server,
+            json!({"jsonrpc": "2.0", "id": 2, "result": {"resultType": "complete", "content": []}}),
+        ),
+    ];
+    let rec = pair(header(), "h.jsonl", lines.into_iter().zip(2..)).unwrap();
+    assert_eq!(rec.protocol.as_deref(), Some("2026-07-28"));
+    assert_eq!(rec.calls.len(), 1);
+    // A session that discovers keeps what discovery said.
+    let mut s = Script::new(
+        "2025-11-25",
+        vec![tool("echo", json!({"message": {"type": "string"}}))],
+    );
+    s.call("echo", json!({"message": "hi"}), json!({"message": "hi"}));
+    assert_eq!(s.recording().protocol.as_deref(), Some("2025-11-25"));
+}
+
+#[test]
 fn a_bad_message_is_an_error_with_its_file_and_line() {
     let lines = vec![msg(
         1.0,
