@@ -615,30 +615,11 @@ fn the_written_pipeline_serves_as_one_tool() {
     a.finish();
     let (code, out, err) = pw(dir.path(), &["new", "notify.yml", "--from", "plain.jsonl"]);
     assert_eq!(code, 0, "{out}\n{err}");
-    let mut child = common::pipewright_in(dir.path())
-        .current_dir(dir.path())
-        .args(["serve", "--no-save", "notify.yml"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("serve starts");
-    let mut stdin = child.stdin.take().expect("stdin");
-    let mut lines = BufReader::new(child.stdout.take().expect("stdout")).lines();
-    let mut ask = |v: Value| -> Value {
-        writeln!(stdin, "{v}").expect("writes");
-        stdin.flush().expect("flush");
-        if v.get("id").is_none() {
-            return Value::Null;
-        }
-        loop {
-            let line = lines.next().expect("a line").expect("readable");
-            let m: Value = serde_json::from_str(&line).expect("json");
-            if m["id"] == v["id"] {
-                return m;
-            }
-        }
-    };
+    let mut cmd = common::pipewright_in(dir.path());
+    cmd.current_dir(dir.path())
+        .args(["serve", "--no-save", "notify.yml"]);
+    let mut serve = common::ServeStdio::start(cmd);
+    let mut ask = |v: Value| serve.send(v, |m| panic!("serve asked {m}"));
     ask(
         json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
         "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "agent", "version": "1"}}}),
@@ -666,6 +647,4 @@ fn the_written_pipeline_serves_as_one_tool() {
         done["result"]["structuredContent"]["to"], "dmitri@example.net",
         "{done}"
     );
-    drop(stdin);
-    let _ = child.wait();
 }

@@ -231,3 +231,73 @@ pub fn skipped(test: &str, why: &str) {
         let _ = f.write_all(line.as_bytes());
     }
 }
+
+/// `pipewright serve …` over stdio, started from `command` (its serve
+/// arguments given), spoken to as a raw JSON-RPC client would; on drop its
+/// stdin is closed and it is waited for.
+pub struct ServeStdio {
+    child: std::process::Child,
+    stdin: Option<std::process::ChildStdin>,
+    lines: std::io::Lines<std::io::BufReader<std::process::ChildStdout>>,
+}
+
+impl ServeStdio {
+    pub fn start(mut command: std::process::Command) -> ServeStdio {
+        use std::io::BufRead as _;
+        use std::process::Stdio;
+        let mut child = command
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("serve starts");
+        let stdin = child.stdin.take();
+        let lines = std::io::BufReader::new(child.stdout.take().expect("stdout")).lines();
+        ServeStdio {
+            child,
+            stdin,
+            lines,
+        }
+    }
+
+    /// Sends `message`. A notification returns `Null`; a request returns
+    /// its response, each request `serve` makes meanwhile (a question it
+    /// passes on) answered with the result `answer` gives for it.
+    pub fn send(
+        &mut self,
+        message: serde_json::Value,
+        mut answer: impl FnMut(&serde_json::Value) -> serde_json::Value,
+    ) -> serde_json::Value {
+        use std::io::Write as _;
+        let stdin = self.stdin.as_mut().expect("stdin open");
+        writeln!(stdin, "{message}").expect("writes");
+        stdin.flush().expect("flush");
+        if message.get("id").is_none() {
+            return serde_json::Value::Null;
+        }
+        loop {
+            let line = self.lines.next().expect("a line").expect("readable");
+            let m: serde_json::Value = serde_json::from_str(&line).expect("json");
+            if m.get("method").is_some() {
+                if m.get("id").is_some() {
+                    let reply =
+                        serde_json::json!({"jsonrpc": "2.0", "id": m["id"], "result": answer(&m)});
+                    let stdin = self.stdin.as_mut().expect("stdin open");
+                    writeln!(stdin, "{reply}").expect("writes");
+                    stdin.flush().expect("flush");
+                }
+                continue;
+            }
+            if m["id"] == message["id"] {
+                return m;
+            }
+        }
+    }
+}
+
+impl Drop for ServeStdio {
+    fn drop(&mut self) {
+        drop(self.stdin.take());
+        let _ = self.child.wait();
+    }
+}

@@ -256,42 +256,16 @@ fn loop_closes(d: &Path, what: &str) {
         ),
         "{what}: plan: {out}"
     );
-    let mut child = Command::new(bin())
-        .isolated(d)
-        .current_dir(d)
-        .args(["serve", "--no-save", "flow.yml"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("serve starts");
-    let mut stdin = child.stdin.take().expect("stdin");
-    let mut lines = BufReader::new(child.stdout.take().expect("stdout")).lines();
-    let mut ask = |v: Value| -> Value {
-        writeln!(stdin, "{v}").expect("writes");
-        stdin.flush().expect("flush");
-        if v.get("id").is_none() {
-            return Value::Null;
-        }
-        loop {
-            let line = lines.next().expect("a line").expect("readable");
-            let m: Value = serde_json::from_str(&line).expect("json");
-            if m.get("method").is_some() {
-                // `serve` asks the agent the server's questions (a node's
-                // `answers:` are for `run`): answered as the raw client
-                // answers the demo server.
-                if m.get("id").is_some() {
-                    let reply = json!({"jsonrpc": "2.0", "id": m["id"], "result": answers(&m)});
-                    writeln!(stdin, "{reply}").expect("writes");
-                    stdin.flush().expect("flush");
-                }
-                continue;
-            }
-            if m["id"] == v["id"] {
-                return m;
-            }
-        }
+    let mut serve = {
+        let mut cmd = Command::new(bin());
+        cmd.isolated(d)
+            .current_dir(d)
+            .args(["serve", "--no-save", "flow.yml"]);
+        common::ServeStdio::start(cmd)
     };
+    // `serve` asks the agent the server's questions (a node's `answers:`
+    // are for `run`): answered as the raw client answers the demo server.
+    let mut ask = |v: Value| serve.send(v, answers);
     ask(json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": initialize()}));
     ask(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
     let listed = ask(json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": {}}));
@@ -318,6 +292,4 @@ fn loop_closes(d: &Path, what: &str) {
         done["result"]["structuredContent"]["text"], "ok",
         "{what}: {done}"
     );
-    drop(stdin);
-    let _ = child.wait();
 }
