@@ -16,7 +16,6 @@ use std::process::{Child, ChildStdin, ChildStdout, Stdio};
 
 use pipewright::engine::record::calls;
 use pipewright::engine::record::session::{End, Header, Server, Side, VERSION, Writer};
-use pipewright::engine::record::write;
 use pipewright::engine::redact::Redactor;
 use serde_json::{Value, json};
 
@@ -327,31 +326,9 @@ fn through(dir: &Path, session: &Path) -> String {
     text
 }
 
-/// Every inferred reference of a written file: `(node.arg, rule, text)`.
-fn references(session: &Path) -> Vec<(String, &'static str, String)> {
-    let rec = calls::open(session, 16 << 20).expect("reads");
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .expect("a runtime");
-    let w = rt
-        .block_on(write::write(
-            vec![rec],
-            "flow",
-            "flow.yml.cassette.json",
-            None,
-        ))
-        .expect("written");
-    w.draft
-        .references()
-        .into_iter()
-        .map(|(s, a, r, t)| (format!("{s}.{a}"), r.name(), t))
-        .collect()
-}
-
-fn owned(v: &[(&str, &'static str, &str)]) -> Vec<(String, &'static str, String)> {
+fn owned(v: &[(&str, &str, &str)]) -> Vec<(String, String, String)> {
     v.iter()
-        .map(|(a, r, t)| (a.to_string(), *r, t.to_string()))
+        .map(|(a, r, t)| (a.to_string(), r.to_string(), t.to_string()))
         .collect()
 }
 
@@ -362,7 +339,7 @@ fn a_2025_session_becomes_a_pipeline_that_checks_replays_and_runs_live() {
     session_2025(&session);
     let text = through(dir.path(), &session);
     assert_eq!(
-        references(&session),
+        common::inferred_references(&session, 16 << 20),
         owned(&[
             ("confirm_send.to", "exact", "${get_user_details[0].email}"),
             ("send_email.to", "exact", "${confirm_send.to}"),
@@ -404,7 +381,7 @@ fn a_2026_input_required_call_is_one_node_with_its_answer() {
     assert!(text.contains("protocol: \"2026-07-28\""), "{text}");
     assert!(text.contains("answers:\n      - {\"accept\":"), "{text}");
     assert_eq!(
-        references(&session),
+        common::inferred_references(&session, 16 << 20),
         owned(&[
             ("confirm_send.to", "exact", "${search_users.users[0].email}"),
             ("send_email.to", "exact", "${confirm_send.to}"),

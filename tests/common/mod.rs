@@ -301,3 +301,27 @@ impl Drop for ServeStdio {
         let _ = self.child.wait();
     }
 }
+
+/// Every reference the engine infers in the pipeline `new --from` writes
+/// from `session` (a line up to `limit` bytes): `(node.arg, rule, text)`.
+pub fn inferred_references(session: &Path, limit: usize) -> Vec<(String, String, String)> {
+    use pipewright::engine::record::{calls, write};
+    let rec = calls::open(session, limit).expect("the session reads");
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("a runtime");
+    let w = rt
+        .block_on(write::write(
+            vec![rec],
+            "flow",
+            "flow.yml.cassette.json",
+            None,
+        ))
+        .expect("written");
+    w.draft
+        .references()
+        .into_iter()
+        .map(|(s, a, r, t)| (format!("{s}.{a}"), r.name().to_owned(), t))
+        .collect()
+}

@@ -11,7 +11,7 @@
 
 use super::*;
 
-use pipewright::engine::record::{calls, write};
+use pipewright::engine::record::calls;
 
 /// `pipewright ARGS…` in `dir` (its data and config there too).
 fn pw_in(dir: &Path, args: &[&str]) -> (i32, String, String) {
@@ -60,29 +60,6 @@ fn in_session(session: &Path) -> Vec<(String, Value, Value)> {
                 c.output.tree().clone(),
             )
         })
-        .collect()
-}
-
-/// Every inferred reference of the pipeline written from `session`:
-/// `(node.arg, rule, written text)`, by the engine `new --from` runs.
-fn references(session: &Path) -> Vec<(String, String, String)> {
-    let rec = calls::open(session, 64 << 20).expect("the session reads");
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .expect("a runtime");
-    let w = rt
-        .block_on(write::write(
-            vec![rec],
-            "flow",
-            "flow.yml.cassette.json",
-            None,
-        ))
-        .expect("written");
-    w.draft
-        .references()
-        .into_iter()
-        .map(|(s, a, r, t)| (format!("{s}.{a}"), r.name().to_owned(), t))
         .collect()
 }
 
@@ -220,7 +197,7 @@ pub(super) fn proved(agent: Agent, upstream: Upstream, way: Way) -> PathBuf {
     assert_eq!(live, calls, "{what}: the live run made other calls\n{text}");
 
     assert_eq!(
-        references(&session),
+        common::inferred_references(&session, 64 << 20),
         expected(agent, upstream),
         "{what}: the references\n{text}"
     );
