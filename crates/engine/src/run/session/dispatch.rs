@@ -304,6 +304,9 @@ impl Actor {
         };
         self.made[i] = None;
         self.in_flight.insert(i, (generation, token.clone()));
+        // A call went out since the session paused: a pause, if any, begins
+        // when the calls in flight are done.
+        self.idle_from = None;
         self.emit(Event::NodeStatus {
             id: self.comp.nodes[i].id.clone(),
             status: NodeStatus::Running,

@@ -38,7 +38,6 @@ impl Actor {
             }
             (false, Some(at), _) => {
                 self.paused_since = None;
-                self.idle_from = None;
                 self.paused_total += at.elapsed();
                 let pause = crate::run::trace::PauseSpan {
                     at_ms: self.started.map_or(0, |start| {
