@@ -23,6 +23,8 @@
 //! - [`run`]: a session that a driver commands, events and the trace out.
 //! - [`cost`]: what a call costs and how many tokens it uses.
 //! - [`mcp`]: which servers a run talks to, and the MCP client that talks.
+//! - [`lock`]: what each server and the tools a file uses said when it
+//!   was pinned (`pipewright.lock`), and the digests that name them.
 //! - [`diag`] and [`redact`]: positions and diagnostics, and the masking of
 //!   secrets, which every stage uses; [`environment`]: the process's
 //!   variables, directories and program, as a value the driver builds (the
@@ -39,8 +41,8 @@
 //! inside each room, the modules the drivers use are public and the rest
 //! private to the engine.
 //!
-//! Dependencies run one way: `record → author → plan → eval → run → mcp →
-//! file → lang`, with `cost`, `diag`, `environment`, `json`, `mac`,
+//! Dependencies run one way: `record → author → plan → eval → run → lock →
+//! mcp → file → lang`, with `cost`, `diag`, `environment`, `json`, `mac`,
 //! `random` and `redact` as leaves, `options` over `file` and `settings`
 //! above the rooms
 //! (`tests/architecture.rs` checks that no two import each other).
@@ -53,6 +55,7 @@ pub mod eval;
 pub mod file;
 pub mod json;
 pub mod lang;
+pub mod lock;
 pub mod mac;
 pub mod mcp;
 pub mod options;
