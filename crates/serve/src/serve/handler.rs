@@ -6,6 +6,7 @@ use pipewright_engine::settings::Settings;
 use std::sync::Arc;
 
 use anyhow::Context as _;
+use axum::serve::ListenerExt as _;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, CancelTaskParams, GetTaskParams,
     GetTaskResult, Implementation, ListToolsResult, PaginatedRequestParams, ServerCapabilities,
@@ -651,7 +652,7 @@ pub async fn serve_http(
         let _ = tokio::signal::ctrl_c().await;
         stop.cancel();
     });
-    axum::serve(listener, router)
+    axum::serve(listener.tap_io(pipewright_demo::no_delay), router)
         .with_graceful_shutdown(cancel.cancelled_owned())
         .await?;
     Ok(exit::OK)
