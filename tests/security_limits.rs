@@ -459,6 +459,11 @@ async fn serve_http_answers_health_and_readiness_without_a_token_or_an_origin_ch
     let status = readyz(&url).await;
     assert_eq!(status["ready"], true, "{status}");
     assert_eq!(status["sessions"], 0, "{status}");
+    assert_eq!(
+        status["upstreams"],
+        serde_json::json!({"demo": true}),
+        "{status}"
+    );
     // The MCP path still wants the token.
     let r = Mcp::new(url)
         .post(None, &initialize())

@@ -34,7 +34,7 @@ use pipewright_engine::settings::Settings;
 mod agent;
 pub(crate) mod exec;
 pub(crate) mod handler;
-mod health;
+pub(crate) mod health;
 mod judged;
 mod limits;
 mod logging;

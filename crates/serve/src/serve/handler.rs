@@ -303,6 +303,11 @@ impl PipelineServer {
         self.level.for_request(context)
     }
 
+    /// The upstream servers every served file calls.
+    pub(crate) fn upstreams(&self) -> &Arc<Vec<Arc<Upstream>>> {
+        &self.upstreams
+    }
+
     pub(super) fn upstream(&self) -> Option<&Arc<Upstream>> {
         self.upstreams.first()
     }
@@ -603,6 +608,10 @@ pub async fn serve_http(
         opts.session_idle,
     ));
     tokio::spawn(limits.clone().sweep(cancel.child_token()));
+    let watched = super::health::Watched {
+        upstreams: server.upstreams().clone(),
+        restate: server.remote.as_ref().map(|r| r.restate.on.clone()),
+    };
     let service = StreamableHttpService::new(
         move || Ok(server.for_session()),
         sessions,
@@ -640,7 +649,7 @@ pub async fn serve_http(
     };
     // Off the MCP path, its Origin checks and the token: what a balancer
     // or an orchestrator asks.
-    let router = router.merge(super::health::routes(limits.clone()));
+    let router = router.merge(super::health::routes(limits.clone(), watched));
     eprintln!("pipewright serve listening on http://{bound}/mcp");
     let stop = cancel.clone();
     let draining = limits.clone();
