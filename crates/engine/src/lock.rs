@@ -9,7 +9,9 @@
 mod definition;
 mod drift;
 mod file;
+mod pinned;
 
 pub use definition::{canonical, definition, digest, digest_bytes};
 pub use drift::{Change, Drift, check, tool_drift};
 pub use file::{FILE_NAME, FORMAT, Lock, LockError, LockedServer, LockedTool, ServerInfo};
+pub use pinned::{Pinned, uses};
