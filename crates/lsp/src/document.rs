@@ -170,7 +170,7 @@ impl Document {
                 &self.setup.env,
             );
             if let Some(pinned) = &pinned {
-                preflight::check_lock(
+                preflight::pinned::check_lock(
                     &mut report,
                     &[comp],
                     &f.lists,
