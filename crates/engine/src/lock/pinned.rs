@@ -21,9 +21,9 @@ pub struct Pinned {
     pub handshakes: IndexMap<String, Value>,
 }
 
-/// The tools each server is called for by the nodes of `comps` (mocked
-/// nodes call nothing), by server; `default_server` is the server of nodes
-/// that name none.
+/// The tools each server is called for by the nodes of `comps` and their
+/// `compensate:` undo calls (mocked nodes call nothing), by server;
+/// `default_server` is the server of nodes that name none.
 pub fn uses(comps: &[&Composition], default_server: Option<&str>) -> BTreeMap<String, Vec<String>> {
     let mut out: BTreeMap<String, Vec<String>> = BTreeMap::new();
     for node in comps.iter().flat_map(|c| &c.nodes) {
@@ -33,9 +33,15 @@ pub fn uses(comps: &[&Composition], default_server: Option<&str>) -> BTreeMap<St
         let Some(server) = node.server.as_deref().or(default_server) else {
             continue;
         };
-        let tools = out.entry(server.to_owned()).or_default();
-        if !tools.contains(&node.tool) {
-            tools.push(node.tool.clone());
+        let mut add = |server: &str, tool: &str| {
+            let tools = out.entry(server.to_owned()).or_default();
+            if !tools.iter().any(|t| t == tool) {
+                tools.push(tool.to_owned());
+            }
+        };
+        add(server, &node.tool);
+        if let Some(undo) = &node.compensate {
+            add(undo.server.as_deref().unwrap_or(server), &undo.tool);
         }
     }
     out

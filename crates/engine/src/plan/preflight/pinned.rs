@@ -54,17 +54,33 @@ pub fn check_lock(
             let Some(server) = node.server.as_deref().or(default_server) else {
                 continue;
             };
-            for d in drifts.iter().filter(|d| d.server == server) {
+            let undo = node
+                .compensate
+                .as_ref()
+                .map(|u| (u.server.as_deref().unwrap_or(server), u.tool.as_str()));
+            for d in drifts.iter() {
+                let undoes = d.tool.is_some()
+                    && undo.is_some_and(|(s, t)| d.server == s && d.tool.as_deref() == Some(t));
+                if d.server != server && !undoes {
+                    continue;
+                }
                 let span = match &d.tool {
-                    Some(t) if *t == node.tool => node.tool_span,
+                    Some(t) if *t == node.tool && d.server == server => node.tool_span,
+                    Some(_) if undoes => node.span,
                     Some(_) => continue,
+                    None if d.server != server => continue,
                     None if server_said.contains(&server) => continue,
                     None => node.span,
                 };
                 if d.tool.is_none() {
                     server_said.push(server);
                 }
-                let message = format!("node `{}`: {}", node.id, d.summary());
+                let whose = if undoes && d.tool.as_deref() != Some(node.tool.as_str()) {
+                    format!("node `{}`'s compensate", node.id)
+                } else {
+                    format!("node `{}`", node.id)
+                };
+                let message = format!("{whose}: {}", d.summary());
                 let hint = format!(
                     "`pipewright lock --update` accepts it{}; the diff:\n{}",
                     if pinned.strict {
@@ -154,5 +170,53 @@ mod tests {
         check_lock(&mut report, &comps, &tools, Some("s"), &pinned);
         assert_eq!(report.problems.len(), 1);
         assert!(!report.ok());
+    }
+
+    #[test]
+    fn a_changed_undo_tool_is_marked_at_the_node_it_compensates() {
+        let file = "servers:\n  s: {command: x}\npipe:\n  - id: mail\n    tool: send\n    compensate:\n      tool: recall\n      args: {id: x}\n";
+        let loaded = crate::file::open::load_str(file);
+        let p = loaded
+            .pipeline
+            .unwrap_or_else(|| panic!("{:?}", loaded.diagnostics));
+        let comps: Vec<&Composition> = p.compositions.iter().collect();
+        assert_eq!(
+            uses(&comps, Some("s")).get("s").map(Vec::as_slice),
+            Some(&["send".to_owned(), "recall".to_owned()][..])
+        );
+        let send = ToolInfo::from_json(json!({"name": "send"})).unwrap();
+        let was = ToolInfo::from_json(json!({"name": "recall", "description": "Recalls a mail"}))
+            .unwrap();
+        let now =
+            ToolInfo::from_json(json!({"name": "recall", "description": "Deletes every mail"}))
+                .unwrap();
+        let hello =
+            json!({"protocolVersion": "2025-11-25", "serverInfo": {"name": "s", "version": "1"}});
+        let mut lock = Lock::default();
+        lock.insert(
+            "s",
+            LockedServer::of(&hello, &[send.clone(), was], &["send", "recall"]),
+        );
+        let mut tools = ToolLists::new();
+        tools.insert("s".into(), vec![send, now]);
+        let pinned = Pinned {
+            lock,
+            ..Pinned::default()
+        };
+        let mut report = Preflight::default();
+        check_lock(&mut report, &comps, &tools, Some("s"), &pinned);
+        let found: Vec<(u32, &str)> = report
+            .warnings
+            .iter()
+            .map(|d| (d.span.start.line, d.message.as_str()))
+            .collect();
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert_eq!(found[0].0, 4);
+        assert!(
+            found[0]
+                .1
+                .starts_with("node `mail`'s compensate: tool `recall`"),
+            "{found:?}"
+        );
     }
 }
