@@ -1,0 +1,182 @@
+//! `pipewright doctor [FILE | --url URL | --server NAME=CMD]`: each
+//! server's ordered checklist (`engine::doctor`), as a list a person reads
+//! (`✓`, `!`, `✗`, `-`; no colour) or as JSON for CI. Exit 1 when a step
+//! fails.
+
+use std::path::PathBuf;
+
+use clap::{Args, ValueEnum};
+use indexmap::IndexMap;
+use serde_json::json;
+
+use pipewright_engine::doctor::{self, DoctorOptions, Report, Status};
+use pipewright_engine::file::import::Dialect;
+use pipewright_engine::file::model::Pipeline;
+use pipewright_engine::file::open::load_file_with;
+use pipewright_engine::mcp::auth::Prompt;
+use pipewright_engine::mcp::{ServerSpec, servers};
+use pipewright_engine::options::exit;
+use pipewright_engine::redact::Redactor;
+use pipewright_engine::settings::Settings;
+
+use super::flags::ServerFlags;
+use super::output::printable;
+
+/// How the checklist is printed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum DoctorFormat {
+    /// A checklist per server.
+    Text,
+    /// One JSON document: `{"failed", "servers": [{"server", "transport",
+    /// "target", "steps": [{"name", "status", "detail", "fix",
+    /// "elapsed_ms"}], "findings": [{"rule", "tool", "argument",
+    /// "message"}]}]}`.
+    Json,
+}
+
+/// Arguments of `doctor`.
+#[derive(Debug, Args)]
+pub struct DoctorArgs {
+    /// A pipeline file: every server it declares is examined.
+    #[arg(value_name = "FILE")]
+    pub file: Option<PathBuf>,
+    #[command(flatten)]
+    pub server: ServerFlags,
+    /// `text` (a checklist) or `json` (for CI).
+    #[arg(long, value_enum, default_value_t = DoctorFormat::Text)]
+    pub format: DoctorFormat,
+    #[command(flatten)]
+    pub fibe: crate::flags::FibeFlags,
+    #[command(flatten)]
+    pub connect: crate::flags::ConnectFlags,
+}
+
+/// Examines every server; 0 when no step failed, 1 when one did, 2 for a
+/// file or flags that name no server.
+pub async fn doctor(args: DoctorArgs, settings: &Settings) -> u8 {
+    let pipeline = match &args.file {
+        Some(path) => {
+            let (source, loaded) =
+                load_file_with(path, Dialect::Auto, &settings.load_options(Vec::new()));
+            if pipewright_headless::report_diagnostics(
+                &path.display().to_string(),
+                &source,
+                &loaded,
+            ) {
+                return exit::INVALID;
+            }
+            match loaded.pipeline {
+                Some(p) => p,
+                None => return exit::INVALID,
+            }
+        }
+        None => Pipeline::default(),
+    };
+    let redactor = Redactor::default();
+    let specs: IndexMap<String, ServerSpec> = match servers::resolve(
+        &pipeline,
+        &args.server.servers,
+        args.server.url.as_deref(),
+        &pipeline.vars,
+        &settings.env,
+        &redactor,
+    ) {
+        Ok(specs) if !specs.is_empty() => specs,
+        Ok(_) => {
+            eprintln!("error: no server to examine: name a FILE, --url URL or --server NAME=CMD");
+            return exit::INVALID;
+        }
+        Err(e) => {
+            eprintln!("error: {e}");
+            return exit::INVALID;
+        }
+    };
+    // The doctor looks; it never opens a browser to log in.
+    let mut quiet = settings.clone();
+    quiet.prompt = Some(Prompt::Never);
+    quiet.auth_prompt = None;
+    let opts = DoctorOptions::new(
+        pipewright_headless::connect_options(&quiet),
+        settings.env.clone(),
+        settings.data_dir.clone(),
+    );
+    let mut reports = Vec::new();
+    for (name, spec) in &specs {
+        let report = doctor::examine(name, spec, &opts).await;
+        if args.format == DoctorFormat::Text {
+            print!("{}", redactor.text(&text(&report)));
+        }
+        reports.push(report);
+    }
+    let failed = reports.iter().any(Report::failed);
+    match args.format {
+        DoctorFormat::Json => {
+            let v = json!({ "failed": failed, "servers": reports });
+            println!("{}", redactor.text(&crate::json::pretty(&v)));
+        }
+        DoctorFormat::Text => {
+            let bad = reports.iter().filter(|r| r.failed()).count();
+            println!(
+                "{} server{} examined, {bad} with a failing step",
+                reports.len(),
+                if reports.len() == 1 { "" } else { "s" }
+            );
+        }
+    }
+    if failed { exit::FAILED } else { exit::OK }
+}
+
+/// The mark of a status.
+fn mark(status: Status) -> &'static str {
+    match status {
+        Status::Ok => "✓",
+        Status::Warn => "!",
+        Status::Fail => "✗",
+        Status::Skipped => "-",
+    }
+}
+
+/// One server's checklist as text.
+fn text(report: &Report) -> String {
+    let mut out = format!(
+        "{} ({} {})\n",
+        printable(&report.server),
+        report.transport,
+        printable(&report.target)
+    );
+    let width = report.steps.iter().map(|s| s.name.len()).max().unwrap_or(0);
+    for step in &report.steps {
+        let mut lines = step.detail.lines();
+        let first = lines.next().unwrap_or("");
+        let time = match step.status {
+            Status::Skipped => String::new(),
+            _ => format!(" ({} ms)", step.elapsed_ms),
+        };
+        out.push_str(&format!(
+            "  {} {:width$}  {}{time}\n",
+            mark(step.status),
+            step.name,
+            printable(first)
+        ));
+        for line in lines {
+            out.push_str(&format!("      | {}\n", printable(line)));
+        }
+        if let Some(fix) = &step.fix {
+            out.push_str(&format!("      fix: {}\n", printable(fix)));
+        }
+    }
+    for f in &report.findings {
+        let at = match &f.argument {
+            Some(a) => format!("{}.{a}", f.tool),
+            None => f.tool.clone(),
+        };
+        out.push_str(&format!(
+            "    {} [{}] {}: {}\n",
+            mark(Status::Warn),
+            f.rule,
+            printable(&at),
+            printable(&f.message)
+        ));
+    }
+    out
+}
