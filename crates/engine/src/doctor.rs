@@ -161,6 +161,17 @@ impl Checklist {
         status != Status::Fail
     }
 
+    /// Adds the step `name` that took `took`; true when it did not fail.
+    pub(crate) fn push_took(
+        &mut self,
+        name: &'static str,
+        took: Duration,
+        outcome: Outcome,
+    ) -> bool {
+        let now = Instant::now();
+        self.push(name, now.checked_sub(took).unwrap_or(now), outcome)
+    }
+
     /// Adds each of `names` as skipped.
     pub(crate) fn skip(&mut self, names: &[&'static str]) {
         for name in names {
@@ -293,7 +304,8 @@ fn after_handshake(conn: &Connection, list: &mut Checklist) -> Vec<Finding> {
                     "{n} finding{} in the tool definitions",
                     if n == 1 { "" } else { "s" }
                 ),
-                "see each finding below; agents choose and fill tools from their definitions alone".to_owned(),
+                "see each finding below; agents choose and fill tools from their definitions alone"
+                    .to_owned(),
             ),
         },
     );

@@ -55,16 +55,9 @@ pub(super) async fn handshakes(
             },
         };
         // Each era is timed alone, though both ran before either is added.
-        list.push(step, since_of(since), outcome);
+        list.push_took(step, since.1 - since.0, outcome);
     }
     kept
-}
-
-/// An instant as long ago as the step `(start, done)` took, so that its
-/// `elapsed()` now is the step's time.
-fn since_of((start, done): (Instant, Instant)) -> Instant {
-    let now = Instant::now();
-    now.checked_sub(done - start).unwrap_or(now)
 }
 
 /// Connects under exactly `protocol`, timing it: `(start, done)`.

@@ -174,7 +174,11 @@ pub(super) async fn examine(
                 }
                 (https, _) => {
                     if https {
-                        list.push("tls", since, Outcome::Ok("no certificate problem".to_owned()));
+                        list.push(
+                            "tls",
+                            since,
+                            Outcome::Ok("no certificate problem".to_owned()),
+                        );
                     }
                     list.push(
                         "endpoint",
@@ -196,7 +200,9 @@ pub(super) async fn examine(
     let wants_login = status == 401;
     let ok = list.push(
         "endpoint",
-        endpoint_since.checked_sub(answer.took).unwrap_or(endpoint_since),
+        endpoint_since
+            .checked_sub(answer.took)
+            .unwrap_or(endpoint_since),
         endpoint_outcome(&answer, &parsed),
     );
     if !ok {
@@ -269,7 +275,9 @@ async fn oauth(
         .into_iter()
         .collect();
     if !path.is_empty() {
-        candidates.push(format!("{origin}/.well-known/oauth-protected-resource{path}"));
+        candidates.push(format!(
+            "{origin}/.well-known/oauth-protected-resource{path}"
+        ));
     }
     candidates.push(format!("{origin}/.well-known/oauth-protected-resource"));
     let prm = first_json(client, &candidates, |v| {
@@ -423,7 +431,10 @@ fn date(seconds: u64) -> String {
     i64::try_from(seconds)
         .ok()
         .and_then(|s| time::OffsetDateTime::from_unix_timestamp(s).ok())
-        .and_then(|t| t.format(&time::format_description::well_known::Rfc3339).ok())
+        .and_then(|t| {
+            t.format(&time::format_description::well_known::Rfc3339)
+                .ok()
+        })
         .unwrap_or_else(|| seconds.to_string())
 }
 
@@ -616,50 +627,68 @@ fn header_map(headers: &BTreeMap<String, String>) -> HeaderMap {
     map
 }
 
-/// A certificate problem behind `e`, in words with its fix.
+/// A certificate problem behind `e`, in words with its fix. The rustls
+/// error is read by its name, wherever in the chain it shows (reqwest
+/// and hyper wrap it in an I/O error, or only its text survives).
 fn tls_problem(e: &reqwest::Error, host: &str) -> Option<(String, String)> {
-    use rustls::CertificateError as C;
+    let mut names = String::new();
     let mut current: Option<&(dyn std::error::Error + 'static)> = Some(e);
     while let Some(err) = current {
-        let rustls_error = err.downcast_ref::<rustls::Error>().or_else(|| {
+        if let Some(found) = err.downcast_ref::<rustls::Error>().or_else(|| {
             err.downcast_ref::<std::io::Error>()
                 .and_then(|io| io.get_ref())
                 .and_then(|inner| inner.downcast_ref::<rustls::Error>())
-        });
-        if let Some(found) = rustls_error {
-            return Some(match found {
-                rustls::Error::InvalidCertificate(C::UnknownIssuer) => (
-                    "the certificate is not signed by a trusted authority (self-signed, or an unknown CA)".to_owned(),
-                    "give the server a certificate from a public CA, or add the CA that signed it to the system's trust store; for a local server use http:// on 127.0.0.1".to_owned(),
-                ),
-                rustls::Error::InvalidCertificate(C::Expired | C::ExpiredContext { .. }) => (
-                    "the certificate has expired".to_owned(),
-                    "renew the server's certificate".to_owned(),
-                ),
-                rustls::Error::InvalidCertificate(C::NotValidYet | C::NotValidYetContext { .. }) => (
-                    "the certificate is not valid yet".to_owned(),
-                    "check the server's and this machine's clocks, or reissue the certificate".to_owned(),
-                ),
-                rustls::Error::InvalidCertificate(C::NotValidForName | C::NotValidForNameContext { .. }) => (
-                    format!("the certificate is not valid for `{host}`"),
-                    format!("use the host name the certificate names in the URL, or issue a certificate that names `{host}`"),
-                ),
-                other => (
-                    format!("TLS failed: {other}"),
-                    "check the server's certificate chain (`openssl s_client -connect HOST:PORT -showcerts`)".to_owned(),
-                ),
-            });
+        }) {
+            names.push_str(&format!("{found:?} "));
         }
+        names.push_str(&format!("{err} "));
         current = err.source();
     }
-    let text = deepest(e);
-    (text.contains("certificate") || text.contains("TLS") || text.contains("tls")).then(|| {
-        (
-            format!("TLS failed: {text}"),
-            "check the server's certificate chain (`openssl s_client -connect HOST:PORT -showcerts`)"
-                .to_owned(),
+    let chain =
+        "check the server's certificate chain (`openssl s_client -connect HOST:PORT -showcerts`)";
+    // webpki calls a self-signed certificate (its own CA) a CA used as an
+    // end entity.
+    Some(
+        if names.contains("CaUsedAsEndEntity") || names.contains("UnknownIssuer") {
+            (
+            format!(
+                "the certificate is not signed by a trusted authority ({})",
+                if names.contains("CaUsedAsEndEntity") {
+                    "self-signed: it is its own CA"
+                } else {
+                    "self-signed, or an unknown CA"
+                }
+            ),
+            "give the server a certificate from a public CA, or add the CA that signed it to the system's trust store; for a local server use http:// on 127.0.0.1".to_owned(),
         )
-    })
+        } else if names.contains("Expired") {
+            (
+                "the certificate has expired".to_owned(),
+                "renew the server's certificate".to_owned(),
+            )
+        } else if names.contains("NotValidYet") {
+            (
+                "the certificate is not valid yet".to_owned(),
+                "check the server's and this machine's clocks, or reissue the certificate"
+                    .to_owned(),
+            )
+        } else if names.contains("NotValidForName") {
+            (
+                format!("the certificate is not valid for `{host}`"),
+                format!(
+                    "use the host name the certificate names in the URL, or issue a certificate that names `{host}`"
+                ),
+            )
+        } else if names.contains("certificate")
+            || names.contains("InvalidCertificate")
+            || names.contains("tls")
+            || names.contains("TLS")
+        {
+            (format!("TLS failed: {}", deepest(e)), chain.to_owned())
+        } else {
+            return None;
+        },
+    )
 }
 
 /// The innermost cause of `e`.

@@ -49,11 +49,16 @@ pub fn lint(tools: &[ToolInfo]) -> Vec<Finding> {
                 message,
             });
         };
-        if tool.description.as_deref().is_none_or(|d| d.trim().is_empty()) {
+        if tool
+            .description
+            .as_deref()
+            .is_none_or(|d| d.trim().is_empty())
+        {
             find(
                 "missing-description",
                 None,
-                "the tool has no description: say what it does, when to use it and what it returns".to_owned(),
+                "the tool has no description: say what it does, when to use it and what it returns"
+                    .to_owned(),
             );
         }
         let empty = Map::new();
@@ -71,7 +76,9 @@ pub fn lint(tools: &[ToolInfo]) -> Vec<Finding> {
                 find(
                     "missing-description",
                     Some(name),
-                    format!("argument `{name}` has no description: say what it holds and in which form"),
+                    format!(
+                        "argument `{name}` has no description: say what it holds and in which form"
+                    ),
                 );
             }
             if let Some(hint) = unconstrained(name, schema) {
@@ -99,7 +106,9 @@ pub fn lint(tools: &[ToolInfo]) -> Vec<Finding> {
             find(
                 "oversized-schema",
                 None,
-                format!("the input schema is {tokens} tokens (over {OVERSIZED_TOKENS}): an agent reads it on every turn; drop what it need not fill, shorten descriptions, or split the tool"),
+                format!(
+                    "the input schema is {tokens} tokens (over {OVERSIZED_TOKENS}): an agent reads it on every turn; drop what it need not fill, shorten descriptions, or split the tool"
+                ),
             );
         }
     }
@@ -145,9 +154,11 @@ fn unconstrained(name: &str, schema: &Value) -> Option<&'static str> {
         Some("add `format: uuid`")
     } else if has("id") || ends("id") || ends("ids") {
         Some("add a `pattern` (or `format: uuid`) for the id's shape")
-    } else if ["status", "state", "kind", "type", "mode", "sort", "order", "level"]
-        .iter()
-        .any(|w| has(w))
+    } else if [
+        "status", "state", "kind", "type", "mode", "sort", "order", "level",
+    ]
+    .iter()
+    .any(|w| has(w))
     {
         Some("add an `enum` of the values it takes")
     } else {
@@ -168,18 +179,24 @@ mod tests {
     #[test]
     fn each_rule_finds_its_case_and_a_good_tool_passes() {
         let tools = [
-            tool(json!({"name": "bare", "inputSchema": {"type": "object", "properties": {
-                "user_id": {"type": "string"},
-                "email": {"type": "string", "description": "who"},
-                "created_at": {"type": "string", "description": "when", "format": "date-time"},
-                "sortOrder": {"type": "string", "description": "how"},
-            }}})),
-            tool(json!({"name": "good", "description": "Finds a user.", "inputSchema": {
+            tool(
+                json!({"name": "bare", "inputSchema": {"type": "object", "properties": {
+                    "user_id": {"type": "string"},
+                    "email": {"type": "string", "description": "who"},
+                    "created_at": {"type": "string", "description": "when", "format": "date-time"},
+                    "sortOrder": {"type": "string", "description": "how"},
+                }}}),
+            ),
+            tool(
+                json!({"name": "good", "description": "Finds a user.", "inputSchema": {
                 "type": "object", "required": ["q"],
-                "properties": {"q": {"type": "string", "description": "a name"}}}})),
-            tool(json!({"name": "big", "description": "Big.", "inputSchema": {"type": "object",
+                "properties": {"q": {"type": "string", "description": "a name"}}}}),
+            ),
+            tool(
+                json!({"name": "big", "description": "Big.", "inputSchema": {"type": "object",
                 "properties": {"x": {"type": "number", "description": "word ".repeat(2000)}},
-                "required": ["x"]}})),
+                "required": ["x"]}}),
+            ),
         ];
         let findings = lint(&tools);
         let found: Vec<(&str, &str, Option<&str>)> = findings

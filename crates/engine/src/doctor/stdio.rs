@@ -48,13 +48,11 @@ pub(super) async fn examine(spec: &ServerSpec, opts: &DoctorOptions, list: &mut 
     let since = Instant::now();
     let limit = opts.connect.limits.max_message_bytes();
     let seen = probe::stdio(command, args, env, cwd.as_deref(), opts.wait, limit).await;
-    // The probe's first ALIVE_WAIT is the `alive` step's.
-    let started = since;
-    let stdout = match seen {
+    let (stdout, reading) = match seen {
         Probe::NotStarted { reason } => {
             list.push(
                 "started",
-                started,
+                since,
                 Outcome::Fail(
                     format!("`{shown}` could not be started: {reason}"),
                     "check the command can run here: its permissions, its interpreter (`#!` line) and the server's `cwd:`".to_owned(),
@@ -66,11 +64,12 @@ pub(super) async fn examine(spec: &ServerSpec, opts: &DoctorOptions, list: &mut 
         Probe::ExitedAtOnce {
             status,
             stderr_tail,
+            spawn,
         } => {
-            list.push("started", started, Outcome::Ok(format!("`{shown}` started")));
-            list.push(
+            list.push_took("started", spawn, Outcome::Ok(format!("`{shown}` started")));
+            list.push_took(
                 "alive",
-                started,
+                ALIVE_WAIT,
                 Outcome::Fail(
                     format!(
                         "it exited within {} ms ({status}) before it was sent anything{}",
@@ -83,19 +82,24 @@ pub(super) async fn examine(spec: &ServerSpec, opts: &DoctorOptions, list: &mut 
             list.skip(&STEPS[3..]);
             return false;
         }
-        Probe::Ran { pid, stdout } => {
+        Probe::Ran {
+            pid,
+            stdout,
+            spawn,
+            reading,
+        } => {
             let pid = pid.map(|p| format!(" as process {p}")).unwrap_or_default();
-            list.push(
+            list.push_took(
                 "started",
-                started,
+                spawn,
                 Outcome::Ok(format!("`{shown}` started{pid}")),
             );
-            list.push(
+            list.push_took(
                 "alive",
-                started,
+                ALIVE_WAIT,
                 Outcome::Ok(format!("still running after {} ms", ALIVE_WAIT.as_millis())),
             );
-            stdout
+            (stdout, reading)
         }
     };
     let wait = opts.wait.as_secs();
@@ -125,9 +129,11 @@ pub(super) async fn examine(spec: &ServerSpec, opts: &DoctorOptions, list: &mut 
         (None, Some(_), Some(first)) => (
             Outcome::Fail(
                 format!(
-                    "it writes logs to stdout: {} line{} that are not JSON-RPC, the first: `{first}`",
-                    stdout.junk_lines,
-                    if stdout.junk_lines == 1 { "" } else { "s" }
+                    "it writes logs to stdout: {} before its answer to `initialize`, the first: `{first}`",
+                    match stdout.junk_lines {
+                        1 => "1 line that is not JSON-RPC".to_owned(),
+                        n => format!("{n} lines that are not JSON-RPC"),
+                    }
                 ),
                 "send the server's logs to stderr: its stdout must carry only JSON-RPC messages (pipewright skips other lines; other clients break on them)".to_owned(),
             ),
@@ -142,7 +148,7 @@ pub(super) async fn examine(spec: &ServerSpec, opts: &DoctorOptions, list: &mut 
             true,
         ),
     };
-    list.push("stdout", since, outcome);
+    list.push_took("stdout", reading, outcome);
     go_on
 }
 
@@ -221,7 +227,9 @@ fn find(
             dirs.len(),
             if dirs.len() == 1 { "y" } else { "ies" }
         ),
-        format!("install `{command}`, or give its full path as the server's `command:`, or add its directory to PATH"),
+        format!(
+            "install `{command}`, or give its full path as the server's `command:`, or add its directory to PATH"
+        ),
     ))
 }
 
@@ -257,6 +265,9 @@ mod tests {
         let Err((detail, _)) = find("./nope/server", None, Some(Path::new("/tmp"))) else {
             panic!("found a missing path");
         };
-        assert!(detail.contains("/tmp/./nope/server` does not exist"), "{detail}");
+        assert!(
+            detail.contains("/tmp/./nope/server` does not exist"),
+            "{detail}"
+        );
     }
 }

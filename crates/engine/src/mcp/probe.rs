@@ -31,11 +31,16 @@ pub enum Probe {
     ExitedAtOnce {
         status: String,
         stderr_tail: String,
+        /// How long starting it took.
+        spawn: Duration,
     },
-    /// It ran; what its stdout said to `initialize`.
+    /// It ran; what its stdout said to `initialize`, and how long starting
+    /// it and reading the answer took.
     Ran {
         pid: Option<u32>,
         stdout: StdoutSeen,
+        spawn: Duration,
+        reading: Duration,
     },
 }
 
@@ -76,6 +81,7 @@ pub async fn stdio(
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .kill_on_drop(true);
+    let start = std::time::Instant::now();
     let mut child = match cmd.spawn() {
         Ok(child) => child,
         Err(e) => {
@@ -84,6 +90,7 @@ pub async fn stdio(
             };
         }
     };
+    let spawn = start.elapsed();
     let group = child.id();
     let log = ServerLog::default();
     let stderr_done = CancellationToken::new();
@@ -103,6 +110,7 @@ pub async fn stdio(
             return Probe::ExitedAtOnce {
                 status: status.to_string(),
                 stderr_tail: tail().await,
+                spawn,
             };
         }
         let (Some(mut stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
@@ -125,6 +133,7 @@ pub async fn stdio(
         // A server that already exited shows as the end of its stdout.
         let _ = stdin.write_all(&line).await;
         let _ = stdin.flush().await;
+        let reading_since = std::time::Instant::now();
         let mut reader = LineReader::new(stdout, limit, StdoutNotes::default(), log.clone());
         let mut seen = StdoutSeen::default();
         let reading = async {
@@ -156,11 +165,17 @@ pub async fn stdio(
             }
         };
         let answered = tokio::time::timeout(wait, reading).await.is_ok();
+        let reading = reading_since.elapsed();
         if !answered || seen.exited.is_some() {
             seen.stderr_tail = tail().await;
         }
         drop(stdin);
-        Probe::Ran { pid: group, stdout: seen }
+        Probe::Ran {
+            pid: group,
+            stdout: seen,
+            spawn,
+            reading,
+        }
     }
     .await;
     kill_group(group);
