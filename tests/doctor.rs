@@ -450,3 +450,37 @@ fn the_text_checklist_marks_each_step_and_says_the_fix() {
         "{text}"
     );
 }
+
+#[test]
+fn tools_and_run_point_at_doctor_when_a_server_fails() {
+    let out = pipewright()
+        .args(["tools", "list", "--server", "gone=no-such-server-h46"])
+        .output()
+        .expect("pipewright runs");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(4), "{stderr}");
+    assert!(
+        stderr.contains(
+            "hint: `pipewright doctor --server gone=no-such-server-h46` checks each server step by step"
+        ),
+        "{stderr}"
+    );
+    let dir = tempfile::tempdir().expect("tempdir");
+    let file = dir.path().join("p.yml");
+    std::fs::write(
+        &file,
+        "servers:\n  s: {command: no-such-server-h46}\npipe:\n  - id: a\n    tool: echo\n    args: {message: hi}\n",
+    )
+    .expect("written");
+    let out = pipewright_in(dir.path())
+        .arg("run")
+        .arg(&file)
+        .output()
+        .expect("pipewright runs");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(4), "{stderr}");
+    assert!(
+        stderr.contains(&format!("hint: `pipewright doctor {}`", file.display())),
+        "{stderr}"
+    );
+}

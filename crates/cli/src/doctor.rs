@@ -3,7 +3,7 @@
 //! (`✓`, `!`, `✗`, `-`; no colour) or as JSON for CI. Exit 1 when a step
 //! fails.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use clap::{Args, ValueEnum};
 use indexmap::IndexMap;
@@ -124,6 +124,37 @@ pub async fn doctor(args: DoctorArgs, settings: &Settings) -> u8 {
         }
     }
     if failed { exit::FAILED } else { exit::OK }
+}
+
+/// The line `tools` and `run` add when a server cannot be reached: the
+/// `doctor` command line that examines the same servers.
+pub(crate) fn hint(file: Option<&Path>, server: &ServerFlags) -> String {
+    let mut line = "pipewright doctor".to_owned();
+    if let Some(file) = file {
+        line.push(' ');
+        line.push_str(&quoted(&file.display().to_string()));
+    }
+    if let Some(url) = &server.url {
+        line.push_str(" --url ");
+        line.push_str(&quoted(url));
+    }
+    for s in &server.servers {
+        line.push_str(" --server ");
+        line.push_str(&quoted(&format!("{}={}", s.name, s.value)));
+    }
+    format!("hint: `{line}` checks each server step by step and says what to do")
+}
+
+/// `word`, in single quotes when a shell would split or expand it.
+fn quoted(word: &str) -> String {
+    let plain = word
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || "-_./:=@%+,".contains(c));
+    if plain && !word.is_empty() {
+        word.to_owned()
+    } else {
+        format!("'{}'", word.replace('\'', "'\\''"))
+    }
 }
 
 /// The mark of a status.
