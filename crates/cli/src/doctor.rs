@@ -9,7 +9,7 @@ use clap::{Args, ValueEnum};
 use indexmap::IndexMap;
 use serde_json::json;
 
-use pipewright_engine::doctor::{self, DoctorOptions, Report, Status};
+use pipewright_engine::doctor::{self, DoctorOptions, Report};
 use pipewright_engine::file::import::Dialect;
 use pipewright_engine::file::model::Pipeline;
 use pipewright_engine::file::open::load_file_with;
@@ -157,57 +157,11 @@ fn quoted(word: &str) -> String {
     }
 }
 
-/// The mark of a status.
-fn mark(status: Status) -> &'static str {
-    match status {
-        Status::Ok => "✓",
-        Status::Warn => "!",
-        Status::Fail => "✗",
-        Status::Skipped => "-",
-    }
-}
-
-/// One server's checklist as text.
+/// One server's checklist as text, every line printable.
 fn text(report: &Report) -> String {
-    let mut out = format!(
-        "{} ({} {})\n",
-        printable(&report.server),
-        report.transport,
-        printable(&report.target)
-    );
-    let width = report.steps.iter().map(|s| s.name.len()).max().unwrap_or(0);
-    for step in &report.steps {
-        let mut lines = step.detail.lines();
-        let first = lines.next().unwrap_or("");
-        let time = match step.status {
-            Status::Skipped => String::new(),
-            _ => format!(" ({} ms)", step.elapsed_ms),
-        };
-        out.push_str(&format!(
-            "  {} {:width$}  {}{time}\n",
-            mark(step.status),
-            step.name,
-            printable(first)
-        ));
-        for line in lines {
-            out.push_str(&format!("      | {}\n", printable(line)));
-        }
-        if let Some(fix) = &step.fix {
-            out.push_str(&format!("      fix: {}\n", printable(fix)));
-        }
-    }
-    for f in &report.findings {
-        let at = match &f.argument {
-            Some(a) => format!("{}.{a}", f.tool),
-            None => f.tool.clone(),
-        };
-        out.push_str(&format!(
-            "    {} [{}] {}: {}\n",
-            mark(Status::Warn),
-            f.rule,
-            printable(&at),
-            printable(&f.message)
-        ));
-    }
-    out
+    report
+        .lines()
+        .iter()
+        .map(|l| format!("{}\n", printable(l)))
+        .collect()
 }

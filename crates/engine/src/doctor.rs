@@ -69,6 +69,16 @@ pub enum Status {
 }
 
 impl Status {
+    /// Its mark in a checklist: `✓`, `!`, `✗`, `-`.
+    pub fn mark(self) -> &'static str {
+        match self {
+            Status::Ok => "✓",
+            Status::Warn => "!",
+            Status::Fail => "✗",
+            Status::Skipped => "-",
+        }
+    }
+
     /// The word in a report: `ok`, `warn`, `fail`, `skipped`.
     pub fn as_str(self) -> &'static str {
         match self {
@@ -125,6 +135,50 @@ impl Report {
     /// The first step that failed.
     pub fn first_failure(&self) -> Option<&Step> {
         self.steps.iter().find(|s| s.status == Status::Fail)
+    }
+
+    /// The checklist as lines of text, as `pipewright doctor` prints it and
+    /// the workbench shows it: a heading, a line a step (`✓`, `!`, `✗`,
+    /// `-`, its name, what was found and its time), the fix under a step
+    /// that fails or warns, then the lint's findings.
+    pub fn lines(&self) -> Vec<String> {
+        let mut out = vec![format!(
+            "{} ({} {})",
+            self.server, self.transport, self.target
+        )];
+        let width = self.steps.iter().map(|s| s.name.len()).max().unwrap_or(0);
+        for step in &self.steps {
+            let mut lines = step.detail.lines();
+            let first = lines.next().unwrap_or("");
+            let time = match step.status {
+                Status::Skipped => String::new(),
+                _ => format!(" ({} ms)", step.elapsed_ms),
+            };
+            out.push(format!(
+                "  {} {:width$}  {first}{time}",
+                step.status.mark(),
+                step.name
+            ));
+            for line in lines {
+                out.push(format!("      | {line}"));
+            }
+            if let Some(fix) = &step.fix {
+                out.push(format!("      fix: {fix}"));
+            }
+        }
+        for f in &self.findings {
+            let at = match &f.argument {
+                Some(a) => format!("{}.{a}", f.tool),
+                None => f.tool.clone(),
+            };
+            out.push(format!(
+                "    {} [{}] {at}: {}",
+                Status::Warn.mark(),
+                f.rule,
+                f.message
+            ));
+        }
+        out
     }
 }
 

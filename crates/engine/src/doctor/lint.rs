@@ -210,7 +210,6 @@ mod tests {
                 ("missing-description", "bare", Some("user_id")),
                 ("unconstrained-string", "bare", Some("user_id")),
                 ("unconstrained-string", "bare", Some("email")),
-                ("missing-description", "bare", Some("sortOrder")),
                 ("unconstrained-string", "bare", Some("sortOrder")),
                 ("no-required", "bare", None),
                 ("oversized-schema", "big", None),

@@ -31,14 +31,19 @@ pub(super) async fn examine(spec: &ServerSpec, opts: &DoctorOptions, list: &mut 
         .map(String::as_str)
         .or_else(|| opts.env.var("PATH"));
     let base = cwd.as_deref().or_else(|| opts.env.working_dir());
-    let found = find(command, path, base);
     let shown = command_line(command, args);
+    // Without a PATH in the environment handed in, the system looks the
+    // command up when it starts: the `started` step says.
+    let unknown = path.is_none() && !command.contains(std::path::MAIN_SEPARATOR);
     let ok = list.push(
         "command",
         since,
-        match &found {
+        match find(command, path, base) {
+            _ if unknown => Outcome::Ok(format!(
+                "`{command}` is looked up on pipewright's PATH when it starts"
+            )),
             Ok(at) => Outcome::Ok(format!("`{command}` is {}", at.display())),
-            Err((detail, fix)) => Outcome::Fail(detail.clone(), fix.clone()),
+            Err((detail, fix)) => Outcome::Fail(detail, fix),
         },
     );
     if !ok {
@@ -55,7 +60,7 @@ pub(super) async fn examine(spec: &ServerSpec, opts: &DoctorOptions, list: &mut 
                 since,
                 Outcome::Fail(
                     format!("`{shown}` could not be started: {reason}"),
-                    "check the command can run here: its permissions, its interpreter (`#!` line) and the server's `cwd:`".to_owned(),
+                    format!("check that `{command}` is installed and can run here: its full path, its permissions, its interpreter (`#!` line) and the server's `cwd:`"),
                 ),
             );
             list.skip(&STEPS[2..]);
