@@ -644,13 +644,25 @@ fn tls_problem(e: &reqwest::Error, host: &str) -> Option<(String, String)> {
         names.push_str(&format!("{err} "));
         current = err.source();
     }
-    let chain =
-        "check the server's certificate chain (`openssl s_client -connect HOST:PORT -showcerts`)";
+    certificate(&names, host).or_else(|| {
+        let text = deepest(e);
+        (text.contains("certificate") || text.contains("TLS") || text.contains("tls"))
+            .then(|| (format!("TLS failed: {text}"), CHAIN.to_owned()))
+    })
+}
+
+/// What to run to see a certificate chain.
+const CHAIN: &str =
+    "check the server's certificate chain (`openssl s_client -connect HOST:PORT -showcerts`)";
+
+/// The certificate problem rustls's error names in `names` (its `Debug`
+/// and the chain's messages), in words with its fix.
+fn certificate(names: &str, host: &str) -> Option<(String, String)> {
     // webpki calls a self-signed certificate (its own CA) a CA used as an
     // end entity.
-    Some(
-        if names.contains("CaUsedAsEndEntity") || names.contains("UnknownIssuer") {
-            (
+    let untrusted = names.contains("CaUsedAsEndEntity") || names.contains("UnknownIssuer");
+    Some(if untrusted {
+        (
             format!(
                 "the certificate is not signed by a trusted authority ({})",
                 if names.contains("CaUsedAsEndEntity") {
@@ -661,34 +673,31 @@ fn tls_problem(e: &reqwest::Error, host: &str) -> Option<(String, String)> {
             ),
             "give the server a certificate from a public CA, or add the CA that signed it to the system's trust store; for a local server use http:// on 127.0.0.1".to_owned(),
         )
-        } else if names.contains("Expired") {
-            (
-                "the certificate has expired".to_owned(),
-                "renew the server's certificate".to_owned(),
-            )
-        } else if names.contains("NotValidYet") {
-            (
-                "the certificate is not valid yet".to_owned(),
-                "check the server's and this machine's clocks, or reissue the certificate"
-                    .to_owned(),
-            )
-        } else if names.contains("NotValidForName") {
-            (
-                format!("the certificate is not valid for `{host}`"),
-                format!(
-                    "use the host name the certificate names in the URL, or issue a certificate that names `{host}`"
-                ),
-            )
-        } else if names.contains("certificate")
-            || names.contains("InvalidCertificate")
-            || names.contains("tls")
-            || names.contains("TLS")
-        {
-            (format!("TLS failed: {}", deepest(e)), chain.to_owned())
-        } else {
-            return None;
-        },
-    )
+    } else if names.contains("Expired") {
+        (
+            "the certificate has expired".to_owned(),
+            "renew the server's certificate".to_owned(),
+        )
+    } else if names.contains("NotValidYet") {
+        (
+            "the certificate is not valid yet".to_owned(),
+            "check the server's and this machine's clocks, or reissue the certificate".to_owned(),
+        )
+    } else if names.contains("NotValidForName") {
+        (
+            format!("the certificate is not valid for `{host}`"),
+            format!(
+                "use the host name the certificate names in the URL, or issue a certificate that names `{host}`"
+            ),
+        )
+    } else if names.contains("InvalidCertificate") || names.contains("invalid peer certificate") {
+        (
+            format!("the certificate was refused: {}", names.trim()),
+            CHAIN.to_owned(),
+        )
+    } else {
+        return None;
+    })
 }
 
 /// The innermost cause of `e`.
@@ -703,6 +712,34 @@ fn deepest(e: &(dyn std::error::Error + 'static)) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn each_certificate_problem_has_its_fix() {
+        use rustls::{CertificateError as C, Error};
+        let named = |e: Error| certificate(&format!("{e:?} {e}"), "mcp.example.com");
+        let expired = named(Error::InvalidCertificate(C::Expired)).unwrap();
+        assert_eq!(expired.0, "the certificate has expired");
+        assert!(expired.1.contains("renew"));
+        let unknown = named(Error::InvalidCertificate(C::UnknownIssuer)).unwrap();
+        assert!(
+            unknown.0.contains("not signed by a trusted authority"),
+            "{unknown:?}"
+        );
+        assert!(unknown.1.contains("trust store"));
+        let name = named(Error::InvalidCertificate(C::NotValidForName)).unwrap();
+        assert_eq!(name.0, "the certificate is not valid for `mcp.example.com`");
+        assert!(
+            name.1
+                .contains("issue a certificate that names `mcp.example.com`")
+        );
+        assert!(
+            named(Error::InvalidCertificate(C::NotValidYet))
+                .unwrap()
+                .1
+                .contains("clocks")
+        );
+        assert_eq!(certificate("Connection refused", "h"), None);
+    }
 
     #[test]
     fn a_challenge_names_its_metadata() {
