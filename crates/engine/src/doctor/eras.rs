@@ -5,7 +5,7 @@
 
 use tokio::time::Instant;
 
-use super::{Checklist, DoctorOptions, Outcome};
+use super::checklist::{Checklist, DoctorOptions, Outcome};
 use crate::mcp::{Connection, McpError, Protocol, ServerSpec};
 
 /// The steps, in order.

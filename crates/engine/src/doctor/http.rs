@@ -13,7 +13,7 @@ use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
 use serde_json::Value;
 use tokio::time::Instant;
 
-use super::{Checklist, DoctorOptions, Outcome};
+use super::checklist::{Checklist, DoctorOptions, Outcome};
 use crate::mcp::ServerSpec;
 use crate::mcp::auth::{AuthConfig, TokenStore, canonical_url};
 use crate::mcp::redact_url;
@@ -341,7 +341,7 @@ async fn authorization_server(
         "authorization-server",
         since,
         match &metadata {
-            Some((at, _)) => Outcome::Ok(format!("{at}")),
+            Some((at, _)) => Outcome::Ok(format!("metadata at {at}")),
             None => Outcome::Fail(
                 format!(
                     "the authorization server `{issuer}` serves no metadata (tried {})",

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use tokio::time::Instant;
 
-use super::{Checklist, DoctorOptions, Outcome};
+use super::checklist::{Checklist, DoctorOptions, Outcome};
 use crate::mcp::ServerSpec;
 use crate::mcp::probe::{self, ALIVE_WAIT, Probe};
 

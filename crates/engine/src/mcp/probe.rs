@@ -197,7 +197,7 @@ fn json_rpc(line: &[u8]) -> Option<Reply> {
     match serde_json::from_slice::<Value>(line).ok()? {
         Value::Object(m) if m.get("jsonrpc").and_then(Value::as_str) == Some("2.0") => {
             Some(match m.get("id") {
-                Some(id) if *id == Value::from(0) && !m.contains_key("method") => Reply::Answer {
+                Some(id) if id.as_u64() == Some(0) && !m.contains_key("method") => Reply::Answer {
                     error: m.contains_key("error"),
                 },
                 _ => Reply::Other,
