@@ -280,6 +280,8 @@ async fn oauth(
         ));
     }
     candidates.push(format!("{origin}/.well-known/oauth-protected-resource"));
+    let mut seen = std::collections::BTreeSet::new();
+    candidates.retain(|c| seen.insert(c.clone()));
     let prm = first_json(client, &candidates, |v| {
         v.get("authorization_servers").is_some() || v.get("resource").is_some()
     })
