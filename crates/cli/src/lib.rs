@@ -13,6 +13,7 @@ mod choice;
 mod completions;
 mod convert;
 mod demo;
+mod doctor;
 mod edit;
 mod environment;
 mod eval;
@@ -98,6 +99,10 @@ enum Command {
     /// Judge a saved run again with its file's `eval:` as the file says
     /// now: no tool is called; the result is saved as a new run.
     Eval(eval::EvalArgs),
+    /// Diagnose servers: an ordered checklist per server, from its command
+    /// or host to its tool list, each step timed, with what to do where
+    /// one fails; a lint of the tool definitions for agents.
+    Doctor(doctor::DoctorArgs),
     /// List or call the tools of a server.
     #[command(subcommand)]
     Tools(tools::ToolsCommand),
@@ -150,6 +155,7 @@ impl Command {
             Command::Lock(a) => (Some(&a.fibe), Some(&a.connect)),
             Command::Runs(RunsCommand::Show(a)) => (Some(&a.fibe), None),
             Command::Eval(a) => (Some(&a.fibe), None),
+            Command::Doctor(a) => (Some(&a.fibe), Some(&a.connect)),
             Command::Tools(ToolsCommand::List(a)) => (Some(&a.fibe), Some(&a.connect)),
             Command::Tools(ToolsCommand::Call(a)) => (Some(&a.fibe), Some(&a.connect)),
             Command::Tools(ToolsCommand::Diff(a)) => (Some(&a.fibe), Some(&a.connect)),
@@ -278,6 +284,7 @@ pub fn main() -> ExitCode {
             Command::New(args) => new::new(args, settings).await,
             Command::Check(args) => check::check(&args, settings).await,
             Command::Lock(args) => lock::lock(args, settings).await,
+            Command::Doctor(args) => doctor::doctor(args, settings).await,
             Command::Tools(cmd) => tools::tools(cmd, settings).await,
             Command::Auth(cmd) => auth::auth(cmd, settings).await,
             Command::Runs(cmd) => runs::runs(cmd, settings).await,

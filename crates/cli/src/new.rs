@@ -217,7 +217,7 @@ async fn connect(args: &NewArgs, settings: &Settings) -> Result<Vec<Connection>,
     )
     .map_err(super::report::usage)?;
     let connect = pipewright_headless::connect_options(settings);
-    let conns = super::servers::connect_each(&specs, &redactor, &connect).await?;
+    let conns = super::servers::connect_each(&specs, &redactor, &connect, None).await?;
     Ok(conns)
 }
 

@@ -219,7 +219,12 @@ async fn connect(
 ) -> Result<Prepared, u8> {
     let connect = pipewright_headless::connect_options(settings);
     let prepared = tokio::select! {
-        p = setup.connect(&args.spend, &connect) => p?,
+        p = setup.connect(&args.spend, &connect) => p.inspect_err(|code| {
+            if *code == exit::UNREACHABLE {
+                let hint = super::doctor::hint(Some(&args.file), &args.flags.server);
+                eprintln!("{}", setup.redactor.text(&hint));
+            }
+        })?,
         // Dropping the half-made connections kills the servers started.
         stop = signals.next() => {
             eprintln!("stopped before the run began");

@@ -17,19 +17,28 @@ use pipewright_engine::options::exit;
 use pipewright_engine::redact::Redactor;
 
 /// Connects every server of `specs`, in order. On the first that fails it
-/// says why on stderr (masked), closes the ones already open and gives the
-/// exit code: unreachable, or invalid.
+/// says why on stderr (masked), then `hint` for a server it could not
+/// reach (unless the error already names the command to run: a login),
+/// closes the ones already open and gives the exit code: unreachable, or
+/// invalid.
 pub(crate) async fn connect_each(
     specs: &IndexMap<String, ServerSpec>,
     redactor: &Redactor,
     opts: &ConnectOptions,
+    hint: Option<String>,
 ) -> Result<Vec<Connection>, u8> {
     let mut conns = Vec::new();
     for (name, spec) in specs {
         match Connection::connect(name, spec, opts).await {
             Ok(c) => conns.push(c),
             Err(e) => {
-                eprintln!("error: {}", redactor.text(&e.to_string()));
+                let said = e.to_string();
+                eprintln!("error: {}", redactor.text(&said));
+                if let Some(hint) =
+                    hint.filter(|_| e.is_unreachable() && !said.contains("auth login"))
+                {
+                    eprintln!("{}", redactor.text(&hint));
+                }
                 for c in conns {
                     c.close().await;
                 }

@@ -166,7 +166,8 @@ async fn connect_all(
         exit::INVALID
     })?;
     let connect = pipewright_headless::connect_options(settings);
-    let conns = super::servers::connect_each(&specs, &redactor, &connect).await?;
+    let hint = super::doctor::hint(opts.file.as_deref(), &opts.server);
+    let conns = super::servers::connect_each(&specs, &redactor, &connect, Some(hint)).await?;
     Ok((conns, redactor))
 }
 

@@ -23,6 +23,9 @@
 //! - [`run`]: a session that a driver commands, events and the trace out.
 //! - [`cost`]: what a call costs and how many tokens it uses.
 //! - [`mcp`]: which servers a run talks to, and the MCP client that talks.
+//! - [`doctor`]: one server's ordered checklist, from its command or host
+//!   to its tool list, with the lint of its tool definitions
+//!   (`pipewright doctor`, the workbench's doctor pane).
 //! - [`lock`]: what each server and the tools a file uses said when it
 //!   was pinned (`pipewright.lock`), and the digests that name them.
 //! - [`diag`] and [`redact`]: positions and diagnostics, and the masking of
@@ -42,7 +45,7 @@
 //! private to the engine.
 //!
 //! Dependencies run one way: `record → author → plan → eval → run → lock →
-//! mcp → file → lang`, with `cost`, `diag`, `environment`, `json`, `mac`,
+//! mcp → file → lang`, with `doctor` over `mcp` and `cost`, with `cost`, `diag`, `environment`, `json`, `mac`,
 //! `random` and `redact` as leaves, `options` over `file` and `settings`
 //! above the rooms
 //! (`tests/architecture.rs` checks that no two import each other).
@@ -50,6 +53,7 @@
 pub mod author;
 pub mod cost;
 pub mod diag;
+pub mod doctor;
 pub mod environment;
 pub mod eval;
 pub mod file;

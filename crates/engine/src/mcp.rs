@@ -28,6 +28,7 @@ mod listen;
 mod listing;
 mod log;
 mod output;
+pub mod probe;
 mod reply;
 mod revision;
 pub mod roots;
@@ -77,9 +78,8 @@ pub use revision::{Choices, Protocol, ProtocolArg};
 use roots::Root;
 pub use stdout::DEFAULT_MAX_MESSAGE_MB;
 pub use tools::{TaskSupport, ToolAnnotations, ToolInfo};
-use transport::{
-    describe_stdio_init_error, http_init_error, http_transport, redact_url, spawn_stdio,
-};
+pub(crate) use transport::redact_url;
+use transport::{describe_stdio_init_error, http_init_error, http_transport, spawn_stdio};
 use wire::{AbandonGuard, Freshness, ListError, excerpt, list_tools, request_json};
 
 use crate::json::Json;

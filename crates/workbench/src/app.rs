@@ -82,6 +82,7 @@ macro_rules! ctx {
 mod act;
 mod adopt;
 mod completion;
+mod doctor;
 mod draw;
 mod durable;
 mod events;
@@ -199,6 +200,13 @@ pub enum Effect {
     Follow(Box<crate::recording::FollowJob>),
     /// Write the pipeline of a recording, off the loop.
     WriteRecording(Box<crate::recording::WriteJob>),
+    /// Run the doctor's checklist for `server` of this pipeline, off the
+    /// loop; the report comes back as a message.
+    Doctor {
+        server: String,
+        pipeline: Arc<Pipeline>,
+        vars: IndexMap<String, Value>,
+    },
     Quit,
 }
 
@@ -288,6 +296,9 @@ pub struct App {
     /// Why the nodes marked ✗ without a record did not start (`server
     /// `py` could not start`), until the next run starts.
     pub(crate) not_started: Option<String>,
+    /// The last server that could not start: `D` in the Messages pane
+    /// runs the doctor's checklist for it.
+    pub(crate) failed_server: Option<String>,
     /// Whether the first validation has come in.
     validated_once: bool,
     /// The servers' tool lists and preflight's verdict as you type.
@@ -352,6 +363,7 @@ impl App {
             results: Results::default(),
             start_error: None,
             not_started: None,
+            failed_server: None,
             validated_once: false,
             tools: LiveTools::default(),
             durable: None,

@@ -313,6 +313,18 @@ impl Driver {
                 }
                 Effect::Follow(job) => crate::recording::spawn(*job, self.msg_tx.clone()),
                 Effect::WriteRecording(job) => crate::recording::write(*job, self.msg_tx.clone()),
+                Effect::Doctor {
+                    server,
+                    pipeline,
+                    vars,
+                } => {
+                    let tx = self.msg_tx.clone();
+                    let opts = app.opts.clone();
+                    tokio::spawn(async move {
+                        let result = doctor(&server, &pipeline, &vars, &opts).await;
+                        let _ = tx.send(Message::Doctored { server, result });
+                    });
+                }
                 Effect::Quit => app.quit = true,
                 other @ (Effect::ExternalEditor | Effect::OpenUrl(_) | Effect::Copy(_)) => {
                     rest.push(other)
@@ -509,6 +521,43 @@ async fn connect(
             error: redactor.text(&e.to_string()),
         })?;
     Ok((specs, pool))
+}
+
+/// The doctor's checklist for `server` of `pipeline`, resolved as a run
+/// resolves it; it never logs in, and its text is masked.
+async fn doctor(
+    server: &str,
+    pipeline: &pipewright_engine::file::model::Pipeline,
+    vars: &indexmap::IndexMap<String, serde_json::Value>,
+    opts: &super::app::Options,
+) -> Result<Box<pipewright_engine::doctor::Report>, String> {
+    let redactor = Redactor::default();
+    let specs = servers::resolve(
+        pipeline,
+        &opts.servers,
+        opts.url.as_deref(),
+        vars,
+        &opts.settings.env,
+        &redactor,
+    )?;
+    let spec = specs
+        .get(server)
+        .ok_or_else(|| format!("the file declares no server `{server}` now"))?;
+    let mut settings = opts.settings.clone();
+    settings.prompt = Some(pipewright_engine::mcp::auth::Prompt::Never);
+    settings.auth_prompt = None;
+    let doctor = pipewright_engine::doctor::DoctorOptions::new(
+        settings.connect_options(|_| {}),
+        settings.env.clone(),
+        settings.data_dir.clone(),
+    );
+    let mut report = pipewright_engine::doctor::examine(server, spec, &doctor).await;
+    report.target = redactor.text(&report.target);
+    for step in &mut report.steps {
+        step.detail = redactor.text(&step.detail);
+        step.fix = step.fix.as_deref().map(|f| redactor.text(f));
+    }
+    Ok(Box::new(report))
 }
 
 fn tool_lists(pool: &ServerPool) -> ToolLists {

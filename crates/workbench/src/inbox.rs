@@ -69,4 +69,9 @@ pub enum Message {
     RecordingWritten {
         result: Result<(std::path::PathBuf, Vec<String>), String>,
     },
+    /// The doctor's checklist for `server`, or why it could not run.
+    Doctored {
+        server: String,
+        result: Result<Box<pipewright_engine::doctor::Report>, String>,
+    },
 }

@@ -50,6 +50,8 @@ pub(crate) enum Msg {
     CloseCompletion,
     /// Close the open overlay.
     CloseOverlay,
+    /// Run the doctor's checklist for this server and show it.
+    Doctor(String),
     /// The DAG's Esc while a saved run is on screen: back to the live
     /// workbench.
     LeaveViewing,

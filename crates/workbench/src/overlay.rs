@@ -16,6 +16,7 @@ use crate::palette::Palette;
 
 mod choice;
 mod confirm;
+mod doctor;
 mod help;
 mod messages;
 mod plan;
@@ -25,6 +26,7 @@ mod text;
 
 pub(crate) use choice::Choice;
 pub(crate) use confirm::{ConfirmDestructive, ConfirmQuit};
+pub(crate) use doctor::DoctorView;
 pub(crate) use help::Help;
 pub(crate) use messages::MessagesPane;
 pub(crate) use plan::PlanView;
@@ -58,6 +60,9 @@ pub(crate) enum Overlay {
     Messages(MessagesPane),
     /// The palette's "new pipeline": tools to scaffold a node each.
     Scaffold(ScaffoldChooser),
+    /// The doctor's checklist for a server that could not start (`D` in
+    /// the Messages pane).
+    Doctor(Box<DoctorView>),
 }
 
 impl Overlay {
@@ -79,6 +84,7 @@ impl Overlay {
             Overlay::History(o) => o,
             Overlay::Messages(o) => o,
             Overlay::Scaffold(o) => o,
+            Overlay::Doctor(o) => o.as_mut(),
         }
     }
 
@@ -89,6 +95,7 @@ impl Overlay {
             Overlay::Messages(o) => Some(o.scroll_mut()),
             Overlay::Text(o) => Some(o.scroll_mut()),
             Overlay::Plan(o) => Some(o.scroll_mut()),
+            Overlay::Doctor(o) => Some(o.scroll_mut()),
             _ => None,
         }
     }
@@ -108,6 +115,7 @@ impl Overlay {
             Overlay::History(_) => "history",
             Overlay::Messages(_) => "messages",
             Overlay::Scaffold(_) => "new pipeline",
+            Overlay::Doctor(_) => "doctor",
         }
     }
 
@@ -125,6 +133,7 @@ impl Overlay {
             Overlay::ConfirmQuit(_) => ConfirmQuit::rect(area),
             Overlay::Choice(c) => c.rect(area),
             Overlay::Recover(_) => RecoverDialog::rect(area),
+            Overlay::Doctor(_) => DoctorView::rect(area),
         }
     }
 
@@ -146,6 +155,7 @@ impl Overlay {
                 ctx.theme,
             ))),
             Overlay::Text(t) => Some(t.body().to_vec()),
+            Overlay::Doctor(d) => Some(d.body()),
             Overlay::History(h) => Some(text(h.rows(ctx.theme, width))),
             _ => None,
         }
@@ -220,11 +230,20 @@ impl Overlay {
                 out.push(("Enter".into(), "write"));
                 out.push(("Esc".into(), "close"));
             }
-            Overlay::Messages(_) => {
+            Overlay::Messages(m) => {
+                if m.doctor().is_some() {
+                    out.push(("D".into(), "doctor"));
+                }
                 out.push(("↑↓ PgUp PgDn".into(), "scroll"));
                 out.push(("/".into(), "search"));
                 out.push(("g G".into(), "first, last"));
                 out.push((keymap.label(Action::Wrap), "wrap"));
+                out.push(("Esc".into(), "close"));
+            }
+            Overlay::Doctor(_) => {
+                out.push(("r".into(), "run again"));
+                out.push(("↑↓ PgUp PgDn".into(), "scroll"));
+                out.push(("/".into(), "search"));
                 out.push(("Esc".into(), "close"));
             }
             other => {

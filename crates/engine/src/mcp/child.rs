@@ -102,6 +102,12 @@ enum Signal {
     Kill,
 }
 
+/// Kills the process group `group` at once (a probe's server and whatever
+/// it started).
+pub(crate) fn kill_group(group: Option<u32>) {
+    signal_group(group, Signal::Kill);
+}
+
 /// Sends `signal` to the process group `group` (the server and whatever it
 /// started: `npx` and the node it runs, a shell and its children).
 fn signal_group(group: Option<u32>, signal: Signal) {

@@ -174,7 +174,7 @@ impl<R: AsyncRead + Unpin> LineReader<R> {
 }
 
 /// The start of a line, printable, for an error message.
-fn quote(line: &[u8]) -> String {
+pub(crate) fn quote(line: &[u8]) -> String {
     let text = String::from_utf8_lossy(line);
     let mut out: String = text
         .chars()

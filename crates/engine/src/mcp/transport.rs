@@ -300,7 +300,7 @@ fn deepest_message(error: &(dyn std::error::Error + 'static)) -> String {
 }
 
 /// `url` without user info or query string, fit for messages.
-pub(super) fn redact_url(url: &str) -> String {
+pub(crate) fn redact_url(url: &str) -> String {
     match reqwest::Url::parse(url) {
         Ok(mut parsed) if parsed.has_host() => {
             let _ = parsed.set_username("");

@@ -89,7 +89,9 @@ impl App {
             Action::RunCases => self.run_cases(),
             Action::NextCase => self.next_case(),
             Action::Messages => {
-                self.overlay = Some(Overlay::Messages(overlay::MessagesPane::new()));
+                self.overlay = Some(Overlay::Messages(
+                    overlay::MessagesPane::new().with_doctor(self.failed_server.clone()),
+                ));
                 Vec::new()
             }
             Action::Zoom => {

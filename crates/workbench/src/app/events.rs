@@ -28,6 +28,7 @@ impl App {
             M::Tools { key, result } => return self.on_tools(key, result),
             M::Recording { generation } => self.on_recording(generation),
             M::RecordingWritten { result } => self.on_recording_written(result),
+            M::Doctored { server, result } => self.on_doctored(&server, result),
         }
         Vec::new()
     }
@@ -196,6 +197,13 @@ impl App {
             Some(s) => format!("server {s} could not start"),
             None => "the session could not start".to_owned(),
         });
+        if let Some(s) = server {
+            self.failed_server = Some(s.to_owned());
+            let key = self.keymap.label(crate::keys::Action::Messages);
+            self.note(format!(
+                "server {s} could not start: {key} then D runs the doctor's checklist for it"
+            ));
+        }
         self.sync_live();
     }
 

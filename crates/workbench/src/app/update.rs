@@ -52,6 +52,7 @@ impl App {
                 self.overlay_find = None;
             }
             Msg::LeaveViewing => self.leave_viewing(),
+            Msg::Doctor(server) => return self.doctor(server),
             Msg::Answered { node, action } => {
                 self.update_asking(node.as_deref());
                 let who = node.map(|n| format!("{n}: ")).unwrap_or_default();

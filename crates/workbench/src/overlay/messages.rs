@@ -1,6 +1,7 @@
 //! The Messages pane (`m`): every message of the session in full, the
 //! file's diagnostics, and the last server error with its stderr; scrolled,
-//! wrapped or cut (`w`), and searched with `/`.
+//! wrapped or cut (`w`), and searched with `/`; `D` opens the doctor for a
+//! server that could not start.
 
 use crossterm::event::{KeyCode, KeyEvent};
 use ratatui::buffer::Buffer;
@@ -18,6 +19,8 @@ use crate::window::{centred, scrolled_lines};
 pub(crate) struct MessagesPane {
     scroll: u16,
     wrap: bool,
+    /// The server that could not start, which `D` examines.
+    doctor: Option<String>,
 }
 
 impl MessagesPane {
@@ -26,7 +29,19 @@ impl MessagesPane {
         MessagesPane {
             scroll: u16::MAX,
             wrap: true,
+            doctor: None,
         }
+    }
+
+    /// The pane, with `D` examining `server` (the one that could not start).
+    pub(crate) fn with_doctor(mut self, server: Option<String>) -> MessagesPane {
+        self.doctor = server;
+        self
+    }
+
+    /// The server `D` examines, if one could not start.
+    pub(crate) fn doctor(&self) -> Option<&str> {
+        self.doctor.as_deref()
     }
 
     /// Where it is drawn on a screen of `area`.
@@ -53,6 +68,10 @@ impl Component for MessagesPane {
         _ctx: &Ctx<'_>,
         queue: &mut Queue,
     ) -> Handled {
+        if let (KeyCode::Char('D'), Some(server)) = (key.code, &self.doctor) {
+            queue.push(Msg::Doctor(server.clone()));
+            return Handled::Taken;
+        }
         match pane_key(self.scroll, self.wrap, key, action) {
             PaneKey::Close => queue.push(Msg::CloseOverlay),
             PaneKey::Show { scroll, wrap } => {
@@ -66,14 +85,17 @@ impl Component for MessagesPane {
     fn draw(&mut self, area: Rect, buf: &mut Buffer, ctx: &Ctx<'_>) {
         let r = Self::rect(area);
         Clear.render(r, buf);
-        let title = if self.wrap {
-            "messages · w: cut long lines"
+        let mut title = if self.wrap {
+            "messages · w: cut long lines".to_owned()
         } else {
-            "messages · w: wrap long lines"
+            "messages · w: wrap long lines".to_owned()
         };
+        if let Some(server) = &self.doctor {
+            title.push_str(&format!(" · D: doctor for server {server}"));
+        }
         let t = ctx.theme;
         let lines = lines(ctx.log, ctx.diagnostics, t);
-        self.scroll = scrolled_lines(lines, title.into(), t, r, self.scroll, self.wrap, buf);
+        self.scroll = scrolled_lines(lines, title, t, r, self.scroll, self.wrap, buf);
     }
 }
 

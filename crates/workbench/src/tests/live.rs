@@ -1065,6 +1065,59 @@ pipe:
     assert!(screen.contains("ModuleNotFoundError"), "{screen}");
 }
 
+/// Issue 46: a server that cannot start gets the doctor's checklist in a
+/// pane: `D` in the Messages pane runs it, the failing step and its fix
+/// are shown, `r` runs it again and Esc goes back to the messages.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_that_cannot_start_gets_the_doctors_checklist() {
+    let text = "\
+servers:
+  py:
+    command: python3
+    args: [-c, \"import nope_module_for_the_doctor\"]
+pipe:
+  - id: first
+    server: py
+    tool: anything
+";
+    let mut b = Bench::open(text).await;
+    b.key(KeyCode::F(5));
+    b.until("the start fails", |a| {
+        a.run == RunState::Idle && a.messages.log().iter().any(|e| e.error)
+    })
+    .await;
+    b.key(KeyCode::Char('m'));
+    let screen = b.screen(200, 50);
+    assert!(screen.contains("D: doctor for server py"), "{screen}");
+    assert!(
+        screen.contains("D doctor"),
+        "the footer names the key:\n{screen}"
+    );
+    b.key(KeyCode::Char('D'));
+    assert!(b.screen(200, 50).contains("examining server py"));
+    b.until("the checklist comes", |a| {
+        matches!(&a.overlay, Some(crate::overlay::Overlay::Doctor(d)) if !d.body()[0].starts_with("examining"))
+    })
+    .await;
+    let screen = b.screen(200, 50);
+    assert!(screen.contains("✓ command"), "{screen}");
+    assert!(screen.contains("✗ alive"), "{screen}");
+    assert!(
+        screen.contains("nope_module_for_the_doctor"),
+        "the stderr tail is in the step:\n{screen}"
+    );
+    assert!(
+        screen.contains("fix: a stdio server keeps running"),
+        "{screen}"
+    );
+    assert!(screen.contains("r run again"), "{screen}");
+    b.key(KeyCode::Esc);
+    assert!(matches!(
+        b.app.overlay,
+        Some(crate::overlay::Overlay::Messages(_))
+    ));
+}
+
 /// Issue 24, item 5: `P` writes the recorded output into the file as the
 /// node's `mock:`, one Ctrl-Z takes it back, and the node shows mocked.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
