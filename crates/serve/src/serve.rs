@@ -39,6 +39,7 @@ mod limits;
 mod logging;
 pub(crate) mod model;
 mod parked;
+mod provenance;
 mod questions;
 mod rename;
 mod seal;
@@ -272,6 +273,8 @@ async fn load_and_connect(
     let name = path.display().to_string();
     let (source, loaded) = load_file_with(path, Dialect::Auto, &settings.load_options(Vec::new()));
     let file_sha256 = pipewright_engine::run::durable::client::file_hash(source.as_bytes());
+    let file_digest = pipewright_engine::lock::digest_bytes(source.as_bytes());
+    let lock_digest = lock_beside(path);
     if pipewright_headless::report_diagnostics(&name, &source, &loaded) {
         eprintln!("{name}: not served: the file has errors");
         return Err(exit::INVALID);
@@ -372,10 +375,13 @@ async fn load_and_connect(
             definition,
             file: name.clone(),
             file_sha256: file_sha256.clone(),
+            file_digest: file_digest.clone(),
+            lock_digest: lock_digest.clone(),
             pipeline: pipeline.clone(),
             comp: Arc::new(comp.clone()),
             params,
             caller: pool.clone() as Arc<dyn Caller>,
+            pool: pool.clone(),
             pricing: pricing.clone(),
             redactor: redactor.clone(),
         });
@@ -391,6 +397,17 @@ async fn load_and_connect(
         redactor,
     });
     Ok((out, up))
+}
+
+/// The name of the lock file kept beside a pipeline file.
+const LOCK_FILE: &str = "pipewright.lock";
+
+/// `sha256:` digest of the `pipewright.lock` beside `path`, if there is
+/// one.
+fn lock_beside(path: &std::path::Path) -> Option<String> {
+    let dir = path.parent().unwrap_or(std::path::Path::new(""));
+    let bytes = std::fs::read(dir.join(LOCK_FILE)).ok()?;
+    Some(pipewright_engine::lock::digest_bytes(&bytes))
 }
 
 /// The tool name of a composition (see

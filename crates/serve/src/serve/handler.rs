@@ -266,6 +266,7 @@ impl PipelineServer {
             agent: None,
         });
         Ok(Job {
+            tool: served.name.clone(),
             comp: served.comp.clone(),
             caller: served.caller.clone(),
             cfg,
@@ -310,16 +311,23 @@ impl PipelineServer {
         self.yes
     }
 
-    /// The call's result, or why the run has none.
-    pub(super) fn answer_run(&self, run: Result<Trace, String>) -> CallToolResult {
+    /// The result of a call of the served tool `tool`, or why the run has
+    /// none.
+    pub(super) fn answer_run(&self, tool: &str, run: Result<Trace, String>) -> CallToolResult {
         match run {
-            Ok(t) => self.answer(Some(t)),
+            Ok(t) => {
+                let from =
+                    self.tools.iter().find(|s| s.name == tool).map(|s| {
+                        super::provenance::of_served(&t, s, &self.settings.env, self.save)
+                    });
+                self.answer(Some(t), from)
+            }
             Err(why) => error_result(why, json!({})),
         }
     }
 
-    /// The call's result, after saving the run.
-    pub(super) fn answer(&self, trace: Option<Trace>) -> CallToolResult {
+    /// The call's result, after saving the run; `from` is its provenance.
+    pub(super) fn answer(&self, trace: Option<Trace>, from: Option<Value>) -> CallToolResult {
         let Some(mut trace) = trace else {
             return error_result("the run ended without a trace".into(), json!({}));
         };
@@ -335,7 +343,7 @@ impl PipelineServer {
                 self.settings.max_runs,
             );
         }
-        let answer = result(&trace);
+        let answer = result(&trace, from);
         if let Some(e) = judged {
             e.after_answer(trace);
         }
@@ -441,16 +449,20 @@ fn untrusted_reach(
 }
 
 /// A finished run as a tool result: the output (structured, and as JSON
-/// text), the run id and totals in `_meta`; a failed run is `isError` with
-/// one sentence first and the envelope as structured content.
-fn result(t: &Trace) -> CallToolResult {
-    let meta = json!({
+/// text), the run id, totals and provenance (`from`) in `_meta`; a failed
+/// run is `isError` with one sentence first and the envelope as
+/// structured content.
+fn result(t: &Trace, from: Option<Value>) -> CallToolResult {
+    let mut meta = json!({
         "pipewright/run_id": t.run_id,
         "pipewright/status": t.composition.status.as_str(),
         "pipewright/cost_usd": t.composition.cost_total,
         "pipewright/tokens": t.composition.tokens_total,
         "pipewright/duration_ms": t.composition.duration_ms,
     });
+    if let Some(from) = from {
+        meta[super::provenance::KEY] = from;
+    }
     if t.composition.status == RunStatus::Completed && t.expect.iter().all(|e| e.pass) {
         let structured = match t.output.tree() {
             out @ Value::Object(_) => out.clone(),
@@ -751,19 +763,23 @@ impl PipelineServer {
             budget: comp.budget.or(pipeline.budget),
             pricing: up.pricing.clone(),
             expect: comp.expect.clone(),
-            env,
+            env: env.clone(),
             ..SessionConfig::default()
         };
         let caller = up.pool.clone() as std::sync::Arc<dyn pipewright_engine::mcp::caller::Caller>;
         let level = self.level.for_request(&context);
+        let comp = std::sync::Arc::new(comp);
         let trace = run(
-            std::sync::Arc::new(comp),
+            comp.clone(),
             caller,
             cfg,
             up.redactor.clone(),
             Hooks::of_request(&context, level),
         )
         .await;
-        Ok(server.answer(trace).into())
+        let from = trace
+            .as_ref()
+            .map(|t| super::provenance::of_inline(t, META_TOOL, &comp, text, up, &env, self.save));
+        Ok(server.answer(trace, from).into())
     }
 }
