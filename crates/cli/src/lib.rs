@@ -20,6 +20,7 @@ mod flags;
 mod formats;
 mod json;
 mod judge;
+mod lock;
 mod log;
 mod lsp;
 mod man;
@@ -85,8 +86,12 @@ enum Command {
     /// resolved arguments, projected cost and tokens, budget verdict and
     /// preflight checks (same as `run --dry-run --estimate-cost`).
     Plan(run::args::RunArgs),
-    /// Validate pipeline files and print their diagnostics like a compiler.
+    /// Validate pipeline files and print their diagnostics like a compiler
+    /// (and, with a `pipewright.lock`, what changed in their servers).
     Check(check::CheckArgs),
+    /// Pin what the files' servers and tools say in `pipewright.lock`
+    /// beside them (`--update` accepts what changed).
+    Lock(lock::LockArgs),
     /// List, show, compare, export and prune saved runs.
     #[command(subcommand)]
     Runs(runs::RunsCommand),
@@ -141,11 +146,13 @@ impl Command {
             Command::Edit(a) => (Some(&a.fibe), Some(&a.connect)),
             Command::New(a) => (None, Some(&a.connect)),
             Command::Run(a) | Command::Plan(a) => (Some(&a.fibe), Some(&a.connect)),
-            Command::Check(a) => (Some(&a.fibe), None),
+            Command::Check(a) => (Some(&a.fibe), Some(&a.connect)),
+            Command::Lock(a) => (Some(&a.fibe), Some(&a.connect)),
             Command::Runs(RunsCommand::Show(a)) => (Some(&a.fibe), None),
             Command::Eval(a) => (Some(&a.fibe), None),
             Command::Tools(ToolsCommand::List(a)) => (Some(&a.fibe), Some(&a.connect)),
             Command::Tools(ToolsCommand::Call(a)) => (Some(&a.fibe), Some(&a.connect)),
+            Command::Tools(ToolsCommand::Diff(a)) => (Some(&a.fibe), Some(&a.connect)),
             Command::Auth(a) => (Some(a.fibe()), None),
             Command::Serve(a) => (Some(&a.fibe), Some(&a.connect)),
             #[cfg(feature = "durable")]
@@ -269,7 +276,8 @@ pub fn main() -> ExitCode {
             Command::Run(args) => run::run(args, settings).await,
             Command::Plan(args) => plan::plan(args, settings).await,
             Command::New(args) => new::new(args, settings).await,
-            Command::Check(args) => check::check(&args, settings),
+            Command::Check(args) => check::check(&args, settings).await,
+            Command::Lock(args) => lock::lock(args, settings).await,
             Command::Tools(cmd) => tools::tools(cmd, settings).await,
             Command::Auth(cmd) => auth::auth(cmd, settings).await,
             Command::Runs(cmd) => runs::runs(cmd, settings).await,

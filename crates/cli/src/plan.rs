@@ -69,8 +69,8 @@ pub async fn plan_loaded(args: RunArgs, source: String, loaded: Loaded, settings
         ),
         &prepared,
         &setup.env,
-        true,
-        false,
+        setup.pinned.as_deref(),
+        (true, false),
     ) {
         Ok(p) => p,
         Err(code) => {

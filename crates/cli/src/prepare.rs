@@ -14,6 +14,7 @@ use pipewright_engine::environment::Environment;
 use pipewright_engine::file::loader::Loaded;
 use pipewright_engine::file::model::{Budget, Case, Composition, Pipeline};
 use pipewright_engine::file::open::load_file_with;
+use pipewright_engine::lock::Pinned;
 use pipewright_engine::mcp::servers;
 use pipewright_engine::mcp::{ConnectOptions, ServerSpec};
 use pipewright_engine::options::{exit, parse_vars};
@@ -77,6 +78,8 @@ pub(crate) struct Setup {
     pub env: Environment,
     /// Where runs are kept (the settings' data directory).
     pub data_dir: Option<std::path::PathBuf>,
+    /// The lock the file is held to (`pipewright.lock` beside it), if any.
+    pub pinned: Option<std::sync::Arc<Pinned>>,
 }
 
 /// Sets up `pipeline` (checked, from the file `args` name) for a run or a
@@ -92,6 +95,7 @@ pub(crate) fn prepare(
         redactor,
         specs,
     } = servers_of(args, &mut pipeline, env).map_err(usage)?;
+    let pinned = super::lock::pinned(&args.file, &pipeline, args.locked)?.map(std::sync::Arc::new);
     let mut setup = Setup {
         name: args.file.display().to_string(),
         pipeline,
@@ -105,6 +109,7 @@ pub(crate) fn prepare(
         case: args.flags.case.clone(),
         env: env.clone(),
         data_dir: settings.data_dir.clone(),
+        pinned,
     };
     if setup.comps().is_empty() {
         let names: Vec<&str> = setup
@@ -189,6 +194,7 @@ impl Setup {
             default_timeout: timeout,
             expect: Case::expectations(row, comp),
             env: self.env.clone(),
+            pinned: self.pinned.clone(),
             ..SessionConfig::default()
         }
     }

@@ -238,8 +238,8 @@ async fn connect(
         &runs,
         &prepared,
         &setup.env,
-        args.spend.yes,
-        true,
+        setup.pinned.as_deref(),
+        (args.spend.yes, true),
     );
     if let Err(code) = checked {
         close(prepared, signals).await;

@@ -11,6 +11,7 @@ use serde_json::Value;
 
 use pipewright_engine::cost::pricing::{FreeCalls, Pricing, PricingTable};
 use pipewright_engine::file::model::{Composition, Pipeline};
+use pipewright_engine::lock::Pinned;
 use pipewright_engine::mcp::caller::Caller;
 use pipewright_engine::mcp::servers::ServerPool;
 use pipewright_engine::mcp::{ConnectOptions, ServerSpec, ToolInfo};
@@ -194,21 +195,35 @@ fn fail(code: u8, msg: &dyn std::fmt::Display) -> u8 {
     code
 }
 
-/// Runs preflight on `comps` (their `${env.X}` read in `env`) and prints
-/// what it found; `Err` is exit code 2 (a problem, or a destructive call
-/// without `--yes` when `need_yes`).
+/// Runs preflight on `comps` (their `${env.X}` read in `env`), and
+/// against the lock when `pinned`, and prints what it found; `Err` is
+/// exit code 2 (a problem, a change since a strict lock, or a destructive
+/// call without `--yes` when `need_yes`).
 pub fn preflight(
     name: &str,
     source: &str,
     runs: &[(&Composition, IndexMap<String, Value>)],
     prepared: &Prepared,
     env: &pipewright_engine::environment::Environment,
-    yes: bool,
-    need_yes: bool,
+    pinned: Option<&Pinned>,
+    (yes, need_yes): (bool, bool),
 ) -> Result<Preflight, u8> {
     let default = prepared.pricing.default_server.as_deref();
-    let report = preflight::check(runs, &prepared.tools, default, env);
-    for d in &report.problems {
+    let mut report = preflight::check(runs, &prepared.tools, default, env);
+    if let Some(pinned) = pinned {
+        let mut pinned = pinned.clone();
+        if let Some(pool) = &prepared.pool {
+            pinned.handshakes = super::lock::handshakes(pool);
+        }
+        let mut comps: Vec<&Composition> = Vec::new();
+        for (c, _) in runs {
+            if !comps.iter().any(|k| std::ptr::eq(*k, *c)) {
+                comps.push(c);
+            }
+        }
+        preflight::check_lock(&mut report, &comps, &prepared.tools, default, &pinned);
+    }
+    for d in report.problems.iter().chain(&report.warnings) {
         eprintln!("{}\n", d.render(name, Some(source)));
     }
     if !report.ok() {

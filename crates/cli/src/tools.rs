@@ -1,5 +1,6 @@
 //! `pipewright tools list` and `pipewright tools call TOOL … --then TOOL`:
-//! look at a server's tools, or chain one extra call from the command line.
+//! look at a server's tools, or chain one extra call from the command line
+//! (`tools diff`, against the lock, lives in `lock`).
 
 use std::path::PathBuf;
 
@@ -28,6 +29,9 @@ pub enum ToolsCommand {
     List(ListArgs),
     /// Call a tool, optionally chaining one more call with `--then`.
     Call(Box<CallArgs>),
+    /// Print what changed in the file's servers and tools since its
+    /// `pipewright.lock` (exit 1 when anything did).
+    Diff(super::lock::DiffArgs),
 }
 
 /// Which servers to talk to.
@@ -122,6 +126,7 @@ pub async fn tools(cmd: ToolsCommand, settings: &Settings) -> u8 {
     match cmd {
         ToolsCommand::List(a) => list(a, settings).await,
         ToolsCommand::Call(a) => call(*a, settings).await,
+        ToolsCommand::Diff(a) => super::lock::diff(a, settings).await,
     }
 }
 

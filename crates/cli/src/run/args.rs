@@ -77,6 +77,10 @@ pub struct RunArgs {
     /// port 9070 of the --on host).
     #[arg(long, value_name = "URL", env = "PIPEWRIGHT_RESTATE_ADMIN")]
     pub restate_admin: Option<String>,
+    /// Hold the file to its `pipewright.lock`: a server or tool changed
+    /// since the lock is an error before any call (as `lock: strict`).
+    #[arg(long)]
+    pub locked: bool,
     #[command(flatten)]
     pub spend: crate::spend::SpendArgs,
     #[command(flatten)]

@@ -7,10 +7,12 @@ use crate::diag::{Diagnostic, Pos, Severity, Span};
 use crate::file::model::Composition;
 use crate::plan::preflight::Preflight;
 
-/// Preflight's verdict as editor marks: each problem at its place, and each
-/// destructive call as a warning at its tool.
+/// Preflight's verdict as editor marks: each problem and warning (a tool
+/// changed since the lock) at its place, and each destructive call as a
+/// warning at its tool.
 pub fn preflight_marks(c: &Composition, report: &Preflight) -> Vec<Diagnostic> {
     let mut out = report.problems.clone();
+    out.extend(report.warnings.iter().cloned());
     for d in &report.destructive {
         if let Some(node) = c.nodes.iter().find(|n| n.id == d.node) {
             out.push(Diagnostic::warning(

@@ -13,6 +13,7 @@ pub const TOP_KEYS: &[&str] = &[
     "budget",
     "pricing",
     "dry_run",
+    "lock",
     "sampling",
     "pipe",
     "compositions",

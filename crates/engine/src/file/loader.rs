@@ -457,6 +457,17 @@ impl<'s> Loader<'s> {
                 false
             }
         });
+        let lock_strict = get("lock").is_some_and(|(_, v)| match v.as_str() {
+            Some("strict") => true,
+            Some("warn") => false,
+            _ => {
+                self.err(
+                    v.span,
+                    "`lock` must be `strict` (a tool changed since pipewright.lock is an error) or `warn`",
+                );
+                false
+            }
+        });
         let sampling = get("sampling").and_then(|(_, v)| self.sampling(v));
         let cli = self
             .cli_servers
@@ -536,6 +547,7 @@ impl<'s> Loader<'s> {
             budget,
             pricing,
             dry_run,
+            lock_strict,
             sampling,
             compositions,
         })

@@ -32,6 +32,9 @@ pub struct Pipeline {
     pub pricing: Option<Value>,
     /// `dry_run: true`: `run` plans and calls nothing.
     pub dry_run: bool,
+    /// `lock: strict`: a tool changed since `pipewright.lock` is an error,
+    /// as with `--locked` (`lock: warn`, the default, warns).
+    pub lock_strict: bool,
     /// `sampling: {url, model, api_key}`: the model that answers servers'
     /// sampling requests when no person does (strings may hold `${env.X}`).
     pub sampling: Option<Sampling>,

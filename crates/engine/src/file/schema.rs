@@ -34,6 +34,9 @@ pub struct PipelineFile {
     /// Plan only: `run` checks references and arguments and calls nothing
     /// (Fibe's `dry_run`).
     pub dry_run: Option<bool>,
+    /// How a tool changed since `pipewright.lock` is reported: `warn`
+    /// (the default) or `strict`, an error before any call (as `--locked`).
+    pub lock: Option<LockMode>,
     /// An OpenAI-compatible chat-completions endpoint that answers the
     /// servers' sampling requests when no person does.
     pub sampling: Option<SamplingEntry>,
@@ -254,6 +257,14 @@ pub struct AuthEntry {
     pub private_key: Option<String>,
     /// Scopes to ask for (default: what the server names).
     pub scopes: Option<Vec<String>>,
+}
+
+/// How strictly the lock is held.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum LockMode {
+    Warn,
+    Strict,
 }
 
 /// The OAuth grant pipewright uses.

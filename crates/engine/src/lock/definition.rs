@@ -50,7 +50,7 @@ pub fn definition(tool: &ToolInfo) -> Value {
 }
 
 /// `value` with every object's keys in byte order, at every depth.
-fn sorted(value: &Value) -> Value {
+pub(crate) fn sorted(value: &Value) -> Value {
     match value {
         Value::Object(map) => {
             let mut keys: Vec<&String> = map.keys().collect();

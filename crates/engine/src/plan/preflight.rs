@@ -3,7 +3,12 @@
 //! not), the arguments known now validate against its `inputSchema`, a
 //! `task: true|false` agrees with the tool's `execution.taskSupport`, and
 //! destructive tools are listed so a driver can ask (`--yes` in the CLI).
-//! Mocked nodes call nothing and need no tool.
+//! Mocked nodes call nothing and need no tool. What changed since the
+//! lock (`pipewright.lock`) is checked by [`pinned`].
+
+mod pinned;
+
+pub use pinned::{check_lock, drift};
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -36,6 +41,10 @@ pub struct Preflight {
     pub problems: Vec<Diagnostic>,
     /// Calls of tools annotated `destructiveHint: true`.
     pub destructive: Vec<Destructive>,
+    /// What would not fail but should be seen first (a tool changed since
+    /// the lock, when the lock is not strict), each at its node.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<Diagnostic>,
 }
 
 impl Preflight {

@@ -121,6 +121,9 @@ pub struct SessionConfig {
     /// nothing is set; `serve` gives a caller's pipeline only what
     /// `--allow-env` names).
     pub env: Environment,
+    /// The lock the file is held to: a tool list read again mid-run
+    /// (`list_changed`) is checked against it before the next call.
+    pub pinned: Option<Arc<crate::lock::Pinned>>,
 }
 
 impl Default for SessionConfig {
@@ -138,6 +141,7 @@ impl Default for SessionConfig {
             max_cost_per_call_usd: None,
             human: Human::default(),
             env: Environment::default(),
+            pinned: None,
         }
     }
 }

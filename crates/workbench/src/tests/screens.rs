@@ -502,6 +502,7 @@ fn destructive_calls_are_asked_about_once_and_problems_stop_the_run() {
             server: "demo".into(),
             tool: "send_email".into(),
         }],
+        ..Preflight::default()
     };
     assert_eq!(app.on_preflight(&report), Preflighted::Ask);
     assert!(screen(&mut app, 120, 32).contains("destructive"));
@@ -527,6 +528,7 @@ fn destructive_calls_are_asked_about_once_and_problems_stop_the_run() {
             "tool `search_user` is not offered by server `demo`",
         )],
         destructive: Vec::new(),
+        ..Preflight::default()
     };
     assert_eq!(app.on_preflight(&bad), Preflighted::Stop);
     assert!(

@@ -180,6 +180,7 @@ impl Actor {
             self.node_done(i, generation, rec).await;
             return true;
         }
+        self.lock_warning(i).await;
         if !self.within_budget(i, &scope).await {
             return true;
         }

@@ -3,7 +3,9 @@
 //! next dispatch, and each node is checked against the new list as it is
 //! dispatched — the tool still exists, and its resolved arguments still fit
 //! the tool's `inputSchema` — so a node fails with a clear reason instead
-//! of a server error.
+//! of a server error. A tool that changed against the file's lock
+//! (`pipewright.lock`) fails its node under a strict lock, before the
+//! call, and is a warning in the node's log otherwise.
 
 use super::*;
 use crate::diag::suggest;
@@ -67,6 +69,13 @@ impl Actor {
             None => return None,
         };
         let tools = lists.get(&server)?;
+        if let Some(drift) = self.lock_drift(i).filter(|_| self.strict()) {
+            return Some(format!(
+                "{} (its tool list changed during the run; the lock is strict, so it was not called):\n{}",
+                drift.summary(),
+                drift.diff_text()
+            ));
+        }
         let Some(tool) = tools.iter().find(|t| t.name == node.tool) else {
             let hint = suggest(&node.tool, tools.iter().map(|t| t.name.as_str()))
                 .map(|s| format!("; did you mean `{s}`?"))
@@ -95,6 +104,70 @@ impl Actor {
                 errors.join("; ")
             )
         })
+    }
+}
+
+impl Actor {
+    fn strict(&self) -> bool {
+        self.cfg.pinned.as_ref().is_some_and(|p| p.strict)
+    }
+
+    /// What changed since the lock in the tool node `i` calls, when its
+    /// list was read again mid-run and the tool is not what it was at the
+    /// start (a change at the start is preflight's to report).
+    pub(super) fn lock_drift(&self, i: usize) -> Option<crate::lock::Drift> {
+        let pinned = self.cfg.pinned.as_ref()?;
+        let lists = self.tools.as_ref()?;
+        let node = &self.comp.nodes[i];
+        if node.mock.is_some() {
+            return None;
+        }
+        let server = match &node.server {
+            Some(s) => s.clone(),
+            None if lists.len() == 1 => lists.keys().next()?.clone(),
+            None => return None,
+        };
+        pinned.lock.server(&server)?.tools.get(&node.tool)?;
+        let now = lists.get(&server)?.iter().find(|t| t.name == node.tool);
+        let before = self
+            .tools_at_start
+            .as_ref()
+            .and_then(|l| l.get(&server))
+            .and_then(|tools| tools.iter().find(|t| t.name == node.tool));
+        let same = match (before, now) {
+            (Some(b), Some(n)) => crate::lock::definition(b) == crate::lock::definition(n),
+            (None, None) => true,
+            _ => false,
+        };
+        if same {
+            return None;
+        }
+        let drift = match now {
+            Some(tool) => crate::lock::tool_drift(&pinned.lock, &server, tool)?,
+            None => crate::lock::Drift {
+                server,
+                tool: Some(node.tool.clone()),
+                changes: vec![crate::lock::Change::ToolGone],
+            },
+        };
+        Some(drift)
+    }
+
+    /// Under a lock that is not strict: a line in node `i`'s log when its
+    /// tool changed since the lock during the run.
+    pub(super) async fn lock_warning(&mut self, i: usize) {
+        if self.strict() {
+            return;
+        }
+        if let Some(drift) = self.lock_drift(i) {
+            let id = self.comp.nodes[i].id.clone();
+            let line = format!(
+                "[pipewright] warning: {} (its tool list changed during the run)\n{}",
+                drift.summary(),
+                drift.diff_text()
+            );
+            self.emit(Event::ServerLog { id, line }).await;
+        }
     }
 }
 
