@@ -2,7 +2,7 @@
 //! `_meta["io.pipewright/provenance"]` of a served 2-node composition over
 //! stdio (handshake era) and Streamable HTTP (2026-07-28), and finds each
 //! node's server name and version and the digest of its tool's definition,
-//! the same digest a lock holds; a fan-out stays one entry, secrets stay
+//! as `pipewright lock` pinned them; a fan-out stays one entry, secrets stay
 //! out, and `run_pipeline` answers with it too.
 
 use std::path::Path;
@@ -93,12 +93,32 @@ fn client(file: &Path, expect: &Value, where_: &str) -> Value {
     serde_json::from_str(line).expect("json")
 }
 
-/// A lock beside the file: its digest is what provenance names.
-// TODO(merge): written by `pipewright lock` once it is on main.
-fn write_lock(dir: &Path) -> std::path::PathBuf {
-    let lock_file = dir.join("pipewright.lock");
-    std::fs::write(&lock_file, "# stands in for `pipewright lock`'s output\n").expect("lock");
-    lock_file
+/// `pipewright lock FILE`: the lock beside the file, and its text read.
+fn write_lock(file: &Path) -> (std::path::PathBuf, Value) {
+    let out = common::pipewright()
+        .arg("lock")
+        .arg(file)
+        .output()
+        .expect("lock runs");
+    assert!(out.status.success(), "{out:?}");
+    let lock_file = file.with_file_name("pipewright.lock");
+    let text = std::fs::read(&lock_file).expect("the lock is written");
+    (lock_file, serde_json::from_slice(&text).expect("json"))
+}
+
+/// Each node of the provenance names what the lock pinned: its server's
+/// name and version, and its tool's digest.
+fn matches_the_lock(prov: &Value, lock: &Value) {
+    for node in prov["nodes"].as_array().expect("nodes") {
+        let server = node["server"].as_str().expect("server");
+        let pinned = &lock["servers"][server];
+        assert_eq!(node["serverInfo"], pinned["serverInfo"], "{node}");
+        let tool = node["tool"].as_str().expect("tool");
+        assert_eq!(
+            node["toolDigest"], pinned["tools"][tool]["digest"],
+            "{node}"
+        );
+    }
 }
 
 #[test]
@@ -106,11 +126,12 @@ fn the_python_sdk_client_reads_each_nodes_server_version_and_tool_digest() {
     let dir = tempfile::tempdir().expect("temp dir");
     let file = dir.path().join("lookup.yml");
     std::fs::write(&file, LOOKUP).expect("write");
-    let lock_file = write_lock(dir.path());
+    let (lock_file, lock) = write_lock(&file);
     let expect = expectation(&file, &lock_file);
 
     // Handshake era, stdio (`--no-save`: nothing to open).
     let prov = client(&file, &expect, "stdio");
+    matches_the_lock(&prov, &lock);
     assert_eq!(prov["file"], "lookup.yml", "{prov}");
     assert!(prov.get("open").is_none(), "{prov}");
     let find = &prov["nodes"][0];
@@ -128,6 +149,7 @@ fn the_python_sdk_client_reads_each_nodes_server_version_and_tool_digest() {
         c
     });
     let prov = client(&file, &expect, &http.url);
+    matches_the_lock(&prov, &lock);
     let id = prov["runId"].as_str().expect("run id");
     assert_eq!(prov["open"], format!("pipewright runs show {id}"), "{prov}");
     let out = common::pipewright_in(dir.path())
@@ -231,7 +253,7 @@ fn run_pipeline_answers_with_provenance_minus_the_lock() {
     let dir = tempfile::tempdir().expect("temp dir");
     let file = dir.path().join("lookup.yml");
     std::fs::write(&file, LOOKUP).expect("write");
-    write_lock(dir.path());
+    write_lock(&file);
     let mut s = raw_serve(dir.path(), &file, &["--meta-tool"], &[]);
     let text = "pipe:\n  - id: one\n    tool: echo\n    args: { message: hi }\n";
     let prov = call(&mut s, "run_pipeline", json!({ "pipeline": text }));

@@ -249,6 +249,9 @@ impl PipelineServer {
             ));
         };
         let vars = arguments(served, args)?;
+        if let Some(why) = super::locked::refusal(served) {
+            return Err(ErrorData::internal_error(why, None));
+        }
         let cfg = SessionConfig {
             file: served.file.clone(),
             vars,
@@ -258,6 +261,7 @@ impl PipelineServer {
             // The served file is the operator's: its `${env.X}` read the
             // server's environment.
             env: self.settings.env.clone(),
+            pinned: served.pinned.clone(),
             ..SessionConfig::default()
         };
         let remote = self.remote.as_ref().map(|r| super::exec::RemoteJob {

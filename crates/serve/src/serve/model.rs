@@ -33,6 +33,9 @@ pub struct Served {
     /// `sha256:` digest of the `pipewright.lock` beside the file, read at
     /// start; `None` when there is none.
     pub lock_digest: Option<String>,
+    /// The lock the file is held to, if it has one: each call is checked
+    /// against it (refused when it is strict and a tool changed).
+    pub pinned: Option<Arc<pipewright_engine::lock::Pinned>>,
     pub pipeline: Arc<Pipeline>,
     pub comp: Arc<Composition>,
     pub params: Vec<Param>,
