@@ -155,15 +155,8 @@ fn changed(drift: Vec<Drift>) -> Vec<Drift> {
 }
 
 fn print_drift(d: &Drift) {
-    let text = format!("{}\n{}", d.summary(), indent(&d.diff_text()));
+    let text = format!("{}\n{}", d.summary(), d.diff_text());
     println!("{}", super::output::printable(&text));
-}
-
-fn indent(text: &str) -> String {
-    text.lines()
-        .map(|l| format!("  {l}"))
-        .collect::<Vec<_>>()
-        .join("\n")
 }
 
 /// `pipewright lock`: exit 0 when written, 1 when a pinned server or tool

@@ -5,10 +5,12 @@
 //! process) and other MCP servers through the same driver the terminal
 //! loop uses; `durable` follows durable runs without Restate; `review`
 //! holds the second review's items (issue 48) through the real key path;
-//! `run_truth` how the app shows what a run really did (issue 48).
+//! `run_truth` how the app shows what a run really did (issue 48);
+//! `lock` what changed since `pipewright.lock`, marked as you type.
 
 mod durable;
 mod live;
+mod lock;
 mod recording;
 mod review;
 mod run_truth;

@@ -210,12 +210,13 @@ impl Drift {
         format!("{what} changed since the lock: {}", sentences.join("; "))
     }
 
-    /// Every change's diff lines, each change's lines after its sentence.
+    /// Every change's diff lines under its sentence, indented:
+    /// `  sentence:` then `    - old` and `    + new`.
     pub fn diff_text(&self) -> String {
         let mut out = Vec::new();
         for c in &self.changes {
-            out.push(format!("{}:", c.sentence()));
-            out.extend(c.diff().into_iter().map(|l| format!("  {l}")));
+            out.push(format!("  {}:", c.sentence()));
+            out.extend(c.diff().into_iter().map(|l| format!("    {l}")));
         }
         out.join("\n")
     }
@@ -405,12 +406,48 @@ fn tool_changes(old: &Value, new: &Value) -> Vec<Change> {
     out
 }
 
+/// A schema change none of the named kinds covers, shown where the two
+/// schemas first differ (`/properties/q/enum: …`).
 fn schema_change(field: &str, old: Option<&Value>, new: Option<&Value>) -> Change {
+    let (at, a, b) = match (old, new) {
+        (Some(a), Some(b)) => first_difference(a, b, String::new()),
+        _ => (String::new(), old.cloned(), new.cloned()),
+    };
+    let shown = |v: Option<Value>| {
+        v.map(|v| {
+            let text = super::definition::canonical(&v);
+            if at.is_empty() {
+                text
+            } else {
+                format!("{at}: {text}")
+            }
+        })
+    };
     Change::Schema {
         field: field.to_owned(),
-        old: old.map(super::definition::canonical),
-        new: new.map(super::definition::canonical),
+        old: shown(a),
+        new: shown(b),
     }
+}
+
+/// The JSON pointer where `a` and `b` first differ, and each side's value
+/// there (`None` where one side has nothing).
+fn first_difference(a: &Value, b: &Value, at: String) -> (String, Option<Value>, Option<Value>) {
+    if let (Value::Object(ma), Value::Object(mb)) = (a, b) {
+        let mut keys: Vec<&String> = ma.keys().chain(mb.keys()).collect();
+        keys.sort();
+        keys.dedup();
+        for k in keys {
+            let here = format!("{at}/{k}");
+            match (ma.get(k), mb.get(k)) {
+                (Some(x), Some(y)) if x != y => return first_difference(x, y, here),
+                (Some(x), None) => return (here, Some(x.clone()), None),
+                (None, Some(y)) => return (here, None, Some(y.clone())),
+                _ => {}
+            }
+        }
+    }
+    (at, Some(a.clone()), Some(b.clone()))
 }
 
 #[derive(Clone, Copy)]
@@ -624,6 +661,10 @@ mod tests {
         assert_eq!(c[0].sentence(), "argument `limit` is now required");
         let c = changes(|v| v["inputSchema"]["properties"]["query"]["enum"] = json!(["a"]));
         assert_eq!(c[0].sentence(), "its input schema changed");
+        assert_eq!(
+            c[0].diff(),
+            ["- (none)", r#"+ "/properties/query/enum: [\"a\"]""#,]
+        );
     }
 
     #[test]

@@ -39,6 +39,17 @@ impl App {
             default_timeout: self.opts.timeout,
             expect,
             env: self.opts.settings.env.clone(),
+            // A tool list read again mid-run is checked against the lock.
+            pinned: pipewright_engine::lock::Lock::read_for(self.editor.path())
+                .ok()
+                .flatten()
+                .map(|lock| {
+                    Arc::new(pipewright_engine::lock::Pinned {
+                        lock,
+                        strict: pipeline.lock_strict,
+                        handshakes: Default::default(),
+                    })
+                }),
             ..SessionConfig::default()
         }
     }

@@ -4,11 +4,14 @@
 //! the function `run` and `plan` call — run against them after every
 //! validation. Its problems are marked in the editor, `d` shows them, the
 //! run keys call nothing while there are any, and a did-you-mean is one
-//! key away.
+//! key away. With a `pipewright.lock` beside the file, what changed since
+//! it is marked at the nodes too (an error under `lock: strict`).
 
 use super::{App, Effect, session_key};
 use pipewright_engine::author::fix::{preflight_marks, replaced, suggestion};
 use pipewright_engine::diag::Diagnostic;
+use pipewright_engine::file::model::Pipeline;
+use pipewright_engine::lock::{Lock, Pinned};
 use pipewright_engine::plan::preflight::{self, ToolLists};
 
 impl App {
@@ -19,6 +22,7 @@ impl App {
             return Vec::new();
         };
         let key = session_key(&p, &c);
+        let pinned = self.pinned(&p);
         let Some((_, lists, default)) = self.tools.lists().filter(|(k, ..)| *k == key) else {
             self.tools.checked(None);
             if self.tools.asked() == Some(key.as_str()) {
@@ -35,12 +39,15 @@ impl App {
         };
         // Lists fetched before the file loaded know no default server.
         let default = default.map(str::to_owned).or_else(|| self.default_server());
-        let report = preflight::check(
+        let mut report = preflight::check(
             &[(&*c, self.vars(&p, &c))],
             lists,
             default.as_deref(),
             &self.opts.settings.env,
         );
+        if let Some(pinned) = &pinned {
+            preflight::check_lock(&mut report, &[&*c], lists, default.as_deref(), pinned);
+        }
         let mut diags = self.editor.diagnostics().to_vec();
         for d in preflight_marks(&c, &report) {
             if !diags.contains(&d) {
@@ -99,6 +106,23 @@ impl App {
     pub(crate) fn tools_changed(&mut self) -> Vec<Effect> {
         self.tools.forget();
         self.live_preflight()
+    }
+
+    /// The lock beside the file, as the workbench holds the file to it
+    /// (strict when the file says `lock: strict`); a lock that cannot be
+    /// read is said in Messages.
+    pub(crate) fn pinned(&mut self, p: &Pipeline) -> Option<Pinned> {
+        match Lock::read_for(self.editor.path()) {
+            Ok(lock) => lock.map(|lock| Pinned {
+                lock,
+                strict: p.lock_strict,
+                handshakes: Default::default(),
+            }),
+            Err(e) => {
+                self.log_quietly(format!("the lock is not checked: {e}"));
+                None
+            }
+        }
     }
 
     fn default_server(&self) -> Option<String> {

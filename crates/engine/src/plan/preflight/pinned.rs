@@ -66,11 +66,11 @@ pub fn check_lock(
                 }
                 let message = format!("node `{}`: {}", node.id, d.summary());
                 let hint = format!(
-                    "{} (`pipewright lock --update` accepts it); the diff:\n{}",
+                    "`pipewright lock --update` accepts it{}; the diff:\n{}",
                     if pinned.strict {
-                        "the lock is strict"
+                        ""
                     } else {
-                        "a warning until the lock is strict (`--locked`)"
+                        " (an error with `--locked` or `lock: strict`)"
                     },
                     d.diff_text()
                 );
