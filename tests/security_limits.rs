@@ -331,34 +331,128 @@ async fn refusal_message(r: reqwest::Response, id: i64) -> String {
     body["error"]["message"].as_str().unwrap().to_owned()
 }
 
+/// `/readyz`'s body: the open sessions, the limit, the idle time.
+async fn readyz(url: &str) -> serde_json::Value {
+    let base = url.trim_end_matches("/mcp");
+    let r = reqwest::get(format!("{base}/readyz")).await.unwrap();
+    assert_eq!(r.status(), 200);
+    r.json().await.unwrap()
+}
+
 #[tokio::test]
-async fn serve_http_refuses_a_session_over_its_limit_until_one_is_closed() {
+async fn serve_http_gives_a_new_session_the_slot_of_the_one_idle_longest_and_refuses_only_when_all_are_busy()
+ {
     let dir = tempfile::tempdir().unwrap();
-    let (_child, url) = serve(dir.path(), &["--max-sessions", "2"]).await;
-    let mcp = Mcp::new(url);
+    let (_child, url) = serve_pipe(
+        dir.path(),
+        "vars:\n  ms: 0\npipe:\n  - id: wait\n    tool: slow\n    args: {ms: \"${var.ms}\"}\n",
+        &["--max-sessions", "2"],
+    )
+    .await;
+    let mcp = Mcp::new(url.clone());
     let first = mcp.open().await;
     let second = mcp.open().await;
+    let list = serde_json::json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"});
+    // `second` was used last: `first` is idle longest.
+    let r = mcp.post(Some(&second), &list).send().await.unwrap();
+    assert_eq!(r.status(), 200);
+    r.text().await.unwrap();
+    // At the limit, a new agent is served: it takes `first`'s slot.
+    let third = mcp.open().await;
+    assert_eq!(readyz(&url).await["sessions"], 2);
+    let r = mcp.post(Some(&first), &list).send().await.unwrap();
+    assert_eq!(r.status(), 404, "the evicted session is gone");
+    let r = mcp.post(Some(&second), &list).send().await.unwrap();
+    assert_eq!(r.status(), 200, "the other session is untouched");
+    assert!(r.text().await.unwrap().contains("\"up\""));
+    // With a call in flight in every session, nothing is taken: refused.
+    let long_second = mcp
+        .post(Some(&second), &nap(10, 60_000))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(long_second.status(), 200);
+    let long_third = mcp
+        .post(Some(&third), &nap(11, 60_000))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(long_third.status(), 200);
     let r = mcp.post(None, &initialize()).send().await.unwrap();
     assert_eq!(r.status(), 503);
     assert!(r.headers().get("mcp-session-id").is_none());
+    assert!(r.headers().get("retry-after").is_some());
     let message = refusal_message(r, 1).await;
     assert!(message.contains("2 session(s) open"), "{message}");
+    assert!(message.contains("request in flight"), "{message}");
     assert!(message.contains("--max-sessions 2"), "{message}");
-    assert!(
-        message.contains("HTTP DELETE"),
-        "how to free one: {message}"
-    );
-    // The open sessions still work at the limit.
+    // Closing one frees its slot.
+    drop(long_second);
+    assert!(mcp.close(&second).await.is_success());
+    let fourth = mcp.open().await;
+    assert_ne!(fourth, second);
+}
+
+#[tokio::test]
+async fn serve_http_closes_a_session_no_request_reached_for_its_idle_limit() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_child, url) = serve(dir.path(), &["--session-idle", "1s"]).await;
+    let mcp = Mcp::new(url.clone());
+    let gone = mcp.open().await;
+    let status = readyz(&url).await;
+    assert_eq!(status["session_idle_secs"], 1, "{status}");
+    assert_eq!(status["max_sessions"], 64, "{status}");
+    // The agent vanished without a DELETE: its slot comes back.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while readyz(&url).await["sessions"] != 0 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the idle session was never closed: {}",
+            readyz(&url).await
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
     let list = serde_json::json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"});
-    let r = mcp.post(Some(&second), &list).send().await.unwrap();
-    assert_eq!(r.status(), 200);
-    assert!(r.text().await.unwrap().contains("\"up\""));
-    // Closing one frees its slot, once.
-    assert!(mcp.close(&first).await.is_success());
-    let third = mcp.open().await;
-    assert_ne!(third, first);
-    let r = mcp.post(None, &initialize()).send().await.unwrap();
-    assert_eq!(r.status(), 503);
+    let r = mcp.post(Some(&gone), &list).send().await.unwrap();
+    assert_eq!(r.status(), 404);
+    // A zero limit is refused before anything starts.
+    let file = dir.path().join("up.yml");
+    let out = pw()
+        .arg("serve")
+        .arg(&file)
+        .args(["--http", "127.0.0.1:0", "--session-idle", "0s"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("--session-idle"), "{err}");
+}
+
+#[tokio::test]
+async fn serve_http_answers_health_and_readiness_without_a_token_or_an_origin_check() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_child, url) = serve(dir.path(), &["--token-env", "SERVE_TOKEN"]).await;
+    let base = url.trim_end_matches("/mcp").to_owned();
+    let client = reqwest::Client::new();
+    for path in ["/healthz", "/readyz"] {
+        let r = client
+            .get(format!("{base}{path}"))
+            .header("origin", "https://evil.example")
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 200, "{path}");
+    }
+    let status = readyz(&url).await;
+    assert_eq!(status["ready"], true, "{status}");
+    assert_eq!(status["sessions"], 0, "{status}");
+    // The MCP path still wants the token.
+    let r = Mcp::new(url)
+        .post(None, &initialize())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 401);
 }
 
 /// A `tools/call` of `up`, which sleeps `ms` in the demo server.

@@ -40,6 +40,30 @@ fn the_typescript_sdk_client_over_streamable_http() {
     ts_client("http");
 }
 
+/// 200 agents that connect, call once and close without an HTTP DELETE
+/// (the TypeScript SDK's `close()`), against the default limits (64
+/// sessions): each takes the slot of a session its agent left.
+#[test]
+fn two_hundred_typescript_agents_that_never_close_their_session_are_all_served() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let file = dir.path().join("say.yml");
+    std::fs::write(
+        &file,
+        "pipe:\n  - id: say\n    tool: echo\n    args: { message: \"${var.message}\" }\noutput: say\n",
+    )
+    .expect("write");
+    let text = succeeds(
+        Command::new("node")
+            .hermetic()
+            .arg(root().join("tests/interop/serve-many-agents.mjs"))
+            .arg(bin())
+            .arg(&file)
+            .arg("200"),
+    );
+    assert!(text.contains("served 200 of 200"), "{text}");
+    assert!(text.contains("limit 64"), "{text}");
+}
+
 #[test]
 fn the_python_sdk_client_calls_a_served_tool_over_stdio() {
     let dir = tempfile::tempdir().expect("temp dir");

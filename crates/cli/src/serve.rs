@@ -57,6 +57,12 @@ pub struct ServeArgs {
     /// answered 429 until one ends).
     #[arg(long, value_name = "N", default_value_t = pipewright_serve::DEFAULT_MAX_CALLS)]
     pub max_calls_per_session: usize,
+    /// With --http: a session no request reached for this long is closed
+    /// and its slot freed (e.g. `90s`, `10m`; default 5m), also when its
+    /// agent went away without closing it. When every slot is taken, a new
+    /// agent takes the slot of the session idle longest.
+    #[arg(long, value_name = "DURATION")]
+    pub session_idle: Option<String>,
     /// Run each call durably on Restate (its ingress at
     /// `restate://HOST:PORT`), where `pipewright worker` runs the same
     /// files: a call survives the worker dying mid-run.
@@ -91,6 +97,7 @@ pub async fn serve(args: ServeArgs, settings: Settings) -> u8 {
         max_body: args.max_body,
         max_sessions: args.max_sessions,
         max_calls_per_session: args.max_calls_per_session,
+        session_idle: args.session_idle,
         on: args.on,
         restate_admin: args.restate_admin,
         eval: args.eval,

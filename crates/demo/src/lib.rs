@@ -60,6 +60,7 @@
 use std::{net::SocketAddr, sync::Arc, time::Duration};
 
 use anyhow::Context as _;
+use axum::serve::ListenerExt as _;
 use rmcp::{
     ErrorData, RoleServer, ServerHandler, ServiceExt as _,
     model::{
@@ -87,7 +88,7 @@ mod http;
 mod tools;
 mod written;
 
-pub use http::http_config;
+pub use http::{http_config, no_delay};
 
 use catalog::DemoTool;
 
@@ -362,7 +363,7 @@ pub async fn spawn_http_with(
     let router = axum::Router::new().nest_service(HTTP_PATH, service);
     let stop = cancel.clone();
     let task = tokio::spawn(async move {
-        axum::serve(listener, router)
+        axum::serve(listener.tap_io(http::no_delay), router)
             .with_graceful_shutdown(stop.cancelled_owned())
             .await
     });

@@ -9,6 +9,9 @@ mod serve;
 #[cfg(feature = "durable")]
 mod worker;
 
-pub use serve::{DEFAULT_MAX_BODY, DEFAULT_MAX_CALLS, DEFAULT_MAX_SESSIONS, ServeOptions, serve};
+pub use serve::{
+    DEFAULT_MAX_BODY, DEFAULT_MAX_CALLS, DEFAULT_MAX_SESSIONS, DEFAULT_SESSION_IDLE, ServeOptions,
+    serve,
+};
 #[cfg(feature = "durable")]
 pub use worker::{WorkerOptions, worker};

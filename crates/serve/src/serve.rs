@@ -34,6 +34,7 @@ use pipewright_engine::settings::Settings;
 mod agent;
 pub(crate) mod exec;
 pub(crate) mod handler;
+mod health;
 mod judged;
 mod limits;
 mod locked;
@@ -82,6 +83,10 @@ pub struct ServeOptions {
     /// With `http`: the most requests in flight in one session
     /// ([`DEFAULT_MAX_CALLS`]).
     pub max_calls_per_session: usize,
+    /// With `http`: how long a session no request reached stays open
+    /// (a duration as the file writes one, e.g. `90s`;
+    /// [`DEFAULT_SESSION_IDLE`] when `None`).
+    pub session_idle: Option<String>,
     /// Run each call durably on Restate, its ingress at
     /// `restate://HOST:PORT`.
     pub on: Option<String>,
@@ -94,7 +99,7 @@ pub struct ServeOptions {
 }
 
 pub use handler::DEFAULT_MAX_BODY;
-pub use limits::{DEFAULT_MAX_CALLS, DEFAULT_MAX_SESSIONS};
+pub use limits::{DEFAULT_MAX_CALLS, DEFAULT_MAX_SESSIONS, DEFAULT_SESSION_IDLE};
 
 /// `serve`: returns the exit code.
 pub async fn serve(args: ServeOptions, settings: Settings) -> u8 {
@@ -232,11 +237,18 @@ async fn http_options(addr: &str, args: &ServeOptions) -> Result<handler::HttpOp
     if args.max_sessions == 0 || args.max_calls_per_session == 0 {
         return Err("--max-sessions and --max-calls-per-session must be at least 1".into());
     }
+    let session_idle =
+        pipewright_engine::options::duration_flag("session-idle", args.session_idle.as_deref())?
+            .unwrap_or(limits::DEFAULT_SESSION_IDLE);
+    if session_idle.is_zero() {
+        return Err("--session-idle must be longer than 0s".into());
+    }
     Ok(handler::HttpOptions {
         token,
         max_body: args.max_body,
         max_sessions: args.max_sessions,
         max_calls: args.max_calls_per_session,
+        session_idle,
     })
 }
 

@@ -6,6 +6,7 @@ use pipewright_engine::settings::Settings;
 use std::sync::Arc;
 
 use anyhow::Context as _;
+use axum::serve::ListenerExt as _;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, CancelTaskParams, GetTaskParams,
     GetTaskResult, Implementation, ListToolsResult, PaginatedRequestParams, ServerCapabilities,
@@ -577,6 +578,8 @@ pub struct HttpOptions {
     pub max_sessions: usize,
     /// Requests in flight in one session; one more is answered 429.
     pub max_calls: usize,
+    /// A session no request reached for this long is closed.
+    pub session_idle: std::time::Duration,
 }
 
 /// Whether `header` is `Bearer <token>`, compared in constant time.
@@ -611,7 +614,9 @@ pub async fn serve_http(
         sessions.clone(),
         opts.max_sessions,
         opts.max_calls,
+        opts.session_idle,
     ));
+    tokio::spawn(limits.clone().sweep(cancel.child_token()));
     let service = StreamableHttpService::new(
         move || Ok(server.for_session()),
         sessions,
@@ -622,7 +627,7 @@ pub async fn serve_http(
         // 2025-11-25 task requests, renamed for `on_custom_request`.
         .layer(axum::middleware::from_fn(super::rename::rename))
         .layer(axum::middleware::from_fn_with_state(
-            limits,
+            limits.clone(),
             super::limits::guard,
         ))
         // A body over the limit is refused before it is read.
@@ -647,6 +652,9 @@ pub async fn serve_http(
         )),
         None => router,
     };
+    // Off the MCP path, its Origin checks and the token: what a balancer
+    // or an orchestrator asks.
+    let router = router.merge(super::health::routes(limits));
     eprintln!("pipewright serve listening on http://{bound}/mcp");
     let stop = cancel.clone();
     // Ctrl-C or SIGTERM: stop serving; the upstream servers are stopped
@@ -667,7 +675,7 @@ pub async fn serve_http(
         let _ = tokio::signal::ctrl_c().await;
         stop.cancel();
     });
-    axum::serve(listener, router)
+    axum::serve(listener.tap_io(pipewright_demo::no_delay), router)
         .with_graceful_shutdown(cancel.cancelled_owned())
         .await?;
     Ok(exit::OK)

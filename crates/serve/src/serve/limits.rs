@@ -2,12 +2,18 @@
 //! `--max-sessions` sessions open at once, and at most
 //! `--max-calls-per-session` requests in flight in one session. Over a
 //! limit the request is refused (503 or 429) with a JSON-RPC error that
-//! names the flag to raise it.
+//! names the flag to raise it. Sessions end even when their agent never
+//! says so (no HTTP DELETE: the TypeScript SDK's `close()`, a crash): one
+//! that no request reached for `--session-idle` is closed, and when every
+//! slot is taken a new agent takes the slot of the session idle longest
+//! (one with no request in flight; its agent, should it come back, is
+//! answered 404 and starts a new session, as the spec says).
 
 use std::collections::HashMap;
 use std::pin::Pin;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::task::{Context, Poll};
+use std::time::{Duration, Instant};
 
 use axum::body::{Body, BodyDataStream, Bytes};
 use axum::extract::{Request, State};
@@ -16,6 +22,7 @@ use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use futures::Stream;
 use rmcp::transport::common::http_header::HEADER_SESSION_ID;
+use rmcp::transport::streamable_http_server::session::SessionManager as _;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -25,6 +32,9 @@ pub const DEFAULT_MAX_SESSIONS: usize = 64;
 /// The requests in flight in one session by default at most
 /// (`--max-calls-per-session`).
 pub const DEFAULT_MAX_CALLS: usize = 16;
+/// How long a session no request reached stays open by default
+/// (`--session-idle`).
+pub const DEFAULT_SESSION_IDLE: Duration = Duration::from_secs(5 * 60);
 
 /// The limits and what they count, shared by every request.
 pub struct Limits {
@@ -38,17 +48,128 @@ pub struct Limits {
     opening: tokio::sync::Mutex<()>,
     max_calls: usize,
     calls: Arc<Mutex<HashMap<String, usize>>>,
+    /// When a request of each session last arrived (or its `initialize`
+    /// was answered).
+    seen: Mutex<HashMap<String, Instant>>,
+    /// A session no request reached for this long is closed.
+    idle: Duration,
 }
 
 impl Limits {
-    pub fn new(sessions: Arc<LocalSessionManager>, max_sessions: usize, max_calls: usize) -> Self {
+    pub fn new(
+        sessions: Arc<LocalSessionManager>,
+        max_sessions: usize,
+        max_calls: usize,
+        idle: Duration,
+    ) -> Self {
         Limits {
             sessions,
             max_sessions,
             opening: tokio::sync::Mutex::new(()),
             max_calls,
             calls: Arc::default(),
+            seen: Mutex::default(),
+            idle,
         }
+    }
+
+    /// Notes that session `id` was just used.
+    fn touch(&self, id: &str) {
+        let mut seen = self.seen.lock().unwrap_or_else(|e| e.into_inner());
+        seen.insert(id.to_owned(), Instant::now());
+    }
+
+    /// The open sessions with no request in flight, idle longest first,
+    /// each with how long it has been idle. Forgets sessions closed since.
+    async fn idle_sessions(&self) -> Vec<(String, Duration)> {
+        let open: Vec<String> = {
+            let table = self.sessions.sessions.read().await;
+            table.keys().map(|id| id.to_string()).collect()
+        };
+        let busy = lock(&self.calls).clone();
+        let now = Instant::now();
+        let mut seen = self.seen.lock().unwrap_or_else(|e| e.into_inner());
+        seen.retain(|id, _| open.contains(id));
+        let mut idle: Vec<(String, Duration)> = open
+            .into_iter()
+            .filter(|id| !busy.contains_key(id))
+            .map(|id| {
+                // A session met for the first time starts its clock now.
+                let since = *seen.entry(id.clone()).or_insert(now);
+                (id, now.saturating_duration_since(since))
+            })
+            .collect();
+        idle.sort_by_key(|s| std::cmp::Reverse(s.1));
+        idle
+    }
+
+    /// Closes every session idle past `--session-idle`; the count closed.
+    pub async fn close_idle(&self) -> usize {
+        let mut closed = 0;
+        for (id, for_how_long) in self.idle_sessions().await {
+            if for_how_long < self.idle {
+                break;
+            }
+            if self.close(&id).await {
+                tracing::info!(
+                    "closed session {id}: no request for {}s (serve --session-idle {}s)",
+                    for_how_long.as_secs(),
+                    self.idle.as_secs()
+                );
+                closed += 1;
+            }
+        }
+        closed
+    }
+
+    /// Frees one slot for a new session when every slot is taken: the
+    /// session idle longest goes. False when every session has a request
+    /// in flight.
+    async fn make_room(&self) -> bool {
+        let Some((id, for_how_long)) = self.idle_sessions().await.into_iter().next() else {
+            return false;
+        };
+        let closed = self.close(&id).await;
+        if closed {
+            tracing::info!(
+                "closed session {id}, idle {} ms, to open a new one (serve --max-sessions {})",
+                for_how_long.as_millis(),
+                self.max_sessions
+            );
+        }
+        closed
+    }
+
+    async fn close(&self, id: &str) -> bool {
+        let closed = self.sessions.close_session(&Arc::from(id)).await.is_ok();
+        let mut seen = self.seen.lock().unwrap_or_else(|e| e.into_inner());
+        seen.remove(id);
+        closed
+    }
+
+    /// Closes idle sessions until `stop`, looking a few times per
+    /// `--session-idle` (at least every second, at most every 30 s).
+    pub async fn sweep(self: Arc<Self>, stop: tokio_util::sync::CancellationToken) {
+        let every = (self.idle / 4).clamp(Duration::from_secs(1), Duration::from_secs(30));
+        loop {
+            tokio::select! {
+                () = stop.cancelled() => return,
+                () = tokio::time::sleep(every) => {}
+            }
+            self.close_idle().await;
+        }
+    }
+
+    /// What `/readyz` says of the sessions: how many are open, the limit,
+    /// and how long an idle one stays.
+    pub async fn status(&self) -> Value {
+        let open = self.sessions.sessions.read().await.len();
+        json!({
+            "sessions": open,
+            "max_sessions": self.max_sessions,
+            "session_idle_secs": self.idle.as_secs(),
+            "calls_in_flight": lock(&self.calls).values().sum::<usize>(),
+        })
     }
 
     /// A slot for one more request in session `id`, or `None` when the
@@ -116,6 +237,13 @@ struct Peek {
 /// per `Mcp-Session-Id`; notifications (a cancellation among them) and
 /// responses always pass.
 pub async fn guard(State(limits): State<Arc<Limits>>, req: Request, next: Next) -> Response {
+    if let Some(id) = req
+        .headers()
+        .get(HEADER_SESSION_ID)
+        .and_then(|v| v.to_str().ok())
+    {
+        limits.touch(id);
+    }
     if req.method() != Method::POST {
         return next.run(req).await;
     }
@@ -138,18 +266,29 @@ pub async fn guard(State(limits): State<Arc<Limits>>, req: Request, next: Next) 
     match (session, peek.method.as_deref()) {
         (None, Some("initialize")) => {
             let _one_at_a_time = limits.opening.lock().await;
-            let open = limits.sessions.sessions.read().await.len();
+            let mut open = limits.sessions.sessions.read().await.len();
+            if open >= limits.max_sessions && limits.make_room().await {
+                open = limits.sessions.sessions.read().await.len();
+            }
             if open >= limits.max_sessions {
                 return refusal(
                     StatusCode::SERVICE_UNAVAILABLE,
                     peek.id,
                     format!(
-                        "this server has {open} session(s) open, its limit (serve --max-sessions {}); close one (HTTP DELETE with its Mcp-Session-Id) or raise --max-sessions",
+                        "this server has {open} session(s) open, each with a request in flight, its limit (serve --max-sessions {}); retry shortly or raise --max-sessions",
                         limits.max_sessions
                     ),
                 );
             }
-            next.run(req).await
+            let response = next.run(req).await;
+            if let Some(id) = response
+                .headers()
+                .get(HEADER_SESSION_ID)
+                .and_then(|v| v.to_str().ok())
+            {
+                limits.touch(id);
+            }
+            response
         }
         (Some(id), Some(_)) if peek.id.is_some() => {
             let Some(slot) = limits.enter(&id) else {
