@@ -32,6 +32,7 @@ use pipewright_engine::redact::Redactor;
 use pipewright_engine::settings::Settings;
 
 mod agent;
+mod answer;
 pub(crate) mod exec;
 pub(crate) mod handler;
 mod health;
