@@ -12,7 +12,8 @@ use pipewright_engine::file::import::Dialect;
 use pipewright_engine::file::model::{Composition, Pipeline};
 use pipewright_engine::file::open::load_file_with;
 use pipewright_engine::options::exit;
-use pipewright_engine::plan::preflight::{Preflight, check_lock};
+use pipewright_engine::plan::preflight::Preflight;
+use pipewright_engine::plan::preflight::pinned::check_lock;
 use pipewright_engine::settings::Settings;
 
 /// Arguments of `check`.

@@ -90,7 +90,12 @@ pub(crate) fn handshakes(pool: &ServerPool) -> IndexMap<String, Value> {
 /// `Err` is the exit code.
 fn load(path: &Path, settings: &Settings) -> Result<Pipeline, u8> {
     let (source, loaded) = load_file_with(path, Dialect::Auto, &settings.load_options(Vec::new()));
-    super::prepare::checked(&path.display().to_string(), &source, loaded, "locked")
+    let name = path.display().to_string();
+    if pipewright_headless::report_diagnostics(&name, &source, &loaded) {
+        eprintln!("{name}: not locked: the file has errors");
+        return Err(exit::INVALID);
+    }
+    loaded.pipeline.ok_or(exit::INVALID)
 }
 
 /// Connects the servers `pipeline`'s nodes call (resolved as `tools` and
@@ -293,7 +298,8 @@ pub async fn diff(args: DiffArgs, settings: &Settings) -> u8 {
     };
     pinned.handshakes = live.handshakes;
     let comps: Vec<&Composition> = pipeline.compositions.iter().collect();
-    let drift = pipewright_engine::plan::preflight::drift(&comps, &live.tools, None, &pinned);
+    let drift =
+        pipewright_engine::plan::preflight::pinned::drift(&comps, &live.tools, None, &pinned);
     for d in &drift {
         print_drift(d);
     }

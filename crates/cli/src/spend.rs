@@ -221,7 +221,7 @@ pub fn preflight(
                 comps.push(c);
             }
         }
-        preflight::check_lock(&mut report, &comps, &prepared.tools, default, &pinned);
+        preflight::pinned::check_lock(&mut report, &comps, &prepared.tools, default, &pinned);
     }
     for d in report.problems.iter().chain(&report.warnings) {
         eprintln!("{}\n", d.render(name, Some(source)));

@@ -59,6 +59,9 @@ pub struct Document {
     /// when the file opens and when it is saved): hover shows a
     /// reference's value from it, completion its paths.
     pub recorded: HashMap<String, Json>,
+    /// Where the file is, for a `file:` URI: its `pipewright.lock` is
+    /// beside it.
+    pub path: Option<std::path::PathBuf>,
     /// How the text loads and is checked (the driver's limits and
     /// environment).
     setup: Arc<Setup>,
@@ -75,6 +78,7 @@ impl Document {
             last: None,
             marks: Vec::new(),
             recorded: HashMap::new(),
+            path: None,
             setup,
         };
         doc.set_text(text, version);
@@ -84,6 +88,7 @@ impl Document {
     /// Reads the outputs of the newest saved run of the file at `uri` (a
     /// `file:` URI; nothing for others or without a data directory).
     pub fn read_recorded(&mut self, uri: &str) {
+        self.path = file_path(uri);
         self.recorded = file_path(uri)
             .zip(pipewright_engine::run::store::Runs::open(
                 self.setup.data_dir.as_deref(),
@@ -128,12 +133,23 @@ impl Document {
     }
 
     /// Load diagnostics and, when the text loaded cleanly and the lists
-    /// are known, preflight's marks for every composition and case row.
+    /// are known, preflight's marks for every composition and case row,
+    /// with what changed since the file's `pipewright.lock` (an error
+    /// under `lock: strict`).
     pub fn compute_marks(&self, fetched: Option<&Fetched>) -> Vec<Diagnostic> {
         let mut out = self.loaded.clone();
         let (Some(p), Some(f), false) = (&self.pipeline, fetched, self.has_errors) else {
             return out;
         };
+        let pinned = self
+            .path
+            .as_deref()
+            .and_then(|path| pipewright_engine::lock::Lock::read_for(path).ok().flatten())
+            .map(|lock| pipewright_engine::lock::Pinned {
+                lock,
+                strict: p.lock_strict,
+                handshakes: Default::default(),
+            });
         for comp in &p.compositions {
             let runs: Vec<_> = if comp.cases.is_empty() {
                 vec![(comp, p.vars.clone())]
@@ -147,12 +163,21 @@ impl Document {
                     })
                     .collect()
             };
-            let report = preflight::check(
+            let mut report = preflight::check(
                 &runs,
                 &f.lists,
                 f.default_server.as_deref(),
                 &self.setup.env,
             );
+            if let Some(pinned) = &pinned {
+                preflight::pinned::check_lock(
+                    &mut report,
+                    &[comp],
+                    &f.lists,
+                    f.default_server.as_deref(),
+                    pinned,
+                );
+            }
             for d in preflight_marks(comp, &report) {
                 if !out.contains(&d) {
                     out.push(d);
@@ -201,4 +226,75 @@ pub fn file_path(uri: &str) -> Option<std::path::PathBuf> {
         i += 1;
     }
     Some(std::path::PathBuf::from(String::from_utf8(out).ok()?))
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use pipewright_engine::diag::Severity;
+    use pipewright_engine::lock::{Lock, LockedServer};
+    use pipewright_engine::mcp::ToolInfo;
+
+    /// With a `pipewright.lock` beside the file, a tool changed since it
+    /// is marked at its node's `tool:` line with the diff; none without.
+    #[test]
+    fn a_tool_changed_since_the_lock_is_marked_at_its_node() {
+        let dir = tempfile::tempdir().expect("dir");
+        let file = dir.path().join("pipe.yaml");
+        let text = "servers:\n  users: {command: users-server}\npipe:\n  - id: find\n    tool: find_user\n";
+        std::fs::write(&file, text).expect("write");
+        let tool = |args: serde_json::Value| {
+            ToolInfo::from_json(
+                json!({"name": "find_user", "inputSchema": {"type": "object", "properties": args}}),
+            )
+            .expect("a tool")
+        };
+        let hello = json!({"protocolVersion": "2025-11-25", "serverInfo": {"name": "users"}});
+        let settings = pipewright_engine::settings::Settings::default();
+        let mut doc = Document::new(text.to_owned(), 1, Arc::new(Setup::of(&settings)));
+        doc.read_recorded(&format!("file://{}", file.display()));
+        let mut fetched = Fetched::default();
+        fetched.lists.insert(
+            "users".into(),
+            vec![tool(json!({"q": {"type": "integer"}}))],
+        );
+        fetched.default_server = Some("users".into());
+        let changed = |doc: &Document| -> Vec<Diagnostic> {
+            doc.compute_marks(Some(&fetched))
+                .into_iter()
+                .filter(|d| d.message.contains("since the lock"))
+                .collect()
+        };
+        assert!(changed(&doc).is_empty(), "no lock, no mark");
+        let mut lock = Lock::default();
+        lock.insert(
+            "users",
+            LockedServer::of(
+                &hello,
+                &[tool(json!({"q": {"type": "string"}}))],
+                &["find_user"],
+            ),
+        );
+        lock.write(dir.path()).expect("the lock is written");
+        let found = changed(&doc);
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert_eq!(found[0].severity, Severity::Warning);
+        assert_eq!((found[0].span.start.line, found[0].span.start.col), (5, 11));
+        assert!(
+            found[0]
+                .message
+                .ends_with("argument `q` changed type from string to integer"),
+            "{}",
+            found[0].message
+        );
+        assert!(
+            found[0]
+                .hint
+                .as_deref()
+                .unwrap_or_default()
+                .contains("+ q: integer")
+        );
+    }
 }

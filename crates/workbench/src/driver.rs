@@ -134,12 +134,28 @@ impl Driver {
                             let default = (specs.len() == 1)
                                 .then(|| specs.keys().next().cloned())
                                 .flatten();
-                            let report = preflight::check(
+                            let mut report = preflight::check(
                                 &[(&*comp, cfg.vars.clone())],
                                 &tools,
                                 default.as_deref(),
                                 &cfg.env,
                             );
+                            // And against the lock, with the servers'
+                            // versions now that they answered.
+                            if let Some(pinned) = &cfg.pinned {
+                                let mut pinned = (**pinned).clone();
+                                pinned.handshakes = pool
+                                    .connections()
+                                    .map(|c| (c.name().to_owned(), c.server_info()))
+                                    .collect();
+                                preflight::pinned::check_lock(
+                                    &mut report,
+                                    &[&*comp],
+                                    &tools,
+                                    default.as_deref(),
+                                    &pinned,
+                                );
+                            }
                             let pool = Arc::new(pool);
                             let session =
                                 session::start(comp, pool.clone(), *cfg, redactor.clone());

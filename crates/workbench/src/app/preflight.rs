@@ -46,7 +46,7 @@ impl App {
             &self.opts.settings.env,
         );
         if let Some(pinned) = &pinned {
-            preflight::check_lock(&mut report, &[&*c], lists, default.as_deref(), pinned);
+            preflight::pinned::check_lock(&mut report, &[&*c], lists, default.as_deref(), pinned);
         }
         let mut diags = self.editor.diagnostics().to_vec();
         for d in preflight_marks(&c, &report) {
