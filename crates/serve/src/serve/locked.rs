@@ -63,7 +63,7 @@ pub(crate) fn at_start(
     default_server: Option<&str>,
     pinned: &Pinned,
 ) {
-    preflight::check_lock(report, &[comp], tools, default_server, pinned);
+    preflight::pinned::check_lock(report, &[comp], tools, default_server, pinned);
 }
 
 /// Why a call of `served` is refused now: a tool it calls changed since
@@ -76,7 +76,7 @@ pub(crate) fn refusal(served: &Served) -> Option<String> {
         .connections()
         .map(|c| (c.name().to_owned(), c.tools().to_vec()))
         .collect::<IndexMap<_, _>>();
-    let drifts = preflight::drift(
+    let drifts = preflight::pinned::drift(
         &[&served.comp],
         &live,
         served.pricing.default_server.as_deref(),
