@@ -1433,3 +1433,51 @@ fn serve_on_restate_carries_a_durable_runs_questions_to_the_calling_agent() {
         }
     }
 }
+
+// ---------------------------------------------------------------------------
+// A worker behind a balancer: health and readiness beside Restate's HTTP/2,
+// a run through it, and a clean exit on SIGTERM.
+
+#[test]
+fn a_worker_answers_health_and_readiness_over_http1_beside_restates_calls() {
+    let _one = one_at_a_time();
+    let home = Home::new();
+    let restate = Restate::start();
+    let file = fixture("chain.yaml");
+    let port = free_port();
+    let worker = Worker::start(&home, &restate, &file, port, "probed", &[]);
+    let (status, body) = http(port, "GET", "/healthz", None).expect("the worker answers");
+    assert_eq!((status, body.as_str()), (200, "ok\n"));
+    let (status, body) = http(port, "GET", "/readyz", None).expect("the worker answers");
+    assert_eq!(status, 200, "{body}");
+    let ready: Value = serde_json::from_str(&body).expect("json");
+    assert_eq!(ready["ready"], true, "{ready}");
+    assert_eq!(ready["draining"], false, "{ready}");
+    let upstreams = ready["upstreams"].as_object().expect("upstreams");
+    assert!(!upstreams.is_empty(), "{ready}");
+    assert!(upstreams.values().all(|v| v == true), "{ready}");
+    // Restate still reaches the endpoint on the same port: a run completes.
+    let client = submit(&home, &restate, &file);
+    let code = client.wait("the run to end", RUN_LIMIT, || {
+        context(&home, &restate, &[&worker.proc])
+    });
+    let logs = context(&home, &restate, &[&client, &worker.proc]);
+    assert_eq!(code, 0, "{logs}");
+    assert_eq!(
+        trace(&client.out(), &logs)["composition"]["status"],
+        "completed"
+    );
+    // SIGTERM: the worker stops taking connections and exits 0.
+    let status = std::process::Command::new("kill")
+        .args(["-TERM", &worker.proc.pid().to_string()])
+        .status()
+        .expect("kill");
+    assert!(status.success());
+    let code = worker
+        .proc
+        .wait("the worker to exit", Duration::from_secs(30), || {
+            worker.proc.logs()
+        });
+    assert_eq!(code, 0, "{}", worker.proc.logs());
+    assert!(http(port, "GET", "/readyz", None).is_err());
+}

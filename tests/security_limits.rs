@@ -151,6 +151,16 @@ async fn serve_pipe(
     pipe: &str,
     extra: &[&str],
 ) -> (tokio::process::Child, String) {
+    serve_file(dir, pipe, &[&["--no-save"], extra].concat()).await
+}
+
+/// `serve --http` of `pipe` as [`serve_pipe`] does, saving its runs under
+/// `dir` unless `args` say `--no-save`.
+async fn serve_file(
+    dir: &std::path::Path,
+    pipe: &str,
+    args: &[&str],
+) -> (tokio::process::Child, String) {
     let file = dir.join("up.yml");
     std::fs::write(
         &file,
@@ -164,8 +174,8 @@ async fn serve_pipe(
         .hermetic()
         .arg("serve")
         .arg(&file)
-        .args(["--http", "127.0.0.1:0", "--no-save"])
-        .args(extra)
+        .args(["--http", "127.0.0.1:0"])
+        .args(args)
         .env("SERVE_TOKEN", "s3cret-token-for-tests")
         .env_remove("PIPEWRIGHT_DATA_DIR")
         .env("XDG_DATA_HOME", dir.join("xdg"))
@@ -188,6 +198,9 @@ async fn serve_pipe(
     })
     .await
     .expect("serve listens");
+    // Read on, as a terminal or a log collector would: a closed stderr
+    // would end the process at its next line.
+    tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
     (child, url)
 }
 
@@ -446,6 +459,11 @@ async fn serve_http_answers_health_and_readiness_without_a_token_or_an_origin_ch
     let status = readyz(&url).await;
     assert_eq!(status["ready"], true, "{status}");
     assert_eq!(status["sessions"], 0, "{status}");
+    assert_eq!(
+        status["upstreams"],
+        serde_json::json!({"demo": true}),
+        "{status}"
+    );
     // The MCP path still wants the token.
     let r = Mcp::new(url)
         .post(None, &initialize())
@@ -818,4 +836,144 @@ fn a_hostile_transform_fails_its_node_and_the_run_exits_1() {
     );
     let (code, err) = run_transform(dir.path(), jq, &[("PIPEWRIGHT_JQ_MEMORY_MB", "128")]);
     assert_eq!(code, Some(0), "{err}");
+}
+
+/// The saved runs (one JSON file each) under `dir`'s data directory, as
+/// `serve_pipe` sets it.
+fn saved_runs(dir: &std::path::Path) -> Vec<serde_json::Value> {
+    let runs = dir.join("xdg/pipewright/runs");
+    let Ok(entries) = std::fs::read_dir(&runs) else {
+        return Vec::new();
+    };
+    entries
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "json"))
+        .map(|p| serde_json::from_slice(&std::fs::read(p).unwrap()).unwrap())
+        .collect()
+}
+
+/// `SIGTERM` to `child`.
+fn terminate(child: &tokio::process::Child) {
+    let pid = child.id().expect("running");
+    let status = std::process::Command::new("kill")
+        .args(["-TERM", &pid.to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+}
+
+#[tokio::test]
+async fn serve_http_drains_on_sigterm_the_calls_in_flight_finish_and_nothing_new_is_taken() {
+    let dir = tempfile::tempdir().unwrap();
+    let (mut child, url) = serve_file(
+        dir.path(),
+        "vars:\n  ms: 0\npipe:\n  - id: wait\n    tool: slow\n    args: {ms: \"${var.ms}\"}\n",
+        &["--max-calls-per-session", "32", "--drain", "60s"],
+    )
+    .await;
+    let mcp = Mcp::new(url.clone());
+    let session = mcp.open().await;
+    // 20 calls of 1.5 s each, their answers' headers out: in flight.
+    let mut calls = Vec::new();
+    for i in 0..20 {
+        let r = mcp
+            .post(Some(&session), &nap(100 + i, 1_500))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 200);
+        calls.push(tokio::spawn(async move { r.text().await.unwrap() }));
+    }
+    assert_eq!(readyz(&url).await["calls_in_flight"], 20);
+    terminate(&child);
+    // Readiness fails at once, while the 20 are still going.
+    let base = url.trim_end_matches("/mcp").to_owned();
+    let status = loop {
+        let r = reqwest::get(format!("{base}/readyz")).await.unwrap();
+        if r.status() == 503 {
+            break r.json::<serde_json::Value>().await.unwrap();
+        }
+    };
+    assert_eq!(status["draining"], true, "{status}");
+    assert_eq!(status["calls_in_flight"], 20, "{status}");
+    // A new agent, and a new call in an open session, are refused, retryably.
+    for r in [
+        mcp.post(None, &initialize()).send().await.unwrap(),
+        mcp.post(Some(&session), &nap(200, 0)).send().await.unwrap(),
+    ] {
+        assert_eq!(r.status(), 503);
+        assert!(r.headers().get("retry-after").is_some());
+        let body: serde_json::Value = r.json().await.unwrap();
+        let message = body["error"]["message"].as_str().unwrap();
+        assert!(message.contains("shutting down"), "{message}");
+    }
+    // The 20 finish with their results, and the process exits 0.
+    for call in calls {
+        let body = call.await.unwrap();
+        assert!(body.contains("\"result\""), "{body}");
+        assert!(!body.contains("\"isError\":true"), "{body}");
+    }
+    let code = tokio::time::timeout(Duration::from_secs(30), child.wait())
+        .await
+        .expect("serve exits after the drain")
+        .unwrap();
+    assert_eq!(code.code(), Some(0));
+    let runs = saved_runs(dir.path());
+    assert_eq!(runs.len(), 20, "every run saved");
+    assert!(
+        runs.iter()
+            .all(|r| r["composition"]["status"] == "completed"),
+        "{runs:?}"
+    );
+}
+
+#[tokio::test]
+async fn serve_http_cancels_what_outlives_the_drain_with_its_compensations_and_saves_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let (mut child, url) = serve_file(
+        dir.path(),
+        "pipe:\n  - id: mail\n    tool: send_email\n    args: {to: a@example.com, subject: hi, body: x}\n    compensate:\n      tool: echo\n      args: {message: \"recall ${mail.message_id}\"}\n  - id: wait\n    tool: slow\n    args: {ms: 60000}\n",
+        &["--drain", "300ms"],
+    )
+    .await;
+    let mcp = Mcp::new(url.clone());
+    let session = mcp.open().await;
+    let call = serde_json::json!({
+        "jsonrpc": "2.0", "id": 1, "method": "tools/call",
+        "params": {"name": "up", "arguments": {}}
+    });
+    let r = mcp.post(Some(&session), &call).send().await.unwrap();
+    assert_eq!(r.status(), 200);
+    let pending = tokio::spawn(async move { r.text().await });
+    // The first node has answered: the run is in its 60 s wait.
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        assert!(Instant::now() < deadline, "the run never reached its wait");
+        let log = reqwest::get(format!("{}/readyz", url.trim_end_matches("/mcp")))
+            .await
+            .unwrap()
+            .json::<serde_json::Value>()
+            .await
+            .unwrap();
+        if log["calls_in_flight"] == 1 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    terminate(&child);
+    let code = tokio::time::timeout(Duration::from_secs(30), child.wait())
+        .await
+        .expect("serve exits soon after the drain, not after the 60 s call")
+        .unwrap();
+    assert_eq!(code.code(), Some(0));
+    let _ = pending.await;
+    let runs = saved_runs(dir.path());
+    assert_eq!(runs.len(), 1, "the cancelled run is saved");
+    let run = &runs[0];
+    assert_eq!(run["composition"]["status"], "cancelled", "{run}");
+    let undo = run["compensations"].as_array().expect("compensations");
+    assert_eq!(undo.len(), 1, "{run}");
+    assert_eq!(undo[0]["node"], "mail");
+    assert_eq!(undo[0]["status"], "ok");
 }

@@ -63,6 +63,12 @@ pub struct ServeArgs {
     /// agent takes the slot of the session idle longest.
     #[arg(long, value_name = "DURATION")]
     pub session_idle: Option<String>,
+    /// With --http: on SIGTERM or Ctrl-C, `/readyz` fails and no new
+    /// session or call is taken (503, Retry-After); calls in flight get this
+    /// long to finish (default 5s), then are cancelled as an agent's cancel
+    /// does, compensations included; every run is saved before the exit.
+    #[arg(long, value_name = "DURATION")]
+    pub drain: Option<String>,
     /// Run each call durably on Restate (its ingress at
     /// `restate://HOST:PORT`), where `pipewright worker` runs the same
     /// files: a call survives the worker dying mid-run.
@@ -98,6 +104,7 @@ pub async fn serve(args: ServeArgs, settings: Settings) -> u8 {
         max_sessions: args.max_sessions,
         max_calls_per_session: args.max_calls_per_session,
         session_idle: args.session_idle,
+        drain: args.drain,
         on: args.on,
         restate_admin: args.restate_admin,
         eval: args.eval,

@@ -10,8 +10,8 @@ mod serve;
 mod worker;
 
 pub use serve::{
-    DEFAULT_MAX_BODY, DEFAULT_MAX_CALLS, DEFAULT_MAX_SESSIONS, DEFAULT_SESSION_IDLE, ServeOptions,
-    serve,
+    DEFAULT_DRAIN, DEFAULT_MAX_BODY, DEFAULT_MAX_CALLS, DEFAULT_MAX_SESSIONS, DEFAULT_SESSION_IDLE,
+    ServeOptions, serve,
 };
 #[cfg(feature = "durable")]
 pub use worker::{WorkerOptions, worker};

@@ -35,7 +35,7 @@ mod agent;
 mod answer;
 pub(crate) mod exec;
 pub(crate) mod handler;
-mod health;
+pub(crate) mod health;
 mod judged;
 mod limits;
 mod locked;
@@ -88,6 +88,10 @@ pub struct ServeOptions {
     /// (a duration as the file writes one, e.g. `90s`;
     /// [`DEFAULT_SESSION_IDLE`] when `None`).
     pub session_idle: Option<String>,
+    /// With `http`: once told to stop (SIGTERM, Ctrl-C), how long calls in
+    /// flight may take to finish before they are cancelled
+    /// ([`DEFAULT_DRAIN`] when `None`).
+    pub drain: Option<String>,
     /// Run each call durably on Restate, its ingress at
     /// `restate://HOST:PORT`.
     pub on: Option<String>,
@@ -100,7 +104,7 @@ pub struct ServeOptions {
 }
 
 pub use handler::DEFAULT_MAX_BODY;
-pub use limits::{DEFAULT_MAX_CALLS, DEFAULT_MAX_SESSIONS, DEFAULT_SESSION_IDLE};
+pub use limits::{DEFAULT_DRAIN, DEFAULT_MAX_CALLS, DEFAULT_MAX_SESSIONS, DEFAULT_SESSION_IDLE};
 
 /// `serve`: returns the exit code.
 pub async fn serve(args: ServeOptions, settings: Settings) -> u8 {
@@ -244,12 +248,15 @@ async fn http_options(addr: &str, args: &ServeOptions) -> Result<handler::HttpOp
     if session_idle.is_zero() {
         return Err("--session-idle must be longer than 0s".into());
     }
+    let drain = pipewright_engine::options::duration_flag("drain", args.drain.as_deref())?
+        .unwrap_or(limits::DEFAULT_DRAIN);
     Ok(handler::HttpOptions {
         token,
         max_body: args.max_body,
         max_sessions: args.max_sessions,
         max_calls: args.max_calls_per_session,
         session_idle,
+        drain,
     })
 }
 

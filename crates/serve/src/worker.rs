@@ -98,11 +98,16 @@ pub async fn worker(args: WorkerOptions, settings: Settings) -> u8 {
         names.len(),
         names.join(", ")
     );
+    let upstreams = shared.server.upstreams().clone();
+    let ready: listen::Readiness = Arc::new(move || {
+        let (connected, each) = crate::serve::health::upstreams(&upstreams);
+        (connected, serde_json::json!({ "upstreams": each }))
+    });
     let endpoint = restate_sdk::endpoint::Endpoint::builder()
         .bind(journal::definition(shared))
         .build();
     let mut signals = pipewright_headless::Signals::listen();
-    let serving = listen::serve(listener, endpoint, async move {
+    let serving = listen::serve(listener, endpoint, ready, async move {
         signals.next().await;
     });
     let uri = args.advertise.clone().unwrap_or(own);

@@ -308,6 +308,11 @@ impl PipelineServer {
         self.level.for_request(context)
     }
 
+    /// The upstream servers every served file calls.
+    pub(crate) fn upstreams(&self) -> &Arc<Vec<Arc<Upstream>>> {
+        &self.upstreams
+    }
+
     pub(super) fn upstream(&self) -> Option<&Arc<Upstream>> {
         self.upstreams.first()
     }
@@ -482,6 +487,8 @@ pub struct HttpOptions {
     pub max_calls: usize,
     /// A session no request reached for this long is closed.
     pub session_idle: std::time::Duration,
+    /// Once told to stop, how long calls in flight may take to finish.
+    pub drain: std::time::Duration,
 }
 
 /// Whether `header` is `Bearer <token>`, compared in constant time.
@@ -519,6 +526,10 @@ pub async fn serve_http(
         opts.session_idle,
     ));
     tokio::spawn(limits.clone().sweep(cancel.child_token()));
+    let watched = super::health::Watched {
+        upstreams: server.upstreams().clone(),
+        restate: server.remote.as_ref().map(|r| r.restate.on.clone()),
+    };
     let service = StreamableHttpService::new(
         move || Ok(server.for_session()),
         sessions,
@@ -556,31 +567,41 @@ pub async fn serve_http(
     };
     // Off the MCP path, its Origin checks and the token: what a balancer
     // or an orchestrator asks.
-    let router = router.merge(super::health::routes(limits));
+    let router = router.merge(super::health::routes(limits.clone(), watched));
     eprintln!("pipewright serve listening on http://{bound}/mcp");
     let stop = cancel.clone();
-    // Ctrl-C or SIGTERM: stop serving; the upstream servers are stopped
-    // as the server is dropped.
+    let draining = limits.clone();
+    let drain = opts.drain;
+    // Ctrl-C or SIGTERM: drain, then stop serving; the upstream servers
+    // are stopped as the server is dropped.
     tokio::spawn(async move {
-        #[cfg(unix)]
-        {
-            use tokio::signal::unix::{SignalKind, signal};
-            if let Ok(mut term) = signal(SignalKind::terminate()) {
-                tokio::select! {
-                    _ = tokio::signal::ctrl_c() => {}
-                    _ = term.recv() => {}
-                }
-                stop.cancel();
-                return;
-            }
-        }
-        let _ = tokio::signal::ctrl_c().await;
+        stopped().await;
+        super::limits::drain(&draining, drain).await;
         stop.cancel();
     });
     axum::serve(listener.tap_io(pipewright_demo::no_delay), router)
         .with_graceful_shutdown(cancel.cancelled_owned())
         .await?;
+    // The sessions are over: a call still going was cancelled with them
+    // and runs its compensations, then saves its run.
+    super::limits::settle(&limits).await;
     Ok(exit::OK)
+}
+
+/// Waits for Ctrl-C or SIGTERM.
+async fn stopped() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        if let Ok(mut term) = signal(SignalKind::terminate()) {
+            tokio::select! {
+                _ = tokio::signal::ctrl_c() => {}
+                _ = term.recv() => {}
+            }
+            return;
+        }
+    }
+    let _ = tokio::signal::ctrl_c().await;
 }
 
 impl PipelineServer {

@@ -7,10 +7,13 @@
 //! that no request reached for `--session-idle` is closed, and when every
 //! slot is taken a new agent takes the slot of the session idle longest
 //! (one with no request in flight; its agent, should it come back, is
-//! answered 404 and starts a new session, as the spec says).
+//! answered 404 and starts a new session, as the spec says). When the
+//! server is told to stop it drains: no new session or call is taken (503,
+//! `Retry-After`), the calls in flight are counted down.
 
 use std::collections::HashMap;
 use std::pin::Pin;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
@@ -35,6 +38,12 @@ pub const DEFAULT_MAX_CALLS: usize = 16;
 /// How long a session no request reached stays open by default
 /// (`--session-idle`).
 pub const DEFAULT_SESSION_IDLE: Duration = Duration::from_secs(5 * 60);
+/// How long calls in flight may take to finish once the server is told to
+/// stop, by default (`--drain`); what is left then is cancelled.
+pub const DEFAULT_DRAIN: Duration = Duration::from_secs(5);
+/// The key calls of no session (a 2026-07-28 agent's) are counted under;
+/// a session id is never empty.
+const SESSIONLESS: &str = "";
 
 /// The limits and what they count, shared by every request.
 pub struct Limits {
@@ -53,6 +62,10 @@ pub struct Limits {
     seen: Mutex<HashMap<String, Instant>>,
     /// A session no request reached for this long is closed.
     idle: Duration,
+    /// Set once the server is told to stop: nothing new is taken.
+    draining: AtomicBool,
+    /// Woken whenever the last call in flight ends.
+    quiet: Arc<tokio::sync::Notify>,
 }
 
 impl Limits {
@@ -70,6 +83,35 @@ impl Limits {
             calls: Arc::default(),
             seen: Mutex::default(),
             idle,
+            draining: AtomicBool::new(false),
+            quiet: Arc::default(),
+        }
+    }
+
+    /// From now on no new session or call is taken, and `/readyz` fails.
+    pub fn drain(&self) {
+        self.draining.store(true, Ordering::SeqCst);
+    }
+
+    pub fn draining(&self) -> bool {
+        self.draining.load(Ordering::SeqCst)
+    }
+
+    /// Requests in flight now, over every session and none.
+    pub fn in_flight(&self) -> usize {
+        lock(&self.calls).values().sum()
+    }
+
+    /// Waits until no request is in flight.
+    pub async fn quiet(&self) {
+        loop {
+            let woken = self.quiet.notified();
+            tokio::pin!(woken);
+            woken.as_mut().enable();
+            if self.in_flight() == 0 {
+                return;
+            }
+            woken.await;
         }
     }
 
@@ -165,10 +207,12 @@ impl Limits {
     pub async fn status(&self) -> Value {
         let open = self.sessions.sessions.read().await.len();
         json!({
+            "ready": !self.draining(),
+            "draining": self.draining(),
             "sessions": open,
             "max_sessions": self.max_sessions,
             "session_idle_secs": self.idle.as_secs(),
-            "calls_in_flight": lock(&self.calls).values().sum::<usize>(),
+            "calls_in_flight": self.in_flight(),
         })
     }
 
@@ -177,7 +221,9 @@ impl Limits {
     fn enter(&self, id: &str) -> Option<InFlight> {
         let mut calls = lock(&self.calls);
         let n = calls.entry(id.to_owned()).or_insert(0);
-        if *n >= self.max_calls {
+        // Calls of no session are bounded by the server's own limits
+        // (parked runs, tasks), not by a session's.
+        if *n >= self.max_calls && id != SESSIONLESS {
             return None;
         }
         *n += 1;
@@ -185,8 +231,46 @@ impl Limits {
             _slot: Arc::new(CallSlot {
                 calls: self.calls.clone(),
                 id: id.to_owned(),
+                quiet: self.quiet.clone(),
             }),
         })
+    }
+}
+
+/// What `serve --http` does when told to stop: takes nothing new (and
+/// `/readyz` fails at once), lets the calls in flight finish for up to
+/// `within`, and returns; the caller then ends the sessions, which cancels
+/// what is left the way an agent's cancel does.
+pub async fn drain(limits: &Limits, within: Duration) {
+    limits.drain();
+    let left = limits.in_flight();
+    if left > 0 {
+        tracing::warn!(
+            "stopping: {left} call(s) in flight get up to {}s to finish (serve --drain)",
+            within.as_secs_f64()
+        );
+    }
+    if tokio::time::timeout(within, limits.quiet()).await.is_err() {
+        tracing::warn!(
+            "cancelling {} call(s) still in flight after serve --drain",
+            limits.in_flight()
+        );
+    }
+}
+
+/// How long cancelled calls may take to run their compensations and save
+/// their runs before the process ends anyway.
+const SETTLE: Duration = Duration::from_secs(30);
+
+/// Waits, after the sessions ended, for the cancelled calls to finish
+/// (their compensations, their saved runs), for at most [`SETTLE`].
+pub async fn settle(limits: &Limits) {
+    if tokio::time::timeout(SETTLE, limits.quiet()).await.is_err() {
+        tracing::warn!(
+            "{} call(s) did not end within {}s of being cancelled",
+            limits.in_flight(),
+            SETTLE.as_secs()
+        );
     }
 }
 
@@ -201,6 +285,7 @@ fn lock(m: &Mutex<HashMap<String, usize>>) -> MutexGuard<'_, HashMap<String, usi
 struct CallSlot {
     calls: Arc<Mutex<HashMap<String, usize>>>,
     id: String,
+    quiet: Arc<tokio::sync::Notify>,
 }
 
 impl Drop for CallSlot {
@@ -211,6 +296,9 @@ impl Drop for CallSlot {
             if *n == 0 {
                 calls.remove(&self.id);
             }
+        }
+        if calls.is_empty() {
+            self.quiet.notify_waiters();
         }
     }
 }
@@ -231,6 +319,16 @@ struct Peek {
     id: Option<Value>,
     #[serde(default)]
     method: Option<String>,
+    #[serde(default)]
+    params: Option<PeekParams>,
+}
+
+/// Whether a request answers a run that waits (a 2026-07-28 agent's
+/// answers carry the `requestState` they were given).
+#[derive(Deserialize, Default)]
+struct PeekParams {
+    #[serde(default, rename = "requestState")]
+    request_state: Option<Value>,
 }
 
 /// The middleware: counts sessions at `initialize` and requests in flight
@@ -263,6 +361,17 @@ pub async fn guard(State(limits): State<Arc<Limits>>, req: Request, next: Next) 
         .and_then(|v| v.to_str().ok())
         .map(str::to_owned);
     let mut req = Request::from_parts(parts, Body::from(bytes));
+    let answers_a_run = peek
+        .params
+        .as_ref()
+        .is_some_and(|p| p.request_state.is_some());
+    if limits.draining() && peek.id.is_some() && peek.method.is_some() && !answers_a_run {
+        return refusal(
+            StatusCode::SERVICE_UNAVAILABLE,
+            peek.id,
+            "this server is shutting down and takes no new call; retry, another instance will take it".into(),
+        );
+    }
     match (session, peek.method.as_deref()) {
         (None, Some("initialize")) => {
             let _one_at_a_time = limits.opening.lock().await;
@@ -304,6 +413,15 @@ pub async fn guard(State(limits): State<Arc<Limits>>, req: Request, next: Next) 
             req.extensions_mut().insert(slot.clone());
             held_until_done(next.run(req).await, slot)
         }
+        // A call of no session (2026-07-28): counted, so a drain waits
+        // for it.
+        (None, Some(_)) if peek.id.is_some() => match limits.enter(SESSIONLESS) {
+            Some(slot) => {
+                req.extensions_mut().insert(slot.clone());
+                held_until_done(next.run(req).await, slot)
+            }
+            None => next.run(req).await,
+        },
         _ => next.run(req).await,
     }
 }
