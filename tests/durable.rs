@@ -737,6 +737,34 @@ fn serve_on_restate_answers_a_served_call_across_a_worker_crash() {
     if let Some(id) = result["_meta"]["pipewright/run_id"].as_str() {
         assert_eq!(saved["durable"]["run"], json!(id), "{saved:#}\n{answer:#}");
     }
+    // Provenance is assembled by `serve` from the trace Restate returned:
+    // every node that called a tool, named with its server.
+    let prov = &result["_meta"]["io.pipewright/provenance"];
+    let nodes: Vec<(&str, &str)> = prov["nodes"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no provenance: {answer:#}"))
+        .iter()
+        .map(|n| {
+            (
+                n["id"].as_str().unwrap_or(""),
+                n["serverInfo"]["name"].as_str().unwrap_or(""),
+            )
+        })
+        .collect();
+    assert_eq!(
+        nodes,
+        [
+            ("one", "pipewright-demo"),
+            ("two", "pipewright-demo"),
+            ("nap", "pipewright-demo"),
+            ("last", "pipewright-demo")
+        ],
+        "{answer:#}"
+    );
+    assert_eq!(
+        prov["runId"], result["_meta"]["pipewright/run_id"],
+        "{answer:#}"
+    );
     assert!(
         attempts[1]["replayed_calls"]
             .as_u64()

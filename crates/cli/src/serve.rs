@@ -22,6 +22,11 @@ pub struct ServeArgs {
     /// Also serve compositions that call tools marked destructive.
     #[arg(long, short = 'y')]
     pub yes: bool,
+    /// Hold each file to the `pipewright.lock` beside it (as `lock:
+    /// strict`): a server or tool changed since the lock stops the start,
+    /// and a call whose tool changed since is refused.
+    #[arg(long)]
+    pub locked: bool,
     /// Also serve `run_pipeline`, which runs an inline pipeline (native,
     /// Fibe or Discord) against the same servers. Off by default: it lets
     /// the caller call any upstream tool.
@@ -90,6 +95,7 @@ pub async fn serve(args: ServeArgs, settings: Settings) -> u8 {
         files: args.files,
         http: args.http,
         yes: args.yes,
+        locked: args.locked,
         meta_tool: args.meta_tool,
         no_save: args.no_save,
         allow_env: args.allow_env,

@@ -41,6 +41,11 @@ pub struct WorkerArgs {
     /// Also run compositions that call tools marked destructive.
     #[arg(long, short = 'y')]
     pub yes: bool,
+    /// Hold each file to the `pipewright.lock` beside it (as `lock:
+    /// strict`): a server or tool changed since the lock stops the start,
+    /// and a run whose tool changed since is refused.
+    #[arg(long)]
+    pub locked: bool,
     #[command(flatten)]
     pub fibe: crate::flags::FibeFlags,
     #[command(flatten)]
@@ -57,6 +62,7 @@ pub async fn worker(args: WorkerArgs, settings: Settings) -> u8 {
         no_register: args.no_register,
         name: args.name,
         yes: args.yes,
+        locked: args.locked,
     };
     pipewright_serve::worker(options, settings).await
 }

@@ -32,14 +32,17 @@ use pipewright_engine::redact::Redactor;
 use pipewright_engine::settings::Settings;
 
 mod agent;
+mod answer;
 pub(crate) mod exec;
 pub(crate) mod handler;
 pub(crate) mod health;
 mod judged;
 mod limits;
+mod locked;
 mod logging;
 pub(crate) mod model;
 mod parked;
+mod provenance;
 mod questions;
 mod rename;
 mod seal;
@@ -59,6 +62,8 @@ pub struct ServeOptions {
     pub http: Option<String>,
     /// Also serve compositions that call tools marked destructive.
     pub yes: bool,
+    /// Hold each file to its `pipewright.lock` (as `lock: strict`).
+    pub locked: bool,
     /// Also serve `run_pipeline`, which runs an inline pipeline against
     /// the same servers.
     pub meta_tool: bool,
@@ -143,7 +148,7 @@ pub async fn serve(args: ServeOptions, settings: Settings) -> u8 {
         }
         None => None,
     };
-    let (served, upstreams) = match load_all(&args.files, args.yes, &settings).await {
+    let (served, upstreams) = match load_all(&args.files, args.yes, args.locked, &settings).await {
         Ok(loaded) => loaded,
         Err(code) => return code,
     };
@@ -260,12 +265,13 @@ async fn http_options(addr: &str, args: &ServeOptions) -> Result<handler::HttpOp
 pub(crate) async fn load_all(
     files: &[PathBuf],
     yes: bool,
+    locked: bool,
     settings: &Settings,
 ) -> Result<(Vec<Served>, Vec<Arc<Upstream>>), u8> {
     let mut served: Vec<Served> = Vec::new();
     let mut upstreams: Vec<Arc<Upstream>> = Vec::new();
     for path in files {
-        let (tools, up) = load_and_connect(path, yes, settings).await?;
+        let (tools, up) = load_and_connect(path, yes, locked, settings).await?;
         for t in tools {
             if let Some(other) = served.iter().find(|s| s.name == t.name) {
                 eprintln!(
@@ -281,16 +287,19 @@ pub(crate) async fn load_all(
     Ok((served, upstreams))
 }
 
-/// Loads one file, connects its servers and checks every composition:
+/// Loads one file, connects its servers and checks every composition,
+/// against the lock beside the file too (`locked`: a change is an error):
 /// the tools it serves (`yes`: also those calling destructive tools).
 async fn load_and_connect(
     path: &std::path::Path,
     yes: bool,
+    locked: bool,
     settings: &Settings,
 ) -> Result<(Vec<Served>, Arc<Upstream>), u8> {
     let name = path.display().to_string();
     let (source, loaded) = load_file_with(path, Dialect::Auto, &settings.load_options(Vec::new()));
     let file_sha256 = pipewright_engine::run::durable::client::file_hash(source.as_bytes());
+    let file_digest = pipewright_engine::lock::digest_bytes(source.as_bytes());
     if pipewright_headless::report_diagnostics(&name, &source, &loaded) {
         eprintln!("{name}: not served: the file has errors");
         return Err(exit::INVALID);
@@ -335,6 +344,8 @@ async fn load_and_connect(
                 exit::INVALID
             }
         })?;
+    let pinned = locked::pinned(path, &pipeline, locked, &pool)?;
+    let lock_digest = pinned.as_ref().map(|p| p.lock.digest());
     let tools: IndexMap<String, Vec<ToolInfo>> = pool
         .connections()
         .map(|c| (c.name().to_owned(), c.tools().to_vec()))
@@ -367,12 +378,23 @@ async fn load_and_connect(
                 Value::String(format!("<from the caller's `{}`>", p.name)),
             );
         }
-        let report = preflight::check(&[(comp, vars)], &tools, default.as_deref(), &settings.env);
-        for d in &report.problems {
+        let mut report =
+            preflight::check(&[(comp, vars)], &tools, default.as_deref(), &settings.env);
+        let checked = report.problems.len();
+        if let Some(p) = &pinned {
+            locked::at_start(&mut report, comp, &tools, default.as_deref(), p);
+        }
+        for d in report.problems.iter().chain(&report.warnings) {
             eprintln!("{}\n", d.render(&name, Some(&source)));
         }
         problems += report.problems.len();
         let tool_name = tool_name(comp, single, &stem);
+        if report.problems.len() > checked {
+            eprintln!(
+                "{name}: `{tool_name}` is refused: a tool it calls changed since {} and the lock is strict (`pipewright lock --update` accepts the change)",
+                pipewright_engine::lock::FILE_NAME
+            );
+        }
         if !report.destructive.is_empty() && !yes {
             let calls: Vec<String> = report
                 .destructive
@@ -391,10 +413,14 @@ async fn load_and_connect(
             definition,
             file: name.clone(),
             file_sha256: file_sha256.clone(),
+            file_digest: file_digest.clone(),
+            lock_digest: lock_digest.clone(),
+            pinned: pinned.clone(),
             pipeline: pipeline.clone(),
             comp: Arc::new(comp.clone()),
             params,
             caller: pool.clone() as Arc<dyn Caller>,
+            pool: pool.clone(),
             pricing: pricing.clone(),
             redactor: redactor.clone(),
         });

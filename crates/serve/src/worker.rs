@@ -44,6 +44,8 @@ pub struct WorkerOptions {
     pub name: Option<String>,
     /// Also run compositions that call tools marked destructive.
     pub yes: bool,
+    /// Hold each file to its `pipewright.lock` (`--locked`).
+    pub locked: bool,
 }
 
 /// `worker`: returns the exit code.
@@ -52,10 +54,11 @@ pub async fn worker(args: WorkerOptions, settings: Settings) -> u8 {
         .name
         .clone()
         .unwrap_or_else(|| format!("worker@{}", args.listen));
-    let (served, upstreams) = match super::serve::load_all(&args.files, args.yes, &settings).await {
-        Ok(loaded) => loaded,
-        Err(code) => return code,
-    };
+    let (served, upstreams) =
+        match super::serve::load_all(&args.files, args.yes, args.locked, &settings).await {
+            Ok(loaded) => loaded,
+            Err(code) => return code,
+        };
     let hashes: HashMap<String, String> = served
         .iter()
         .map(|t| (t.name.clone(), t.file_sha256.clone()))

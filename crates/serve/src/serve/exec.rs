@@ -31,6 +31,8 @@ pub fn wants_task(context: &RequestContext<RoleServer>) -> bool {
 
 /// One composition run (a call's or a task's), with what it runs with.
 pub struct Job {
+    /// The served tool's name (its provenance is looked up by it).
+    pub tool: String,
     pub comp: Arc<Composition>,
     pub caller: Arc<dyn Caller>,
     pub cfg: SessionConfig,

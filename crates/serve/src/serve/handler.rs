@@ -25,7 +25,7 @@ use super::logging::SessionLevel;
 use super::model::{Served, Upstream, json_type};
 use pipewright_engine::options::exit;
 use pipewright_engine::run::session::SessionConfig;
-use pipewright_engine::run::trace::{RunStatus, Trace};
+use pipewright_engine::run::trace::Trace;
 
 const META_TOOL: &str = "run_pipeline";
 
@@ -250,6 +250,9 @@ impl PipelineServer {
             ));
         };
         let vars = arguments(served, args)?;
+        if let Some(why) = super::locked::refusal(served) {
+            return Err(ErrorData::internal_error(why, None));
+        }
         let cfg = SessionConfig {
             file: served.file.clone(),
             vars,
@@ -259,6 +262,7 @@ impl PipelineServer {
             // The served file is the operator's: its `${env.X}` read the
             // server's environment.
             env: self.settings.env.clone(),
+            pinned: served.pinned.clone(),
             ..SessionConfig::default()
         };
         let remote = self.remote.as_ref().map(|r| super::exec::RemoteJob {
@@ -267,6 +271,7 @@ impl PipelineServer {
             agent: None,
         });
         Ok(Job {
+            tool: served.name.clone(),
             comp: served.comp.clone(),
             caller: served.caller.clone(),
             cfg,
@@ -316,18 +321,25 @@ impl PipelineServer {
         self.yes
     }
 
-    /// The call's result, or why the run has none.
-    pub(super) fn answer_run(&self, run: Result<Trace, String>) -> CallToolResult {
+    /// The result of a call of the served tool `tool`, or why the run has
+    /// none.
+    pub(super) fn answer_run(&self, tool: &str, run: Result<Trace, String>) -> CallToolResult {
         match run {
-            Ok(t) => self.answer(Some(t)),
-            Err(why) => error_result(why, json!({})),
+            Ok(t) => {
+                let from =
+                    self.tools.iter().find(|s| s.name == tool).map(|s| {
+                        super::provenance::of_served(&t, s, &self.settings.env, self.save)
+                    });
+                self.answer(Some(t), from)
+            }
+            Err(why) => super::answer::error_result(why, json!({})),
         }
     }
 
-    /// The call's result, after saving the run.
-    pub(super) fn answer(&self, trace: Option<Trace>) -> CallToolResult {
+    /// The call's result, after saving the run; `from` is its provenance.
+    pub(super) fn answer(&self, trace: Option<Trace>, from: Option<Value>) -> CallToolResult {
         let Some(mut trace) = trace else {
-            return error_result("the run ended without a trace".into(), json!({}));
+            return super::answer::error_result("the run ended without a trace".into(), json!({}));
         };
         let judged = self.eval.as_ref().filter(|e| self.save && e.wants(&trace));
         if judged.is_some() {
@@ -341,7 +353,7 @@ impl PipelineServer {
                 self.settings.max_runs,
             );
         }
-        let answer = result(&trace);
+        let answer = super::answer::result(&trace, from);
         if let Some(e) = judged {
             e.after_answer(trace);
         }
@@ -444,100 +456,6 @@ fn untrusted_reach(
         }
     }
     None
-}
-
-/// A finished run as a tool result: the output (structured, and as JSON
-/// text), the run id and totals in `_meta`; a failed run is `isError` with
-/// one sentence first and the envelope as structured content.
-fn result(t: &Trace) -> CallToolResult {
-    let meta = json!({
-        "pipewright/run_id": t.run_id,
-        "pipewright/status": t.composition.status.as_str(),
-        "pipewright/cost_usd": t.composition.cost_total,
-        "pipewright/tokens": t.composition.tokens_total,
-        "pipewright/duration_ms": t.composition.duration_ms,
-    });
-    if t.composition.status == RunStatus::Completed && t.expect.iter().all(|e| e.pass) {
-        let structured = match t.output.tree() {
-            out @ Value::Object(_) => out.clone(),
-            other => json!({ "result": other }),
-        };
-        // `resultType` is required in 2026-07-28; rmcp drops it for older
-        // peers.
-        let v = json!({
-            "resultType": "complete",
-            "content": [{ "type": "text", "text": structured.to_string() }],
-            "structuredContent": structured,
-            "isError": false,
-            "_meta": meta,
-        });
-        return serde_json::from_value::<CallToolResult>(v)
-            .unwrap_or_else(|e| error_result(format!("cannot encode the result: {e}"), json!({})));
-    }
-    let (sentence, error) = match (&t.failed_step, &t.composition.budget_tripped) {
-        (_, Some(cap)) => (
-            format!("The run stopped: budget cap `{cap}` was exceeded."),
-            Value::Null,
-        ),
-        (Some(step), _) => {
-            let rec = t.nodes.get(step);
-            let msg = rec.and_then(|r| r.error.clone()).unwrap_or_default();
-            (
-                format!("Node `{step}` failed: {msg}"),
-                json!({
-                    "message": msg,
-                    "code": rec.and_then(|r| r.error_code.clone()),
-                    "status": rec.and_then(|r| r.error_status),
-                }),
-            )
-        }
-        _ => {
-            let failed: Vec<String> = t
-                .expect
-                .iter()
-                .filter(|e| !e.pass)
-                .map(|e| format!("{} {}", e.target, e.matcher))
-                .collect();
-            if failed.is_empty() {
-                (
-                    format!("The run ended {}.", t.composition.status.as_str()),
-                    Value::Null,
-                )
-            } else {
-                (
-                    format!("The run's expectations failed: {}.", failed.join("; ")),
-                    Value::Null,
-                )
-            }
-        }
-    };
-    let envelope = json!({
-        "status": t.composition.status.as_str(),
-        "failed_step": t.failed_step,
-        "completed_step_ids": t.completed_step_ids,
-        "compensated": t.compensations,
-        "error": error,
-        "run_id": t.run_id,
-    });
-    error_result_with(sentence, envelope, meta)
-}
-
-fn error_result(sentence: String, envelope: Value) -> CallToolResult {
-    error_result_with(sentence, envelope, json!({}))
-}
-
-fn error_result_with(sentence: String, envelope: Value, meta: Value) -> CallToolResult {
-    let v = json!({
-        "resultType": "complete",
-        "_meta": meta,
-        "content": [
-            { "type": "text", "text": sentence },
-            { "type": "text", "text": envelope.to_string() }
-        ],
-        "structuredContent": envelope,
-        "isError": true,
-    });
-    serde_json::from_value::<CallToolResult>(v).unwrap_or_else(|_| CallToolResult::error(vec![]))
 }
 
 /// Serves one client on stdin/stdout until it disconnects.
@@ -780,19 +698,23 @@ impl PipelineServer {
             budget: comp.budget.or(pipeline.budget),
             pricing: up.pricing.clone(),
             expect: comp.expect.clone(),
-            env,
+            env: env.clone(),
             ..SessionConfig::default()
         };
         let caller = up.pool.clone() as std::sync::Arc<dyn pipewright_engine::mcp::caller::Caller>;
         let level = self.level.for_request(&context);
+        let comp = std::sync::Arc::new(comp);
         let trace = run(
-            std::sync::Arc::new(comp),
+            comp.clone(),
             caller,
             cfg,
             up.redactor.clone(),
             Hooks::of_request(&context, level),
         )
         .await;
-        Ok(server.answer(trace).into())
+        let from = trace
+            .as_ref()
+            .map(|t| super::provenance::of_inline(t, META_TOOL, &comp, text, up, &env, self.save));
+        Ok(server.answer(trace, from).into())
     }
 }

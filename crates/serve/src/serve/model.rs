@@ -28,10 +28,21 @@ pub struct Served {
     pub file: String,
     /// The SHA-256 of the file's text: a durable run names its file by it.
     pub file_sha256: String,
+    /// `sha256:` digest of the file's bytes, as provenance names it.
+    pub file_digest: String,
+    /// `sha256:` digest of the `pipewright.lock` beside the file, read at
+    /// start; `None` when there is none.
+    pub lock_digest: Option<String>,
+    /// The lock the file is held to, if it has one: each call is checked
+    /// against it (refused when it is strict and a tool changed).
+    pub pinned: Option<Arc<pipewright_engine::lock::Pinned>>,
     pub pipeline: Arc<Pipeline>,
     pub comp: Arc<Composition>,
     pub params: Vec<Param>,
     pub caller: Arc<dyn Caller>,
+    /// The same servers as `caller`: their handshakes and live tool lists
+    /// name what answered, in provenance.
+    pub pool: Arc<ServerPool>,
     pub pricing: Arc<Pricing>,
     /// The file's secrets (header values, `${env.X}` in server settings):
     /// masked in every answer, as `run` masks them.

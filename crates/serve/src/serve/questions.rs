@@ -51,7 +51,7 @@ impl PipelineServer {
         let can = Can::of(context.client_capabilities().as_ref());
         if !can.any() {
             let trace = run_job(job, Hooks::of_request(context, level)).await;
-            return Ok(self.answer_run(trace).into());
+            return Ok(self.answer_run(tool, trace).into());
         }
         let questions = match job.remote.as_mut() {
             // `serve --on`: the run's questions are read from its journal
@@ -139,12 +139,12 @@ impl PipelineServer {
     ) -> Result<CallToolResponse, ErrorData> {
         loop {
             let first = tokio::select! {
-                done = &mut live.run => return Ok(self.finish(done).into()),
+                done = &mut live.run => return Ok(self.finish(tool, done).into()),
                 Some(asked) = live.questions.recv() => asked,
                 () = context.ct.cancelled() => {
                     live.cancel.cancel();
                     let done = (&mut live.run).await;
-                    return Ok(self.finish(done).into());
+                    return Ok(self.finish(tool, done).into());
                 }
             };
             let mut asked = vec![first];
@@ -170,7 +170,7 @@ impl PipelineServer {
             };
             match self.parked.park(parked) {
                 Ok(state) => {
-                    self.expire_later(id, round);
+                    self.expire_later(tool.to_owned(), id, round);
                     return input_required(requests, state);
                 }
                 Err(back) => {
@@ -193,7 +193,7 @@ impl PipelineServer {
 
     /// After the parking time, a run still waiting on round `round` has
     /// its questions cancelled; it ends on its own and is saved.
-    fn expire_later(&self, id: String, round: u32) {
+    fn expire_later(&self, tool: String, id: String, round: u32) {
         let server = self.clone();
         let ttl = self.parked.ttl();
         tokio::spawn(async move {
@@ -214,16 +214,20 @@ impl PipelineServer {
             let Live { questions, run, .. } = live;
             // Questions asked from now on go to the node's other answerers.
             drop(questions);
-            server.finish(run.await);
+            server.finish(&tool, run.await);
         });
     }
 
     /// The result of a run that went on in the background (saved).
     fn finish(
         &self,
+        tool: &str,
         done: Result<Result<Trace, String>, tokio::task::JoinError>,
     ) -> CallToolResult {
-        self.answer_run(done.unwrap_or_else(|e| Err(format!("the run stopped unexpectedly: {e}"))))
+        self.answer_run(
+            tool,
+            done.unwrap_or_else(|e| Err(format!("the run stopped unexpectedly: {e}"))),
+        )
     }
 
     /// Runs the job, sending each question to the agent on its session as
@@ -237,12 +241,13 @@ impl PipelineServer {
     ) -> CallToolResult {
         // Sent from this request's own task, so rmcp delivers them on the
         // call's stream (it knows the originating request only here).
+        let tool = job.tool.clone();
         let run = run_job(job, Hooks::of_request(context, level));
         tokio::pin!(run);
         let mut asking = FuturesUnordered::new();
         loop {
             tokio::select! {
-                trace = &mut run => return self.answer_run(trace),
+                trace = &mut run => return self.answer_run(&tool, trace),
                 Some(asked) = questions.recv() => asking.push(ask_peer(context.peer.clone(), asked)),
                 Some(()) = asking.next(), if !asking.is_empty() => {}
             }

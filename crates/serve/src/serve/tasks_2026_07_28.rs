@@ -72,6 +72,7 @@ impl PipelineServer {
             watcher: None,
         };
         let server = self.clone();
+        let tool = job.tool.clone();
         let peer = context.peer.clone();
         let options = TaskOptions::new()
             .with_ttl_ms(TTL_MS)
@@ -98,7 +99,7 @@ impl PipelineServer {
                 let stopped = trace
                     .as_ref()
                     .is_ok_and(|t| t.composition.status == RunStatus::Cancelled);
-                let result = server.answer_run(trace);
+                let result = server.answer_run(&tool, trace);
                 if stopped {
                     return Err(TaskExit::Cancelled);
                 }
