@@ -464,7 +464,9 @@ impl Cluster {
         node.proc = Some(Proc::spawn(cmd, self.dir.path(), &log));
     }
 
-    /// Waits until node `i`'s admin API lists deployments and its ingress
+    /// Waits until node `i`'s admin API lists deployments and counts
+    /// every node in the metadata cluster (a node killed while only two
+    /// keep the metadata would leave one: no quorum), and its ingress
     /// answers.
     pub fn wait_up(&self, i: usize) {
         let node = &self.nodes[i];
@@ -480,7 +482,16 @@ impl Cluster {
                         self.logs()
                     );
                 }
-                http(node.admin, "GET", "/deployments", None).is_ok_and(|(s, _)| s == 200)
+                let members = http(node.admin, "GET", "/cluster-health", None)
+                    .ok()
+                    .and_then(|(_, b)| serde_json::from_str::<Value>(&b).ok())
+                    .and_then(|v| {
+                        v["metadata_cluster_health"]["members"]
+                            .as_array()
+                            .map(Vec::len)
+                    });
+                members == Some(self.nodes.len())
+                    && http(node.admin, "GET", "/deployments", None).is_ok_and(|(s, _)| s == 200)
                     && http(node.ingress, "GET", "/restate/health", None)
                         .is_ok_and(|(s, _)| s == 200)
             },
