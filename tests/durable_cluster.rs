@@ -270,8 +270,11 @@ fn a_three_node_cluster_finishes_every_run_once_when_any_node_or_worker_dies() {
     };
     eprintln!("cluster up after {:?}", started.elapsed());
 
-    // (a) A chain: n1 (the node that provisioned) and the workers die
-    // while `nap` runs, after `remember` wrote to the memory server.
+    // (a) A chain: n1 (the node that provisioned, and the one the
+    // client's request waits at: the balancer sends to the first node up)
+    // and the workers die while `nap` runs, after `remember` wrote to the
+    // memory server. The client asks the balancer again and gets the
+    // result from n2.
     {
         let home = Home::new();
         let file = fixture("chain.yaml");

@@ -625,7 +625,9 @@ impl Haproxy {
     /// HAProxy in front of a cluster's nodes, HTTP/1.1: one port for their
     /// ingresses (checked at `/restate/health`) and one for their admin
     /// APIs (`/health`); a node that stops answering is taken out within
-    /// a second, and a connection it refuses is tried at another.
+    /// a second, and a connection it refuses is tried at another. Every
+    /// request goes to the first node that is up (`balance first`), so a
+    /// test that kills n1 knows the clients' requests were held there.
     pub fn start_nodes(dir: &Path, nodes: &[(u16, u16)]) -> (Haproxy, u16) {
         let (ingress, admin) = (free_port(), free_port());
         let mut cfg = String::from(
@@ -639,7 +641,7 @@ impl Haproxy {
         ] {
             cfg.push_str(&format!(
                 "frontend {what}\n    bind 127.0.0.1:{port}\n    default_backend {what}\n\n\
-                 backend {what}\n    balance roundrobin\n    option httpchk GET {check}\n"
+                 backend {what}\n    balance first\n    option httpchk GET {check}\n"
             ));
             for (i, n) in nodes.iter().enumerate() {
                 let p = if pick == 0 { n.0 } else { n.1 };
