@@ -354,7 +354,7 @@ fn a_three_node_cluster_finishes_every_run_once_when_any_node_or_worker_dies() {
         let attempts = t["durable"]["attempts"].as_array().expect("attempts").len();
         let made = calls(&home.demo_tap(), "slow", &json!({}));
         assert!(
-            made >= 3 && made - 3 <= attempts - 1,
+            made >= 3 && made - 3 < attempts,
             "{made} slow calls in {attempts} attempts\n{logs}"
         );
         for ms in [4001, 4002] {

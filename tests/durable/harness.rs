@@ -659,7 +659,7 @@ impl Haproxy {
             panic!("haproxy is not installed: apt-get install haproxy (.ci/run does)")
         });
         let path = dir.join(format!("{name}.cfg"));
-        std::fs::write(&path, &cfg).expect("write haproxy.cfg");
+        std::fs::write(&path, cfg).expect("write haproxy.cfg");
         let check = Command::new(&haproxy)
             .arg("-c")
             .arg("-f")
