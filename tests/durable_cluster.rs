@@ -3,14 +3,18 @@
 //! (`default-replication = 2`), HAProxy in front of the nodes' ingresses
 //! and admin APIs (what `run --on` and the workers are pointed at), two
 //! workers behind HAProxy, and one Restate node killed with SIGKILL in the
-//! middle of a chain, a fan-out, a compensation and a waiting question.
-//! Every run completes, each side effect happens once (counted in the tap
-//! files of tests/durable and the memory server's store), and `runs
-//! attach` and `runs answer` work through another node's own ingress.
+//! middle of a chain (with the workers), a fan-out, a compensation, a
+//! waiting question and a `serve --on` call (with that `serve`). Every run
+//! completes, each call journaled before a kill is made once (counted in
+//! the tap files of tests/durable and the memory server's store), and
+//! `runs attach` and `runs answer` work through another node's own
+//! ingress.
 //!
-//! One cluster serves every phase (a start costs seconds); a killed node is
+//! One cluster serves every phase, one phase at a time (a start costs a
+//! second, each phase a few runs' worth of kill windows); a killed node is
 //! started again before the next phase, so that each phase loses one node
-//! of three.
+//! of three. Its own test binary: cargo runs it after tests/durable.rs,
+//! never beside it.
 
 mod common;
 #[path = "durable/harness.rs"]
