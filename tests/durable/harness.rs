@@ -1,7 +1,10 @@
 //! What tests/durable.rs runs its scenarios with: a Restate server, workers,
 //! clients and HAProxy as child processes that are killed when dropped, a
 //! home directory that every command reads its settings from, a small
-//! HTTP/1.1 client, and the tap files the tapped servers write.
+//! HTTP/1.1 client, and the tap files the tapped servers write; and
+//! tests/durable_cluster.rs's three-node cluster.
+// Each test binary uses part of it.
+#![allow(dead_code)]
 
 use std::cell::RefCell;
 use std::fs::File;
@@ -357,6 +360,173 @@ impl Restate {
     }
 }
 
+/// One node of a [`Cluster`]: its ports and its process while it runs.
+pub struct Node {
+    pub name: String,
+    pub ingress: u16,
+    pub admin: u16,
+    config: PathBuf,
+    pub proc: Option<Proc>,
+}
+
+impl Node {
+    /// `http://127.0.0.1:ADMIN`.
+    pub fn admin_url(&self) -> String {
+        format!("http://127.0.0.1:{}", self.admin)
+    }
+
+    /// `restate://127.0.0.1:INGRESS`.
+    pub fn on(&self) -> String {
+        format!("restate://127.0.0.1:{}", self.ingress)
+    }
+
+    pub fn logs(&self) -> String {
+        self.proc.as_ref().map(Proc::logs).unwrap_or_default()
+    }
+}
+
+/// Three Restate nodes on one machine as docs/src/durable.md's "A
+/// three-node cluster" configures them (shared `cluster-name`, own
+/// `node-name`, ports and `base-dir`, `default-replication = 2`, n1
+/// provisions), on free 127.0.0.1 ports; every node killed when dropped.
+pub struct Cluster {
+    pub nodes: Vec<Node>,
+    dir: tempfile::TempDir,
+}
+
+impl Cluster {
+    /// Writes n1.toml, n2.toml and n3.toml, starts the nodes and waits
+    /// until every node's admin API knows the cluster (the deployments
+    /// answer) and every node's ingress answers.
+    pub fn start() -> Cluster {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let ports: Vec<(u16, u16, u16, u16)> = (0..3)
+            .map(|_| (free_port(), free_port(), free_port(), free_port()))
+            .collect();
+        let addresses = ports
+            .iter()
+            .map(|p| format!("\"http://127.0.0.1:{}\"", p.2))
+            .collect::<Vec<_>>()
+            .join(", ");
+        let mut nodes = Vec::new();
+        for (i, (ingress, admin, fabric, pgsql)) in ports.into_iter().enumerate() {
+            let name = format!("n{}", i + 1);
+            let config = dir.path().join(format!("{name}.toml"));
+            let toml = format!(
+                "node-name = \"{name}\"\n\
+                 cluster-name = \"pipewright-test\"\n\
+                 base-dir = \"{base}\"\n\
+                 auto-provision = {provision}\n\
+                 default-replication = 2\n\
+                 bind-address = \"127.0.0.1:{fabric}\"\n\
+                 advertised-address = \"http://127.0.0.1:{fabric}\"\n\n\
+                 [metadata-client]\naddresses = [{addresses}]\n\n\
+                 [ingress]\nbind-address = \"127.0.0.1:{ingress}\"\n\n\
+                 [admin]\nbind-address = \"127.0.0.1:{admin}\"\n\n\
+                 [admin.query-engine]\npgsql-bind-address = \"127.0.0.1:{pgsql}\"\n",
+                base = dir.path().join(&name).display(),
+                provision = i == 0,
+            );
+            std::fs::write(&config, toml).expect("write the node's configuration");
+            nodes.push(Node {
+                name,
+                ingress,
+                admin,
+                config,
+                proc: None,
+            });
+        }
+        let mut c = Cluster { nodes, dir };
+        for i in 0..3 {
+            c.spawn(i);
+        }
+        for i in 0..3 {
+            c.wait_up(i);
+        }
+        c
+    }
+
+    fn spawn(&mut self, i: usize) {
+        let node = &mut self.nodes[i];
+        let mut cmd = Command::new(restate_binary());
+        cmd.arg("--no-logo")
+            .arg("--config-file")
+            .arg(&node.config)
+            .current_dir(self.dir.path())
+            .env_remove("RESTATE_CONFIG")
+            .env("RESTATE_LISTEN_MODE", "tcp")
+            .env("NO_COLOR", "1");
+        // A restarted node appends to its logs' names, not over them.
+        let mut log = node.name.clone();
+        while self.dir.path().join(format!("{log}.err")).exists() {
+            log.push('+');
+        }
+        node.proc = Some(Proc::spawn(cmd, self.dir.path(), &log));
+    }
+
+    /// Waits until node `i`'s admin API lists deployments and counts
+    /// every node in the metadata cluster (a node killed while only two
+    /// keep the metadata would leave one: no quorum), and its ingress
+    /// answers.
+    pub fn wait_up(&self, i: usize) {
+        let node = &self.nodes[i];
+        wait_for(
+            &format!("Restate node {} to join the cluster and answer", node.name),
+            Duration::from_secs(120),
+            || {
+                if let Some(p) = &node.proc {
+                    assert!(
+                        p.exited().is_none(),
+                        "restate-server {} exited\n{}",
+                        node.name,
+                        self.logs()
+                    );
+                }
+                let members = http(node.admin, "GET", "/cluster-health", None)
+                    .ok()
+                    .and_then(|(_, b)| serde_json::from_str::<Value>(&b).ok())
+                    .and_then(|v| {
+                        v["metadata_cluster_health"]["members"]
+                            .as_array()
+                            .map(Vec::len)
+                    });
+                members == Some(self.nodes.len())
+                    && http(node.admin, "GET", "/deployments", None).is_ok_and(|(s, _)| s == 200)
+                    && http(node.ingress, "GET", "/restate/health", None)
+                        .is_ok_and(|(s, _)| s == 200)
+            },
+            || self.logs(),
+        );
+    }
+
+    /// SIGKILL to node `i`.
+    pub fn kill9(&mut self, i: usize) {
+        if let Some(p) = self.nodes[i].proc.take() {
+            p.kill9();
+        }
+    }
+
+    /// Starts node `i` again on its ports and data, and waits for it.
+    pub fn restart(&mut self, i: usize) {
+        self.spawn(i);
+        self.wait_up(i);
+    }
+
+    /// The last lines of every node's log.
+    pub fn logs(&self) -> String {
+        let mut s = String::new();
+        for n in &self.nodes {
+            let mut log = n.name.clone();
+            while self.dir.path().join(format!("{log}.err")).exists() {
+                s.push_str(&tail(&self.dir.path().join(format!("{log}.err")), 25));
+                s.push('\n');
+                log.push('+');
+            }
+        }
+        s
+    }
+}
+
 /// A `pipewright worker` on 127.0.0.1:PORT named NAME.
 pub struct Worker {
     pub proc: Proc,
@@ -374,8 +544,24 @@ impl Worker {
         name: &str,
         extra: &[&str],
     ) -> Worker {
+        Worker::start_at(home, &restate.admin_url(), file, port, name, extra, || {
+            restate.proc.logs()
+        })
+    }
+
+    /// As [`start`](Worker::start), registering with the admin API at
+    /// `admin` (a cluster's node); `logs` adds to a failure message.
+    pub fn start_at(
+        home: &Home,
+        admin: &str,
+        file: &Path,
+        port: u16,
+        name: &str,
+        extra: &[&str],
+        logs: impl Fn() -> String,
+    ) -> Worker {
         let listen = format!("127.0.0.1:{port}");
-        let admin = restate.admin_url();
+        let admin = admin.to_owned();
         let mut args = vec![
             "worker",
             file.to_str().expect("utf-8 path"),
@@ -407,7 +593,7 @@ impl Worker {
                 err.contains(&listening)
                     && (!register || err.lines().any(|l| l.starts_with(&registered)))
             },
-            || format!("{}\n{}", w.proc.logs(), restate.proc.logs()),
+            || format!("{}\n{}", w.proc.logs(), logs()),
         );
         w
     }
@@ -423,9 +609,6 @@ pub struct Haproxy {
 impl Haproxy {
     /// Writes the configuration, has `haproxy -c` accept it, starts it.
     pub fn start(dir: &Path, workers: &[(&str, u16)]) -> Haproxy {
-        let haproxy = which("haproxy").unwrap_or_else(|| {
-            panic!("haproxy is not installed: apt-get install haproxy (.ci/run does)")
-        });
         let port = free_port();
         let mut cfg = format!(
             "global\n    maxconn 4096\n\n\
@@ -436,8 +619,47 @@ impl Haproxy {
         for (name, p) in workers {
             cfg.push_str(&format!("    server {name} 127.0.0.1:{p} proto h2\n"));
         }
-        let path = dir.join("haproxy.cfg");
-        std::fs::write(&path, &cfg).expect("write haproxy.cfg");
+        Haproxy::launch(dir, "haproxy", &cfg, port)
+    }
+
+    /// HAProxy in front of a cluster's nodes, HTTP/1.1: one port for their
+    /// ingresses (checked at `/restate/health`) and one for their admin
+    /// APIs (`/health`); a node that stops answering is taken out within
+    /// a second, and a connection it refuses is tried at another. Every
+    /// request goes to the first node that is up (`balance first`), so a
+    /// test that kills n1 knows the clients' requests were held there.
+    pub fn start_nodes(dir: &Path, nodes: &[(u16, u16)]) -> (Haproxy, u16) {
+        let (ingress, admin) = (free_port(), free_port());
+        let mut cfg = String::from(
+            "global\n    maxconn 4096\n\n\
+             defaults\n    mode http\n    timeout connect 2s\n    timeout client 10m\n    timeout server 10m\n\
+             \x20   retries 3\n    option redispatch 1\n    default-server inter 300ms fall 1 rise 2\n\n",
+        );
+        for (what, port, check, pick) in [
+            ("ingress", ingress, "/restate/health", 0),
+            ("admin", admin, "/health", 1),
+        ] {
+            cfg.push_str(&format!(
+                "frontend {what}\n    bind 127.0.0.1:{port}\n    default_backend {what}\n\n\
+                 backend {what}\n    balance first\n    option httpchk GET {check}\n"
+            ));
+            for (i, n) in nodes.iter().enumerate() {
+                let p = if pick == 0 { n.0 } else { n.1 };
+                cfg.push_str(&format!("    server n{} 127.0.0.1:{p} check\n", i + 1));
+            }
+            cfg.push('\n');
+        }
+        (Haproxy::launch(dir, "haproxy-nodes", &cfg, ingress), admin)
+    }
+
+    /// Writes `cfg` to `dir/NAME.cfg`, has `haproxy -c` accept it, starts
+    /// it and waits until `port` takes connections.
+    fn launch(dir: &Path, name: &str, cfg: &str, port: u16) -> Haproxy {
+        let haproxy = which("haproxy").unwrap_or_else(|| {
+            panic!("haproxy is not installed: apt-get install haproxy (.ci/run does)")
+        });
+        let path = dir.join(format!("{name}.cfg"));
+        std::fs::write(&path, cfg).expect("write haproxy.cfg");
         let check = Command::new(&haproxy)
             .arg("-c")
             .arg("-f")
@@ -453,7 +675,7 @@ impl Haproxy {
         let mut cmd = Command::new(&haproxy);
         cmd.arg("-db").arg("-f").arg(&path);
         let h = Haproxy {
-            proc: Proc::spawn(cmd, dir, "haproxy"),
+            proc: Proc::spawn(cmd, dir, name),
             port,
         };
         wait_for(

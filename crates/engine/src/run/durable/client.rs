@@ -300,6 +300,17 @@ pub async fn attach(r: &Restate, id: &str) -> Result<Trace, (Failure, String)> {
             }
         };
         let status = res.status();
+        // A balancer in front of a cluster's ingresses answers 502, 503 or
+        // 504 while the node it sent the call to dies, and a node answers
+        // 503 while its partition's leader moves: the run goes on in the
+        // cluster, so wait as for a lost connection.
+        if matches!(status.as_u16(), 502..=504) {
+            let since = *lost.get_or_insert_with(std::time::Instant::now);
+            if since.elapsed() <= Duration::from_secs(60) {
+                tokio::time::sleep(Duration::from_secs(1)).await;
+                continue;
+            }
+        }
         let body: Value = match res.json().await {
             Ok(v) => v,
             Err(_) if status.is_success() => {
