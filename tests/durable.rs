@@ -1481,3 +1481,190 @@ fn a_worker_answers_health_and_readiness_over_http1_beside_restates_calls() {
     assert_eq!(code, 0, "{}", worker.proc.logs());
     assert!(http(port, "GET", "/readyz", None).is_err());
 }
+
+/// `twice`: two nodes that ask in turn for a name (hitl_server.py's
+/// `ask_name`), the second for the name the first got.
+fn twice_file(home: &Home) -> std::path::PathBuf {
+    let py = common::python();
+    let hitl = harness::root().join("tests/interop/hitl_server.py");
+    let text = format!(
+        "vars: {{ who: nobody }}\nservers:\n  hitl:\n    command: {py}\n    args: [{hitl}]\ncompositions:\n  - name: twice\n    nodes:\n      - id: first\n        server: hitl\n        tool: ask_name\n        args: {{ who: \"${{var.who}}\" }}\n      - id: second\n        needs: [first]\n        server: hitl\n        tool: ask_name\n        args: {{ who: \"${{first.name}}\" }}\n    output: second\n",
+        py = py.display(),
+        hitl = hitl.display(),
+    );
+    let file = home.path("twice.yml");
+    std::fs::write(&file, text).expect("write the served file");
+    file
+}
+
+/// `serve FILE --on … --http 127.0.0.1:0 --state-key-file KEY`, once it
+/// listens: the process and its URL.
+fn serve_keyed(
+    home: &Home,
+    restate: &Restate,
+    file: &Path,
+    key: &Path,
+    name: &str,
+) -> (Proc, String) {
+    let (on, admin) = (restate.on(), restate.admin_url());
+    let serve = Proc::spawn(
+        home.pipewright(&[
+            "serve",
+            file.to_str().expect("utf-8 path"),
+            "--on",
+            &on,
+            "--restate-admin",
+            &admin,
+            "--yes",
+            "--http",
+            "127.0.0.1:0",
+            "--state-key-file",
+            key.to_str().expect("utf-8 path"),
+        ]),
+        home.dir.path(),
+        name,
+    );
+    let mut url = String::new();
+    wait_for(
+        &format!("{name} to listen"),
+        RUN_LIMIT,
+        || {
+            assert!(serve.exited().is_none(), "{name} exited\n{}", serve.logs());
+            match serve
+                .err()
+                .lines()
+                .find_map(|l| l.trim().strip_prefix("pipewright serve listening on "))
+            {
+                Some(u) => {
+                    url = u.to_owned();
+                    true
+                }
+                None => false,
+            }
+        },
+        || serve.logs(),
+    );
+    (serve, url)
+}
+
+/// Two `serve --on` instances over one Restate, sharing a key in the
+/// middle of a rotation (A seals with the old key, B with the new one,
+/// both open both), and a third holding another key: the official Python
+/// SDK client in 2026-07-28 mode (stateless) calls `twice` at A, answers
+/// its first question at B, gets the second question from B and answers
+/// it at A (the instances addressed alternately, as a round-robin
+/// balancer would send the calls). The run ends once, with both answers
+/// given by the agent; forged, expired, used and other-key states are
+/// refused at every instance.
+#[test]
+fn serve_on_restate_takes_a_questions_answer_at_any_instance_of_the_fleet() {
+    let _one = one_at_a_time();
+    let python = common::python();
+    assert!(python.exists());
+    let home = Home::new();
+    let restate = Restate::start();
+    let file = twice_file(&home);
+    let worker = Worker::start(&home, &restate, &file, free_port(), "first", &[]);
+    let (old, new, other) = (
+        "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff",
+        "ffeeddccbbaa99887766554433221100ffeeddccbbaa99887766554433221100",
+        "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef",
+    );
+    let key = |name: &str, keys: &[&str]| {
+        let path = home.path(name);
+        std::fs::write(&path, keys.join("\n")).expect("write a key file");
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt as _;
+            std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).expect("chmod");
+        }
+        path
+    };
+    let (a, url_a) = serve_keyed(
+        &home,
+        &restate,
+        &file,
+        &key("a.key", &[old, new]),
+        "serve-a",
+    );
+    let (b, url_b) = serve_keyed(
+        &home,
+        &restate,
+        &file,
+        &key("b.key", &[new, old]),
+        "serve-b",
+    );
+    let (c, url_c) = serve_keyed(&home, &restate, &file, &key("c.key", &[other]), "serve-c");
+    let mut py = std::process::Command::new(&python);
+    py.arg(harness::root().join("tests/interop/serve_fleet_client.py"))
+        .args(["durable", old, &url_a, &url_b, &url_c]);
+    let client = Proc::spawn(py, home.dir.path(), "python-client");
+    let procs = [&client, &a, &b, &c, &worker.proc];
+    let code = client.wait("the Python client to end", RUN_LIMIT, || {
+        context(&home, &restate, &procs)
+    });
+    let said = client.out();
+    let logs = context(&home, &restate, &procs);
+    assert_eq!(code, 0, "{logs}");
+    assert!(said.contains("all checks passed"), "{logs}");
+    assert!(said.contains("asked at A: Name for fleet"), "{logs}");
+    assert!(said.contains("asked at B: Name for Bo"), "{logs}");
+    for at in ["A", "B", "OTHER"] {
+        assert!(
+            said.contains(&format!(
+                "forged state at {at} refused: `requestState` was not issued by this server"
+            )),
+            "{logs}"
+        );
+    }
+    for at in ["A", "B"] {
+        assert!(
+            said.contains(&format!(
+                "expired state at {at} refused: `requestState` has expired"
+            )),
+            "{logs}"
+        );
+        assert!(
+            said.contains(&format!(
+                "used state at {at} refused: no run is waiting on this `requestState`"
+            )),
+            "{logs}"
+        );
+    }
+    assert!(
+        said.contains(
+            "state of another key at OTHER refused: `requestState` was not issued by this server"
+        ),
+        "{logs}"
+    );
+    let line = said
+        .lines()
+        .find(|l| l.starts_with("twice -> "))
+        .unwrap_or_else(|| panic!("no `twice` line\n{logs}"));
+    assert!(
+        line.starts_with(r#"twice -> {"who": "Bo", "name": "Al"} run "#),
+        "{logs}"
+    );
+    let id = line.rsplit(" run ").next().expect("a run id");
+    // The run went once through Restate (one workflow, one attempt) and
+    // its saved trace says the agent gave both answers.
+    let out = home
+        .pipewright(&["runs", "show", id, "--format", "json"])
+        .output()
+        .expect("runs show");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let t: Value = serde_json::from_slice(&out.stdout).expect("a saved run");
+    assert_eq!(attempts(&t, &restate).len(), 1, "{t:#}");
+    for (node, name) in [("first", "Bo"), ("second", "Al")] {
+        let talk = t["nodes"][node]["interactions"]
+            .as_array()
+            .unwrap_or_else(|| panic!("{node} kept no question: {t:#}"));
+        assert_eq!(talk.len(), 1, "{t:#}");
+        assert_eq!(talk[0]["by"], "agent", "{t:#}");
+        assert_eq!(talk[0]["reply"]["content"]["name"], name, "{t:#}");
+    }
+}
