@@ -6,6 +6,7 @@ stickiness would send it.
 
     python serve_fleet_client.py local KEY A B OTHER ROTATED
     python serve_fleet_client.py durable KEY A B OTHER
+    python serve_fleet_client.py balanced URL
 
 KEY is the fleet's key (hex), to seal a state that has expired. A and B
 hold KEY; OTHER holds another key; ROTATED holds a new key first and KEY
@@ -19,8 +20,15 @@ name (hitl_server.py's `ask_name`, the second for the name the first got).
   once, with both answers.
 
 In both, a forged, an expired, another key's and a used state are refused
-at every instance. Prints one line per check; exits non-zero on a failed
-one.
+at every instance.
+
+- balanced: URL is a balancer (HAProxy, round robin) in front of the
+  `--on` instances, which names the instance of each response in
+  `X-Served-By`; the SDK drives the rounds itself (its elicitation
+  callback answers), and each `tools/call` is printed with the instance
+  that answered it.
+
+Prints one line per check; exits non-zero on a failed one.
 """
 
 import asyncio
@@ -31,7 +39,9 @@ import json
 import sys
 from typing import Any
 
+import httpx2
 from mcp.client.client import Client
+from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 from mcp_types import ElicitResult, InputRequiredResult
 
@@ -89,7 +99,40 @@ def run_id(result: Any) -> str:
     return meta["pipewright/run_id"]
 
 
+async def balanced(url: str) -> None:
+    served: list[str] = []
+
+    async def seen(response: Any) -> None:
+        try:
+            body = json.loads(response.request.content or b"null")
+        except ValueError:
+            return
+        if isinstance(body, dict) and body.get("method") == "tools/call":
+            kind = "answer" if "requestState" in (body.get("params") or {}) else "question"
+            served.append(f"{kind} at {response.headers.get('x-served-by', '?')}")
+
+    names = {"Name for fleet": "Bo", "Name for Bo": "Al"}
+
+    async def named(_context: Any, params: Any) -> ElicitResult:
+        return ElicitResult(action="accept", content={"name": names[params.message]})
+
+    http = httpx2.AsyncClient(
+        event_hooks={"response": [seen]}, timeout=httpx2.Timeout(60, read=300)
+    )
+    async with http:
+        transport = streamable_http_client(url, http_client=http)
+        async with Client(transport, mode="2026-07-28", elicitation_callback=named) as client:
+            done = await client.call_tool("twice", {"who": "fleet"})
+    assert not done.is_error, done
+    print(f"twice -> {json.dumps(done.structured_content)} run {run_id(done)}")
+    print("calls: " + ", ".join(served))
+    print("all checks passed")
+
+
 async def main(mode: str, key_hex: str, *urls: str) -> None:
+    if mode == "balanced":
+        await balanced(key_hex)
+        return
     async with contextlib.AsyncExitStack() as stack:
         names = ["A", "B", "OTHER", "ROTATED"][: len(urls)]
         clients = {}
