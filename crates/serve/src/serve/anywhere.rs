@@ -8,6 +8,7 @@
 //! next questions or its end, which answer that call.
 
 use std::collections::HashSet;
+use std::sync::Arc;
 
 use rmcp::RoleServer;
 use rmcp::model::{CallToolResponse, ErrorData, InputResponses};
@@ -18,13 +19,20 @@ use tokio_util::sync::CancellationToken;
 use super::agent::{Asked, Can, reply_of};
 use super::exec::ToAgent;
 use super::handler::PipelineServer;
-use super::parked::{DURABLE_HERE, GONE, Live};
-use super::seal::Durable;
+use super::parked::{DURABLE_HERE, GONE, Live, MAX_PARKED, PARK_TTL, Parking};
+use super::seal::{Durable, Sealer};
 use pipewright_engine::mcp::human::{Reply, Source};
 use pipewright_engine::run::durable::ask::Given;
 use pipewright_engine::run::durable::client;
 
 impl PipelineServer {
+    /// Seals and opens `requestState`s with the fleet's keys
+    /// (`--state-key-file`), so any instance opens any instance's state.
+    pub(super) fn with_sealer(mut self, sealer: Sealer) -> Self {
+        self.parked = Arc::new(Parking::with_sealer(sealer, PARK_TTL, MAX_PARKED));
+        self
+    }
+
     /// When `asked` are a durable run's questions: the input-required
     /// result naming them, the run left waiting in Restate (this
     /// instance stops following it; after the parking time, what is

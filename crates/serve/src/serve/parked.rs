@@ -173,14 +173,6 @@ impl Parking {
     }
 }
 
-impl super::handler::PipelineServer {
-    /// Seals and opens `requestState`s with the fleet's keys.
-    pub(super) fn with_sealer(mut self, sealer: Sealer) -> Self {
-        self.parked = std::sync::Arc::new(Parking::with_sealer(sealer, PARK_TTL, MAX_PARKED));
-        self
-    }
-}
-
 /// A state sealed under the fleet's key by another instance (or by this
 /// one before it restarted): its run waits in that process.
 pub const ELSEWHERE: &str = "`requestState` was sealed by another `serve` instance (or by this one before it restarted), and the run it answers waits in that process: without `--on`, a question must be answered at the instance that asked it. Route each agent's calls to one instance (sticky on the `Mcp-Session-Id` header; a 2026-07-28 agent sends none, so it needs `--on`), or serve with `--on restate://…` so that any instance takes the answer; call the tool again without it";
