@@ -95,7 +95,13 @@ impl PipelineServer {
                 .ok_or_else(|| invalid(format!("`inputResponses` has no answer to `{key}`")))?;
             let reply = reply_of(&q.ask(), answer)
                 .map_err(|e| invalid(format!("`inputResponses.{key}`: {e}")))?;
-            given.push((id.clone(), Given::of(&reply, Source::Agent)));
+            let g = Given::of(&reply, Source::Agent);
+            // Checked here against the form as the worker will check it,
+            // so that no answer of the round is given when one would be
+            // refused.
+            g.check(q)
+                .map_err(|e| invalid(format!("`inputResponses.{key}`: {e}")))?;
+            given.push((id.clone(), g));
         }
         for (id, g) in &given {
             client::answer(r, &sealed.run, id, g)
