@@ -56,7 +56,7 @@ impl PipelineServer {
         let run = run?.clone();
         let state = self.parked.seal_durable(&run, &questions, tool);
         live.run.abort();
-        self.expire_durable(run, questions);
+        self.expire_durable(tool.to_owned(), run, questions);
         Some(state)
     }
 
@@ -163,7 +163,7 @@ impl PipelineServer {
     /// still waiting are answered `cancel` (the agent let its state
     /// expire); the run then ends as its nodes decide, and this instance
     /// saves it.
-    fn expire_durable(&self, run: String, questions: Vec<String>) {
+    fn expire_durable(&self, tool: String, run: String, questions: Vec<String>) {
         let Some(remote) = self.remote.clone() else {
             return;
         };
@@ -194,7 +194,7 @@ impl PipelineServer {
                     &mut |_, _| {},
                 )
                 .await;
-                server.answer_run(trace);
+                server.answer_run(&tool, trace);
             }
         });
     }
