@@ -1481,3 +1481,313 @@ fn a_worker_answers_health_and_readiness_over_http1_beside_restates_calls() {
     assert_eq!(code, 0, "{}", worker.proc.logs());
     assert!(http(port, "GET", "/readyz", None).is_err());
 }
+
+/// `twice`: two nodes that ask in turn for a name (hitl_server.py's
+/// `ask_name`), the second for the name the first got; and `ask`, `greet`
+/// and `sum` as [`asking_file`] serves them.
+fn twice_file(home: &Home) -> std::path::PathBuf {
+    let py = common::python();
+    let interop = harness::root().join("tests/interop");
+    let text = format!(
+        "vars: {{ who: nobody }}\nservers:\n  hitl:\n    command: {py}\n    args: [{hitl}]\n  modern:\n    command: {py}\n    args: [{modern}, stdio]\n    protocol: 2026-07-28\ncompositions:\n  - name: twice\n    nodes:\n      - id: first\n        server: hitl\n        tool: ask_name\n        args: {{ who: \"${{var.who}}\" }}\n      - id: second\n        needs: [first]\n        server: hitl\n        tool: ask_name\n        args: {{ who: \"${{first.name}}\" }}\n    output: second\n  - name: ask\n    nodes:\n      - id: asked\n        server: hitl\n        tool: ask_name\n        args: {{ who: \"${{var.who}}\" }}\n    output: asked\n  - name: greet\n    nodes:\n      - id: greeted\n        server: modern\n        tool: greet\n    output: greeted\n  - name: sum\n    nodes:\n      - id: summed\n        server: hitl\n        tool: summarize\n        args: {{ text: \"a long text\" }}\n    output: summed\n",
+        py = py.display(),
+        hitl = interop.join("hitl_server.py").display(),
+        modern = interop.join("modern_server.py").display(),
+    );
+    let file = home.path("twice.yml");
+    std::fs::write(&file, text).expect("write the served file");
+    file
+}
+
+/// HAProxy in front of `serve --http` instances (`mode http`, HTTP/1.1),
+/// round robin per request, naming the instance of each response in
+/// `X-Served-By`; with `sticky`, a session stays on the instance that
+/// opened it (the rule docs/src/serve.md gives: the `Mcp-Session-Id` the
+/// instance answered `initialize` with, looked up on each request).
+fn balancer(dir: &Path, serves: &[(&str, &str)], sticky: bool) -> Haproxy {
+    let port = free_port();
+    let mut cfg = format!(
+        "global\n    maxconn 1024\n\n\
+         defaults\n    mode http\n    timeout connect 5s\n    timeout client 10m\n    timeout server 10m\n\n\
+         frontend agents\n    bind 127.0.0.1:{port}\n    default_backend serves\n\n\
+         backend serves\n    balance roundrobin\n    http-response set-header X-Served-By %s\n"
+    );
+    if sticky {
+        cfg.push_str(
+            "    stick-table type string len 128 size 100k expire 30m\n    stick on req.hdr(mcp-session-id)\n    stick store-response res.hdr(mcp-session-id)\n",
+        );
+    }
+    for (name, url) in serves {
+        let addr = url.trim_start_matches("http://").trim_end_matches("/mcp");
+        cfg.push_str(&format!("    server {name} {addr}\n"));
+    }
+    let path = dir.join(if sticky {
+        "sticky.cfg"
+    } else {
+        "roundrobin.cfg"
+    });
+    std::fs::write(&path, &cfg).expect("write the HAProxy configuration");
+    let haproxy = harness::which("haproxy").unwrap_or_else(|| {
+        panic!("haproxy is not installed: apt-get install haproxy (.ci/run does)")
+    });
+    let mut cmd = std::process::Command::new(haproxy);
+    cmd.arg("-db").arg("-f").arg(&path);
+    let h = Haproxy {
+        proc: Proc::spawn(
+            cmd,
+            dir,
+            if sticky {
+                "haproxy-sticky"
+            } else {
+                "haproxy-rr"
+            },
+        ),
+        port,
+    };
+    wait_for(
+        "haproxy to listen",
+        Duration::from_secs(30),
+        || {
+            assert!(
+                h.proc.exited().is_none(),
+                "haproxy exited\n{cfg}\n{}",
+                h.proc.logs()
+            );
+            std::net::TcpStream::connect(("127.0.0.1", port)).is_ok()
+        },
+        || h.proc.logs(),
+    );
+    h
+}
+
+/// `serve FILE --on … --http 127.0.0.1:0 --state-key-file KEY`, once it
+/// listens: the process and its URL.
+fn serve_keyed(
+    home: &Home,
+    restate: &Restate,
+    file: &Path,
+    key: &Path,
+    name: &str,
+) -> (Proc, String) {
+    let (on, admin) = (restate.on(), restate.admin_url());
+    let serve = Proc::spawn(
+        home.pipewright(&[
+            "serve",
+            file.to_str().expect("utf-8 path"),
+            "--on",
+            &on,
+            "--restate-admin",
+            &admin,
+            "--yes",
+            "--http",
+            "127.0.0.1:0",
+            "--state-key-file",
+            key.to_str().expect("utf-8 path"),
+        ]),
+        home.dir.path(),
+        name,
+    );
+    let mut url = String::new();
+    wait_for(
+        &format!("{name} to listen"),
+        RUN_LIMIT,
+        || {
+            assert!(serve.exited().is_none(), "{name} exited\n{}", serve.logs());
+            match serve
+                .err()
+                .lines()
+                .find_map(|l| l.trim().strip_prefix("pipewright serve listening on "))
+            {
+                Some(u) => {
+                    url = u.to_owned();
+                    true
+                }
+                None => false,
+            }
+        },
+        || serve.logs(),
+    );
+    (serve, url)
+}
+
+/// Two `serve --on` instances over one Restate, sharing a key in the
+/// middle of a rotation (A seals with the old key, B with the new one,
+/// both open both), and a third holding another key: the official Python
+/// SDK client in 2026-07-28 mode (stateless) calls `twice` at A, answers
+/// its first question at B, gets the second question from B and answers
+/// it at A (the instances addressed alternately, as a round-robin
+/// balancer would send the calls). The run ends once, with both answers
+/// given by the agent; forged, expired, used and other-key states are
+/// refused at every instance.
+#[test]
+fn serve_on_restate_takes_a_questions_answer_at_any_instance_of_the_fleet() {
+    let _one = one_at_a_time();
+    let python = common::python();
+    assert!(python.exists());
+    let home = Home::new();
+    let restate = Restate::start();
+    let file = twice_file(&home);
+    let worker = Worker::start(&home, &restate, &file, free_port(), "first", &[]);
+    let (old, new, other) = (
+        "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff",
+        "ffeeddccbbaa99887766554433221100ffeeddccbbaa99887766554433221100",
+        "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef",
+    );
+    let key = |name: &str, keys: &[&str]| {
+        let path = home.path(name);
+        std::fs::write(&path, keys.join("\n")).expect("write a key file");
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt as _;
+            std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).expect("chmod");
+        }
+        path
+    };
+    let (a, url_a) = serve_keyed(
+        &home,
+        &restate,
+        &file,
+        &key("a.key", &[old, new]),
+        "serve-a",
+    );
+    let (b, url_b) = serve_keyed(
+        &home,
+        &restate,
+        &file,
+        &key("b.key", &[new, old]),
+        "serve-b",
+    );
+    let (c, url_c) = serve_keyed(&home, &restate, &file, &key("c.key", &[other]), "serve-c");
+    let mut py = std::process::Command::new(&python);
+    py.arg(harness::root().join("tests/interop/serve_fleet_client.py"))
+        .args(["durable", old, &url_a, &url_b, &url_c]);
+    let client = Proc::spawn(py, home.dir.path(), "python-client");
+    let procs = [&client, &a, &b, &c, &worker.proc];
+    let code = client.wait("the Python client to end", RUN_LIMIT, || {
+        context(&home, &restate, &procs)
+    });
+    let said = client.out();
+    let logs = context(&home, &restate, &procs);
+    assert_eq!(code, 0, "{logs}");
+    assert!(said.contains("all checks passed"), "{logs}");
+    assert!(said.contains("asked at A: Name for fleet"), "{logs}");
+    assert!(said.contains("asked at B: Name for Bo"), "{logs}");
+    for at in ["A", "B", "OTHER"] {
+        assert!(
+            said.contains(&format!(
+                "forged state at {at} refused: `requestState` was not issued by this server"
+            )),
+            "{logs}"
+        );
+    }
+    for at in ["A", "B"] {
+        assert!(
+            said.contains(&format!(
+                "expired state at {at} refused: `requestState` has expired"
+            )),
+            "{logs}"
+        );
+        assert!(
+            said.contains(&format!(
+                "used state at {at} refused: no run is waiting on this `requestState`"
+            )),
+            "{logs}"
+        );
+    }
+    assert!(
+        said.contains(
+            "state of another key at OTHER refused: `requestState` was not issued by this server"
+        ),
+        "{logs}"
+    );
+    let line = said
+        .lines()
+        .find(|l| l.starts_with("twice -> "))
+        .unwrap_or_else(|| panic!("no `twice` line\n{logs}"));
+    assert!(
+        line.starts_with(r#"twice -> {"who": "Bo", "name": "Al"} run "#),
+        "{logs}"
+    );
+    let id = line.rsplit(" run ").next().expect("a run id");
+    // The run went once through Restate (one workflow, one attempt) and
+    // its saved trace says the agent gave both answers.
+    let out = home
+        .pipewright(&["runs", "show", id, "--format", "json"])
+        .output()
+        .expect("runs show");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let t: Value = serde_json::from_slice(&out.stdout).expect("a saved run");
+    assert_eq!(attempts(&t, &restate).len(), 1, "{t:#}");
+    for (node, name) in [("first", "Bo"), ("second", "Al")] {
+        let talk = t["nodes"][node]["interactions"]
+            .as_array()
+            .unwrap_or_else(|| panic!("{node} kept no question: {t:#}"));
+        assert_eq!(talk.len(), 1, "{t:#}");
+        assert_eq!(talk[0]["by"], "agent", "{t:#}");
+        assert_eq!(talk[0]["reply"]["content"]["name"], name, "{t:#}");
+    }
+
+    // Behind HAProxy round robin, the SDK driving the rounds itself: the
+    // question comes from one instance, each answer lands on the other.
+    let rr = balancer(home.dir.path(), &[("a", &url_a), ("b", &url_b)], false);
+    let mut py = std::process::Command::new(&python);
+    py.arg(harness::root().join("tests/interop/serve_fleet_client.py"))
+        .args(["balanced", &format!("http://127.0.0.1:{}/mcp", rr.port)]);
+    let client = Proc::spawn(py, home.dir.path(), "python-balanced");
+    let procs = [&client, &rr.proc, &a, &b, &worker.proc];
+    let code = client.wait("the balanced Python client to end", RUN_LIMIT, || {
+        context(&home, &restate, &procs)
+    });
+    let said = client.out();
+    let logs = context(&home, &restate, &procs);
+    assert_eq!(code, 0, "{logs}");
+    assert!(
+        said.contains(r#"twice -> {"who": "Bo", "name": "Al"} run "#),
+        "{logs}"
+    );
+    let calls = said
+        .lines()
+        .find_map(|l| l.strip_prefix("calls: "))
+        .unwrap_or_else(|| panic!("no calls line\n{logs}"));
+    let at: Vec<(&str, &str)> = calls
+        .split(", ")
+        .filter_map(|c| c.split_once(" at "))
+        .collect();
+    assert_eq!(
+        at.iter().map(|(k, _)| *k).collect::<Vec<_>>(),
+        ["question", "answer", "answer"],
+        "{logs}"
+    );
+    assert!(
+        at[0].1 != at[1].1 && at[1].1 != at[2].1 && at.iter().all(|(_, s)| ["a", "b"].contains(s)),
+        "each answer at the other instance: {calls}\n{logs}"
+    );
+
+    // A 2025-11-25 agent keeps its session on one instance when the
+    // balancer sticks on `Mcp-Session-Id`: its questions come on its
+    // session and its answers reach the upstream servers through Restate.
+    let sticky = balancer(home.dir.path(), &[("a", &url_a), ("b", &url_b)], true);
+    let mut node = std::process::Command::new("node");
+    node.arg(harness::root().join("tests/interop/serve-asking-client.mjs"))
+        .arg(harness::bin())
+        .arg(&file)
+        .arg(format!("http://127.0.0.1:{}/mcp", sticky.port))
+        .arg("answer");
+    let client = Proc::spawn(node, home.dir.path(), "ts-sticky");
+    let procs = [&client, &sticky.proc, &a, &b, &worker.proc];
+    let code = client.wait("the TypeScript client to end", RUN_LIMIT, || {
+        context(&home, &restate, &procs)
+    });
+    let text = client.out();
+    let logs = context(&home, &restate, &procs);
+    assert_eq!(code, 0, "{logs}");
+    assert!(text.contains("all checks passed"), "{logs}");
+    assert!(
+        text.contains(r#"ask -> {"who":"ts","name":"Lin (Name for ts)"}"#),
+        "{logs}"
+    );
+}

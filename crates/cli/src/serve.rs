@@ -69,6 +69,17 @@ pub struct ServeArgs {
     /// does, compensations included; every run is saved before the exit.
     #[arg(long, value_name = "DURATION")]
     pub drain: Option<String>,
+    /// The `requestState` keys shared by a fleet of `serve` instances, so
+    /// that any instance checks the state any instance sealed: one key per
+    /// line (64 or more hex digits, e.g. `openssl rand -hex 32`), the
+    /// first seals and every one opens (rotation). Default: a random key
+    /// of this process.
+    #[arg(long, value_name = "PATH", conflicts_with = "state_key_env")]
+    pub state_key_file: Option<PathBuf>,
+    /// The `requestState` keys, as --state-key-file holds them, in the
+    /// environment variable NAME.
+    #[arg(long, value_name = "NAME")]
+    pub state_key_env: Option<String>,
     /// Run each call durably on Restate (its ingress at
     /// `restate://HOST:PORT`), where `pipewright worker` runs the same
     /// files: a call survives the worker dying mid-run.
@@ -105,6 +116,8 @@ pub async fn serve(args: ServeArgs, settings: Settings) -> u8 {
         max_calls_per_session: args.max_calls_per_session,
         session_idle: args.session_idle,
         drain: args.drain,
+        state_key_file: args.state_key_file,
+        state_key_env: args.state_key_env,
         on: args.on,
         restate_admin: args.restate_admin,
         eval: args.eval,

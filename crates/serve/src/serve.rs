@@ -33,6 +33,7 @@ use pipewright_engine::settings::Settings;
 
 mod agent;
 mod answer;
+mod anywhere;
 pub(crate) mod exec;
 pub(crate) mod handler;
 pub(crate) mod health;
@@ -46,6 +47,7 @@ mod provenance;
 mod questions;
 mod rename;
 mod seal;
+mod state_key;
 mod tasks_2025_11_25;
 mod tasks_2026_07_28;
 
@@ -92,6 +94,13 @@ pub struct ServeOptions {
     /// flight may take to finish before they are cancelled
     /// ([`DEFAULT_DRAIN`] when `None`).
     pub drain: Option<String>,
+    /// The file holding the fleet's `requestState` keys (one per line, the
+    /// first seals, every one opens), so any instance opens any
+    /// instance's state.
+    pub state_key_file: Option<PathBuf>,
+    /// The environment variable holding the fleet's `requestState` keys
+    /// (as the file would).
+    pub state_key_env: Option<String>,
     /// Run each call durably on Restate, its ingress at
     /// `restate://HOST:PORT`.
     pub on: Option<String>,
@@ -148,6 +157,22 @@ pub async fn serve(args: ServeOptions, settings: Settings) -> u8 {
         }
         None => None,
     };
+    let keys = state_key::Source {
+        file: args.state_key_file.as_deref(),
+        env: args.state_key_env.as_deref(),
+    };
+    let sealer = match state_key::load(&keys, &settings.env) {
+        Ok((sealer, warnings)) => {
+            for w in warnings {
+                eprintln!("warning: {w}");
+            }
+            sealer
+        }
+        Err(e) => {
+            eprintln!("error: {e}");
+            return exit::INVALID;
+        }
+    };
     let (served, upstreams) = match load_all(&args.files, args.yes, args.locked, &settings).await {
         Ok(loaded) => loaded,
         Err(code) => return code,
@@ -197,6 +222,10 @@ pub async fn serve(args: ServeOptions, settings: Settings) -> u8 {
     );
     let server = match &evaluator {
         Some(e) => server.with_eval(e.clone()),
+        None => server,
+    };
+    let server = match sealer {
+        Some(s) => server.with_sealer(s),
         None => server,
     };
     let code = match http {

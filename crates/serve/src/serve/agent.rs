@@ -34,6 +34,9 @@ pub const MAX_ANSWER_DEPTH: usize = 32;
 pub struct Asked {
     pub question: Question,
     pub reply: oneshot::Sender<Answer>,
+    /// A durable run's question (`serve --on`): the run's id in Restate
+    /// and the question's, so that any instance can answer it there.
+    pub durable: Option<(String, String)>,
 }
 
 /// Which questions the agent's client said it answers (its capabilities
@@ -111,6 +114,7 @@ impl Responder for AgentResponder {
             let asked = Asked {
                 question: question.clone(),
                 reply: tx,
+                durable: None,
             };
             if self.to_agent.send(asked).await.is_err() {
                 return self.others.respond(question).await;

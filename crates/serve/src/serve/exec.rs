@@ -87,13 +87,27 @@ impl ToAgent {
     /// agent's, or `cancel` when it let the question expire) back to the
     /// run. A question the agent does not answer, or whose call ends
     /// first, keeps waiting in Restate for `pipewright runs answer`.
-    fn forward(&self, r: &client::Restate, id: &str, q: ask::Asked, over: &CancellationToken) {
+    pub(super) fn forward(
+        &self,
+        r: &client::Restate,
+        id: &str,
+        q: ask::Asked,
+        over: &CancellationToken,
+    ) {
         if !self.can.answers(&q.ask()) {
             return;
         }
         let tx = self.tx.clone();
+        let durable = Some((id.to_owned(), q.id.clone()));
         let give = move |question, reply| -> BoxFuture<'static, bool> {
-            Box::pin(async move { tx.send(Asked { question, reply }).await.is_ok() })
+            Box::pin(async move {
+                let asked = Asked {
+                    question,
+                    reply,
+                    durable,
+                };
+                tx.send(asked).await.is_ok()
+            })
         };
         client::relay(r, id, q, give, |_| true, over);
     }

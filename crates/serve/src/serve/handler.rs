@@ -48,7 +48,7 @@ pub struct PipelineServer {
     /// How many task runs are going, over every session.
     pub(super) running_tasks: Arc<std::sync::atomic::AtomicUsize>,
     /// `--on restate://…`: calls run durably there.
-    remote: Option<Arc<super::exec::Remote>>,
+    pub(super) remote: Option<Arc<super::exec::Remote>>,
     /// `--eval`: the served runs' `eval:`, graded after the answer.
     eval: Option<Arc<super::judged::Evaluator>>,
     /// Runs waiting for a 2026-07-28 agent's answers, over every session.

@@ -4,7 +4,9 @@
 //! until the agent calls again with the answers and the `requestState` it
 //! was given. At most [`MAX_PARKED`] runs wait at once, each for at most
 //! [`PARK_TTL`]; one that waits longer gets its questions cancelled and
-//! ends on its own.
+//! ends on its own. A parked run lives in this process only: a state
+//! another instance of the fleet sealed (same key, see [`super::seal`])
+//! is refused with what to do instead.
 
 use std::collections::HashMap;
 use std::sync::Mutex;
@@ -15,7 +17,7 @@ use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
 use super::agent::Asked;
-use super::seal::{Refused, Sealer};
+use super::seal::{Refused, Sealer, State};
 use pipewright_engine::run::trace::Trace;
 
 /// How long a parked run waits for its agent.
@@ -62,6 +64,9 @@ pub struct Parked {
 /// The parked runs of one `serve`.
 pub struct Parking {
     sealer: Sealer,
+    /// Begins every run id this process seals (random), so a state
+    /// another instance sealed under the fleet's key is told apart.
+    instance: String,
     ttl: Duration,
     max: usize,
     runs: Mutex<HashMap<String, Parked>>,
@@ -75,8 +80,14 @@ impl Default for Parking {
 
 impl Parking {
     pub fn new(ttl: Duration, max: usize) -> Self {
+        Parking::with_sealer(Sealer::new(), ttl, max)
+    }
+
+    /// Parking whose states `sealer` seals (the fleet's key).
+    pub fn with_sealer(sealer: Sealer, ttl: Duration, max: usize) -> Self {
         Parking {
-            sealer: Sealer::new(),
+            sealer,
+            instance: hex::encode(pipewright_engine::random::bytes::<8>()),
             ttl,
             max,
             runs: Mutex::default(),
@@ -85,6 +96,25 @@ impl Parking {
 
     pub fn ttl(&self) -> Duration {
         self.ttl
+    }
+
+    /// What `state` names (either kind), given for `tool`: refused as
+    /// forged or expired with the sentence to show.
+    pub fn open(&self, state: &str, tool: &str) -> Result<State, String> {
+        self.sealer
+            .open_any(state, tool, now_ms())
+            .map_err(|e: Refused| e.to_string())
+    }
+
+    /// Seals questions `questions` of durable run `run` for `tool`, good
+    /// for the parking time.
+    pub fn seal_durable(&self, run: &str, questions: &[String], tool: &str) -> String {
+        self.sealer
+            .seal_durable(run, questions, tool, self.expiry())
+    }
+
+    fn expiry(&self) -> u64 {
+        now_ms().saturating_add(self.ttl.as_millis() as u64)
     }
 
     /// Parks the run until its questions are answered: the state to hand
@@ -96,10 +126,10 @@ impl Parking {
         }
         parked.live.round += 1;
         let state = self.sealer.seal(
-            &parked.live.id,
+            &format!("{}{}", self.instance, parked.live.id),
             parked.live.round,
             &parked.tool,
-            now_ms().saturating_add(self.ttl.as_millis() as u64),
+            self.expiry(),
         );
         runs.insert(parked.live.id.clone(), parked);
         Ok(state)
@@ -114,20 +144,21 @@ impl Parking {
         tool: &str,
         check: impl FnOnce(&[(String, Asked)]) -> Result<T, String>,
     ) -> Result<(Parked, T), String> {
-        let opened = self
-            .sealer
-            .open(state, tool, now_ms())
-            .map_err(|e: Refused| e.to_string())?;
-        let mut runs = self.runs.lock().unwrap_or_else(|e| e.into_inner());
-        let gone = || {
-            "no run is waiting on this `requestState`: it was answered already, or its question expired; call the tool again without it".to_owned()
+        let opened = match self.open(state, tool)? {
+            State::Parked(opened) => opened,
+            State::Durable(_) => return Err(DURABLE_HERE.to_owned()),
         };
-        let parked = runs.get(&opened.run).ok_or_else(gone)?;
+        let Some(run) = opened.run.strip_prefix(&self.instance) else {
+            return Err(ELSEWHERE.to_owned());
+        };
+        let mut runs = self.runs.lock().unwrap_or_else(|e| e.into_inner());
+        let gone = || GONE.to_owned();
+        let parked = runs.get(run).ok_or_else(gone)?;
         if parked.live.round != opened.round {
             return Err(gone());
         }
         let checked = check(&parked.asked)?;
-        let parked = runs.remove(&opened.run).ok_or_else(gone)?;
+        let parked = runs.remove(run).ok_or_else(gone)?;
         Ok((parked, checked))
     }
 
@@ -142,7 +173,17 @@ impl Parking {
     }
 }
 
-fn now_ms() -> u64 {
+/// A state sealed under the fleet's key by another instance (or by this
+/// one before it restarted): its run waits in that process.
+pub const ELSEWHERE: &str = "`requestState` was sealed by another `serve` instance (or by this one before it restarted), and the run it answers waits in that process: without `--on`, a question must be answered at the instance that asked it. Route each agent's calls to one instance (sticky on the `Mcp-Session-Id` header; a 2026-07-28 agent sends none, so it needs `--on`), or serve with `--on restate://…` so that any instance takes the answer; call the tool again without it";
+
+/// A state whose questions no longer wait.
+pub(super) const GONE: &str = "no run is waiting on this `requestState`: it was answered already, or its question expired; call the tool again without it";
+
+/// A durable run's state at a `serve` without `--on`.
+pub(super) const DURABLE_HERE: &str = "`requestState` names a durable run in Restate, and this `serve` runs without `--on restate://…`: serve every instance with the same `--on`; call the tool again without it";
+
+pub(super) fn now_ms() -> u64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_millis() as u64)
@@ -205,5 +246,34 @@ mod tests {
         assert!(p.park(parked("a")).is_err(), "the cap holds");
         let e = p.take(&state, "a", |_| Ok(())).err().expect("expired");
         assert!(e.contains("expired"), "{e}");
+    }
+
+    #[tokio::test]
+    async fn a_state_of_another_instance_of_the_fleet_says_where_its_run_waits() {
+        let key = || Sealer::with_keys(vec![vec![7; 32]]).expect("a key");
+        let (a, b) = (
+            Parking::with_sealer(key(), PARK_TTL, 4),
+            Parking::with_sealer(key(), PARK_TTL, 4),
+        );
+        let state = a.park(parked("ask")).ok().expect("parked");
+        let e = b.take(&state, "ask", |_| Ok(())).err().expect("elsewhere");
+        assert_eq!(e, ELSEWHERE);
+        assert!(e.contains("sticky on the `Mcp-Session-Id` header"), "{e}");
+        assert!(e.contains("--on restate://"), "{e}");
+        // Forged and other-key states stay "not issued by this server".
+        let other = Parking::new(PARK_TTL, 4);
+        let e = other
+            .take(&state, "ask", |_| Ok(()))
+            .err()
+            .expect("other key");
+        assert!(e.contains("not issued by this server"), "{e}");
+        // A durable run's state without `--on`.
+        let durable = key().seal_durable("run", &["q0".to_owned()], "ask", u64::MAX);
+        let e = b.take(&durable, "ask", |_| Ok(())).err().expect("durable");
+        assert!(e.contains("without `--on restate://…`"), "{e}");
+        // At the instance that asked, it is taken once.
+        assert!(a.take(&state, "ask", |_| Ok(())).is_ok());
+        let e = a.take(&state, "ask", |_| Ok(())).err().expect("replay");
+        assert!(e.contains("answered already"), "{e}");
     }
 }

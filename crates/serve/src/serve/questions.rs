@@ -31,6 +31,7 @@ use super::exec::{Hooks, Job, ToAgent, run_job};
 use super::handler::PipelineServer;
 use super::logging::Level;
 use super::parked::{Live, Parked};
+use super::seal::State;
 use pipewright_engine::mcp::human::{Answer, Ask, Human, Reply, Source};
 use pipewright_engine::run::trace::Trace;
 
@@ -104,6 +105,9 @@ impl PipelineServer {
                 None,
             ));
         };
+        if let Ok(State::Durable(sealed)) = self.parked.open(&state, tool) {
+            return self.resume_durable(tool, sealed, responses, context).await;
+        }
         let responses = responses.unwrap_or_default();
         let (parked, answers) = self
             .parked
@@ -131,7 +135,7 @@ impl PipelineServer {
     /// Waits for the run's end or its next questions: the tool's result,
     /// or the questions as an input-required result with the run parked.
     /// This request being cancelled cancels the run.
-    async fn drive(
+    pub(super) async fn drive(
         &self,
         tool: &str,
         mut live: Live,
@@ -162,6 +166,9 @@ impl PipelineServer {
                 .iter()
                 .map(|(key, a)| (key.clone(), request_of(&a.question.ask)))
                 .collect::<Map<String, Value>>();
+            if let Some(state) = self.park_durable(tool, &live, &asked) {
+                return input_required(requests, state);
+            }
             let (id, round) = (live.id.clone(), live.round + 1);
             let parked = Parked {
                 live,
@@ -261,6 +268,7 @@ async fn ask_peer(peer: Peer<RoleServer>, asked: Asked) {
     let Asked {
         question,
         mut reply,
+        ..
     } = asked;
     let answer = tokio::select! {
         a = ask_agent(&peer, &question.ask) => a,

@@ -212,6 +212,23 @@ pub async fn run_quiet(
     on_question: &mut (dyn FnMut(&str, super::ask::Asked) + Send),
 ) -> Result<Trace, String> {
     let (id, invocation) = start(r, req).await.map_err(|(_, s)| s)?;
+    follow(r, &id, invocation, cancel, on_open, on_call, on_question).await
+}
+
+/// Follows run `id`, started by anyone (`serve --on` taking a question's
+/// answer at another instance than the one that started it), as
+/// [`run_quiet`] does once the run is started: the journal from its
+/// start, handed to the same callbacks, until the trace comes back.
+pub async fn follow(
+    r: &Restate,
+    id: &str,
+    invocation: Option<String>,
+    cancel: &CancellationToken,
+    on_open: &mut (dyn FnMut(super::Opened) + Send),
+    on_call: &mut (dyn FnMut(Recorded) -> futures::future::BoxFuture<'static, ()> + Send),
+    on_question: &mut (dyn FnMut(&str, super::ask::Asked) + Send),
+) -> Result<Trace, String> {
+    let id = id.to_owned();
     let mut journal = Journal {
         invocation,
         next: 0,
