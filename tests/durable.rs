@@ -1505,6 +1505,12 @@ fn twice_file(home: &Home) -> std::path::PathBuf {
 /// opened it (the rule docs/src/serve.md gives: the `Mcp-Session-Id` the
 /// instance answered `initialize` with, looked up on each request).
 fn balancer(dir: &Path, serves: &[(&str, &str)], sticky: bool) -> Haproxy {
+    balancer_checked(dir, serves, sticky, false)
+}
+
+/// [`balancer`], and with `checked` HAProxy asks each instance's `/readyz`
+/// every 100 ms and sends nothing new to one that fails it once.
+fn balancer_checked(dir: &Path, serves: &[(&str, &str)], sticky: bool, checked: bool) -> Haproxy {
     let port = free_port();
     let mut cfg = format!(
         "global\n    maxconn 1024\n\n\
@@ -1517,9 +1523,17 @@ fn balancer(dir: &Path, serves: &[(&str, &str)], sticky: bool) -> Haproxy {
             "    stick-table type string len 128 size 100k expire 30m\n    stick on req.hdr(mcp-session-id)\n    stick store-response res.hdr(mcp-session-id)\n",
         );
     }
+    if checked {
+        cfg.push_str("    option httpchk GET /readyz\n");
+    }
     for (name, url) in serves {
         let addr = url.trim_start_matches("http://").trim_end_matches("/mcp");
-        cfg.push_str(&format!("    server {name} {addr}\n"));
+        let check = if checked {
+            " check inter 100ms fall 1 rise 1"
+        } else {
+            ""
+        };
+        cfg.push_str(&format!("    server {name} {addr}{check}\n"));
     }
     let path = dir.join(if sticky {
         "sticky.cfg"
@@ -1790,4 +1804,188 @@ fn serve_on_restate_takes_a_questions_answer_at_any_instance_of_the_fleet() {
         text.contains(r#"ask -> {"who":"ts","name":"Lin (Name for ts)"}"#),
         "{logs}"
     );
+}
+
+// ---------------------------------------------------------------------------
+// A fleet's instance told to stop: the balancer sees `/readyz` fail and
+// sends the next agents to the other instance, while the calls in flight
+// at the stopping one finish there.
+
+/// `serve FILE --http 127.0.0.1:0 EXTRA…`, once it listens: the process
+/// and its URL.
+fn serve_http(home: &Home, file: &Path, name: &str, extra: &[&str]) -> (Proc, String) {
+    let mut args = vec![
+        "serve",
+        file.to_str().expect("utf-8 path"),
+        "--http",
+        "127.0.0.1:0",
+    ];
+    args.extend_from_slice(extra);
+    let serve = Proc::spawn(home.pipewright(&args), home.dir.path(), name);
+    let mut url = String::new();
+    wait_for(
+        &format!("{name} to listen"),
+        RUN_LIMIT,
+        || {
+            assert!(serve.exited().is_none(), "{name} exited\n{}", serve.logs());
+            match serve
+                .err()
+                .lines()
+                .find_map(|l| l.trim().strip_prefix("pipewright serve listening on "))
+            {
+                Some(u) => {
+                    url = u.to_owned();
+                    true
+                }
+                None => false,
+            }
+        },
+        || serve.logs(),
+    );
+    (serve, url)
+}
+
+/// A 2025-11-25 agent over plain HTTP: `initialize` and
+/// `notifications/initialized` at `url`; the session id and the instance
+/// that answered (`X-Served-By`).
+async fn open_session(client: &reqwest::Client, url: &str) -> (String, String) {
+    let post = |session: Option<&str>, body: Value| {
+        let mut r = client
+            .post(url)
+            .header("content-type", "application/json")
+            .header("accept", "application/json, text/event-stream")
+            .header("mcp-protocol-version", "2025-11-25")
+            .body(body.to_string());
+        if let Some(s) = session {
+            r = r.header("mcp-session-id", s);
+        }
+        r
+    };
+    let r = post(
+        None,
+        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-11-25", "capabilities": {},
+            "clientInfo": {"name": "drain-test", "version": "1"}}}),
+    )
+    .send()
+    .await
+    .expect("initialize");
+    assert_eq!(r.status(), 200, "{:?}", r.text().await);
+    let id = r.headers()["mcp-session-id"]
+        .to_str()
+        .expect("ascii")
+        .to_owned();
+    let by = r.headers()["x-served-by"]
+        .to_str()
+        .expect("ascii")
+        .to_owned();
+    r.text().await.expect("the answer");
+    let r = post(
+        Some(&id),
+        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+    )
+    .send()
+    .await
+    .expect("initialized");
+    assert_eq!(r.status(), 202);
+    (id, by)
+}
+
+#[test]
+fn a_stopping_serve_instance_finishes_its_calls_while_the_balancer_sends_new_agents_to_the_other() {
+    let _one = one_at_a_time();
+    let home = Home::new();
+    let file = home.path("nap.yml");
+    std::fs::write(
+        &file,
+        format!(
+            "servers:\n  demo:\n    command: {}\n    args: [demo-server]\nvars:\n  ms: 0\npipe:\n  - id: wait\n    tool: slow\n    args: {{ms: \"${{var.ms}}\"}}\n",
+            harness::bin().display()
+        ),
+    )
+    .expect("write the served file");
+    let (a, url_a) = serve_http(&home, &file, "serve-a", &["--drain", "60s"]);
+    let (_b, url_b) = serve_http(&home, &file, "serve-b", &["--drain", "60s"]);
+    let lb = balancer_checked(home.dir.path(), &[("a", &url_a), ("b", &url_b)], true, true);
+    let front = format!("http://127.0.0.1:{}/mcp", lb.port);
+    let rt = tokio::runtime::Runtime::new().expect("runtime");
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    rt.block_on(async {
+        let client = reqwest::Client::new();
+        // Agents until one lands on `a`: round robin gives it the first
+        // or the second.
+        let mut on_a = None;
+        for _ in 0..4 {
+            let (id, by) = open_session(&client, &front).await;
+            if by == "a" {
+                on_a = Some(id);
+                break;
+            }
+        }
+        let on_a = on_a.expect("round robin sends an agent to a");
+        // Three calls in flight at `a`, 2 s each.
+        let mut calls = Vec::new();
+        for n in 0..3 {
+            let r = client
+                .post(&front)
+                .header("content-type", "application/json")
+                .header("accept", "application/json, text/event-stream")
+                .header("mcp-protocol-version", "2025-11-25")
+                .header("mcp-session-id", &on_a)
+                .body(
+                    json!({"jsonrpc": "2.0", "id": 10 + n, "method": "tools/call",
+                           "params": {"name": "nap", "arguments": {"ms": 2000}}})
+                    .to_string(),
+                )
+                .send()
+                .await
+                .expect("the call");
+            assert_eq!(r.status(), 200);
+            assert_eq!(r.headers()["x-served-by"], "a");
+            calls.push(tokio::spawn(
+                async move { r.text().await.expect("the answer") },
+            ));
+        }
+        // SIGTERM to `a`: it answers /readyz 503 at once.
+        let status = std::process::Command::new("kill")
+            .args(["-TERM", &a.pid().to_string()])
+            .status()
+            .expect("kill");
+        assert!(status.success());
+        let ready_a = url_a.trim_end_matches("/mcp").to_owned() + "/readyz";
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        loop {
+            let r = client.get(&ready_a).send().await.expect("a still answers");
+            if r.status() == 503 {
+                break;
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "a never failed /readyz"
+            );
+        }
+        // Once HAProxy saw it (its check runs every 100 ms and says so on
+        // stderr), every new agent goes to `b`.
+        wait_for(
+            "HAProxy to take a out",
+            Duration::from_secs(10),
+            || lb.proc.logs().contains("serves/a is DOWN"),
+            || lb.proc.logs(),
+        );
+        for _ in 0..4 {
+            let (_, by) = open_session(&client, &front).await;
+            assert_eq!(by, "b", "a new agent went to the stopping instance");
+        }
+        // The calls in flight at `a` finish there with their results.
+        for call in calls {
+            let body = call.await.expect("the answer");
+            assert!(body.contains("slept_ms"), "{body}");
+            assert!(!body.contains("\"isError\":true"), "{body}");
+        }
+    });
+    let code = a.wait("a to exit after its calls", Duration::from_secs(60), || {
+        a.logs()
+    });
+    assert_eq!(code, 0, "{}", a.logs());
+    drop(lb);
 }
