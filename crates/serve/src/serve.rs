@@ -34,6 +34,7 @@ use pipewright_engine::settings::Settings;
 mod agent;
 mod answer;
 mod anywhere;
+mod digests;
 pub(crate) mod exec;
 pub(crate) mod handler;
 pub(crate) mod health;
@@ -452,6 +453,7 @@ async fn load_and_connect(
             pool: pool.clone(),
             pricing: pricing.clone(),
             redactor: redactor.clone(),
+            digests: Default::default(),
         });
     }
     if problems > 0 {

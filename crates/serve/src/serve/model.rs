@@ -47,6 +47,8 @@ pub struct Served {
     /// The file's secrets (header values, `${env.X}` in server settings):
     /// masked in every answer, as `run` masks them.
     pub redactor: Redactor,
+    /// Its upstream tools' digests, for provenance, once per tool list.
+    pub digests: super::digests::ToolDigests,
 }
 
 /// A file's servers, connected once for every call.

@@ -23,6 +23,7 @@ use pipewright_engine::mcp::servers::ServerPool;
 use pipewright_engine::redact::Redactor;
 use pipewright_engine::run::trace::{NodeRecord, NodeStatus, Trace};
 
+use super::digests::ToolDigests;
 use super::model::{Served, Upstream};
 
 /// The `_meta` key a served result's provenance is under (a reverse-DNS
@@ -55,6 +56,8 @@ pub struct Source<'a> {
     pub redactor: &'a Redactor,
     /// The run was saved: `runs show` opens it.
     pub saved: bool,
+    /// The served tool's digests already computed, if it keeps them.
+    pub digests: Option<&'a ToolDigests>,
 }
 
 /// The provenance of a run of the served tool `served`; `saved` when the
@@ -76,6 +79,7 @@ pub fn of_served(trace: &Trace, served: &Served, env: &Environment, saved: bool)
             env,
             redactor: &served.redactor,
             saved,
+            digests: Some(&served.digests),
         },
     )
 }
@@ -105,6 +109,7 @@ pub fn of_inline(
             env,
             redactor: &up.redactor,
             saved,
+            digests: None,
         },
     )
 }
@@ -155,9 +160,12 @@ fn node(id: &str, rec: &NodeRecord, src: &Source<'_>) -> Value {
     let server = rec.server.as_deref().or(src.default_server);
     let conn = server.and_then(|s| src.pool.get(s));
     let info = conn.map(|c| c.server_info()).unwrap_or(Value::Null);
-    let tool_digest = conn
-        .and_then(|c| c.tool(&rec.tool))
-        .map(|t| lock::digest(&lock::definition(&t)));
+    let tool_digest = match (server, conn, src.digests) {
+        (Some(s), Some(c), Some(known)) => known.of(s, c, &rec.tool),
+        _ => conn
+            .and_then(|c| c.tool(&rec.tool))
+            .map(|t| lock::digest(&lock::definition(&t))),
+    };
     let calls = rec.iterations.len().max(1);
     let mut out = json!({
         "id": id,
