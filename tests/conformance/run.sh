@@ -107,9 +107,12 @@ done < <("$node" "$next" list --requirements "$revision" | awk '
 # prompts-*, completion-complete, input-required-result-* but one) or, in
 # server-stateless, its diagnostic tools (test_missing_capability,
 # test_streaming_elicitation, test_logging_tool); the demo server, on the
-# same rmcp Streamable HTTP server, answers every one of them.
+# same rmcp Streamable HTTP server, answers every one of them. Of the
+# `pending` ones, json-schema-2020-12 and http-custom-header-server-validation
+# need a fixture tool's schema (a served tool's arguments are the `${var.X}`
+# its pipeline reads, with no header-mapped ones).
 for name in tools-list server-sse-multiple-streams dns-rebinding-protection \
-  caching input-required-result-unsupported-methods; do
+  caching input-required-result-unsupported-methods http-header-validation; do
   entries+=("next serve $name")
 done
 

@@ -17,6 +17,7 @@
 //! | `test_missing_capability` | needs the client's `sampling` capability: `-32021` (HTTP 400) when it was not declared |
 //! | `test_streaming_elicitation` | asks a question, the way the revision allows (needs `elicitation`) |
 //! | `test_input_required_result_*` | the input-required (multi round-trip) flows, see `conformance_mrtr.rs` |
+//! | `json_schema_2020_12_tool`, `test_custom_header` | their input schemas are under test, see `conformance_schemas.rs` |
 //!
 //! The resources, prompts and completions are in `conformance_content.rs`.
 
@@ -36,8 +37,8 @@ use rmcp::{
 };
 use serde_json::{Value, json};
 
-use super::conformance_mrtr;
 use super::conformance_parts::{complete, declared, image, modern, text, typed};
+use super::{conformance_mrtr, conformance_schemas};
 
 /// A WAV file of one silent 8 kHz sample, base64.
 const WAV: &str = "UklGRiYAAABXQVZFZm10IBAAAAABAAEAQB8AAEAfAAABAAgAZGF0YQIAAACAgA==";
@@ -97,6 +98,7 @@ pub(crate) fn definitions() -> Vec<Tool> {
                 ),
             )
         })
+        .chain(conformance_schemas::definitions())
         .collect()
 }
 
@@ -106,6 +108,7 @@ pub(crate) fn is_fixture(name: &str) -> bool {
         .iter()
         .chain(conformance_mrtr::TOOLS)
         .any(|(n, _)| *n == name)
+        || conformance_schemas::is_fixture(name)
 }
 
 /// Runs the fixture tool `request.name` (one [`is_fixture`] accepts).
@@ -113,6 +116,9 @@ pub(crate) async fn call(
     request: CallToolRequestParams,
     context: RequestContext<RoleServer>,
 ) -> Result<CallToolResponse, ErrorData> {
+    if conformance_schemas::is_fixture(&request.name) {
+        return conformance_schemas::call(&request);
+    }
     let content = match request.name.as_ref() {
         "test_simple_text" => vec![text("This is a simple text response for testing.")],
         "test_image_content" => vec![image()],

@@ -83,6 +83,7 @@ mod conformance;
 mod conformance_content;
 mod conformance_mrtr;
 mod conformance_parts;
+mod conformance_schemas;
 mod data;
 mod http;
 mod tools;
