@@ -158,3 +158,51 @@ fn ended(name: &str, t: &Trace) -> String {
     }
     said
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pipewright_engine::run::trace::Compensation;
+
+    fn undo(node: &str, status: &str) -> Compensation {
+        Compensation {
+            node: node.to_owned(),
+            status: status.to_owned(),
+            ..Compensation::default()
+        }
+    }
+
+    fn trace(status: RunStatus, failed: Option<&str>, undone: Vec<Compensation>) -> Trace {
+        let mut t = Trace::default();
+        t.composition.status = status;
+        t.failed_step = failed.map(str::to_owned);
+        t.compensations = undone;
+        t
+    }
+
+    #[test]
+    fn the_last_status_message_says_how_the_run_ended_and_what_it_undid() {
+        let done = trace(RunStatus::Completed, None, vec![]);
+        assert_eq!(ended("sync", &done), "`sync` completed");
+        let failed = trace(
+            RunStatus::Partial,
+            Some("boom"),
+            vec![undo("b", "ok"), undo("a", "failed"), undo("c", "ok")],
+        );
+        assert_eq!(
+            ended("sync", &failed),
+            "`sync` failed at `boom`; compensated `b`, `c`; compensating `a` failed"
+        );
+        let cancelled = trace(RunStatus::Cancelled, None, vec![undo("create", "ok")]);
+        assert_eq!(
+            ended("sync", &cancelled),
+            "`sync` cancelled; compensated `create`"
+        );
+        let mut capped = trace(RunStatus::BudgetExceeded, Some("b"), vec![]);
+        capped.composition.budget_tripped = Some("max_usd".into());
+        assert_eq!(
+            ended("sync", &capped),
+            "`sync` stopped: budget cap `max_usd` was exceeded"
+        );
+    }
+}
