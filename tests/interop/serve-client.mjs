@@ -257,6 +257,14 @@ if (mode === "http") {
   const id = first?.task?.taskId;
   for (let i = 0; i < 100 && !stored().includes("Grace"); i++) await sleep(50);
   check("the task's first node wrote its entity", stored().includes("Grace"), stored());
+  // Cancel once the run has the node done, not only its write (a call cut
+  // off in flight has nothing to undo): the task's status message says so.
+  let said = "";
+  for (let i = 0; i < 100 && !said.includes("1 of 2 nodes done"); i++) {
+    said = (await saga.client.experimental.tasks.getTask(id)).statusMessage ?? "";
+    if (!said.includes("1 of 2 nodes done")) await sleep(50);
+  }
+  check("the task's status message says the node is done", said === "`remember_then_nap`: 1 of 2 nodes done (`create`)", said);
   const cancelled = await saga.client.experimental.tasks.cancelTask(id);
   check("tasks/cancel answers with the task", cancelled.taskId === id, JSON.stringify(cancelled));
   const rest = [];

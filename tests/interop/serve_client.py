@@ -176,7 +176,15 @@ async def tasks(url: str, memory_file: str) -> None:
                 break
             await asyncio.sleep(0.05)
         assert "Ada" in stored(), "the entity was never created"
+        # Cancel once the run has the node done, not only its write (a call
+        # cut off in flight has nothing to undo): the status message says so.
         state = await get(handle["taskId"])
+        for _ in range(200):
+            if "1 of 2 nodes done" in state.get("statusMessage", ""):
+                break
+            await asyncio.sleep(0.05)
+            state = await get(handle["taskId"])
+        assert state["statusMessage"] == "`remember_then_nap`: 1 of 2 nodes done (`create`)", state
         assert state["status"] == "working", state
         await session.send_request(CancelTask(params=TaskParams(taskId=handle["taskId"])), raw)
         state = await get(handle["taskId"])

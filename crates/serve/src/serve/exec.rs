@@ -1,6 +1,7 @@
 //! Running one served composition in its own session, reporting to the
-//! client that asked: progress as nodes end, log messages at its level,
-//! cancelled with its request (or its task).
+//! client that asked: progress as nodes end (or its task's status
+//! message), log messages at its level, cancelled with its request (or its
+//! task).
 
 use std::sync::Arc;
 
@@ -8,6 +9,7 @@ use futures::future::BoxFuture;
 use rmcp::RoleServer;
 use rmcp::model::{ProgressNotificationParam, ProgressToken};
 use rmcp::service::{Peer, RequestContext};
+use rmcp::task_manager::TaskContext;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
@@ -126,9 +128,14 @@ pub async fn run_job(job: Job, hooks: Hooks) -> Result<Trace, String> {
     let mut done = 0usize;
     let peer = hooks.peer.clone();
     let progress = hooks.progress.clone();
+    let (task, name) = (hooks.task.clone(), job.comp.name.clone());
     let mut on_call =
         move |c: pipewright_engine::run::durable::Recorded| -> futures::future::BoxFuture<'static, ()> {
             done += 1;
+            if let Some(tc) = &task {
+                let node = c.node.as_deref().unwrap_or(&c.tool);
+                tc.set_status_message(format!("`{name}`: {done} calls done (`{node}`)"));
+            }
             let (peer, progress) = (peer.clone(), progress.clone());
             Box::pin(async move {
                 if let Some(t) = progress {
@@ -166,6 +173,9 @@ pub struct Hooks {
     pub peer: Peer<RoleServer>,
     /// The request's progress token, when it asked for progress.
     pub progress: Option<ProgressToken>,
+    /// The run's task, when it runs as one (the Tasks extension has no
+    /// progress notifications: its status message says how far it is).
+    pub task: Option<TaskContext>,
     pub cancel: CancellationToken,
     pub log: RunLog,
 }
@@ -180,6 +190,7 @@ impl Hooks {
         Hooks {
             peer: context.peer.clone(),
             progress: context.meta.get_progress_token(),
+            task: None,
             cancel: context.ct.clone(),
             log: RunLog {
                 peer: context.peer.clone(),
@@ -200,6 +211,7 @@ pub async fn run(
     hooks: Hooks,
 ) -> Option<Trace> {
     let total = comp.nodes.len();
+    let name = comp.name.clone();
     let mut s = session::start(comp, caller, cfg, redactor);
     s.handle.send(Command::Run);
     let mut cancelled = false;
@@ -212,6 +224,9 @@ pub async fn run(
                 match ev {
                     Event::NodeFinished { id, .. } | Event::NodeStatus { id, status: NodeStatus::Skipped, .. } => {
                         done += 1;
+                        if let Some(tc) = &hooks.task {
+                            tc.set_status_message(format!("`{name}`: {done} of {total} nodes done (`{id}`)"));
+                        }
                         if let Some(t) = &hooks.progress {
                             let p = ProgressNotificationParam::new(t.clone(), done as f64)
                                 .with_total(total as f64)
