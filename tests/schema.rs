@@ -147,6 +147,8 @@ fn tables() -> Vec<(&'static str, Vec<&'static str>)> {
         ("ThresholdEntry", THRESHOLD_KEYS.to_vec()),
         ("SamplingEntry", SAMPLING_KEYS.to_vec()),
         ("AuthEntry", AUTH_KEYS.to_vec()),
+        ("IdentityProviderEntry", IDENTITY_PROVIDER_KEYS.to_vec()),
+        ("AssertionSourceEntry", ASSERTION_SOURCE_KEYS.to_vec()),
     ]
 }
 
