@@ -301,6 +301,155 @@ mod tests {
     }
 
     #[test]
+    fn assertion_grants_are_read_with_where_their_assertion_comes_from() {
+        use crate::file::model::{AssertionGrant, AssertionSource, IdentityProvider};
+        let url = "url: https://mcp.example/mcp";
+        for (assertion, source) in [
+            (
+                "{ file: /var/run/secrets/tokens/mcp }",
+                AssertionSource::File("/var/run/secrets/tokens/mcp".into()),
+            ),
+            (
+                "{ command: [print-token, --audience, as] }",
+                AssertionSource::Command(vec![
+                    "print-token".into(),
+                    "--audience".into(),
+                    "as".into(),
+                ]),
+            ),
+            (
+                "{ command: print-token }",
+                AssertionSource::Command(vec!["print-token".into()]),
+            ),
+            (
+                "\"${env.WORKLOAD_JWT}\"",
+                AssertionSource::Value("${env.WORKLOAD_JWT}".into()),
+            ),
+        ] {
+            let (decl, errors) = load(
+                &format!("{{ grant: jwt_bearer, assertion: {assertion} }}"),
+                url,
+            );
+            assert!(errors.is_empty(), "{assertion}: {errors:?}");
+            let decl = decl.expect("auth");
+            assert_eq!(
+                decl.assertion_grant,
+                Some(AssertionGrant::JwtBearer(source))
+            );
+            assert!(!decl.client_credentials);
+        }
+        let (decl, errors) = load(
+            "{ grant: id_jag, client_id: mcp-client, client_secret: \"${env.S}\", identity_provider: { issuer: https://idp.example, client_id: pw, id_token: { file: id.jwt } } }",
+            url,
+        );
+        assert!(errors.is_empty(), "{errors:?}");
+        let decl = decl.expect("auth");
+        assert_eq!(decl.client_secret.as_deref(), Some("${env.S}"));
+        assert_eq!(
+            decl.assertion_grant,
+            Some(AssertionGrant::IdJag(IdentityProvider {
+                issuer: Some("https://idp.example".into()),
+                token_endpoint: None,
+                client_id: "pw".into(),
+                client_secret: None,
+                id_token: AssertionSource::File("id.jwt".into()),
+            }))
+        );
+    }
+
+    #[test]
+    fn bad_assertion_grants_are_errors_at_the_line_that_say_why() {
+        let url = "url: https://h/mcp";
+        let idp = "identity_provider: { token_endpoint: https://idp/token, client_id: pw, id_token: \"${env.T}\" }";
+        for (auth, says) in [
+            (
+                "{ grant: jwt_bearer }",
+                "`grant: jwt_bearer` needs `assertion`",
+            ),
+            (
+                "{ grant: jwt_bearer, assertion: eyJhbGc.e30.sig }",
+                "must be a reference",
+            ),
+            (
+                "{ grant: jwt_bearer, assertion: { file: a, command: b } }",
+                "takes one of `file` or `command`",
+            ),
+            (
+                "{ grant: jwt_bearer, assertion: {} }",
+                "takes one of `file` or `command`",
+            ),
+            (
+                "{ grant: jwt_bearer, assertion: { command: [] } }",
+                "must name a program",
+            ),
+            (
+                "{ grant: jwt_bearer, assertion: { path: a } }",
+                "unknown key `path`",
+            ),
+            (
+                "{ assertion: { file: a } }",
+                "`assertion` is for `grant: jwt_bearer`",
+            ),
+            (
+                &format!("{{ grant: jwt_bearer, assertion: {{ file: a }}, {idp} }}"),
+                "`identity_provider` is for `grant: id_jag`",
+            ),
+            (
+                "{ grant: id_jag, client_id: c }",
+                "`grant: id_jag` needs `identity_provider`",
+            ),
+            (
+                &format!("{{ grant: id_jag, {idp} }}"),
+                "`grant: id_jag` needs `client_id`",
+            ),
+            (
+                "{ grant: id_jag, client_id: c, identity_provider: { client_id: pw, id_token: { file: t } } }",
+                "needs `issuer` or `token_endpoint`",
+            ),
+            (
+                "{ grant: id_jag, client_id: c, identity_provider: { issuer: https://idp, id_token: { file: t } } }",
+                "needs `client_id`",
+            ),
+            (
+                "{ grant: id_jag, client_id: c, identity_provider: { issuer: https://idp, client_id: pw } }",
+                "needs `id_token`",
+            ),
+            (
+                "{ grant: id_jag, client_id: c, identity_provider: { issuer: idp.example, client_id: pw, id_token: { file: t } } }",
+                "must be an https:// URL",
+            ),
+            (
+                "{ grant: id_jag, client_id: c, identity_provider: { issuer: https://idp, client_id: pw, client_secret: s3cret, id_token: { file: t } } }",
+                "must be a reference",
+            ),
+        ] {
+            let (_, errors) = load(auth, url);
+            assert!(
+                errors.iter().any(|e| e.contains(says)),
+                "{auth}: {errors:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn an_assertion_error_points_at_its_line() {
+        let source = "servers:\n  api:\n    url: https://h/mcp\n    auth:\n      grant: jwt_bearer\n      assertion:\n        file: a\n        command: b\npipe:\n  - { id: a, tool: t }\n";
+        let loaded = load_native_str(source);
+        let error = loaded
+            .errors()
+            .find(|d| d.message.contains("takes one of"))
+            .expect("an error");
+        assert_eq!(error.span.start.line, 7, "{error:?}");
+        let missing = "servers:\n  api:\n    url: https://h/mcp\n    auth:\n      grant: jwt_bearer\npipe:\n  - { id: a, tool: t }\n";
+        let loaded = load_native_str(missing);
+        let error = loaded
+            .errors()
+            .find(|d| d.message.contains("needs `assertion`"))
+            .expect("an error");
+        assert_eq!(error.span.start.line, 5, "{error:?}");
+    }
+
+    #[test]
     fn bad_auth_blocks_are_errors_that_say_why() {
         for (auth, server, says) in [
             (
