@@ -89,7 +89,9 @@ impl<'s> Loader<'s> {
                 _ => out.scopes = self.string_list(val, &field),
             }
         }
-        out.assertion_grant = self.assertion_grant(&what, v.span, grant, assertion, idp);
+        out.assertion_grant = self
+            .assertion_grant(&what, v.span, grant, assertion, idp)
+            .map(Box::new);
         if matches!(grant, GrantName::IdJag) && out.client_id.is_none() {
             self.err_hint(
                 v.span,
@@ -333,8 +335,8 @@ mod tests {
             assert!(errors.is_empty(), "{assertion}: {errors:?}");
             let decl = decl.expect("auth");
             assert_eq!(
-                decl.assertion_grant,
-                Some(AssertionGrant::JwtBearer(source))
+                decl.assertion_grant.as_deref(),
+                Some(&AssertionGrant::JwtBearer(source))
             );
             assert!(!decl.client_credentials);
         }
@@ -346,8 +348,8 @@ mod tests {
         let decl = decl.expect("auth");
         assert_eq!(decl.client_secret.as_deref(), Some("${env.S}"));
         assert_eq!(
-            decl.assertion_grant,
-            Some(AssertionGrant::IdJag(IdentityProvider {
+            decl.assertion_grant.as_deref(),
+            Some(&AssertionGrant::IdJag(IdentityProvider {
                 issuer: Some("https://idp.example".into()),
                 token_endpoint: None,
                 client_id: "pw".into(),

@@ -33,8 +33,8 @@ pub struct AuthConfig {
     /// Scopes to ask for; empty: what the server names.
     pub scopes: Vec<String>,
     /// `grant: jwt_bearer` or `grant: id_jag`: the token comes from an
-    /// assertion (no browser, no user).
-    pub assertion_grant: Option<AssertionGrant>,
+    /// assertion (no browser, no user). Boxed: most servers have none.
+    pub assertion_grant: Option<Box<AssertionGrant>>,
 }
 
 impl AuthConfig {
@@ -57,7 +57,7 @@ impl AuthConfig {
             assertion_grant: self
                 .assertion_grant
                 .as_ref()
-                .map(|g| g.resolved(&mut text))
+                .map(|g| g.resolved(&mut text).map(Box::new))
                 .transpose()?,
         })
     }

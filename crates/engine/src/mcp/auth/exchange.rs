@@ -58,7 +58,7 @@ pub async fn assertion_grant(
     challenge: Option<String>,
     scopes: &[String],
 ) -> Result<TokenRecord, OAuthError> {
-    let Some(grant) = &config.assertion_grant else {
+    let Some(grant) = config.assertion_grant.as_deref() else {
         return Err(OAuthError::Assertion {
             grant: "assertion",
             reason: "the server's `auth:` names no `grant: jwt_bearer` or `grant: id_jag`"
