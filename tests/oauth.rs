@@ -1210,6 +1210,15 @@ fn assertion_grants_get_tokens_without_a_browser_and_keep_no_assertion() {
                 .arg(&file),
         )
     };
+    // `doctor` knows the grant needs no registration and no saved login.
+    let out = printed.run(pw(tmp.path()).arg("doctor").arg(&file));
+    assert!(out.status.success(), "{}", show(&out));
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        said.contains("names `grant: jwt_bearer`, which needs no registration")
+            && said.contains("the `grant: jwt_bearer` of its `auth:` obtains a token"),
+        "{said}"
+    );
     let out = run();
     assert!(out.status.success(), "{}", show(&out));
     let granted = server.events_of("jwt_bearer");

@@ -98,6 +98,14 @@ impl AssertionSource {
 }
 
 impl AssertionGrant {
+    /// The grant's name in `auth.grant`.
+    pub fn key(&self) -> &'static str {
+        match self {
+            AssertionGrant::JwtBearer(_) => "jwt_bearer",
+            AssertionGrant::IdJag(_) => "id_jag",
+        }
+    }
+
     /// The grant with each string passed through `text`, as
     /// [`super::AuthConfig::resolved`] does.
     pub fn resolved<E>(
