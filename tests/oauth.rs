@@ -1238,6 +1238,31 @@ fn assertion_grants_get_tokens_without_a_browser_and_keep_no_assertion() {
     assert_eq!(granted.len(), 2, "{granted:?}");
     assert_ne!(granted[0]["jti"], granted[1]["jti"], "the rotated JWT");
     assert_eq!(granted[1]["ok"], true);
+    // `auth login NAME -f FILE` runs the grant at once, here with the JWT
+    // printed by a command.
+    let cmd_file = tmp.path().join("cmd.yml");
+    std::fs::write(
+        &cmd_file,
+        format!(
+            "servers:\n  api:\n    url: {}\n    auth:\n      grant: jwt_bearer\n      assertion:\n        command: [cat, {}]\npipe:\n  - id: e\n    tool: echo\n    args: {{ message: x }}\n",
+            server.url,
+            token_file.display()
+        ),
+    )
+    .expect("file");
+    let out = printed.run(
+        pw(tmp.path())
+            .args(["auth", "login", "api", "-f"])
+            .arg(&cmd_file),
+    );
+    assert!(out.status.success(), "{}", show(&out));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("Logged in to"));
+    let granted = server.events_of("jwt_bearer");
+    assert_eq!(granted.len(), 3, "{granted:?}");
+    assert_eq!(
+        granted[2]["jti"], granted[1]["jti"],
+        "the command printed the file"
+    );
 
     // Enterprise-managed: the ID token exchanged at the identity provider
     // (found from its issuer) for an ID-JAG, presented with the client's

@@ -80,7 +80,8 @@ pub enum AssertionGrant {
 
 impl AssertionSource {
     /// The source with each string passed through `text` (told whether
-    /// it is a secret: only the value itself is).
+    /// it is a secret: the value itself, and a command's argument read
+    /// from the environment, as a stdio server's `env:` values are).
     pub fn resolved<E>(
         &self,
         text: &mut impl FnMut(&str, bool) -> Result<String, E>,
@@ -90,7 +91,7 @@ impl AssertionSource {
             AssertionSource::File(p) => AssertionSource::File(text(p, false)?),
             AssertionSource::Command(argv) => AssertionSource::Command(
                 argv.iter()
-                    .map(|a| text(a, false))
+                    .map(|a| text(a, a.contains("${env.")))
                     .collect::<Result<_, _>>()?,
             ),
         })
@@ -180,7 +181,7 @@ mod tests {
             command
                 .resolved(&mut |s, secret| Ok::<_, ()>(format!("{s}:{secret}")))
                 .expect("resolves"),
-            AssertionSource::Command(vec!["print-token:false".into(), "${env.AUD}:false".into()])
+            AssertionSource::Command(vec!["print-token:false".into(), "${env.AUD}:true".into()])
         );
     }
 }

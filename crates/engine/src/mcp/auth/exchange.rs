@@ -394,7 +394,10 @@ async fn read_assertion(source: &AssertionSource, what: &str) -> Result<String, 
                 .map_err(|e| format!("cannot read the {what} file {path}: {}", io_reason(&e)))?,
             format!("the file {path}"),
         ),
-        AssertionSource::Command(argv) => (run(argv, what).await?, format!("`{}`", argv.join(" "))),
+        AssertionSource::Command(argv) => (
+            run(argv, what).await?,
+            format!("`{}`", argv.first().map_or("", String::as_str)),
+        ),
     };
     let text = text.trim();
     if text.is_empty() {
@@ -418,13 +421,13 @@ fn io_reason(e: &std::io::Error) -> String {
 }
 
 /// The standard output of `argv`, run without a shell and bounded by
-/// [`REQUEST_WAIT`]. Its error output is not shown: a token helper may
-/// print secrets there.
+/// [`REQUEST_WAIT`]. Errors name the program only: its arguments may come
+/// from secrets, and its error output, not shown, may hold them.
 async fn run(argv: &[String], what: &str) -> Result<String, String> {
-    let shown = argv.join(" ");
     let Some((program, args)) = argv.split_first() else {
         return Err(format!("the {what} command is empty"));
     };
+    let shown = program;
     let child = tokio::process::Command::new(program)
         .args(args)
         .stdin(Stdio::null())
