@@ -1169,3 +1169,204 @@ fn client_credentials_log_in_without_a_browser_by_secret_or_signed_key() {
         assert!(!text.contains(e["access_token"].as_str().expect("token")));
     }
 }
+
+#[test]
+fn assertion_grants_get_tokens_without_a_browser_and_keep_no_assertion() {
+    let keys = tempfile::tempdir().expect("tempdir");
+    let dir = keys.path().to_string_lossy().into_owned();
+    let server = Server::start(&["--assertion-grants", &dir]);
+    let printed = Printed::default();
+    let read = |name: &str| {
+        std::fs::read_to_string(keys.path().join(name))
+            .expect("written by the server")
+            .trim()
+            .to_owned()
+    };
+    let (workload, next, id_token) = (
+        read("workload.jwt"),
+        read("workload-next.jwt"),
+        read("id_token.jwt"),
+    );
+
+    // Workload identity: the token file, read for each token request.
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let token_file = tmp.path().join("token");
+    std::fs::write(&token_file, format!("{workload}\n")).expect("token file");
+    let file = tmp.path().join("ci.yml");
+    std::fs::write(
+        &file,
+        format!(
+            "servers:\n  api:\n    url: {}\n    auth:\n      grant: jwt_bearer\n      assertion:\n        file: {}\npipe:\n  - id: e\n    tool: echo\n    args: {{ message: from a pod }}\n",
+            server.url,
+            token_file.display()
+        ),
+    )
+    .expect("file");
+    let run = || {
+        printed.run(
+            pw(tmp.path())
+                .env("PIPEWRIGHT_AUTH_PROMPT", "never")
+                .arg("run")
+                .arg(&file),
+        )
+    };
+    // `doctor` knows the grant needs no registration and no saved login.
+    let out = printed.run(pw(tmp.path()).arg("doctor").arg(&file));
+    assert!(out.status.success(), "{}", show(&out));
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        said.contains("names `grant: jwt_bearer`, which needs no registration")
+            && said.contains("the `grant: jwt_bearer` of its `auth:` obtains a token"),
+        "{said}"
+    );
+    let out = run();
+    assert!(out.status.success(), "{}", show(&out));
+    let granted = server.events_of("jwt_bearer");
+    assert_eq!(granted.len(), 1, "{granted:?}");
+    assert_eq!(granted[0]["assertion"], "workload");
+    assert_eq!(granted[0]["ok"], true, "{:?}", granted[0]);
+    assert_eq!(granted[0]["resource"], server.url.as_str());
+    assert!(server.events_of("authorize").is_empty());
+    // The platform rotated the token and the server forgot the access
+    // token: the next run presents the new file's JWT.
+    std::fs::write(&token_file, &next).expect("rotated");
+    let (status, _, _) = http_get(&format!("{}/debug/forget-access-tokens", server.base));
+    assert_eq!(status, 204);
+    let out = run();
+    assert!(out.status.success(), "{}", show(&out));
+    let granted = server.events_of("jwt_bearer");
+    assert_eq!(granted.len(), 2, "{granted:?}");
+    assert_ne!(granted[0]["jti"], granted[1]["jti"], "the rotated JWT");
+    assert_eq!(granted[1]["ok"], true);
+    // `auth login NAME -f FILE` runs the grant at once, here with the JWT
+    // printed by a command.
+    let cmd_file = tmp.path().join("cmd.yml");
+    std::fs::write(
+        &cmd_file,
+        format!(
+            "servers:\n  api:\n    url: {}\n    auth:\n      grant: jwt_bearer\n      assertion:\n        command: [cat, {}]\npipe:\n  - id: e\n    tool: echo\n    args: {{ message: x }}\n",
+            server.url,
+            token_file.display()
+        ),
+    )
+    .expect("file");
+    let out = printed.run(
+        pw(tmp.path())
+            .args(["auth", "login", "api", "-f"])
+            .arg(&cmd_file),
+    );
+    assert!(out.status.success(), "{}", show(&out));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("Logged in to"));
+    let granted = server.events_of("jwt_bearer");
+    assert_eq!(granted.len(), 3, "{granted:?}");
+    assert_eq!(
+        granted[2]["jti"], granted[1]["jti"],
+        "the command printed the file"
+    );
+
+    // Enterprise-managed: the ID token exchanged at the identity provider
+    // (found from its issuer) for an ID-JAG, presented with the client's
+    // secret in HTTP Basic. (The server forgets the workload's token,
+    // which the store keeps for its URL.)
+    let (status, _, _) = http_get(&format!("{}/debug/forget-access-tokens", server.base));
+    assert_eq!(status, 204);
+    let file = tmp.path().join("sso.yml");
+    std::fs::write(
+        &file,
+        format!(
+            "servers:\n  api:\n    url: {}\n    auth:\n      grant: id_jag\n      client_id: xaa-client\n      client_secret: \"${{env.XAA_SECRET}}\"\n      identity_provider:\n        issuer: {}/idp\n        client_id: idp-client\n        id_token: \"${{env.ID_TOKEN}}\"\npipe:\n  - id: e\n    tool: echo\n    args: {{ message: from a user }}\n",
+            server.url, server.base
+        ),
+    )
+    .expect("file");
+    let out = printed.run(
+        pw(tmp.path())
+            .env("PIPEWRIGHT_AUTH_PROMPT", "never")
+            .env("XAA_SECRET", "xaa-secret")
+            .env("ID_TOKEN", &id_token)
+            .arg("run")
+            .arg(&file),
+    );
+    assert!(out.status.success(), "{}", show(&out));
+    assert_eq!(server.events_of("idp_discovery").len(), 1);
+    let exchanged = server.events_of("token_exchange");
+    assert_eq!(exchanged.len(), 1, "{exchanged:?}");
+    assert_eq!(exchanged[0]["ok"], true, "{:?}", exchanged[0]);
+    assert_eq!(exchanged[0]["audience"], server.base.as_str());
+    assert_eq!(exchanged[0]["resource"], server.url.as_str());
+    assert_eq!(exchanged[0]["client_id"], "idp-client");
+    let granted = server.events_of("jwt_bearer");
+    let last = granted.last().expect("a grant");
+    assert_eq!(
+        (&last["assertion"], &last["auth"], &last["ok"]),
+        (
+            &Value::from("id_jag"),
+            &Value::from("basic"),
+            &Value::from(true)
+        ),
+        "{last}"
+    );
+
+    // A refused assertion is a sentence, once: no retry, no other grant.
+    std::fs::write(&token_file, "e30.e30.c2ln").expect("bad token");
+    let (status, _, _) = http_get(&format!("{}/debug/forget-access-tokens", server.base));
+    assert_eq!(status, 204);
+    let file = tmp.path().join("ci.yml");
+    let before = server.events_of("jwt_bearer").len();
+    let out = printed.run(
+        pw(tmp.path())
+            .env("PIPEWRIGHT_AUTH_PROMPT", "never")
+            .arg("run")
+            .arg(&file),
+    );
+    assert!(!out.status.success(), "{}", show(&out));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("the workload identity (JWT bearer) grant failed")
+            && stderr.contains("invalid_grant"),
+        "{stderr}"
+    );
+    assert_eq!(server.events_of("jwt_bearer").len(), before + 1);
+    assert!(server.events_of("authorize").is_empty());
+
+    // No assertion, ID token or ID-JAG anywhere pipewright wrote or
+    // printed; access tokens only in the token store.
+    let mut secrets = vec![workload, next, id_token, "xaa-secret".to_owned()];
+    secrets.extend(
+        server
+            .events_of("token_exchange")
+            .iter()
+            .filter_map(|e| e["id_jag"].as_str().map(str::to_owned)),
+    );
+    let mut written = Vec::new();
+    files(tmp.path(), &mut written);
+    assert!(!written.is_empty());
+    let text = printed.text();
+    let tokens: Vec<String> = server
+        .events_of("issued")
+        .iter()
+        .filter_map(|e| e["access_token"].as_str().map(str::to_owned))
+        .collect();
+    for path in &written {
+        let content = std::fs::read_to_string(path).unwrap_or_default();
+        let is_input = path.extension().is_some_and(|e| e == "yml") || path.ends_with("token");
+        for s in &secrets {
+            assert!(
+                is_input || !content.contains(s.as_str()),
+                "{} holds an assertion",
+                path.display()
+            );
+        }
+        let in_store = path.components().any(|c| c.as_os_str() == "auth");
+        for t in &tokens {
+            assert!(
+                in_store || !content.contains(t.as_str()),
+                "{} holds an access token",
+                path.display()
+            );
+        }
+    }
+    for s in secrets.iter().chain(&tokens) {
+        assert!(!text.contains(s.as_str()), "printed: {text}");
+    }
+}

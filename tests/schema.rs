@@ -106,6 +106,11 @@ fn the_schema_accepts_what_the_loader_accepts() {
         // tree with bare scores, a provider, a metric with no settings.
         "compositions:\n  - name: c\n    nodes: [{ id: a, tool: echo }]\n    eval:\n      provider: { url: 'http://127.0.0.1:9/v1', model: m, api_key: '${env.K}', timeout: 30s }\n      mcp_task_completion: { threshold: 0.8 }\n      mcp_use: { threshold: 0.7, expect: [echo] }\n      plan_quality:\n      rubric:\n        criteria: [{ name: covers query, weight: 1.0 }, terse]\n",
         "compositions:\n  - name: c\n    nodes: [{ id: a, tool: echo }]\n    eval:\n      rubric:\n        tree:\n          question: q\n          options: { yes: { question: r, options: { yes: 1, no: { score: 0.4, label: l } } }, no: 0 }\n",
+        // The assertion grants: a workload's token file or command, an
+        // enterprise identity provider's ID-JAG.
+        "servers:\n  s:\n    url: https://mcp.example/mcp\n    auth: { grant: jwt_bearer, client_id: w, assertion: { file: /var/run/secrets/tokens/mcp } }\npipe:\n  - { id: a, tool: echo }\n",
+        "servers:\n  s:\n    url: https://mcp.example/mcp\n    auth: { grant: jwt_bearer, assertion: { command: [print-token, --aud, x] } }\npipe:\n  - { id: a, tool: echo }\n",
+        "servers:\n  s:\n    url: https://mcp.example/mcp\n    auth:\n      grant: id_jag\n      client_id: c\n      client_secret: '${env.S}'\n      identity_provider: { issuer: 'https://idp.example', client_id: pw, id_token: '${env.ID_TOKEN}' }\npipe:\n  - { id: a, tool: echo }\n",
     ] {
         let loaded = pipewright::engine::file::open::load_str(good);
         assert!(!loaded.has_errors(), "the loader rejects: {good}");
@@ -147,6 +152,8 @@ fn tables() -> Vec<(&'static str, Vec<&'static str>)> {
         ("ThresholdEntry", THRESHOLD_KEYS.to_vec()),
         ("SamplingEntry", SAMPLING_KEYS.to_vec()),
         ("AuthEntry", AUTH_KEYS.to_vec()),
+        ("IdentityProviderEntry", IDENTITY_PROVIDER_KEYS.to_vec()),
+        ("AssertionSourceEntry", ASSERTION_SOURCE_KEYS.to_vec()),
     ]
 }
 

@@ -129,6 +129,37 @@ EOF
         auth="      client_id: \"$client_id\"
       client_secret: \"\${env.CONFORMANCE_CLIENT_SECRET}\""
         ;;
+      auth/wif-jwt-bearer)
+        # Workload identity: the platform's JWT in a token file (as a
+        # Kubernetes projected token or a CI runner's is), read afresh for
+        # each token request; a public client, no secret.
+        (umask 077 && ctx valid_jwt >"$work/workload-token")
+        auth="      grant: jwt_bearer
+      client_id: \"$client_id\"
+      assertion:
+        file: \"$work/workload-token\""
+        ;;
+      auth/enterprise-managed-authorization | auth/cross-app-access-complete-flow)
+        # Enterprise-managed authorization: the user's ID token from the
+        # enterprise IdP, traded there for an ID-JAG, which the MCP
+        # server's authorization server takes with the client's secret.
+        # The next line's scenario names the IdP's token endpoint; the
+        # 0.1.16 one is found from the IdP's issuer.
+        export CONFORMANCE_ID_TOKEN
+        CONFORMANCE_ID_TOKEN="$(ctx idp_id_token)"
+        if [ "$scenario" = auth/cross-app-access-complete-flow ]; then
+          idp="        issuer: \"$(ctx idp_issuer)\""
+        else
+          idp="        token_endpoint: \"$(ctx idp_token_endpoint)\""
+        fi
+        auth="      grant: id_jag
+      client_id: \"$client_id\"
+      client_secret: \"\${env.CONFORMANCE_CLIENT_SECRET}\"
+      identity_provider:
+$idp
+        client_id: \"$(ctx idp_client_id)\"
+        id_token: \"\${env.CONFORMANCE_ID_TOKEN}\""
+        ;;
       auth/basic-cimd)
         # The Client ID Metadata Document the suite expects a client to
         # name (the everything-client's URL; the suite fetches nothing).

@@ -4,6 +4,7 @@ official Python SDK's auth support (`mcp.server.auth`, `MCPServer` with an
 
     python oauth_server.py [--token-lifetime SECONDS] [--no-dcr] [--deny]
         [--step-up] [--no-prm] [--no-metadata] [--cimd] [--client-credentials KEYFILE]
+        [--assertion-grants DIR]
 
 Listens on 127.0.0.1 on a free port and prints `listening URL` (the MCP
 endpoint) on stdout once it accepts connections. The provider approves every
@@ -25,6 +26,17 @@ client `cc-client`, authenticated by the secret `cc-secret` (Basic or in the
 body) or by a `private_key_jwt` assertion signed ES256 with the EC P-256 key
 whose PKCS#8 PEM it writes to KEYFILE, or RS256 with the RSA key it writes to
 KEYFILE.rsa.
+
+`--assertion-grants DIR` accepts the RFC 7523 JWT bearer grant (no refresh
+token is issued) for a workload JWT signed by the server's own key (the
+workload identity of SEP-1933: it writes two valid ones, `DIR/workload.jwt`
+and `DIR/workload-next.jwt`, audience the issuer) and for an ID-JAG (SEP-990),
+which the enterprise identity provider it also plays, at `/idp` (issuer
+`BASE/idp`, OpenID metadata, token endpoint `/idp/token`), issues by token
+exchange for the ID token it writes to `DIR/id_token.jwt`; the ID-JAG is
+taken from the client `xaa-client` authenticated by HTTP Basic with the
+secret `xaa-secret`. The events record each grant's form (the ID-JAG
+issued, too, for the test to search for).
 
 What the authorization server and the MCP endpoint saw (discovery requests,
 registrations, authorize, token and revocation requests with their
@@ -60,6 +72,10 @@ ARGS = None
 BASE = ""
 CC_CLIENT = ("cc-client", "cc-secret")
 CC_PUBLIC_KEY = None
+XAA_CLIENT = ("xaa-client", "xaa-secret")
+# The key signing workload JWTs, ID tokens and ID-JAGs (`--assertion-grants`).
+ASSERTION_KEY = None
+JWT_BEARER = "urn:ietf:params:oauth:grant-type:jwt-bearer"
 
 
 SCOPES = [SCOPE, "mcp:write", "mcp:admin"]
@@ -226,6 +242,20 @@ class Recorder:
                 metadata = json.loads(body)
                 metadata["client_id_metadata_document_supported"] = True
                 return await respond(send, status, metadata)
+        if path == "/idp/.well-known/openid-configuration" and ARGS.assertion_grants:
+            EVENTS.append({"kind": "idp_discovery"})
+            return await respond(
+                send, 200, {"issuer": f"{BASE}/idp", "token_endpoint": f"{BASE}/idp/token", "jwks_uri": f"{BASE}/idp/jwks"}
+            )
+        if path == "/idp/token" and scope["method"] == "POST" and ARGS.assertion_grants:
+            form = {k: v[0] for k, v in parse_qs((await read_body(receive)).decode()).items()}
+            return await token_exchange(send, form)
+        if path == "/token" and scope["method"] == "POST" and ARGS.assertion_grants:
+            body = await read_body(receive)
+            form = {k: v[0] for k, v in parse_qs(body.decode()).items()}
+            if form.get("grant_type") == JWT_BEARER:
+                return await jwt_bearer(send, form, dict(scope["headers"]))
+            receive = replay_of(body, receive)
         if path == "/token" and scope["method"] == "POST" and ARGS.client_credentials:
             body = await read_body(receive)
             form = {k: v[0] for k, v in parse_qs(body.decode()).items()}
@@ -397,6 +427,92 @@ async def client_credentials(send, form: dict, headers):
     )
 
 
+def signed(claims: dict, typ: str = "JWT") -> str:
+    import jwt
+
+    now = int(time.time())
+    claims = {"iat": now, "exp": now + 300, "jti": secrets.token_hex(8), **claims}
+    return jwt.encode(claims, ASSERTION_KEY, algorithm="ES256", headers={"typ": typ})
+
+
+async def token_exchange(send, form: dict):
+    """The identity provider's RFC 8693 token exchange: an ID-JAG for its ID token."""
+    import jwt
+
+    event = {"kind": "token_exchange", **{k: form.get(k) for k in (
+        "grant_type", "requested_token_type", "subject_token_type", "audience", "resource", "scope", "client_id")}}
+    try:
+        claims = jwt.decode(
+            form.get("subject_token", ""), ASSERTION_KEY.public_key(), algorithms=["ES256"],
+            audience="idp-client", issuer=f"{BASE}/idp",
+        )
+        ok = (
+            form.get("grant_type") == "urn:ietf:params:oauth:grant-type:token-exchange"
+            and form.get("requested_token_type") == "urn:ietf:params:oauth:token-type:id-jag"
+            and form.get("subject_token_type") == "urn:ietf:params:oauth:token-type:id_token"
+            and form.get("audience") == BASE
+            and bool(form.get("resource"))
+        )
+    except jwt.PyJWTError as e:
+        event["error"] = str(e)
+        ok = False
+    event["ok"] = ok
+    if not ok:
+        EVENTS.append(event)
+        return await respond(send, 400, {"error": "invalid_grant"})
+    jag = signed(
+        {"iss": f"{BASE}/idp", "sub": claims["sub"], "aud": form["audience"], "resource": form["resource"],
+         "client_id": XAA_CLIENT[0]},
+        typ="oauth-id-jag+jwt",
+    )
+    event["id_jag"] = jag
+    EVENTS.append(event)
+    return await respond(
+        send, 200,
+        {"access_token": jag, "issued_token_type": "urn:ietf:params:oauth:token-type:id-jag", "token_type": "N_A",
+         "expires_in": 300},
+    )
+
+
+async def jwt_bearer(send, form: dict, headers):
+    """The RFC 7523 grant: a workload JWT, or an ID-JAG with the client's Basic authentication."""
+    import base64
+
+    import jwt
+
+    event = {"kind": "jwt_bearer", "scope": form.get("scope"), "resource": form.get("resource"),
+             "client_id": form.get("client_id")}
+    client_id = form.get("client_id") or "workload"
+    try:
+        typ = jwt.get_unverified_header(form.get("assertion", "")).get("typ")
+        claims = jwt.decode(form["assertion"], ASSERTION_KEY.public_key(), algorithms=["ES256"],
+                            audience=[BASE, BASE + "/"])
+        event["jti"] = claims.get("jti")
+        if typ == "oauth-id-jag+jwt":
+            event["assertion"] = "id_jag"
+            basic = headers.get(b"authorization", b"").decode()
+            client_id, _, secret = base64.b64decode(basic[6:] or "Og==").decode().partition(":")
+            event["auth"] = "basic" if basic.startswith("Basic ") else None
+            ok = (client_id, secret) == XAA_CLIENT and claims.get("client_id") == client_id \
+                and claims.get("resource") == form.get("resource")
+        else:
+            event["assertion"] = "workload"
+            ok = claims.get("sub") == "workload"
+    except (jwt.PyJWTError, KeyError) as e:
+        event["error"] = str(e)
+        ok = False
+    event["ok"] = ok
+    EVENTS.append(event)
+    if not ok:
+        return await respond(send, 400, {"error": "invalid_grant"})
+    scopes = (form.get("scope") or SCOPE).split()
+    token = PROVIDER._issue(client_id, scopes, form.get("resource"), "jwt_bearer")
+    return await respond(
+        send, 200,
+        {"access_token": token.access_token, "token_type": "Bearer", "expires_in": token.expires_in, "scope": token.scope},
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--token-lifetime", type=int, default=3600)
@@ -407,8 +523,9 @@ def main() -> None:
     parser.add_argument("--no-metadata", action="store_true")
     parser.add_argument("--cimd", action="store_true")
     parser.add_argument("--client-credentials", metavar="KEYFILE")
+    parser.add_argument("--assertion-grants", metavar="DIR")
     args = parser.parse_args()
-    global ARGS, BASE, CC_PUBLIC_KEY
+    global ARGS, BASE, CC_PUBLIC_KEY, ASSERTION_KEY
     ARGS = args
 
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
@@ -432,6 +549,20 @@ def main() -> None:
                         serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
                     )
                 )
+
+    if args.assertion_grants:
+        import os
+
+        from cryptography.hazmat.primitives.asymmetric import ec
+
+        ASSERTION_KEY = ec.generate_private_key(ec.SECP256R1())
+        for name, claims in (
+            ("workload.jwt", {"iss": "https://k8s.example", "sub": "workload", "aud": base}),
+            ("workload-next.jwt", {"iss": "https://k8s.example", "sub": "workload", "aud": base}),
+            ("id_token.jwt", {"iss": f"{base}/idp", "sub": "user@example.com", "aud": "idp-client"}),
+        ):
+            with open(os.path.join(args.assertion_grants, name), "w") as f:
+                f.write(signed(claims) + "\n")
 
     global PROVIDER
     provider = PROVIDER = Provider(args.token_lifetime, args.deny)

@@ -216,6 +216,24 @@ async fn login(args: LoginArgs, store: &TokenStore, settings: &Settings) -> u8 {
     if args.client_credentials || (declared.client_credentials && args.client_id.is_none()) {
         return client_credentials(&url, args, declared, store).await;
     }
+    if declared.assertion_grant.is_some() && args.client_id.is_none() {
+        // `grant: jwt_bearer` / `id_jag`: the file's assertion, no browser.
+        let config = AuthConfig {
+            scopes: if args.scopes.is_empty() {
+                declared.scopes.clone()
+            } else {
+                args.scopes
+            },
+            ..declared
+        };
+        return match auth::assertion_grant(&url, store, &config, None, &[]).await {
+            Ok(record) => {
+                println!("Logged in to {}", describe(&Status::of(&record)));
+                exit::OK
+            }
+            Err(e) => failure(&e),
+        };
+    }
     let opts = LoginOptions {
         client_secret: args
             .client_secret
@@ -289,6 +307,7 @@ async fn client_credentials(
             args.scopes
         },
         client_id_url: None,
+        assertion_grant: None,
     };
     if config.client_id.is_none()
         || (config.client_secret.is_none() && config.private_key.is_none())

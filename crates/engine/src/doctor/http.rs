@@ -317,10 +317,17 @@ async fn oauth(
     }
     // The saved login.
     let since = Instant::now();
+    let grant = auth.and_then(|a| a.assertion_grant.as_deref());
     let outcome = if given {
         Outcome::Ok("the server's `headers:` give an Authorization".to_owned())
     } else {
-        saved_login(url, &shown, opts)
+        match (saved_login(url, &shown, opts), grant) {
+            (Outcome::Fail(..), Some(grant)) => Outcome::Ok(format!(
+                "none saved or usable; the `grant: {}` of its `auth:` obtains a token on the next connection",
+                grant.key()
+            )),
+            (saved, _) => saved,
+        }
     };
     list.push("login", since, outcome)
 }
@@ -360,7 +367,13 @@ async fn authorization_server(
     let since = Instant::now();
     let m = metadata.map(|(_, v)| v).unwrap_or_default();
     let given = auth.and_then(|a| a.client_id.as_deref());
-    let outcome = if let Some(id) = given {
+    let grant = auth.and_then(|a| a.assertion_grant.as_deref());
+    let outcome = if let (Some(grant), None) = (grant, given) {
+        Outcome::Ok(format!(
+            "the server's `auth:` names `grant: {}`, which needs no registration",
+            grant.key()
+        ))
+    } else if let Some(id) = given {
         Outcome::Ok(format!("the server's `auth:` gives the client id `{id}`"))
     } else if let Some(at) = m.get("registration_endpoint").and_then(Value::as_str) {
         Outcome::Ok(format!("dynamic client registration at {at}"))

@@ -115,7 +115,20 @@ pub const AUTH_KEYS: &[&str] = &[
     "grant",
     "private_key",
     "scopes",
+    "assertion",
+    "identity_provider",
 ];
+/// `auth.identity_provider` (`grant: id_jag`).
+pub const IDENTITY_PROVIDER_KEYS: &[&str] = &[
+    "issuer",
+    "token_endpoint",
+    "client_id",
+    "client_secret",
+    "id_token",
+];
+/// An assertion (`auth.assertion`, `identity_provider.id_token`) given as a
+/// mapping rather than a `${env.X}` reference.
+pub const ASSERTION_SOURCE_KEYS: &[&str] = &["file", "command"];
 pub const BUDGET_KEYS: &[&str] = &[
     "max_cost_usd",
     "max_tokens",

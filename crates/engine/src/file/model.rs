@@ -15,10 +15,12 @@ use crate::lang::reference::Reference;
 pub mod answer;
 pub(crate) mod auth;
 pub mod eval;
+pub(crate) mod grant;
 
 pub use answer::Answer;
 pub use auth::AuthConfig;
 pub use eval::EvalSpec;
+pub use grant::{AssertionGrant, AssertionSource, IdentityProvider};
 
 /// A whole pipeline file.
 #[derive(Debug, Clone, Default)]

@@ -251,12 +251,59 @@ pub struct AuthEntry {
     pub client_secret: Option<String>,
     /// The https URL of a Client ID Metadata Document you host.
     pub client_id_url: Option<String>,
-    /// `authorization_code` (a browser login, the default) or `client_credentials` (no user, for CI).
+    /// `authorization_code` (a browser login, the default), `client_credentials` (no user, for CI), `jwt_bearer` (a workload's JWT, for CI and cloud runners) or `id_jag` (an enterprise identity provider's grant for the user's ID token).
     pub grant: Option<Grant>,
     /// A PEM private key (EC P-256 or RSA) for `private_key_jwt`, as a `${env.X}` reference.
     pub private_key: Option<String>,
     /// Scopes to ask for (default: what the server names).
     pub scopes: Option<Vec<String>>,
+    /// `grant: jwt_bearer`: the workload's JWT (workload identity federation).
+    pub assertion: Option<AssertionEntry>,
+    /// `grant: id_jag`: the enterprise identity provider that trades the user's ID token for an ID-JAG.
+    pub identity_provider: Option<IdentityProviderEntry>,
+}
+
+/// An assertion: a `${env.X}` reference, or where to read it afresh for each token request.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(untagged)]
+pub enum AssertionEntry {
+    /// A `${env.X}` reference.
+    Reference(String),
+    Source(AssertionSourceEntry),
+}
+
+/// Where an assertion is read for each token request: exactly one of `file` or `command`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct AssertionSourceEntry {
+    /// A file holding it (a projected service account token, a runner's token file).
+    pub file: Option<String>,
+    /// A program (and its arguments) that prints it.
+    pub command: Option<StringOrList>,
+}
+
+/// A string, or a list of strings.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(untagged)]
+pub enum StringOrList {
+    One(String),
+    Many(Vec<String>),
+}
+
+/// The enterprise identity provider of `grant: id_jag`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct IdentityProviderEntry {
+    /// Its issuer (its token endpoint is read from its metadata).
+    pub issuer: Option<String>,
+    /// Its token endpoint, where the ID token is exchanged (RFC 8693).
+    pub token_endpoint: Option<String>,
+    /// pipewright's client id at the identity provider.
+    pub client_id: String,
+    /// Its secret there, as a `${env.X}` reference.
+    pub client_secret: Option<String>,
+    /// The user's ID token.
+    pub id_token: AssertionEntry,
 }
 
 /// How strictly the lock is held.
@@ -273,6 +320,8 @@ pub enum LockMode {
 pub enum Grant {
     AuthorizationCode,
     ClientCredentials,
+    JwtBearer,
+    IdJag,
 }
 
 /// How to reach the server (implied by `url` / `command`).

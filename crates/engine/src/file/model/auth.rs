@@ -7,7 +7,10 @@
 //! client-credentials grant (a secret or a private key). A server's block
 //! travels with its spec (`ServerSpec::Http::auth`), so a connection and
 //! its re-authorizations use the block of the file that declares the
-//! server, whatever other files one process loads.
+//! server, whatever other files one process loads. The assertion grants
+//! (`jwt_bearer`, `id_jag`) are in [`super::grant`].
+
+use super::grant::AssertionGrant;
 
 /// The client identity of one server, as written or resolved. `Debug`
 /// shows no secret.
@@ -29,6 +32,9 @@ pub struct AuthConfig {
     pub private_key: Option<String>,
     /// Scopes to ask for; empty: what the server names.
     pub scopes: Vec<String>,
+    /// `grant: jwt_bearer` or `grant: id_jag`: the token comes from an
+    /// assertion (no browser, no user). Boxed: most servers have none.
+    pub assertion_grant: Option<Box<AssertionGrant>>,
 }
 
 impl AuthConfig {
@@ -48,6 +54,11 @@ impl AuthConfig {
             client_credentials: self.client_credentials,
             private_key: opt(&self.private_key, true)?,
             scopes: self.scopes.clone(),
+            assertion_grant: self
+                .assertion_grant
+                .as_ref()
+                .map(|g| g.resolved(&mut text).map(Box::new))
+                .transpose()?,
         })
     }
 }
@@ -61,6 +72,7 @@ impl std::fmt::Debug for AuthConfig {
             .field("client_credentials", &self.client_credentials)
             .field("private_key", &self.private_key.as_ref().map(|_| "…"))
             .field("scopes", &self.scopes)
+            .field("assertion_grant", &self.assertion_grant)
             .finish()
     }
 }

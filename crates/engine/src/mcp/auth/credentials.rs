@@ -16,7 +16,7 @@ use crate::file::model::AuthConfig;
 
 /// How the client proves who it is at the token endpoint.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Method {
+pub(super) enum Method {
     Basic,
     Post,
     PrivateKeyJwt,
@@ -25,7 +25,7 @@ enum Method {
 /// The method for `config` that the authorization server takes: a key
 /// means `private_key_jwt`; a secret goes in the `Authorization` header
 /// (the RFC 8414 default) unless the server lists only `client_secret_post`.
-fn method(config: &AuthConfig, metadata: &AuthorizationMetadata) -> Method {
+pub(super) fn method(config: &AuthConfig, metadata: &AuthorizationMetadata) -> Method {
     if config.private_key.is_some() {
         return Method::PrivateKeyJwt;
     }

@@ -60,6 +60,11 @@ pub enum OAuthError {
     /// token endpoint's refusal).
     #[error("the client-credentials grant failed: {reason}")]
     ClientCredentials { reason: String },
+    /// An assertion grant (`grant: jwt_bearer` or `id_jag`) failed: its
+    /// assertion could not be had, or the identity provider or the
+    /// authorization server refused. The reason never quotes an assertion.
+    #[error("the {grant} grant failed: {reason}")]
+    Assertion { grant: &'static str, reason: String },
     /// The refresh token could not be used; a new login is needed.
     #[error("refreshing the access token failed: {reason}")]
     Refresh { reason: String },

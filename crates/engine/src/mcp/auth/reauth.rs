@@ -1,11 +1,13 @@
 //! New tokens for a server that refused a request: by the client-credentials
-//! grant when the server's `auth:` block (or its stored login) says so,
+//! grant when the server's `auth:` block (or its stored login) says so, by
+//! an assertion grant (`jwt_bearer`, `id_jag`) when the block names one,
 //! else by a login as the driver's [`Logins`] allow. A step-up (HTTP 403
 //! `insufficient_scope`) asks for the scopes already granted plus the ones
 //! the server names.
 
 use super::credentials::client_credentials;
 use super::error::OAuthError;
+use super::exchange::assertion_grant;
 use super::flow::{Browser, LoginOptions, login};
 use super::prompt::{Logins, Prompt};
 use super::store::{TokenRecord, TokenStore, canonical_url};
@@ -50,7 +52,8 @@ fn unattended(
 /// True when new tokens for a server (its `auth:` block `declared`) need
 /// no user.
 pub(crate) fn is_unattended(declared: Option<&AuthConfig>, previous: Option<&TokenRecord>) -> bool {
-    unattended(declared, previous).is_some()
+    declared.is_some_and(|c| c.assertion_grant.is_some())
+        || unattended(declared, previous).is_some()
 }
 
 /// Obtains and stores new tokens for the server at `url`, which answered
@@ -66,6 +69,9 @@ pub(crate) async fn reauthorize(
     previous: Option<&TokenRecord>,
     (declared, logins): (Option<&AuthConfig>, &Logins),
 ) -> Result<TokenRecord, OAuthError> {
+    if let Some(config) = declared.filter(|c| c.assertion_grant.is_some()) {
+        return assertion_grant(url, store, config, challenge, &scopes).await;
+    }
     if let Some((config, keep_secret)) = unattended(declared, previous) {
         return client_credentials(url, store, &config, keep_secret, challenge, &scopes).await;
     }

@@ -1,0 +1,601 @@
+//! The assertion grants of `auth:` (see `file::model::grant`): tokens
+//! for a user or a workload that pipewright never logs in as itself.
+//!
+//! - `grant: jwt_bearer` (workload identity federation, MCP's SEP-1933):
+//!   the JWT a platform issued the workload (read from its file or
+//!   command afresh for every token request, as such tokens rotate) is
+//!   the RFC 7523 §2.1 authorization grant at the MCP server's token
+//!   endpoint.
+//! - `grant: id_jag` (enterprise-managed authorization, SEP-990, the
+//!   Identity Assertion JWT Authorization Grant draft): the user's ID
+//!   token is exchanged at the enterprise identity provider's token
+//!   endpoint (RFC 8693) for an ID-JAG whose audience is the MCP
+//!   server's authorization server and whose resource is the MCP server;
+//!   the ID-JAG is then the RFC 7523 grant there, with pipewright's
+//!   client authentication as `auth:` configures it.
+//!
+//! A failed grant is reported, never retried by another grant. No
+//! assertion, ID token or ID-JAG is kept or shown: only the access token
+//! goes to the token store.
+
+use std::process::Stdio;
+
+use rmcp::transport::auth::{AuthorizationMetadata, OAuthTokenResponse, StoredCredentials};
+
+use super::credentials::{Method, method};
+use super::encode::{base64, form_encode};
+use super::error::OAuthError;
+use super::flow::{REQUEST_WAIT, deepest, discover};
+use super::jwt::client_assertion;
+use super::store::{TokenRecord, TokenStore, canonical_url, now_secs};
+use crate::file::model::{AssertionGrant, AssertionSource, AuthConfig, IdentityProvider};
+
+/// RFC 7523 §2.1's grant type.
+const JWT_BEARER: &str = "urn:ietf:params:oauth:grant-type:jwt-bearer";
+/// RFC 8693's grant type.
+const TOKEN_EXCHANGE: &str = "urn:ietf:params:oauth:grant-type:token-exchange";
+/// RFC 8693 §3's token type of an OpenID Connect ID token.
+const ID_TOKEN_TYPE: &str = "urn:ietf:params:oauth:token-type:id_token";
+/// The ID-JAG draft's token type.
+const ID_JAG_TYPE: &str = "urn:ietf:params:oauth:token-type:id-jag";
+
+/// The words a grant's errors name it by.
+fn grant_name(grant: &AssertionGrant) -> &'static str {
+    match grant {
+        AssertionGrant::JwtBearer(_) => "workload identity (JWT bearer)",
+        AssertionGrant::IdJag(_) => "enterprise-managed (ID-JAG)",
+    }
+}
+
+/// Obtains a token for the server at `url` by the assertion grant of
+/// `config` and keeps it in `store`. `challenge` is the server's
+/// `WWW-Authenticate`, when a request got one; `scopes`, when not empty,
+/// are asked for instead of the configured or advertised ones.
+pub async fn assertion_grant(
+    url: &str,
+    store: &TokenStore,
+    config: &AuthConfig,
+    challenge: Option<String>,
+    scopes: &[String],
+) -> Result<TokenRecord, OAuthError> {
+    let Some(grant) = config.assertion_grant.as_deref() else {
+        return Err(OAuthError::Assertion {
+            grant: "assertion",
+            reason: "the server's `auth:` names no `grant: jwt_bearer` or `grant: id_jag`"
+                .to_owned(),
+        });
+    };
+    let name = grant_name(grant);
+    let failed = |reason: String| OAuthError::Assertion {
+        grant: name,
+        reason,
+    };
+    let canonical = canonical_url(url)?;
+    let (manager, metadata) = discover(&canonical, challenge).await?;
+    let scopes = if !scopes.is_empty() {
+        scopes.to_vec()
+    } else if !config.scopes.is_empty() {
+        config.scopes.clone()
+    } else {
+        manager.select_initial_scopes(&[]).await
+    };
+    let endpoint = secure_endpoint(&metadata.token_endpoint, "token endpoint").map_err(failed)?;
+    let assertion = match grant {
+        AssertionGrant::JwtBearer(source) => {
+            read_assertion(source, "assertion").await.map_err(failed)?
+        }
+        AssertionGrant::IdJag(idp) => {
+            let audience = metadata.issuer.clone().ok_or_else(|| {
+                failed(format!(
+                    "the authorization server of {canonical} names no issuer, which the ID-JAG's audience must be"
+                ))
+            })?;
+            id_jag(idp, &audience, &canonical, &scopes)
+                .await
+                .map_err(failed)?
+        }
+    };
+    let mut form = jwt_bearer_form(&assertion, &canonical, &scopes);
+    let client = client_auth(config, &metadata, &mut form).map_err(|e| match e {
+        OAuthError::ClientCredentials { reason } => failed(reason),
+        other => other,
+    })?;
+    let text = post_form(
+        &endpoint,
+        &form,
+        client.as_ref(),
+        "the authorization server",
+    )
+    .await
+    .map_err(failed)?;
+    let token: OAuthTokenResponse = serde_json::from_str(&text)
+        .map_err(|_| failed("the token endpoint's answer is not a token response".to_owned()))?;
+    let granted = serde_json::from_str::<serde_json::Value>(&text)
+        .ok()
+        .and_then(|v| v["scope"].as_str().map(str::to_owned))
+        .map(|s| s.split_whitespace().map(str::to_owned).collect())
+        .unwrap_or(scopes);
+    let client_id = config.client_id.clone().unwrap_or_default();
+    let record = TokenRecord {
+        server_url: canonical.clone(),
+        resource: canonical,
+        metadata,
+        client_id: client_id.clone(),
+        client_secret: None,
+        redirect_uri: String::new(),
+        credentials: StoredCredentials::new(client_id, Some(token), granted, Some(now_secs())),
+        client_credentials: false,
+    };
+    store.save(&record)?;
+    Ok(record)
+}
+
+/// The RFC 7523 §2.1 request's form: the grant, its assertion, the
+/// RFC 8707 resource, and the scopes (if any).
+fn jwt_bearer_form(
+    assertion: &str,
+    resource: &str,
+    scopes: &[String],
+) -> Vec<(&'static str, String)> {
+    let mut form = vec![
+        ("grant_type", JWT_BEARER.to_owned()),
+        ("assertion", assertion.to_owned()),
+        ("resource", resource.to_owned()),
+    ];
+    if !scopes.is_empty() {
+        form.push(("scope", scopes.join(" ")));
+    }
+    form
+}
+
+/// The RFC 8693 request's form that asks the identity provider for an
+/// ID-JAG for the ID token `id_token`: for the authorization server
+/// `audience` (its issuer) and the MCP server `resource`.
+fn token_exchange_form(
+    id_token: &str,
+    audience: &str,
+    resource: &str,
+    scopes: &[String],
+) -> Vec<(&'static str, String)> {
+    let mut form = vec![
+        ("grant_type", TOKEN_EXCHANGE.to_owned()),
+        ("requested_token_type", ID_JAG_TYPE.to_owned()),
+        ("audience", audience.to_owned()),
+        ("resource", resource.to_owned()),
+        ("subject_token", id_token.to_owned()),
+        ("subject_token_type", ID_TOKEN_TYPE.to_owned()),
+    ];
+    if !scopes.is_empty() {
+        form.push(("scope", scopes.join(" ")));
+    }
+    form
+}
+
+/// Adds the client authentication `config` gives to `form`: a key
+/// signs a `private_key_jwt` assertion, a secret goes as HTTP Basic (or
+/// in the form where the server takes only that), and a client id alone
+/// identifies a public client. Returns the Basic credentials, if those.
+fn client_auth(
+    config: &AuthConfig,
+    metadata: &AuthorizationMetadata,
+    form: &mut Vec<(&'static str, String)>,
+) -> Result<Option<(String, String)>, OAuthError> {
+    let Some(client_id) = config.client_id.clone() else {
+        return Ok(None);
+    };
+    if config.private_key.is_none() && config.client_secret.is_none() {
+        form.push(("client_id", client_id));
+        return Ok(None);
+    }
+    let secret = config.client_secret.clone().unwrap_or_default();
+    match method(config, metadata) {
+        Method::Basic => return Ok(Some((client_id, secret))),
+        Method::Post => {
+            form.push(("client_id", client_id));
+            form.push(("client_secret", secret));
+        }
+        Method::PrivateKeyJwt => {
+            let audience = metadata
+                .issuer
+                .clone()
+                .unwrap_or_else(|| metadata.token_endpoint.clone());
+            let pem = config.private_key.as_deref().unwrap_or_default();
+            let signed = client_assertion(pem, &client_id, &audience, now_secs())?;
+            form.push(("client_id", client_id));
+            form.push((
+                "client_assertion_type",
+                "urn:ietf:params:oauth:client-assertion-type:jwt-bearer".to_owned(),
+            ));
+            form.push(("client_assertion", signed));
+        }
+    }
+    Ok(None)
+}
+
+/// The ID-JAG the identity provider `idp` issues for the user's ID token,
+/// for the authorization server `audience` and the MCP server `resource`.
+async fn id_jag(
+    idp: &IdentityProvider,
+    audience: &str,
+    resource: &str,
+    scopes: &[String],
+) -> Result<String, String> {
+    let endpoint = match (&idp.token_endpoint, &idp.issuer) {
+        (Some(endpoint), _) => secure_endpoint(endpoint, "identity provider's token endpoint")?,
+        (None, Some(issuer)) => idp_token_endpoint(issuer).await?,
+        (None, None) => {
+            return Err(
+                "`identity_provider` names neither `issuer` nor `token_endpoint`".to_owned(),
+            );
+        }
+    };
+    let id_token = read_assertion(&idp.id_token, "ID token").await?;
+    let mut form = token_exchange_form(&id_token, audience, resource, scopes);
+    let basic = match &idp.client_secret {
+        Some(secret) => Some((idp.client_id.clone(), secret.clone())),
+        None => {
+            form.push(("client_id", idp.client_id.clone()));
+            None
+        }
+    };
+    let text = post_form(&endpoint, &form, basic.as_ref(), "the identity provider").await?;
+    let answer: serde_json::Value = serde_json::from_str(&text).map_err(|_| {
+        "the identity provider's answer to the token exchange is not JSON".to_owned()
+    })?;
+    let issued = answer["issued_token_type"].as_str().unwrap_or("none");
+    if issued != ID_JAG_TYPE {
+        return Err(format!(
+            "the identity provider issued a token of type `{issued}`, not an ID-JAG ({ID_JAG_TYPE})"
+        ));
+    }
+    answer["access_token"]
+        .as_str()
+        .filter(|t| !t.is_empty())
+        .map(str::to_owned)
+        .ok_or_else(|| "the identity provider's answer holds no ID-JAG".to_owned())
+}
+
+/// The token endpoint of the identity provider `issuer`, from its OpenID
+/// Connect discovery document, else its RFC 8414 metadata; the document's
+/// `issuer` must be `issuer` (OpenID Connect Discovery §4.3).
+async fn idp_token_endpoint(issuer: &str) -> Result<String, String> {
+    let base = issuer.trim_end_matches('/');
+    let parsed = reqwest::Url::parse(issuer)
+        .map_err(|e| format!("the identity provider's issuer {issuer} is not a URL: {e}"))?;
+    let mut rfc8414 = parsed.clone();
+    rfc8414.set_path(&format!(
+        "/.well-known/oauth-authorization-server{}",
+        parsed.path().trim_end_matches('/')
+    ));
+    let client = http_client()?;
+    let mut tried = Vec::new();
+    for url in [
+        format!("{base}/.well-known/openid-configuration"),
+        rfc8414.to_string(),
+    ] {
+        let answer = match client.get(&url).send().await {
+            Ok(r) if r.status().is_success() => r.json::<serde_json::Value>().await.ok(),
+            Ok(r) => {
+                tried.push(format!("{url} answered HTTP {}", r.status().as_u16()));
+                continue;
+            }
+            Err(e) => {
+                tried.push(format!("{url}: {}", deepest(&e)));
+                continue;
+            }
+        };
+        let Some(doc) = answer else {
+            tried.push(format!("{url} is not JSON"));
+            continue;
+        };
+        let said = doc["issuer"].as_str().unwrap_or_default();
+        if said.trim_end_matches('/') != base {
+            return Err(format!(
+                "the identity provider's metadata at {url} names the issuer `{said}`, not {issuer}"
+            ));
+        }
+        let endpoint = doc["token_endpoint"].as_str().ok_or_else(|| {
+            format!("the identity provider's metadata at {url} names no token endpoint")
+        })?;
+        return secure_endpoint(endpoint, "identity provider's token endpoint");
+    }
+    Err(format!(
+        "no metadata of the identity provider {issuer} was found ({}); give its `token_endpoint`",
+        tried.join("; ")
+    ))
+}
+
+/// `endpoint` as a URL, if it is https or on a loopback address: an
+/// assertion is a credential and travels over TLS only.
+fn secure_endpoint(endpoint: &str, what: &str) -> Result<String, String> {
+    let url = reqwest::Url::parse(endpoint)
+        .map_err(|e| format!("the {what} `{endpoint}` is not a URL: {e}"))?;
+    let loopback = url
+        .host_str()
+        .is_some_and(|h| h == "localhost" || h == "127.0.0.1" || h == "[::1]");
+    if url.scheme() != "https" && !loopback {
+        return Err(format!(
+            "the {what} {url} is not https; pipewright sends assertions over https only (or to a loopback address)"
+        ));
+    }
+    Ok(url.to_string())
+}
+
+fn http_client() -> Result<reqwest::Client, String> {
+    super::tls::ensure_tls();
+    reqwest::Client::builder()
+        .timeout(REQUEST_WAIT)
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .map_err(|e| e.to_string())
+}
+
+/// POSTs `form` to the token endpoint `endpoint` of `who`, with HTTP
+/// Basic client authentication when `basic` is given; the answer's text
+/// when it is a success, else the refusal in words (its `error` code and
+/// description, never the request).
+async fn post_form(
+    endpoint: &str,
+    form: &[(&str, String)],
+    basic: Option<&(String, String)>,
+    who: &str,
+) -> Result<String, String> {
+    let body = form
+        .iter()
+        .map(|(k, v)| format!("{k}={}", form_encode(v)))
+        .collect::<Vec<_>>()
+        .join("&");
+    let mut request = http_client()?
+        .post(endpoint)
+        .header(
+            reqwest::header::CONTENT_TYPE,
+            "application/x-www-form-urlencoded",
+        )
+        .header(reqwest::header::ACCEPT, "application/json")
+        .body(body);
+    if let Some((id, secret)) = basic {
+        // RFC 6749 §2.3.1: both parts form-encoded before Base64.
+        let pair = format!("{}:{}", form_encode(id), form_encode(secret));
+        request = request.header(
+            reqwest::header::AUTHORIZATION,
+            format!("Basic {}", base64(pair.as_bytes(), false)),
+        );
+    }
+    let response = request
+        .send()
+        .await
+        .map_err(|e| format!("could not reach {who} at {endpoint}: {}", deepest(&e)))?;
+    let status = response.status();
+    let text = response.text().await.unwrap_or_default();
+    if status.is_success() {
+        return Ok(text);
+    }
+    let json: serde_json::Value = serde_json::from_str(&text).unwrap_or_default();
+    let code = json["error"].as_str().unwrap_or("no error code");
+    let description = json["error_description"]
+        .as_str()
+        .map(|d| format!(" ({d})"))
+        .unwrap_or_default();
+    Err(format!(
+        "{who} refused it: HTTP {} {code}{description}",
+        status.as_u16()
+    ))
+}
+
+/// The assertion `source` gives (`what` names it in errors): the value,
+/// the file's text or the command's output, trimmed. It must look like a
+/// JWT (three Base64url parts); what is wrong is said without quoting it.
+async fn read_assertion(source: &AssertionSource, what: &str) -> Result<String, String> {
+    let (text, whence) = match source {
+        AssertionSource::Value(v) => (v.clone(), "the reference".to_owned()),
+        AssertionSource::File(path) => (
+            tokio::fs::read_to_string(path)
+                .await
+                .map_err(|e| format!("cannot read the {what} file {path}: {}", io_reason(&e)))?,
+            format!("the file {path}"),
+        ),
+        AssertionSource::Command(argv) => (
+            run(argv, what).await?,
+            format!("`{}`", argv.first().map_or("", String::as_str)),
+        ),
+    };
+    let text = text.trim();
+    if text.is_empty() {
+        return Err(format!("the {what} from {whence} is empty"));
+    }
+    if !looks_like_jwt(text) {
+        return Err(format!(
+            "the {what} from {whence} is not a JWT (three Base64url parts joined by dots)"
+        ));
+    }
+    Ok(text.to_owned())
+}
+
+/// An I/O error's reason without the path (which the caller names).
+fn io_reason(e: &std::io::Error) -> String {
+    match e.kind() {
+        std::io::ErrorKind::NotFound => "no such file".to_owned(),
+        std::io::ErrorKind::PermissionDenied => "permission denied".to_owned(),
+        _ => e.to_string(),
+    }
+}
+
+/// The standard output of `argv`, run without a shell and bounded by
+/// [`REQUEST_WAIT`]. Errors name the program only: its arguments may come
+/// from secrets, and its error output, not shown, may hold them.
+async fn run(argv: &[String], what: &str) -> Result<String, String> {
+    let Some((program, args)) = argv.split_first() else {
+        return Err(format!("the {what} command is empty"));
+    };
+    let shown = program;
+    let child = tokio::process::Command::new(program)
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .map_err(|e| format!("cannot run `{shown}` for the {what}: {}", io_reason(&e)))?;
+    let out = tokio::time::timeout(REQUEST_WAIT, child.wait_with_output())
+        .await
+        .map_err(|_| format!("`{shown}` printed no {what} within 30 s"))?
+        .map_err(|e| format!("`{shown}` failed: {e}"))?;
+    if !out.status.success() {
+        return Err(format!(
+            "`{shown}` failed ({}), so there is no {what}",
+            out.status
+        ));
+    }
+    String::from_utf8(out.stdout).map_err(|_| format!("`{shown}` printed no text"))
+}
+
+/// True when `text` has the shape of a JWS compact serialization.
+fn looks_like_jwt(text: &str) -> bool {
+    let parts: Vec<&str> = text.split('.').collect();
+    parts.len() == 3
+        && parts[..2].iter().all(|p| !p.is_empty())
+        && parts.iter().all(|p| {
+            p.bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn field<'a>(form: &'a [(&str, String)], name: &str) -> Option<&'a str> {
+        form.iter()
+            .find(|(k, _)| *k == name)
+            .map(|(_, v)| v.as_str())
+    }
+
+    const JWT: &str = "eyJhbGciOiJFUzI1NiJ9.eyJzdWIiOiJ3In0.c2ln";
+
+    #[test]
+    fn the_jwt_bearer_request_carries_the_grant_the_assertion_and_the_resource() {
+        let form = jwt_bearer_form(JWT, "https://mcp.example/mcp", &["a".into(), "b".into()]);
+        assert_eq!(field(&form, "grant_type"), Some(JWT_BEARER));
+        assert_eq!(field(&form, "assertion"), Some(JWT));
+        assert_eq!(field(&form, "resource"), Some("https://mcp.example/mcp"));
+        assert_eq!(field(&form, "scope"), Some("a b"));
+        assert_eq!(field(&jwt_bearer_form(JWT, "r", &[]), "scope"), None);
+    }
+
+    #[test]
+    fn the_token_exchange_asks_for_an_id_jag_for_the_authorization_server() {
+        let form = token_exchange_form(JWT, "https://as.example", "https://mcp.example/mcp", &[]);
+        assert_eq!(
+            field(&form, "grant_type"),
+            Some("urn:ietf:params:oauth:grant-type:token-exchange")
+        );
+        assert_eq!(
+            field(&form, "requested_token_type"),
+            Some("urn:ietf:params:oauth:token-type:id-jag")
+        );
+        assert_eq!(field(&form, "audience"), Some("https://as.example"));
+        assert_eq!(field(&form, "resource"), Some("https://mcp.example/mcp"));
+        assert_eq!(field(&form, "subject_token"), Some(JWT));
+        assert_eq!(
+            field(&form, "subject_token_type"),
+            Some("urn:ietf:params:oauth:token-type:id_token")
+        );
+        assert_eq!(field(&form, "scope"), None);
+    }
+
+    fn metadata() -> AuthorizationMetadata {
+        serde_json::from_value(serde_json::json!({
+            "issuer": "http://127.0.0.1:9",
+            "authorization_endpoint": "http://127.0.0.1:9/authorize",
+            "token_endpoint": "http://127.0.0.1:9/token",
+        }))
+        .expect("metadata")
+    }
+
+    #[test]
+    fn client_authentication_follows_the_block() {
+        let mut form = Vec::new();
+        let none = AuthConfig::default();
+        assert_eq!(client_auth(&none, &metadata(), &mut form), Ok(None));
+        assert!(form.is_empty(), "no client id, no client: {form:?}");
+        let public = AuthConfig {
+            client_id: Some("wl".into()),
+            ..AuthConfig::default()
+        };
+        assert_eq!(client_auth(&public, &metadata(), &mut form), Ok(None));
+        assert_eq!(field(&form, "client_id"), Some("wl"));
+        let mut form = Vec::new();
+        let secret = AuthConfig {
+            client_id: Some("c".into()),
+            client_secret: Some("s".into()),
+            ..AuthConfig::default()
+        };
+        assert_eq!(
+            client_auth(&secret, &metadata(), &mut form),
+            Ok(Some(("c".to_owned(), "s".to_owned())))
+        );
+        assert!(form.is_empty(), "the secret goes in the header: {form:?}");
+    }
+
+    #[test]
+    fn only_loopback_may_be_plain_http() {
+        assert!(secure_endpoint("https://idp.example/token", "x").is_ok());
+        assert!(secure_endpoint("http://localhost:8/token", "x").is_ok());
+        assert!(secure_endpoint("http://127.0.0.1:8/token", "x").is_ok());
+        let e = secure_endpoint("http://idp.example/token", "x").expect_err("plain");
+        assert!(e.contains("not https"), "{e}");
+    }
+
+    #[tokio::test]
+    async fn assertions_are_read_afresh_and_never_quoted() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("token");
+        let file = AssertionSource::File(path.to_string_lossy().into_owned());
+        let e = read_assertion(&file, "assertion")
+            .await
+            .expect_err("absent");
+        assert!(e.contains("no such file"), "{e}");
+        std::fs::write(&path, format!("{JWT}\n")).expect("write");
+        assert_eq!(read_assertion(&file, "assertion").await.as_deref(), Ok(JWT));
+        // Rotated: the next request reads the new token.
+        std::fs::write(&path, "a.b.c").expect("write");
+        assert_eq!(
+            read_assertion(&file, "assertion").await.as_deref(),
+            Ok("a.b.c")
+        );
+        std::fs::write(&path, "SECRET not a jwt").expect("write");
+        let e = read_assertion(&file, "assertion")
+            .await
+            .expect_err("not a JWT");
+        assert!(e.contains("is not a JWT") && !e.contains("SECRET"), "{e}");
+        let value = AssertionSource::Value(String::new());
+        let e = read_assertion(&value, "ID token").await.expect_err("empty");
+        assert!(e.contains("ID token from the reference is empty"), "{e}");
+    }
+
+    #[cfg(unix)]
+    #[tokio::test]
+    async fn a_command_prints_the_assertion() {
+        let echo = AssertionSource::Command(vec!["echo".into(), JWT.into()]);
+        assert_eq!(read_assertion(&echo, "assertion").await.as_deref(), Ok(JWT));
+        let fails = AssertionSource::Command(vec!["false".into()]);
+        let e = read_assertion(&fails, "assertion")
+            .await
+            .expect_err("fails");
+        assert!(e.contains("`false` failed"), "{e}");
+        let absent = AssertionSource::Command(vec!["/nonexistent/print-token".into()]);
+        let e = read_assertion(&absent, "assertion")
+            .await
+            .expect_err("absent");
+        assert!(e.contains("cannot run"), "{e}");
+    }
+
+    #[test]
+    fn jwt_shapes() {
+        assert!(looks_like_jwt(JWT));
+        assert!(looks_like_jwt("a.b."));
+        assert!(!looks_like_jwt("a.b"));
+        assert!(!looks_like_jwt("a..c"));
+        assert!(!looks_like_jwt("a.b.c d"));
+    }
+}
