@@ -491,3 +491,71 @@ fn a_2026_task_server_is_followed_to_the_result_and_cancelled() {
         "{log}"
     );
 }
+
+/// `pipewright demo-server --http --conformance-fixtures` on a free port:
+/// the Tasks extension's fixtures (SEP-2663); killed on drop.
+fn demo_task_server(dir: &Path) -> HttpServer {
+    let mut cmd = Command::new(bin());
+    cmd.args(["demo-server", "--http", "127.0.0.1:0", "--conformance-fixtures"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped());
+    isolated(&mut cmd, dir);
+    let mut child = cmd.spawn().unwrap_or_else(|e| panic!("spawn: {e}"));
+    let stderr = child.stderr.take().unwrap_or_else(|| panic!("no stderr"));
+    let mut lines = BufReader::new(stderr).lines();
+    let url = loop {
+        match lines.next() {
+            Some(Ok(line)) if line.contains("listening on ") => {
+                break line.rsplit(' ').next().unwrap_or_default().to_owned();
+            }
+            Some(Ok(_)) => {}
+            other => panic!("the demo server did not start: {other:?}"),
+        }
+    };
+    std::thread::spawn(move || for _ in lines {});
+    HttpServer { child, url }
+}
+
+/// The 2026-07-28 Tasks extension against the demo server's fixtures over
+/// HTTP: the server makes each of these calls a task (pipewright declares
+/// the extension), and pipewright follows it with `tasks/get`. A tool
+/// error ends the task `completed` with `isError` (a failed node with the
+/// tool's text); a protocol error ends it `failed` (a failed node with
+/// the error's message).
+#[test]
+fn the_demo_servers_task_fixtures_end_as_results_tool_errors_and_protocol_errors() {
+    let d = tmp();
+    let server = demo_task_server(d.path());
+    let f = write(
+        d.path(),
+        "p.yml",
+        &format!(
+            "servers:\n  demo: {{url: \"{}\", protocol: 2026-07-28}}\ncompositions:\n  - name: tasks\n    nodes:\n      - id: compute\n        tool: slow_compute\n        args: {{seconds: 1, label: sums}}\n      - id: failing\n        tool: failing_job\n        on_error: continue\n      - id: broken\n        tool: protocol_error_job\n        on_error: continue\n",
+            server.url
+        ),
+    );
+    let (_, t, stderr) = run(d.path(), &f, &[]);
+    let compute = &t["nodes"]["compute"];
+    assert_eq!(compute["status"], "ok", "{stderr}\n{t}");
+    assert_eq!(compute["output"], "computed `sums` in 1 s", "{compute}");
+    assert_eq!(compute["task"]["status"], "completed", "{compute}");
+    let failing = &t["nodes"]["failing"];
+    assert_eq!(failing["status"], "failed", "{failing}");
+    assert!(
+        failing["error"]
+            .as_str()
+            .is_some_and(|e| e.contains("failing_job failed, as it always does")),
+        "{failing}"
+    );
+    assert_eq!(failing["task"]["status"], "completed", "{failing}");
+    let broken = &t["nodes"]["broken"];
+    assert_eq!(broken["status"], "failed", "{broken}");
+    assert!(
+        broken["error"]
+            .as_str()
+            .is_some_and(|e| e.contains("protocol_error_job broke")),
+        "{broken}"
+    );
+    assert_eq!(broken["task"]["status"], "failed", "{broken}");
+}
