@@ -163,6 +163,7 @@ impl Connection {
                     log,
                     server: &server,
                     tool,
+                    asks: (self, scope),
                 };
                 match Box::pin(task::follow(f, created, (started, timeout), cancel)).await {
                     Ok(r) => Ok(Ok(ServerResult::CustomResult(CustomResult(r)))),

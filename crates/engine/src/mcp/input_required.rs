@@ -9,8 +9,8 @@
 use std::{sync::Arc, time::Duration};
 
 use rmcp::model::{
-    CallToolRequest, CallToolRequestParams, ClientRequest, InputRequest, InputRequiredResult,
-    InputResponses, MetaObject, RequestMetaObject, ServerResult,
+    CallToolRequest, CallToolRequestParams, ClientRequest, InputRequest, InputRequests,
+    InputRequiredResult, InputResponses, MetaObject, RequestMetaObject, ServerResult,
 };
 use rmcp::service::PeerRequestOptions;
 use serde_json::{Value, json};
@@ -145,6 +145,28 @@ async fn follow(
              pipewright gave up (the server may be asking in a loop)"
         ),
     })
+}
+
+/// Asks a 2026-07-28 task's questions (its `inputRequests`, answered
+/// with `tasks/update`) through the call's answerers, within the call's
+/// `deadline` (`timeout` after it started) unless `cancel` fires; the
+/// exchanges go into `extras`.
+pub(super) async fn answer_task(
+    conn: &Connection,
+    requests: InputRequests,
+    (scope, tool): (&CallScope, &str),
+    (deadline, timeout): (Option<Instant>, Option<Duration>),
+    cancel: &CancellationToken,
+    extras: &mut CallExtras,
+) -> Result<InputResponses, McpError> {
+    let limit = Limit {
+        deadline,
+        timeout,
+        cancel,
+        tool,
+    };
+    let asked = InputRequiredResult::new(Some(requests), None);
+    ask_all(conn, &asked, scope, &limit, extras).await
 }
 
 /// What bounds the rounds of one call.
