@@ -24,6 +24,7 @@ use super::human::{
 };
 use super::inflight::Registered;
 use super::revision::log_meta;
+use super::task::Answerer;
 use super::wire::{AbandonGuard, excerpt};
 use super::{CANCEL_NOTICE_WAIT, CallOutcome, Connection, McpError};
 use crate::json::Json;
@@ -147,26 +148,35 @@ async fn follow(
     })
 }
 
-/// Asks a 2026-07-28 task's questions (its `inputRequests`, answered
-/// with `tasks/update`) through the call's answerers, within the call's
-/// `deadline` (`timeout` after it started) unless `cancel` fires; the
-/// exchanges go into `extras`.
-pub(super) async fn answer_task(
-    conn: &Connection,
-    requests: InputRequests,
-    (scope, tool): (&CallScope, &str),
-    (deadline, timeout): (Option<Instant>, Option<Duration>),
-    cancel: &CancellationToken,
-    extras: &mut CallExtras,
-) -> Result<InputResponses, McpError> {
-    let limit = Limit {
-        deadline,
-        timeout,
-        cancel,
-        tool,
-    };
-    let asked = InputRequiredResult::new(Some(requests), None);
-    ask_all(conn, &asked, scope, &limit, extras).await
+/// Who answers a 2026-07-28 task's questions: the call's answerers, on
+/// its connection and for its node.
+pub(super) struct TaskAsks<'a> {
+    pub(super) conn: &'a Connection,
+    pub(super) scope: &'a CallScope,
+    pub(super) tool: &'a str,
+}
+
+impl Answerer for TaskAsks<'_> {
+    fn answer<'a>(
+        &'a self,
+        requests: InputRequests,
+        (deadline, timeout): (Option<Instant>, Option<Duration>),
+        cancel: &'a CancellationToken,
+        heard: &'a mut CallExtras,
+    ) -> std::pin::Pin<
+        Box<dyn std::future::Future<Output = Result<InputResponses, McpError>> + Send + 'a>,
+    > {
+        Box::pin(async move {
+            let limit = Limit {
+                deadline,
+                timeout,
+                cancel,
+                tool: self.tool,
+            };
+            let asked = InputRequiredResult::new(Some(requests), None);
+            ask_all(self.conn, &asked, self.scope, &limit, heard).await
+        })
+    }
 }
 
 /// What bounds the rounds of one call.

@@ -19,7 +19,7 @@ use rmcp::{
     Peer, RoleClient,
     model::{
         CallToolRequest, CallToolRequestParams, CancelTaskParams, CancelTaskRequest, ClientRequest,
-        CustomRequest, GetTaskParams, GetTaskRequest, InputRequests, ServerResult,
+        CustomRequest, GetTaskParams, GetTaskRequest, InputRequests, InputResponses, ServerResult,
         UpdateTaskParams, UpdateTaskRequest,
     },
     service::PeerRequestOptions,
@@ -30,7 +30,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::error::HumanDuration;
 use super::error::McpError;
-use super::human::{CallExtras, CallScope, TaskNote};
+use super::human::{CallExtras, TaskNote};
 use super::inflight::{InFlight, Ticket};
 use super::log::ServerLog;
 use super::tools::TaskSupport;
@@ -49,6 +49,9 @@ const MAX_POLL: Duration = Duration::from_secs(5);
 const DEFAULT_POLL: Duration = Duration::from_secs(1);
 /// How long `tasks/cancel` may take to be answered.
 const CANCEL_WAIT: Duration = Duration::from_secs(2);
+/// How many rounds of a 2026-07-28 task's questions are answered before
+/// pipewright gives up on a server that keeps asking.
+const MAX_ROUNDS: usize = 8;
 
 /// Whether to call `support`-ing tool `tool` as a task: `wanted` is the
 /// node's `task:` (`None`: auto), `timeout` the node's. A task asked of a
@@ -181,9 +184,24 @@ pub(crate) struct Follow<'a> {
     pub(crate) log: &'a ServerLog,
     pub(crate) server: &'a str,
     pub(crate) tool: &'a str,
-    /// Who answers a 2026-07-28 task's questions: the connection and the
-    /// call's scope.
-    pub(crate) asks: (&'a super::Connection, &'a CallScope),
+    /// Who answers a 2026-07-28 task's questions.
+    pub(crate) asks: &'a dyn Answerer,
+}
+
+/// Answers a 2026-07-28 task's questions (its `inputRequests`, which go
+/// back with `tasks/update`): the call's answerers, `until` the call's
+/// deadline (and the timeout it is after the start) unless `cancel`
+/// fires, the exchanges kept in `heard`.
+pub(crate) trait Answerer: Sync {
+    fn answer<'a>(
+        &'a self,
+        requests: InputRequests,
+        until: (Option<Instant>, Option<Duration>),
+        cancel: &'a CancellationToken,
+        heard: &'a mut CallExtras,
+    ) -> std::pin::Pin<
+        Box<dyn std::future::Future<Output = Result<InputResponses, McpError>> + Send + 'a>,
+    >;
 }
 
 /// Why following a task failed.
@@ -355,27 +373,19 @@ pub(crate) async fn follow(
                     continue;
                 }
                 rounds += 1;
-                if rounds > super::input_required::MAX_ROUNDS {
+                if rounds > MAX_ROUNDS {
                     break Err(Stop::Unanswered(McpError::Transport {
                         server: server.clone(),
                         reason: format!(
                             "the task `{id}` of `{tool}` still asked for more input after {} rounds of answers; pipewright gave up (the server may be asking in a loop)",
-                            super::input_required::MAX_ROUNDS
+                            MAX_ROUNDS
                         ),
                     }));
                 }
                 let keys: Vec<String> = fresh.keys().cloned().collect();
                 let mut heard = CallExtras::default();
-                let (conn, scope) = f.asks;
-                let replies = super::input_required::answer_task(
-                    conn,
-                    fresh,
-                    (scope, tool),
-                    (deadline.map(|(at, _)| at), timeout),
-                    cancel,
-                    &mut heard,
-                )
-                .await;
+                let until = (deadline.map(|(at, _)| at), timeout);
+                let replies = f.asks.answer(fresh, until, cancel, &mut heard).await;
                 if let Some(t) = ticket {
                     calls.heard(t, heard.interactions);
                 }
