@@ -358,13 +358,19 @@ pub(crate) async fn follow(
             // 2026-07-28: the questions come with the task; each is asked
             // once, and the answers go back with `tasks/update`.
             "input_required" if got.get("inputRequests").is_some() => {
-                let asked = serde_json::from_value::<InputRequests>(got["inputRequests"].clone())
-                    .map_err(|e| McpError::Transport {
-                        server: server.clone(),
-                        reason: format!(
-                            "the task `{id}` of `{tool}` asked for input that pipewright cannot read: {e}"
-                        ),
-                    })?;
+                let asked = match serde_json::from_value::<InputRequests>(
+                    got["inputRequests"].clone(),
+                ) {
+                    Ok(asked) => asked,
+                    Err(e) => {
+                        break Err(Stop::Unanswered(McpError::Transport {
+                            server: server.clone(),
+                            reason: format!(
+                                "the task `{id}` of `{tool}` asked for input that pipewright cannot read: {e}"
+                            ),
+                        }));
+                    }
+                };
                 let fresh: InputRequests = asked
                     .into_iter()
                     .filter(|(key, _)| !answered.contains(key))
