@@ -702,6 +702,8 @@ async fn serves_the_conformance_fixture_resources_and_prompts(#[case] kind: Kind
             .expect("prompts/list")
             .is_empty()
     );
+    let info = plain.client.peer_info().expect("server info");
+    assert!(!info.capabilities.supports_tasks(), "{info:?}");
     let refused = plain
         .client
         .call_tool(params("test_simple_text", json!({})))
@@ -716,9 +718,16 @@ async fn serves_the_conformance_fixture_resources_and_prompts(#[case] kind: Kind
     let client = &session.client;
     let tools = client.list_all_tools().await.expect("tools/list");
     let names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
-    assert_eq!(names.len(), 38, "{names:?}");
+    assert_eq!(names.len(), 47, "{names:?}");
     assert_eq!(names[20], "test_simple_text", "after the demo's own tools");
     assert!(names.contains(&"test_input_required_result_capabilities"));
+    // The two whose input schemas are under test (the `pending` scenarios).
+    assert_eq!(names[38..40], ["json_schema_2020_12_tool", "test_custom_header"]);
+    // The Tasks extension's fixtures, and the extension declared with them.
+    assert_eq!(names[40], "greet", "{names:?}");
+    assert!(names.contains(&"test_tool_with_task"));
+    let info = session.client.peer_info().expect("server info");
+    assert!(info.capabilities.supports_tasks(), "{info:?}");
     let resources = client.list_all_resources().await.expect("resources/list");
     let uris: Vec<&str> = resources.iter().map(|r| r.uri.as_str()).collect();
     assert_eq!(uris, ["test://static-text", "test://static-binary"]);

@@ -491,3 +491,118 @@ fn a_2026_task_server_is_followed_to_the_result_and_cancelled() {
         "{log}"
     );
 }
+
+/// `pipewright demo-server --http --conformance-fixtures` on a free port:
+/// the Tasks extension's fixtures (SEP-2663); killed on drop.
+fn demo_task_server(dir: &Path) -> HttpServer {
+    let mut cmd = Command::new(bin());
+    cmd.args([
+        "demo-server",
+        "--http",
+        "127.0.0.1:0",
+        "--conformance-fixtures",
+    ])
+    .stdin(Stdio::null())
+    .stdout(Stdio::null())
+    .stderr(Stdio::piped());
+    isolated(&mut cmd, dir);
+    let mut child = cmd.spawn().unwrap_or_else(|e| panic!("spawn: {e}"));
+    let stderr = child.stderr.take().unwrap_or_else(|| panic!("no stderr"));
+    let mut lines = BufReader::new(stderr).lines();
+    let url = loop {
+        match lines.next() {
+            Some(Ok(line)) if line.contains("listening on ") => {
+                break line.rsplit(' ').next().unwrap_or_default().to_owned();
+            }
+            Some(Ok(_)) => {}
+            other => panic!("the demo server did not start: {other:?}"),
+        }
+    };
+    std::thread::spawn(move || for _ in lines {});
+    HttpServer { child, url }
+}
+
+/// The 2026-07-28 Tasks extension against the demo server's fixtures over
+/// HTTP: the server makes each of these calls a task (pipewright declares
+/// the extension), and pipewright follows it with `tasks/get`. A tool
+/// error ends the task `completed` with `isError` (a failed node with the
+/// tool's text); a protocol error ends it `failed` (a failed node with
+/// the error's message).
+#[test]
+fn the_demo_servers_task_fixtures_end_as_results_tool_errors_and_protocol_errors() {
+    let d = tmp();
+    let server = demo_task_server(d.path());
+    let f = write(
+        d.path(),
+        "p.yml",
+        &format!(
+            "servers:\n  demo: {{url: \"{}\", protocol: 2026-07-28}}\ncompositions:\n  - name: tasks\n    nodes:\n      - id: compute\n        tool: slow_compute\n        args: {{seconds: 1, label: sums}}\n      - id: failing\n        tool: failing_job\n        on_error: continue\n      - id: broken\n        tool: protocol_error_job\n        on_error: continue\n",
+            server.url
+        ),
+    );
+    let (_, t, stderr) = run(d.path(), &f, &[]);
+    let compute = &t["nodes"]["compute"];
+    assert_eq!(compute["status"], "ok", "{stderr}\n{t}");
+    assert_eq!(compute["output"], "computed `sums` in 1 s", "{compute}");
+    assert_eq!(compute["task"]["status"], "completed", "{compute}");
+    let failing = &t["nodes"]["failing"];
+    assert_eq!(failing["status"], "failed", "{failing}");
+    assert!(
+        failing["error"]
+            .as_str()
+            .is_some_and(|e| e.contains("failing_job failed, as it always does")),
+        "{failing}"
+    );
+    assert_eq!(failing["task"]["status"], "completed", "{failing}");
+    let broken = &t["nodes"]["broken"];
+    assert_eq!(broken["status"], "failed", "{broken}");
+    assert!(
+        broken["error"]
+            .as_str()
+            .is_some_and(|e| e.contains("protocol_error_job broke")),
+        "{broken}"
+    );
+    assert_eq!(broken["task"]["status"], "failed", "{broken}");
+}
+
+/// A 2026-07-28 task that asks (`input_required`, its questions in
+/// `tasks/get`) is answered from the node's `answers:` with `tasks/update`:
+/// one question, then two at once.
+#[test]
+fn a_2026_tasks_questions_are_answered_with_tasks_update() {
+    let d = tmp();
+    let server = demo_task_server(d.path());
+    let f = write(
+        d.path(),
+        "p.yml",
+        &format!(
+            "servers:\n  demo: {{url: \"{}\", protocol: 2026-07-28}}\ncompositions:\n  - name: asks\n    nodes:\n      - id: confirm\n        tool: confirm_delete\n        args: {{filename: notes.txt}}\n        answers: [{{accept: {{confirm: true}}}}]\n      - id: both\n        tool: multi_input\n        answers: [{{accept: {{confirm: true}}}}, {{accept: {{name: Ada}}}}]\n",
+            server.url
+        ),
+    );
+    let (code, t, stderr) = run(d.path(), &f, &[]);
+    assert_eq!(code, 0, "{stderr}\n{t}");
+    let confirm = &t["nodes"]["confirm"];
+    assert_eq!(
+        confirm["output"], "confirmed: notes.txt would be deleted (nothing was)",
+        "{confirm}"
+    );
+    let statuses: Vec<&str> = confirm["task"]["history"]
+        .as_array()
+        .map(|h| h.iter().filter_map(|s| s["status"].as_str()).collect())
+        .unwrap_or_default();
+    assert!(statuses.contains(&"input_required"), "{statuses:?}");
+    assert_eq!(statuses.last(), Some(&"completed"), "{statuses:?}");
+    assert_eq!(
+        confirm["interactions"][0]["kind"], "elicitation",
+        "{confirm}"
+    );
+    assert_eq!(confirm["interactions"][0]["by"], "answers", "{confirm}");
+    let both = &t["nodes"]["both"];
+    assert_eq!(both["output"], "Ada, confirmed: true", "{both}");
+    assert_eq!(
+        both["interactions"].as_array().map(Vec::len),
+        Some(2),
+        "{both}"
+    );
+}

@@ -64,10 +64,11 @@ use axum::serve::ListenerExt as _;
 use rmcp::{
     ErrorData, RoleServer, ServerHandler, ServiceExt as _,
     model::{
-        CallToolRequestParams, CallToolResponse, CompleteRequestParams, CompleteResult,
-        GetPromptRequestParams, GetPromptResponse, Implementation, ListPromptsResult,
-        ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
-        ReadResourceRequestParams, ReadResourceResponse, ServerCapabilities, ServerConfig, Tool,
+        CallToolRequestParams, CallToolResponse, CancelTaskParams, CompleteRequestParams,
+        CompleteResult, GetPromptRequestParams, GetPromptResponse, GetTaskParams, GetTaskResult,
+        Implementation, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult,
+        ListToolsResult, PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse,
+        ServerCapabilities, ServerConfig, Tool, UpdateTaskParams,
     },
     service::RequestContext,
     transport::streamable_http_server::{
@@ -84,6 +85,7 @@ mod conformance_content;
 mod conformance_mrtr;
 mod conformance_parts;
 mod conformance_schemas;
+mod conformance_tasks;
 mod data;
 mod http;
 mod tools;
@@ -144,6 +146,8 @@ pub struct DemoServerOptions {
 pub struct DemoServer {
     state: Arc<tools::State>,
     fixtures: bool,
+    /// The tasks the fixtures started (`conformance_tasks.rs`).
+    tasks: conformance_tasks::Tasks,
 }
 
 impl DemoServer {
@@ -152,6 +156,7 @@ impl DemoServer {
         Self {
             state: Arc::new(tools::State::new(options.call_delay)),
             fixtures: options.fixtures,
+            tasks: Default::default(),
         }
     }
 }
@@ -164,12 +169,15 @@ impl Default for DemoServer {
 
 impl ServerHandler for DemoServer {
     fn get_info(&self) -> ServerConfig {
-        let capabilities = ServerCapabilities::builder()
+        let mut capabilities = ServerCapabilities::builder()
             .enable_tools()
             .enable_prompts()
             .enable_resources()
             .enable_completions()
             .build();
+        if self.fixtures {
+            conformance_tasks::advertise(&mut capabilities);
+        }
         ServerConfig::new(capabilities)
             .with_server_info(
                 Implementation::new(SERVER_NAME, env!("CARGO_PKG_VERSION"))
@@ -186,6 +194,7 @@ impl ServerHandler for DemoServer {
         let mut tools = DemoTool::ALL.map(DemoTool::definition).to_vec();
         if self.fixtures {
             tools.extend(conformance::definitions());
+            tools.extend(conformance_tasks::definitions());
         }
         Ok(ListToolsResult::with_all_items(tools))
     }
@@ -196,6 +205,7 @@ impl ServerHandler for DemoServer {
             .or_else(|| {
                 conformance::definitions()
                     .into_iter()
+                    .chain(conformance_tasks::definitions())
                     .find(|t| self.fixtures && t.name == name)
             })
     }
@@ -278,9 +288,38 @@ impl ServerHandler for DemoServer {
         if self.fixtures && conformance::is_fixture(&request.name) {
             return conformance::call(request, context).await;
         }
+        if self.fixtures && conformance_tasks::is_fixture(&request.name) {
+            return conformance_tasks::call(&self.tasks, request, context).await;
+        }
         tools::call(&self.state, &request.name, request.arguments, &context.ct)
             .await
             .map(CallToolResponse::from)
+    }
+
+    // `tasks/*`: rmcp answers them only when the fixtures declared the
+    // extension, and only to a client that declared it too.
+    async fn get_task(
+        &self,
+        request: GetTaskParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<GetTaskResult, ErrorData> {
+        self.tasks.get(&request)
+    }
+
+    async fn update_task(
+        &self,
+        request: UpdateTaskParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.tasks.update(request)
+    }
+
+    async fn cancel_task(
+        &self,
+        request: CancelTaskParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.tasks.cancel(&request)
     }
 }
 
@@ -302,6 +341,7 @@ pub async fn serve_stdio(options: DemoServerOptions) -> anyhow::Result<()> {
     let server = DemoServer {
         state: Arc::new(tools::State::new(options.call_delay).writing(written.clone())),
         fixtures: options.fixtures,
+        tasks: Default::default(),
     };
     let (stdin, stdout) = rmcp::transport::stdio();
     let running = server

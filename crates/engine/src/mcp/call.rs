@@ -156,6 +156,11 @@ impl Connection {
             Some(created) => {
                 let (inner, ticket) = (&self.inner, registered.ticket);
                 let (calls, log) = (&inner.calls, &inner.log);
+                let asks = input_required::TaskAsks {
+                    conn: self,
+                    scope,
+                    tool,
+                };
                 let f = task::Follow {
                     peer,
                     calls,
@@ -163,6 +168,7 @@ impl Connection {
                     log,
                     server: &server,
                     tool,
+                    asks: &asks,
                 };
                 match Box::pin(task::follow(f, created, (started, timeout), cancel)).await {
                     Ok(r) => Ok(Ok(ServerResult::CustomResult(CustomResult(r)))),

@@ -177,6 +177,13 @@ impl InFlight {
         }
     }
 
+    /// Keeps exchanges with a call (the driver was told of them already).
+    pub(crate) fn heard(&self, ticket: Ticket, interactions: Vec<Interaction>) {
+        if let Some(call) = self.lock().calls.iter_mut().find(|c| c.ticket == ticket) {
+            call.extras.interactions.extend(interactions);
+        }
+    }
+
     /// Keeps a task status with its call and tells the driver.
     pub(crate) fn task_note(&self, ticket: Ticket, note: TaskNote) {
         let scope = {

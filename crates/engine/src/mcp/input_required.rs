@@ -9,8 +9,8 @@
 use std::{sync::Arc, time::Duration};
 
 use rmcp::model::{
-    CallToolRequest, CallToolRequestParams, ClientRequest, InputRequest, InputRequiredResult,
-    InputResponses, MetaObject, RequestMetaObject, ServerResult,
+    CallToolRequest, CallToolRequestParams, ClientRequest, InputRequest, InputRequests,
+    InputRequiredResult, InputResponses, MetaObject, RequestMetaObject, ServerResult,
 };
 use rmcp::service::PeerRequestOptions;
 use serde_json::{Value, json};
@@ -24,6 +24,7 @@ use super::human::{
 };
 use super::inflight::Registered;
 use super::revision::log_meta;
+use super::task::Answerer;
 use super::wire::{AbandonGuard, excerpt};
 use super::{CANCEL_NOTICE_WAIT, CallOutcome, Connection, McpError};
 use crate::json::Json;
@@ -145,6 +146,37 @@ async fn follow(
              pipewright gave up (the server may be asking in a loop)"
         ),
     })
+}
+
+/// Who answers a 2026-07-28 task's questions: the call's answerers, on
+/// its connection and for its node.
+pub(super) struct TaskAsks<'a> {
+    pub(super) conn: &'a Connection,
+    pub(super) scope: &'a CallScope,
+    pub(super) tool: &'a str,
+}
+
+impl Answerer for TaskAsks<'_> {
+    fn answer<'a>(
+        &'a self,
+        requests: InputRequests,
+        (deadline, timeout): (Option<Instant>, Option<Duration>),
+        cancel: &'a CancellationToken,
+        heard: &'a mut CallExtras,
+    ) -> std::pin::Pin<
+        Box<dyn std::future::Future<Output = Result<InputResponses, McpError>> + Send + 'a>,
+    > {
+        Box::pin(async move {
+            let limit = Limit {
+                deadline,
+                timeout,
+                cancel,
+                tool: self.tool,
+            };
+            let asked = InputRequiredResult::new(Some(requests), None);
+            ask_all(self.conn, &asked, self.scope, &limit, heard).await
+        })
+    }
 }
 
 /// What bounds the rounds of one call.

@@ -6,7 +6,9 @@
 //!
 //! Both revisions are spoken: 2025-11-25 (`{"task": {…}}` from
 //! `tools/call`, the result from `tasks/result`) and the 2026-07-28 Tasks
-//! extension (`resultType: "task"`, the result inline in `tasks/get`).
+//! extension (SEP-2663: a flat `resultType: "task"` handle, the server
+//! deciding which calls become tasks; the result or error inline in
+//! `tasks/get`, whose `inputRequests` are answered with `tasks/update`).
 //! `tasks/get` and `tasks/cancel` have the same shape in both.
 
 pub mod record;
@@ -17,7 +19,8 @@ use rmcp::{
     Peer, RoleClient,
     model::{
         CallToolRequest, CallToolRequestParams, CancelTaskParams, CancelTaskRequest, ClientRequest,
-        CustomRequest, GetTaskParams, GetTaskRequest, ServerResult,
+        CustomRequest, GetTaskParams, GetTaskRequest, InputRequests, InputResponses, ServerResult,
+        UpdateTaskParams, UpdateTaskRequest,
     },
     service::PeerRequestOptions,
 };
@@ -27,7 +30,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::error::HumanDuration;
 use super::error::McpError;
-use super::human::TaskNote;
+use super::human::{CallExtras, TaskNote};
 use super::inflight::{InFlight, Ticket};
 use super::log::ServerLog;
 use super::tools::TaskSupport;
@@ -46,6 +49,9 @@ const MAX_POLL: Duration = Duration::from_secs(5);
 const DEFAULT_POLL: Duration = Duration::from_secs(1);
 /// How long `tasks/cancel` may take to be answered.
 const CANCEL_WAIT: Duration = Duration::from_secs(2);
+/// How many rounds of a 2026-07-28 task's questions are answered before
+/// pipewright gives up on a server that keeps asking.
+const MAX_ROUNDS: usize = 8;
 
 /// Whether to call `support`-ing tool `tool` as a task: `wanted` is the
 /// node's `task:` (`None`: auto), `timeout` the node's. A task asked of a
@@ -147,6 +153,8 @@ fn seen(task: &Value) -> Seen {
 enum Stop {
     Cancelled,
     TimedOut(Duration),
+    /// Its questions could not be answered.
+    Unanswered(McpError),
 }
 
 /// True when a plain `tools/call` was refused because the tool runs only
@@ -176,6 +184,24 @@ pub(crate) struct Follow<'a> {
     pub(crate) log: &'a ServerLog,
     pub(crate) server: &'a str,
     pub(crate) tool: &'a str,
+    /// Who answers a 2026-07-28 task's questions.
+    pub(crate) asks: &'a dyn Answerer,
+}
+
+/// Answers a 2026-07-28 task's questions (its `inputRequests`, which go
+/// back with `tasks/update`): the call's answerers, `until` the call's
+/// deadline (and the timeout it is after the start) unless `cancel`
+/// fires, the exchanges kept in `heard`.
+pub(crate) trait Answerer: Sync {
+    fn answer<'a>(
+        &'a self,
+        requests: InputRequests,
+        until: (Option<Instant>, Option<Duration>),
+        cancel: &'a CancellationToken,
+        heard: &'a mut CallExtras,
+    ) -> std::pin::Pin<
+        Box<dyn std::future::Future<Output = Result<InputResponses, McpError>> + Send + 'a>,
+    >;
 }
 
 /// Why following a task failed.
@@ -233,6 +259,9 @@ pub(crate) async fn follow(
     let mut last = seen(&created.task);
     note(&last.status, last.message.clone());
     let deadline = timeout.and_then(|t| Some((started.checked_add(t)?, t)));
+    // The 2026-07-28 questions answered so far, and the rounds of them.
+    let mut answered = std::collections::HashSet::new();
+    let mut rounds = 0;
     // `tasks/result` (2025-11-25), once sent.
     let mut fetching: Option<rmcp::service::RequestHandle<rmcp::RoleClient>> = None;
     let mut next_poll = Instant::now() + last.poll;
@@ -326,14 +355,73 @@ pub(crate) async fn follow(
                     ),
                 }));
             }
+            // 2026-07-28: the questions come with the task; each is asked
+            // once, and the answers go back with `tasks/update`.
             "input_required" if got.get("inputRequests").is_some() => {
-                return Err(Failure::Mcp(McpError::Transport {
-                    server,
-                    reason: format!(
-                        "the task `{id}` of `{tool}` asked for input with `tasks/update` ({}), which pipewright does not answer yet",
-                        crate::file::protocol::Protocol::V2026_07_28
-                    ),
-                }));
+                let asked = match serde_json::from_value::<InputRequests>(
+                    got["inputRequests"].clone(),
+                ) {
+                    Ok(asked) => asked,
+                    Err(e) => {
+                        break Err(Stop::Unanswered(McpError::Transport {
+                            server: server.clone(),
+                            reason: format!(
+                                "the task `{id}` of `{tool}` asked for input that pipewright cannot read: {e}"
+                            ),
+                        }));
+                    }
+                };
+                let fresh: InputRequests = asked
+                    .into_iter()
+                    .filter(|(key, _)| !answered.contains(key))
+                    .collect();
+                if fresh.is_empty() {
+                    continue;
+                }
+                rounds += 1;
+                if rounds > MAX_ROUNDS {
+                    break Err(Stop::Unanswered(McpError::Transport {
+                        server: server.clone(),
+                        reason: format!(
+                            "the task `{id}` of `{tool}` still asked for more input after {} rounds of answers; pipewright gave up (the server may be asking in a loop)",
+                            MAX_ROUNDS
+                        ),
+                    }));
+                }
+                let keys: Vec<String> = fresh.keys().cloned().collect();
+                let mut heard = CallExtras::default();
+                let until = (deadline.map(|(at, _)| at), timeout);
+                let replies = f.asks.answer(fresh, until, cancel, &mut heard).await;
+                if let Some(t) = ticket {
+                    calls.heard(t, heard.interactions);
+                }
+                let replies = match replies {
+                    Ok(replies) => replies,
+                    Err(McpError::Cancelled { .. }) => break Err(Stop::Cancelled),
+                    Err(McpError::Timeout { after, .. }) => break Err(Stop::TimedOut(after)),
+                    Err(e) => break Err(Stop::Unanswered(e)),
+                };
+                answered.extend(keys);
+                let update = ClientRequest::UpdateTaskRequest(UpdateTaskRequest::new(
+                    UpdateTaskParams::new(id.clone(), replies),
+                ));
+                let sent = peer
+                    .send_request_with_option(update, PeerRequestOptions::no_options())
+                    .await;
+                let acked = match sent {
+                    Ok(h) => tokio::select! {
+                        biased;
+                        () = cancel.cancelled() => break Err(Stop::Cancelled),
+                        after = until_deadline() => break Err(Stop::TimedOut(after)),
+                        r = h.await_response() => r,
+                    },
+                    Err(e) => Err(e),
+                };
+                if let Err(e) = acked {
+                    return Err(Failure::Service(e));
+                }
+                // What the answers changed shows at the next poll, at once.
+                next_poll = Instant::now();
             }
             "input_required" | "completed" if fetching.is_none() => {
                 let sent = peer
@@ -377,6 +465,7 @@ pub(crate) async fn follow(
                         after,
                     },
                 ),
+                Stop::Unanswered(e) => (format!("its questions were not answered: {e}"), e),
             };
             if let Some(h) = fetching.take() {
                 let _ = tokio::time::timeout(CANCEL_WAIT, h.cancel(Some(reason.clone()))).await;
