@@ -103,7 +103,7 @@ impl PipelineServer {
                 drop(slot);
                 tc.set_status_message(match &trace {
                     Ok(t) => ended(&name, t),
-                    Err(why) => format!("`{name}` ended without a trace: {why}"),
+                    Err(why) => format!("`{name}`: {why}"),
                 });
                 let stopped = trace
                     .as_ref()
