@@ -722,7 +722,10 @@ async fn serves_the_conformance_fixture_resources_and_prompts(#[case] kind: Kind
     assert_eq!(names[20], "test_simple_text", "after the demo's own tools");
     assert!(names.contains(&"test_input_required_result_capabilities"));
     // The two whose input schemas are under test (the `pending` scenarios).
-    assert_eq!(names[38..40], ["json_schema_2020_12_tool", "test_custom_header"]);
+    assert_eq!(
+        names[38..40],
+        ["json_schema_2020_12_tool", "test_custom_header"]
+    );
     // The Tasks extension's fixtures, and the extension declared with them.
     assert_eq!(names[40], "greet", "{names:?}");
     assert!(names.contains(&"test_tool_with_task"));

@@ -92,6 +92,16 @@ impl<'s> Loader<'s> {
         out.assertion_grant = self
             .assertion_grant(&what, v.span, grant, assertion, idp)
             .map(Box::new);
+        if matches!(grant, GrantName::JwtBearer)
+            && out.client_id.is_none()
+            && (out.client_secret.is_some() || out.private_key.is_some())
+        {
+            self.err_hint(
+                v.span,
+                format!("{what}: a client secret or key beside `grant: jwt_bearer` needs `client_id`"),
+                "the secret or key authenticates the client the authorization server knows by that id; without it nothing would be sent",
+            );
+        }
         if matches!(grant, GrantName::IdJag) && out.client_id.is_none() {
             self.err_hint(
                 v.span,
@@ -251,11 +261,22 @@ impl<'s> Loader<'s> {
         Some(text)
     }
 
-    /// An http(s) URL (or one with a reference in it).
+    /// An https URL, or http to a loopback address (or one with a
+    /// reference in it): an identity provider is sent ID tokens and
+    /// secrets.
     fn endpoint_url(&mut self, v: &YNode, what: &str) -> Option<String> {
         let url = self.string(v, what)?;
-        if !url.contains("${") && !url.starts_with("https://") && !url.starts_with("http://") {
-            self.err(v.span, format!("{what} must be an https:// URL"));
+        let loopback = ["http://localhost", "http://127.0.0.1", "http://[::1]"]
+            .iter()
+            .any(|l| {
+                url.strip_prefix(l)
+                    .is_some_and(|rest| rest.is_empty() || rest.starts_with([':', '/']))
+            });
+        if !url.contains("${") && !url.starts_with("https://") && !loopback {
+            self.err(
+                v.span,
+                format!("{what} must be an https:// URL (http:// only to a loopback address)"),
+            );
         }
         Some(url)
     }
@@ -423,6 +444,18 @@ mod tests {
             (
                 "{ grant: id_jag, client_id: c, identity_provider: { issuer: https://idp, client_id: pw, client_secret: s3cret, id_token: { file: t } } }",
                 "must be a reference",
+            ),
+            (
+                "{ grant: id_jag, client_id: c, identity_provider: { issuer: http://idp.example, client_id: pw, id_token: { file: t } } }",
+                "http:// only to a loopback address",
+            ),
+            (
+                "{ grant: id_jag, client_id: c, identity_provider: { issuer: http://localhost.evil.example, client_id: pw, id_token: { file: t } } }",
+                "http:// only to a loopback address",
+            ),
+            (
+                "{ grant: jwt_bearer, client_secret: \"${env.S}\", assertion: { file: a } }",
+                "beside `grant: jwt_bearer` needs `client_id`",
             ),
         ] {
             let (_, errors) = load(auth, url);

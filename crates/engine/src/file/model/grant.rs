@@ -31,7 +31,16 @@ impl std::fmt::Debug for AssertionSource {
         match self {
             AssertionSource::Value(_) => f.write_str("Value(…)"),
             AssertionSource::File(path) => f.debug_tuple("File").field(path).finish(),
-            AssertionSource::Command(argv) => f.debug_tuple("Command").field(argv).finish(),
+            // The arguments may come from secrets (`${env.X}`): the
+            // program only.
+            AssertionSource::Command(argv) => f
+                .debug_tuple("Command")
+                .field(&argv.first().map_or("", String::as_str))
+                .field(&format_args!(
+                    "… {} argument(s)",
+                    argv.len().saturating_sub(1)
+                ))
+                .finish(),
         }
     }
 }
@@ -155,6 +164,14 @@ mod tests {
         );
         let file = AssertionSource::File("/var/run/token".into());
         assert!(format!("{file:?}").contains("/var/run/token"));
+        // A command's arguments may be resolved secrets: the program only.
+        let command = AssertionSource::Command(vec!["gcloud".into(), "--token=S3CRET".into()]);
+        let shown = format!("{command:?}");
+        assert!(
+            shown.contains("gcloud") && shown.contains("1 argument"),
+            "{shown}"
+        );
+        assert!(!shown.contains("S3CRET"), "{shown}");
     }
 
     #[test]

@@ -38,6 +38,9 @@ const TOKEN_EXCHANGE: &str = "urn:ietf:params:oauth:grant-type:token-exchange";
 const ID_TOKEN_TYPE: &str = "urn:ietf:params:oauth:token-type:id_token";
 /// The ID-JAG draft's token type.
 const ID_JAG_TYPE: &str = "urn:ietf:params:oauth:token-type:id-jag";
+/// The most an assertion, its file or its command's output may weigh: a
+/// JWT is a few KiB.
+const MAX_ASSERTION_BYTES: u64 = 64 * 1024;
 
 /// The words a grant's errors name it by.
 fn grant_name(grant: &AssertionGrant) -> &'static str {
@@ -108,8 +111,12 @@ pub async fn assertion_grant(
     )
     .await
     .map_err(failed)?;
-    let token: OAuthTokenResponse = serde_json::from_str(&text)
+    let mut token: OAuthTokenResponse = serde_json::from_str(&text)
         .map_err(|_| failed("the token endpoint's answer is not a token response".to_owned()))?;
+    // The grant itself renews the token (a fresh assertion each time); a
+    // refresh token would be tried without the client's authentication and
+    // refused, so it is not kept.
+    token.set_refresh_token(None);
     let granted = serde_json::from_str::<serde_json::Value>(&text)
         .ok()
         .and_then(|v| v["scope"].as_str().map(str::to_owned))
@@ -259,6 +266,8 @@ async fn id_jag(
 /// Connect discovery document, else its RFC 8414 metadata; the document's
 /// `issuer` must be `issuer` (OpenID Connect Discovery §4.3).
 async fn idp_token_endpoint(issuer: &str) -> Result<String, String> {
+    // The metadata names where the ID token goes: it is read over TLS too.
+    secure_endpoint(issuer, "identity provider's issuer")?;
     let base = issuer.trim_end_matches('/');
     let parsed = reqwest::Url::parse(issuer)
         .map_err(|e| format!("the identity provider's issuer {issuer} is not a URL: {e}"))?;
@@ -389,9 +398,7 @@ async fn read_assertion(source: &AssertionSource, what: &str) -> Result<String, 
     let (text, whence) = match source {
         AssertionSource::Value(v) => (v.clone(), "the reference".to_owned()),
         AssertionSource::File(path) => (
-            tokio::fs::read_to_string(path)
-                .await
-                .map_err(|e| format!("cannot read the {what} file {path}: {}", io_reason(&e)))?,
+            read_bounded_file(path, what).await?,
             format!("the file {path}"),
         ),
         AssertionSource::Command(argv) => (
@@ -411,6 +418,28 @@ async fn read_assertion(source: &AssertionSource, what: &str) -> Result<String, 
     Ok(text.to_owned())
 }
 
+/// The text of the file at `path`, refused past [`MAX_ASSERTION_BYTES`]
+/// (a wrong path to a large file, or a device, is not read whole).
+async fn read_bounded_file(path: &str, what: &str) -> Result<String, String> {
+    use tokio::io::AsyncReadExt;
+
+    let cannot =
+        |e: std::io::Error| format!("cannot read the {what} file {path}: {}", io_reason(&e));
+    let file = tokio::fs::File::open(path).await.map_err(cannot)?;
+    let mut bytes = Vec::new();
+    file.take(MAX_ASSERTION_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .await
+        .map_err(cannot)?;
+    if bytes.len() as u64 > MAX_ASSERTION_BYTES {
+        return Err(format!(
+            "the {what} file {path} is over {} KiB, which is no {what}",
+            MAX_ASSERTION_BYTES / 1024
+        ));
+    }
+    String::from_utf8(bytes).map_err(|_| format!("the {what} file {path} is not text"))
+}
+
 /// An I/O error's reason without the path (which the caller names).
 fn io_reason(e: &std::io::Error) -> String {
     match e.kind() {
@@ -420,33 +449,67 @@ fn io_reason(e: &std::io::Error) -> String {
     }
 }
 
-/// The standard output of `argv`, run without a shell and bounded by
-/// [`REQUEST_WAIT`]. Errors name the program only: its arguments may come
-/// from secrets, and its error output, not shown, may hold them.
+/// The standard output of `argv`, run without a shell in its own process
+/// group, bounded by [`REQUEST_WAIT`] and [`MAX_ASSERTION_BYTES`]; the
+/// group is killed once it is read (or given up on), so nothing it started
+/// outlives the request. Errors name the program only: its arguments may
+/// come from secrets, and its error output, not shown, may hold them.
 async fn run(argv: &[String], what: &str) -> Result<String, String> {
+    use tokio::io::AsyncReadExt;
+
     let Some((program, args)) = argv.split_first() else {
         return Err(format!("the {what} command is empty"));
     };
     let shown = program;
-    let child = tokio::process::Command::new(program)
+    let mut command = tokio::process::Command::new(program);
+    command
         .args(args)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
-        .kill_on_drop(true)
+        .kill_on_drop(true);
+    #[cfg(unix)]
+    command.process_group(0);
+    let mut child = command
         .spawn()
         .map_err(|e| format!("cannot run `{shown}` for the {what}: {}", io_reason(&e)))?;
-    let out = tokio::time::timeout(REQUEST_WAIT, child.wait_with_output())
-        .await
-        .map_err(|_| format!("`{shown}` printed no {what} within 30 s"))?
-        .map_err(|e| format!("`{shown}` failed: {e}"))?;
-    if !out.status.success() {
+    let group = child.id();
+    let stdout = child.stdout.take();
+    let read = async {
+        let mut out = Vec::new();
+        if let Some(stdout) = stdout {
+            stdout
+                .take(MAX_ASSERTION_BYTES + 1)
+                .read_to_end(&mut out)
+                .await
+                .map_err(|e| format!("`{shown}`'s output could not be read: {e}"))?;
+        }
+        if out.len() as u64 > MAX_ASSERTION_BYTES {
+            return Err(format!(
+                "`{shown}` printed more than {} KiB, which is no {what}",
+                MAX_ASSERTION_BYTES / 1024
+            ));
+        }
+        let status = child
+            .wait()
+            .await
+            .map_err(|e| format!("`{shown}` failed: {e}"))?;
+        Ok((out, status))
+    };
+    let outcome = tokio::time::timeout(REQUEST_WAIT, read).await;
+    crate::mcp::child::kill_group(group);
+    let (out, status) = outcome.map_err(|_| {
+        format!(
+            "`{shown}` printed no {what} within {}",
+            crate::mcp::error::HumanDuration(REQUEST_WAIT)
+        )
+    })??;
+    if !status.success() {
         return Err(format!(
-            "`{shown}` failed ({}), so there is no {what}",
-            out.status
+            "`{shown}` failed ({status}), so there is no {what}"
         ));
     }
-    String::from_utf8(out.stdout).map_err(|_| format!("`{shown}` printed no text"))
+    String::from_utf8(out).map_err(|_| format!("`{shown}` printed no text"))
 }
 
 /// True when `text` has the shape of a JWS compact serialization.
@@ -535,6 +598,61 @@ mod tests {
             Ok(Some(("c".to_owned(), "s".to_owned())))
         );
         assert!(form.is_empty(), "the secret goes in the header: {form:?}");
+    }
+
+    #[tokio::test]
+    async fn a_command_that_prints_too_much_is_refused() {
+        let argv = ["sh", "-c", "head -c 70000 /dev/zero | tr '\\0' a"].map(String::from);
+        let error = run(&argv, "assertion").await.expect_err("refused");
+        assert!(error.contains("more than 64 KiB"), "{error}");
+        assert!(error.contains("`sh`") && !error.contains("head"), "{error}");
+    }
+
+    #[cfg(unix)]
+    #[tokio::test]
+    async fn what_the_command_started_is_killed_once_it_is_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let pid_file = dir.path().join("pid");
+        let script = format!(
+            "sleep 60 >/dev/null 2>&1 & echo $! > {}; echo {JWT}",
+            pid_file.display()
+        );
+        let argv = ["sh".to_owned(), "-c".to_owned(), script];
+        assert_eq!(run(&argv, "assertion").await.unwrap().trim(), JWT);
+        let pid: i32 = std::fs::read_to_string(&pid_file)
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap();
+        // Gone, or a zombie waiting for a parent that reaps: not running.
+        let running = || {
+            std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
+                !stat
+                    .rsplit(')')
+                    .next()
+                    .unwrap_or("")
+                    .trim_start()
+                    .starts_with('Z')
+            })
+        };
+        for _ in 0..100 {
+            if !running() {
+                return;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        }
+        panic!("the command's child {pid} outlived the request");
+    }
+
+    #[tokio::test]
+    async fn an_oversized_assertion_file_is_not_read_whole() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("token");
+        std::fs::write(&path, vec![b'a'; 70_000]).unwrap();
+        let error = read_bounded_file(&path.to_string_lossy(), "assertion")
+            .await
+            .expect_err("refused");
+        assert!(error.contains("over 64 KiB"), "{error}");
     }
 
     #[test]
