@@ -17,7 +17,7 @@ pub(crate) mod auth;
 pub mod eval;
 
 pub use answer::Answer;
-pub use auth::AuthConfig;
+pub use auth::{AuthConfig, DpopMode};
 pub use eval::EvalSpec;
 
 /// A whole pipeline file.

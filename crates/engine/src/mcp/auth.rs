@@ -9,6 +9,7 @@
 mod bearer;
 mod browser;
 mod credentials;
+mod dpop;
 pub mod encode;
 mod error;
 mod flow;
@@ -28,6 +29,7 @@ use rmcp::transport::streamable_http_client::StreamableHttpError;
 pub use crate::file::model::AuthConfig;
 pub use bearer::BearerClient;
 pub use credentials::client_credentials;
+pub use dpop::DpopKey;
 pub use error::OAuthError;
 pub use flow::{Browser, LoginOptions, login};
 pub use prompt::{Logins, Prompt, Say};
@@ -53,6 +55,9 @@ pub struct Status {
     pub refreshable: bool,
     /// The client id pipewright logs in as.
     pub client_id: Option<String>,
+    /// True when the access token is DPoP-bound (sent only with a proof
+    /// of the login's key).
+    pub dpop_bound: bool,
 }
 
 impl Status {
@@ -66,6 +71,7 @@ impl Status {
             expires_at: record.expires_at(),
             refreshable: record.refreshable(),
             client_id: Some(record.client_id.clone()),
+            dpop_bound: record.dpop_bound(),
         }
     }
 
@@ -79,6 +85,7 @@ impl Status {
             expires_at: None,
             refreshable: false,
             client_id: None,
+            dpop_bound: false,
         }
     }
 }

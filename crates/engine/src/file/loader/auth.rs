@@ -1,10 +1,11 @@
 //! A server's `auth:` block: how pipewright identifies itself to the
 //! server's OAuth authorization server (client id, Client ID Metadata
-//! Document URL, client-credentials grant with a secret or a key).
+//! Document URL, client-credentials grant with a secret or a key) and
+//! whether its tokens are bound to a proof key (DPoP).
 
 use super::*;
 use crate::file::keys::AUTH_KEYS;
-use crate::file::model::AuthConfig;
+use crate::file::model::{AuthConfig, DpopMode};
 
 impl<'s> Loader<'s> {
     /// The `auth:` of the server declaration `decl`, if it has one.
@@ -57,6 +58,17 @@ impl<'s> Loader<'s> {
                         out.private_key = text;
                     }
                 }
+                "dpop" => match self.string(val, &field).as_deref() {
+                    Some(text) => match DpopMode::parse(text) {
+                        Some(mode) => out.dpop = mode,
+                        None => self.err_hint(
+                            val.span,
+                            format!("unknown {field} `{text}`"),
+                            "use `auto` (when the authorization server supports it, the default), `required` or `off`",
+                        ),
+                    },
+                    None => {}
+                },
                 "grant" => match self.string(val, &field).as_deref() {
                     Some("client_credentials") => out.client_credentials = true,
                     Some("authorization_code") | None => {}

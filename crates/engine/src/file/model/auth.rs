@@ -29,6 +29,34 @@ pub struct AuthConfig {
     pub private_key: Option<String>,
     /// Scopes to ask for; empty: what the server names.
     pub scopes: Vec<String>,
+    /// Whether tokens are bound to a proof key (DPoP, RFC 9449).
+    pub dpop: DpopMode,
+}
+
+/// When pipewright binds a server's tokens to a proof key with DPoP
+/// (RFC 9449): `auth: { dpop: auto | required | off }`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum DpopMode {
+    /// When the authorization server lists ES256 in its
+    /// `dpop_signing_alg_values_supported`.
+    #[default]
+    Auto,
+    /// Always; a login fails when the authorization server cannot.
+    Required,
+    /// Never: tokens are bearer tokens.
+    Off,
+}
+
+impl DpopMode {
+    /// The mode a file or a flag names (`auto`, `required`, `off`).
+    pub fn parse(text: &str) -> Option<Self> {
+        match text {
+            "auto" => Some(Self::Auto),
+            "required" => Some(Self::Required),
+            "off" => Some(Self::Off),
+            _ => None,
+        }
+    }
 }
 
 impl AuthConfig {
@@ -48,6 +76,7 @@ impl AuthConfig {
             client_credentials: self.client_credentials,
             private_key: opt(&self.private_key, true)?,
             scopes: self.scopes.clone(),
+            dpop: self.dpop,
         })
     }
 }
@@ -61,6 +90,7 @@ impl std::fmt::Debug for AuthConfig {
             .field("client_credentials", &self.client_credentials)
             .field("private_key", &self.private_key.as_ref().map(|_| "…"))
             .field("scopes", &self.scopes)
+            .field("dpop", &self.dpop)
             .finish()
     }
 }

@@ -193,6 +193,7 @@ pub async fn client_credentials(
         redirect_uri: String::new(),
         credentials: StoredCredentials::new(client_id, Some(token), granted, Some(now_secs())),
         client_credentials: true,
+        dpop: None,
     };
     store.save(&record)?;
     Ok(record)

@@ -63,6 +63,10 @@ pub enum OAuthError {
     /// The refresh token could not be used; a new login is needed.
     #[error("refreshing the access token failed: {reason}")]
     Refresh { reason: String },
+    /// A DPoP proof could not be made, or DPoP is wanted and cannot be
+    /// used.
+    #[error("DPoP: {reason}")]
+    Dpop { reason: String },
     /// The token store could not be read or written.
     #[error("the token store {path}: {reason}")]
     Store { path: String, reason: String },
