@@ -58,17 +58,18 @@ impl<'s> Loader<'s> {
                         out.private_key = text;
                     }
                 }
-                "dpop" => match self.string(val, &field).as_deref() {
-                    Some(text) => match DpopMode::parse(text) {
-                        Some(mode) => out.dpop = mode,
-                        None => self.err_hint(
-                            val.span,
-                            format!("unknown {field} `{text}`"),
-                            "use `auto` (when the authorization server supports it, the default), `required` or `off`",
-                        ),
-                    },
-                    None => {}
-                },
+                "dpop" => {
+                    if let Some(text) = self.string(val, &field) {
+                        match DpopMode::parse(&text) {
+                            Some(mode) => out.dpop = mode,
+                            None => self.err_hint(
+                                val.span,
+                                format!("unknown {field} `{text}`"),
+                                "use `auto` (when the authorization server supports it, the default), `required` or `off`",
+                            ),
+                        }
+                    }
+                }
                 "grant" => match self.string(val, &field).as_deref() {
                     Some("client_credentials") => out.client_credentials = true,
                     Some("authorization_code") | None => {}
@@ -102,7 +103,7 @@ impl<'s> Loader<'s> {
 #[cfg(test)]
 mod tests {
     use crate::file::loader::load_native_str;
-    use crate::file::model::AuthConfig;
+    use crate::file::model::{AuthConfig, DpopMode};
 
     fn load(auth: &str, server: &str) -> (Option<AuthConfig>, Vec<String>) {
         let source = format!(
@@ -141,6 +142,17 @@ mod tests {
     }
 
     #[test]
+    fn dpop_is_auto_unless_the_block_says() {
+        let (decl, _) = load("{ client_id: x }", "url: https://h/mcp");
+        assert_eq!(decl.map(|d| d.dpop), Some(DpopMode::Auto));
+        for (text, mode) in [("required", DpopMode::Required), ("off", DpopMode::Off)] {
+            let (decl, errors) = load(&format!("{{ dpop: {text} }}"), "url: https://h/mcp");
+            assert!(errors.is_empty(), "{errors:?}");
+            assert_eq!(decl.map(|d| d.dpop), Some(mode));
+        }
+    }
+
+    #[test]
     fn bad_auth_blocks_are_errors_that_say_why() {
         for (auth, server, says) in [
             (
@@ -167,6 +179,11 @@ mod tests {
                 "{ client_id_url: http://me/c.json }",
                 "url: https://h/mcp",
                 "must be an https:// URL",
+            ),
+            (
+                "{ dpop: always }",
+                "url: https://h/mcp",
+                "unknown `auth.dpop` `always`",
             ),
             (
                 "{ client_ud: x }",
