@@ -236,3 +236,219 @@ fn a_dpop_login_passes_the_suites_checks_and_no_secret_is_written() {
         );
     }
 }
+
+/// A child process killed (and reaped) when the test ends, however it ends.
+struct Killed(std::process::Child);
+
+impl Drop for Killed {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// tests/interop/oauth_server.py with `args`: the process and its MCP URL.
+fn oauth_server(args: &[&str]) -> (Killed, String) {
+    use std::io::BufRead;
+    let mut child = Command::new(python())
+        .hermetic()
+        .arg(root().join("tests/interop/oauth_server.py"))
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .expect("the Python server starts");
+    let stdout = child.stdout.take().expect("stdout");
+    let child = Killed(child);
+    let mut line = String::new();
+    std::io::BufReader::new(stdout)
+        .read_line(&mut line)
+        .expect("the Python server says where it listens");
+    let url = line
+        .trim()
+        .strip_prefix("listening ")
+        .expect("a `listening URL` line")
+        .to_owned();
+    (child, url)
+}
+
+/// The server's record of what it saw (`/debug/events`), its DPoP checks.
+fn dpop_events(url: &str) -> Vec<Value> {
+    let base = url.trim_end_matches("/mcp");
+    let out = Command::new(python())
+        .hermetic()
+        .args([
+            "-c",
+            "import sys, urllib.request; print(urllib.request.urlopen(sys.argv[1]).read().decode())",
+        ])
+        .arg(format!("{base}/debug/events"))
+        .output()
+        .expect("python runs");
+    let all: Vec<Value> = serde_json::from_slice(&out.stdout).expect("events JSON");
+    all.into_iter().filter(|e| e["kind"] == "dpop").collect()
+}
+
+/// The binary with every directory it reads under `home`, allowed to log
+/// in by having the venv's Python fetch the authorization URL.
+fn pw(home: &Path) -> Command {
+    let mut cmd = common::pipewright();
+    cmd.isolated(home);
+    for var in [
+        "XDG_DATA_HOME",
+        "XDG_CONFIG_HOME",
+        "XDG_STATE_HOME",
+        "XDG_CACHE_HOME",
+    ] {
+        cmd.env(var, home.join(var.to_ascii_lowercase()));
+    }
+    let opener = format!(
+        "{} -c 'import sys, urllib.request; urllib.request.urlopen(sys.argv[1]).read()'",
+        python().display()
+    );
+    cmd.env("PIPEWRIGHT_AUTH_PROMPT", "browser")
+        .env("BROWSER", opener)
+        .stdin(Stdio::null());
+    cmd
+}
+
+/// Runs `cmd`, asserting it succeeds: its stdout.
+fn ok(cmd: &mut Command) -> String {
+    let out = cmd.output().expect("pipewright runs");
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(out.status.success(), "{cmd:?}: {text}");
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// The one stored login under `home`: its path and record.
+fn stored(home: &Path) -> (PathBuf, Value) {
+    let mut found = Vec::new();
+    files(&home.join("data/auth"), &mut found);
+    assert_eq!(found.len(), 1, "{found:?}");
+    let record = serde_json::from_str(&std::fs::read_to_string(&found[0]).expect("read"))
+        .expect("record JSON");
+    (found.remove(0), record)
+}
+
+#[test]
+fn a_bound_refresh_and_the_client_credentials_grant_prove_the_login_key() {
+    let keys = tempfile::tempdir().expect("tempdir");
+    let keyfile = keys.path().join("cc.pem");
+    let (_server, url) = oauth_server(&[
+        "--dpop",
+        "--token-lifetime",
+        "600",
+        "--client-credentials",
+        keyfile.to_str().expect("path"),
+    ]);
+    let home = tempfile::tempdir().expect("tempdir");
+    let home = home.path();
+    let file = home.join("pipeline.yml");
+    std::fs::write(
+        &file,
+        format!(
+            "servers:\n  s:\n    url: \"{url}\"\npipe:\n  - id: e\n    server: s\n    tool: echo\n    args: {{ message: hi }}\n"
+        ),
+    )
+    .expect("pipeline");
+
+    // A run logs in (DPoP by default: the authorization server lists ES256)
+    // and calls; the server wanted its nonce at both ends.
+    ok(pw(home).arg("run").arg(&file).arg("--no-save"));
+    let (path, mut record) = stored(home);
+    let key = record["dpop"].clone();
+    assert!(key["d"].is_string(), "{record}");
+    assert!(
+        record["credentials"]["token_response"]["token_type"]
+            .as_str()
+            .is_some_and(|t| t.eq_ignore_ascii_case("dpop")),
+        "{record}"
+    );
+
+    // The token is old: the next run refreshes it, proving the same key.
+    let at = record
+        .pointer_mut("/credentials/token_received_at")
+        .expect("received at");
+    *at = Value::from(at.as_u64().expect("secs") - 600);
+    std::fs::write(&path, serde_json::to_vec(&record).expect("json")).expect("age");
+    ok(pw(home).arg("run").arg(&file).arg("--no-save"));
+    let (_, refreshed) = stored(home);
+    assert_eq!(refreshed["dpop"], key, "the refresh keeps the login's key");
+    assert_ne!(
+        refreshed["credentials"]["token_response"]["access_token"],
+        record["credentials"]["token_response"]["access_token"]
+    );
+    assert!(ok(pw(home).args(["auth", "status", &url])).contains("DPoP-bound"));
+
+    let events = dpop_events(&url);
+    let refused: Vec<&Value> = events.iter().filter(|e| e["ok"] != true).collect();
+    assert!(refused.is_empty(), "every proof was valid: {refused:#?}");
+    let at = |place: &str, grant: Option<&str>| -> Vec<&Value> {
+        events
+            .iter()
+            .filter(|e| e["at"] == place && grant.is_none_or(|g| e["grant_type"] == g))
+            .collect()
+    };
+    for grant in ["authorization_code", "refresh_token"] {
+        let tried = at("token", Some(grant));
+        assert!(
+            tried.last().is_some_and(|e| e["nonce"] == true),
+            "{grant}: {tried:#?}"
+        );
+    }
+    assert_eq!(
+        at("token", Some("authorization_code"))[0]["nonce"],
+        false,
+        "the first proof had no nonce and was retried with it"
+    );
+    let jkts: std::collections::BTreeSet<&str> = at("token", None)
+        .iter()
+        .filter_map(|e| e["jkt"].as_str())
+        .collect();
+    assert_eq!(
+        jkts.len(),
+        1,
+        "one key for the code and the refresh: {jkts:?}"
+    );
+    let mcp = at("mcp", None);
+    assert!(mcp.iter().all(|e| e["scheme"] == "DPoP"), "{mcp:#?}");
+    assert!(mcp.iter().any(|e| e["nonce"] == false), "{mcp:#?}");
+    assert!(
+        mcp.iter().filter(|e| e["nonce"] == true).count() >= 2,
+        "{mcp:#?}"
+    );
+
+    // The client-credentials grant binds its token the same way.
+    let machine = tempfile::tempdir().expect("tempdir");
+    let machine = machine.path();
+    let said = ok(pw(machine).args([
+        "auth",
+        "login",
+        &url,
+        "--client-credentials",
+        "--client-id",
+        "cc-client",
+        "--client-secret",
+        "cc-secret",
+    ]));
+    assert!(said.contains("DPoP-bound"), "{said}");
+    ok(pw(machine).args(["tools", "list", "--url", &url]));
+    let (_, machine_record) = stored(machine);
+    assert!(machine_record["dpop"]["d"].is_string());
+    let events = dpop_events(&url);
+    let granted: Vec<&Value> = events
+        .iter()
+        .filter(|e| e["grant_type"] == "client_credentials")
+        .collect();
+    assert!(
+        granted
+            .last()
+            .is_some_and(|e| e["ok"] == true && e["nonce"] == true),
+        "{granted:#?}"
+    );
+    assert!(events.iter().all(|e| e["ok"] == true), "{events:#?}");
+}

@@ -3,13 +3,15 @@
 //! a token at the token endpoint. The client authenticates with its secret
 //! (`client_secret_basic`, or `client_secret_post` where the authorization
 //! server takes only that) or with a JWT signed by its private key
-//! (`private_key_jwt`, RFC 7523). No browser, no redirect.
+//! (`private_key_jwt`, RFC 7523). No browser, no redirect. Where DPoP is
+//! used, the request carries a proof and the token is bound to its key.
 
 use rmcp::transport::auth::{AuthorizationMetadata, OAuthTokenResponse, StoredCredentials};
 
+use super::dpop::{key_for_login, send_token_request};
 use super::encode::{base64, form_encode};
 use super::error::OAuthError;
-use super::flow::{REQUEST_WAIT, deepest, discover};
+use super::flow::{REQUEST_WAIT, discover};
 use super::jwt::client_assertion;
 use super::store::{TokenRecord, TokenStore, canonical_url, now_secs};
 use crate::file::model::AuthConfig;
@@ -71,7 +73,7 @@ pub async fn client_credentials(
                 .to_owned(),
         });
     }
-    let (manager, metadata) = discover(&canonical, challenge).await?;
+    let (manager, metadata) = discover(&canonical, challenge.clone()).await?;
     let scopes = if !scopes.is_empty() {
         scopes.to_vec()
     } else if !config.scopes.is_empty() {
@@ -155,12 +157,8 @@ pub async fn client_credentials(
             format!("Basic {}", base64(pair.as_bytes(), false)),
         );
     }
-    let response = request.send().await.map_err(|e| OAuthError::Unreachable {
-        url: endpoint.to_string(),
-        reason: deepest(&e),
-    })?;
-    let status = response.status();
-    let text = response.text().await.unwrap_or_default();
+    let key = key_for_login(config.dpop, &metadata, challenge.as_deref())?;
+    let (status, text) = send_token_request(request, endpoint.as_str(), key.as_ref()).await?;
     if !status.is_success() {
         let json: serde_json::Value = serde_json::from_str(&text).unwrap_or_default();
         let code = json["error"].as_str().unwrap_or("no error code");
@@ -193,7 +191,7 @@ pub async fn client_credentials(
         redirect_uri: String::new(),
         credentials: StoredCredentials::new(client_id, Some(token), granted, Some(now_secs())),
         client_credentials: true,
-        dpop: None,
+        dpop: key,
     };
     store.save(&record)?;
     Ok(record)

@@ -319,6 +319,43 @@ pub(crate) async fn token_manager(
     AuthorizationManager::new_with_oauth_http_client(resource, Arc::new(client)).await
 }
 
+/// Sends a token request made by `request` (with a byte body), with a
+/// proof of `key` when there is one and once more with the nonce on a
+/// `use_dpop_nonce` answer: the answer's status and text.
+pub(crate) async fn send_token_request(
+    request: reqwest::RequestBuilder,
+    url: &str,
+    key: Option<&DpopKey>,
+) -> Result<(reqwest::StatusCode, String), OAuthError> {
+    let nonces = Nonces::default();
+    let unreachable = |e: reqwest::Error| OAuthError::Unreachable {
+        url: htu(url),
+        reason: super::flow::deepest(&e),
+    };
+    let mut retried = false;
+    loop {
+        let mut attempt = request
+            .try_clone()
+            .ok_or_else(|| failed("the token request cannot be repeated"))?;
+        if let Some(key) = key {
+            let proof = key.proof("POST", url, nonces.get(url).as_deref(), None)?;
+            attempt = attempt.header(PROOF_HEADER, proof);
+        }
+        let response = attempt.send().await.map_err(unreachable)?;
+        let fresh = nonces.keep(url, response.headers());
+        let status = response.status();
+        let text = response.text().await.unwrap_or_default();
+        let nonce_wanted = status == reqwest::StatusCode::BAD_REQUEST
+            && serde_json::from_str::<serde_json::Value>(&text)
+                .is_ok_and(|v| v["error"] == "use_dpop_nonce");
+        if key.is_some() && fresh && nonce_wanted && !retried {
+            retried = true;
+            continue;
+        }
+        return Ok((status, text));
+    }
+}
+
 /// The OAuth HTTP client of a DPoP-bound login's token requests.
 struct ProvingClient {
     http: reqwest::Client,
