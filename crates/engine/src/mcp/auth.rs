@@ -6,6 +6,7 @@
 //! helps, a connection on a terminal logs in and goes on; elsewhere it
 //! fails with a sentence that says to run `pipewright auth login`.
 
+mod addresses;
 mod bearer;
 mod browser;
 mod credentials;

@@ -19,6 +19,7 @@ use rmcp::transport::auth::{
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
+use super::addresses::Policy;
 use super::encode::base64;
 use super::error::OAuthError;
 use super::flow::REQUEST_WAIT;
@@ -298,7 +299,8 @@ pub(crate) fn key_for_login(
 /// An authorization manager for the token requests of a login bound to
 /// `key` (none: the usual one), for the resource `resource`: each request
 /// carries a proof, and a `use_dpop_nonce` refusal is retried once with
-/// the nonce. Its requests follow no redirects.
+/// the nonce. Its requests follow no redirects and reach the addresses
+/// rmcp's would (see [`Policy`]).
 pub(crate) async fn token_manager(
     resource: &str,
     key: Option<&DpopKey>,
@@ -306,13 +308,16 @@ pub(crate) async fn token_manager(
     let Some(key) = key else {
         return AuthorizationManager::new_allowing_private_addresses(resource).await;
     };
+    let policy = Policy::for_server(resource);
     let http = reqwest::Client::builder()
         .timeout(REQUEST_WAIT)
         .redirect(reqwest::redirect::Policy::none())
+        .dns_resolver(Arc::new(policy))
         .build()
         .map_err(|e| AuthError::InternalError(e.to_string()))?;
     let client = ProvingClient {
         http,
+        policy,
         key: key.clone(),
         nonces: Nonces::default(),
     };
@@ -358,7 +363,9 @@ pub(crate) async fn send_token_request(
 
 /// The OAuth HTTP client of a DPoP-bound login's token requests.
 struct ProvingClient {
+    /// Refuses the addresses [`Policy`] refuses, as rmcp's own client does.
     http: reqwest::Client,
+    policy: Policy,
     key: DpopKey,
     nonces: Nonces,
 }
@@ -370,6 +377,12 @@ impl ProvingClient {
         timeout: Option<std::time::Duration>,
     ) -> Result<(oauth2::HttpResponse, bool), OAuthHttpClientError> {
         let url = request.uri().to_string();
+        if !self.policy.allows_url(&url) {
+            return Err(Box::new(failed(format!(
+                "{} is an address pipewright's OAuth requests may not reach",
+                htu(&url)
+            ))));
+        }
         let mut builder = self
             .http
             .request(request.method().clone(), &url)
