@@ -226,23 +226,23 @@ impl Tokens {
     /// The proof key `token` is bound to, when it is DPoP-bound; an error
     /// when it is and no key is kept (it is never sent without a proof).
     async fn bound_key(&self, token: &str) -> Result<Option<DpopKey>, OAuthError> {
-        let kept = self.record.lock().await.clone().flatten();
-        let record = match kept.filter(|r| r.access_token() == Some(token)) {
-            Some(record) => Some(record),
-            None => self
-                .store
-                .load(&self.url)?
-                .filter(|r| r.access_token() == Some(token)),
+        let of = |record: &TokenRecord| match (record.dpop_bound(), &record.dpop) {
+            (false, _) => Ok(None),
+            (true, Some(key)) => Ok(Some(key.clone())),
+            (true, None) => Err(OAuthError::Dpop {
+                reason: format!(
+                    "the token for {} is DPoP-bound but no proof key is kept with it; run `pipewright auth login {}`",
+                    self.url, self.url
+                ),
+            }),
         };
-        match record {
-            Some(record) if record.dpop_bound() => {
-                record.dpop.map(Some).ok_or_else(|| OAuthError::Dpop {
-                    reason: format!(
-                        "the token for {} is DPoP-bound but no proof key is kept with it; run `pipewright auth login {}`",
-                        self.url, self.url
-                    ),
-                })
-            }
+        if let Some(Some(record)) = self.record.lock().await.as_ref()
+            && record.access_token() == Some(token)
+        {
+            return of(record);
+        }
+        match self.store.load(&self.url)? {
+            Some(record) if record.access_token() == Some(token) => of(&record),
             _ => Ok(None),
         }
     }
@@ -721,6 +721,60 @@ mod tests {
             store.load(url).expect("load").is_some(),
             "the login is kept"
         );
+    }
+
+    /// `sample_record`, DPoP-bound (with a key, or without one).
+    fn bound_record(url: &str, key: bool) -> TokenRecord {
+        let mut record = sample_record(url, now_secs(), Some(3600));
+        let mut response = serde_json::to_value(&record.credentials).expect("json");
+        response["token_response"]["token_type"] = "DPoP".into();
+        record.credentials = serde_json::from_value(response).expect("back");
+        record.dpop = key.then(|| DpopKey::generate().expect("key"));
+        record
+    }
+
+    #[tokio::test]
+    async fn a_bound_token_goes_with_a_proof_and_never_alone() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let store = TokenStore::new(dir.path());
+        let url = "http://127.0.0.1:9/mcp";
+        let t = tokens(&store, url);
+        let headers = Headers::new();
+        let target = Target {
+            method: "POST",
+            uri: url,
+            session_id: None,
+            headers: &headers,
+        };
+        store.save(&bound_record(url, true)).expect("save");
+        let token = t.current().await.expect("current");
+        let (bearer, extra) = t.present(token.as_deref(), target).await.expect("present");
+        assert_eq!(bearer, None, "not as a bearer token");
+        assert_eq!(
+            extra.get(&AUTHORIZATION).and_then(|v| v.to_str().ok()),
+            Some("DPoP at-SECRET")
+        );
+        assert!(
+            extra
+                .get(&AUTHORIZATION)
+                .is_some_and(HeaderValue::is_sensitive)
+        );
+        assert_eq!(
+            extra
+                .get(&HeaderName::from_static(PROOF_HEADER))
+                .map(|p| p.len() > 100),
+            Some(true)
+        );
+
+        store.save(&bound_record(url, false)).expect("save");
+        let t = tokens(&store, url);
+        let token = t.current().await.expect("current");
+        let e = t
+            .present(token.as_deref(), target)
+            .await
+            .expect_err("no key, no request");
+        assert!(e.to_string().contains("no proof key"), "{e}");
+        assert!(!e.to_string().contains("SECRET"), "{e}");
     }
 
     #[test]

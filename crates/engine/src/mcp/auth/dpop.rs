@@ -21,8 +21,7 @@ use sha2::{Digest, Sha256};
 
 use super::addresses::Policy;
 use super::encode::base64;
-use super::error::OAuthError;
-use super::flow::REQUEST_WAIT;
+use super::error::{OAuthError, deepest};
 use super::store::now_secs;
 use crate::file::model::DpopMode;
 
@@ -30,6 +29,8 @@ use crate::file::model::DpopMode;
 pub(crate) const PROOF_HEADER: &str = "dpop";
 /// The response header a server's nonce comes in.
 const NONCE_HEADER: &str = "dpop-nonce";
+/// Limit on each request, as on a login's other requests.
+const REQUEST_WAIT: std::time::Duration = std::time::Duration::from_secs(30);
 /// The most an authorization server's answer may weigh.
 const MAX_ANSWER_BYTES: usize = 1 << 20;
 
@@ -335,7 +336,7 @@ pub(crate) async fn send_token_request(
     let nonces = Nonces::default();
     let unreachable = |e: reqwest::Error| OAuthError::Unreachable {
         url: htu(url),
-        reason: super::flow::deepest(&e),
+        reason: deepest(&e),
     };
     let mut retried = false;
     loop {
@@ -476,7 +477,7 @@ pub(crate) async fn learn_nonce(
         .await
         .map_err(|e| OAuthError::Unreachable {
             url: htu(url),
-            reason: super::flow::deepest(&e),
+            reason: deepest(&e),
         })?;
     Ok(nonces.keep(url, response.headers()))
 }

@@ -98,6 +98,15 @@ pub enum OAuthError {
     TooManyLogins { url: String, logins: usize },
 }
 
+/// The innermost cause of an error ("Connection refused (os error 111)").
+pub(crate) fn deepest(error: &(dyn std::error::Error + 'static)) -> String {
+    let mut current = error;
+    while let Some(next) = current.source() {
+        current = next;
+    }
+    current.to_string()
+}
+
 /// ` with scope a b`, or nothing.
 fn scope_words(scopes: &[String]) -> String {
     if scopes.is_empty() {

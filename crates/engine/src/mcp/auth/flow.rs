@@ -20,6 +20,7 @@ use rmcp::transport::auth::{
 use super::browser;
 use super::dpop::{DpopKey, key_for_login, token_manager};
 use super::error::OAuthError;
+pub(crate) use super::error::deepest;
 use super::loopback::Listener;
 use super::store::{TokenRecord, TokenStore, canonical_url};
 use super::tls::ensure_tls;
@@ -461,15 +462,6 @@ async fn probe(url: &str) -> Result<(bool, Option<String>), OAuthError> {
             .and_then(|v| v.to_str().ok())
             .map(str::to_owned),
     ))
-}
-
-/// The innermost cause of an error ("Connection refused (os error 111)").
-pub(crate) fn deepest(error: &(dyn std::error::Error + 'static)) -> String {
-    let mut current = error;
-    while let Some(next) = current.source() {
-        current = next;
-    }
-    current.to_string()
 }
 
 #[cfg(test)]
