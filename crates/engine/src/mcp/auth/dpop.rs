@@ -22,7 +22,6 @@ use sha2::{Digest, Sha256};
 use super::addresses::Policy;
 use super::encode::base64;
 use super::error::{OAuthError, deepest};
-use super::store::now_secs;
 use crate::file::model::DpopMode;
 
 /// The request header a proof travels in.
@@ -124,7 +123,7 @@ impl DpopKey {
             "jti": random_id()?,
             "htm": method,
             "htu": htu(url),
-            "iat": now_secs(),
+            "iat": unix_now(),
         });
         if let Some(nonce) = nonce {
             claims["nonce"] = nonce.into();
@@ -142,6 +141,14 @@ impl DpopKey {
             .map_err(|_| failed("signing a proof failed"))?;
         Ok(format!("{input}.{}", base64(signature.as_ref(), true)))
     }
+}
+
+/// Seconds since the Unix epoch (`store::now_secs`, which this module does
+/// not import: the store imports the key).
+fn unix_now() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs())
 }
 
 /// `url` without its query and fragment (the `htu` claim).
