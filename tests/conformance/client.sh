@@ -160,6 +160,13 @@ $idp
         client_id: \"$(ctx idp_client_id)\"
         id_token: \"\${env.CONFORMANCE_ID_TOKEN}\""
         ;;
+      auth/dpop | auth/dpop-nonce)
+        # Tokens bound to a proof key (RFC 9449): the authorization server
+        # lists ES256, so `auto` would bind them too; `required` says the
+        # run must not fall back to bearer tokens. The -nonce variant's
+        # servers refuse proofs without their nonce once each.
+        auth="      dpop: required"
+        ;;
       auth/basic-cimd)
         # The Client ID Metadata Document the suite expects a client to
         # name (the everything-client's URL; the suite fetches nothing).

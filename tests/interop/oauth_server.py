@@ -5,6 +5,7 @@ official Python SDK's auth support (`mcp.server.auth`, `MCPServer` with an
     python oauth_server.py [--token-lifetime SECONDS] [--no-dcr] [--deny]
         [--step-up] [--no-prm] [--no-metadata] [--cimd] [--client-credentials KEYFILE]
         [--assertion-grants DIR]
+        [--dpop]
 
 Listens on 127.0.0.1 on a free port and prints `listening URL` (the MCP
 endpoint) on stdout once it accepts connections. The provider approves every
@@ -37,6 +38,15 @@ exchange for the ID token it writes to `DIR/id_token.jwt`; the ID-JAG is
 taken from the client `xaa-client` authenticated by HTTP Basic with the
 secret `xaa-secret`. The events record each grant's form (the ID-JAG
 issued, too, for the test to search for).
+`--dpop` makes every token DPoP-bound (RFC 9449): the authorization server
+advertises `dpop_signing_alg_values_supported: ["ES256"]`, every token
+request must carry a valid proof with the authorization server's nonce
+(else HTTP 400 `use_dpop_nonce` with a `DPoP-Nonce`), a refresh must prove
+the key its refresh token is bound to, and answers say `token_type: DPoP`;
+the MCP endpoint takes only `Authorization: DPoP` with a valid proof (`ath`,
+the token's key, its own nonce: else 401 `DPoP error="use_dpop_nonce"`),
+and refuses a proof's `jti` seen before. Each check is an event
+`{"kind": "dpop", "at": "token"|"mcp", "ok": ..., "jkt": ..., "error": ...}`.
 
 What the authorization server and the MCP endpoint saw (discovery requests,
 registrations, authorize, token and revocation requests with their
@@ -76,6 +86,12 @@ XAA_CLIENT = ("xaa-client", "xaa-secret")
 # The key signing workload JWTs, ID tokens and ID-JAGs (`--assertion-grants`).
 ASSERTION_KEY = None
 JWT_BEARER = "urn:ietf:params:oauth:grant-type:jwt-bearer"
+# --dpop: the nonces each side wants, every jti seen, the key each token is
+# bound to (access and refresh tokens alike), the key of the last proof.
+AS_NONCE = "as-nonce-pipewright-test"
+RS_NONCE = "rs-nonce-pipewright-test"
+DPOP_JTIS: set[str] = set()
+DPOP_BOUND: dict[str, str] = {}
 
 
 SCOPES = [SCOPE, "mcp:write", "mcp:admin"]
@@ -237,10 +253,13 @@ class Recorder:
             hidden = ARGS.no_metadata or (ARGS.no_prm and path.startswith("/.well-known/oauth-protected-resource"))
             if hidden:
                 return await respond(send, 404, {"error": "not_found"})
-            if ARGS.cimd and path == "/.well-known/oauth-authorization-server":
+            if (ARGS.cimd or ARGS.dpop) and path == "/.well-known/oauth-authorization-server":
                 status, body = await capture(self.app, scope, receive)
                 metadata = json.loads(body)
-                metadata["client_id_metadata_document_supported"] = True
+                if ARGS.cimd:
+                    metadata["client_id_metadata_document_supported"] = True
+                if ARGS.dpop:
+                    metadata["dpop_signing_alg_values_supported"] = ["ES256"]
                 return await respond(send, status, metadata)
         if path == "/idp/.well-known/openid-configuration" and ARGS.assertion_grants:
             EVENTS.append({"kind": "idp_discovery"})
@@ -256,6 +275,12 @@ class Recorder:
             if form.get("grant_type") == JWT_BEARER:
                 return await jwt_bearer(send, form, dict(scope["headers"]))
             receive = replay_of(body, receive)
+        if ARGS.dpop and path == "/token" and scope["method"] == "POST":
+            return await dpop_token(self.app, scope, receive, send)
+        if ARGS.dpop and path == "/mcp":
+            refusal, scope = dpop_resource(scope)
+            if refusal is not None:
+                return await respond(send, 401, {"error": "invalid_token"}, refusal)
         if path == "/token" and scope["method"] == "POST" and ARGS.client_credentials:
             body = await read_body(receive)
             form = {k: v[0] for k, v in parse_qs(body.decode()).items()}
@@ -511,6 +536,102 @@ async def jwt_bearer(send, form: dict, headers):
         send, 200,
         {"access_token": token.access_token, "token_type": "Bearer", "expires_in": token.expires_in, "scope": token.scope},
     )
+def dpop_check(proof: str | None, method: str, url: str, nonce: str, token: str | None = None):
+    """The thumbprint of a valid proof, or raises ValueError saying why."""
+    import base64
+    import hashlib
+
+    import jwt
+
+    if not proof or "," in proof:
+        raise ValueError("no proof, or more than one")
+    header = jwt.get_unverified_header(proof)
+    if header.get("typ") != "dpop+jwt" or header.get("alg") != "ES256":
+        raise ValueError(f"bad header {header}")
+    jwk = header.get("jwk") or {}
+    if "d" in jwk:
+        raise ValueError("a private key in the proof")
+    key = jwt.PyJWK(jwk, algorithm="ES256")
+    claims = jwt.decode(proof, key.key, algorithms=["ES256"], options={"verify_aud": False})
+    if claims.get("htm") != method or claims.get("htu") != url:
+        raise ValueError(f"htm/htu {claims.get('htm')} {claims.get('htu')} for {method} {url}")
+    if abs(time.time() - claims.get("iat", 0)) > 300:
+        raise ValueError("iat out of range")
+    if claims.get("jti") in DPOP_JTIS:
+        raise ValueError("a replayed jti")
+    DPOP_JTIS.add(claims.get("jti"))
+    if token is not None:
+        ath = base64.urlsafe_b64encode(hashlib.sha256(token.encode()).digest()).rstrip(b"=").decode()
+        if claims.get("ath") != ath:
+            raise ValueError("ath does not match the token")
+    canonical = json.dumps({k: jwk.get(k) for k in ("crv", "kty", "x", "y")}, separators=(",", ":"), sort_keys=True)
+    jkt = base64.urlsafe_b64encode(hashlib.sha256(canonical.encode()).digest()).rstrip(b"=").decode()
+    return jkt, claims.get("nonce") == nonce
+
+
+async def dpop_token(app, scope, receive, send):
+    """A token request under --dpop: the proof checked (and its nonce), then
+    the SDK's (or the client-credentials) answer, bound to the proof's key."""
+    body = await read_body(receive)
+    form = {k: v[0] for k, v in parse_qs(body.decode()).items()}
+    headers = dict(scope["headers"])
+    proof = headers.get(b"dpop", b"").decode() or None
+    event = {"kind": "dpop", "at": "token", "grant_type": form.get("grant_type")}
+    try:
+        jkt, nonce_ok = dpop_check(proof, "POST", BASE + "/token", AS_NONCE)
+    except Exception as e:  # noqa: BLE001 - any failure is a refusal
+        event.update(ok=False, error=str(e))
+        EVENTS.append(event)
+        return await respond(send, 400, {"error": "invalid_dpop_proof"})
+    event.update(ok=True, jkt=jkt, nonce=nonce_ok)
+    EVENTS.append(event)
+    if not nonce_ok:
+        return await respond(send, 400, {"error": "use_dpop_nonce"}, [(b"dpop-nonce", AS_NONCE.encode())])
+    if form.get("grant_type") == "refresh_token" and DPOP_BOUND.get(form.get("refresh_token")) != jkt:
+        event["error"] = "the refresh token is bound to another key"
+        return await respond(send, 400, {"error": "invalid_grant"})
+    if form.get("grant_type") == "client_credentials" and ARGS.client_credentials:
+        status, answer = await capture(lambda s, r, w: client_credentials(w, form, headers), scope, receive)
+    else:
+        status, answer = await capture(app, scope, replay_of(body, receive))
+    payload = json.loads(answer or b"{}")
+    if status == 200:
+        payload["token_type"] = "DPoP"
+        for kind in ("access_token", "refresh_token"):
+            if payload.get(kind):
+                DPOP_BOUND[payload[kind]] = jkt
+    return await respond(send, status, payload, [(b"dpop-nonce", AS_NONCE.encode())])
+
+
+def dpop_resource(scope):
+    """An MCP request under --dpop: a refusal's headers (or None) and the
+    scope to pass on, its `DPoP` authorization made the SDK's `Bearer`."""
+    headers = dict(scope["headers"])
+    auth = headers.get(b"authorization", b"").decode()
+    challenge = f'DPoP algs="ES256", resource_metadata="{BASE}/.well-known/oauth-protected-resource/mcp"'
+    if not auth:
+        return None, scope
+    event = {"kind": "dpop", "at": "mcp", "method": scope["method"], "scheme": auth.partition(" ")[0]}
+    token = auth.partition(" ")[2]
+    try:
+        if event["scheme"] != "DPoP":
+            raise ValueError("not the DPoP scheme")
+        jkt, nonce_ok = dpop_check(headers.get(b"dpop", b"").decode() or None, scope["method"], BASE + "/mcp", RS_NONCE, token)
+        if DPOP_BOUND.get(token) != jkt:
+            raise ValueError("the proof's key is not the token's")
+    except Exception as e:  # noqa: BLE001 - any failure is a refusal
+        event.update(ok=False, error=str(e))
+        EVENTS.append(event)
+        return [(b"www-authenticate", (challenge + ', error="invalid_token"').encode())], scope
+    event.update(ok=True, jkt=jkt, nonce=nonce_ok)
+    EVENTS.append(event)
+    if not nonce_ok:
+        return [
+            (b"www-authenticate", (challenge + ', error="use_dpop_nonce"').encode()),
+            (b"dpop-nonce", RS_NONCE.encode()),
+        ], scope
+    rest = [(k, v) for k, v in scope["headers"] if k not in (b"authorization", b"dpop")]
+    return None, {**scope, "headers": [*rest, (b"authorization", f"Bearer {token}".encode())]}
 
 
 def main() -> None:
@@ -524,6 +645,7 @@ def main() -> None:
     parser.add_argument("--cimd", action="store_true")
     parser.add_argument("--client-credentials", metavar="KEYFILE")
     parser.add_argument("--assertion-grants", metavar="DIR")
+    parser.add_argument("--dpop", action="store_true")
     args = parser.parse_args()
     global ARGS, BASE, CC_PUBLIC_KEY, ASSERTION_KEY
     ARGS = args

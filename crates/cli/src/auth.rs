@@ -257,6 +257,7 @@ async fn login(args: LoginArgs, store: &TokenStore, settings: &Settings) -> u8 {
         },
         browser_command: settings.env.var("BROWSER").map(str::to_owned),
         timeout,
+        dpop: declared.dpop,
     };
     let show = |authorize_url: &str| {
         eprintln!(
@@ -308,6 +309,7 @@ async fn client_credentials(
         },
         client_id_url: None,
         assertion_grant: None,
+        dpop: declared.dpop,
     };
     if config.client_id.is_none()
         || (config.client_secret.is_none() && config.private_key.is_none())
@@ -374,6 +376,7 @@ fn status(args: StatusArgs, store: &TokenStore, settings: &Settings) -> u8 {
                     "scopes": s.scopes,
                     "expires_at": s.expires_at.map(rfc3339),
                     "refreshable": s.refreshable,
+                    "dpop_bound": s.dpop_bound,
                 })
             })
             .collect();
@@ -414,6 +417,9 @@ fn describe(s: &Status) -> String {
     }
     if s.refreshable {
         parts.push("refreshable".to_owned());
+    }
+    if s.dpop_bound {
+        parts.push("DPoP-bound".to_owned());
     }
     format!("{}: logged in ({})", s.server_url, parts.join(", "))
 }

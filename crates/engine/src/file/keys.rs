@@ -112,6 +112,7 @@ pub const AUTH_KEYS: &[&str] = &[
     "client_id",
     "client_secret",
     "client_id_url",
+    "dpop",
     "grant",
     "private_key",
     "scopes",

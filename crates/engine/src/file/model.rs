@@ -18,7 +18,7 @@ pub mod eval;
 pub(crate) mod grant;
 
 pub use answer::Answer;
-pub use auth::AuthConfig;
+pub use auth::{AuthConfig, DpopMode};
 pub use eval::EvalSpec;
 pub use grant::{AssertionGrant, AssertionSource, IdentityProvider};
 

@@ -251,6 +251,8 @@ pub struct AuthEntry {
     pub client_secret: Option<String>,
     /// The https URL of a Client ID Metadata Document you host.
     pub client_id_url: Option<String>,
+    /// DPoP (RFC 9449): `auto` binds tokens to a proof key when the authorization server supports it (the default), `required` always, `off` never.
+    pub dpop: Option<Dpop>,
     /// `authorization_code` (a browser login, the default), `client_credentials` (no user, for CI), `jwt_bearer` (a workload's JWT, for CI and cloud runners) or `id_jag` (an enterprise identity provider's grant for the user's ID token).
     pub grant: Option<Grant>,
     /// A PEM private key (EC P-256 or RSA) for `private_key_jwt`, as a `${env.X}` reference.
@@ -312,6 +314,15 @@ pub struct IdentityProviderEntry {
 pub enum LockMode {
     Warn,
     Strict,
+}
+
+/// When tokens are bound to a proof key (DPoP).
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Dpop {
+    Auto,
+    Required,
+    Off,
 }
 
 /// The OAuth grant pipewright uses.

@@ -6,9 +6,11 @@
 //! helps, a connection on a terminal logs in and goes on; elsewhere it
 //! fails with a sentence that says to run `pipewright auth login`.
 
+mod addresses;
 mod bearer;
 mod browser;
 mod credentials;
+mod dpop;
 pub mod encode;
 mod error;
 mod exchange;
@@ -19,6 +21,7 @@ mod prompt;
 mod reauth;
 mod store;
 mod tls;
+mod token_request;
 
 use std::time::Duration;
 
@@ -29,6 +32,7 @@ use rmcp::transport::streamable_http_client::StreamableHttpError;
 pub use crate::file::model::AuthConfig;
 pub use bearer::BearerClient;
 pub use credentials::client_credentials;
+pub use dpop::DpopKey;
 pub use error::OAuthError;
 pub use exchange::assertion_grant;
 pub use flow::{Browser, LoginOptions, login};
@@ -55,6 +59,9 @@ pub struct Status {
     pub refreshable: bool,
     /// The client id pipewright logs in as.
     pub client_id: Option<String>,
+    /// True when the access token is DPoP-bound (sent only with a proof
+    /// of the login's key).
+    pub dpop_bound: bool,
 }
 
 impl Status {
@@ -68,6 +75,7 @@ impl Status {
             expires_at: record.expires_at(),
             refreshable: record.refreshable(),
             client_id: Some(record.client_id.clone()),
+            dpop_bound: record.dpop_bound(),
         }
     }
 
@@ -81,6 +89,7 @@ impl Status {
             expires_at: None,
             refreshable: false,
             client_id: None,
+            dpop_bound: false,
         }
     }
 }

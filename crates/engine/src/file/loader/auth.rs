@@ -2,11 +2,12 @@
 //! server's OAuth authorization server (client id, Client ID Metadata
 //! Document URL, client-credentials grant with a secret or a key, or an
 //! assertion grant: a workload's JWT, or an enterprise identity
-//! provider's ID-JAG).
+//! provider's ID-JAG) and whether its tokens are bound to a proof key
+//! (DPoP).
 
 use super::*;
 use crate::file::keys::{ASSERTION_SOURCE_KEYS, AUTH_KEYS, IDENTITY_PROVIDER_KEYS};
-use crate::file::model::{AssertionGrant, AssertionSource, AuthConfig, IdentityProvider};
+use crate::file::model::{AssertionGrant, AssertionSource, AuthConfig, DpopMode, IdentityProvider};
 
 /// The grants `auth.grant` names.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -68,6 +69,18 @@ impl<'s> Loader<'s> {
                         out.client_secret = text;
                     } else {
                         out.private_key = text;
+                    }
+                }
+                "dpop" => {
+                    if let Some(text) = self.string(val, &field) {
+                        match DpopMode::parse(&text) {
+                            Some(mode) => out.dpop = mode,
+                            None => self.err_hint(
+                                val.span,
+                                format!("unknown {field} `{text}`"),
+                                "use `auto` (when the authorization server supports it, the default), `required` or `off`",
+                            ),
+                        }
                     }
                 }
                 "grant" => match self.string(val, &field).as_deref() {
@@ -285,7 +298,7 @@ impl<'s> Loader<'s> {
 #[cfg(test)]
 mod tests {
     use crate::file::loader::load_native_str;
-    use crate::file::model::AuthConfig;
+    use crate::file::model::{AuthConfig, DpopMode};
 
     fn load(auth: &str, server: &str) -> (Option<AuthConfig>, Vec<String>) {
         let source = format!(
@@ -321,6 +334,17 @@ mod tests {
             decl.and_then(|d| d.client_id_url).as_deref(),
             Some("https://me.example/client.json")
         );
+    }
+
+    #[test]
+    fn dpop_is_auto_unless_the_block_says() {
+        let (decl, _) = load("{ client_id: x }", "url: https://h/mcp");
+        assert_eq!(decl.map(|d| d.dpop), Some(DpopMode::Auto));
+        for (text, mode) in [("required", DpopMode::Required), ("off", DpopMode::Off)] {
+            let (decl, errors) = load(&format!("{{ dpop: {text} }}"), "url: https://h/mcp");
+            assert!(errors.is_empty(), "{errors:?}");
+            assert_eq!(decl.map(|d| d.dpop), Some(mode));
+        }
     }
 
     #[test]
@@ -511,6 +535,11 @@ mod tests {
                 "{ client_id_url: http://me/c.json }",
                 "url: https://h/mcp",
                 "must be an https:// URL",
+            ),
+            (
+                "{ dpop: always }",
+                "url: https://h/mcp",
+                "unknown `auth.dpop` `always`",
             ),
             (
                 "{ client_ud: x }",

@@ -35,6 +35,34 @@ pub struct AuthConfig {
     /// `grant: jwt_bearer` or `grant: id_jag`: the token comes from an
     /// assertion (no browser, no user). Boxed: most servers have none.
     pub assertion_grant: Option<Box<AssertionGrant>>,
+    /// Whether tokens are bound to a proof key (DPoP, RFC 9449).
+    pub dpop: DpopMode,
+}
+
+/// When pipewright binds a server's tokens to a proof key with DPoP
+/// (RFC 9449): `auth: { dpop: auto | required | off }`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum DpopMode {
+    /// When the authorization server lists ES256 in its
+    /// `dpop_signing_alg_values_supported`.
+    #[default]
+    Auto,
+    /// Always; a login fails when the authorization server cannot.
+    Required,
+    /// Never: tokens are bearer tokens.
+    Off,
+}
+
+impl DpopMode {
+    /// The mode a file or a flag names (`auto`, `required`, `off`).
+    pub fn parse(text: &str) -> Option<Self> {
+        match text {
+            "auto" => Some(Self::Auto),
+            "required" => Some(Self::Required),
+            "off" => Some(Self::Off),
+            _ => None,
+        }
+    }
 }
 
 impl AuthConfig {
@@ -59,6 +87,7 @@ impl AuthConfig {
                 .as_ref()
                 .map(|g| g.resolved(&mut text).map(Box::new))
                 .transpose()?,
+            dpop: self.dpop,
         })
     }
 }
@@ -73,6 +102,7 @@ impl std::fmt::Debug for AuthConfig {
             .field("private_key", &self.private_key.as_ref().map(|_| "…"))
             .field("scopes", &self.scopes)
             .field("assertion_grant", &self.assertion_grant)
+            .field("dpop", &self.dpop)
             .finish()
     }
 }

@@ -1,8 +1,9 @@
 //! The HTTP client of a Streamable HTTP connection: rmcp's reqwest client
-//! with the stored OAuth access token put on every request, refreshed
-//! before it expires and once more when the server answers 401. The token
-//! lives only here and in the token store: it never passes through a
-//! header map, a trace, a cassette or an error.
+//! with the stored OAuth access token put on every request (a DPoP-bound
+//! one as `Authorization: DPoP` with a fresh proof), refreshed before it
+//! expires and once more when the server answers 401. The token lives
+//! only here and in the token store: it never passes through a trace, a
+//! cassette or an error.
 //!
 //! rmcp's own `AuthClient` is not used: it refreshes whenever less than 30 s
 //! are left (every request, for short-lived tokens) and rebuilds its state
@@ -11,14 +12,11 @@
 use std::{collections::HashMap, sync::Arc};
 
 use futures::stream::BoxStream;
-use reqwest::header::{HeaderName, HeaderValue};
+use reqwest::header::{AUTHORIZATION, HeaderMap, HeaderName, HeaderValue};
 use rmcp::{
     model::ClientJsonRpcMessage,
     transport::{
-        auth::{
-            AuthError, AuthorizationManager, CredentialStore, InMemoryCredentialStore,
-            OAuthClientConfig,
-        },
+        auth::{AuthError, CredentialStore, InMemoryCredentialStore, OAuthClientConfig},
         streamable_http_client::{
             SseError, StreamableHttpClient, StreamableHttpError, StreamableHttpPostResponse,
         },
@@ -28,6 +26,7 @@ use sse_stream::Sse;
 use tokio::sync::Mutex;
 
 use super::super::reply::{Replies, watch_post};
+use super::dpop::{self, DpopKey, Nonces, PROOF_HEADER, token_manager};
 use super::error::OAuthError;
 use super::prompt::Logins;
 use super::reauth::{STEP_UP_LIMIT, is_unattended, reauthorize, union};
@@ -36,6 +35,17 @@ use super::tls::ensure_tls;
 use crate::file::model::AuthConfig;
 
 type HttpError = StreamableHttpError<reqwest::Error>;
+/// Headers a request gets besides the transport's own.
+type Headers = HashMap<HeaderName, HeaderValue>;
+
+/// A request, as its DPoP proof (and a nonce probe) needs it.
+#[derive(Clone, Copy)]
+struct Target<'a> {
+    method: &'static str,
+    uri: &'a str,
+    session_id: Option<&'a str>,
+    headers: &'a Headers,
+}
 
 /// A reqwest client that adds the server's stored OAuth token, if any.
 /// Cloning is cheap; clones share the token.
@@ -72,6 +82,8 @@ struct Tokens {
     /// Logins (and step-ups) this connection made: a server that refuses
     /// every token gets [`MAX_LOGINS`], not one per request.
     logins: std::sync::atomic::AtomicUsize,
+    /// The DPoP nonces the server gave.
+    nonces: Nonces,
 }
 
 /// The most logins one connection makes: one, and the step-ups after it.
@@ -106,6 +118,7 @@ impl BearerClient {
                     record: Mutex::new(None),
                     login: Mutex::new(()),
                     logins: Default::default(),
+                    nonces: Nonces::default(),
                 })
             });
         Self {
@@ -126,25 +139,46 @@ impl BearerClient {
     /// (not for `initialize`, whose 401 the connection handles, unless no
     /// user is needed); when it wants more scope (403
     /// `insufficient_scope`), with a token for the granted scopes plus the
-    /// wanted ones, at most [`STEP_UP_LIMIT`] times.
+    /// wanted ones, at most [`STEP_UP_LIMIT`] times. A DPoP-bound token
+    /// goes in `call`'s headers with a proof for `target`; a refusal that
+    /// asks for a DPoP nonce is retried once with it.
     async fn authorized<T, F, Fut>(
         &self,
         given: Option<String>,
         initialize: bool,
+        target: Target<'_>,
         call: F,
     ) -> Result<T, HttpError>
     where
-        F: Fn(Option<String>) -> Fut,
+        F: Fn(Option<String>, Headers) -> Fut,
         Fut: Future<Output = Result<T, HttpError>>,
     {
         let Some(tokens) = self.tokens.as_ref().filter(|_| given.is_none()) else {
-            return call(given).await;
+            return call(given, Headers::new()).await;
         };
         let mut token = tokens.current().await.map_err(as_http_error)?;
-        let (mut refreshed, mut logged_in, mut step_ups) = (false, false, 0);
+        let (mut refreshed, mut logged_in, mut step_ups, mut nonce_asked) =
+            (false, false, 0, false);
         loop {
-            match call(token.clone()).await {
+            let (bearer, headers) = tokens
+                .present(token.as_deref(), target)
+                .await
+                .map_err(as_http_error)?;
+            match call(bearer, headers).await {
                 Err(StreamableHttpError::AuthRequired(challenge)) => {
+                    if !nonce_asked
+                        && dpop::is_nonce_challenge(&challenge.www_authenticate_header)
+                        && let Some(sent) = &token
+                    {
+                        nonce_asked = true;
+                        if tokens
+                            .learn_nonce(&self.http, sent, target)
+                            .await
+                            .map_err(as_http_error)?
+                        {
+                            continue;
+                        }
+                    }
                     if !refreshed && let Some(sent) = &token {
                         refreshed = true;
                         if let Some(fresh) =
@@ -189,6 +223,86 @@ impl BearerClient {
 }
 
 impl Tokens {
+    /// The proof key `token` is bound to, when it is DPoP-bound; an error
+    /// when it is and no key is kept (it is never sent without a proof).
+    async fn bound_key(&self, token: &str) -> Result<Option<DpopKey>, OAuthError> {
+        let of = |record: &TokenRecord| match (record.dpop_bound(), &record.dpop) {
+            (false, _) => Ok(None),
+            (true, Some(key)) => Ok(Some(key.clone())),
+            (true, None) => Err(OAuthError::Dpop {
+                reason: format!(
+                    "the token for {} is DPoP-bound but no proof key is kept with it; run `pipewright auth login {}`",
+                    self.url, self.url
+                ),
+            }),
+        };
+        if let Some(Some(record)) = self.record.lock().await.as_ref()
+            && record.access_token() == Some(token)
+        {
+            return of(record);
+        }
+        match self.store.load(&self.url)? {
+            Some(record) if record.access_token() == Some(token) => of(&record),
+            _ => Ok(None),
+        }
+    }
+
+    /// How `token` goes on a request to `target`: as a bearer token (the
+    /// transport's `Authorization`), or DPoP-bound in the headers with a
+    /// fresh proof.
+    async fn present(
+        &self,
+        token: Option<&str>,
+        target: Target<'_>,
+    ) -> Result<(Option<String>, Headers), OAuthError> {
+        let Some(token) = token else {
+            return Ok((None, Headers::new()));
+        };
+        let Some(key) = self.bound_key(token).await? else {
+            return Ok((Some(token.to_owned()), Headers::new()));
+        };
+        let nonce = self.nonces.get(target.uri);
+        let proof = key.proof(target.method, target.uri, nonce.as_deref(), Some(token))?;
+        let invalid = || OAuthError::Dpop {
+            reason: "the token or its proof is not a valid header value".to_owned(),
+        };
+        let mut authorization =
+            HeaderValue::from_str(&format!("DPoP {token}")).map_err(|_| invalid())?;
+        authorization.set_sensitive(true);
+        let mut headers = Headers::new();
+        headers.insert(AUTHORIZATION, authorization);
+        headers.insert(
+            HeaderName::from_static(PROOF_HEADER),
+            HeaderValue::from_str(&proof).map_err(|_| invalid())?,
+        );
+        Ok((None, headers))
+    }
+
+    /// The server's nonce, after it refused `token`'s proof for want of
+    /// one: true when it gave one.
+    async fn learn_nonce(
+        &self,
+        http: &reqwest::Client,
+        token: &str,
+        target: Target<'_>,
+    ) -> Result<bool, OAuthError> {
+        let Some(key) = self.bound_key(token).await? else {
+            return Ok(false);
+        };
+        let mut headers: HeaderMap = target
+            .headers
+            .iter()
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
+        if let Some(session) = target
+            .session_id
+            .and_then(|s| HeaderValue::from_str(s).ok())
+        {
+            headers.insert(HeaderName::from_static("mcp-session-id"), session);
+        }
+        dpop::learn_nonce(http, target.uri, token, &key, &self.nonces, headers).await
+    }
+
     /// True when new tokens need no user (client credentials).
     async fn unattended(&self) -> bool {
         let stored = self.store.load(&self.url).ok().flatten();
@@ -328,10 +442,9 @@ pub(crate) async fn refresh(record: &TokenRecord) -> Result<TokenRecord, OAuthEr
             reason: other.to_string(),
         },
     };
-    let mut manager =
-        AuthorizationManager::new_allowing_private_addresses(record.resource.as_str())
-            .await
-            .map_err(failed)?;
+    let mut manager = token_manager(record.resource.as_str(), record.dpop.as_ref())
+        .await
+        .map_err(failed)?;
     manager.set_metadata(record.metadata.clone());
     let mut config = OAuthClientConfig::new(record.client_id.clone(), record.redirect_uri.clone())
         .with_scopes(record.scopes().to_vec());
@@ -357,6 +470,13 @@ pub(crate) async fn refresh(record: &TokenRecord) -> Result<TokenRecord, OAuthEr
         credentials: stored,
         ..record.clone()
     })
+}
+
+/// `headers` and `extra` (a DPoP-bound token and its proof), as one map.
+fn with(headers: &Headers, extra: Headers) -> Headers {
+    let mut all = headers.clone();
+    all.extend(extra);
+    all
 }
 
 /// True for the `initialize` request.
@@ -414,15 +534,25 @@ impl StreamableHttpClient for BearerClient {
         let initialize = is_initialize(&message);
         self.replies.sent(&message);
         let response = self
-            .authorized(auth_header, initialize, |token| {
-                self.http.post_message(
-                    uri.clone(),
-                    message.clone(),
-                    session_id.clone(),
-                    token,
-                    custom_headers.clone(),
-                )
-            })
+            .authorized(
+                auth_header,
+                initialize,
+                Target {
+                    method: "POST",
+                    uri: &uri,
+                    session_id: session_id.as_deref(),
+                    headers: &custom_headers,
+                },
+                |token, extra| {
+                    self.http.post_message(
+                        uri.clone(),
+                        message.clone(),
+                        session_id.clone(),
+                        token,
+                        with(&custom_headers, extra),
+                    )
+                },
+            )
             .await?;
         Ok(watch_post(response, &message, &self.replies))
     }
@@ -439,16 +569,26 @@ impl StreamableHttpClient for BearerClient {
         let initialize = is_initialize(&message);
         self.replies.sent(&message);
         let response = self
-            .authorized(auth_header, initialize, |token| {
-                self.http.post_message_with_max_sse_event_size(
-                    uri.clone(),
-                    message.clone(),
-                    session_id.clone(),
-                    token,
-                    custom_headers.clone(),
-                    max_sse_event_size,
-                )
-            })
+            .authorized(
+                auth_header,
+                initialize,
+                Target {
+                    method: "POST",
+                    uri: &uri,
+                    session_id: session_id.as_deref(),
+                    headers: &custom_headers,
+                },
+                |token, extra| {
+                    self.http.post_message_with_max_sse_event_size(
+                        uri.clone(),
+                        message.clone(),
+                        session_id.clone(),
+                        token,
+                        with(&custom_headers, extra),
+                        max_sse_event_size,
+                    )
+                },
+            )
             .await?;
         Ok(watch_post(response, &message, &self.replies))
     }
@@ -460,12 +600,18 @@ impl StreamableHttpClient for BearerClient {
         auth_header: Option<String>,
         custom_headers: HashMap<HeaderName, HeaderValue>,
     ) -> Result<(), HttpError> {
-        self.authorized(auth_header, false, |token| {
+        let target = Target {
+            method: "DELETE",
+            uri: &uri,
+            session_id: Some(&session_id),
+            headers: &custom_headers,
+        };
+        self.authorized(auth_header, false, target, |token, extra| {
             self.http.delete_session(
                 uri.clone(),
                 session_id.clone(),
                 token,
-                custom_headers.clone(),
+                with(&custom_headers, extra),
             )
         })
         .await
@@ -479,13 +625,19 @@ impl StreamableHttpClient for BearerClient {
         auth_header: Option<String>,
         custom_headers: HashMap<HeaderName, HeaderValue>,
     ) -> Result<BoxStream<'static, Result<Sse, SseError>>, HttpError> {
-        self.authorized(auth_header, false, |token| {
+        let target = Target {
+            method: "GET",
+            uri: &uri,
+            session_id: session_id.as_deref(),
+            headers: &custom_headers,
+        };
+        self.authorized(auth_header, false, target, |token, extra| {
             self.http.get_stream(
                 uri.clone(),
                 session_id.clone(),
                 last_event_id.clone(),
                 token,
-                custom_headers.clone(),
+                with(&custom_headers, extra),
             )
         })
         .await
@@ -500,13 +652,19 @@ impl StreamableHttpClient for BearerClient {
         custom_headers: HashMap<HeaderName, HeaderValue>,
         max_sse_event_size: usize,
     ) -> Result<BoxStream<'static, Result<Sse, SseError>>, HttpError> {
-        self.authorized(auth_header, false, |token| {
+        let target = Target {
+            method: "GET",
+            uri: &uri,
+            session_id: session_id.as_deref(),
+            headers: &custom_headers,
+        };
+        self.authorized(auth_header, false, target, |token, extra| {
             self.http.get_stream_with_max_sse_event_size(
                 uri.clone(),
                 session_id.clone(),
                 last_event_id.clone(),
                 token,
-                custom_headers.clone(),
+                with(&custom_headers, extra),
                 max_sse_event_size,
             )
         })
@@ -528,6 +686,7 @@ mod tests {
             record: Mutex::new(None),
             login: Mutex::new(()),
             logins: Default::default(),
+            nonces: Nonces::default(),
         }
     }
 
@@ -562,6 +721,60 @@ mod tests {
             store.load(url).expect("load").is_some(),
             "the login is kept"
         );
+    }
+
+    /// `sample_record`, DPoP-bound (with a key, or without one).
+    fn bound_record(url: &str, key: bool) -> TokenRecord {
+        let mut record = sample_record(url, now_secs(), Some(3600));
+        let mut response = serde_json::to_value(&record.credentials).expect("json");
+        response["token_response"]["token_type"] = "DPoP".into();
+        record.credentials = serde_json::from_value(response).expect("back");
+        record.dpop = key.then(|| DpopKey::generate().expect("key"));
+        record
+    }
+
+    #[tokio::test]
+    async fn a_bound_token_goes_with_a_proof_and_never_alone() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let store = TokenStore::new(dir.path());
+        let url = "http://127.0.0.1:9/mcp";
+        let t = tokens(&store, url);
+        let headers = Headers::new();
+        let target = Target {
+            method: "POST",
+            uri: url,
+            session_id: None,
+            headers: &headers,
+        };
+        store.save(&bound_record(url, true)).expect("save");
+        let token = t.current().await.expect("current");
+        let (bearer, extra) = t.present(token.as_deref(), target).await.expect("present");
+        assert_eq!(bearer, None, "not as a bearer token");
+        assert_eq!(
+            extra.get(&AUTHORIZATION).and_then(|v| v.to_str().ok()),
+            Some("DPoP at-SECRET")
+        );
+        assert!(
+            extra
+                .get(&AUTHORIZATION)
+                .is_some_and(HeaderValue::is_sensitive)
+        );
+        assert_eq!(
+            extra
+                .get(&HeaderName::from_static(PROOF_HEADER))
+                .map(|p| p.len() > 100),
+            Some(true)
+        );
+
+        store.save(&bound_record(url, false)).expect("save");
+        let t = tokens(&store, url);
+        let token = t.current().await.expect("current");
+        let e = t
+            .present(token.as_deref(), target)
+            .await
+            .expect_err("no key, no request");
+        assert!(e.to_string().contains("no proof key"), "{e}");
+        assert!(!e.to_string().contains("SECRET"), "{e}");
     }
 
     #[test]

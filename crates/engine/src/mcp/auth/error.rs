@@ -68,6 +68,10 @@ pub enum OAuthError {
     /// The refresh token could not be used; a new login is needed.
     #[error("refreshing the access token failed: {reason}")]
     Refresh { reason: String },
+    /// A DPoP proof could not be made, or DPoP is wanted and cannot be
+    /// used.
+    #[error("DPoP: {reason}")]
+    Dpop { reason: String },
     /// The token store could not be read or written.
     #[error("the token store {path}: {reason}")]
     Store { path: String, reason: String },
@@ -97,6 +101,15 @@ pub enum OAuthError {
         "{url} refused the tokens of {logins} logins made for this connection; no more are made (check the scopes, or run `pipewright auth login {url}`)"
     )]
     TooManyLogins { url: String, logins: usize },
+}
+
+/// The innermost cause of an error ("Connection refused (os error 111)").
+pub(crate) fn deepest(error: &(dyn std::error::Error + 'static)) -> String {
+    let mut current = error;
+    while let Some(next) = current.source() {
+        current = next;
+    }
+    current.to_string()
 }
 
 /// ` with scope a b`, or nothing.

@@ -20,14 +20,15 @@
 
 use std::process::Stdio;
 
-use rmcp::transport::auth::{AuthorizationMetadata, OAuthTokenResponse, StoredCredentials};
+use rmcp::transport::auth::{OAuthTokenResponse, StoredCredentials};
 
-use super::credentials::{Method, method};
-use super::encode::{base64, form_encode};
-use super::error::OAuthError;
-use super::flow::{REQUEST_WAIT, deepest, discover};
-use super::jwt::client_assertion;
+use super::dpop::key_for_login;
+use super::error::{OAuthError, deepest};
+use super::flow::{REQUEST_WAIT, discover};
 use super::store::{TokenRecord, TokenStore, canonical_url, now_secs};
+use super::token_request::{
+    MAX_ANSWER_BYTES, client_auth, granted, post, read_text, refusal, secure_endpoint,
+};
 use crate::file::model::{AssertionGrant, AssertionSource, AuthConfig, IdentityProvider};
 
 /// RFC 7523 §2.1's grant type.
@@ -74,7 +75,7 @@ pub async fn assertion_grant(
         reason,
     };
     let canonical = canonical_url(url)?;
-    let (manager, metadata) = discover(&canonical, challenge).await?;
+    let (manager, metadata) = discover(&canonical, challenge.clone()).await?;
     let scopes = if !scopes.is_empty() {
         scopes.to_vec()
     } else if !config.scopes.is_empty() {
@@ -82,7 +83,8 @@ pub async fn assertion_grant(
     } else {
         manager.select_initial_scopes(&[]).await
     };
-    let endpoint = secure_endpoint(&metadata.token_endpoint, "token endpoint").map_err(failed)?;
+    let endpoint = secure_endpoint(&metadata.token_endpoint, "token endpoint", "assertions")
+        .map_err(failed)?;
     let assertion = match grant {
         AssertionGrant::JwtBearer(source) => {
             read_assertion(source, "assertion").await.map_err(failed)?
@@ -99,29 +101,27 @@ pub async fn assertion_grant(
         }
     };
     let mut form = jwt_bearer_form(&assertion, &canonical, &scopes);
-    let client = client_auth(config, &metadata, &mut form).map_err(|e| match e {
+    let basic = client_auth(config, &metadata, &mut form).map_err(|e| match e {
         OAuthError::ClientCredentials { reason } => failed(reason),
         other => other,
     })?;
-    let text = post_form(
-        &endpoint,
-        &form,
-        client.as_ref(),
-        "the authorization server",
-    )
-    .await
-    .map_err(failed)?;
+    // Bound to a proof key where the authorization server or `auth:`
+    // wants DPoP, as any other login's token.
+    let key = key_for_login(config.dpop, &metadata, challenge.as_deref())?;
+    let (status, text) = post(&endpoint, &form, basic.as_ref(), key.as_ref()).await?;
+    if !status.is_success() {
+        return Err(failed(format!(
+            "the authorization server refused it: {}",
+            refusal(status, &text)
+        )));
+    }
     let mut token: OAuthTokenResponse = serde_json::from_str(&text)
         .map_err(|_| failed("the token endpoint's answer is not a token response".to_owned()))?;
     // The grant itself renews the token (a fresh assertion each time); a
     // refresh token would be tried without the client's authentication and
     // refused, so it is not kept.
     token.set_refresh_token(None);
-    let granted = serde_json::from_str::<serde_json::Value>(&text)
-        .ok()
-        .and_then(|v| v["scope"].as_str().map(str::to_owned))
-        .map(|s| s.split_whitespace().map(str::to_owned).collect())
-        .unwrap_or(scopes);
+    let granted = granted(&text, scopes);
     let client_id = config.client_id.clone().unwrap_or_default();
     let record = TokenRecord {
         server_url: canonical.clone(),
@@ -132,6 +132,7 @@ pub async fn assertion_grant(
         redirect_uri: String::new(),
         credentials: StoredCredentials::new(client_id, Some(token), granted, Some(now_secs())),
         client_credentials: false,
+        dpop: key,
     };
     store.save(&record)?;
     Ok(record)
@@ -178,47 +179,6 @@ fn token_exchange_form(
     form
 }
 
-/// Adds the client authentication `config` gives to `form`: a key
-/// signs a `private_key_jwt` assertion, a secret goes as HTTP Basic (or
-/// in the form where the server takes only that), and a client id alone
-/// identifies a public client. Returns the Basic credentials, if those.
-fn client_auth(
-    config: &AuthConfig,
-    metadata: &AuthorizationMetadata,
-    form: &mut Vec<(&'static str, String)>,
-) -> Result<Option<(String, String)>, OAuthError> {
-    let Some(client_id) = config.client_id.clone() else {
-        return Ok(None);
-    };
-    if config.private_key.is_none() && config.client_secret.is_none() {
-        form.push(("client_id", client_id));
-        return Ok(None);
-    }
-    let secret = config.client_secret.clone().unwrap_or_default();
-    match method(config, metadata) {
-        Method::Basic => return Ok(Some((client_id, secret))),
-        Method::Post => {
-            form.push(("client_id", client_id));
-            form.push(("client_secret", secret));
-        }
-        Method::PrivateKeyJwt => {
-            let audience = metadata
-                .issuer
-                .clone()
-                .unwrap_or_else(|| metadata.token_endpoint.clone());
-            let pem = config.private_key.as_deref().unwrap_or_default();
-            let signed = client_assertion(pem, &client_id, &audience, now_secs())?;
-            form.push(("client_id", client_id));
-            form.push((
-                "client_assertion_type",
-                "urn:ietf:params:oauth:client-assertion-type:jwt-bearer".to_owned(),
-            ));
-            form.push(("client_assertion", signed));
-        }
-    }
-    Ok(None)
-}
-
 /// The ID-JAG the identity provider `idp` issues for the user's ID token,
 /// for the authorization server `audience` and the MCP server `resource`.
 async fn id_jag(
@@ -228,7 +188,9 @@ async fn id_jag(
     scopes: &[String],
 ) -> Result<String, String> {
     let endpoint = match (&idp.token_endpoint, &idp.issuer) {
-        (Some(endpoint), _) => secure_endpoint(endpoint, "identity provider's token endpoint")?,
+        (Some(endpoint), _) => {
+            secure_endpoint(endpoint, "identity provider's token endpoint", "ID tokens")?
+        }
         (None, Some(issuer)) => idp_token_endpoint(issuer).await?,
         (None, None) => {
             return Err(
@@ -245,7 +207,15 @@ async fn id_jag(
             None
         }
     };
-    let text = post_form(&endpoint, &form, basic.as_ref(), "the identity provider").await?;
+    let (status, text) = post(&endpoint, &form, basic.as_ref(), None)
+        .await
+        .map_err(|e| e.to_string())?;
+    if !status.is_success() {
+        return Err(format!(
+            "the identity provider refused it: {}",
+            refusal(status, &text)
+        ));
+    }
     let answer: serde_json::Value = serde_json::from_str(&text).map_err(|_| {
         "the identity provider's answer to the token exchange is not JSON".to_owned()
     })?;
@@ -265,9 +235,9 @@ async fn id_jag(
 /// The token endpoint of the identity provider `issuer`, from its OpenID
 /// Connect discovery document, else its RFC 8414 metadata; the document's
 /// `issuer` must be `issuer` (OpenID Connect Discovery §4.3).
-async fn idp_token_endpoint(issuer: &str) -> Result<String, String> {
+async fn idp_token_endpoint(issuer: &str) -> Result<reqwest::Url, String> {
     // The metadata names where the ID token goes: it is read over TLS too.
-    secure_endpoint(issuer, "identity provider's issuer")?;
+    secure_endpoint(issuer, "identity provider's issuer", "ID tokens")?;
     let base = issuer.trim_end_matches('/');
     let parsed = reqwest::Url::parse(issuer)
         .map_err(|e| format!("the identity provider's issuer {issuer} is not a URL: {e}"))?;
@@ -282,20 +252,23 @@ async fn idp_token_endpoint(issuer: &str) -> Result<String, String> {
         format!("{base}/.well-known/openid-configuration"),
         rfc8414.to_string(),
     ] {
-        let answer = match client.get(&url).send().await {
-            Ok(r) if r.status().is_success() => r.json::<serde_json::Value>().await.ok(),
-            Ok(r) => {
-                tried.push(format!("{url} answered HTTP {}", r.status().as_u16()));
-                continue;
+        let text = match client.get(&url).send().await {
+            Ok(r) if r.status().is_success() => {
+                read_text(r, MAX_ANSWER_BYTES, "the identity provider").await
             }
-            Err(e) => {
-                tried.push(format!("{url}: {}", deepest(&e)));
-                continue;
-            }
+            Ok(r) => Err(format!("it answered HTTP {}", r.status().as_u16())),
+            Err(e) => Err(deepest(&e)),
         };
-        let Some(doc) = answer else {
-            tried.push(format!("{url} is not JSON"));
-            continue;
+        let doc = match text.map(|t| serde_json::from_str::<serde_json::Value>(&t)) {
+            Ok(Ok(doc)) => doc,
+            Ok(Err(_)) => {
+                tried.push(format!("{url} is not JSON"));
+                continue;
+            }
+            Err(why) => {
+                tried.push(format!("{url}: {why}"));
+                continue;
+            }
         };
         let said = doc["issuer"].as_str().unwrap_or_default();
         if said.trim_end_matches('/') != base {
@@ -306,28 +279,12 @@ async fn idp_token_endpoint(issuer: &str) -> Result<String, String> {
         let endpoint = doc["token_endpoint"].as_str().ok_or_else(|| {
             format!("the identity provider's metadata at {url} names no token endpoint")
         })?;
-        return secure_endpoint(endpoint, "identity provider's token endpoint");
+        return secure_endpoint(endpoint, "identity provider's token endpoint", "ID tokens");
     }
     Err(format!(
         "no metadata of the identity provider {issuer} was found ({}); give its `token_endpoint`",
         tried.join("; ")
     ))
-}
-
-/// `endpoint` as a URL, if it is https or on a loopback address: an
-/// assertion is a credential and travels over TLS only.
-fn secure_endpoint(endpoint: &str, what: &str) -> Result<String, String> {
-    let url = reqwest::Url::parse(endpoint)
-        .map_err(|e| format!("the {what} `{endpoint}` is not a URL: {e}"))?;
-    let loopback = url
-        .host_str()
-        .is_some_and(|h| h == "localhost" || h == "127.0.0.1" || h == "[::1]");
-    if url.scheme() != "https" && !loopback {
-        return Err(format!(
-            "the {what} {url} is not https; pipewright sends assertions over https only (or to a loopback address)"
-        ));
-    }
-    Ok(url.to_string())
 }
 
 fn http_client() -> Result<reqwest::Client, String> {
@@ -337,58 +294,6 @@ fn http_client() -> Result<reqwest::Client, String> {
         .redirect(reqwest::redirect::Policy::none())
         .build()
         .map_err(|e| e.to_string())
-}
-
-/// POSTs `form` to the token endpoint `endpoint` of `who`, with HTTP
-/// Basic client authentication when `basic` is given; the answer's text
-/// when it is a success, else the refusal in words (its `error` code and
-/// description, never the request).
-async fn post_form(
-    endpoint: &str,
-    form: &[(&str, String)],
-    basic: Option<&(String, String)>,
-    who: &str,
-) -> Result<String, String> {
-    let body = form
-        .iter()
-        .map(|(k, v)| format!("{k}={}", form_encode(v)))
-        .collect::<Vec<_>>()
-        .join("&");
-    let mut request = http_client()?
-        .post(endpoint)
-        .header(
-            reqwest::header::CONTENT_TYPE,
-            "application/x-www-form-urlencoded",
-        )
-        .header(reqwest::header::ACCEPT, "application/json")
-        .body(body);
-    if let Some((id, secret)) = basic {
-        // RFC 6749 §2.3.1: both parts form-encoded before Base64.
-        let pair = format!("{}:{}", form_encode(id), form_encode(secret));
-        request = request.header(
-            reqwest::header::AUTHORIZATION,
-            format!("Basic {}", base64(pair.as_bytes(), false)),
-        );
-    }
-    let response = request
-        .send()
-        .await
-        .map_err(|e| format!("could not reach {who} at {endpoint}: {}", deepest(&e)))?;
-    let status = response.status();
-    let text = response.text().await.unwrap_or_default();
-    if status.is_success() {
-        return Ok(text);
-    }
-    let json: serde_json::Value = serde_json::from_str(&text).unwrap_or_default();
-    let code = json["error"].as_str().unwrap_or("no error code");
-    let description = json["error_description"]
-        .as_str()
-        .map(|d| format!(" ({d})"))
-        .unwrap_or_default();
-    Err(format!(
-        "{who} refused it: HTTP {} {code}{description}",
-        status.as_u16()
-    ))
 }
 
 /// The assertion `source` gives (`what` names it in errors): the value,
@@ -566,40 +471,6 @@ mod tests {
         assert_eq!(field(&form, "scope"), None);
     }
 
-    fn metadata() -> AuthorizationMetadata {
-        serde_json::from_value(serde_json::json!({
-            "issuer": "http://127.0.0.1:9",
-            "authorization_endpoint": "http://127.0.0.1:9/authorize",
-            "token_endpoint": "http://127.0.0.1:9/token",
-        }))
-        .expect("metadata")
-    }
-
-    #[test]
-    fn client_authentication_follows_the_block() {
-        let mut form = Vec::new();
-        let none = AuthConfig::default();
-        assert_eq!(client_auth(&none, &metadata(), &mut form), Ok(None));
-        assert!(form.is_empty(), "no client id, no client: {form:?}");
-        let public = AuthConfig {
-            client_id: Some("wl".into()),
-            ..AuthConfig::default()
-        };
-        assert_eq!(client_auth(&public, &metadata(), &mut form), Ok(None));
-        assert_eq!(field(&form, "client_id"), Some("wl"));
-        let mut form = Vec::new();
-        let secret = AuthConfig {
-            client_id: Some("c".into()),
-            client_secret: Some("s".into()),
-            ..AuthConfig::default()
-        };
-        assert_eq!(
-            client_auth(&secret, &metadata(), &mut form),
-            Ok(Some(("c".to_owned(), "s".to_owned())))
-        );
-        assert!(form.is_empty(), "the secret goes in the header: {form:?}");
-    }
-
     #[tokio::test]
     async fn a_command_that_prints_too_much_is_refused() {
         let argv = ["sh", "-c", "head -c 70000 /dev/zero | tr '\\0' a"].map(String::from);
@@ -653,15 +524,6 @@ mod tests {
             .await
             .expect_err("refused");
         assert!(error.contains("over 64 KiB"), "{error}");
-    }
-
-    #[test]
-    fn only_loopback_may_be_plain_http() {
-        assert!(secure_endpoint("https://idp.example/token", "x").is_ok());
-        assert!(secure_endpoint("http://localhost:8/token", "x").is_ok());
-        assert!(secure_endpoint("http://127.0.0.1:8/token", "x").is_ok());
-        let e = secure_endpoint("http://idp.example/token", "x").expect_err("plain");
-        assert!(e.contains("not https"), "{e}");
     }
 
     #[tokio::test]

@@ -14,14 +14,17 @@ use std::time::Duration;
 
 use rmcp::transport::auth::{
     AuthError, AuthorizationManager, AuthorizationMetadata, CredentialStore,
-    InMemoryCredentialStore, OAuthClientConfig,
+    InMemoryCredentialStore, InMemoryStateStore, OAuthClientConfig,
 };
 
 use super::browser;
+use super::dpop::{DpopKey, key_for_login, token_manager};
 use super::error::OAuthError;
+pub(crate) use super::error::deepest;
 use super::loopback::Listener;
 use super::store::{TokenRecord, TokenStore, canonical_url};
 use super::tls::ensure_tls;
+use crate::file::model::DpopMode;
 
 /// The `client_name` pipewright registers under.
 const CLIENT_NAME: &str = "pipewright";
@@ -69,6 +72,8 @@ pub struct LoginOptions {
     pub browser_command: Option<String>,
     /// How long to wait for the browser to come back.
     pub timeout: Duration,
+    /// Whether the tokens are bound to a proof key (DPoP).
+    pub dpop: DpopMode,
 }
 
 impl Default for LoginOptions {
@@ -84,6 +89,7 @@ impl Default for LoginOptions {
             browser: Browser::Try,
             browser_command: None,
             timeout: Duration::from_secs(300),
+            dpop: DpopMode::Auto,
         }
     }
 }
@@ -98,6 +104,7 @@ impl std::fmt::Debug for LoginOptions {
             .field("browser", &self.browser)
             .field("browser_command", &self.browser_command)
             .field("timeout", &self.timeout)
+            .field("dpop", &self.dpop)
             .finish()
     }
 }
@@ -220,8 +227,11 @@ pub async fn login(
         reason: e.to_string(),
     };
     let (mut manager, metadata) = discover(&canonical, opts.challenge.clone()).await?;
+    let key = key_for_login(opts.dpop, &metadata, opts.challenge.as_deref())?;
     let credentials = InMemoryCredentialStore::new();
     manager.set_credential_store(credentials.clone());
+    let states = InMemoryStateStore::new();
+    manager.set_state_store(states.clone());
 
     let listener = Listener::bind().await?;
     let redirect_uri = listener.redirect_uri().to_owned();
@@ -326,13 +336,25 @@ pub async fn login(
     };
     drop(listener);
 
+    let proving = match &key {
+        Some(key) => Some(
+            proving_manager(
+                key,
+                &resource,
+                &metadata,
+                (&client_id, client_secret.as_deref(), &redirect_uri),
+                (&scopes, states, credentials.clone()),
+            )
+            .await?,
+        ),
+        None => None,
+    };
     tokio::time::timeout(
         REQUEST_WAIT,
-        manager.exchange_code_for_token_with_issuer(
-            &callback.code,
-            &state,
-            callback.iss.as_deref(),
-        ),
+        proving
+            .as_ref()
+            .unwrap_or(&manager)
+            .exchange_code_for_token_with_issuer(&callback.code, &state, callback.iss.as_deref()),
     )
     .await
     .map_err(|_| OAuthError::Token {
@@ -362,9 +384,35 @@ pub async fn login(
         redirect_uri,
         credentials,
         client_credentials: false,
+        dpop: key,
     };
     store.save(&record)?;
     Ok(record)
+}
+
+/// The manager that makes a DPoP-bound login's token request: the login's
+/// client (id, secret, redirect URI), scopes, authorization state and
+/// credential store, with a proof on each request.
+async fn proving_manager(
+    key: &DpopKey,
+    resource: &str,
+    metadata: &AuthorizationMetadata,
+    (client_id, client_secret, redirect_uri): (&str, Option<&str>, &str),
+    (scopes, states, credentials): (&[String], InMemoryStateStore, InMemoryCredentialStore),
+) -> Result<AuthorizationManager, OAuthError> {
+    let failed = |e: AuthError| OAuthError::Token {
+        reason: e.to_string(),
+    };
+    let mut manager = token_manager(resource, Some(key)).await.map_err(failed)?;
+    manager.set_metadata(metadata.clone());
+    let mut config = OAuthClientConfig::new(client_id, redirect_uri).with_scopes(scopes.to_vec());
+    if let Some(secret) = client_secret {
+        config = config.with_client_secret(secret);
+    }
+    manager.configure_client(config).map_err(failed)?;
+    manager.set_state_store(states);
+    manager.set_credential_store(credentials);
+    Ok(manager)
 }
 
 /// The decoded query parameter `name` of `url`.
@@ -414,15 +462,6 @@ async fn probe(url: &str) -> Result<(bool, Option<String>), OAuthError> {
             .and_then(|v| v.to_str().ok())
             .map(str::to_owned),
     ))
-}
-
-/// The innermost cause of an error ("Connection refused (os error 111)").
-pub(crate) fn deepest(error: &(dyn std::error::Error + 'static)) -> String {
-    let mut current = error;
-    while let Some(next) = current.source() {
-        current = next;
-    }
-    current.to_string()
 }
 
 #[cfg(test)]

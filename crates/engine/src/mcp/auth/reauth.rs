@@ -100,6 +100,7 @@ pub(crate) async fn reauthorize(
             _ => Browser::Try,
         },
         browser_command: logins.browser().map(str::to_owned),
+        dpop: config.dpop,
         ..LoginOptions::default()
     };
     let printing = matches!(prompt, Prompt::Terminal | Prompt::Print);

@@ -14,6 +14,7 @@ use rmcp::transport::auth::{AuthorizationMetadata, StoredCredentials};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
+use super::dpop::DpopKey;
 use super::error::OAuthError;
 
 /// Seconds since the Unix epoch.
@@ -77,6 +78,10 @@ pub struct TokenRecord {
     /// are renewed by that grant, not by a refresh token or a browser.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub client_credentials: bool,
+    /// The login's DPoP proof key (RFC 9449), when its tokens are bound
+    /// to one: kept here only, beside the tokens.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dpop: Option<DpopKey>,
 }
 
 impl fmt::Debug for TokenRecord {
@@ -89,6 +94,7 @@ impl fmt::Debug for TokenRecord {
             .field("client_secret", &self.client_secret.as_ref().map(|_| "…"))
             .field("credentials", &self.credentials)
             .field("client_credentials", &self.client_credentials)
+            .field("dpop", &self.dpop.as_ref().map(|_| "…"))
             .finish()
     }
 }
@@ -100,6 +106,15 @@ impl TokenRecord {
             .token_response
             .as_ref()
             .map(|t| t.access_token().secret().as_str())
+    }
+
+    /// True when the access token is DPoP-bound (`token_type: DPoP`): it
+    /// is only ever sent with a proof of the login's key.
+    pub fn dpop_bound(&self) -> bool {
+        self.credentials
+            .token_response
+            .as_ref()
+            .is_some_and(|t| t.token_type().as_ref().eq_ignore_ascii_case("dpop"))
     }
 
     /// True when a refresh token is kept.
@@ -307,6 +322,7 @@ pub(crate) fn sample_record(url: &str, received: u64, lifetime: Option<u64>) -> 
             Some(received),
         ),
         client_credentials: false,
+        dpop: None,
     }
 }
 
