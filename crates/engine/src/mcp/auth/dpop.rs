@@ -31,9 +31,9 @@ const NONCE_HEADER: &str = "dpop-nonce";
 /// Limit on each request, as on a login's other requests.
 const REQUEST_WAIT: std::time::Duration = std::time::Duration::from_secs(30);
 /// The most an authorization server's answer may weigh.
-const MAX_ANSWER_BYTES: usize = 1 << 20;
+pub(super) const MAX_ANSWER_BYTES: usize = 1 << 20;
 
-fn failed(reason: impl std::fmt::Display) -> OAuthError {
+pub(super) fn failed(reason: impl std::fmt::Display) -> OAuthError {
     OAuthError::Dpop {
         reason: reason.to_string(),
     }
@@ -152,7 +152,7 @@ fn unix_now() -> u64 {
 }
 
 /// `url` without its query and fragment (the `htu` claim).
-fn htu(url: &str) -> String {
+pub(super) fn htu(url: &str) -> String {
     match reqwest::Url::parse(url) {
         Ok(mut u) => {
             u.set_query(None);
@@ -330,49 +330,6 @@ pub(crate) async fn token_manager(
         nonces: Nonces::default(),
     };
     AuthorizationManager::new_with_oauth_http_client(resource, Arc::new(client)).await
-}
-
-/// Sends a token request made by `request` (with a byte body), with a
-/// proof of `key` when there is one and once more with the nonce on a
-/// `use_dpop_nonce` answer: the answer's status and text.
-pub(crate) async fn send_token_request(
-    request: reqwest::RequestBuilder,
-    url: &str,
-    key: Option<&DpopKey>,
-) -> Result<(reqwest::StatusCode, String), OAuthError> {
-    let nonces = Nonces::default();
-    let unreachable = |e: reqwest::Error| OAuthError::Unreachable {
-        url: htu(url),
-        reason: deepest(&e),
-    };
-    let mut retried = false;
-    loop {
-        let mut attempt = request
-            .try_clone()
-            .ok_or_else(|| failed("the token request cannot be repeated"))?;
-        if let Some(key) = key {
-            let proof = key.proof("POST", url, nonces.get(url).as_deref(), None)?;
-            attempt = attempt.header(PROOF_HEADER, proof);
-        }
-        let response = attempt.send().await.map_err(unreachable)?;
-        let fresh = nonces.keep(url, response.headers());
-        let status = response.status();
-        let text =
-            super::token_request::read_text(response, MAX_ANSWER_BYTES, "the token endpoint")
-                .await
-                .map_err(|reason| OAuthError::Unreachable {
-                    url: htu(url),
-                    reason,
-                })?;
-        let nonce_wanted = status == reqwest::StatusCode::BAD_REQUEST
-            && serde_json::from_str::<serde_json::Value>(&text)
-                .is_ok_and(|v| v["error"] == "use_dpop_nonce");
-        if key.is_some() && fresh && nonce_wanted && !retried {
-            retried = true;
-            continue;
-        }
-        return Ok((status, text));
-    }
 }
 
 /// The OAuth HTTP client of a DPoP-bound login's token requests.

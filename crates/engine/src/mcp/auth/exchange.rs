@@ -22,13 +22,11 @@ use std::process::Stdio;
 
 use rmcp::transport::auth::{OAuthTokenResponse, StoredCredentials};
 
-use super::dpop::key_for_login;
+use super::dpop::{MAX_ANSWER_BYTES, key_for_login};
 use super::error::{OAuthError, deepest};
 use super::flow::{REQUEST_WAIT, discover};
 use super::store::{TokenRecord, TokenStore, canonical_url, now_secs};
-use super::token_request::{
-    MAX_ANSWER_BYTES, client_auth, granted, post, read_text, refusal, secure_endpoint,
-};
+use super::token_request::{client_auth, granted, post, read_text, refusal, secure_endpoint};
 use crate::file::model::{AssertionGrant, AssertionSource, AuthConfig, IdentityProvider};
 
 /// RFC 7523 §2.1's grant type.

@@ -6,17 +6,13 @@
 
 use rmcp::transport::auth::AuthorizationMetadata;
 
-use super::dpop::{DpopKey, send_token_request};
+use super::dpop::{DpopKey, MAX_ANSWER_BYTES, Nonces, PROOF_HEADER, failed, htu};
 use super::encode::{base64, form_encode};
-use super::error::OAuthError;
+use super::error::{OAuthError, deepest};
 use super::flow::REQUEST_WAIT;
 use super::jwt::client_assertion;
 use super::store::now_secs;
 use crate::file::model::AuthConfig;
-
-/// The most a token endpoint's (or an identity provider's metadata)
-/// answer may weigh: a token response is a few KiB.
-pub(super) const MAX_ANSWER_BYTES: usize = 1 << 20;
 
 /// How the client proves who it is at the token endpoint.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -151,6 +147,48 @@ pub(super) async fn post(
     send_token_request(request, endpoint.as_str(), key).await
 }
 
+/// Sends a token request made by `request` (with a byte body), with a
+/// proof of `key` when there is one and once more with the nonce on a
+/// `use_dpop_nonce` answer: the answer's status and text.
+async fn send_token_request(
+    request: reqwest::RequestBuilder,
+    url: &str,
+    key: Option<&DpopKey>,
+) -> Result<(reqwest::StatusCode, String), OAuthError> {
+    let nonces = Nonces::default();
+    let unreachable = |e: reqwest::Error| OAuthError::Unreachable {
+        url: htu(url),
+        reason: deepest(&e),
+    };
+    let mut retried = false;
+    loop {
+        let mut attempt = request
+            .try_clone()
+            .ok_or_else(|| failed("the token request cannot be repeated"))?;
+        if let Some(key) = key {
+            let proof = key.proof("POST", url, nonces.get(url).as_deref(), None)?;
+            attempt = attempt.header(PROOF_HEADER, proof);
+        }
+        let response = attempt.send().await.map_err(unreachable)?;
+        let fresh = nonces.keep(url, response.headers());
+        let status = response.status();
+        let text = read_text(response, MAX_ANSWER_BYTES, "the token endpoint")
+            .await
+            .map_err(|reason| OAuthError::Unreachable {
+                url: htu(url),
+                reason,
+            })?;
+        let nonce_wanted = status == reqwest::StatusCode::BAD_REQUEST
+            && serde_json::from_str::<serde_json::Value>(&text)
+                .is_ok_and(|v| v["error"] == "use_dpop_nonce");
+        if key.is_some() && fresh && nonce_wanted && !retried {
+            retried = true;
+            continue;
+        }
+        return Ok((status, text));
+    }
+}
+
 /// A refused token request in words: the status, the `error` code and its
 /// description (never the request).
 pub(super) fn refusal(status: reqwest::StatusCode, text: &str) -> String {
@@ -189,7 +227,7 @@ pub(super) async fn read_text(
     while let Some(chunk) = response
         .chunk()
         .await
-        .map_err(|e| format!("{who}'s answer was cut off: {}", super::error::deepest(&e)))?
+        .map_err(|e| format!("{who}'s answer was cut off: {}", deepest(&e)))?
     {
         if bytes.len() + chunk.len() > limit {
             return Err(format!(
