@@ -5,7 +5,7 @@
 use std::io::{BufRead, BufReader};
 use std::net::TcpListener;
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::sync::mpsc;
 use std::thread;
 use std::time::Duration;
@@ -13,17 +13,7 @@ use std::time::Duration;
 use serde_json::Value;
 
 mod common;
-use common::{Hermetic, pipewright, pipewright_in, python, root};
-
-/// A child process killed (and reaped) when the test ends.
-struct Killed(Child);
-
-impl Drop for Killed {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
+use common::{Hermetic, Killed, pipewright, pipewright_in, python, root};
 
 /// `doctor ARGS --format json` with its data under `home` (or an empty
 /// directory of its own): the exit code and the one server's report.

@@ -15,7 +15,7 @@ use std::process::{Command, Stdio};
 use serde_json::Value;
 
 mod common;
-use common::{Hermetic, python, root};
+use common::{Hermetic, oauth_server, python, root};
 
 /// Every file under `dir`, recursively.
 fn files(dir: &Path, out: &mut Vec<PathBuf>) {
@@ -235,42 +235,6 @@ fn a_dpop_login_passes_the_suites_checks_and_no_secret_is_written() {
             "a secret in the suite's log"
         );
     }
-}
-
-/// A child process killed (and reaped) when the test ends, however it ends.
-struct Killed(std::process::Child);
-
-impl Drop for Killed {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-/// tests/interop/oauth_server.py with `args`: the process and its MCP URL.
-fn oauth_server(args: &[&str]) -> (Killed, String) {
-    use std::io::BufRead;
-    let mut child = Command::new(python())
-        .hermetic()
-        .arg(root().join("tests/interop/oauth_server.py"))
-        .args(args)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .spawn()
-        .expect("the Python server starts");
-    let stdout = child.stdout.take().expect("stdout");
-    let child = Killed(child);
-    let mut line = String::new();
-    std::io::BufReader::new(stdout)
-        .read_line(&mut line)
-        .expect("the Python server says where it listens");
-    let url = line
-        .trim()
-        .strip_prefix("listening ")
-        .expect("a `listening URL` line")
-        .to_owned();
-    (child, url)
 }
 
 /// The server's record of what it saw (`/debug/events`), its DPoP checks.

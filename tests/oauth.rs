@@ -9,7 +9,7 @@ use std::{
     io::{BufRead, BufReader, Read, Write},
     net::{TcpListener, TcpStream},
     path::{Path, PathBuf},
-    process::{Child, Command, Output, Stdio},
+    process::{Command, Output, Stdio},
     sync::{Arc, Mutex, mpsc},
     thread,
     time::{Duration, Instant},
@@ -18,17 +18,7 @@ use std::{
 use serde_json::Value;
 
 mod common;
-use common::{Hermetic, python, root};
-
-/// A child process killed (and reaped) when the test ends, however it ends.
-struct Killed(Child);
-
-impl Drop for Killed {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
+use common::{Killed, python};
 
 /// The Python OAuth MCP server; `url` is its MCP endpoint.
 struct Server {
@@ -39,30 +29,7 @@ struct Server {
 
 impl Server {
     fn start(args: &[&str]) -> Server {
-        let mut child = Command::new(python())
-            .hermetic()
-            .arg(root().join("tests/interop/oauth_server.py"))
-            .args(args)
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .expect("the Python server starts");
-        let stdout = child.stdout.take().expect("stdout");
-        let child = Killed(child);
-        let (tx, rx) = mpsc::channel();
-        thread::spawn(move || {
-            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-                let _ = tx.send(line);
-            }
-        });
-        let line = rx
-            .recv_timeout(Duration::from_secs(60))
-            .expect("the Python server says where it listens");
-        let url = line
-            .strip_prefix("listening ")
-            .expect("a `listening URL` line")
-            .to_owned();
+        let (child, url) = common::oauth_server(args);
         let base = url.trim_end_matches("/mcp").to_owned();
         Server {
             _child: child,

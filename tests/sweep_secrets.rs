@@ -16,14 +16,14 @@
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Stdio};
+use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
 mod common;
-use common::{python, root};
+use common::{Killed, python, root};
 
 /// The secrets given through the environment, each ending in a tail
 /// (`Zq7w…`) that no id, hash or base64 run would hold by chance.
@@ -273,16 +273,6 @@ fn scan_all(home: &Home, extra: &[(String, Vec<u8>)]) -> Scan {
 }
 
 // --- real peers: the HTTP server, a sampling provider, a collector ---
-
-/// A child process killed when dropped.
-struct Killed(Child);
-
-impl Drop for Killed {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
 
 /// `tests/interop/secret_server.py --http`: its URL.
 fn http_server() -> (Killed, String) {

@@ -185,6 +185,53 @@ pub fn succeeds(cmd: &mut std::process::Command) -> String {
     text
 }
 
+/// A child process killed (and reaped) when the test ends, however it ends.
+pub struct Killed(pub std::process::Child);
+
+impl Drop for Killed {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// tests/interop/oauth_server.py (an MCP server and its authorization
+/// server, on the official Python SDK's auth) with `args`: the process
+/// and its MCP URL, once it says where it listens. Its later output is
+/// drained, so it never blocks on a full pipe.
+pub fn oauth_server(args: &[&str]) -> (Killed, String) {
+    use std::io::BufRead;
+    let mut child = std::process::Command::new(python())
+        .hermetic()
+        .arg(root().join("tests/interop/oauth_server.py"))
+        .args(args)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::inherit())
+        .spawn()
+        .expect("the Python server starts");
+    let stdout = child.stdout.take().expect("stdout");
+    let child = Killed(child);
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in std::io::BufReader::new(stdout)
+            .lines()
+            .map_while(Result::ok)
+        {
+            let _ = tx.send(line);
+        }
+    });
+    let line = rx
+        .recv_timeout(std::time::Duration::from_secs(60))
+        .expect("the Python server says where it listens");
+    let url = line
+        .trim()
+        .strip_prefix("listening ")
+        .expect("a `listening URL` line")
+        .to_owned();
+    (child, url)
+}
+
 /// A server process at `url`, killed and reaped on drop.
 pub struct Server {
     pub child: std::process::Child,
