@@ -718,7 +718,7 @@ async fn serves_the_conformance_fixture_resources_and_prompts(#[case] kind: Kind
     let client = &session.client;
     let tools = client.list_all_tools().await.expect("tools/list");
     let names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
-    assert_eq!(names.len(), 47, "{names:?}");
+    assert_eq!(names.len(), 49, "{names:?}");
     assert_eq!(names[20], "test_simple_text", "after the demo's own tools");
     assert!(names.contains(&"test_input_required_result_capabilities"));
     // The two whose input schemas are under test (the `pending` scenarios).
@@ -729,6 +729,8 @@ async fn serves_the_conformance_fixture_resources_and_prompts(#[case] kind: Kind
     // The Tasks extension's fixtures, and the extension declared with them.
     assert_eq!(names[40], "greet", "{names:?}");
     assert!(names.contains(&"test_tool_with_task"));
+    // pipewright's own task fixtures, which no scenario calls.
+    assert_eq!(names[47..], ["confirm_twice", "refused_answer"]);
     let info = session.client.peer_info().expect("server info");
     assert!(info.capabilities.supports_tasks(), "{info:?}");
     let resources = client.list_all_resources().await.expect("resources/list");

@@ -606,3 +606,122 @@ fn a_2026_tasks_questions_are_answered_with_tasks_update() {
         "{both}"
     );
 }
+
+/// A 2026-07-28 task that asks the same key (`confirm`) again in a second
+/// `input_required` spell, after working a moment, is answered both times
+/// (a key is taken as already answered only within one spell).
+#[test]
+fn a_2026_task_that_asks_a_key_again_is_answered_again() {
+    let d = tmp();
+    let server = demo_task_server(d.path());
+    let f = write(
+        d.path(),
+        "p.yml",
+        &format!(
+            "servers:\n  demo: {{url: \"{}\", protocol: 2026-07-28}}\ncompositions:\n  - name: twice\n    nodes:\n      - id: twice\n        tool: confirm_twice\n        args: {{filename: notes.txt}}\n        timeout: 30s\n        answers: [{{accept: {{confirm: true}}}}, {{accept: {{confirm: true}}}}]\n",
+            server.url
+        ),
+    );
+    let (code, t, stderr) = run(d.path(), &f, &[]);
+    assert_eq!(code, 0, "{stderr}\n{t}");
+    let twice = &t["nodes"]["twice"];
+    assert_eq!(
+        twice["output"], "confirmed twice: notes.txt would be deleted (nothing was)",
+        "{twice}"
+    );
+    assert_eq!(
+        twice["interactions"].as_array().map(Vec::len),
+        Some(2),
+        "{twice}"
+    );
+    let statuses: Vec<&str> = twice["task"]["history"]
+        .as_array()
+        .map(|h| h.iter().filter_map(|s| s["status"].as_str()).collect())
+        .unwrap_or_default();
+    let spells = statuses.iter().filter(|s| **s == "input_required").count();
+    assert_eq!(spells, 2, "{statuses:?}");
+}
+
+/// A 2026-07-28 task whose `tasks/update` the server refuses fails the
+/// node with the server's error whole, and pipewright cancels the task:
+/// the server, asked afterwards, says it is `cancelled`.
+#[test]
+fn a_refused_tasks_update_fails_the_node_and_cancels_the_task() {
+    let d = tmp();
+    let server = demo_task_server(d.path());
+    let f = write(
+        d.path(),
+        "p.yml",
+        &format!(
+            "servers:\n  demo: {{url: \"{}\", protocol: 2026-07-28}}\ncompositions:\n  - name: refused\n    nodes:\n      - id: code\n        tool: refused_answer\n        timeout: 30s\n        answers: [{{accept: {{code: open}}}}]\n",
+            server.url
+        ),
+    );
+    let started = std::time::Instant::now();
+    let (code, t, stderr) = run(d.path(), &f, &[]);
+    assert_ne!(code, 0, "{stderr}\n{t}");
+    // Not left to the node's timeout.
+    assert!(started.elapsed().as_secs() < 20, "{t}");
+    let node = &t["nodes"]["code"];
+    assert_eq!(node["status"], "failed", "{node}");
+    let error = node["error"].as_str().unwrap_or_default();
+    assert!(error.contains("tasks/update"), "{error}");
+    assert!(error.contains("-32602"), "{error}");
+    assert!(
+        error.contains(
+            "refused_answer takes only the code `sesame`, not `open`; the answer was not taken"
+        ),
+        "{error}"
+    );
+    assert_eq!(node["task"]["cancel_sent"], true, "{node}");
+    let log = t["server_logs"]["demo"].as_str().unwrap_or_default();
+    assert!(log.contains("sent tasks/cancel for task"), "{log}");
+    let id = node["task"]["id"].as_str().unwrap_or_default();
+    assert!(!id.is_empty(), "{node}");
+    // Cancelling is cooperative: the task settles a moment later.
+    let mut status = Value::Null;
+    for _ in 0..50 {
+        status = task_status(&server.url, id)["status"].clone();
+        if status == "cancelled" {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    assert_eq!(status, "cancelled");
+}
+
+/// The task `id` as the demo server at `url` tells it now (`tasks/get`),
+/// asked by a client of the test's own that declares the Tasks extension.
+fn task_status(url: &str, id: &str) -> Value {
+    use rmcp::{
+        ServiceExt,
+        model::{
+            ClientCapabilities, ClientConfig, ClientRequest, GetTaskParams, GetTaskRequest,
+            Implementation, TASKS_EXTENSION_ID,
+        },
+        transport::StreamableHttpClientTransport,
+    };
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime.block_on(async {
+        let mut capabilities = ClientCapabilities::default();
+        capabilities.extensions =
+            Some([(TASKS_EXTENSION_ID.to_owned(), Default::default())].into());
+        let config = ClientConfig::new(capabilities, Implementation::new("tasks-test", "0"));
+        let client = config
+            .serve(StreamableHttpClientTransport::from_uri(url.to_owned()))
+            .await
+            .expect("connect over HTTP");
+        let got = client
+            .send_request(ClientRequest::GetTaskRequest(GetTaskRequest::new(
+                GetTaskParams::new(id),
+            )))
+            .await
+            .expect("tasks/get");
+        let _ = client.cancel().await;
+        serde_json::to_value(got).unwrap()
+    })
+}

@@ -14,6 +14,13 @@
 //! | `confirm_delete` | `filename` | `input_required` (`confirm`, a form), then its answer | an input-required result |
 //! | `multi_input` | none | two forms at once (`name`, `confirm`), then both answers | an input-required result |
 //! | `test_tool_with_task` | none | asks `user_name` (an input-required result), then a task greeting it | `-32021` |
+//! | `confirm_twice` | `filename` | asks `confirm`, works a moment, asks `confirm` again, then both answers | `-32021` |
+//! | `refused_answer` | none | asks `code`; `tasks/update` refuses (`-32602`) any answer but `sesame`; `cancelled` when cancelled | `-32021` |
+//!
+//! The last two are pipewright's own (no scenario calls them): a key asked
+//! again in a second `input_required` spell, and a refused `tasks/update`.
+//! rmcp's task manager takes each key once in a task's life, so the second
+//! `confirm` is kept as `confirm#again` and shown and answered as `confirm`.
 
 use std::time::Duration;
 
@@ -22,7 +29,7 @@ use rmcp::{
     model::{
         CallToolRequestParams, CallToolResponse, CallToolResult, CancelTaskParams, ContentBlock,
         CreateTaskResult, GetTaskParams, GetTaskResult, InputRequest, ServerCapabilities,
-        TASKS_EXTENSION_ID, Tool, UpdateTaskParams,
+        TASKS_EXTENSION_ID, TaskPayload, Tool, UpdateTaskParams,
     },
     service::RequestContext,
     task_manager::{TaskContext, TaskExit, TaskFuture, TaskManager, TaskOptions},
@@ -42,6 +49,13 @@ const MAX_SECONDS: f64 = 600.0;
 const FAILING_AFTER: Duration = Duration::from_secs(1);
 /// How long `protocol_error_job` works before failing.
 const BREAKING_AFTER: Duration = Duration::from_millis(200);
+/// How long `confirm_twice` works between its questions: long enough for
+/// a client polling at [`POLL_MS`] to see it `working`.
+const BETWEEN_ASKS: Duration = Duration::from_millis(3 * POLL_MS);
+/// The suffix of a key asked a second time (see the module's doc).
+const AGAIN: &str = "#again";
+/// The only answer `refused_answer` takes.
+const SESAME: &str = "sesame";
 
 /// The task fixture tools: name, what it does, its arguments (all strings
 /// but `seconds`).
@@ -77,6 +91,16 @@ const TOOLS: &[(&str, &str, &[&str])] = &[
         "Asks for a name (`user_name`), then greets it from a task; needs the tasks extension.",
         &[],
     ),
+    (
+        "confirm_twice",
+        "Asks to confirm deleting `filename`, then asks `confirm` again a moment later (nothing is deleted); needs the tasks extension.",
+        &["filename"],
+    ),
+    (
+        "refused_answer",
+        "Asks for a `code`; `tasks/update` refuses any answer but `sesame`; needs the tasks extension.",
+        &[],
+    ),
 ];
 
 /// The tasks the fixtures started, shared by every session of one server.
@@ -91,15 +115,54 @@ impl std::fmt::Debug for Tasks {
 
 impl Tasks {
     /// `tasks/get`: the task as it is now, its result or error inlined.
+    /// A question asked again shows under its first key.
     pub(crate) fn get(&self, request: &GetTaskParams) -> Result<GetTaskResult, ErrorData> {
-        self.0.get_task(&request.task_id).map(GetTaskResult::new)
+        let mut task = self.0.get_task(&request.task_id)?;
+        if let TaskPayload::InputRequired { input_requests } = &mut task.payload {
+            *input_requests = std::mem::take(input_requests)
+                .into_iter()
+                .map(|(key, asked)| match key.strip_suffix(AGAIN) {
+                    Some(first) => (first.to_owned(), asked),
+                    None => (key, asked),
+                })
+                .collect();
+        }
+        Ok(GetTaskResult::new(task))
     }
 
     /// `tasks/update`: answers to the task's questions (unknown keys are
-    /// ignored).
+    /// ignored); an answer to a question asked again goes to it, and a
+    /// wrong `code` is refused.
     pub(crate) fn update(&self, request: UpdateTaskParams) -> Result<(), ErrorData> {
-        self.0
-            .update_task(&request.task_id, request.input_responses)
+        let pending = match self.0.get_task(&request.task_id)?.payload {
+            TaskPayload::InputRequired { input_requests } => input_requests,
+            _ => Default::default(),
+        };
+        let mut responses = request.input_responses;
+        if let (true, Some(answer)) = (pending.contains_key("code"), responses.get("code")) {
+            let code = answer.pointer("/content/code").and_then(Value::as_str);
+            if code != Some(SESAME) {
+                return Err(ErrorData::invalid_params(
+                    format!(
+                        "refused_answer takes only the code `{SESAME}`, not {}; the answer was not taken",
+                        code.map_or_else(|| "no code".to_owned(), |c| format!("`{c}`"))
+                    ),
+                    None,
+                ));
+            }
+        }
+        responses = responses
+            .into_iter()
+            .map(|(key, answer)| {
+                let again = format!("{key}{AGAIN}");
+                if !pending.contains_key(&key) && pending.contains_key(&again) {
+                    (again, answer)
+                } else {
+                    (key, answer)
+                }
+            })
+            .collect();
+        self.0.update_task(&request.task_id, responses)
     }
 
     /// `tasks/cancel`: the task's work stops and it settles `cancelled`.
@@ -300,6 +363,46 @@ pub(crate) async fn call(
                         work(&tc, Duration::from_millis(100)).await?;
                         let text = format!("Hello, {name}!");
                         Ok(CallToolResult::success(vec![ContentBlock::text(text)]))
+                    })
+                }),
+            )
+        }
+        "confirm_twice" => {
+            if !as_task {
+                return Err(needs_tasks()?);
+            }
+            let file = arg("filename").unwrap_or_else(|| "the file".into());
+            let first: InputRequest = typed(confirm(&format!("Delete {file}?")))?;
+            let second: InputRequest = typed(confirm(&format!("Really delete {file}?")))?;
+            spawn(
+                format!("waiting to confirm deleting {file}, twice"),
+                Box::new(move |tc| {
+                    Box::pin(async move {
+                        let one = tc.request_input("confirm", first).await?;
+                        work(&tc, BETWEEN_ASKS).await?;
+                        let key = format!("confirm{AGAIN}");
+                        let two = tc.request_input(key, second).await?;
+                        let text = if confirmed(&one) && confirmed(&two) {
+                            format!("confirmed twice: {file} would be deleted (nothing was)")
+                        } else {
+                            format!("kept {file}")
+                        };
+                        Ok(CallToolResult::success(vec![ContentBlock::text(text)]))
+                    })
+                }),
+            )
+        }
+        "refused_answer" => {
+            if !as_task {
+                return Err(needs_tasks()?);
+            }
+            let question: InputRequest = typed(form("The code?", "code"))?;
+            spawn(
+                "waiting for the code".into(),
+                Box::new(move |tc| {
+                    Box::pin(async move {
+                        tc.request_input("code", question).await?;
+                        Ok(CallToolResult::success(vec![ContentBlock::text("opened")]))
                     })
                 }),
             )

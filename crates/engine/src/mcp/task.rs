@@ -155,6 +155,8 @@ enum Stop {
     TimedOut(Duration),
     /// Its questions could not be answered.
     Unanswered(McpError),
+    /// The server refused the answers (`tasks/update` failed).
+    Refused(rmcp::ServiceError),
 }
 
 /// True when a plain `tools/call` was refused because the tool runs only
@@ -259,7 +261,9 @@ pub(crate) async fn follow(
     let mut last = seen(&created.task);
     note(&last.status, last.message.clone());
     let deadline = timeout.and_then(|t| Some((started.checked_add(t)?, t)));
-    // The 2026-07-28 questions answered so far, and the rounds of them.
+    // The 2026-07-28 questions answered in this `input_required` spell
+    // (a poll may still show them before the answers land; a later spell
+    // may ask a key again), and the rounds of them over the whole task.
     let mut answered = std::collections::HashSet::new();
     let mut rounds = 0;
     // `tasks/result` (2025-11-25), once sent.
@@ -326,6 +330,9 @@ pub(crate) async fn follow(
         }
         last = now;
         next_poll = Instant::now() + last.poll;
+        if last.status != "input_required" {
+            answered.clear();
+        }
         match last.status.as_str() {
             // 2026-07-28: the result comes with the task.
             "completed" if got.get("result").is_some_and(Value::is_object) => {
@@ -376,6 +383,7 @@ pub(crate) async fn follow(
                     .filter(|(key, _)| !answered.contains(key))
                     .collect();
                 if fresh.is_empty() {
+                    // Answered already: wait for the server at its pace.
                     continue;
                 }
                 rounds += 1;
@@ -418,7 +426,7 @@ pub(crate) async fn follow(
                     Err(e) => Err(e),
                 };
                 if let Err(e) = acked {
-                    return Err(Failure::Service(e));
+                    break Err(Stop::Refused(e));
                 }
                 // What the answers changed shows at the next poll, at once.
                 next_poll = Instant::now();
@@ -452,20 +460,27 @@ pub(crate) async fn follow(
             let (reason, error) = match stop {
                 Stop::Cancelled => (
                     "cancelled by the user".to_owned(),
-                    McpError::Cancelled {
+                    Failure::Mcp(McpError::Cancelled {
                         server: server.clone(),
                         tool: tool.to_owned(),
-                    },
+                    }),
                 ),
                 Stop::TimedOut(after) => (
                     format!("timed out after {}", HumanDuration(after)),
-                    McpError::Timeout {
+                    Failure::Mcp(McpError::Timeout {
                         server: server.clone(),
                         tool: tool.to_owned(),
                         after,
-                    },
+                    }),
                 ),
-                Stop::Unanswered(e) => (format!("its questions were not answered: {e}"), e),
+                Stop::Unanswered(e) => (
+                    format!("its questions were not answered: {e}"),
+                    Failure::Mcp(e),
+                ),
+                Stop::Refused(e) => (
+                    format!("the server refused its answers: {e}"),
+                    refused(&server, e),
+                ),
             };
             if let Some(h) = fetching.take() {
                 let _ = tokio::time::timeout(CANCEL_WAIT, h.cancel(Some(reason.clone()))).await;
@@ -475,10 +490,26 @@ pub(crate) async fn follow(
             if let Some(s) = answer {
                 note(&s.status, s.message);
             }
-            return Err(Failure::Mcp(error));
+            return Err(error);
         }
     };
     Ok(result)
+}
+
+/// Why the node failed when a `tasks/update` did: the server's JSON-RPC
+/// error whole (named as `tasks/update`'s, so it is not taken for the
+/// `tools/call`'s), or the request's failure as the connection tells it.
+fn refused(server: &str, e: rmcp::ServiceError) -> Failure {
+    match e {
+        rmcp::ServiceError::McpError(data) => Failure::Mcp(McpError::Protocol {
+            server: server.to_owned(),
+            method: "tasks/update".to_owned(),
+            code: data.code.0,
+            message: data.message.into_owned(),
+            data: data.data.map(Box::new),
+        }),
+        other => Failure::Service(other),
+    }
 }
 
 /// The `CallToolResult` a `tasks/result` was answered with.
