@@ -174,10 +174,7 @@ fn assert_mixed_ok(code: i32, t: &Value, stderr: &str) {
     let log = t["server_logs"].to_string();
     assert!(!log.contains("refused a plain call"), "{log}");
     assert_eq!(task["status"], "completed", "{task}");
-    let statuses: Vec<&str> = task["history"]
-        .as_array()
-        .map(|h| h.iter().filter_map(|s| s["status"].as_str()).collect())
-        .unwrap_or_default();
+    let statuses = statuses_of(&task);
     assert!(statuses.contains(&"input_required"), "{statuses:?}");
     assert_eq!(statuses.last(), Some(&"completed"), "{statuses:?}");
     // The question came through `tasks/result` and was answered from the file.
@@ -587,10 +584,7 @@ fn a_2026_tasks_questions_are_answered_with_tasks_update() {
         confirm["output"], "confirmed: notes.txt would be deleted (nothing was)",
         "{confirm}"
     );
-    let statuses: Vec<&str> = confirm["task"]["history"]
-        .as_array()
-        .map(|h| h.iter().filter_map(|s| s["status"].as_str()).collect())
-        .unwrap_or_default();
+    let statuses = statuses_of(&confirm["task"]);
     assert!(statuses.contains(&"input_required"), "{statuses:?}");
     assert_eq!(statuses.last(), Some(&"completed"), "{statuses:?}");
     assert_eq!(
@@ -634,10 +628,7 @@ fn a_2026_task_that_asks_a_key_again_is_answered_again() {
         Some(2),
         "{twice}"
     );
-    let statuses: Vec<&str> = twice["task"]["history"]
-        .as_array()
-        .map(|h| h.iter().filter_map(|s| s["status"].as_str()).collect())
-        .unwrap_or_default();
+    let statuses = statuses_of(&twice["task"]);
     let spells = statuses.iter().filter(|s| **s == "input_required").count();
     assert_eq!(spells, 2, "{statuses:?}");
 }
@@ -724,4 +715,12 @@ fn task_status(url: &str, id: &str) -> Value {
         let _ = client.cancel().await;
         serde_json::to_value(got).unwrap()
     })
+}
+
+/// The statuses a node's task went through, from its trace's `history`.
+fn statuses_of(task: &Value) -> Vec<&str> {
+    task["history"]
+        .as_array()
+        .map(|h| h.iter().filter_map(|s| s["status"].as_str()).collect())
+        .unwrap_or_default()
 }

@@ -12,7 +12,7 @@ use super::dpop::key_for_login;
 use super::error::OAuthError;
 use super::flow::discover;
 use super::store::{TokenRecord, TokenStore, canonical_url, now_secs};
-use super::token_request::{client_auth, granted, post, refusal, secure_endpoint};
+use super::token_request::{client_auth, granted, post, refusal, scopes_to_ask, secure_endpoint};
 use crate::file::model::AuthConfig;
 
 /// Obtains a token for the server at `url` with the client-credentials
@@ -43,13 +43,7 @@ pub async fn client_credentials(
         ));
     }
     let (manager, metadata) = discover(&canonical, challenge.clone()).await?;
-    let scopes = if !scopes.is_empty() {
-        scopes.to_vec()
-    } else if !config.scopes.is_empty() {
-        config.scopes.clone()
-    } else {
-        manager.select_initial_scopes(&[]).await
-    };
+    let scopes = scopes_to_ask(scopes, config, &manager).await;
     let endpoint = secure_endpoint(
         &metadata.token_endpoint,
         "token endpoint",

@@ -26,7 +26,9 @@ use super::dpop::{MAX_ANSWER_BYTES, key_for_login};
 use super::error::{OAuthError, deepest};
 use super::flow::{REQUEST_WAIT, discover};
 use super::store::{TokenRecord, TokenStore, canonical_url, now_secs};
-use super::token_request::{client_auth, granted, post, read_text, refusal, secure_endpoint};
+use super::token_request::{
+    client_auth, granted, post, read_text, refusal, scopes_to_ask, secure_endpoint,
+};
 use crate::file::model::{AssertionGrant, AssertionSource, AuthConfig, IdentityProvider};
 
 /// RFC 7523 §2.1's grant type.
@@ -74,13 +76,7 @@ pub async fn assertion_grant(
     };
     let canonical = canonical_url(url)?;
     let (manager, metadata) = discover(&canonical, challenge.clone()).await?;
-    let scopes = if !scopes.is_empty() {
-        scopes.to_vec()
-    } else if !config.scopes.is_empty() {
-        config.scopes.clone()
-    } else {
-        manager.select_initial_scopes(&[]).await
-    };
+    let scopes = scopes_to_ask(scopes, config, &manager).await;
     let endpoint = secure_endpoint(&metadata.token_endpoint, "token endpoint", "assertions")
         .map_err(failed)?;
     let assertion = match grant {

@@ -42,6 +42,22 @@ pub(super) fn method(config: &AuthConfig, metadata: &AuthorizationMetadata) -> M
     }
 }
 
+/// The scopes a token request asks for: those `asked` (a flag, a step-up),
+/// else those `auth:` names, else what the server advertises.
+pub(super) async fn scopes_to_ask(
+    asked: &[String],
+    config: &AuthConfig,
+    manager: &rmcp::transport::auth::AuthorizationManager,
+) -> Vec<String> {
+    if !asked.is_empty() {
+        asked.to_vec()
+    } else if !config.scopes.is_empty() {
+        config.scopes.clone()
+    } else {
+        manager.select_initial_scopes(&[]).await
+    }
+}
+
 /// `endpoint` as a URL, if it is https or on a loopback address: what is
 /// sent there (`sends`: client credentials, assertions) travels over TLS
 /// only. `what` names the endpoint in the error.
