@@ -174,7 +174,7 @@ fn assert_mixed_ok(code: i32, t: &Value, stderr: &str) {
     let log = t["server_logs"].to_string();
     assert!(!log.contains("refused a plain call"), "{log}");
     assert_eq!(task["status"], "completed", "{task}");
-    let statuses = statuses_of(&task);
+    let statuses = statuses_of(task);
     assert!(statuses.contains(&"input_required"), "{statuses:?}");
     assert_eq!(statuses.last(), Some(&"completed"), "{statuses:?}");
     // The question came through `tasks/result` and was answered from the file.
