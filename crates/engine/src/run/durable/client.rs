@@ -129,14 +129,29 @@ pub async fn send(
     req: &RunRequest,
 ) -> Result<Option<String>, (Failure, String)> {
     let url = format!("{}/{SERVICE}/{id}/run/send", r.ingress);
-    let res = client()
-        .post(&url)
-        .json(req)
-        .send()
-        .await
-        .map_err(|e| unreachable(r, e))?;
-    let status = res.status();
-    let body: Value = res.json().await.unwrap_or(Value::Null);
+    // A balancer in front of a cluster's ingresses answers 502, 503 or 504
+    // while a node is down or not yet serving, and a node 503 while its
+    // partition's leader moves: the submission is tried again for a while.
+    // The run's id keys it, so a try that did reach Restate makes the next
+    // one `PreviouslyAccepted`: that run is this one.
+    let started = std::time::Instant::now();
+    let mut retried = false;
+    let (status, body) = loop {
+        let res = client()
+            .post(&url)
+            .json(req)
+            .send()
+            .await
+            .map_err(|e| unreachable(r, e))?;
+        let status = res.status();
+        let body: Value = res.json().await.unwrap_or(Value::Null);
+        if matches!(status.as_u16(), 502..=504) && started.elapsed() <= Duration::from_secs(60) {
+            retried = true;
+            tokio::time::sleep(Duration::from_secs(1)).await;
+            continue;
+        }
+        break (status, body);
+    };
     if !status.is_success() {
         // 404: no worker registered the service yet.
         let code = if status.as_u16() == 404 {
@@ -152,7 +167,7 @@ pub async fn send(
             ),
         ));
     }
-    if body["status"].as_str() == Some("PreviouslyAccepted") {
+    if body["status"].as_str() == Some("PreviouslyAccepted") && !retried {
         return Err((
             Failure::Refused,
             format!("Restate already holds a run with the id {id}"),
